@@ -1,0 +1,60 @@
+// Lint keeps the process boundaries honest: `electron` only in the shell, no `node:*` in shared code,
+// nothing from the main process in the renderer.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const nodeBuiltins = ['node:*', 'fs', 'path', 'os', 'child_process', 'net', 'http', 'crypto', 'events', 'url', 'util'];
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'release/**', 'test-results/**', 'assets/**', 'coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['src-shared/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'electron', message: 'src-shared is pure: no electron.' }],
+          patterns: [
+            { group: nodeBuiltins, message: 'src-shared is pure: no Node built-ins.' },
+            { group: ['**/src-main/**', '**/src-renderer/**', '../../src-main/*', '../../src-renderer/*'], message: 'src-shared imports nothing from the processes.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src-main/**/*.ts'],
+    ignores: ['src-main/electron/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'electron', message: 'Only src-main/electron/ (the thin shell) may import electron.' }],
+          patterns: [{ group: ['**/src-renderer/**'], message: 'The main process never imports the renderer.' }],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src-renderer/**/*.ts', 'src-renderer/**/*.tsx'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'electron', message: 'The renderer talks only through the contract (window API or WebSocket).' }],
+          patterns: [
+            { group: nodeBuiltins, message: 'The renderer runs in a sandboxed page: no Node built-ins.' },
+            { group: ['**/src-main/**'], message: 'The renderer never imports the main process.' },
+          ],
+        },
+      ],
+    },
+  },
+);

@@ -1,0 +1,4 @@
+/** Every `gpu-share` subcommand, in the order `--help` lists them. */
+import type { Command } from '../command';
+
+export const commands: Command[] = [];

@@ -1,0 +1,170 @@
+/**
+ * Snapshots of the elastic coordinator and its runs, as the UI, the CLI and the HTTP API see them.
+ * Plain data only: the coordinator owns the state, everyone else gets copies.
+ */
+
+export type WorkerState = 'syncing' | 'active' | 'draining' | 'failed' | 'left';
+
+export interface WorkerGpu {
+  uuid: string | null;
+  name: string;
+  vramTotalMb: number | null;
+}
+
+export interface WorkerSnapshot {
+  /** Stable id, assigned at join and never reused. */
+  id: number;
+  /** Node name (the machine's hostname unless the agent was given --name). */
+  node: string;
+  /** Bumped each time a failed worker comes back and joins again. */
+  incarnation: number;
+  state: WorkerState;
+  /** Human cause of the latest state change ("no heartbeat for 5.2 s", "drained by user"). */
+  stateCause: string;
+  gpus: WorkerGpu[];
+  backend: 'cuda' | 'cpu';
+  /** Epoch ms. */
+  joinedAt: number;
+  lastHeartbeatAt: number;
+  step: number | null;
+  loss: number | null;
+  samplesPerSec: number | null;
+  /** Address the coordinator saw the worker at, for display. */
+  address: string | null;
+  /** True for the worker that runs inside the app itself. */
+  local: boolean;
+}
+
+export interface ShardRange {
+  workerId: number;
+  node: string;
+  /** Half-open range [start, end) of sample indices. */
+  start: number;
+  end: number;
+}
+
+export interface ShardMap {
+  generation: number;
+  totalSamples: number;
+  shards: ShardRange[];
+  /** Epoch ms when this assignment took effect. */
+  at: number;
+  /** Why the map changed ("worker jetson failed", "worker desktop joined"). */
+  cause: string;
+}
+
+export type RunState = 'waiting' | 'running' | 'paused' | 'finished' | 'failed' | 'stopped';
+
+export type Launcher = 'torchrun' | 'direct';
+
+export interface RunSpec {
+  /** Display name. */
+  name: string;
+  /** Training script (path on the worker machines) followed by its arguments. */
+  command: string[];
+  /** Dataset size in samples; sharded over the active workers. */
+  samples: number;
+  minWorkers: number;
+  maxWorkers: number;
+  heartbeatTimeoutMs: number;
+  /** Restarts after failures the run may use before it is marked failed. Drains do not count. */
+  maxRestarts: number;
+  /** Processes per node (torchrun --nproc_per_node); 'gpu' means one per visible GPU. */
+  nprocPerNode: number | 'gpu';
+  /** Ask for GPUs: sets CUDA_VISIBLE_DEVICES and enables the residency probe. */
+  useGpus: boolean;
+  launcher: Launcher;
+  /** Extra environment for the training processes (GPU_SHARE_* and launcher variables are set by the app). */
+  env: Record<string, string>;
+}
+
+export type ResidencyStatus = 'pending' | 'pass' | 'fail' | 'not-applicable';
+
+export interface ResidencyVerdict {
+  status: ResidencyStatus;
+  /** "GPU resident: pid 4242 holds 812 MiB" or "NOT on the GPU: pid 4242 not listed by nvidia-smi". */
+  detail: string;
+  pid: number | null;
+  usedMib: number | null;
+  /** Epoch ms. */
+  checkedAt: number | null;
+}
+
+export interface RunProgress {
+  step: number;
+  loss: number | null;
+  samplesPerSec: number | null;
+  /** Step the trainer resumed from at the start of the current generation (0 = fresh). */
+  resumedFrom: number | null;
+  at: number;
+}
+
+export interface RunSnapshot {
+  id: string;
+  spec: RunSpec;
+  state: RunState;
+  stateCause: string;
+  generation: number;
+  restartsUsed: number;
+  startedAt: number;
+  endedAt: number | null;
+  /** Worker ids taking part in the current generation. */
+  workerIds: number[];
+  /** Every assignment this run had, oldest first (capped). */
+  shardHistory: ShardMap[];
+  progress: RunProgress | null;
+  /** Loss per step for the curve (capped, downsampled). */
+  lossHistory: { step: number; loss: number }[];
+  residency: Record<number, ResidencyVerdict>;
+  rdzvEndpoint: string | null;
+}
+
+export type EventSeverity = 'info' | 'warning' | 'error';
+
+export type CoordinatorEventKind =
+  | 'worker-joined'
+  | 'worker-active'
+  | 'worker-draining'
+  | 'worker-left'
+  | 'worker-failed'
+  | 'worker-rejoined'
+  | 'shards-rebalanced'
+  | 'run-started'
+  | 'run-paused'
+  | 'run-resumed'
+  | 'run-restarted'
+  | 'run-finished'
+  | 'run-failed'
+  | 'run-stopped'
+  | 'residency';
+
+export interface CoordinatorEvent {
+  seq: number;
+  at: number;
+  kind: CoordinatorEventKind;
+  severity: EventSeverity;
+  /** One sentence a person reads: what happened and why. */
+  message: string;
+  workerId?: number;
+  runId?: string;
+  generation?: number;
+}
+
+/** Something worth a desktop notification (tray) or an in-page toast. */
+export interface UserNotification {
+  id: string;
+  title: string;
+  body: string;
+  severity: EventSeverity;
+  /** Where a click takes the user. */
+  target?: { view: 'workers' | 'runs' | 'events'; workerId?: number; runId?: string };
+}
+
+export interface CoordinatorInfo {
+  /** URL workers join, e.g. http://192.168.1.20:7421 */
+  url: string;
+  /** The cluster's join token; shown so the user can copy the join command. */
+  joinToken: string;
+  /** `gpu-share worker --join … --token …`, ready to paste on another machine. */
+  joinCommand: string;
+}

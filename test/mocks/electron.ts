@@ -1,0 +1,2 @@
+// Stand-in for the `electron` module in unit tests (filled in with the shell's tests).
+export {};
