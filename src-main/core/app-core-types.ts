@@ -1,0 +1,35 @@
+/** The surface of the app's core that the two shells (Electron, headless) bind to. */
+import type { EventMethod, EventPayloads, RequestHandlers } from '../../src-shared/ipc';
+import type { Clock, Notifier, PtySpawner, TrayPort } from './ports';
+
+export type CoreListener = <E extends EventMethod>(event: E, payload: EventPayloads[E]) => void;
+
+export interface AppCore {
+  /** One handler per request channel of src-shared/ipc.ts; arguments are parsed before they get here. */
+  handlers: RequestHandlers;
+  /** Main → renderer events, for every window / socket. Returns the unsubscribe. */
+  subscribe(listener: CoreListener): () => void;
+  /** Coordinator URL and tokens (printed by `gpu-share serve`, shown in the UI). */
+  readonly coordinatorUrl: string;
+  readonly operatorToken: string;
+  stop(): Promise<void>;
+}
+
+export interface AppCoreOptions {
+  /** Folder for cluster.yaml, checkpoints and the local worker's data. */
+  userData: string;
+  /** --cluster PATH; default <userData>/cluster.yaml. */
+  clusterPath?: string;
+  notifier: Notifier;
+  tray?: TrayPort;
+  pty: PtySpawner;
+  clock?: Clock;
+  /** Where workers reach the coordinator: host to bind (default 127.0.0.1) and port (default 7421, 0 = any). */
+  coordinatorHost?: string;
+  coordinatorPort?: number;
+  /** Run this machine's worker inside the app (default true). */
+  localWorker?: boolean;
+  /** Live hardware polling interval (ms); 0 turns it off (tests). */
+  hardwarePollMs?: number;
+  env?: NodeJS.ProcessEnv;
+}
