@@ -41,6 +41,8 @@ export interface HardwareSnapshot {
   ramAvailableMb: number;
   gpus: DetectedGpu[];
   nvidia: NvidiaStatus;
+  /** Parts of detection that failed and fell back (a systeminformation call, a GPU nvidia-smi could not see). */
+  warnings?: string[];
   /** ISO time of detection. */
   detectedAt: string;
   tookMs: number;
