@@ -16,5 +16,5 @@ export function generateToken(): string {
 export function tokensEqual(a: string, b: string): boolean {
   const da = createHash('sha256').update(a, 'utf8').digest();
   const db = createHash('sha256').update(b, 'utf8').digest();
-  return timingSafeEqual(da, db) && a.length === b.length;
+  return timingSafeEqual(da, db);
 }

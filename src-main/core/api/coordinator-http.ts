@@ -1,0 +1,334 @@
+/**
+ * The coordinator's HTTP API (node:http, JSON), for worker agents and operators; docs/api.md describes every
+ * endpoint. The server must outlive anything a client sends: every handler is wrapped, bodies are capped and
+ * timed, and each refusal says what was wrong and what to do.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { z } from 'zod';
+import {
+  API_VERSION,
+  heartbeatRequestSchema,
+  joinRequestSchema,
+  leaveRequestSchema,
+  reportRequestSchema,
+  runSpecSchema,
+} from '../../../src-shared/worker-protocol';
+import { ApiProblem, isApiProblem } from '../coordinator/api-problem';
+import type { CoordinatorService } from '../coordinator/coordinator-service';
+import { tokensEqual } from './tokens';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export interface CoordinatorHttpOptions {
+  /** Interface to bind; 127.0.0.1 unless workers on other machines must reach it. */
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  joinToken: string;
+  operatorToken: string;
+  /** A body must arrive within this long (ms) once its headers have (default 10 s). */
+  bodyTimeoutMs?: number;
+}
+
+export interface CoordinatorHttp {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+type Auth = 'none' | 'worker' | 'operator';
+
+interface Route {
+  method: 'GET' | 'POST';
+  auth: Auth;
+  /** Schema of the JSON body, for POST routes that take one. */
+  body?: z.ZodType;
+  handle(ctx: { params: string[]; body: unknown; remoteAddress: string | null }): { status: number; json: unknown };
+}
+
+interface PathEntry {
+  pattern: RegExp;
+  routes: Route[];
+}
+
+function ok(json: unknown, status = 200) {
+  return { status, json };
+}
+
+/** A worker id from the path: a plain non-negative integer, or the worker does not exist. */
+function workerIdParam(raw: string): number {
+  const id = /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(id)) throw new ApiProblem(404, `no worker "${raw.slice(0, 40)}": worker ids are whole numbers from the join response`);
+  return id;
+}
+
+/** "field.path: what is wrong" for the first few zod issues, so the sender knows which field to fix. */
+export function describeZodError(error: z.ZodError): string {
+  const parts = error.issues.slice(0, 3).map((i) => `${i.path.length ? i.path.join('.') : '(body)'}: ${i.message}`);
+  const more = error.issues.length > 3 ? ` (and ${error.issues.length - 3} more)` : '';
+  return parts.join('; ') + more;
+}
+
+function buildRoutes(service: CoordinatorService): PathEntry[] {
+  const entries: PathEntry[] = [
+    {
+      pattern: /^\/v1\/health$/,
+      routes: [{ method: 'GET', auth: 'none', handle: () => ok({ status: 'ok', apiVersion: API_VERSION }) }],
+    },
+    {
+      pattern: /^\/v1\/join$/,
+      routes: [
+        {
+          method: 'POST',
+          auth: 'worker',
+          body: joinRequestSchema,
+          handle: ({ body, remoteAddress }) => ok(service.join(body as z.output<typeof joinRequestSchema>, remoteAddress)),
+        },
+      ],
+    },
+    {
+      pattern: /^\/v1\/workers\/([^/]+)\/heartbeat$/,
+      routes: [
+        {
+          method: 'POST',
+          auth: 'worker',
+          body: heartbeatRequestSchema,
+          handle: ({ params, body }) => ok(service.heartbeat(workerIdParam(params[0]!), body as z.output<typeof heartbeatRequestSchema>)),
+        },
+      ],
+    },
+    {
+      pattern: /^\/v1\/workers\/([^/]+)\/report$/,
+      routes: [
+        {
+          method: 'POST',
+          auth: 'worker',
+          body: reportRequestSchema,
+          handle: ({ params, body }) => {
+            service.report(workerIdParam(params[0]!), body as z.output<typeof reportRequestSchema>);
+            return ok({ ok: true });
+          },
+        },
+      ],
+    },
+    {
+      pattern: /^\/v1\/workers\/([^/]+)\/leave$/,
+      routes: [
+        {
+          method: 'POST',
+          auth: 'worker',
+          body: leaveRequestSchema,
+          handle: ({ params, body }) => {
+            service.leave(workerIdParam(params[0]!), body as z.output<typeof leaveRequestSchema>);
+            return ok({ ok: true });
+          },
+        },
+      ],
+    },
+    {
+      pattern: /^\/v1\/workers\/([^/]+)\/drain$/,
+      routes: [{ method: 'POST', auth: 'operator', handle: ({ params }) => ok({ workers: service.drainWorker(workerIdParam(params[0]!)) }) }],
+    },
+    {
+      pattern: /^\/v1\/state$/,
+      routes: [{ method: 'GET', auth: 'operator', handle: () => ok({ workers: service.workers(), runs: service.runs(), events: service.events() }) }],
+    },
+    {
+      pattern: /^\/v1\/runs$/,
+      routes: [
+        { method: 'GET', auth: 'operator', handle: () => ok({ runs: service.runs() }) },
+        { method: 'POST', auth: 'operator', body: runSpecSchema, handle: ({ body }) => ok(service.startRun(body as z.output<typeof runSpecSchema>), 201) },
+      ],
+    },
+    {
+      pattern: /^\/v1\/runs\/([^/]+)\/stop$/,
+      routes: [
+        {
+          method: 'POST',
+          auth: 'operator',
+          handle: ({ params }) => {
+            let runId: string;
+            try {
+              runId = decodeURIComponent(params[0]!);
+            } catch {
+              throw new ApiProblem(404, 'no such run: the run id in the path is not valid URL encoding');
+            }
+            return ok(service.stopRun(runId));
+          },
+        },
+      ],
+    },
+  ];
+  return entries;
+}
+
+function bearer(req: http.IncomingMessage): string | null {
+  const h = req.headers.authorization;
+  if (typeof h !== 'string') return null;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+  return m ? m[1]! : null;
+}
+
+function sendJson(res: http.ServerResponse, status: number, json: unknown, extraHeaders: Record<string, string> = {}): void {
+  if (res.headersSent || res.destroyed) return;
+  const text = JSON.stringify(json);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(text)),
+    'cache-control': 'no-store',
+    ...extraHeaders,
+  });
+  res.end(text);
+}
+
+function sendError(res: http.ServerResponse, status: number, message: string, extraHeaders: Record<string, string> = {}): void {
+  sendJson(res, status, { error: message }, extraHeaders);
+}
+
+/** Reads the whole body, refusing more than MAX_BODY_BYTES (413) or a body slower than the timeout (408). */
+function readBody(req: http.IncomingMessage, timeoutMs: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) {
+      reject(new ApiProblem(413, `body of ${declared} bytes is over the ${MAX_BODY_BYTES}-byte limit`));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const timer = setTimeout(() => finish(new ApiProblem(408, `the body did not arrive within ${timeoutMs / 1000} s`)), timeoutMs);
+    const finish = (error: Error | null) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      req.off('data', onData);
+      if (error) reject(error);
+      else resolve(Buffer.concat(chunks, size));
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) finish(new ApiProblem(413, `body is over the ${MAX_BODY_BYTES}-byte limit`));
+      else chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.on('end', () => finish(null));
+    req.on('error', (e) => finish(e));
+    req.on('aborted', () => finish(new Error('client aborted the request')));
+  });
+}
+
+export function startCoordinatorHttp(service: CoordinatorService, opts: CoordinatorHttpOptions): Promise<CoordinatorHttp> {
+  const host = opts.host ?? '127.0.0.1';
+  const bodyTimeoutMs = opts.bodyTimeoutMs ?? 10_000;
+  const entries = buildRoutes(service);
+
+  const authorize = (req: http.IncomingMessage, auth: Auth): string | null => {
+    if (auth === 'none') return null;
+    const token = bearer(req);
+    if (token === null) return 'missing bearer token: send "Authorization: Bearer <token>"';
+    if (auth === 'operator') {
+      if (tokensEqual(token, opts.operatorToken)) return null;
+      if (tokensEqual(token, opts.joinToken)) return 'wrong token: this is an operator action and the join token only lets workers join; use the operator token';
+      return 'wrong token';
+    }
+    // Worker endpoints: the join token, or the operator's (which can do everything a worker can).
+    if (tokensEqual(token, opts.joinToken) || tokensEqual(token, opts.operatorToken)) return null;
+    return 'wrong token: use the join token shown in the app\'s "Add a worker" panel or printed by gpu-share serve';
+  };
+
+  const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+    let pathname: string;
+    try {
+      pathname = new URL(req.url ?? '/', 'http://coordinator').pathname;
+    } catch {
+      sendError(res, 400, 'request target is not a valid URL path');
+      return;
+    }
+    const entry = entries.find((e) => e.pattern.test(pathname));
+    if (!entry) {
+      sendError(res, 404, `no endpoint ${pathname.slice(0, 200)} (see docs/api.md for the API, version ${API_VERSION})`);
+      return;
+    }
+    const route = entry.routes.find((r) => r.method === req.method);
+    if (!route) {
+      const allow = entry.routes.map((r) => r.method).join(', ');
+      sendError(res, 405, `${req.method} is not allowed on ${pathname}; use ${allow}`, { allow });
+      return;
+    }
+    const denied = authorize(req, route.auth);
+    if (denied) {
+      sendError(res, 401, denied, { 'www-authenticate': 'Bearer' });
+      return;
+    }
+    let body: unknown = undefined;
+    if (route.method === 'POST') {
+      const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+      if (type !== '' && type !== 'application/json' && !type.endsWith('+json')) {
+        sendError(res, 415, `content type "${type.slice(0, 100)}" is not JSON; send the body as application/json`);
+        return;
+      }
+      const raw = await readBody(req, bodyTimeoutMs);
+      if (route.body) {
+        let parsed: unknown;
+        try {
+          parsed = raw.length === 0 ? {} : JSON.parse(raw.toString('utf8'));
+        } catch (e) {
+          throw new ApiProblem(400, `body is not valid JSON (${e instanceof Error ? e.message : String(e)})`);
+        }
+        const result = route.body.safeParse(parsed);
+        if (!result.success) throw new ApiProblem(400, `invalid body for ${req.method} ${pathname}: ${describeZodError(result.error)}`);
+        body = result.data;
+      }
+    }
+    const m = entry.pattern.exec(pathname)!;
+    const out = route.handle({ params: m.slice(1), body, remoteAddress: req.socket.remoteAddress ?? null });
+    sendJson(res, out.status, out.json);
+  };
+
+  const server = http.createServer((req, res) => {
+    res.on('error', () => undefined);
+    req.on('error', () => undefined);
+    handle(req, res).catch((error: unknown) => {
+      if (isApiProblem(error)) {
+        // After a refused body the connection is closed: the rest of the body is discarded, not parsed.
+        const closing = error.status === 413 || error.status === 408;
+        sendError(res, error.status, error.message, closing ? { connection: 'close' } : {});
+        if (error.status === 408) res.once('finish', () => req.socket.destroy());
+        if (error.status === 413) {
+          req.resume(); // swallow what is still coming so the client can read the answer
+          setTimeout(() => req.socket.destroy(), 5_000).unref();
+        }
+      } else {
+        sendError(res, 500, `internal error in the coordinator: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    });
+  });
+  server.headersTimeout = 10_000;
+  server.requestTimeout = Math.max(bodyTimeoutMs + 5_000, 15_000);
+  server.keepAliveTimeout = 15_000;
+  server.on('clientError', (_err, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+    else socket.destroy();
+  });
+
+  return new Promise((resolve, reject) => {
+    const onError = (e: Error) => reject(new Error(`coordinator API could not listen on ${host}:${opts.port ?? 0}: ${e.message}`));
+    server.once('error', onError);
+    server.listen(opts.port ?? 0, host, () => {
+      server.off('error', onError);
+      server.on('error', () => undefined);
+      const port = (server.address() as AddressInfo).port;
+      const shownHost = host.includes(':') ? `[${host}]` : host;
+      resolve({
+        url: `http://${shownHost}:${port}`,
+        port,
+        close: () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            server.closeAllConnections();
+          }),
+      });
+    });
+  });
+}

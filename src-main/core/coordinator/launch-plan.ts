@@ -1,0 +1,61 @@
+/**
+ * What one worker is told to run for one generation of a run: torchrun's rendezvous settings and the
+ * GPU_SHARE_* environment (documented in docs/api.md). Pure, so the env contract is tested on its own.
+ */
+import type { RunSpec } from '../../../src-shared/training';
+import type { LaunchPlan } from '../../../src-shared/worker-protocol';
+
+export interface LaunchPlanInput {
+  runId: string;
+  generation: number;
+  spec: RunSpec;
+  workerId: number;
+  node: string;
+  /** This worker's node-level shard, [start, end). */
+  shardStart: number;
+  shardEnd: number;
+  /** Workers (nodes) in this generation. */
+  numWorkers: number;
+  rdzvEndpoint: string;
+}
+
+/** `host:port`, with brackets around an IPv6 address as torchrun's --rdzv_endpoint wants. */
+export function formatEndpoint(host: string, port: number): string {
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  return bare.includes(':') ? `[${bare}]:${port}` : `${bare}:${port}`;
+}
+
+/** The rendezvous id of one generation: a fresh id, so no agent of an older generation can join it. */
+export function rdzvIdFor(runId: string, generation: number): string {
+  return `${runId}-g${generation}`;
+}
+
+export function buildLaunchPlan(input: LaunchPlanInput): LaunchPlan {
+  const { spec } = input;
+  const env: Record<string, string> = {
+    ...spec.env,
+    // Ours last: a run's own env cannot disguise the shard or the generation.
+    GPU_SHARE_RUN_ID: input.runId,
+    GPU_SHARE_GENERATION: String(input.generation),
+    GPU_SHARE_WORKER_ID: String(input.workerId),
+    GPU_SHARE_NODE: input.node,
+    GPU_SHARE_SAMPLES: String(spec.samples),
+    GPU_SHARE_SHARD_START: String(input.shardStart),
+    GPU_SHARE_SHARD_END: String(input.shardEnd),
+    GPU_SHARE_NUM_WORKERS: String(input.numWorkers),
+  };
+  return {
+    runId: input.runId,
+    generation: input.generation,
+    launcher: spec.launcher,
+    command: [...spec.command],
+    // MIN:n with n = this generation's members: the rendezvous closes the moment all of them are in.
+    nnodes: `${Math.min(spec.minWorkers, input.numWorkers)}:${input.numWorkers}`,
+    nprocPerNode: spec.nprocPerNode,
+    rdzvEndpoint: input.rdzvEndpoint,
+    rdzvId: rdzvIdFor(input.runId, input.generation),
+    maxRestarts: spec.maxRestarts,
+    env,
+    useGpus: spec.useGpus,
+  };
+}
