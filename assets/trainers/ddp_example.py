@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""Example trainer for GPU Share: a small MLP regression trained with PyTorch DDP on data it generates.
+
+Why it looks the way it does:
+- The data is generated deterministically per block of samples, so every node can build exactly its own
+  shard without a download and every restart sees the same samples.
+- Its shard comes from the environment at every (re)start: GPU_SHARE_SHARD_START/END for the node, split
+  over the local ranks; plain RANK/WORLD_SIZE over all samples when run under bare torchrun.
+- Every rank runs the same number of steps (cycling through its shard), so no rank waits forever in an
+  all-reduce for a peer that has run out of data.
+- It checkpoints every K steps atomically and, on (re)start, the group agrees on the newest checkpoint any
+  rank holds, so a restart resumes instead of starting at step 0, and a node that joins late catches up.
+- Each progress line is written with one write call, so ranks sharing a terminal never interleave mid-line.
+
+Progress lines (documented in docs/api.md, "Trainer progress lines"):
+  GPU_SHARE_PROGRESS {"step":12,"loss":0.53,"samples_per_sec":812.3,"rank":0,"world_size":2,
+                      "shard":[0,500],"resumed_from":10}
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel
+
+FEATURES = 16
+BLOCK = 1024
+DATA_SEED = 20240601
+CHECKPOINT_NAME = "ddp_example.pt"
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--steps", type=int, default=200, help="stop after this many optimizer steps")
+    p.add_argument("--batch", type=int, default=32, help="samples per step per rank")
+    p.add_argument("--checkpoint-every", type=int, default=10, help="checkpoint every K steps (0 = never)")
+    p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--step-sleep", type=float, default=0.0, help="seconds to sleep per step (slows a demo down)")
+    p.add_argument("--checkpoint-dir", default=None, help="default: $GPU_SHARE_CHECKPOINT_DIR")
+    p.add_argument("--samples", type=int, default=None, help="dataset size; default: $GPU_SHARE_SAMPLES or 4096")
+    args = p.parse_args(argv)
+    if args.steps < 0 or args.batch < 1 or args.checkpoint_every < 0:
+        p.error("--steps must be >= 0, --batch >= 1, --checkpoint-every >= 0")
+    return args
+
+
+def env_int(name, default=None):
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        sys.stderr.write(f"ddp_example: ignoring {name}={raw!r}: not a whole number\n")
+        return default
+
+
+def split_range(start, end, parts, index):
+    """Contiguous split of [start, end) into `parts`; the first (len mod parts) get one extra sample."""
+    total = max(0, end - start)
+    base, extra = divmod(total, parts)
+    lo = start + index * base + min(index, extra)
+    hi = lo + base + (1 if index < extra else 0)
+    return lo, hi
+
+
+def true_weights():
+    g = torch.Generator().manual_seed(DATA_SEED)
+    return torch.randn(FEATURES, 1, generator=g)
+
+
+def make_samples(lo, hi):
+    """Samples [lo, hi) of the synthetic dataset, identical wherever and whenever they are generated."""
+    if hi <= lo:
+        return torch.zeros(0, FEATURES), torch.zeros(0, 1)
+    w = true_weights()
+    xs, ys = [], []
+    for block in range(lo // BLOCK, (hi - 1) // BLOCK + 1):
+        g = torch.Generator().manual_seed(DATA_SEED + 1 + block)
+        x = torch.randn(BLOCK, FEATURES, generator=g)
+        noise = 0.05 * torch.randn(BLOCK, 1, generator=g)
+        y = torch.tanh(x @ w) + noise
+        b0 = block * BLOCK
+        a, b = max(lo, b0) - b0, min(hi, b0 + BLOCK) - b0
+        xs.append(x[a:b])
+        ys.append(y[a:b])
+    return torch.cat(xs), torch.cat(ys)
+
+
+def my_shard(rank, world_size, local_rank, local_world_size, samples):
+    node_start = env_int("GPU_SHARE_SHARD_START")
+    node_end = env_int("GPU_SHARE_SHARD_END")
+    if node_start is not None and node_end is not None:
+        return split_range(node_start, node_end, local_world_size, local_rank)
+    return split_range(0, samples, world_size, rank)
+
+
+def load_local_checkpoint(path):
+    if not path or not os.path.exists(path):
+        return None
+    try:
+        state = torch.load(path, map_location="cpu")
+        if not isinstance(state, dict) or "step" not in state:
+            raise ValueError("not a checkpoint of this trainer")
+        return state
+    except Exception as exc:  # a torn or foreign file must not stop training; say so and start without it
+        sys.stderr.write(f"ddp_example: ignoring unreadable checkpoint {path}: {exc}\n")
+        return None
+
+
+def save_checkpoint(path, model, optimizer, step):
+    tmp = f"{path}.tmp-{os.getpid()}"
+    torch.save({"step": step, "model": model.state_dict(), "optimizer": optimizer.state_dict()}, tmp)
+    os.replace(tmp, path)
+
+
+def agree_on_checkpoint(local_state, rank, world_size, device):
+    """Every rank offers its checkpoint's step; the lowest rank holding the highest step sends its state."""
+    mine = local_state["step"] if local_state else 0
+    best = torch.tensor([mine], dtype=torch.long, device=device)
+    dist.all_reduce(best, op=dist.ReduceOp.MAX)
+    best_step = int(best.item())
+    if best_step == 0:
+        return None
+    holder = torch.tensor([rank if mine == best_step else world_size], dtype=torch.long, device=device)
+    dist.all_reduce(holder, op=dist.ReduceOp.MIN)
+    box = [local_state if rank == int(holder.item()) else None]
+    dist.broadcast_object_list(box, src=int(holder.item()))
+    return box[0]
+
+
+def emit(record):
+    # One write call per line: ranks sharing a pty must never interleave mid-line.
+    sys.stdout.write("GPU_SHARE_PROGRESS " + json.dumps(record, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
+
+
+def main(argv):
+    args = parse_args(argv)
+    rank = env_int("RANK", 0)
+    world_size = env_int("WORLD_SIZE", 1)
+    local_rank = env_int("LOCAL_RANK", 0)
+    local_world_size = env_int("LOCAL_WORLD_SIZE", 1)
+    samples = args.samples if args.samples is not None else env_int("GPU_SHARE_SAMPLES", 4096)
+    ckpt_dir = args.checkpoint_dir or os.environ.get("GPU_SHARE_CHECKPOINT_DIR") or None
+
+    use_cuda = torch.cuda.is_available()
+    if use_cuda:
+        torch.cuda.set_device(local_rank % torch.cuda.device_count())
+        device = torch.device("cuda", torch.cuda.current_device())
+    else:
+        device = torch.device("cpu")
+    distributed = world_size > 1 or "MASTER_ADDR" in os.environ
+    if distributed:
+        dist.init_process_group("nccl" if use_cuda else "gloo")
+
+    lo, hi = my_shard(rank, world_size, local_rank, local_world_size, samples)
+    xs, ys = make_samples(lo, hi)
+    xs, ys = xs.to(device), ys.to(device)
+
+    torch.manual_seed(0)  # identical initial weights on every rank
+    model = nn.Sequential(nn.Linear(FEATURES, 64), nn.ReLU(), nn.Linear(64, 1)).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
+
+    ckpt_path = None
+    if ckpt_dir and args.checkpoint_every > 0:
+        os.makedirs(ckpt_dir, exist_ok=True)
+        ckpt_path = os.path.join(ckpt_dir, CHECKPOINT_NAME)
+    local_state = load_local_checkpoint(ckpt_path)
+    state = agree_on_checkpoint(local_state, rank, world_size, device) if distributed else local_state
+    start_step = 0
+    if state:
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        start_step = int(state["step"])
+
+    net = DistributedDataParallel(model) if distributed else model
+    loss_fn = nn.MSELoss()
+    n = xs.shape[0]
+    last = time.perf_counter()
+    for step in range(start_step, args.steps):
+        if n > 0:
+            idx = (torch.arange(args.batch, device=device) + step * args.batch) % n
+            x, y = xs[idx], ys[idx]
+            loss = loss_fn(net(x), y)
+        else:
+            # An empty shard still takes part in every all-reduce, with a loss that moves nothing.
+            loss = net(torch.zeros(1, FEATURES, device=device)).sum() * 0.0
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        if args.step_sleep > 0:
+            time.sleep(args.step_sleep)
+        done = step + 1
+        if ckpt_path and local_rank == 0 and (done % args.checkpoint_every == 0 or done == args.steps):
+            save_checkpoint(ckpt_path, model, optimizer, done)
+        now = time.perf_counter()
+        took = max(now - last, 1e-9)
+        last = now
+        emit({
+            "step": step,
+            "loss": round(float(loss.item()), 6),
+            "samples_per_sec": round((args.batch if n > 0 else 0) / took, 1),
+            "rank": rank,
+            "world_size": world_size,
+            "shard": [lo, hi],
+            "resumed_from": start_step,
+        })
+    if distributed:
+        dist.barrier()
+        dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

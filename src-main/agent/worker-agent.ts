@@ -1,0 +1,625 @@
+/**
+ * The worker agent: joins a coordinator, heartbeats, and runs what it is told in a pty. It is the same code
+ * as a standalone OS process (`gpu-share worker`) and inside the desktop app (the app's own machine).
+ *
+ * Its one hard promise is "no orphans": training must never outlive the agent's link to the coordinator. If
+ * heartbeats fail for longer than the coordinator's timeout, the coordinator has already declared this worker
+ * failed and re-formed the run without it, so the agent kills its training process group and keeps trying to
+ * join again as a new incarnation. Everything the coordinator sends is parsed before use; a bad instruction is
+ * logged and ignored, never a crash.
+ */
+import { mkdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { DetectedGpu, HardwareSnapshot } from '../../src-shared/hardware';
+import {
+  apiPaths,
+  heartbeatResponseSchema,
+  instructionSchema,
+  joinResponseSchema,
+  type Instruction,
+  type JoinRequest,
+  type JoinResponse,
+  type LaunchPlan,
+  type Progress,
+} from '../../src-shared/worker-protocol';
+import { findAssetsDir } from '../core/assets-dir';
+import { detectHardware } from '../core/hardware/detect-hardware';
+import { locateNvidiaSmi } from '../core/hardware/locate-nvidia-smi';
+import { probeResidency, type ProbeResidencyOptions, type ResidencyResult } from '../core/hardware/residency';
+import { systemClock, type Clock, type PtySpawner } from '../core/ports';
+import { buildTrainingEnv } from '../core/runs/child-env';
+import { findPython } from '../core/runs/python-finder';
+import type { TrainerProgressLine } from '../core/runs/progress-line';
+import { buildLaunchCommand } from '../core/runs/torchrun-command';
+import { DEFAULT_STOP_GRACE_MS, TrainingProcess, type ProcessExit } from '../core/runs/training-process';
+import { CoordinatorClient, findFreePort, type ApiReply } from './coordinator-client';
+import { ReportQueue } from './report-queue';
+import { resolveScript } from './resolve-script';
+
+export const AGENT_VERSION = '0.1.0';
+
+/** How often buffered output and events go to the coordinator. */
+export const REPORT_FLUSH_MS = 200;
+/** Residency is probed at the first progress line, or this long after the start if none comes. */
+export const RESIDENCY_START_WINDOW_MS = 5000;
+
+export interface WorkerAgentOptions {
+  coordinatorUrl: string;
+  token: string;
+  /** Node name; default the hostname. */
+  name?: string;
+  /** Checkpoints (<dataDir>/checkpoints/<runId>) and torchrun's logs (<dataDir>/logs/<runId>). */
+  dataDir: string;
+  pty: PtySpawner;
+  clock?: Clock;
+  detect?: () => Promise<HardwareSnapshot>;
+  findPython?: typeof findPython;
+  /** Address other workers reach this one at; default the local address of the connection to the coordinator. */
+  advertiseHost?: string;
+  /** True for the worker inside the desktop app. */
+  local?: boolean;
+  /** Human lines: joins, instructions, exits. */
+  log?: (line: string) => void;
+  /** Raw training output as it arrives (the CLI's --show-output). */
+  onOutput?: (data: string) => void;
+  /** Environment to find Python in and to pass (filtered) to training; default process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** Where relative script paths resolve; default the current directory. */
+  workDir?: string;
+  /** Residency probe; default the nvidia-smi one from core/hardware. */
+  probeResidency?: (opts: ProbeResidencyOptions) => Promise<ResidencyResult>;
+  /** SIGTERM → SIGKILL grace when stopping training; default 3 s. */
+  stopGraceMs?: number;
+  fetch?: typeof fetch;
+}
+
+export type AgentPhase = 'idle' | 'joining' | 'joined' | 'lost' | 'stopping' | 'stopped';
+
+export interface AgentExit {
+  reason: 'stopped' | 'drained';
+  detail: string;
+}
+
+export interface AgentStatus {
+  phase: AgentPhase;
+  node: string;
+  workerId: number | null;
+  incarnation: number | null;
+  coordinatorUrl: string;
+  run: { runId: string; generation: number; pid: number | null } | null;
+  progress: Progress | null;
+}
+
+/** Why a join failed, in a form the CLI can turn into an exit code and a message. */
+export class JoinError extends Error {
+  constructor(
+    readonly kind: 'unreachable' | 'unauthorized' | 'refused' | 'protocol',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'JoinError';
+  }
+}
+
+interface CurrentRun {
+  plan: LaunchPlan;
+  proc: TrainingProcess | null;
+  stopRequested: boolean;
+  /** Latest progress line of each local rank, for the node's samples/s. */
+  ranks: Map<number, TrainerProgressLine>;
+  residencyStarted: boolean;
+  residencyTimer: { cancel(): void } | null;
+  /** The join session the run was started under; a rejoin orphans nothing because it kills the run first. */
+  session: number;
+}
+
+function safeSegment(id: string): string {
+  return id.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 120) || 'run';
+}
+
+function stripBrackets(host: string): string {
+  return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+}
+
+/** Splits torchrun's HOST:PORT (IPv6 in brackets). */
+export function splitEndpoint(endpoint: string): { host: string; port: number } | null {
+  const m = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(endpoint.trim());
+  if (!m) return null;
+  return { host: stripBrackets(m[1]!), port: Number(m[2]) };
+}
+
+function describeExit(exit: ProcessExit): string {
+  if (exit.signal !== null) return `killed by signal ${exit.signal}`;
+  return `exited with code ${exit.exitCode}`;
+}
+
+export class WorkerAgent {
+  private readonly opts: WorkerAgentOptions;
+  private readonly clock: Clock;
+  private readonly client: CoordinatorClient;
+  private readonly env: NodeJS.ProcessEnv;
+  private readonly log: (line: string) => void;
+  private readonly stopGraceMs: number;
+  private readonly reports = new ReportQueue();
+
+  private phase: AgentPhase = 'idle';
+  private node: string;
+  private hardware: HardwareSnapshot | null = null;
+  private python: { path: string; torchVersion: string } | null = null;
+  private rdzvPort = 0;
+  private advertiseHost = '';
+  private joined: JoinResponse | null = null;
+  private session = 0;
+  private lastOkAt = 0;
+  private lastRejoinComplaint = '';
+
+  private current: CurrentRun | null = null;
+  private lastProgress: Progress | null = null;
+  private instructionChain: Promise<void> = Promise.resolve();
+
+  private heartbeatTimer: { cancel(): void } | null = null;
+  private watchdog: { cancel(): void } | null = null;
+  private flushTimer: { cancel(): void } | null = null;
+  private flushing: Promise<void> | null = null;
+
+  private resolveExit!: (exit: AgentExit) => void;
+  /** Resolves when the agent has stopped for good: stop() was called or the coordinator drained it. */
+  readonly exited: Promise<AgentExit>;
+  private stopping: Promise<void> | null = null;
+
+  constructor(opts: WorkerAgentOptions) {
+    this.opts = opts;
+    this.clock = opts.clock ?? systemClock;
+    this.client = new CoordinatorClient(opts.coordinatorUrl, opts.token, opts.fetch ?? fetch);
+    this.env = opts.env ?? process.env;
+    this.log = opts.log ?? (() => undefined);
+    this.stopGraceMs = opts.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
+    this.node = opts.name ?? os.hostname();
+    this.exited = new Promise((resolve) => {
+      this.resolveExit = resolve;
+    });
+  }
+
+  /** Registers a listener for the agent's end (stop or drain). */
+  onExit(listener: (exit: AgentExit) => void): void {
+    void this.exited.then(listener);
+  }
+
+  status(): AgentStatus {
+    const run = this.current;
+    return {
+      phase: this.phase,
+      node: this.node,
+      workerId: this.joined?.workerId ?? null,
+      incarnation: this.joined?.incarnation ?? null,
+      coordinatorUrl: this.client.base.href,
+      run: run ? { runId: run.plan.runId, generation: run.plan.generation, pid: run.proc?.pid ?? null } : null,
+      progress: this.lastProgress,
+    };
+  }
+
+  /** Detects this machine, joins, and starts heartbeating; rejects with a JoinError a person can act on. */
+  async start(): Promise<JoinResponse> {
+    if (this.phase !== 'idle') throw new Error(`the agent was already started (it is ${this.phase})`);
+    this.phase = 'joining';
+    try {
+      mkdirSync(this.opts.dataDir, { recursive: true });
+      const detect = this.opts.detect ?? (() => detectHardware({ env: this.env }));
+      const find = this.opts.findPython ?? findPython;
+      const [hardware, python, port] = await Promise.all([detect(), find(this.env), findFreePort()]);
+      this.hardware = hardware;
+      this.python = python;
+      this.rdzvPort = port;
+      if (!this.opts.name && hardware.hostname) this.node = hardware.hostname;
+      if (!python) this.log('no Python with PyTorch found: only runs with the direct launcher can start here (set GPU_SHARE_PYTHON to fix)');
+      const joined = await this.join();
+      this.onJoined(joined, false);
+      this.scheduleHeartbeat(joined.heartbeatIntervalMs);
+      this.watchdog = this.clock.setInterval(() => this.checkLost(), Math.max(50, Math.min(500, Math.floor(joined.heartbeatTimeoutMs / 10))));
+      this.flushTimer = this.clock.setInterval(() => void this.flushReports(), REPORT_FLUSH_MS);
+      return joined;
+    } catch (error) {
+      this.phase = 'stopped';
+      this.resolveExit({ reason: 'stopped', detail: error instanceof Error ? error.message : String(error) });
+      throw error;
+    }
+  }
+
+  /** Stops training (SIGTERM, then SIGKILL after the grace), says goodbye to the coordinator, and ends. */
+  stop(reason = 'stopped'): Promise<void> {
+    return this.finish('stopped', reason);
+  }
+
+  /** SIGKILLs the current training group at once (a second Ctrl-C); stop() still has to be awaited. */
+  abort(): void {
+    const proc = this.current?.proc;
+    if (proc && !proc.hasExited) {
+      this.current!.stopRequested = true;
+      void proc.kill();
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Joining
+
+  private joinRequest(): JoinRequest {
+    const hw = this.hardware!;
+    const gpus = this.usableGpus().map((g) => ({ uuid: g.uuid, name: g.name, vramTotalMb: g.vramTotalMb }));
+    return {
+      node: this.node,
+      agentVersion: AGENT_VERSION,
+      gpus,
+      cpuCores: Math.max(0, Math.round(hw.logicalCores || hw.physicalCores || 0)),
+      ramMb: Math.max(0, Math.round(hw.ramTotalMb || 0)),
+      advertiseHost: this.advertiseHost,
+      rdzvPort: this.rdzvPort,
+      python: this.python,
+      local: this.opts.local ?? false,
+    };
+  }
+
+  /** GPUs CUDA can be given: NVIDIA ones (others cannot be named in CUDA_VISIBLE_DEVICES). */
+  private usableGpus(): DetectedGpu[] {
+    return (this.hardware?.gpus ?? []).filter((g) => g.vendor === 'nvidia');
+  }
+
+  private async join(): Promise<JoinResponse> {
+    const where = this.client.base.origin;
+    const local = await this.client.localAddressTowards();
+    if (!local.ok) {
+      throw new JoinError('unreachable', `cannot reach the coordinator at ${where}: ${local.message}. Check the URL, that the coordinator is running (the app, or \`gpu-share serve\`), and that no firewall blocks the port.`);
+    }
+    this.advertiseHost = this.opts.advertiseHost ?? local.address;
+    const reply = await this.client.post(apiPaths.join, this.joinRequest());
+    if (reply.kind === 'network') throw new JoinError('unreachable', `cannot reach the coordinator at ${where}: ${reply.message}`);
+    if (reply.kind === 'http-error') {
+      if (reply.status === 401 || reply.status === 403) {
+        throw new JoinError(
+          'unauthorized',
+          `the coordinator at ${where} refused the join token (${reply.status}: ${reply.message}). Copy the token from the app's "Add a worker" panel, or from the output of \`gpu-share serve\`, and pass it with --token.`,
+        );
+      }
+      if (reply.status >= 500) throw new JoinError('unreachable', `the coordinator at ${where} failed to answer the join (${reply.status}: ${reply.message})`);
+      throw new JoinError('refused', `the coordinator at ${where} refused this worker (${reply.status}): ${reply.message}`);
+    }
+    const parsed = joinResponseSchema.safeParse(reply.body);
+    if (!parsed.success) {
+      throw new JoinError('protocol', `the server at ${where} answered the join with something that is not a GPU Share join response (is it a GPU Share coordinator of the same version?)`);
+    }
+    return parsed.data;
+  }
+
+  private onJoined(joined: JoinResponse, again: boolean): void {
+    this.joined = joined;
+    this.session += 1;
+    this.phase = 'joined';
+    this.lastOkAt = this.clock.monotonic();
+    this.lastRejoinComplaint = '';
+    this.reports.clear();
+    const gpus = this.usableGpus().length;
+    this.log(
+      `${again ? 'joined again' : 'joined'} ${this.client.base.origin} as worker ${joined.workerId} (incarnation ${joined.incarnation}), node ${this.node}, ` +
+        `${gpus} GPU${gpus === 1 ? '' : 's'}, ${this.python ? `torch ${this.python.torchVersion}` : 'no torch'}; heartbeat every ${joined.heartbeatIntervalMs} ms`,
+    );
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Heartbeats, loss of the coordinator, rejoining
+
+  private scheduleHeartbeat(delayMs: number): void {
+    if (this.phase === 'stopping' || this.phase === 'stopped') return;
+    this.heartbeatTimer = this.clock.setTimeout(() => void this.tick(), Math.max(0, delayMs));
+  }
+
+  private async tick(): Promise<void> {
+    const began = this.clock.monotonic();
+    const interval = this.joined?.heartbeatIntervalMs ?? 1000;
+    try {
+      if (this.phase === 'lost') await this.tryRejoin();
+      else if (this.phase === 'joined') await this.heartbeat();
+    } catch (error) {
+      this.log(`internal error in the heartbeat loop (carrying on): ${error instanceof Error ? error.message : String(error)}`);
+    }
+    this.scheduleHeartbeat(interval - (this.clock.monotonic() - began));
+  }
+
+  private async heartbeat(): Promise<void> {
+    const joined = this.joined!;
+    const session = this.session;
+    const timeoutMs = Math.max(200, Math.min(joined.heartbeatTimeoutMs, 5000));
+    const reply = await this.client.post(apiPaths.heartbeat(joined.workerId), { incarnation: joined.incarnation, progress: this.lastProgress }, timeoutMs);
+    if (session !== this.session || this.phase !== 'joined') return;
+    if (reply.kind === 'ok') {
+      this.lastOkAt = this.clock.monotonic();
+      this.acceptInstructions(reply.body, session);
+      return;
+    }
+    if (reply.kind === 'http-error' && (reply.status === 409 || reply.status === 404)) {
+      this.becomeLost(`the coordinator no longer knows this session (${reply.status}: ${reply.message})`);
+      return;
+    }
+    this.checkLost(reply);
+  }
+
+  /** Declares the coordinator lost once heartbeats have failed for longer than its timeout. */
+  private checkLost(reply?: ApiReply): void {
+    if (this.phase !== 'joined' || !this.joined) return;
+    const silentMs = this.clock.monotonic() - this.lastOkAt;
+    if (silentMs <= this.joined.heartbeatTimeoutMs) return;
+    const why = reply && reply.kind !== 'ok' ? `: ${reply.kind === 'network' ? reply.message : `${reply.status} ${reply.message}`}` : '';
+    this.becomeLost(`no successful heartbeat for ${(silentMs / 1000).toFixed(1)} s${why}`);
+  }
+
+  private becomeLost(why: string): void {
+    if (this.phase !== 'joined') return;
+    this.phase = 'lost';
+    this.session += 1; // instructions and reports of the old session are void from here on
+    this.reports.clear();
+    const run = this.current;
+    this.log(`lost the coordinator: ${why}; ${run ? `stopping run ${run.plan.runId} generation ${run.plan.generation} and ` : ''}trying to join again`);
+    if (run?.proc) void run.proc.stop(this.stopGraceMs);
+  }
+
+  private async tryRejoin(): Promise<void> {
+    // A rejoin never overlaps training from the old session: wait for it to be gone first.
+    const run = this.current;
+    if (run?.proc && !run.proc.hasExited) await run.proc.exited;
+    if (this.phase !== 'lost') return;
+    try {
+      const joined = await this.join();
+      if (this.phase !== 'lost') return;
+      this.onJoined(joined, true);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (message !== this.lastRejoinComplaint) {
+        this.log(`still trying to join again: ${message}`);
+        this.lastRejoinComplaint = message;
+      }
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Instructions
+
+  private acceptInstructions(body: unknown, session: number): void {
+    let instructions: Instruction[];
+    const whole = heartbeatResponseSchema.safeParse(body);
+    if (whole.success) {
+      instructions = whole.data.instructions;
+    } else {
+      // Keep the good ones when one instruction is malformed.
+      const list = body && typeof body === 'object' ? (body as { instructions?: unknown }).instructions : undefined;
+      if (!Array.isArray(list)) {
+        this.log('ignored a heartbeat answer without an instruction list');
+        return;
+      }
+      instructions = [];
+      for (const item of list) {
+        const one = instructionSchema.safeParse(item);
+        if (one.success) instructions.push(one.data);
+        else this.log(`ignored an invalid instruction: ${JSON.stringify(item)?.slice(0, 200)}`);
+      }
+    }
+    for (const instruction of instructions) {
+      this.instructionChain = this.instructionChain
+        .then(() => (session === this.session ? this.obey(instruction, session) : undefined))
+        .catch((error: unknown) => this.log(`could not carry out ${instruction.kind}: ${error instanceof Error ? error.message : String(error)}`));
+    }
+  }
+
+  private async obey(instruction: Instruction, session: number): Promise<void> {
+    switch (instruction.kind) {
+      case 'start': {
+        const { plan } = instruction;
+        const run = this.current;
+        if (run && run.plan.runId === plan.runId && run.plan.generation === plan.generation) return; // already running it
+        this.log(`instruction: start run ${plan.runId} generation ${plan.generation} (${plan.launcher}, nnodes ${plan.nnodes}, shard ${plan.env.GPU_SHARE_SHARD_START ?? '?'}..${plan.env.GPU_SHARE_SHARD_END ?? '?'})`);
+        if (run) await this.stopRun(`replaced by generation ${plan.generation}`);
+        if (session !== this.session) return;
+        this.launch(plan, session);
+        return;
+      }
+      case 'stop': {
+        const run = this.current;
+        if (!run || run.plan.runId !== instruction.runId || run.plan.generation > instruction.generation) return;
+        this.log(`instruction: stop run ${instruction.runId} generation ${instruction.generation} (${instruction.reason})`);
+        await this.stopRun(instruction.reason);
+        return;
+      }
+      case 'drain':
+        this.log(`instruction: drain (${instruction.reason})`);
+        await this.finish('drained', instruction.reason);
+        return;
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Training processes
+
+  private launch(plan: LaunchPlan, session: number): void {
+    const run: CurrentRun = { plan, proc: null, stopRequested: false, ranks: new Map(), residencyStarted: false, residencyTimer: null, session };
+    this.current = run;
+    this.lastProgress = null;
+    const ids = { runId: plan.runId, generation: plan.generation };
+    const fail = (message: string): void => {
+      this.log(`run ${plan.runId} generation ${plan.generation} could not start: ${message}`);
+      this.reports.push({ type: 'output', ...ids, data: `gpu-share worker ${this.node}: ${message}\r\n` });
+      this.reports.push({ type: 'exited', ...ids, exitCode: 127, signal: null, requested: false });
+      if (this.current === run) this.current = null;
+    };
+
+    const runDir = safeSegment(plan.runId);
+    const checkpointDir = path.join(this.opts.dataDir, 'checkpoints', runDir);
+    const logDir = path.join(this.opts.dataDir, 'logs', runDir, `g${plan.generation}`);
+    const workDir = this.opts.workDir ?? process.cwd();
+    let argv: string[];
+    let launcherEnv: Record<string, string>;
+    try {
+      mkdirSync(checkpointDir, { recursive: true });
+      mkdirSync(logDir, { recursive: true });
+      const script = resolveScript(plan.command[0]!, { workDir, assetsDir: findAssetsDir(this.env) });
+      if (script.note) this.log(script.note);
+      const resolvedPlan: LaunchPlan = { ...plan, command: [script.path, ...plan.command.slice(1)] };
+      const gpus = plan.useGpus ? this.usableGpus() : [];
+      const endpoint = splitEndpoint(plan.rdzvEndpoint);
+      const isHost = !!endpoint && endpoint.port === this.rdzvPort && stripBrackets(endpoint.host) === stripBrackets(this.advertiseHost);
+      const built = buildLaunchCommand(resolvedPlan, this.python, { gpuCount: gpus.length, logDir, isHost });
+      argv = built.argv;
+      launcherEnv = built.env;
+      const env = buildTrainingEnv({
+        inherited: this.env,
+        planEnv: plan.env,
+        launcherEnv,
+        checkpointDir,
+        gpuUuids: gpus.map((g) => g.uuid ?? String(g.index)),
+      });
+      run.proc = new TrainingProcess({
+        pty: this.opts.pty,
+        argv,
+        env,
+        cwd: workDir,
+        clock: this.clock,
+        onOutput: (data) => {
+          if (run.session === this.session) this.reports.push({ type: 'output', ...ids, data });
+          this.opts.onOutput?.(data);
+        },
+        onProgress: (line) => this.onProgress(run, line),
+      });
+    } catch (error) {
+      fail(error instanceof Error ? error.message : String(error));
+      return;
+    }
+    const proc = run.proc;
+    this.log(`started run ${plan.runId} generation ${plan.generation}: pid ${proc.pid}: ${argv.join(' ')}`);
+    this.reports.push({ type: 'started', ...ids, pid: proc.pid });
+    if (plan.useGpus) {
+      run.residencyTimer = this.clock.setTimeout(() => this.beginResidencyProbe(run), RESIDENCY_START_WINDOW_MS);
+    }
+    void proc.exited.then((exit) => this.onRunExit(run, exit));
+  }
+
+  private onProgress(run: CurrentRun, line: TrainerProgressLine): void {
+    if (this.current !== run) return;
+    run.ranks.set(line.rank ?? 0, line);
+    let total = 0;
+    let any = false;
+    for (const r of run.ranks.values()) {
+      if (r.samplesPerSec !== null) {
+        total += r.samplesPerSec;
+        any = true;
+      }
+    }
+    this.lastProgress = {
+      runId: run.plan.runId,
+      generation: run.plan.generation,
+      step: line.step,
+      loss: line.loss,
+      samplesPerSec: any ? total : null,
+      resumedFrom: line.resumedFrom,
+    };
+    if (run.plan.useGpus && !run.residencyStarted) this.beginResidencyProbe(run);
+  }
+
+  private beginResidencyProbe(run: CurrentRun): void {
+    if (run.residencyStarted || !run.proc) return;
+    run.residencyStarted = true;
+    run.residencyTimer?.cancel();
+    const proc = run.proc;
+    const probe = this.opts.probeResidency ?? probeResidency;
+    void probe({ pid: proc.pid, nvidiaSmiPath: locateNvidiaSmi(this.env), env: this.env })
+      .catch((error: unknown): ResidencyResult => ({
+        status: 'fail',
+        detail: `NOT on the GPU: the probe failed: ${error instanceof Error ? error.message : String(error)}`,
+        pid: proc.pid,
+        usedMib: null,
+      }))
+      .then((result) => {
+        this.log(`residency of run ${run.plan.runId} generation ${run.plan.generation}: ${result.detail}`);
+        if (run.session !== this.session) return;
+        this.reports.push({
+          type: 'residency',
+          runId: run.plan.runId,
+          generation: run.plan.generation,
+          status: result.status,
+          detail: result.detail.slice(0, 2000),
+          pid: result.pid > 0 ? result.pid : proc.pid,
+          usedMib: result.usedMib,
+        });
+      });
+  }
+
+  private onRunExit(run: CurrentRun, exit: ProcessExit): void {
+    run.residencyTimer?.cancel();
+    const { runId, generation } = run.plan;
+    this.log(`run ${runId} generation ${generation} ${describeExit(exit)}${run.stopRequested ? ' (stopped as asked)' : ''}`);
+    if (run.session === this.session) {
+      this.reports.push({ type: 'exited', runId, generation, exitCode: exit.exitCode, signal: exit.signal, requested: run.stopRequested });
+      void this.flushReports();
+    }
+    if (this.current === run) this.current = null;
+  }
+
+  /** Stops the current run as the coordinator asked; resolves when its whole process group is gone. */
+  private async stopRun(reason: string): Promise<void> {
+    const run = this.current;
+    if (!run?.proc) return;
+    run.stopRequested = true;
+    if (!run.proc.hasExited) this.log(`stopping run ${run.plan.runId} generation ${run.plan.generation}: ${reason}`);
+    await run.proc.stop(this.stopGraceMs);
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Reports and the end
+
+  private async flushReports(): Promise<void> {
+    if (this.flushing) return this.flushing;
+    if (this.phase !== 'joined' && this.phase !== 'stopping') return;
+    if (!this.joined || this.reports.isEmpty()) return;
+    const joined = this.joined;
+    const session = this.session;
+    const batch = this.reports.take();
+    this.flushing = (async () => {
+      const reply = await this.client.post(apiPaths.report(joined.workerId), { incarnation: joined.incarnation, reports: batch });
+      if (session !== this.session) return;
+      if (reply.kind === 'ok') return;
+      if (reply.kind === 'network' || reply.status >= 500) {
+        this.reports.putBack(batch); // keep them for the next try
+      } else if (reply.status === 409 || reply.status === 404) {
+        this.becomeLost(`the coordinator refused our reports (${reply.status}: ${reply.message})`);
+      } else {
+        this.log(`the coordinator rejected ${batch.length} report(s) (${reply.status}: ${reply.message}); dropped them`);
+      }
+    })().finally(() => {
+      this.flushing = null;
+    });
+    return this.flushing;
+  }
+
+  private finish(reason: AgentExit['reason'], detail: string): Promise<void> {
+    if (this.stopping) return this.stopping;
+    this.stopping = (async () => {
+      const wasJoined = this.phase === 'joined';
+      this.phase = 'stopping';
+      this.heartbeatTimer?.cancel();
+      this.watchdog?.cancel();
+      const run = this.current;
+      if (run?.proc && !run.proc.hasExited) {
+        run.stopRequested = true;
+        this.log(`stopping run ${run.plan.runId} generation ${run.plan.generation}: ${detail}`);
+        await run.proc.stop(this.stopGraceMs);
+      }
+      if (wasJoined && this.joined) {
+        await this.flushing;
+        await this.flushReports();
+        const reply = await this.client.post(apiPaths.leave(this.joined.workerId), { incarnation: this.joined.incarnation, reason: detail.slice(0, 500) }, 2000);
+        if (reply.kind !== 'ok') this.log(`could not say goodbye to the coordinator: ${reply.kind === 'network' ? reply.message : `${reply.status} ${reply.message}`}`);
+      }
+      this.flushTimer?.cancel();
+      this.phase = 'stopped';
+      this.log(reason === 'drained' ? `drained: ${detail}` : `stopped: ${detail}`);
+      this.resolveExit({ reason, detail });
+    })();
+    return this.stopping;
+  }
+}

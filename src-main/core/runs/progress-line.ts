@@ -1,0 +1,95 @@
+/**
+ * Reads trainers' progress lines out of raw pty output. The stream is hostile in small ways: a pty turns
+ * \n into \r\n, torchrun prefixes each rank's lines with `[default0]:`, and a chunk may end mid-line. So the
+ * parser carries the unfinished tail between chunks, strips prefixes, and drops anything malformed rather
+ * than throwing: a bad line from a training script must never take the agent down.
+ *
+ * Format (docs/api.md, "Trainer progress lines"):
+ *   GPU_SHARE_PROGRESS {"step":12,"loss":0.53,"samples_per_sec":812.3,"rank":0,"world_size":2,"shard":[0,500],"resumed_from":10}
+ */
+
+export const PROGRESS_MARKER = 'GPU_SHARE_PROGRESS';
+
+/** Longest unfinished line kept between chunks; beyond it the tail cannot be a progress line worth waiting for. */
+export const MAX_CARRY_CHARS = 64 * 1024;
+
+export interface TrainerProgressLine {
+  step: number;
+  loss: number | null;
+  samplesPerSec: number | null;
+  rank: number | null;
+  worldSize: number | null;
+  shard: [number, number] | null;
+  resumedFrom: number | null;
+}
+
+export interface ParsedChunk {
+  progress: TrainerProgressLine[];
+  /** The unfinished last line, to pass back with the next chunk. */
+  carry: string;
+}
+
+// What may stand before the marker: torchrun's `[default0]:` / `[rank1]:` style prefixes and spaces.
+const PREFIX = /^(?:\s*\[[^\]\r\n]{0,64}\]:?)*\s*$/;
+
+function finiteOrNull(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+}
+
+function countOrNull(value: unknown): number | null {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : null;
+}
+
+/** One line (no newline) → its progress record, or null when it is not a well-formed progress line. */
+export function parseProgressLine(rawLine: string): TrainerProgressLine | null {
+  const line = rawLine.replace(/\r+$/, '').replace(/^.*\r(?!$)/, '');
+  const at = line.indexOf(PROGRESS_MARKER);
+  if (at === -1) return null;
+  if (!PREFIX.test(line.slice(0, at))) return null;
+  const rest = line.slice(at + PROGRESS_MARKER.length);
+  if (!/^\s/.test(rest)) return null;
+  let data: unknown;
+  try {
+    data = JSON.parse(rest);
+  } catch {
+    return null;
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return null;
+  const record = data as Record<string, unknown>;
+  const step = countOrNull(record.step);
+  if (step === null) return null;
+  const samplesPerSec = finiteOrNull(record.samples_per_sec);
+  let shard: [number, number] | null = null;
+  if (Array.isArray(record.shard) && record.shard.length === 2) {
+    const [start, end] = record.shard.map(countOrNull);
+    if (start !== null && start !== undefined && end !== null && end !== undefined && start <= end) shard = [start, end];
+  }
+  const worldSize = countOrNull(record.world_size);
+  return {
+    step,
+    loss: finiteOrNull(record.loss),
+    samplesPerSec: samplesPerSec !== null && samplesPerSec >= 0 ? samplesPerSec : null,
+    rank: countOrNull(record.rank),
+    worldSize: worldSize !== null && worldSize > 0 ? worldSize : null,
+    shard,
+    resumedFrom: countOrNull(record.resumed_from),
+  };
+}
+
+/**
+ * Parses the complete lines of `carry + chunk`; returns their progress records (in order) and the
+ * unfinished tail. Never throws.
+ */
+export function parseProgressLines(chunk: string, carry = ''): ParsedChunk {
+  const text = carry + chunk;
+  const lines = text.split('\n');
+  let tail = lines.pop() ?? '';
+  if (tail.length > MAX_CARRY_CHARS) tail = '';
+  const progress: TrainerProgressLine[] = [];
+  for (const line of lines) {
+    if (!line.includes(PROGRESS_MARKER)) continue;
+    const parsed = parseProgressLine(line);
+    if (parsed) progress.push(parsed);
+  }
+  return { progress, carry: tail };
+}
