@@ -557,6 +557,7 @@ export class CoordinatorService {
       const pw = this.pool.worker(id);
       const rec = this.records.get(id);
       if (!pw || !rec || (pw.state !== 'active' && pw.state !== 'syncing')) continue;
+      if (run.members.get(id)?.exit) continue; // its process has already ended
       this.queueStop(rec, run.id, run.generation, reason);
     }
   }

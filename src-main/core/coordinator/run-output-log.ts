@@ -1,43 +1,43 @@
 /**
- * The last part of a run's output (all workers interleaved, each line prefixed with its node), bounded so a
- * chatty trainer cannot grow the coordinator's memory: when over the cap the oldest text goes first.
+ * The last part of a run's output, all workers interleaved line by line, each line prefixed with its node,
+ * bounded so a chatty trainer cannot grow the coordinator's memory (the oldest text goes first). Lines are
+ * kept whole: a worker's unfinished line waits for its end instead of being cut by another worker's output.
  */
 
 export const DEFAULT_OUTPUT_CAP_CHARS = 256 * 1024;
+/** An unfinished line longer than this (a progress bar redrawn with \r, say) is written out as it is. */
+const MAX_PARTIAL_CHARS = 4096;
 
 export class RunOutputLog {
   private chunks: string[] = [];
   private head = 0;
   private size = 0;
-  private readonly atLineStart = new Map<number, boolean>();
+  private readonly partial = new Map<number, { node: string; text: string }>();
 
   constructor(private readonly capChars = DEFAULT_OUTPUT_CAP_CHARS) {}
 
-  /** Appends one worker's chunk; a line split across chunks gets its prefix once. */
   append(workerId: number, node: string, data: string): void {
     if (data.length === 0) return;
-    const prefix = `[${node}] `;
-    let fresh = this.atLineStart.get(workerId) ?? true;
-    let out = '';
-    let from = 0;
-    while (from < data.length) {
-      const nl = data.indexOf('\n', from);
-      const end = nl === -1 ? data.length : nl + 1;
-      if (fresh) out += prefix;
-      out += data.slice(from, end);
-      fresh = nl !== -1;
-      from = end;
+    const pending = (this.partial.get(workerId)?.text ?? '') + data;
+    const lastNl = pending.lastIndexOf('\n');
+    let rest = pending;
+    if (lastNl !== -1) {
+      const complete = pending.slice(0, lastNl + 1);
+      rest = pending.slice(lastNl + 1);
+      this.push(complete.split(/(?<=\n)/).map((line) => `[${node}] ${line}`).join(''));
     }
-    this.atLineStart.set(workerId, fresh);
-    this.push(out);
+    if (rest.length > MAX_PARTIAL_CHARS) {
+      this.push(`[${node}] ${rest}\n`);
+      rest = '';
+    }
+    if (rest) this.partial.set(workerId, { node, text: rest });
+    else this.partial.delete(workerId);
   }
 
+  /** Complete lines, then each worker's unfinished line (so a prompt without a newline still shows). */
   text(): string {
-    return this.chunks.slice(this.head).join('');
-  }
-
-  get length(): number {
-    return this.size;
+    const tail = [...this.partial.values()].map((p) => `[${p.node}] ${p.text}`).join('\n');
+    return this.chunks.slice(this.head).join('') + tail;
   }
 
   private push(text: string): void {

@@ -1,0 +1,75 @@
+// The bounded pieces of a run's record: output log, loss curve, launch plan.
+import { describe, expect, it } from 'vitest';
+import { buildLaunchPlan, formatEndpoint } from '../../../src-main/core/coordinator/launch-plan';
+import { LossHistory } from '../../../src-main/core/coordinator/loss-history';
+import { RunOutputLog } from '../../../src-main/core/coordinator/run-output-log';
+import { runSpecSchema } from '../../../src-shared/worker-protocol';
+
+describe('RunOutputLog', () => {
+  it('keeps each worker’s lines whole and prefixed, even when chunks interleave mid-line', () => {
+    const log = new RunOutputLog();
+    log.append(0, 'desktop', 'GPU_SHARE_PROGRESS {"st');
+    log.append(1, 'jetson', 'loading\nready\n');
+    log.append(0, 'desktop', 'ep":1}\n');
+    expect(log.text()).toBe('[jetson] loading\n[jetson] ready\n[desktop] GPU_SHARE_PROGRESS {"step":1}\n');
+  });
+
+  it('shows an unfinished line at the end, and writes out a runaway one', () => {
+    const log = new RunOutputLog();
+    log.append(0, 'a', 'Password: ');
+    expect(log.text()).toBe('[a] Password: ');
+    log.append(1, 'b', 'x'.repeat(5000));
+    expect(log.text().startsWith(`[b] ${'x'.repeat(5000)}\n`)).toBe(true);
+  });
+
+  it('drops the oldest text past the cap and never holds more than the cap', () => {
+    const log = new RunOutputLog(1000);
+    for (let i = 0; i < 500; i++) log.append(0, 'n', `line ${i}\n`);
+    const text = log.text();
+    expect(text.length).toBe(1000);
+    expect(text.endsWith('[n] line 499\n')).toBe(true);
+    expect(text).not.toContain('line 1\n');
+  });
+});
+
+describe('LossHistory', () => {
+  it('stays under its cap by halving, keeping the first and the latest point', () => {
+    const h = new LossHistory(100);
+    for (let s = 0; s < 10_000; s++) h.add(s, 1 / (s + 1));
+    const pts = h.snapshot();
+    expect(pts.length).toBeLessThanOrEqual(100);
+    expect(pts.length).toBeGreaterThan(40);
+    expect(pts[0]!.step).toBe(0);
+    expect(pts.at(-1)!.step).toBeGreaterThan(9_800);
+    for (let i = 1; i < pts.length; i++) expect(pts[i]!.step).toBeGreaterThan(pts[i - 1]!.step);
+  });
+
+  it('a resume from an earlier checkpoint replaces the points after it; NaN is ignored', () => {
+    const h = new LossHistory();
+    [1, 2, 3, 4, 5].forEach((s) => h.add(s, s));
+    h.add(3, 30);
+    h.add(4, Number.NaN);
+    expect(h.snapshot()).toEqual([
+      { step: 1, loss: 1 },
+      { step: 2, loss: 2 },
+      { step: 3, loss: 30 },
+    ]);
+  });
+});
+
+describe('launch plan', () => {
+  it('brackets IPv6 hosts and leaves names and IPv4 alone', () => {
+    expect(formatEndpoint('::1', 29500)).toBe('[::1]:29500');
+    expect(formatEndpoint('[fe80::1]', 1)).toBe('[fe80::1]:1');
+    expect(formatEndpoint('jetson.local', 29500)).toBe('jetson.local:29500');
+  });
+
+  it('nnodes is MIN:n for the generation, and the run env cannot override GPU_SHARE_*', () => {
+    const spec = runSpecSchema.parse({ command: ['t.py'], samples: 10, minWorkers: 2, maxWorkers: 8, env: { GPU_SHARE_NODE: 'evil', X: '1' } });
+    const plan = buildLaunchPlan({ runId: 'r', generation: 4, spec, workerId: 3, node: 'jetson', shardStart: 5, shardEnd: 10, numWorkers: 3, rdzvEndpoint: 'h:1' });
+    expect(plan.nnodes).toBe('2:3');
+    expect(plan.rdzvId).toBe('r-g4');
+    expect(plan.env.GPU_SHARE_NODE).toBe('jetson');
+    expect(plan.env.X).toBe('1');
+  });
+});
