@@ -63,6 +63,8 @@ export function parseComputeAppsDetailed(text: string): ComputeAppsParse {
 /**
  * Strict parser of `--query-compute-apps=pid,used_memory --format=csv,noheader,nounits`: each non-empty line is
  * `<digits>, <digits>` (exactly comma-space), pid within u32, MiB within u64. Anything else → null (parse failure).
+ * Digits only, as the rule's text says: Rust's integer parse behind the seed would also take a leading `+`, which
+ * nvidia-smi never prints, so we refuse it rather than widen the rule.
  */
 export function parseComputeApps(text: string): ComputeApp[] | null {
   const parsed = parseComputeAppsDetailed(text);
