@@ -1,0 +1,61 @@
+/** The page: header, navigation, the current view, and the page-wide layers (drop overlay, dialogs, toasts). */
+import { useEffect, useRef, type ComponentType } from 'react';
+import { ActionErrorBanner, ConnectionBanner, LoadErrorBanner } from './components/banners';
+import { ConfirmDialog } from './components/confirm-dialog';
+import { DropZone } from './components/drop-zone';
+import { Header } from './components/header';
+import { ImportDialog } from './components/import-dialog';
+import { Nav } from './components/nav';
+import { Toasts } from './components/toasts';
+import { appStore, useApp } from './store/app-store';
+import type { ViewName } from './store/state';
+import { EventsView } from './views/events-view';
+import { MachineView } from './views/machine-view';
+import { NodesView } from './views/nodes-view';
+import { RunsView } from './views/runs-view';
+import { WorkersView } from './views/workers-view';
+
+const VIEW_COMPONENTS: Record<ViewName, ComponentType> = {
+  nodes: NodesView,
+  machine: MachineView,
+  workers: WorkersView,
+  runs: RunsView,
+  events: EventsView,
+};
+
+export function App() {
+  const view = useApp((s) => s.view);
+  const loaded = useApp((s) => s.loaded);
+  const first = useRef(true);
+
+  // After a view change, move focus to its heading so keyboard and screen reader users land in the new content.
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    if (view === 'workers' && appStore.getState().highlightedWorkerId !== null) return;
+    document.getElementById('view-title')?.focus({ preventScroll: false });
+  }, [view]);
+
+  const View = VIEW_COMPONENTS[view];
+  return (
+    <div className="app" data-ready={loaded ? 'true' : 'false'} data-view={view}>
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <Header />
+      <Nav />
+      <ConnectionBanner />
+      <LoadErrorBanner />
+      <main id="main" className="main" tabIndex={-1}>
+        <ActionErrorBanner />
+        {loaded ? <View /> : <p className="loading muted">Loading GPU Share…</p>}
+      </main>
+      <DropZone />
+      <ImportDialog />
+      <ConfirmDialog />
+      <Toasts />
+    </div>
+  );
+}

@@ -1,0 +1,139 @@
+/**
+ * What the person can ask for (import a file, add this machine, start a run…): each calls the contract and
+ * turns the answer into store actions. Failures become one readable line in the page, never an exception.
+ */
+import type { GpuShareApi } from '../src-shared/ipc';
+import type { RunSpecInput } from '../src-shared/worker-protocol';
+import {
+  actionFailed,
+  askImportMode,
+  clearActionError,
+  closeConfirm,
+  importFinished,
+  importRefused,
+  machineAdded,
+  needsImportChoice,
+  replaceRunOutput,
+  selectRun,
+  setBusy,
+  setCluster,
+  setDetecting,
+  setHardware,
+  setWorkers,
+  upsertRun,
+} from './store/actions';
+import { apply, type AppStore } from './store/app-store';
+
+/** cluster.yaml's size limit; larger files are refused here with their size instead of being sent. */
+export const MAX_CLUSTER_FILE_BYTES = 1024 * 1024;
+
+/** The part of a browser File the import needs; tests pass plain objects. */
+export interface FileLike {
+  name: string;
+  size: number;
+  text(): Promise<string>;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export type Commands = ReturnType<typeof createCommands>;
+
+export function createCommands(api: GpuShareApi, store: AppStore) {
+  /** Runs one request with a busy flag; on failure shows "Could not …: reason" and resolves undefined. */
+  async function run<T>(busyName: string, failure: string, fn: () => Promise<T>): Promise<T | undefined> {
+    apply(store, setBusy, busyName, true);
+    apply(store, clearActionError);
+    try {
+      return await fn();
+    } catch (error) {
+      apply(store, actionFailed, `${failure}: ${messageOf(error)}`);
+      return undefined;
+    } finally {
+      apply(store, setBusy, busyName, false);
+    }
+  }
+
+  async function importText(fileName: string, text: string, mode: 'replace' | 'merge'): Promise<void> {
+    const result = await run('import', `Could not import ${fileName}`, () => api.importCluster({ fileName, text, mode }));
+    if (result) apply(store, importFinished, fileName, result);
+  }
+
+  return {
+    /** A dropped or chosen file: refused if too large, imported at once into an empty cluster, else Replace/Merge is asked. */
+    async openClusterFile(file: FileLike): Promise<void> {
+      if (file.size > MAX_CLUSTER_FILE_BYTES) {
+        const mib = (file.size / (1024 * 1024)).toFixed(1);
+        apply(store, importRefused, file.name, `${file.name} is ${mib} MiB; a cluster.yaml must be at most 1 MiB. Nothing was changed.`);
+        return;
+      }
+      let text: string;
+      try {
+        text = await file.text();
+      } catch (error) {
+        apply(store, importRefused, file.name, `${file.name} could not be read (${messageOf(error)}). Nothing was changed.`);
+        return;
+      }
+      if (needsImportChoice(store.getState())) apply(store, askImportMode, { fileName: file.name, text });
+      else await importText(file.name, text, 'replace');
+    },
+
+    /** The person chose Replace or Merge for the pending file. */
+    async confirmImport(mode: 'replace' | 'merge'): Promise<void> {
+      const pending = store.getState().pendingImport;
+      if (!pending) return;
+      await importText(pending.fileName, pending.text, mode);
+    },
+
+    async addThisMachine(): Promise<void> {
+      const result = await run('addThisMachine', 'Could not add this machine', () => api.addThisMachine());
+      if (result) apply(store, machineAdded, result);
+    },
+
+    async removeNode(name: string): Promise<void> {
+      apply(store, closeConfirm);
+      const state = await run(`remove:${name}`, `Could not remove node ${name}`, () => api.removeNode({ name }));
+      if (state) apply(store, setCluster, state);
+    },
+
+    async exportCluster(): Promise<{ fileName: string; text: string } | undefined> {
+      return run('export', 'Could not export cluster.yaml', () => api.exportCluster());
+    },
+
+    async detectHardware(): Promise<void> {
+      apply(store, setDetecting, true);
+      try {
+        const hardware = await run('detect', 'Could not detect this machine', () => api.detectHardware());
+        if (hardware) apply(store, setHardware, hardware);
+      } finally {
+        apply(store, setDetecting, false);
+      }
+    },
+
+    async drainWorker(workerId: number): Promise<void> {
+      const workers = await run(`drain:${workerId}`, `Could not drain worker ${workerId}`, () => api.drainWorker({ workerId }));
+      if (workers) apply(store, setWorkers, workers);
+    },
+
+    async startRun(spec: RunSpecInput): Promise<boolean> {
+      const snapshot = await run('startRun', 'Could not start the run', () => api.startRun(spec));
+      if (!snapshot) return false;
+      apply(store, upsertRun, snapshot);
+      apply(store, selectRun, snapshot.id);
+      return true;
+    },
+
+    async stopRun(runId: string): Promise<void> {
+      apply(store, closeConfirm);
+      const snapshot = await run(`stop:${runId}`, 'Could not stop the run', () => api.stopRun({ runId }));
+      if (snapshot) apply(store, upsertRun, snapshot);
+    },
+
+    /** Fetches a run's output so far; the live chunks that follow are appended by the bridge. */
+    async loadRunOutput(runId: string): Promise<void> {
+      const output = await run(`output:${runId}`, 'Could not load the run output', () => api.getRunOutput({ runId }));
+      if (output) apply(store, replaceRunOutput, output.runId, output.text);
+    },
+  };
+}

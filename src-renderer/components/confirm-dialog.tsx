@@ -1,0 +1,55 @@
+/** Confirmations for destructive actions (remove a node, stop a run), as an in-page dialog. */
+import { useCommands } from '../app-context';
+import { closeConfirm } from '../store/actions';
+import { act, useApp } from '../store/app-store';
+import { Dialog } from './dialog';
+
+export function ConfirmDialog() {
+  const confirm = useApp((s) => s.confirm);
+  const runName = useApp((s) => (confirm?.kind === 'stop-run' ? (s.runs.find((r) => r.id === confirm.runId)?.spec.name ?? confirm.runId) : ''));
+  const commands = useCommands();
+  if (!confirm) return null;
+  const cancel = () => act(closeConfirm);
+  if (confirm.kind === 'remove-node') {
+    return (
+      <Dialog
+        title={`Remove node ${confirm.nodeName}?`}
+        testId="confirm-dialog"
+        onCancel={cancel}
+        actions={
+          <>
+            <button type="button" className="button danger" onClick={() => void commands.removeNode(confirm.nodeName)}>
+              Remove {confirm.nodeName}
+            </button>
+            <button type="button" className="button ghost" autoFocus onClick={cancel}>
+              Cancel
+            </button>
+          </>
+        }
+      >
+        <p>
+          {confirm.nodeName} is taken out of cluster.yaml. A worker running on it is not stopped; the previous file is kept as cluster.yaml.bak.
+        </p>
+      </Dialog>
+    );
+  }
+  return (
+    <Dialog
+      title={`Stop ${runName}?`}
+      testId="confirm-dialog"
+      onCancel={cancel}
+      actions={
+        <>
+          <button type="button" className="button danger" onClick={() => void commands.stopRun(confirm.runId)}>
+            Stop the run
+          </button>
+          <button type="button" className="button ghost" autoFocus onClick={cancel}>
+            Keep it running
+          </button>
+        </>
+      }
+    >
+      <p>Every worker stops its training process (SIGTERM, then SIGKILL after a grace period). A stopped run cannot be resumed.</p>
+    </Dialog>
+  );
+}

@@ -1,0 +1,54 @@
+/** The app bar: name, the cluster at a glance (nodes, usable VRAM, adapter slots), connection, notifications. */
+import { useState } from 'react';
+import { useServices } from '../app-context';
+import { notificationPermission, requestNotificationPermission, type Permission } from '../desktop-notifications';
+import { formatMb } from '../format';
+import { clusterTotals } from '../store/derive';
+import { useApp } from '../store/app-store';
+import { BellIcon, LogoMark } from './icons';
+
+function Stat({ value, label, testId }: { value: string; label: string; testId: string }) {
+  return (
+    <div className="stat" data-testid={testId}>
+      <span className="stat-value">{value}</span>
+      <span className="stat-label">{label}</span>
+    </div>
+  );
+}
+
+function NotificationsButton() {
+  const [permission, setPermission] = useState<Permission>(notificationPermission);
+  if (permission !== 'default') return null;
+  return (
+    <button type="button" className="button small ghost" onClick={() => void requestNotificationPermission().then(setPermission)}>
+      <BellIcon /> Enable desktop notifications
+    </button>
+  );
+}
+
+export function Header() {
+  const cluster = useApp((s) => s.cluster);
+  const status = useApp((s) => s.connection.status);
+  const { inElectron } = useServices();
+  const totals = clusterTotals(cluster);
+  return (
+    <header className="app-header">
+      <div className="brand">
+        <LogoMark />
+        <span className="brand-name">GPU Share</span>
+      </div>
+      <div className="stats" aria-label="Cluster at a glance">
+        <Stat testId="stat-nodes" value={String(totals.nodes)} label={totals.nodes === 1 ? 'node' : 'nodes'} />
+        <Stat testId="stat-vram" value={formatMb(totals.usableMb)} label="usable VRAM" />
+        <Stat testId="stat-slots" value={String(totals.slots)} label={totals.slots === 1 ? 'adapter slot' : 'adapter slots'} />
+      </div>
+      <div className="header-end">
+        {!inElectron && <NotificationsButton />}
+        <span className={`conn conn-${status}`} data-testid="connection" data-status={status}>
+          <span className="badge-dot" aria-hidden="true" />
+          {status === 'open' ? 'Connected' : status === 'closed' ? 'Closed' : 'Connecting…'}
+        </span>
+      </div>
+    </header>
+  );
+}

@@ -1,0 +1,41 @@
+/** The view switcher: real buttons in a nav landmark, the current one marked with aria-current. */
+import type { ViewName } from '../store/state';
+import { navigate } from '../store/actions';
+import { act, useApp } from '../store/app-store';
+
+const LABELS: Record<ViewName, string> = {
+  nodes: 'Nodes',
+  machine: 'This machine',
+  workers: 'Workers',
+  runs: 'Runs',
+  events: 'Events',
+};
+
+export function Nav() {
+  const view = useApp((s) => s.view);
+  // Each selector returns a number: zustand re-renders on a changed value, and a fresh object every time would loop.
+  const nodes = useApp((s) => s.cluster?.config.nodes.length ?? 0);
+  const workers = useApp((s) => s.workers.filter((w) => w.state === 'active' || w.state === 'syncing' || w.state === 'draining').length);
+  const runs = useApp((s) => s.runs.filter((r) => r.state === 'running' || r.state === 'paused' || r.state === 'waiting').length);
+  const badge: Partial<Record<ViewName, number>> = { nodes, workers, runs };
+  return (
+    <nav className="app-nav" aria-label="Views">
+      <ul>
+        {(Object.keys(LABELS) as ViewName[]).map((v) => (
+          <li key={v}>
+            <button
+              type="button"
+              className="nav-button"
+              data-view={v}
+              aria-current={view === v ? 'page' : undefined}
+              onClick={() => act(navigate, v)}
+            >
+              {LABELS[v]}
+              {badge[v] ? <span className="nav-count" aria-label={`(${badge[v]})`}>{badge[v]}</span> : null}
+            </button>
+          </li>
+        ))}
+      </ul>
+    </nav>
+  );
+}

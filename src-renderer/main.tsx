@@ -1,0 +1,48 @@
+/** Entry point of the page: pick the transport, connect the bridge, render. */
+import { StrictMode } from 'react';
+import { createRoot } from 'react-dom/client';
+import { getApi, getConnection, MissingTokenError } from './api/get-api';
+import { App } from './app';
+import { ServicesContext, type AppServices } from './app-context';
+import { connectBridge } from './bridge';
+import { createCommands } from './commands';
+import { showDesktopNotification } from './desktop-notifications';
+import { focusTarget } from './store/actions';
+import { apply, appStore } from './store/app-store';
+import './styles/app.css';
+
+function start(): void {
+  const root = document.getElementById('root');
+  if (!root) throw new Error('index.html has no #root element');
+  let services: AppServices;
+  try {
+    const api = getApi();
+    const inElectron = !!window.gpuShare;
+    services = { api, commands: createCommands(api, appStore), inElectron };
+    connectBridge(api, appStore, getConnection(), {
+      onNotification: (n) => {
+        if (inElectron) return;
+        showDesktopNotification(n, () => {
+          if (n.target) apply(appStore, focusTarget, n.target);
+        });
+      },
+    });
+  } catch (error) {
+    const message = error instanceof MissingTokenError ? error.message : `GPU Share could not start: ${error instanceof Error ? error.message : String(error)}`;
+    const p = document.createElement('p');
+    p.className = 'fatal';
+    p.setAttribute('role', 'alert');
+    p.textContent = message;
+    root.replaceChildren(p);
+    return;
+  }
+  createRoot(root).render(
+    <StrictMode>
+      <ServicesContext.Provider value={services}>
+        <App />
+      </ServicesContext.Provider>
+    </StrictMode>,
+  );
+}
+
+start();

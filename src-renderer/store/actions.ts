@@ -1,0 +1,252 @@
+/**
+ * Pure state transitions: (state, input) → new state, no I/O, no DOM. The bridge and the user commands call
+ * them through the store; tests call them directly.
+ */
+import type { HardwareSnapshot } from '../../src-shared/hardware';
+import type { AddThisMachineResult, ClusterState, ImportResult } from '../../src-shared/ipc';
+import type { CoordinatorEvent, CoordinatorInfo, RunSnapshot, UserNotification, WorkerSnapshot } from '../../src-shared/training';
+import type { RunSpecInput } from '../../src-shared/worker-protocol';
+import type { ConnectionState } from '../api/ws-client';
+import type { AppState, ConfirmRequest, PendingImport, ViewName } from './state';
+
+/** Bytes of output kept per run; older text is dropped from the front (the core keeps its own bounded copy). */
+export const MAX_OUTPUT_CHARS = 512 * 1024;
+export const MAX_EVENTS = 2000;
+export const MAX_TOASTS = 5;
+/** Runs whose output stays buffered in the page; older runs are fetched again when opened. */
+export const MAX_BUFFERED_RUNS = 8;
+
+export interface InitialSnapshots {
+  hardware: HardwareSnapshot;
+  cluster: ClusterState;
+  workers: WorkerSnapshot[];
+  runs: RunSnapshot[];
+  events: CoordinatorEvent[];
+  coordinator: CoordinatorInfo;
+  exampleRun: RunSpecInput;
+}
+
+export function loadSucceeded(s: AppState, snap: InitialSnapshots): AppState {
+  const runs = sortRuns(snap.runs);
+  const selectedRunId = s.selectedRunId && runs.some((r) => r.id === s.selectedRunId) ? s.selectedRunId : (runs[0]?.id ?? null);
+  return {
+    ...s,
+    loaded: true,
+    loadError: null,
+    hardware: snap.hardware,
+    cluster: snap.cluster,
+    workers: snap.workers,
+    runs,
+    selectedRunId,
+    events: mergeEvents([], snap.events),
+    coordinator: snap.coordinator,
+    exampleRun: snap.exampleRun,
+  };
+}
+
+export function loadFailed(s: AppState, message: string): AppState {
+  return { ...s, loadError: message };
+}
+
+export function setConnection(s: AppState, connection: ConnectionState): AppState {
+  return { ...s, connection };
+}
+
+export function navigate(s: AppState, view: ViewName): AppState {
+  return { ...s, view, highlightedWorkerId: view === 'workers' ? s.highlightedWorkerId : null };
+}
+
+/** Where a clicked notification (toast, desktop notification, tray) takes the person. */
+export function focusTarget(s: AppState, target: NonNullable<UserNotification['target']>): AppState {
+  let next: AppState = { ...s, view: target.view, highlightedWorkerId: target.workerId ?? null };
+  if (target.runId && s.runs.some((r) => r.id === target.runId)) next = { ...next, selectedRunId: target.runId };
+  return next;
+}
+
+export function setHardware(s: AppState, hardware: HardwareSnapshot): AppState {
+  return { ...s, hardware };
+}
+
+export function setDetecting(s: AppState, detecting: boolean): AppState {
+  return { ...s, detecting };
+}
+
+export function setCluster(s: AppState, cluster: ClusterState): AppState {
+  return { ...s, cluster };
+}
+
+/** A dropped file: import straight away into an empty cluster, otherwise ask Replace / Merge / Cancel first. */
+export function needsImportChoice(s: AppState): boolean {
+  return (s.cluster?.config.nodes.length ?? 0) > 0;
+}
+
+export function askImportMode(s: AppState, pending: PendingImport): AppState {
+  return { ...s, pendingImport: pending };
+}
+
+export function cancelImport(s: AppState): AppState {
+  return { ...s, pendingImport: null };
+}
+
+/** The core answered an import: adopt the new cluster, or show every error and keep the old cluster. */
+export function importFinished(s: AppState, fileName: string, result: ImportResult): AppState {
+  if (!result.ok) {
+    return { ...s, pendingImport: null, importProblem: { fileName: result.fileName || fileName, errors: result.errors, warnings: result.warnings } };
+  }
+  const parts: string[] = [];
+  if (result.added.length) parts.push(`added ${result.added.join(', ')}`);
+  if (result.updated.length) parts.push(`updated ${result.updated.join(', ')}`);
+  const nodes = result.state.config.nodes.length;
+  return {
+    ...s,
+    pendingImport: null,
+    importProblem: null,
+    cluster: result.state,
+    clusterNotice: {
+      text: `Imported ${fileName}: ${parts.join('; ') || 'no changes'} — ${nodes} node${nodes === 1 ? '' : 's'} in the cluster.`,
+      fileName,
+    },
+  };
+}
+
+/** A file refused before it reached the core (too large, unreadable); the cluster is untouched. */
+export function importRefused(s: AppState, fileName: string, message: string): AppState {
+  return { ...s, pendingImport: null, importProblem: { fileName, errors: [{ severity: 'error', message, path: [] }], warnings: [] } };
+}
+
+export function dismissImportProblem(s: AppState): AppState {
+  return { ...s, importProblem: null };
+}
+
+export function machineAdded(s: AppState, result: AddThisMachineResult): AppState {
+  const verb = result.action === 'added' ? 'Added' : 'Updated';
+  return {
+    ...s,
+    cluster: result.state,
+    importProblem: null,
+    clusterNotice: { text: `${verb} this machine as node "${result.nodeName}".`, fileName: null },
+  };
+}
+
+export function dismissNotice(s: AppState): AppState {
+  return { ...s, clusterNotice: null };
+}
+
+export function askConfirm(s: AppState, confirm: ConfirmRequest): AppState {
+  return { ...s, confirm };
+}
+
+export function closeConfirm(s: AppState): AppState {
+  return { ...s, confirm: null };
+}
+
+export function setWorkers(s: AppState, workers: WorkerSnapshot[]): AppState {
+  return { ...s, workers };
+}
+
+function sortRuns(runs: RunSnapshot[]): RunSnapshot[] {
+  return [...runs].sort((a, b) => b.startedAt - a.startedAt || (a.id < b.id ? 1 : -1));
+}
+
+export function setRuns(s: AppState, runs: RunSnapshot[]): AppState {
+  const sorted = sortRuns(runs);
+  const selectedRunId = s.selectedRunId && sorted.some((r) => r.id === s.selectedRunId) ? s.selectedRunId : (sorted[0]?.id ?? null);
+  return { ...s, runs: sorted, selectedRunId };
+}
+
+/** A run changed: replace it in place, or add it (and select it when nothing else is selected). */
+export function upsertRun(s: AppState, run: RunSnapshot): AppState {
+  const exists = s.runs.some((r) => r.id === run.id);
+  const runs = exists ? s.runs.map((r) => (r.id === run.id ? run : r)) : sortRuns([run, ...s.runs]);
+  return { ...s, runs, selectedRunId: s.selectedRunId ?? run.id };
+}
+
+export function selectRun(s: AppState, runId: string): AppState {
+  return { ...s, selectedRunId: runId };
+}
+
+function trimBuffers(buffers: AppState['runOutput'], keep: string): AppState['runOutput'] {
+  const ids = Object.keys(buffers);
+  if (ids.length <= MAX_BUFFERED_RUNS) return buffers;
+  const next = { ...buffers };
+  for (const id of ids) {
+    if (Object.keys(next).length <= MAX_BUFFERED_RUNS) break;
+    if (id !== keep) delete next[id];
+  }
+  return next;
+}
+
+/** Live output arrived: append, dropping from the front past MAX_OUTPUT_CHARS. */
+export function appendRunOutput(s: AppState, runId: string, data: string): AppState {
+  const prev = s.runOutput[runId] ?? { text: '', epoch: 0, dropped: 0 };
+  let text = prev.text + data;
+  let dropped = prev.dropped;
+  if (text.length > MAX_OUTPUT_CHARS) {
+    const cut = text.length - MAX_OUTPUT_CHARS;
+    text = text.slice(cut);
+    dropped += cut;
+  }
+  return { ...s, runOutput: trimBuffers({ ...s.runOutput, [runId]: { text, epoch: prev.epoch, dropped } }, runId) };
+}
+
+/** The full output fetched from the core replaces what the page had (it includes every chunk sent before it). */
+export function replaceRunOutput(s: AppState, runId: string, fullText: string): AppState {
+  const prev = s.runOutput[runId];
+  const text = fullText.length > MAX_OUTPUT_CHARS ? fullText.slice(fullText.length - MAX_OUTPUT_CHARS) : fullText;
+  const buffer = { text, epoch: (prev?.epoch ?? 0) + 1, dropped: 0 };
+  return { ...s, runOutput: trimBuffers({ ...s.runOutput, [runId]: buffer }, runId) };
+}
+
+function mergeEvents(current: CoordinatorEvent[], incoming: CoordinatorEvent[]): CoordinatorEvent[] {
+  const bySeq = new Map<number, CoordinatorEvent>();
+  for (const e of current) bySeq.set(e.seq, e);
+  for (const e of incoming) bySeq.set(e.seq, e);
+  const all = [...bySeq.values()].sort((a, b) => a.seq - b.seq);
+  return all.length > MAX_EVENTS ? all.slice(all.length - MAX_EVENTS) : all;
+}
+
+export function setEvents(s: AppState, events: CoordinatorEvent[]): AppState {
+  return { ...s, events: mergeEvents([], events) };
+}
+
+/** An event arrived live; duplicates (same seq, e.g. after a reconnect reload) are kept once. */
+export function appendEvent(s: AppState, event: CoordinatorEvent): AppState {
+  const last = s.events[s.events.length - 1];
+  if (!last || event.seq > last.seq) {
+    const events = [...s.events, event];
+    return { ...s, events: events.length > MAX_EVENTS ? events.slice(events.length - MAX_EVENTS) : events };
+  }
+  return { ...s, events: mergeEvents(s.events, [event]) };
+}
+
+export function setCoordinator(s: AppState, coordinator: CoordinatorInfo): AppState {
+  return { ...s, coordinator };
+}
+
+export function setExampleRun(s: AppState, exampleRun: RunSpecInput): AppState {
+  return { ...s, exampleRun };
+}
+
+export function pushToast(s: AppState, notification: UserNotification, at: number): AppState {
+  const others = s.toasts.filter((t) => t.id !== notification.id);
+  const toasts = [...others, { id: notification.id, notification, at }];
+  return { ...s, toasts: toasts.length > MAX_TOASTS ? toasts.slice(toasts.length - MAX_TOASTS) : toasts };
+}
+
+export function dismissToast(s: AppState, id: string): AppState {
+  return { ...s, toasts: s.toasts.filter((t) => t.id !== id) };
+}
+
+export function actionFailed(s: AppState, message: string): AppState {
+  return { ...s, actionError: message };
+}
+
+export function clearActionError(s: AppState): AppState {
+  return { ...s, actionError: null };
+}
+
+export function setBusy(s: AppState, name: string, busy: boolean): AppState {
+  const has = s.busy.includes(name);
+  if (busy === has) return s;
+  return { ...s, busy: busy ? [...s.busy, name] : s.busy.filter((b) => b !== name) };
+}

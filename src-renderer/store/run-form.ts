@@ -1,0 +1,81 @@
+/**
+ * The Start run form's fields as text, to and from a RunSpecInput. Checked here for messages next to the
+ * field; the core parses the spec again (runSpecSchema), so this is for the person, not for safety.
+ */
+import type { RunSpecInput } from '../../src-shared/worker-protocol';
+import { joinCommand, splitCommand } from '../format';
+
+export interface RunFormFields {
+  name: string;
+  command: string;
+  samples: string;
+  minWorkers: string;
+  maxWorkers: string;
+  /** Seconds, as people think of heartbeat timeouts. */
+  timeoutSec: string;
+  maxRestarts: string;
+  useGpus: boolean;
+}
+
+export type RunFormErrors = Partial<Record<keyof RunFormFields, string>>;
+
+export function fieldsFromSpec(spec: RunSpecInput): RunFormFields {
+  return {
+    name: spec.name ?? 'training run',
+    command: joinCommand(spec.command),
+    samples: String(spec.samples),
+    minWorkers: String(spec.minWorkers ?? 1),
+    maxWorkers: String(spec.maxWorkers ?? 64),
+    timeoutSec: String((spec.heartbeatTimeoutMs ?? 5000) / 1000),
+    maxRestarts: String(spec.maxRestarts ?? 3),
+    useGpus: spec.useGpus ?? false,
+  };
+}
+
+function wholeNumber(text: string, label: string, min: number, max: number): number | string {
+  const t = text.trim();
+  if (!/^\d+$/.test(t)) return `${label} must be a whole number`;
+  const n = Number(t);
+  if (n < min || n > max) return `${label} must be between ${min} and ${max}`;
+  return n;
+}
+
+/** The spec to send, keeping what the form does not show (launcher, env, processes per node) from `base`. */
+export function specFromFields(fields: RunFormFields, base: RunSpecInput | null): { ok: true; spec: RunSpecInput } | { ok: false; errors: RunFormErrors } {
+  const errors: RunFormErrors = {};
+  const name = fields.name.trim();
+  if (!name) errors.name = 'Give the run a name';
+  else if (name.length > 120) errors.name = 'The name is longer than 120 characters';
+  const command = splitCommand(fields.command);
+  if (!command.ok) errors.command = command.error;
+  const samples = wholeNumber(fields.samples, 'Samples', 1, Number.MAX_SAFE_INTEGER);
+  if (typeof samples === 'string') errors.samples = samples;
+  const minWorkers = wholeNumber(fields.minWorkers, 'Min workers', 1, 1024);
+  if (typeof minWorkers === 'string') errors.minWorkers = minWorkers;
+  const maxWorkers = wholeNumber(fields.maxWorkers, 'Max workers', 1, 1024);
+  if (typeof maxWorkers === 'string') errors.maxWorkers = maxWorkers;
+  if (typeof minWorkers === 'number' && typeof maxWorkers === 'number' && minWorkers > maxWorkers) {
+    errors.maxWorkers = `Max workers (${maxWorkers}) must be at least min workers (${minWorkers})`;
+  }
+  const timeout = Number(fields.timeoutSec.trim());
+  if (!fields.timeoutSec.trim() || !Number.isFinite(timeout) || timeout < 0.5 || timeout > 600) {
+    errors.timeoutSec = 'Heartbeat timeout must be between 0.5 and 600 seconds';
+  }
+  const maxRestarts = wholeNumber(fields.maxRestarts, 'Max restarts', 0, 1000);
+  if (typeof maxRestarts === 'string') errors.maxRestarts = maxRestarts;
+  if (Object.keys(errors).length > 0 || !command.ok) return { ok: false, errors };
+  return {
+    ok: true,
+    spec: {
+      ...(base ?? {}),
+      name,
+      command: command.argv,
+      samples: samples as number,
+      minWorkers: minWorkers as number,
+      maxWorkers: maxWorkers as number,
+      heartbeatTimeoutMs: Math.round(timeout * 1000),
+      maxRestarts: maxRestarts as number,
+      useGpus: fields.useGpus,
+    },
+  };
+}

@@ -1,0 +1,108 @@
+/** The page's whole state, in one plain object: snapshots from the core plus what the person is doing. */
+import type { ClusterIssue } from '../../src-shared/cluster/types';
+import type { HardwareSnapshot } from '../../src-shared/hardware';
+import type { ClusterState } from '../../src-shared/ipc';
+import type { CoordinatorEvent, CoordinatorInfo, RunSnapshot, UserNotification, WorkerSnapshot } from '../../src-shared/training';
+import type { RunSpecInput } from '../../src-shared/worker-protocol';
+import type { ConnectionState } from '../api/ws-client';
+
+export const VIEWS = ['nodes', 'machine', 'workers', 'runs', 'events'] as const;
+export type ViewName = (typeof VIEWS)[number];
+
+/** An import that failed: the file's errors, shown until the next import or a dismiss. */
+export interface ImportProblem {
+  fileName: string;
+  errors: ClusterIssue[];
+  warnings: ClusterIssue[];
+}
+
+/** A dropped file waiting for the person to choose Replace or Merge. */
+export interface PendingImport {
+  fileName: string;
+  text: string;
+}
+
+/** What the last successful cluster change did, for the notice above the cards. */
+export interface ClusterNotice {
+  text: string;
+  /** The file the cluster last came from; its warnings' line:col point into it. */
+  fileName: string | null;
+}
+
+export interface Toast {
+  id: string;
+  notification: UserNotification;
+  at: number;
+}
+
+/**
+ * Output of one run as the terminal replays it. `epoch` changes when the text is replaced (a fresh fetch),
+ * `dropped` counts characters cut from the front to keep the buffer bounded, so a terminal can write only what is new.
+ */
+export interface RunOutputBuffer {
+  text: string;
+  epoch: number;
+  dropped: number;
+}
+
+/** A confirmation the page is asking for (remove node): an accessible dialog, never window.confirm. */
+export type ConfirmRequest = { kind: 'remove-node'; nodeName: string } | { kind: 'stop-run'; runId: string };
+
+export interface AppState {
+  /** True once the first snapshots arrived; the page's `data-ready` marker. */
+  loaded: boolean;
+  /** Why the first load failed, if it did. */
+  loadError: string | null;
+  connection: ConnectionState;
+  view: ViewName;
+  hardware: HardwareSnapshot | null;
+  detecting: boolean;
+  cluster: ClusterState | null;
+  clusterNotice: ClusterNotice | null;
+  importProblem: ImportProblem | null;
+  pendingImport: PendingImport | null;
+  confirm: ConfirmRequest | null;
+  workers: WorkerSnapshot[];
+  /** Newest first. */
+  runs: RunSnapshot[];
+  selectedRunId: string | null;
+  runOutput: Record<string, RunOutputBuffer>;
+  /** Oldest first, by seq. */
+  events: CoordinatorEvent[];
+  coordinator: CoordinatorInfo | null;
+  exampleRun: RunSpecInput | null;
+  toasts: Toast[];
+  /** Worker a notification pointed at; its row is highlighted. */
+  highlightedWorkerId: number | null;
+  /** The last user action that failed, in words. */
+  actionError: string | null;
+  /** Names of actions in flight, to disable their buttons. */
+  busy: string[];
+}
+
+export function initialState(connection?: ConnectionState): AppState {
+  return {
+    loaded: false,
+    loadError: null,
+    connection: connection ?? { status: 'connecting', attempt: 0, retryInMs: null, opens: 0 },
+    view: 'nodes',
+    hardware: null,
+    detecting: false,
+    cluster: null,
+    clusterNotice: null,
+    importProblem: null,
+    pendingImport: null,
+    confirm: null,
+    workers: [],
+    runs: [],
+    selectedRunId: null,
+    runOutput: {},
+    events: [],
+    coordinator: null,
+    exampleRun: null,
+    toasts: [],
+    highlightedWorkerId: null,
+    actionError: null,
+    busy: [],
+  };
+}

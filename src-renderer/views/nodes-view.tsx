@@ -1,0 +1,220 @@
+/**
+ * The cluster as cards, one per node, with each GPU's reserve budget; the way in for cluster.yaml (drop,
+ * open, export) and for Add this machine. Import errors are listed file:line:col and the old cluster stays.
+ */
+import { useRef, type ChangeEvent } from 'react';
+import type { ClusterIssue } from '../../src-shared/cluster/types';
+import { useCommands } from '../app-context';
+import { GpuBar } from '../components/gpu-bar';
+import { DownloadIcon, PlusIcon, TrashIcon, UploadIcon, WarningIcon } from '../components/icons';
+import { formatIssueLine, formatMb } from '../format';
+import { askConfirm, dismissImportProblem, dismissNotice } from '../store/actions';
+import { act, useApp } from '../store/app-store';
+import { clusterLevelWarnings, nodeCards, type NodeCardModel } from '../store/derive';
+
+function baseName(path: string): string {
+  const parts = path.split(/[\\/]/);
+  return parts[parts.length - 1] || path;
+}
+
+function Warnings({ warnings, fileName, testId }: { warnings: ClusterIssue[]; fileName: string; testId: string }) {
+  if (warnings.length === 0) return null;
+  return (
+    <ul className="warnings" data-testid={testId}>
+      {warnings.map((w, i) => (
+        <li key={i}>
+          <WarningIcon size={14} />
+          <span>{w.line !== undefined ? formatIssueLine(fileName, w) : w.message}</span>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function NodeCard({ card, fileName }: { card: NodeCardModel; fileName: string }) {
+  const { node } = card;
+  const removing = useApp((s) => s.busy.includes(`remove:${node.name}`));
+  const titleId = `node-${card.index}-title`;
+  return (
+    <article className={`card node-card${card.isThisMachine ? ' this-machine' : ''}`} data-node-card={node.name} aria-labelledby={titleId}>
+      <header className="card-head">
+        <div className="card-title-row">
+          <h2 id={titleId} className="card-title">
+            {node.name}
+          </h2>
+          {card.isThisMachine && <span className="chip chip-accent">This machine</span>}
+        </div>
+        <button
+          type="button"
+          className="icon-button"
+          aria-label={`Remove node ${node.name}`}
+          title={`Remove node ${node.name}`}
+          disabled={removing}
+          onClick={() => act(askConfirm, { kind: 'remove-node', nodeName: node.name })}
+        >
+          <TrashIcon />
+        </button>
+      </header>
+      <p className="node-meta">
+        <span className="mono">{node.host}</span>
+        <span className="sep" aria-hidden="true">
+          ·
+        </span>
+        <span className={`chip chip-${node.transport}`}>{node.transport}</span>
+        {node.user && <span className="muted"> as {node.user}</span>}
+      </p>
+      <dl className="facts">
+        <div>
+          <dt>Usable VRAM</dt>
+          <dd data-testid="node-usable">{card.gpus.length ? `${formatMb(card.usableMb)} usable` : 'CPU-only'}</dd>
+        </div>
+        <div>
+          <dt>Total VRAM</dt>
+          <dd>{card.gpus.length ? formatMb(card.totalMb) : '—'}</dd>
+        </div>
+        <div>
+          <dt>Adapter slots</dt>
+          <dd data-testid="node-slots">max_adapters {node.max_adapters}</dd>
+        </div>
+      </dl>
+      {card.gpus.length > 0 ? (
+        <div className="gpus">
+          {card.gpus.map((gpu) => (
+            <GpuBar key={gpu.uuid} gpu={gpu} />
+          ))}
+        </div>
+      ) : (
+        <p className="cpu-only">
+          CPU-only
+          {node.cpu_cores !== undefined && <> · {node.cpu_cores} cores</>}
+          {node.ram_mb !== undefined && <> · {formatMb(node.ram_mb)} RAM</>}
+        </p>
+      )}
+      <Warnings warnings={card.warnings} fileName={fileName} testId="node-warnings" />
+    </article>
+  );
+}
+
+export function ImportProblemPanel() {
+  const problem = useApp((s) => s.importProblem);
+  if (!problem) return null;
+  const n = problem.errors.length;
+  return (
+    <section className="panel panel-bad" role="alert" aria-labelledby="import-problem-title" data-testid="import-errors">
+      <div className="panel-head">
+        <h2 id="import-problem-title" className="panel-title">
+          {problem.fileName} was not imported — {n} error{n === 1 ? '' : 's'}
+        </h2>
+        <button type="button" className="button small ghost" onClick={() => act(dismissImportProblem)}>
+          Dismiss
+        </button>
+      </div>
+      <ul className="issue-list mono">
+        {problem.errors.map((e, i) => (
+          <li key={i}>{formatIssueLine(problem.fileName, e)}</li>
+        ))}
+        {problem.warnings.map((w, i) => (
+          <li key={`w${i}`} className="issue-warning">
+            {formatIssueLine(problem.fileName, w)} (warning)
+          </li>
+        ))}
+      </ul>
+      <p className="muted">The cluster was not changed. Fix the file and drop it again.</p>
+    </section>
+  );
+}
+
+export function NodesView() {
+  const cluster = useApp((s) => s.cluster);
+  const hardware = useApp((s) => s.hardware);
+  const notice = useApp((s) => s.clusterNotice);
+  const adding = useApp((s) => s.busy.includes('addThisMachine'));
+  const importing = useApp((s) => s.busy.includes('import'));
+  const commands = useCommands();
+  const fileInput = useRef<HTMLInputElement>(null);
+  const cards = nodeCards(cluster, hardware);
+  const fileName = notice?.fileName ?? baseName(cluster?.path ?? 'cluster.yaml');
+  const topWarnings = clusterLevelWarnings(cluster);
+
+  const onFile = (e: ChangeEvent<HTMLInputElement>) => {
+    const file = e.target.files?.[0];
+    e.target.value = '';
+    if (file) void commands.openClusterFile(file);
+  };
+
+  const exportFile = async () => {
+    const result = await commands.exportCluster();
+    if (!result) return;
+    const url = URL.createObjectURL(new Blob([result.text], { type: 'application/yaml' }));
+    const a = document.createElement('a');
+    a.href = url;
+    a.download = result.fileName;
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  };
+
+  return (
+    <section className="view" aria-labelledby="view-title" data-testid="nodes-view" data-node-count={cards.length}>
+      <div className="view-head">
+        <div>
+          <h1 id="view-title" className="view-title" tabIndex={-1}>
+            Nodes
+          </h1>
+          {cluster && (
+            <p className="view-sub muted">
+              Stored in <span className="mono">{cluster.path}</span>
+            </p>
+          )}
+        </div>
+        <div className="toolbar">
+          <button type="button" className="button primary" onClick={() => void commands.addThisMachine()} disabled={adding}>
+            <PlusIcon /> {adding ? 'Adding…' : 'Add this machine'}
+          </button>
+          <button type="button" className="button" onClick={() => fileInput.current?.click()} disabled={importing}>
+            <UploadIcon /> Open cluster.yaml…
+          </button>
+          <input ref={fileInput} type="file" accept=".yaml,.yml,application/yaml,text/yaml" className="visually-hidden" tabIndex={-1} aria-hidden="true" onChange={onFile} data-testid="cluster-file-input" />
+          <button type="button" className="button" onClick={() => void exportFile()} disabled={cards.length === 0}>
+            <DownloadIcon /> Export cluster.yaml
+          </button>
+        </div>
+      </div>
+
+      <ImportProblemPanel />
+      {notice && (
+        <div className="notice" role="status" data-testid="cluster-notice">
+          <span>{notice.text}</span>
+          <button type="button" className="button small ghost" onClick={() => act(dismissNotice)}>
+            Dismiss
+          </button>
+        </div>
+      )}
+      {topWarnings.length > 0 && (
+        <section className="panel panel-warn" aria-label="Cluster warnings">
+          <Warnings warnings={topWarnings} fileName={fileName} testId="cluster-warnings" />
+        </section>
+      )}
+
+      {cards.length === 0 ? (
+        <div className="empty" data-testid="nodes-empty">
+          <UploadIcon size={36} />
+          <h2>No nodes yet</h2>
+          <p>
+            Drop a <span className="mono">cluster.yaml</span> anywhere on this window, open one with <strong>Open cluster.yaml…</strong>, or press <strong>Add this machine</strong> to start with the computer you are on.
+          </p>
+          <button type="button" className="button primary" onClick={() => void commands.addThisMachine()} disabled={adding}>
+            <PlusIcon /> Add this machine
+          </button>
+        </div>
+      ) : (
+        <div className="card-grid">
+          {cards.map((card) => (
+            <NodeCard key={card.node.name} card={card} fileName={fileName} />
+          ))}
+        </div>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,175 @@
+/**
+ * Every worker the coordinator knows: state with its cause, a ticking last-heartbeat, GPUs, progress and a
+ * Drain button; above it, the command that adds a worker on another machine, ready to copy.
+ */
+import { useEffect, useRef, useState } from 'react';
+import type { WorkerSnapshot } from '../../src-shared/training';
+import { useCommands } from '../app-context';
+import { Badge } from '../components/badge';
+import { CopyIcon, DrainIcon } from '../components/icons';
+import { useNow } from '../components/use-now';
+import { formatAgo, formatLoss, formatMb, formatRate } from '../format';
+import { workerBadge, workerColor } from '../store/derive';
+import { useApp } from '../store/app-store';
+
+function JoinCommand() {
+  const info = useApp((s) => s.coordinator);
+  const [copied, setCopied] = useState<'yes' | 'failed' | null>(null);
+  const codeRef = useRef<HTMLElement>(null);
+  if (!info) return null;
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(info.joinCommand);
+      setCopied('yes');
+    } catch {
+      // No clipboard permission (plain http, not localhost): select the text so Ctrl+C works.
+      const range = document.createRange();
+      if (codeRef.current) {
+        range.selectNodeContents(codeRef.current);
+        const sel = window.getSelection();
+        sel?.removeAllRanges();
+        sel?.addRange(range);
+      }
+      setCopied('failed');
+    }
+  };
+  return (
+    <section className="card join-card" aria-labelledby="join-title">
+      <h2 id="join-title" className="card-title">
+        Add a worker: run this on another machine
+      </h2>
+      <div className="command-box">
+        <code ref={codeRef} className="mono" data-testid="join-command">
+          {info.joinCommand}
+        </code>
+        <button type="button" className="button small" onClick={() => void copy()}>
+          <CopyIcon /> Copy
+        </button>
+      </div>
+      <p className="muted small" role="status">
+        {copied === 'yes'
+          ? 'Copied to the clipboard.'
+          : copied === 'failed'
+            ? 'The browser refused the clipboard: the command is selected, press Ctrl+C.'
+            : `The coordinator listens on ${info.url}. The token lets a machine join this cluster: share it only with your own machines.`}
+      </p>
+    </section>
+  );
+}
+
+function WorkerRow({ worker, now, highlighted }: { worker: WorkerSnapshot; now: number; highlighted: boolean }) {
+  const commands = useCommands();
+  const draining = useApp((s) => s.busy.includes(`drain:${worker.id}`));
+  const rowRef = useRef<HTMLTableRowElement>(null);
+  useEffect(() => {
+    if (highlighted) rowRef.current?.focus();
+  }, [highlighted]);
+  const live = worker.state === 'active' || worker.state === 'syncing' || worker.state === 'draining';
+  return (
+    <tr ref={rowRef} tabIndex={highlighted ? -1 : undefined} className={highlighted ? 'highlight' : undefined} data-worker-id={worker.id} data-node={worker.node} data-state={worker.state}>
+      <td>
+        <div className="worker-node">
+          <span className="swatch" style={{ background: workerColor(worker.id) }} aria-hidden="true" />
+          <div>
+            <div className="strong">{worker.node}</div>
+            <div className="muted small">
+              worker {worker.id}
+              {worker.incarnation > 1 && <> · incarnation {worker.incarnation}</>}
+              {worker.local && <> · in this app</>}
+            </div>
+          </div>
+        </div>
+      </td>
+      <td>
+        <Badge badge={workerBadge(worker.state)} />
+        {worker.stateCause && <div className="muted small cause">{worker.stateCause}</div>}
+      </td>
+      <td className="num" data-testid="heartbeat">
+        {live ? formatAgo(now - worker.lastHeartbeatAt) : <span className="muted">{formatAgo(now - worker.lastHeartbeatAt)}</span>}
+      </td>
+      <td>
+        {worker.gpus.length === 0 ? (
+          <span className="muted">CPU</span>
+        ) : (
+          worker.gpus.map((g, i) => (
+            <div key={i} className="small">
+              {g.name} {g.vramTotalMb !== null && <span className="muted">{formatMb(g.vramTotalMb)}</span>}
+            </div>
+          ))
+        )}
+      </td>
+      <td className="num">{worker.step ?? '—'}</td>
+      <td className="num">{formatLoss(worker.loss)}</td>
+      <td className="num">{formatRate(worker.samplesPerSec)}</td>
+      <td className="mono small">{worker.address ?? '—'}</td>
+      <td>
+        {worker.state === 'active' && (
+          <button type="button" className="button small" disabled={draining} onClick={() => void commands.drainWorker(worker.id)} aria-label={`Drain worker ${worker.node}`}>
+            <DrainIcon /> Drain
+          </button>
+        )}
+      </td>
+    </tr>
+  );
+}
+
+export function WorkersView() {
+  const workers = useApp((s) => s.workers);
+  const highlighted = useApp((s) => s.highlightedWorkerId);
+  const now = useNow();
+  const sorted = [...workers].sort((a, b) => {
+    const rank = (w: WorkerSnapshot) => (w.state === 'left' ? 2 : w.state === 'failed' ? 1 : 0);
+    return rank(a) - rank(b) || a.id - b.id;
+  });
+  return (
+    <section className="view" aria-labelledby="view-title" data-testid="workers-view">
+      <div className="view-head">
+        <div>
+          <h1 id="view-title" className="view-title" tabIndex={-1}>
+            Workers
+          </h1>
+          <p className="view-sub muted">Heartbeat every second; a worker silent past the run's timeout is marked failed and its shards go to the others.</p>
+        </div>
+      </div>
+      <JoinCommand />
+      <div className="card table-card">
+        {sorted.length === 0 ? (
+          <p className="muted">No worker has joined yet. This machine joins by itself when the app starts; run the command above on the others.</p>
+        ) : (
+          <div className="table-scroll">
+            <table className="table" data-testid="workers-table">
+              <thead>
+                <tr>
+                  <th scope="col">Node</th>
+                  <th scope="col">State</th>
+                  <th scope="col" className="num">
+                    Last heartbeat
+                  </th>
+                  <th scope="col">GPUs</th>
+                  <th scope="col" className="num">
+                    Step
+                  </th>
+                  <th scope="col" className="num">
+                    Loss
+                  </th>
+                  <th scope="col" className="num">
+                    Throughput
+                  </th>
+                  <th scope="col">Address</th>
+                  <th scope="col">
+                    <span className="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {sorted.map((w) => (
+                  <WorkerRow key={w.id} worker={w} now={now} highlighted={highlighted === w.id} />
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </div>
+    </section>
+  );
+}
