@@ -1,0 +1,230 @@
+/**
+ * `gpu-share serve`'s transport: the built renderer over HTTP and the ipc.ts contract over a WebSocket, so the
+ * real UI runs in any browser. Guarded by a random token in the URL (compared in constant time) and, by default,
+ * bound to 127.0.0.1; the socket also checks that the page asking is this server's own.
+ */
+import { realpathSync } from 'node:fs';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { WebSocket, WebSocketServer, type RawData } from 'ws';
+import { MAX_WS_MESSAGE_BYTES, TOKEN_PARAM, WS_PATH, type WsServerMessage } from '../../src-shared/headless-protocol';
+import type { EventMethod, EventPayloads } from '../../src-shared/ipc';
+import { generateToken, tokensEqual } from '../core/api/tokens';
+import type { AppCore } from '../core/app-core-types';
+import { dispatchRequest, RequestError } from '../core/ipc-dispatch';
+import { securityHeaders, serveStatic } from './static-files';
+
+export const DEFAULT_HEADLESS_PORT = 7420;
+
+/** A socket whose unsent data passes this is too slow to keep up with live output; it is closed, not buffered forever. */
+const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+/** Ping interval; a socket that missed the previous pong is dropped (laptop lid closed, network gone). */
+const PING_MS = 20_000;
+
+export interface HeadlessServerOptions {
+  host?: string;
+  port?: number;
+  staticDir: string;
+  token?: string;
+}
+
+export interface HeadlessServer {
+  /** The URL to open, token included: http://127.0.0.1:7420/?token=… */
+  url: string;
+  port: number;
+  token: string;
+  close(): Promise<void>;
+}
+
+const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
+
+export function isLoopbackHost(host: string): boolean {
+  return LOOPBACK_NAMES.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** Host part for a URL: IPv6 in brackets; a wildcard bind is reached through loopback from this machine. */
+export function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
+function splitHostHeader(value: string): { name: string; port: string | null } {
+  const m = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(value.trim().toLowerCase());
+  return m ? { name: m[1]!, port: m[2] ?? null } : { name: '', port: null };
+}
+
+/**
+ * Is this upgrade request from a page this server served? The Origin (when the client sends one — browsers
+ * always do) must be http://<the Host it asked for>, and on a loopback bind that Host must be a loopback name
+ * with our port, which shuts out DNS-rebinding pages even before the token is checked.
+ */
+export function originAllowed(req: IncomingMessage, boundHost: string, port: number): boolean {
+  const hostHeader = req.headers.host;
+  if (!hostHeader) return false;
+  const host = splitHostHeader(hostHeader);
+  if (isLoopbackHost(boundHost)) {
+    if (!isLoopbackHost(host.name) || host.port !== String(port)) return false;
+  }
+  const origin = req.headers.origin;
+  if (origin === undefined) return true;
+  return origin.toLowerCase() === `http://${hostHeader.toLowerCase()}`;
+}
+
+function refuseUpgrade(socket: Duplex, status: number, reason: string): void {
+  const body = `${reason}\n`;
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+function rawToString(data: RawData): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  if (data instanceof ArrayBuffer) return Buffer.from(data).toString('utf8');
+  return data.toString('utf8');
+}
+
+/** Parses one page → server message; returns the id it carried (if any) with an error for anything malformed. */
+export function parseRequestMessage(text: string): { ok: true; id: number; method: string; arg: unknown } | { ok: false; id: number | null; error: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { ok: false, id: null, error: 'message is not JSON: send {"id": 1, "method": "getCluster", "arg": …}' };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { ok: false, id: null, error: 'message must be a JSON object {"id", "method", "arg"}' };
+  }
+  const record = value as Record<string, unknown>;
+  const id = record.id;
+  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0) {
+    return { ok: false, id: null, error: 'message needs "id", a whole number that the answer will carry back' };
+  }
+  if (typeof record.method !== 'string') return { ok: false, id, error: 'message needs "method", the name of a request (e.g. "getCluster")' };
+  return { ok: true, id, method: record.method, arg: record.arg };
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof RequestError) return error.message;
+  if (error instanceof Error) return error.message || error.name;
+  return String(error);
+}
+
+export async function startHeadlessServer(core: AppCore, opts: HeadlessServerOptions): Promise<HeadlessServer> {
+  const host = opts.host ?? '127.0.0.1';
+  const token = opts.token ?? generateToken();
+  const root = realpathSync(opts.staticDir);
+  let boundPort = 0;
+
+  const server = createServer((req, res) => {
+    serveStatic(root, req, res).catch(() => {
+      if (!res.headersSent) res.writeHead(500, { ...securityHeaders(), 'Content-Type': 'text/plain; charset=utf-8' });
+      res.end('Internal error\n');
+    });
+  });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_WS_MESSAGE_BYTES });
+  const alive = new WeakMap<WebSocket, boolean>();
+
+  server.on('upgrade', (req, socket, head) => {
+    socket.on('error', () => socket.destroy());
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://localhost');
+    } catch {
+      refuseUpgrade(socket, 400, 'Bad Request');
+      return;
+    }
+    if (url.pathname !== WS_PATH) {
+      refuseUpgrade(socket, 404, 'Not Found');
+      return;
+    }
+    const given = url.searchParams.get(TOKEN_PARAM);
+    if (given === null || !tokensEqual(given, token)) {
+      refuseUpgrade(socket, 401, 'Unauthorized');
+      return;
+    }
+    if (!originAllowed(req, host, boundPort)) {
+      refuseUpgrade(socket, 403, 'Forbidden');
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+  });
+
+  wss.on('connection', (ws: WebSocket) => {
+    alive.set(ws, true);
+    const send = (message: WsServerMessage): void => {
+      if (ws.readyState !== WebSocket.OPEN) return;
+      if (ws.bufferedAmount > MAX_BUFFERED_BYTES) {
+        ws.close(1013, 'the page is not keeping up; reload it');
+        return;
+      }
+      ws.send(JSON.stringify(message));
+    };
+    const unsubscribe = core.subscribe(<E extends EventMethod>(event: E, payload: EventPayloads[E]) => {
+      send({ event, payload } as WsServerMessage);
+    });
+    ws.on('pong', () => alive.set(ws, true));
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) {
+        send({ id: null, ok: false, error: 'binary messages are not part of the protocol: send JSON text' });
+        return;
+      }
+      const parsed = parseRequestMessage(rawToString(data));
+      if (!parsed.ok) {
+        send({ id: parsed.id, ok: false, error: parsed.error });
+        return;
+      }
+      dispatchRequest(core.handlers, parsed.method, parsed.arg).then(
+        (result) => send({ id: parsed.id, ok: true, result }),
+        (error: unknown) => send({ id: parsed.id, ok: false, error: errorText(error) }),
+      );
+    });
+    ws.on('error', () => ws.terminate());
+    ws.on('close', () => unsubscribe());
+  });
+
+  const pinger = setInterval(() => {
+    for (const ws of wss.clients) {
+      if (alive.get(ws) === false) {
+        ws.terminate();
+        continue;
+      }
+      alive.set(ws, false);
+      ws.ping();
+    }
+  }, PING_MS);
+  pinger.unref();
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (error: Error) => reject(error);
+    server.once('error', onError);
+    server.listen(opts.port ?? DEFAULT_HEADLESS_PORT, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  boundPort = (server.address() as AddressInfo).port;
+
+  let closing: Promise<void> | null = null;
+  return {
+    url: `http://${urlHost(host)}:${boundPort}/?${TOKEN_PARAM}=${encodeURIComponent(token)}`,
+    port: boundPort,
+    token,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        clearInterval(pinger);
+        for (const ws of wss.clients) ws.close(1001, 'GPU Share is shutting down');
+        wss.close();
+        server.close(() => resolve());
+        // Sockets still open after the goodbye (a browser that never answers) must not hold the process.
+        setTimeout(() => {
+          for (const ws of wss.clients) ws.terminate();
+          server.closeAllConnections();
+        }, 500).unref();
+        server.closeIdleConnections();
+      });
+      return closing;
+    },
+  };
+}
