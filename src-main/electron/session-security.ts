@@ -1,0 +1,24 @@
+/**
+ * Session-wide defences: the CSP header on every response (belt and braces next to the app:// protocol's own
+ * header) and a permission policy that grants nothing but notifications, and those only to our page.
+ */
+import type { Session, WebContents } from 'electron';
+import { isAppUrl } from './app-protocol';
+import { withContentSecurityPolicy } from './content-security-policy';
+
+/** The one permission the page may have: desktop notifications, asked for from our own origin. */
+export function isPermissionAllowed(permission: string, requestingUrl: string): boolean {
+  return permission === 'notifications' && isAppUrl(requestingUrl);
+}
+
+export function hardenSession(session: Session, isOurContents: (contents: WebContents | null) => boolean): void {
+  session.webRequest.onHeadersReceived((details, callback) => {
+    callback({ responseHeaders: withContentSecurityPolicy(details.responseHeaders) });
+  });
+  session.setPermissionRequestHandler((contents, permission, callback, details) => {
+    callback(isOurContents(contents) && isPermissionAllowed(permission, details.requestingUrl));
+  });
+  session.setPermissionCheckHandler((contents, permission, requestingOrigin) => {
+    return isOurContents(contents) && isPermissionAllowed(permission, requestingOrigin);
+  });
+}
