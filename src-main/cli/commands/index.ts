@@ -1,5 +1,7 @@
 /** Every `gpu-share` subcommand, in the order `--help` lists them. */
 import type { Command } from '../command';
+import { detectCommand } from './detect';
+import { residencyCommand } from './residency';
 import { workerCommand } from './worker';
 
-export const commands: Command[] = [workerCommand];
+export const commands: Command[] = [detectCommand, residencyCommand, workerCommand];

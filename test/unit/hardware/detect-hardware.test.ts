@@ -75,7 +75,7 @@ describe('detectHardware through the fake nvidia-smi on PATH', () => {
   });
 
   it('GPU_SHARE_NVIDIA_SMI names the binary even when PATH has none', async () => {
-    const env = { ...noNvidiaEnv(), ...fakeEnv({ queryGpu: fixture('query-gpu-csv-gb10-na.txt') }), GPU_SHARE_NVIDIA_SMI: FAKE_NVIDIA_SMI };
+    const env: NodeJS.ProcessEnv = { ...fakeEnv({ queryGpu: fixture('query-gpu-csv-gb10-na.txt') }), GPU_SHARE_NVIDIA_SMI: FAKE_NVIDIA_SMI };
     env.PATH = path.dirname(process.execPath); // node only, for the fake's #! line
     const s = await detectHardware({ env, si: fixedSi });
     expect(s.nvidia).toMatchObject({ available: true, path: FAKE_NVIDIA_SMI });

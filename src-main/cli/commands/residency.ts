@@ -1,0 +1,28 @@
+/** `gpu-share residency --pid N`: is this process (or a process it started) really holding GPU memory? */
+import { locateNvidiaSmi, POLL_WINDOW_SECONDS, probeResidency } from '../../core/hardware/index';
+import { flagInt, parseArgs, UsageError, type Command } from '../command';
+
+export const residencyCommand: Command = {
+  name: 'residency',
+  summary: 'check that a training process holds GPU memory (nvidia-smi)',
+  usage: `Usage: gpu-share residency --pid N [--json]
+
+Asks nvidia-smi (--query-compute-apps=pid,used_memory) for up to ${POLL_WINDOW_SECONDS} s whether process N, or any
+process it started (a torchrun launcher's workers), holds at least 1 MiB of GPU memory.
+
+Exit status: 0 GPU resident, 1 not on the GPU (or nvidia-smi missing / unreadable), 2 bad usage.
+
+Options:
+  --pid N   the training process (or its launcher)
+  --json    print {status, detail, pid, usedMib} as JSON
+`,
+  async run(args, io) {
+    const parsed = parseArgs(args, ['pid'], ['json']);
+    if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument "${parsed.positionals[0]}"`);
+    if (parsed.flags.pid === undefined) throw new UsageError('--pid is required');
+    const pid = flagInt(parsed, 'pid', 0, 1, 4_294_967_295);
+    const result = await probeResidency({ pid, nvidiaSmiPath: locateNvidiaSmi(io.env), env: io.env });
+    io.out(parsed.flags.json ? `${JSON.stringify(result, null, 2)}\n` : `${result.detail}\n`);
+    return result.status === 'pass' ? 0 : 1;
+  },
+};
