@@ -424,6 +424,17 @@ function capIssues(issues: ClusterIssue[]): ClusterIssue[] {
   return kept;
 }
 
+/**
+ * Errors sorted by where they are in the file, as a compiler lists them; those without a place keep their
+ * order at the end. (validateCluster alone keeps entrenar's rule order.)
+ */
+function inFileOrder(issues: ClusterIssue[]): ClusterIssue[] {
+  const placed = issues.filter((i) => i.line !== undefined);
+  const unplaced = issues.filter((i) => i.line === undefined);
+  placed.sort((a, b) => a.line! - b.line! || (a.col ?? 0) - (b.col ?? 0));
+  return [...placed, ...unplaced];
+}
+
 /** Attaches line:col to a validation issue from the path it names, or from its nearest located ancestor. */
 function locate(r: Reader, issue: ClusterIssue): ClusterIssue {
   for (let n = issue.path.length; n >= 0; n--) {
@@ -451,9 +462,9 @@ export function parseClusterYaml(text: string): ClusterParseResult {
   } catch (caught) {
     config = null;
     if (caught instanceof AliasBudgetExceeded) {
-      // This is the cause; anything found while expanding is noise, so it goes first and the rest is trimmed.
-      r.errors.splice(10);
-      r.errors.unshift({
+      // This is the cause; anything found while expanding is noise, so it replaces them.
+      r.errors.length = 0;
+      r.errors.push({
         severity: 'error',
         message:
           'aliases (*name) here expand into far more data than the file holds; a cluster.yaml may reuse small blocks, not multiply them — write the entries out',
@@ -480,6 +491,6 @@ export function parseClusterYaml(text: string): ClusterParseResult {
       r.errors.push(locate(r, problem));
     }
   }
-  if (r.errors.length > 0 || !config) return { ok: false, errors: capIssues(r.errors), warnings };
+  if (r.errors.length > 0 || !config) return { ok: false, errors: capIssues(inFileOrder(r.errors)), warnings };
   return { ok: true, config, warnings };
 }

@@ -2,6 +2,7 @@
 import type { Command } from '../command';
 import { detectCommand } from './detect';
 import { residencyCommand } from './residency';
+import { validateCommand } from './validate';
 import { workerCommand } from './worker';
 
-export const commands: Command[] = [detectCommand, residencyCommand, workerCommand];
+export const commands: Command[] = [detectCommand, validateCommand, residencyCommand, workerCommand];
