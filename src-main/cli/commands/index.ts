@@ -2,7 +2,8 @@
 import type { Command } from '../command';
 import { detectCommand } from './detect';
 import { residencyCommand } from './residency';
+import { serveCommand } from './serve';
 import { validateCommand } from './validate';
 import { workerCommand } from './worker';
 
-export const commands: Command[] = [detectCommand, validateCommand, residencyCommand, workerCommand];
+export const commands: Command[] = [detectCommand, validateCommand, residencyCommand, serveCommand, workerCommand];

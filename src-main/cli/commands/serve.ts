@@ -1,0 +1,152 @@
+/**
+ * `gpu-share serve`: the whole app without Electron — the core with headless ports, the built page over HTTP
+ * and the contract over a WebSocket. For machines without a display, and for driving the real UI in a browser.
+ */
+import path from 'node:path';
+import { createAppCore } from '../../core/app-core';
+import type { AppCore } from '../../core/app-core-types';
+import { nodePtySpawner } from '../../core/pty/node-pty-spawner';
+import { defaultUserDataDir } from '../../core/user-data-dir';
+import { findStaticDir, staticDirCandidates } from '../../headless/find-static-dir';
+import { logNotifier, noTray } from '../../headless/headless-ports';
+import { DEFAULT_HEADLESS_PORT, isLoopbackHost, startHeadlessServer, type HeadlessServer } from '../../headless/headless-server';
+import { flagInt, flagString, parseArgs, UsageError, type CliIo, type Command } from '../command';
+
+const DEFAULT_COORDINATOR_PORT = 7421;
+
+const usage = `Usage: gpu-share serve [options]
+
+Runs GPU Share without a desktop window: open the printed URL in a browser. The URL carries a random
+token; anyone who has it can control the cluster.
+
+Options:
+  --host HOST               address for the page (default 127.0.0.1; other addresses expose it to the network)
+  --port N                  port for the page (default ${DEFAULT_HEADLESS_PORT}; 0 picks a free one)
+  --cluster PATH            cluster file (default <data dir>/cluster.yaml)
+  --data-dir DIR            where cluster.yaml, tokens and worker data live (default: the app's, ${defaultUserDataDir()})
+  --coordinator-host HOST   address workers join (default 127.0.0.1; 0.0.0.0 to accept other machines)
+  --coordinator-port N      port workers join (default ${DEFAULT_COORDINATOR_PORT}; 0 picks a free one)
+  --no-local-worker         do not train on this machine
+`;
+
+export interface ServeOptions {
+  host: string;
+  port: number;
+  clusterPath: string | undefined;
+  dataDir: string;
+  coordinatorHost: string;
+  coordinatorPort: number;
+  localWorker: boolean;
+}
+
+export function parseServeArgs(args: string[], io: Pick<CliIo, 'cwd' | 'env'>): ServeOptions {
+  const parsed = parseArgs(args, ['host', 'port', 'cluster', 'data-dir', 'coordinator-host', 'coordinator-port'], ['no-local-worker']);
+  if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument "${parsed.positionals[0]}"`);
+  const cluster = flagString(parsed, 'cluster');
+  const dataDir = flagString(parsed, 'data-dir');
+  return {
+    host: flagString(parsed, 'host') ?? '127.0.0.1',
+    port: flagInt(parsed, 'port', DEFAULT_HEADLESS_PORT, 0, 65535),
+    clusterPath: cluster ? path.resolve(io.cwd, cluster) : undefined,
+    dataDir: dataDir ? path.resolve(io.cwd, dataDir) : defaultUserDataDir(io.env),
+    coordinatorHost: flagString(parsed, 'coordinator-host') ?? '127.0.0.1',
+    coordinatorPort: flagInt(parsed, 'coordinator-port', DEFAULT_COORDINATOR_PORT, 0, 65535),
+    localWorker: parsed.flags['no-local-worker'] !== true,
+  };
+}
+
+function describeListenError(error: unknown, what: string, flag: string, port: number): string {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  if (code === 'EADDRINUSE') return `${what}: port ${port} is already in use (another gpu-share serve?). Stop it, or pass ${flag} with another port (0 picks a free one).`;
+  if (code === 'EADDRNOTAVAIL') return `${what}: this machine has no such address to listen on. Check ${flag.replace('port', 'host')}.`;
+  if (code === 'EACCES') return `${what}: not allowed to listen on port ${port}. Pick a port above 1024.`;
+  return `${what}: ${error instanceof Error ? error.message : String(error)}`;
+}
+
+/**
+ * Runs until `stop` aborts (SIGINT/SIGTERM in the CLI); resolves with the exit code. Split from the command so a
+ * test can run it in-process and stop it without signals.
+ */
+export async function runServe(options: ServeOptions, io: CliIo, stop: AbortSignal): Promise<number> {
+  const staticDir = findStaticDir(io.env, io.cwd);
+  if (!staticDir) {
+    io.err(`gpu-share serve: the page is not built (looked in ${staticDirCandidates(io.env, io.cwd).join(', ')}). Run \`npm run build\` in the GPU Share folder, then try again.\n`);
+    return 2;
+  }
+  if (!isLoopbackHost(options.host)) {
+    io.err(
+      `warning: the page listens on ${options.host}, not only on this machine: anyone who can reach it and has the token can control the cluster and run commands on its workers. Use --host 127.0.0.1 unless you mean it.\n`,
+    );
+  }
+
+  let core: AppCore;
+  try {
+    core = await createAppCore({
+      userData: options.dataDir,
+      clusterPath: options.clusterPath,
+      notifier: logNotifier((line) => io.out(line)),
+      tray: noTray,
+      pty: nodePtySpawner,
+      coordinatorHost: options.coordinatorHost,
+      coordinatorPort: options.coordinatorPort,
+      localWorker: options.localWorker,
+      env: io.env,
+    });
+  } catch (error) {
+    io.err(`gpu-share serve: ${describeListenError(error, 'could not start the coordinator', '--coordinator-port', options.coordinatorPort)}\n`);
+    return 1;
+  }
+
+  let server: HeadlessServer;
+  try {
+    server = await startHeadlessServer(core, { host: options.host, port: options.port, staticDir });
+  } catch (error) {
+    await core.stop().catch(() => undefined);
+    io.err(`gpu-share serve: ${describeListenError(error, 'could not serve the page', '--port', options.port)}\n`);
+    return 1;
+  }
+
+  const info = await core.handlers.getCoordinatorInfo(undefined);
+  io.out(`GPU Share is running: ${server.url}\n`);
+  io.out(`Add a worker: run this on another machine: ${info.joinCommand}\n`);
+  io.out('Press Ctrl+C to stop.\n');
+
+  if (!stop.aborted) await new Promise<void>((resolve) => stop.addEventListener('abort', () => resolve(), { once: true }));
+  io.out('Stopping GPU Share…\n');
+  await server.close();
+  await core.stop().catch((error: unknown) => io.err(`gpu-share serve: while stopping: ${error instanceof Error ? error.message : String(error)}\n`));
+  io.out('Stopped.\n');
+  return 0;
+}
+
+export const serveCommand: Command = {
+  name: 'serve',
+  summary: 'run GPU Share without a desktop window and open it in a browser',
+  usage,
+  async run(args, io) {
+    const options = parseServeArgs(args, io);
+    const controller = new AbortController();
+    let signals = 0;
+    const onSignal = (signal: NodeJS.Signals) => {
+      signals++;
+      if (signals === 1) {
+        controller.abort();
+        return;
+      }
+      // A second Ctrl+C while stopping: the person wants out now.
+      io.err(`gpu-share serve: ${signal} again, exiting without waiting\n`);
+      process.exit(130);
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    try {
+      const code = await runServe(options, io, controller.signal);
+      // Whatever a stopped service forgot to close must not keep the command alive.
+      setTimeout(() => process.exit(code), 3000).unref();
+      return code;
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
+  },
+};
