@@ -1,14 +1,19 @@
 /**
  * Session-wide defences: the CSP header on every response (belt and braces next to the app:// protocol's own
- * header) and a permission policy that grants nothing but notifications, and those only to our page.
+ * header) and a permission policy that grants nothing but notifications and clipboard writes, to our page only.
  */
 import type { Session, WebContents } from 'electron';
 import { isAppUrl } from './app-protocol';
 import { withContentSecurityPolicy } from './content-security-policy';
 
-/** The one permission the page may have: desktop notifications, asked for from our own origin. */
+/**
+ * What our page may have: desktop notifications, and writing (never reading) the clipboard for the Workers
+ * view's Copy button; asked for from our own origin only.
+ */
+const ALLOWED_PERMISSIONS = new Set(['notifications', 'clipboard-sanitized-write']);
+
 export function isPermissionAllowed(permission: string, requestingUrl: string): boolean {
-  return permission === 'notifications' && isAppUrl(requestingUrl);
+  return ALLOWED_PERMISSIONS.has(permission) && isAppUrl(requestingUrl);
 }
 
 export function hardenSession(session: Session, isOurContents: (contents: WebContents | null) => boolean): void {

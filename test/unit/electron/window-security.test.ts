@@ -167,13 +167,15 @@ describe('app:// protocol', () => {
 });
 
 describe('permissions', () => {
-  it('grants notifications to our page only and denies everything else', () => {
+  it('grants notifications (and clipboard writes for Copy buttons) to our page only and denies everything else', () => {
     const ours = new FakeWebContents();
     const other = new FakeWebContents();
     hardenSession(session.defaultSession as never, (contents) => contents === (ours as never));
     const ask = (contents: FakeWebContents, permission: string, url: string) =>
       session.defaultSession.fakePermissionRequest(contents, permission, url);
     expect(ask(ours, 'notifications', APP_PAGE_URL)).toBe(true);
+    expect(ask(ours, 'clipboard-sanitized-write', APP_PAGE_URL)).toBe(true);
+    expect(ask(other, 'clipboard-sanitized-write', APP_PAGE_URL)).toBe(false);
     for (const permission of ['media', 'geolocation', 'clipboard-read', 'openExternal', 'hid', 'usb', 'serial', 'fullscreen']) {
       expect(ask(ours, permission, APP_PAGE_URL), permission).toBe(false);
     }
