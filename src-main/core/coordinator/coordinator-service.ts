@@ -74,6 +74,8 @@ export interface CoordinatorServiceOptions {
 
 /** How often start() runs tick(): failure detection is at most this late. */
 export const TICK_MS = 200;
+/** Heartbeat-only snapshot changes are sent at most this often. */
+const PROGRESS_EMIT_MS = 1000;
 const MAX_EVENTS = 2000;
 const MAX_SHARD_HISTORY = 50;
 const MAX_RUNS_KEPT = 20;
@@ -117,6 +119,8 @@ interface RunRecord {
   endedAt: number | null;
   workerIds: number[];
   members: Map<number, MemberStatus>;
+  /** Members reported progress since run.progress was computed. */
+  progressStale: boolean;
   launchedBy: LaunchWhy | null;
   shardHistory: ShardMap[];
   progress: RunProgress | null;
@@ -168,8 +172,12 @@ export class CoordinatorService {
   private timer: { cancel(): void } | null = null;
   /** Monotonic ms at which a settled scale-up is due (joins are batched for one heartbeat interval). */
   private reconcileDueAt: number | null = null;
-  private workersDirty = false;
+  /** 'state': a worker changed state (sent at the next tick); 'beat': only heartbeat data (sent at most 1 Hz). */
+  private workersDirty: 'none' | 'beat' | 'state' = 'none';
+  private lastWorkersEmit = -Infinity;
+  /** Runs whose progress changed since they were last sent (sent at most 1 Hz). */
   private readonly dirtyRuns = new Set<RunRecord>();
+  private lastProgressEmit = -Infinity;
 
   constructor(opts: CoordinatorServiceOptions) {
     this.clock = opts.clock;
@@ -242,7 +250,7 @@ export class CoordinatorService {
     if (!req.python) {
       this.addEvent('worker-joined', 'warning', `Worker ${req.node} has no Python with torch: it can take part in runs with the direct launcher only`, { workerId });
     }
-    this.workersDirty = true;
+    this.workersDirty = 'state';
     return {
       workerId,
       incarnation,
@@ -260,7 +268,7 @@ export class CoordinatorService {
     if (pw.state === 'syncing' && this.pool.activateWorker(workerId)) this.scheduleReconcile();
     const progress = req.progress ?? null;
     if (progress) this.recordProgress(rec, progress);
-    this.workersDirty = true;
+    if (this.workersDirty === 'none') this.workersDirty = 'beat';
     return { instructions: rec.pending.splice(0) };
   }
 
@@ -282,7 +290,7 @@ export class CoordinatorService {
     const wasMember = !!run && run.workerIds.includes(workerId);
     if (pw.state === 'draining') this.pool.finalizeRemoval(workerId, `drain finished: ${reason}`);
     else this.pool.leaveWorker(workerId, reason === 'left' ? 'left' : `left: ${reason}`);
-    this.workersDirty = true;
+    this.workersDirty = 'state';
     if (run && wasMember) this.reconcile(run, `worker ${rec.node} left`, 'shrink');
   }
 
@@ -308,6 +316,7 @@ export class CoordinatorService {
       endedAt: null,
       workerIds: [],
       members: new Map(),
+      progressStale: false,
       launchedBy: null,
       shardHistory: [],
       progress: null,
@@ -355,7 +364,7 @@ export class CoordinatorService {
     const wasMember = !!run && run.workerIds.includes(workerId);
     this.pool.removeWorker(workerId, 'drained by user');
     this.queue(rec, { kind: 'drain', reason: 'drained by user' });
-    this.workersDirty = true;
+    this.workersDirty = 'state';
     if (run && wasMember) this.reconcile(run, `worker ${rec.node} drained by user`, 'shrink');
     return this.workers();
   }
@@ -408,16 +417,11 @@ export class CoordinatorService {
   /** Declares silent workers failed, starts settled scale-ups, and sends the coalesced snapshots. */
   tick(): void {
     const now = this.clock.monotonic();
-    const silence = new Map<number, number>();
-    for (const w of this.pool.allWorkers()) if (w.state === 'active') silence.set(w.workerId, now - w.lastHeartbeat);
-    const failed = this.pool.checkHeartbeats();
+    const failed = this.pool.expireSilent();
     if (failed.length > 0) {
       const causes = new Map<number, string>();
-      for (const id of failed) {
-        const ms = silence.get(id);
-        if (ms !== undefined) causes.set(id, `No heartbeat for ${Math.round(ms / 1000)} s`);
-      }
-      this.afterFailures(failed, causes);
+      for (const f of failed) if (f.from === 'active') causes.set(f.workerId, `No heartbeat for ${Math.round(f.silentMs / 1000)} s`);
+      this.afterFailures(failed.map((f) => f.workerId), causes);
     }
     if (this.reconcileDueAt !== null && now >= this.reconcileDueAt) {
       this.reconcileDueAt = null;
@@ -474,6 +478,7 @@ export class CoordinatorService {
   }
 
   private launchGeneration(run: RunRecord, members: number[], cause: string, why: LaunchWhy): void {
+    this.refreshProgress(run);
     const previous = run.state === 'running' ? run.generation : null;
     if (previous !== null) this.stopMembers(run, `generation ${previous + 1} replaces it: ${cause}`);
     run.generation += 1;
@@ -494,7 +499,9 @@ export class CoordinatorService {
       at: this.clock.now(),
       cause,
     };
-    run.shardHistory.push(map);
+    for (const s of map.shards) Object.freeze(s);
+    Object.freeze(map.shards);
+    run.shardHistory.push(Object.freeze(map));
     if (run.shardHistory.length > MAX_SHARD_HISTORY) run.shardHistory.splice(0, run.shardHistory.length - MAX_SHARD_HISTORY);
 
     for (const s of shards) {
@@ -563,6 +570,7 @@ export class CoordinatorService {
   }
 
   private endRun(run: RunRecord, state: 'finished' | 'failed' | 'stopped', cause: string): void {
+    this.refreshProgress(run);
     run.state = state;
     run.stateCause = cause;
     run.endedAt = this.clock.now();
@@ -592,7 +600,7 @@ export class CoordinatorService {
         rec.progress = null;
       }
     }
-    this.workersDirty = true;
+    this.workersDirty = 'state';
     if (run && run.state === 'running') {
       const lost = failedIds.filter((id) => run.workerIds.includes(id));
       if (lost.length > 0) {
@@ -657,7 +665,7 @@ export class CoordinatorService {
         const pw = this.pool.worker(rec.id)!;
         if (pw.state === 'draining') {
           this.pool.finalizeRemoval(rec.id, `drain finished: training ${describeExitStatus(r.exitCode, r.signal)}`);
-          this.workersDirty = true;
+          this.workersDirty = 'state';
           return;
         }
         if (!member || r.requested) return;
@@ -690,6 +698,7 @@ export class CoordinatorService {
   }
 
   private finishRun(run: RunRecord): void {
+    this.refreshProgress(run);
     const n = run.workerIds.length;
     const step = run.progress?.step;
     this.endRun(run, 'finished', `all ${plural(n, 'worker')} finished (exit code 0)`);
@@ -708,6 +717,17 @@ export class CoordinatorService {
     const member = run.members.get(rec.id);
     if (!member) return;
     member.progress = progress;
+    run.progressStale = true;
+    this.dirtyRuns.add(run);
+  }
+
+  /**
+   * Folds the members' latest progress into the run's: the furthest step (with its loss), samples/s summed.
+   * Done when the run is read or sent, not on every heartbeat, so a heartbeat costs the same with 1 or 1,000 members.
+   */
+  private refreshProgress(run: RunRecord): void {
+    if (!run.progressStale) return;
+    run.progressStale = false;
     let best: Progress | null = null;
     let samplesPerSec: number | null = null;
     let resumedFrom: number | null = null;
@@ -722,8 +742,7 @@ export class CoordinatorService {
     const loss = best.loss ?? null;
     run.progress = { step: best.step, loss, samplesPerSec, resumedFrom, at: this.clock.now() };
     if (loss !== null) run.loss.add(best.step, loss);
-    this.pool.setStep(best.step);
-    this.dirtyRuns.add(run);
+    if (this.live === run) this.pool.setStep(best.step);
   }
 
   // ---------------------------------------------------------------------------------------------------------
@@ -819,7 +838,7 @@ export class CoordinatorService {
       case 'syncing':
         break;
     }
-    this.workersDirty = true;
+    this.workersDirty = 'state';
   }
 
   private addEvent(
@@ -845,13 +864,21 @@ export class CoordinatorService {
     if (this.listeners.size > 0) this.broadcast({ type: 'run', run: this.runSnapshot(run) });
   }
 
-  /** Sends what changed since the last tick: worker heartbeats and run progress are coalesced here. */
+  /**
+   * Sends what changed since the last tick. State changes go out at once; heartbeat-only changes (last
+   * heartbeat, step) and run progress at most once a second, so 1,000 workers beating cost 1 snapshot a second.
+   */
   private flush(): void {
-    if (this.workersDirty) {
-      this.workersDirty = false;
+    const now = this.clock.monotonic();
+    if (this.workersDirty === 'state' || (this.workersDirty === 'beat' && now - this.lastWorkersEmit >= PROGRESS_EMIT_MS)) {
+      this.workersDirty = 'none';
+      this.lastWorkersEmit = now;
       if (this.listeners.size > 0) this.broadcast({ type: 'workers', workers: this.workers() });
     }
-    for (const run of [...this.dirtyRuns]) this.emitRun(run);
+    if (this.dirtyRuns.size > 0 && now - this.lastProgressEmit >= PROGRESS_EMIT_MS) {
+      this.lastProgressEmit = now;
+      for (const run of [...this.dirtyRuns]) this.emitRun(run);
+    }
   }
 
   private broadcast(change: CoordinatorChange): void {
@@ -873,6 +900,7 @@ export class CoordinatorService {
   }
 
   private runSnapshot(run: RunRecord): RunSnapshot {
+    this.refreshProgress(run);
     const residency: Record<number, ResidencyVerdict> = {};
     for (const [k, v] of Object.entries(run.residency)) residency[Number(k)] = { ...v };
     return {
@@ -885,7 +913,8 @@ export class CoordinatorService {
       startedAt: run.startedAt,
       endedAt: run.endedAt,
       workerIds: [...run.workerIds],
-      shardHistory: run.shardHistory.map((m) => ({ ...m, shards: m.shards.map((s) => ({ ...s })) })),
+      // Shard maps never change once made (they are frozen), so snapshots share them instead of copying 50 × n ranges.
+      shardHistory: [...run.shardHistory],
       progress: run.progress ? { ...run.progress } : null,
       lossHistory: run.loss.snapshot(),
       residency,

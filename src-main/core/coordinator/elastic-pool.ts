@@ -211,20 +211,25 @@ export class ElasticPool {
    * active or syncing → failed (returned); draining → left, since it was leaving anyway.
    */
   checkHeartbeats(): number[] {
+    return this.expireSilent().map((f) => f.workerId);
+  }
+
+  /** checkHeartbeats() with what each failed worker was before and how long it had been silent. */
+  expireSilent(): { workerId: number; from: WorkerState; silentMs: number }[] {
     const now = this.clock.monotonic();
     const timeout = this.limits.heartbeatTimeoutMs;
-    const failed: number[] = [];
+    const failed: { workerId: number; from: WorkerState; silentMs: number }[] = [];
     let activeChanged = false;
     for (const w of this.list) {
       const silent = now - w.lastHeartbeat;
       if (silent <= timeout) continue;
       if (w.state === 'active') {
         this.setState(w, 'failed', `no heartbeat for ${formatSeconds(silent)}`);
-        failed.push(w.workerId);
+        failed.push({ workerId: w.workerId, from: 'active', silentMs: silent });
         activeChanged = true;
       } else if (w.state === 'syncing') {
         this.setState(w, 'failed', `no heartbeat within ${formatSeconds(silent)} of joining`);
-        failed.push(w.workerId);
+        failed.push({ workerId: w.workerId, from: 'syncing', silentMs: silent });
       } else if (w.state === 'draining') {
         this.setState(w, 'left', `drain finished: no heartbeat for ${formatSeconds(silent)}`);
       }

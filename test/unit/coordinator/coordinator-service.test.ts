@@ -280,9 +280,12 @@ describe('CoordinatorService — runs and generations', () => {
     expect(h.svc.workers()[0]).toMatchObject({ step: 10, loss: 0.5, samplesPerSec: 100 });
     h.svc.heartbeat(a!.workerId, { incarnation: 1, progress: { runId: h.liveRun().id, generation: 0, step: 999, loss: 9, samplesPerSec: 1, resumedFrom: null } });
     expect(h.liveRun().progress!.step).toBe(12);
+    a!.setStep(20, 0.3, 100, 0);
+    h.run(1000);
+    // sampled as heartbeats bring it: the furthest step's loss each time
     expect(h.liveRun().lossHistory).toEqual([
-      { step: 10, loss: 0.5 },
       { step: 12, loss: 0.4 },
+      { step: 20, loss: 0.3 },
     ]);
   });
 
@@ -353,15 +356,22 @@ describe('CoordinatorService — runs and generations', () => {
     expect(h.clock.pendingTimers()).toBe(0);
   });
 
-  it('coalesces worker snapshots: many heartbeats between ticks give one workers change', () => {
+  it('coalesces snapshots: state changes go out at the next tick, heartbeat-only changes at most once a second', () => {
     const h = new Harness();
     const ws = h.activeWorkers('a', 'b', 'c');
+    const workerChanges = () => h.changes.filter((c) => c.type === 'workers').length;
     h.svc.tick();
+    expect(workerChanges()).toBe(1);
     h.changes.length = 0;
     for (let i = 0; i < 10; i++) ws.forEach((w) => w.beat());
-    expect(h.changes.filter((c) => c.type === 'workers')).toHaveLength(0);
     h.svc.tick();
-    expect(h.changes.filter((c) => c.type === 'workers')).toHaveLength(1);
+    expect(workerChanges()).toBe(0);
+    h.clock.advance(1000);
+    h.svc.tick();
+    expect(workerChanges()).toBe(1);
+    h.svc.drainWorker(0);
+    h.svc.tick();
+    expect(workerChanges()).toBe(2);
   });
 
   it('uses the rendezvous host override when given, with the first worker’s port', () => {
