@@ -71,6 +71,8 @@ export interface WorkerAgentOptions {
   probeResidency?: (opts: ProbeResidencyOptions) => Promise<ResidencyResult>;
   /** SIGTERM → SIGKILL grace when stopping training; default 3 s. */
   stopGraceMs?: number;
+  /** Probe residency this long after the start when no progress line came first; default 5 s. */
+  residencyStartWindowMs?: number;
   fetch?: typeof fetch;
 }
 
@@ -494,7 +496,7 @@ export class WorkerAgent {
     this.log(`started run ${plan.runId} generation ${plan.generation}: pid ${proc.pid}: ${argv.join(' ')}`);
     this.reports.push({ type: 'started', ...ids, pid: proc.pid });
     if (plan.useGpus) {
-      run.residencyTimer = this.clock.setTimeout(() => this.beginResidencyProbe(run), RESIDENCY_START_WINDOW_MS);
+      run.residencyTimer = this.clock.setTimeout(() => this.beginResidencyProbe(run), this.opts.residencyStartWindowMs ?? RESIDENCY_START_WINDOW_MS);
     }
     void proc.exited.then((exit) => this.onRunExit(run, exit));
   }

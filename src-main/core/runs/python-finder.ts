@@ -19,7 +19,8 @@ export interface PythonProbeResult {
 }
 
 const PROBE_TIMEOUT_MS = 20_000;
-const SYSTEM_PYTHON = '/usr/bin/python3';
+/** Debian's python3-torch installs torch for this interpreter only. */
+export const SYSTEM_PYTHON = '/usr/bin/python3';
 
 /** Resolves `name` against PATH the way a shell would; null when nothing executable is there. */
 export function whichOnPath(name: string, pathVar: string | undefined): string | null {
@@ -63,10 +64,10 @@ export function probeTorch(python: string, env: NodeJS.ProcessEnv = process.env)
 }
 
 /** Candidate interpreters in the order they are tried; GPU_SHARE_PYTHON alone when set. */
-export function pythonCandidates(env: NodeJS.ProcessEnv): string[] {
+export function pythonCandidates(env: NodeJS.ProcessEnv, systemPython = SYSTEM_PYTHON): string[] {
   const chosen = env.GPU_SHARE_PYTHON?.trim();
   if (chosen) return [chosen];
-  const list = [SYSTEM_PYTHON];
+  const list = [systemPython];
   for (const name of ['python3', 'python']) {
     const found = whichOnPath(name, env.PATH);
     if (found) list.push(found);
@@ -75,9 +76,9 @@ export function pythonCandidates(env: NodeJS.ProcessEnv): string[] {
 }
 
 /** Tries each candidate and says why each one was passed over. */
-export async function probePythons(env: NodeJS.ProcessEnv = process.env): Promise<PythonProbeResult> {
+export async function probePythons(env: NodeJS.ProcessEnv = process.env, systemPython = SYSTEM_PYTHON): Promise<PythonProbeResult> {
   const tried: string[] = [];
-  for (const candidate of pythonCandidates(env)) {
+  for (const candidate of pythonCandidates(env, systemPython)) {
     const answer = await probeTorch(candidate, env);
     if ('torchVersion' in answer) return { found: { path: candidate, torchVersion: answer.torchVersion }, tried };
     const source = env.GPU_SHARE_PYTHON?.trim() ? ' (from GPU_SHARE_PYTHON)' : '';

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { MAX_OUTPUT_ENTRY_CHARS, ReportQueue } from '../../../src-main/agent/report-queue';
+
+const ids = { runId: 'r', generation: 1 };
+
+describe('ReportQueue', () => {
+  it('merges consecutive output of one run and keeps lifecycle reports in order', () => {
+    const q = new ReportQueue();
+    q.push({ type: 'started', ...ids, pid: 42 });
+    q.push({ type: 'output', ...ids, data: 'a' });
+    q.push({ type: 'output', ...ids, data: 'b' });
+    q.push({ type: 'output', runId: 'r', generation: 2, data: 'c' });
+    q.push({ type: 'exited', ...ids, exitCode: 0, signal: null, requested: false });
+    q.push({ type: 'output', ...ids, data: '' });
+    expect(q.take()).toEqual([
+      { type: 'started', ...ids, pid: 42 },
+      { type: 'output', ...ids, data: 'ab' },
+      { type: 'output', runId: 'r', generation: 2, data: 'c' },
+      { type: 'exited', ...ids, exitCode: 0, signal: null, requested: false },
+    ]);
+    expect(q.isEmpty()).toBe(true);
+  });
+
+  it('splits output into entries the protocol accepts', () => {
+    const q = new ReportQueue(10 * MAX_OUTPUT_ENTRY_CHARS);
+    q.push({ type: 'output', ...ids, data: 'x'.repeat(MAX_OUTPUT_ENTRY_CHARS * 2 + 5) });
+    const batch = q.take();
+    expect(batch.map((r) => (r.type === 'output' ? r.data.length : -1))).toEqual([MAX_OUTPUT_ENTRY_CHARS, MAX_OUTPUT_ENTRY_CHARS, 5]);
+  });
+
+  it('bounds buffered output by dropping the oldest, never an exit, and says how much was dropped', () => {
+    const q = new ReportQueue(100);
+    q.push({ type: 'output', ...ids, data: 'A'.repeat(80) });
+    q.push({ type: 'exited', ...ids, exitCode: 1, signal: null, requested: false });
+    q.push({ type: 'output', ...ids, data: 'B'.repeat(60) });
+    const batch = q.take();
+    const outputs = batch.filter((r) => r.type === 'output').map((r) => (r.type === 'output' ? r.data : ''));
+    expect(batch.some((r) => r.type === 'exited')).toBe(true);
+    expect(outputs.join('')).toMatch(/^\[gpu-share: 40 characters of output were dropped/);
+    expect(outputs.join('').endsWith('A'.repeat(40) + 'B'.repeat(60))).toBe(true);
+  });
+
+  it('puts an unsent batch back in front, in order', () => {
+    const q = new ReportQueue();
+    q.push({ type: 'started', ...ids, pid: 1 });
+    const batch = q.take();
+    q.push({ type: 'output', ...ids, data: 'later' });
+    q.putBack(batch);
+    expect(q.take().map((r) => r.type)).toEqual(['started', 'output']);
+  });
+
+  it('takes at most one request worth at a time', () => {
+    const q = new ReportQueue();
+    for (let i = 0; i < 7; i++) q.push({ type: 'started', ...ids, pid: i + 1 });
+    expect(q.take(5)).toHaveLength(5);
+    expect(q.size).toBe(2);
+  });
+});

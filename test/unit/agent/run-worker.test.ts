@@ -1,0 +1,95 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli } from '../../../src-main/cli/run-cli';
+import { findFreePort } from '../../../src-main/agent/coordinator-client';
+import { FakeCoordinator, waitFor } from './fake-coordinator';
+
+const TOKEN = 'cli-token';
+let coordinator: FakeCoordinator;
+let url: string;
+let home: string;
+
+function io() {
+  const out: string[] = [];
+  const err: string[] = [];
+  return {
+    out,
+    err,
+    io: {
+      out: (t: string) => void out.push(t),
+      err: (t: string) => void err.push(t),
+      env: { PATH: process.env.PATH, GPU_SHARE_HOME: home } as NodeJS.ProcessEnv,
+      cwd: home,
+    },
+  };
+}
+
+beforeEach(async () => {
+  coordinator = new FakeCoordinator(TOKEN, 50, 2000);
+  url = await coordinator.listen();
+  home = mkdtempSync(path.join(tmpdir(), 'gpu-share-cli-'));
+});
+afterEach(async () => {
+  await coordinator.close();
+  rmSync(home, { recursive: true, force: true });
+});
+
+describe('gpu-share worker', () => {
+  it('is listed in gpu-share --help', async () => {
+    const c = io();
+    await runCli(['--help'], c.io);
+    expect(c.out.join('')).toMatch(/worker\s+join a coordinator as a worker/);
+  });
+
+  it('refuses a URL that is not http or https, and a missing --join or --token (exit 2)', async () => {
+    const cases: [string[], RegExp][] = [
+      [['--join', 'ftp://host:7421', '--token', 't'], /--join: "ftp:\/\/host:7421" uses ftp:\/\/; the coordinator speaks http:\/\/ or https:\/\/ only/],
+      [['--join', 'nonsense', '--token', 't'], /--join: "nonsense" is not a URL/],
+      [['--token', 't'], /--join URL is required/],
+      [['--join', 'http://127.0.0.1:1'], /--token TOKEN is required \(or set GPU_SHARE_JOIN_TOKEN\); copy it from the app's "Add a worker" panel/],
+      [['--join', 'http://127.0.0.1:1', '--token', 't', '--name', 'bad name!'], /--name "bad name!" must start with a letter or digit/],
+    ];
+    for (const [args, why] of cases) {
+      const c = io();
+      expect(await runCli(['worker', ...args], c.io), args.join(' ')).toBe(2);
+      expect(c.err.join(''), args.join(' ')).toMatch(why);
+    }
+  });
+
+  it('a wrong token exits 1 and says where to find the right one', async () => {
+    const c = io();
+    expect(await runCli(['worker', '--join', url, '--token', 'wrong', '--name', 'alpha'], c.io)).toBe(1);
+    expect(c.err.join('')).toMatch(/gpu-share worker: the coordinator at http:\/\/127\.0\.0\.1:\d+ refused the join token \(401.*"Add a worker" panel.*`gpu-share serve`/);
+  });
+
+  it('an unreachable coordinator exits 1 with the address it tried', async () => {
+    const port = await findFreePort();
+    const c = io();
+    expect(await runCli(['worker', '--join', `http://127.0.0.1:${port}`, '--token', TOKEN], c.io)).toBe(1);
+    expect(c.err.join('')).toContain(`cannot reach the coordinator at http://127.0.0.1:${port}: nothing is listening at 127.0.0.1:${port} (connection refused)`);
+  });
+
+  it('joins, prints the readiness line, and exits 0 when drained', async () => {
+    const c = io();
+    const done = runCli(['worker', '--join', url, '--token', TOKEN, '--name', 'alpha', '--data-dir', 'wd'], c.io);
+    await waitFor('the readiness line', () => c.out.join('').includes('worker ready: id=7 node=alpha'), 30_000);
+    expect(coordinator.joins[0]!.body.node).toBe('alpha');
+    coordinator.give({ kind: 'drain', reason: 'drained by user' });
+    expect(await done).toBe(0);
+    const text = c.out.join('');
+    expect(text).toContain('instruction: drain (drained by user)');
+    expect(text).toContain('worker drained: drained by user');
+    expect(coordinator.leaves).toHaveLength(1);
+  }, 40_000);
+
+  it('takes the token from GPU_SHARE_JOIN_TOKEN', async () => {
+    const c = io();
+    c.io.env.GPU_SHARE_JOIN_TOKEN = TOKEN;
+    const done = runCli(['worker', '--join', url, '--name', 'beta'], c.io);
+    await waitFor('the readiness line', () => c.out.join('').includes('worker ready: id=7 node=beta'), 30_000);
+    coordinator.give({ kind: 'drain', reason: 'test over' });
+    expect(await done).toBe(0);
+  }, 40_000);
+});
