@@ -29,6 +29,8 @@ export interface CoordinatorHttpOptions {
   operatorToken: string;
   /** A body must arrive within this long (ms) once its headers have (default 10 s). */
   bodyTimeoutMs?: number;
+  /** Request headers must arrive within this long (ms) of the connection's first byte (default 10 s). */
+  headersTimeoutMs?: number;
 }
 
 export interface CoordinatorHttp {
@@ -221,6 +223,7 @@ function readBody(req: http.IncomingMessage, timeoutMs: number): Promise<Buffer>
 export function startCoordinatorHttp(service: CoordinatorService, opts: CoordinatorHttpOptions): Promise<CoordinatorHttp> {
   const host = opts.host ?? '127.0.0.1';
   const bodyTimeoutMs = opts.bodyTimeoutMs ?? 10_000;
+  const headersTimeoutMs = opts.headersTimeoutMs ?? 10_000;
   const entries = buildRoutes(service);
 
   const authorize = (req: http.IncomingMessage, auth: Auth): string | null => {
@@ -286,7 +289,8 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
     sendJson(res, out.status, out.json);
   };
 
-  const server = http.createServer((req, res) => {
+  // Node checks header and request timeouts only every connectionsCheckingInterval (30 s by default).
+  const server = http.createServer({ connectionsCheckingInterval: Math.min(2_000, Math.max(100, headersTimeoutMs / 2)) }, (req, res) => {
     res.on('error', () => undefined);
     req.on('error', () => undefined);
     handle(req, res).catch((error: unknown) => {
@@ -304,11 +308,13 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
       }
     });
   });
-  server.headersTimeout = 10_000;
-  server.requestTimeout = Math.max(bodyTimeoutMs + 5_000, 15_000);
+  server.headersTimeout = headersTimeoutMs;
+  server.requestTimeout = Math.max(bodyTimeoutMs, headersTimeoutMs) + 5_000;
   server.keepAliveTimeout = 15_000;
-  server.on('clientError', (_err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+  // Bytes Node cannot parse as HTTP, or headers too slow: answer if the socket still takes it, then close.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
+    if (socket.writable && err.code !== 'ECONNRESET') socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
     else socket.destroy();
   });
 

@@ -17,7 +17,7 @@ let api: CoordinatorHttp;
 beforeEach(async () => {
   clock = new FakeClock();
   svc = new CoordinatorService({ clock, joinToken: JOIN, operatorToken: OPERATOR });
-  api = await startCoordinatorHttp(svc, { host: '127.0.0.1', port: 0, joinToken: JOIN, operatorToken: OPERATOR, bodyTimeoutMs: 400 });
+  api = await startCoordinatorHttp(svc, { host: '127.0.0.1', port: 0, joinToken: JOIN, operatorToken: OPERATOR, bodyTimeoutMs: 400, headersTimeoutMs: 600 });
 });
 
 afterEach(async () => {
@@ -248,6 +248,13 @@ describe('coordinator HTTP API — refusals', () => {
     const head = `POST ${apiPaths.join} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${JOIN}\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n{"node":`;
     const started = Date.now();
     const reply = await raw(head, { waitMs: 5000 });
+    expect(reply).toMatch(/^HTTP\/1\.1 408/);
+    expect(Date.now() - started).toBeLessThan(4000);
+  });
+
+  it('408 and a closed connection for headers that never finish', async () => {
+    const started = Date.now();
+    const reply = await raw(`POST ${apiPaths.join} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${JOIN}\r\nx-slow: `, { waitMs: 5000 });
     expect(reply).toMatch(/^HTTP\/1\.1 408/);
     expect(Date.now() - started).toBeLessThan(4000);
   });
