@@ -38,9 +38,10 @@ export function formatLoss(loss: number | null | undefined): string {
   return Number(loss.toPrecision(4)).toString();
 }
 
-export function formatRate(samplesPerSec: number | null | undefined): string {
+export function formatRate(samplesPerSec: number | null | undefined, unit = true): string {
   if (samplesPerSec === null || samplesPerSec === undefined || !Number.isFinite(samplesPerSec)) return '—';
-  return `${samplesPerSec >= 100 ? Math.round(samplesPerSec) : samplesPerSec.toFixed(1)} samples/s`;
+  const n = samplesPerSec >= 100 ? String(Math.round(samplesPerSec)) : samplesPerSec.toFixed(1);
+  return unit ? `${n} samples/s` : n;
 }
 
 /** Wall-clock time of day, 24 h, for the events timeline. */

@@ -88,5 +88,9 @@ export function RunTerminal({ runId }: { runId: string }) {
   }, [buffer, runId]);
 
   const chars = buffer ? buffer.dropped + buffer.text.length : 0;
-  return <div className="terminal" ref={host} data-output-chars={chars} aria-label="Live output of the run" role="log" />;
+  return (
+    <div className="terminal" data-output-chars={chars} aria-label="Live output of the run" role="log">
+      <div className="terminal-host" ref={host} />
+    </div>
+  );
 }

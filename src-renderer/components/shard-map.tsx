@@ -36,7 +36,7 @@ function ShardBar({ map, compact }: { map: ShardMapModel; compact?: boolean }) {
   );
 }
 
-export function ShardMapView({ history, workerCount }: { history: ShardMapModel[]; workerCount?: number }) {
+export function ShardMapView({ history }: { history: ShardMapModel[] }) {
   const current = history[history.length - 1];
   if (!current) return <p className="muted">No shard map yet: shards are assigned once workers are active.</p>;
   const past = [...history].reverse();
@@ -55,7 +55,6 @@ export function ShardMapView({ history, workerCount }: { history: ShardMapModel[
               {s.node} <span className="muted mono">{formatRange(s.start, s.end)}</span>
             </li>
           ))}
-          {workerCount !== undefined && <li className="muted">{workerCount} worker(s) in this generation</li>}
         </ul>
       </div>
       <h3 className="subhead">History</h3>

@@ -104,10 +104,6 @@ export function MachineView() {
                 {formatMb(hw.ramAvailableMb)} free of {formatMb(hw.ramTotalMb)}
               </dd>
             </div>
-            <div>
-              <dt>GPUs</dt>
-              <dd>{hw.gpus.length}</dd>
-            </div>
           </dl>
 
           <div className={`nvidia-status ${hw.nvidia.available ? 'ok' : 'absent'}`} data-testid="nvidia-status">

@@ -63,20 +63,23 @@ function NodeCard({ card, fileName }: { card: NodeCardModel; fileName: string })
         <span className={`chip chip-${node.transport}`}>{node.transport}</span>
         {node.user && <span className="muted"> as {node.user}</span>}
       </p>
-      <dl className="facts">
-        <div>
-          <dt>Usable VRAM</dt>
-          <dd data-testid="node-usable">{card.gpus.length ? `${formatMb(card.usableMb)} usable` : 'CPU-only'}</dd>
-        </div>
-        <div>
-          <dt>Total VRAM</dt>
-          <dd>{card.gpus.length ? formatMb(card.totalMb) : '—'}</dd>
-        </div>
-        <div>
-          <dt>Adapter slots</dt>
-          <dd data-testid="node-slots">max_adapters {node.max_adapters}</dd>
-        </div>
-      </dl>
+      <div className="node-summary">
+        {card.gpus.length ? (
+          <>
+            <span className="node-usable" data-testid="node-usable">
+              {formatMb(card.usableMb)} usable
+            </span>
+            <span className="muted">of {formatMb(card.totalMb)} VRAM</span>
+          </>
+        ) : (
+          <span className="node-usable" data-testid="node-usable">
+            CPU-only
+          </span>
+        )}
+        <span className="node-slots" data-testid="node-slots" title={`max_adapters: ${node.max_adapters}`}>
+          {node.max_adapters} adapter slot{node.max_adapters === 1 ? '' : 's'}
+        </span>
+      </div>
       {card.gpus.length > 0 ? (
         <div className="gpus">
           {card.gpus.map((gpu) => (
@@ -85,9 +88,9 @@ function NodeCard({ card, fileName }: { card: NodeCardModel; fileName: string })
         </div>
       ) : (
         <p className="cpu-only">
-          CPU-only
-          {node.cpu_cores !== undefined && <> · {node.cpu_cores} cores</>}
+          {node.cpu_cores !== undefined ? `${node.cpu_cores} CPU cores` : 'CPU cores not declared'}
           {node.ram_mb !== undefined && <> · {formatMb(node.ram_mb)} RAM</>}
+          <span className="muted"> — trains on the CPU, no GPU budget</span>
         </p>
       )}
       <Warnings warnings={card.warnings} fileName={fileName} testId="node-warnings" />

@@ -87,7 +87,7 @@ function StartRunForm({ collapsed }: { collapsed: boolean }) {
         </Field>
         <div className="field-row">
           {text('samples', 'Samples', { numeric: true })}
-          {text('timeoutSec', 'Heartbeat timeout (s)')}
+          {text('timeoutSec', 'Heartbeat timeout, s')}
         </div>
         <div className="field-row">
           {text('minWorkers', 'Min workers', { numeric: true })}
@@ -96,7 +96,9 @@ function StartRunForm({ collapsed }: { collapsed: boolean }) {
         </div>
         <label className="check">
           <input type="checkbox" name="useGpus" checked={fields.useGpus} onChange={(e) => set('useGpus', e.target.checked)} />
-          Use GPUs <span className="muted">(sets CUDA_VISIBLE_DEVICES and proves residency)</span>
+          <span>
+            Use GPUs <span className="muted">— sets CUDA_VISIBLE_DEVICES and proves residency</span>
+          </span>
         </label>
         <div className="form-actions">
           <button type="submit" className="button primary" disabled={starting}>
@@ -197,7 +199,7 @@ function RunDetail({ run }: { run: RunSnapshot }) {
       <dl className="run-stats">
         <Stat label="Step" value={p ? String(p.step) : '—'} testId="run-step" />
         <Stat label="Loss" value={formatLoss(p?.loss)} testId="run-loss" />
-        <Stat label="Throughput" value={formatRate(p?.samplesPerSec)} />
+        <Stat label="Samples/s" value={formatRate(p?.samplesPerSec, false)} />
         <Stat label="Restarts used" value={`${run.restartsUsed} of ${run.spec.maxRestarts}`} testId="run-restarts" />
         <Stat label="Generation" value={String(run.generation)} />
         <Stat label="Workers" value={`${run.workerIds.length} (min ${run.spec.minWorkers})`} />
@@ -208,7 +210,7 @@ function RunDetail({ run }: { run: RunSnapshot }) {
         <h3 id="shards-title" className="card-title">
           Shard map <span className="muted small">· {run.spec.samples} samples</span>
         </h3>
-        <ShardMapView history={run.shardHistory} workerCount={run.workerIds.length} />
+        <ShardMapView history={run.shardHistory} />
       </section>
       <div className="run-grid">
         <section className="card terminal-card" aria-labelledby="output-title">
