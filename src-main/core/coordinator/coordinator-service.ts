@@ -330,15 +330,11 @@ export class CoordinatorService {
     this.live = run;
     this.pool.setLimits({ minWorkers: spec.minWorkers, maxWorkers: spec.maxWorkers, heartbeatTimeoutMs: spec.heartbeatTimeoutMs });
     this.addEvent('run-started', 'info', `Run "${spec.name}" started: ${plural(spec.samples, 'sample')}, ${spec.minWorkers}–${spec.maxWorkers} workers`, { runId: id });
+    this.setWaitingCause(run);
     const syncing = this.pool.allWorkers().some((w) => w.state === 'syncing');
-    if (syncing) {
-      // Someone is about to become active: give them one heartbeat interval rather than relaunching right after.
-      this.setWaitingCause(run);
-      this.scheduleReconcile();
-    } else {
-      this.reconcile(run, 'run started', 'start');
-      if (run.state === 'waiting') this.setWaitingCause(run);
-    }
+    // Someone about to become active gets one heartbeat interval, rather than a relaunch right after the start.
+    if (syncing) this.scheduleReconcile();
+    else this.reconcile(run, 'run started', 'start');
     this.emitRun(run);
     return this.runSnapshot(run);
   }
@@ -426,10 +422,7 @@ export class CoordinatorService {
     if (this.reconcileDueAt !== null && now >= this.reconcileDueAt) {
       this.reconcileDueAt = null;
       const run = this.live;
-      if (run) {
-        this.reconcile(run, 'workers joined', run.state === 'paused' ? 'resume' : run.state === 'running' ? 'scale' : 'start');
-        if (run.state === 'waiting') this.setWaitingCause(run);
-      }
+      if (run) this.reconcile(run, 'workers joined', run.state === 'paused' ? 'resume' : run.state === 'running' ? 'scale' : 'start');
     }
     this.flush();
   }
@@ -467,7 +460,14 @@ export class CoordinatorService {
         else this.launchGeneration(run, members, cause, why);
       }
     } else if (run.state === 'waiting' || run.state === 'paused') {
-      if (members.length >= min) this.launchGeneration(run, members, cause, run.state === 'paused' ? 'resume' : why);
+      if (members.length >= min) {
+        this.launchGeneration(run, members, cause, run.state === 'paused' ? 'resume' : why);
+      } else {
+        const before = run.stateCause;
+        if (run.state === 'paused') run.stateCause = `${members.length} of ${min} workers active (min_workers ${min})`;
+        else this.setWaitingCause(run);
+        if (run.stateCause !== before) this.emitRun(run);
+      }
     }
     this.reconcileDueAt = null;
   }

@@ -167,6 +167,32 @@ describe('CoordinatorService — runs and generations', () => {
     expect(b!.running?.generation).toBe(2);
   });
 
+  it('a run started while a worker is still syncing waits one heartbeat interval for it, then starts once with both', () => {
+    const h = new Harness();
+    const [a] = h.activeWorkers('desktop');
+    const b = h.worker('jetson').join();
+    expect(h.svc.startRun(h.spec()).state).toBe('waiting');
+    b.beat();
+    h.run(1000, [a!, b]);
+    expect(h.liveRun()).toMatchObject({ state: 'running', generation: 1, workerIds: [0, 1] });
+    h.run(1000, [a!, b]);
+    expect(kinds(a!.received)).toEqual(['start g1']);
+  });
+
+  it('a paused run says how many workers it has while it waits for enough', () => {
+    const h = new Harness();
+    const [a, b, c] = h.activeWorkers('a', 'b', 'c');
+    h.svc.startRun(h.spec({ minWorkers: 3, maxRestarts: 5 }));
+    h.run(6000, [a!]);
+    expect(h.liveRun()).toMatchObject({ state: 'paused', stateCause: '1 of 3 workers active (min_workers 3)' });
+    b!.join();
+    h.run(2000, [a!, b!]);
+    expect(h.liveRun()).toMatchObject({ state: 'paused', stateCause: '2 of 3 workers active (min_workers 3)' });
+    c!.join();
+    h.run(2000, [a!, b!, c!]);
+    expect(h.liveRun()).toMatchObject({ state: 'running', generation: 2 });
+  });
+
   it('waits for workers when started below min_workers, and says why', () => {
     const h = new Harness();
     h.activeWorkers('desktop');
