@@ -85,14 +85,28 @@ function exitLike(code, signal) {
 }
 
 /**
- * Passes our signals on to the child. Ctrl+C already reaches the child through the terminal's process group, so
- * SIGINT is forwarded only if the child is still running a moment later (someone signalled this process alone).
+ * Passes our signals on to the child. Installed before the child is spawned: a signal that arrives in between
+ * would otherwise kill this process and orphan the child. Ctrl+C already reaches the child through the
+ * terminal's process group, so SIGINT is forwarded only if the child is still running a moment later
+ * (someone signalled this process alone).
  */
-function forwardSignals(child) {
-  const running = () => child.exitCode === null && child.signalCode === null;
-  process.on('SIGTERM', () => running() && child.kill('SIGTERM'));
-  process.on('SIGHUP', () => running() && child.kill('SIGHUP'));
-  process.on('SIGINT', () => setTimeout(() => running() && child.kill('SIGINT'), 1000));
+function signalForwarder() {
+  let child = null;
+  let pending = null;
+  const running = () => child !== null && child.exitCode === null && child.signalCode === null;
+  const forward = (signal) => {
+    if (child === null) pending = signal;
+    else if (running()) child.kill(signal);
+  };
+  process.on('SIGTERM', () => forward('SIGTERM'));
+  process.on('SIGHUP', () => forward('SIGHUP'));
+  process.on('SIGINT', () => setTimeout(() => forward('SIGINT'), 1000));
+  return {
+    attach(spawned) {
+      child = spawned;
+      if (pending) forward(pending);
+    },
+  };
 }
 
 function childEnv() {
@@ -103,8 +117,9 @@ function childEnv() {
 }
 
 function runElectron(binary, root, args) {
+  const signals = signalForwarder();
   const child = spawn(binary, [root, ...args], { stdio: 'inherit', env: childEnv() });
-  forwardSignals(child);
+  signals.attach(child);
   child.on('error', (error) => {
     console.error(`Could not start Electron (${binary}): ${error.message}. Try \`npm start -- --headless\`.`);
     process.exit(1);
@@ -114,8 +129,9 @@ function runElectron(binary, root, args) {
 
 function runHeadless(root, args, forced) {
   const cli = path.join(root, 'bin', 'gpu-share.cjs');
+  const signals = signalForwarder();
   const child = spawn(process.execPath, [cli, 'serve', ...args], { stdio: ['inherit', 'pipe', 'inherit'], env: childEnv() });
-  forwardSignals(child);
+  signals.attach(child);
   let told = false;
   readline.createInterface({ input: child.stdout }).on('line', (line) => {
     process.stdout.write(`${line}\n`);

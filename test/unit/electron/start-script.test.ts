@@ -81,7 +81,9 @@ function runStart(args: string[], env: NodeJS.ProcessEnv = {}) {
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<{ code: number | null; output: string }>((resolve) => child.on('exit', (code) => resolve({ code, output })));
+  const exited = new Promise<{ code: number | null; signal: string | null; output: string }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal, output })),
+  );
   return { child, exited, output: () => output };
 }
 
@@ -157,8 +159,8 @@ describe('npm start: launching', () => {
       }
     }, 'the fake Electron to start');
     run.child.kill('SIGTERM');
-    const { code } = await run.exited;
-    expect(code).toBe(0);
+    const { code, signal, output } = await run.exited;
+    expect({ code, signal, output }).toEqual({ code: 0, signal: null, output: '' });
     expect(readFileSync(out, 'utf8')).toContain('got TERM');
   });
 });
