@@ -52,7 +52,8 @@ export function mergeClusters(
 /**
  * The node that describes this machine: the first sharing a GPU UUID with it (UUIDs are unique per GPU,
  * so this survives renames), else one named like it that points at this machine (a loopback host, or a
- * host equal to its name). A same-named node on another host is a different machine.
+ * host equal to its name), else a loopback node named `name-N` (what upsertMachineNode calls this machine
+ * when its name was taken). A same-named node on another host is a different machine.
  */
 export function findMachineNode(config: ClusterConfig, machine: NodeConfig): NodeConfig | null {
   const uuids = new Set(machine.gpus.map((g) => g.uuid));
@@ -66,8 +67,13 @@ export function findMachineNode(config: ClusterConfig, machine: NodeConfig): Nod
       (n) => n.name.toLowerCase() === name && (isLoopbackHost(n.host) || n.host.trim().toLowerCase() === name),
     ) ??
     config.nodes.find((n) => n.host.trim().toLowerCase() === name) ??
+    config.nodes.find((n) => isLoopbackHost(n.host) && isNumberedName(n.name.toLowerCase(), name)) ??
     null
   );
+}
+
+function isNumberedName(candidate: string, base: string): boolean {
+  return candidate.startsWith(`${base}-`) && /^\d+$/.test(candidate.slice(base.length + 1));
 }
 
 /** `name`, or `name-2`, `name-3`… — the first not taken. */
@@ -106,8 +112,16 @@ function wholeOrUndefined(n: number | undefined): number | undefined {
  */
 export function upsertMachineNode(
   config: ClusterConfig | null,
-  machine: NodeConfig,
+  detected: NodeConfig,
 ): { config: ClusterConfig; action: 'added' | 'updated'; nodeName: string } {
+  // Normalised before matching (stand-ins for a blank name or host, only GPUs that can be kept), so that
+  // adding the same machine twice finds the entry the first call wrote.
+  const machine: NodeConfig = {
+    ...detected,
+    name: detected.name.trim() === '' ? 'this-machine' : detected.name,
+    host: detected.host.trim() === '' ? 'localhost' : detected.host,
+    gpus: usableGpus(detected.gpus),
+  };
   const nodes = config ? config.nodes.map(cloneNode) : [];
   const existing = config ? findMachineNode(config, machine) : null;
   const cpuCores = wholeOrUndefined(machine.cpu_cores);
@@ -122,12 +136,11 @@ export function upsertMachineNode(
     else node.ram_mb = ramMb;
     return { config: { nodes }, action: 'updated', nodeName: node.name };
   }
-  const base = machine.name.trim() === '' ? 'this-machine' : machine.name;
   const node: NodeConfig = {
-    name: uniqueName(base, new Set(nodes.map((n) => n.name))),
-    host: machine.host.trim() === '' ? 'localhost' : machine.host,
+    name: uniqueName(machine.name, new Set(nodes.map((n) => n.name))),
+    host: machine.host,
     // This machine is reached directly; ssh to a loopback host would also fail validation.
-    transport: isLoopbackHost(machine.host) || machine.host.trim() === '' ? 'local' : machine.transport,
+    transport: isLoopbackHost(machine.host) ? 'local' : machine.transport,
     gpus: usableGpus(machine.gpus),
     max_adapters: Number.isSafeInteger(machine.max_adapters) && machine.max_adapters >= 1 ? machine.max_adapters : 1,
   };

@@ -37,26 +37,30 @@ class Reader {
   readonly broken: string[] = [];
   private readonly aliasTargets = new Map<Alias, Node | null>();
   unlistedWarnings = 0;
+  /** Where the most recent alias was followed: the place to blame when expansion runs over budget. */
+  private lastAliasOffset: number | null = null;
   private visits = 0;
-  private readonly visitBudget: number;
+  private visitBudget = Infinity;
 
-  constructor(
-    doc: Document.Parsed,
-    private readonly lineCounter: LineCounter,
-  ) {
-    const nodeCount = this.indexAnchors(doc.contents);
+  constructor(private readonly lineCounter: LineCounter) {}
+
+  /** Indexes the document; may report errors (duplicate keys), so it runs where errors are caught. */
+  prepare(doc: Document.Parsed): void {
+    const nodeCount = this.indexDocument(doc.contents);
     // Without aliases every YAML node is read at most once; aliases may repeat small blocks, not explode.
     this.visitBudget = 4 * nodeCount + 10_000;
   }
 
   /**
-   * Maps every alias to the node its anchor named most recently before it, in one pre-order pass. (The
-   * package's own Alias.resolve() rescans the whole document per alias, which is quadratic.)
+   * One pre-order pass over the whole document that (1) maps every alias to the node its anchor named most
+   * recently before it and (2) finds duplicate keys in every mapping. The yaml package can do both, but
+   * its Alias.resolve() rescans the document per alias and its uniqueKeys check compares each key with all
+   * earlier ones: both quadratic, so a 1 MiB file of distinct keys would take minutes.
    */
-  private indexAnchors(root: unknown): number {
+  private indexDocument(root: unknown): number {
     const current = new Map<string, Node>();
     let count = 0;
-    const visit = (node: unknown): void => {
+    const visit = (node: unknown, path: Path): void => {
       if (node === null || typeof node !== 'object') return;
       count++;
       if (isAlias(node)) {
@@ -66,15 +70,25 @@ class Reader {
       const anchor = (node as { anchor?: string }).anchor;
       if (anchor) current.set(anchor, node as Node);
       if (isMap(node)) {
+        const seen = new Set<string>();
         for (const pair of node.items) {
-          visit(pair.key);
-          visit(pair.value);
+          const key: unknown = isScalar(pair.key) ? pair.key.value : undefined;
+          const text = key === undefined || key === null ? null : String(key);
+          if (text !== null) {
+            const identity = `${typeof key}:${text}`;
+            if (seen.has(identity)) {
+              this.error(`the key '${truncate(text)}' appears twice in the same mapping; keep only one`, [...path, text], this.offsetOf(pair.key, 0));
+            }
+            seen.add(identity);
+          }
+          visit(pair.key, path);
+          visit(pair.value, text === null ? path : [...path, text]);
         }
       } else if (isSeq(node)) {
-        for (const item of node.items) visit(item);
+        node.items.forEach((item, i) => visit(item, [...path, i]));
       }
     };
-    visit(root);
+    visit(root, []);
     return count;
   }
 
@@ -104,9 +118,12 @@ class Reader {
 
   /** Follows an alias to its anchored node, counting every read against the expansion budget. */
   deref(node: unknown, path: Path, fallbackOffset: number): Node | null | 'failed' {
-    if (++this.visits > this.visitBudget) throw new AliasBudgetExceeded(path, this.offsetOf(node, fallbackOffset));
+    if (++this.visits > this.visitBudget) {
+      throw new AliasBudgetExceeded(path, this.lastAliasOffset ?? this.offsetOf(node, fallbackOffset));
+    }
     if (node === null || node === undefined) return null;
     if (isAlias(node)) {
+      this.lastAliasOffset = this.offsetOf(node, fallbackOffset);
       const target = this.aliasTargets.get(node);
       if (!target) {
         this.error(`alias *${node.source} refers to no anchor &${node.source} defined before it`, path, this.offsetOf(node, fallbackOffset));
@@ -415,12 +432,12 @@ function readCluster(r: Reader, root: unknown): ClusterConfig | null {
   return { nodes: nodes.items.map((item, i) => readNode(r, item, ['nodes', i], offset)) };
 }
 
-/** Keeps the first MAX_LISTED_ISSUES issues and says how many more there were. */
-function capIssues(issues: ClusterIssue[]): ClusterIssue[] {
-  if (issues.length <= MAX_LISTED_ISSUES) return issues;
+/** Keeps the first MAX_LISTED_ISSUES issues and says how many more there were (`alsoUnlisted` were never kept). */
+function capIssues(issues: ClusterIssue[], severity: 'error' | 'warning', alsoUnlisted = 0): ClusterIssue[] {
+  const more = Math.max(0, issues.length - MAX_LISTED_ISSUES) + alsoUnlisted;
+  if (more === 0) return issues;
   const kept = issues.slice(0, MAX_LISTED_ISSUES);
-  const severity = issues[0]!.severity;
-  kept.push({ severity, message: `… and ${issues.length - MAX_LISTED_ISSUES} more ${severity}s not listed`, path: [] });
+  kept.push({ severity, message: `… and ${more} more ${severity}s not listed`, path: [] });
   return kept;
 }
 
@@ -454,11 +471,12 @@ function isUnder(path: string, prefix: string): boolean {
  */
 export function parseClusterYaml(text: string): ClusterParseResult {
   const read = readYamlDocument(text);
-  if (!read.ok) return { ok: false, errors: capIssues(read.errors), warnings: capIssues(read.warnings) };
-  const r = new Reader(read.doc, read.lineCounter);
+  if (!read.ok) return { ok: false, errors: capIssues(read.errors, 'error'), warnings: capIssues(read.warnings, 'warning') };
+  const r = new Reader(read.lineCounter);
   let config: ClusterConfig | null;
   try {
-    config = readCluster(r, read.doc.contents);
+    r.prepare(read.doc);
+    config = r.errors.length > 0 ? null : readCluster(r, read.doc.contents);
   } catch (caught) {
     config = null;
     if (caught instanceof AliasBudgetExceeded) {
@@ -472,18 +490,16 @@ export function parseClusterYaml(text: string): ClusterParseResult {
         ...r.pos(caught.offset),
       });
     } else if (caught instanceof TooManyErrors) {
-      r.errors.splice(MAX_LISTED_ISSUES);
-      r.errors.push({ severity: 'error', message: `… reading stopped after ${MAX_LISTED_ISSUES} errors; fix these first`, path: [] });
+      const listed = inFileOrder(r.errors).slice(0, MAX_LISTED_ISSUES);
+      listed.push({ severity: 'error', message: `… reading stopped after ${MAX_LISTED_ISSUES} errors; fix these first`, path: [] });
+      return { ok: false, errors: listed, warnings: capIssues([...read.warnings, ...r.warnings], 'warning', r.unlistedWarnings) };
     } else {
       // Not expected; reported rather than thrown because a dropped file must never take the app down.
       const why = caught instanceof Error ? caught.message : String(caught);
       r.errors.push({ severity: 'error', message: `cluster.yaml could not be read: ${why}`, path: [] });
     }
   }
-  if (r.unlistedWarnings > 0) {
-    r.warnings.push({ severity: 'warning', message: `… and ${r.unlistedWarnings} more warnings not listed`, path: [] });
-  }
-  const warnings = capIssues([...read.warnings, ...r.warnings]);
+  const warnings = capIssues([...read.warnings, ...r.warnings], 'warning', r.unlistedWarnings);
   if (config) {
     for (const problem of validateCluster(config)) {
       const p = formatPath(problem.path);
@@ -491,6 +507,6 @@ export function parseClusterYaml(text: string): ClusterParseResult {
       r.errors.push(locate(r, problem));
     }
   }
-  if (r.errors.length > 0 || !config) return { ok: false, errors: capIssues(inFileOrder(r.errors)), warnings };
+  if (r.errors.length > 0 || !config) return { ok: false, errors: capIssues(inFileOrder(r.errors), 'error'), warnings };
   return { ok: true, config, warnings };
 }

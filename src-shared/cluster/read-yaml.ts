@@ -107,14 +107,10 @@ function findBadCharacter(text: string): { offset: number; message: string } | n
 }
 
 /** Rewrites the yaml package's terse messages into what a person should do, keeping its position. */
-function describeYamlError(text: string, error: YAMLError): string {
+function describeYamlError(error: YAMLError): string {
   switch (error.code) {
     case 'TAB_AS_INDENT':
       return 'a tab is used for indentation here; YAML indents with spaces only — replace the tab with spaces';
-    case 'DUPLICATE_KEY': {
-      const key = /^[^:\n]*/.exec(text.slice(error.pos[0], error.pos[0] + 200))?.[0]?.trim() ?? '';
-      return `the key ${key ? `'${key}' ` : ''}appears twice in the same mapping; keep only one`;
-    }
     case 'MULTIPLE_DOCS':
       return 'cluster.yaml holds more than one YAML document; keep everything in one `nodes:` list';
     default:
@@ -176,7 +172,8 @@ export function readYamlDocument(text: string): YamlReadResult {
 
   const docs: Document.Parsed[] = [];
   try {
-    const composer = new Composer({ intAsBigInt: true, prettyErrors: false, uniqueKeys: true });
+    // Duplicate keys are found by the caller in linear time; the package's own check is quadratic.
+    const composer = new Composer({ intAsBigInt: true, prettyErrors: false, uniqueKeys: false });
     for (const doc of composer.compose(tokens())) {
       docs.push(doc);
       if (docs.length > 1) break;
@@ -201,7 +198,7 @@ export function readYamlDocument(text: string): YamlReadResult {
   }
   const doc = docs[0]!;
   const at = (offset: number) => lineCounter.linePos(offset);
-  const errors = doc.errors.map((e) => issue('error', describeYamlError(text, e), at(e.pos[0])));
+  const errors = doc.errors.map((e) => issue('error', describeYamlError(e), at(e.pos[0])));
   const warnings = doc.warnings.map((w) => issue('warning', `YAML: ${w.message.split('\n')[0]}`, at(w.pos[0])));
   if (docs.length > 1) {
     errors.push(
