@@ -2,13 +2,23 @@
 // nothing from the main process in the renderer.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import globals from 'globals';
 
 const nodeBuiltins = ['node:*', 'fs', 'path', 'os', 'child_process', 'net', 'http', 'crypto', 'events', 'url', 'util'];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'release/**', 'test-results/**', 'assets/**', 'coverage/**'] },
+  { ignores: ['.run-ts-*.mjs', 'dist/**', 'node_modules/**', 'release/**', 'test-results/**', 'assets/**', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  {
+    // Build scripts, the bin launcher and tests run under Node.
+    files: ['scripts/**/*.mjs', 'bin/**/*.cjs', '*.config.js', '*.config.ts', 'test/fixtures/bin/**'],
+    languageOptions: { globals: { ...globals.node } },
+  },
+  {
+    files: ['bin/**/*.cjs'],
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],

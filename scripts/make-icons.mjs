@@ -1,4 +1,3 @@
-/* global process, console */
 // Draws GPU Share's icons with plain Node (signed distance fields, hand-built PNG chunks, zlib) and writes
 // assets/icons (app icon, 16…1024 px) and assets/tray (normal + attention, 16 and 32 px, each with @2x).
 // Run `node scripts/make-icons.mjs` after changing the drawing; the PNGs are committed.

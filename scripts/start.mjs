@@ -1,4 +1,3 @@
-/* global process, console, setTimeout */
 // `npm start`: the desktop app when Electron's binary is installed, else headless mode (`gpu-share serve`) with a
 // note on how to get the window. Builds first when dist/ is missing or older than the sources. Never downloads
 // anything itself: Electron's own index.js would fetch the binary when it is missing, so it is not imported here.

@@ -1,0 +1,273 @@
+/**
+ * Wires the app's services in one place: cluster store, hardware monitor, coordinator (with its HTTP API for
+ * workers) and this machine's own worker. Both shells (Electron, `gpu-share serve`) build the core with their
+ * own ports and bind its handlers and events to a transport; nothing here knows which.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import type { ClusterConfig, ClusterIssue } from '../../src-shared/cluster/types';
+import {
+  clusterSummary,
+  findMachineNode,
+  machineDrift,
+  mergeClusters,
+  parseClusterYaml,
+  serializeClusterYaml,
+  upsertMachineNode,
+  validateCluster,
+} from '../../src-shared/cluster/index';
+import type { HardwareSnapshot } from '../../src-shared/hardware';
+import type { ClusterState, EventMethod, EventPayloads, RequestHandlers } from '../../src-shared/ipc';
+import type { RunSpecInput } from '../../src-shared/worker-protocol';
+import { WorkerAgent } from '../agent/worker-agent';
+import type { AppCore, AppCoreOptions, CoreListener } from './app-core-types';
+import { findAssetsDir } from './assets-dir';
+import { startCoordinatorHttp } from './api/coordinator-http';
+import { ClusterStore } from './cluster-store';
+import { CoordinatorService } from './coordinator/coordinator-service';
+import { HardwareMonitor, hardwareToNode } from './hardware/index';
+import { RequestError } from './ipc-dispatch';
+import { systemClock } from './ports';
+import { loadOrCreateSecrets } from './secrets';
+
+const DEFAULT_COORDINATOR_PORT = 7421;
+
+export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
+  const clock = opts.clock ?? systemClock;
+  const env = opts.env ?? process.env;
+  const listeners = new Set<CoreListener>();
+  const emit = <E extends EventMethod>(event: E, payload: EventPayloads[E]): void => {
+    for (const listener of listeners) {
+      try {
+        listener(event, payload);
+      } catch {
+        // A broken window or socket must not stop the others from hearing about it.
+      }
+    }
+  };
+
+  // --- cluster -------------------------------------------------------------------------------------------
+  const store = new ClusterStore(opts.clusterPath ?? path.join(opts.userData, 'cluster.yaml'));
+  const loaded = await store.load();
+  let config: ClusterConfig = loaded.config ?? { nodes: [] };
+  let fileWarnings: ClusterIssue[] = loaded.warnings;
+  if (loaded.errors.length > 0) {
+    fileWarnings = [
+      {
+        severity: 'warning',
+        path: [],
+        message: `${store.path} is not a valid cluster and was left untouched (${loaded.errors
+          .map((e) => (e.line ? `line ${e.line}: ${e.message}` : e.message))
+          .join('; ')}). Fix it, or drop a valid cluster.yaml to replace it.`,
+      },
+    ];
+  }
+
+  // --- hardware ------------------------------------------------------------------------------------------
+  const monitor = new HardwareMonitor({ clock, intervalMs: opts.hardwarePollMs ?? 2000 });
+  let hardware: HardwareSnapshot = await monitor.refresh();
+  monitor.subscribe((snapshot) => {
+    hardware = snapshot;
+    emit('onHardware', snapshot);
+  });
+  if ((opts.hardwarePollMs ?? 2000) > 0) monitor.start();
+
+  const clusterState = (): ClusterState => {
+    const detected = hardwareToNode(hardware);
+    const declared = config.nodes.length > 0 ? findMachineNode(config, detected) : null;
+    return {
+      config,
+      path: store.path,
+      warnings: [...fileWarnings, ...(declared ? machineDrift(declared, detected) : [])],
+      thisMachineNode: declared?.name ?? null,
+      summary: config.nodes.length > 0 ? clusterSummary(config) : 'Cluster: 0 node(s), 0 adapter slots\n',
+    };
+  };
+
+  /** Validates, writes (atomically, keeping .bak), then adopts the new cluster; the old one stays on any error. */
+  const commit = async (next: ClusterConfig, warnings: ClusterIssue[]): Promise<ClusterState> => {
+    await store.save(next);
+    config = next;
+    fileWarnings = warnings;
+    const state = clusterState();
+    emit('onCluster', state);
+    return state;
+  };
+
+  // --- coordinator ---------------------------------------------------------------------------------------
+  const secrets = await loadOrCreateSecrets(opts.userData);
+  const coordinator = new CoordinatorService({
+    clock,
+    joinToken: secrets.joinToken,
+    operatorToken: secrets.operatorToken,
+  });
+  const http = await startCoordinatorHttp(coordinator, {
+    host: opts.coordinatorHost ?? '127.0.0.1',
+    port: opts.coordinatorPort ?? DEFAULT_COORDINATOR_PORT,
+    joinToken: secrets.joinToken,
+    operatorToken: secrets.operatorToken,
+  });
+  const unsubscribeCoordinator = coordinator.subscribe((change) => {
+    switch (change.type) {
+      case 'workers':
+        emit('onWorkers', change.workers);
+        break;
+      case 'run':
+        emit('onRun', change.run);
+        break;
+      case 'output':
+        emit('onRunOutput', { runId: change.runId, workerId: change.workerId, node: change.node, data: change.data });
+        break;
+      case 'event':
+        emit('onEvent', change.event);
+        break;
+      case 'notification':
+        emit('onNotification', change.notification);
+        opts.notifier.notify(change.notification);
+        if (change.notification.severity !== 'info') opts.tray?.setAttention(change.notification.body);
+        break;
+    }
+  });
+  coordinator.start();
+
+  // This machine trains too: its worker runs in-process and joins over loopback like any other.
+  let localAgent: WorkerAgent | null = null;
+  if (opts.localWorker ?? true) {
+    localAgent = new WorkerAgent({
+      coordinatorUrl: `http://127.0.0.1:${http.port}`,
+      token: secrets.joinToken,
+      name: hardwareToNode(hardware).name,
+      dataDir: path.join(opts.userData, 'worker'),
+      pty: opts.pty,
+      clock,
+      advertiseHost: '127.0.0.1',
+      local: true,
+    });
+    localAgent.start().catch((error: unknown) => {
+      emit('onNotification', {
+        id: `local-worker-${clock.now()}`,
+        title: 'This machine could not join as a worker',
+        body: error instanceof Error ? error.message : String(error),
+        severity: 'warning',
+      });
+    });
+  }
+
+  // Bound to every interface: show the LAN address other machines will use; otherwise the address bound.
+  const bindHost = opts.coordinatorHost ?? '127.0.0.1';
+  const joinHost = bindHost === '0.0.0.0' || bindHost === '::' ? guessLanAddress() : bindHost;
+  const coordinatorUrl = `http://${joinHost.includes(':') ? `[${joinHost}]` : joinHost}:${http.port}`;
+  const assetsDir = findAssetsDir(env);
+
+  const handlers: RequestHandlers = {
+    getHardware: async () => hardware,
+    detectHardware: async () => {
+      hardware = await monitor.refresh();
+      emit('onHardware', hardware);
+      emit('onCluster', clusterState());
+      return hardware;
+    },
+    getCluster: async () => clusterState(),
+    importCluster: async ({ fileName, text, mode }) => {
+      const parsed = parseClusterYaml(text);
+      if (!parsed.ok) return { ok: false, fileName, errors: parsed.errors, warnings: parsed.warnings };
+      let next = parsed.config;
+      let added = next.nodes.map((n) => n.name);
+      let updated: string[] = [];
+      if (mode === 'merge' && config.nodes.length > 0) {
+        const merged = mergeClusters(config, parsed.config);
+        next = merged.config;
+        added = merged.added;
+        updated = merged.updated;
+        const errors = validateCluster(next);
+        if (errors.length > 0) return { ok: false, fileName, errors, warnings: parsed.warnings };
+      }
+      const state = await commit(next, parsed.warnings);
+      return { ok: true, state, added, updated };
+    },
+    addThisMachine: async () => {
+      hardware = await monitor.refresh();
+      const result = upsertMachineNode(config.nodes.length > 0 ? config : null, hardwareToNode(hardware));
+      const state = await commit(result.config, fileWarnings);
+      return { state, action: result.action, nodeName: result.nodeName };
+    },
+    removeNode: async ({ name }) => {
+      if (!config.nodes.some((n) => n.name === name)) throw new RequestError(`there is no node named "${name}"`);
+      if (config.nodes.length === 1) {
+        throw new RequestError(
+          `"${name}" is the last node and a cluster needs at least one: add another node first, or drop a cluster.yaml to replace it`,
+        );
+      }
+      return commit({ nodes: config.nodes.filter((n) => n.name !== name) }, fileWarnings);
+    },
+    exportCluster: async () => ({ fileName: 'cluster.yaml', text: serializeClusterYaml(config) }),
+    getWorkers: async () => coordinator.workers(),
+    drainWorker: async ({ workerId }) => wrap(() => coordinator.drainWorker(workerId)),
+    getRuns: async () => coordinator.runs(),
+    startRun: async (spec) => wrap(() => coordinator.startRun(spec)),
+    stopRun: async ({ runId }) => wrap(() => coordinator.stopRun(runId)),
+    getRunOutput: async ({ runId }) => ({ runId, text: coordinator.runOutput(runId) }),
+    getEvents: async () => coordinator.events(),
+    getCoordinatorInfo: async () => ({
+      url: coordinatorUrl,
+      joinToken: secrets.joinToken,
+      joinCommand: `gpu-share worker --join ${coordinatorUrl} --token ${secrets.joinToken}`,
+    }),
+    getExampleRun: async () => exampleRun(assetsDir, hardware),
+  };
+
+  return {
+    handlers,
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    coordinatorUrl,
+    operatorToken: secrets.operatorToken,
+    async stop() {
+      monitor.stop();
+      if (localAgent) await localAgent.stop('the app is shutting down').catch(() => undefined);
+      coordinator.stop();
+      unsubscribeCoordinator();
+      await http.close();
+      listeners.clear();
+    },
+  };
+}
+
+/** Coordinator errors (a full run, an unknown worker) become messages the UI can show as they are. */
+function wrap<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (error) {
+    throw new RequestError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+/** A run of the bundled DDP example, sized to finish in a minute or two on a CPU. */
+function exampleRun(assetsDir: string, hardware: HardwareSnapshot): RunSpecInput {
+  const hasNvidia = hardware.gpus.some((g) => g.vendor === 'nvidia');
+  return {
+    name: 'DDP example (synthetic regression)',
+    command: [path.join(assetsDir, 'trainers', 'ddp_example.py'), '--steps', '300', '--batch', '32', '--checkpoint-every', '20'],
+    samples: 10_000,
+    minWorkers: 1,
+    maxWorkers: 8,
+    heartbeatTimeoutMs: 5000,
+    maxRestarts: 3,
+    nprocPerNode: 1,
+    useGpus: hasNvidia,
+    launcher: 'torchrun',
+    env: {},
+  };
+}
+
+/** The first non-internal IPv4 address, for the join command shown to the user; loopback if there is none. */
+function guessLanAddress(): string {
+  for (const addrs of Object.values(os.networkInterfaces())) {
+    for (const a of addrs ?? []) {
+      if (a.family === 'IPv4' && !a.internal) return a.address;
+    }
+  }
+  return '127.0.0.1';
+}

@@ -1,0 +1,22 @@
+/**
+ * Finds the app's assets folder (example trainers, example cluster.yaml) wherever the code runs from:
+ * the repo (src-main/core), the bundle (dist/main), or a packaged app (resources/assets via extraResources).
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+
+export function findAssetsDir(env: NodeJS.ProcessEnv = process.env): string {
+  const candidates = [
+    env.GPU_SHARE_ASSETS,
+    (process as NodeJS.Process & { resourcesPath?: string }).resourcesPath
+      ? path.join((process as NodeJS.Process & { resourcesPath?: string }).resourcesPath!, 'assets')
+      : undefined,
+    path.resolve(__dirname, '..', '..', 'assets'),
+    path.resolve(__dirname, '..', '..', '..', 'assets'),
+    path.resolve(process.cwd(), 'assets'),
+  ].filter((c): c is string => !!c);
+  for (const dir of candidates) {
+    if (existsSync(path.join(dir, 'trainers'))) return dir;
+  }
+  return candidates[candidates.length - 1]!;
+}
