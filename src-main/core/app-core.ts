@@ -64,7 +64,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   }
 
   // --- hardware ------------------------------------------------------------------------------------------
-  const monitor = new HardwareMonitor({ clock, intervalMs: opts.hardwarePollMs ?? 2000 });
+  const monitor = new HardwareMonitor({ clock, intervalMs: opts.hardwarePollMs ?? 2000, env });
   let hardware: HardwareSnapshot = await monitor.refresh();
   monitor.subscribe((snapshot) => {
     hardware = snapshot;

@@ -1,0 +1,66 @@
+// `gpu-share add-this-machine` as a user runs it: detect, add, run again to update, refuse a broken file.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseClusterYaml } from '../../src-shared/cluster/index';
+import { runCli } from '../../src-main/cli/run-cli';
+
+const fixtures = path.resolve(__dirname, '..', 'fixtures');
+
+describe('gpu-share add-this-machine', () => {
+  let dir: string;
+  let out: string;
+  let err: string;
+  const io = () => ({
+    out: (t: string) => void (out += t),
+    err: (t: string) => void (err += t),
+    cwd: dir,
+    env: {
+      ...process.env,
+      GPU_SHARE_HOME: dir,
+      GPU_SHARE_NVIDIA_SMI: path.join(fixtures, 'bin', 'nvidia-smi'),
+      FAKE_NVIDIA_SMI_QUERY_GPU: path.join(fixtures, 'nvidia-smi', 'query-gpu-csv-header-units-consumer-x3.txt'),
+    },
+  });
+
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'gpu-share-add-'));
+    out = '';
+    err = '';
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('adds this machine to the app cluster, then updates it on a second run', async () => {
+    expect(await runCli(['add-this-machine'], io())).toBe(0);
+    expect(out).toMatch(/^Added node '.+' \(.+MB discrete.*\) in .*cluster\.yaml/);
+    const file = path.join(dir, 'cluster.yaml');
+    const first = parseClusterYaml(readFileSync(file, 'utf8'));
+    expect(first.ok && first.config.nodes[0]!.gpus).toHaveLength(3);
+    out = '';
+    expect(await runCli(['add-this-machine', '--cluster', file], io())).toBe(0);
+    expect(out).toMatch(/^Updated node/);
+    const second = parseClusterYaml(readFileSync(file, 'utf8'));
+    expect(second.ok && second.config.nodes).toHaveLength(1);
+  });
+
+  it('keeps other nodes and prints instead of writing with --dry-run', async () => {
+    const file = path.join(dir, 'mine.yaml');
+    writeFileSync(file, readFileSync(path.join(fixtures, 'cluster', 'sample.yaml')));
+    const before = readFileSync(file, 'utf8');
+    expect(await runCli(['add-this-machine', '--cluster', file, '--dry-run'], io())).toBe(0);
+    const printed = parseClusterYaml(out);
+    expect(printed.ok && printed.config.nodes.length).toBe(4);
+    expect(readFileSync(file, 'utf8')).toBe(before);
+  });
+
+  it('refuses to touch an invalid cluster file and says how to see why', async () => {
+    const file = path.join(dir, 'bad.yaml');
+    writeFileSync(file, readFileSync(path.join(fixtures, 'cluster', 'invalid-zero-vram.yaml')));
+    const before = readFileSync(file, 'utf8');
+    expect(await runCli(['add-this-machine', '--cluster', file], io())).toBe(1);
+    expect(err).toMatch(/zero VRAM/);
+    expect(err).toMatch(/left untouched/);
+    expect(readFileSync(file, 'utf8')).toBe(before);
+  });
+});
