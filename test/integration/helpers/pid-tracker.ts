@@ -1,0 +1,92 @@
+/**
+ * Remembers every process a test started and everything they started in turn, so the test can prove at the
+ * end that none is left. Descendants are collected by watching /proc while the test runs (an orphan loses its
+ * parent link the moment its parent dies, so it must be seen before), and each is remembered with its start
+ * time so a reused pid is never mistaken for ours.
+ */
+import { isRunning, procTable, treeOf, type ProcEntry } from './proc-table';
+
+export interface TrackedProcess {
+  pid: number;
+  startTime: number;
+  comm: string;
+  /** The root (a process the test spawned) it was found under. */
+  root: number;
+}
+
+export class PidTracker {
+  private readonly roots = new Set<number>();
+  /** Keyed by `pid:startTime`: one entry per process, even if its pid is later reused. */
+  private readonly seen = new Map<string, TrackedProcess>();
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly pollMs = 100) {}
+
+  /** Tracks `pid` and, from now on, all its descendants. */
+  addRoot(pid: number): void {
+    this.roots.add(pid);
+    this.scan();
+    if (!this.timer) {
+      this.timer = setInterval(() => this.scan(), this.pollMs);
+      this.timer.unref();
+    }
+  }
+
+  /** Records the current descendants of every root; call right before killing something. */
+  scan(): void {
+    const table = procTable();
+    for (const root of this.roots) {
+      for (const pid of treeOf([root], table)) this.remember(pid, table.get(pid), root);
+    }
+    // Also everything below a process already seen and still the same process: catches what an orphan
+    // (reparented away from our roots) starts later, such as ranks a launcher restarts.
+    const ours = new Map<number, TrackedProcess>();
+    for (const p of this.seen.values()) if (table.get(p.pid)?.startTime === p.startTime) ours.set(p.pid, p);
+    for (const pid of treeOf(ours.keys(), table)) {
+      const entry = table.get(pid);
+      if (!entry) continue;
+      const parent = ours.get(entry.ppid) ?? ours.get(entry.sid) ?? ours.get(pid);
+      this.remember(pid, entry, parent?.root ?? -1);
+    }
+  }
+
+  private remember(pid: number, entry: ProcEntry | undefined, root: number): void {
+    if (!entry) return;
+    const key = `${pid}:${entry.startTime}`;
+    if (this.seen.has(key)) return;
+    this.seen.set(key, { pid, startTime: entry.startTime, comm: entry.comm, root });
+  }
+
+  /** Every process seen under `root` (or under any root). */
+  all(root?: number): TrackedProcess[] {
+    return [...this.seen.values()].filter((p) => root === undefined || p.root === root);
+  }
+
+  /** The tracked processes still running. */
+  alive(root?: number): TrackedProcess[] {
+    return this.all(root).filter((p) => isRunning(p.pid, p.startTime));
+  }
+
+  /** SIGKILLs every tracked process still running (cleanup after a failed test); returns what it killed. */
+  killAll(): TrackedProcess[] {
+    const alive = this.alive();
+    for (const p of alive) {
+      try {
+        process.kill(p.pid, 'SIGKILL');
+      } catch {
+        // ended in between
+      }
+    }
+    return alive;
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+}
+
+/** "1234 python3, 1240 pt_elastic" for an assertion message. */
+export function describeProcesses(list: TrackedProcess[]): string {
+  return list.map((p) => `${p.pid} ${p.comm}`).join(', ') || '(none)';
+}
