@@ -122,6 +122,12 @@ interface RunRecord {
   /** Members reported progress since run.progress was computed. */
   progressStale: boolean;
   launchedBy: LaunchWhy | null;
+  /**
+   * A member's process failed and the generation will be relaunched once every other member has proved it is
+   * alive (heartbeated since), or has been declared failed: when a rank dies because its peer's machine died,
+   * this relaunches once, without the dead machine, instead of twice.
+   */
+  pendingRestart: { cause: string; since: number; waitingFor: Set<number> } | null;
   shardHistory: ShardMap[];
   progress: RunProgress | null;
   loss: LossHistory;
@@ -268,6 +274,8 @@ export class CoordinatorService {
     if (pw.state === 'syncing' && this.pool.activateWorker(workerId)) this.scheduleReconcile();
     const progress = req.progress ?? null;
     if (progress) this.recordProgress(rec, progress);
+    const pending = this.live?.pendingRestart;
+    if (pending && pending.waitingFor.delete(workerId)) this.maybeRestart(this.live!);
     if (this.workersDirty === 'none') this.workersDirty = 'beat';
     return { instructions: rec.pending.splice(0) };
   }
@@ -318,6 +326,7 @@ export class CoordinatorService {
       members: new Map(),
       progressStale: false,
       launchedBy: null,
+      pendingRestart: null,
       shardHistory: [],
       progress: null,
       loss: new LossHistory(),
@@ -419,6 +428,7 @@ export class CoordinatorService {
       for (const f of failed) if (f.from === 'active') causes.set(f.workerId, `No heartbeat for ${Math.round(f.silentMs / 1000)} s`);
       this.afterFailures(failed.map((f) => f.workerId), causes);
     }
+    if (this.live?.pendingRestart) this.maybeRestart(this.live);
     if (this.reconcileDueAt !== null && now >= this.reconcileDueAt) {
       this.reconcileDueAt = null;
       const run = this.live;
@@ -485,6 +495,7 @@ export class CoordinatorService {
     run.workerIds = [...members];
     run.members = new Map(members.map((id) => [id, { started: false, pid: null, exit: null, progress: null }]));
     run.launchedBy = why;
+    run.pendingRestart = null;
     const wasPaused = run.state === 'paused';
     run.state = 'running';
     run.stateCause = `generation ${run.generation} on ${plural(members.length, 'worker')}`;
@@ -539,6 +550,7 @@ export class CoordinatorService {
     this.stopMembers(run, 'run paused: below min_workers');
     const min = run.spec.minWorkers;
     run.state = 'paused';
+    run.pendingRestart = null;
     run.stateCause = `${eligibleCount} of ${min} workers active (min_workers ${min})`;
     run.workerIds = [];
     run.members = new Map();
@@ -573,6 +585,7 @@ export class CoordinatorService {
     this.refreshProgress(run);
     run.state = state;
     run.stateCause = cause;
+    run.pendingRestart = null;
     run.endedAt = this.clock.now();
     run.workerIds = [];
     run.members = new Map();
@@ -605,7 +618,7 @@ export class CoordinatorService {
       const lost = failedIds.filter((id) => run.workerIds.includes(id));
       if (lost.length > 0) {
         const recovering = run.launchedBy === 'failure' || run.launchedBy === 'restart';
-        const sameIncident = recovering && lost.every((id) => !run.members.get(id)?.started);
+        const sameIncident = run.pendingRestart !== null || (recovering && lost.every((id) => !run.members.get(id)?.started));
         if (!sameIncident) run.restartsUsed += 1;
         const names = lost.map((id) => this.records.get(id)!.node).join(', ');
         const cause = `worker ${names} failed`;
@@ -633,6 +646,15 @@ export class CoordinatorService {
               : '.';
       this.notify(`Worker ${node} failed`, `${cause}. ${plural(remaining, 'worker')} left${tail}`, 'error', { view: 'workers', workerId: id });
     }
+  }
+
+  /** Relaunches a failed generation once every other member is known alive (or the wait has outlasted the timeout). */
+  private maybeRestart(run: RunRecord): void {
+    const pending = run.pendingRestart;
+    if (!pending || this.live !== run || run.state !== 'running') return;
+    const waited = this.clock.monotonic() - pending.since;
+    if (pending.waitingFor.size > 0 && waited <= this.pool.getLimits().heartbeatTimeoutMs) return;
+    this.reconcile(run, pending.cause, 'restart', true);
   }
 
   private failRun(run: RunRecord, cause: string): void {
@@ -674,10 +696,16 @@ export class CoordinatorService {
           if ([...run.members.values()].every((m) => m.exit && m.exit.exitCode === 0 && m.exit.signal === null)) this.finishRun(run);
           return;
         }
+        if (run.pendingRestart) return; // this generation already failed: one restart for it
         const cause = describeExit(rec.node, r.exitCode, r.signal);
         run.restartsUsed += 1;
-        if (run.restartsUsed > run.spec.maxRestarts) this.failRun(run, `${cause} and all ${run.spec.maxRestarts} restarts are used`);
-        else this.reconcile(run, cause, 'restart', true);
+        if (run.restartsUsed > run.spec.maxRestarts) {
+          this.failRun(run, `${cause} and all ${run.spec.maxRestarts} restarts are used`);
+          return;
+        }
+        const others = run.workerIds.filter((id) => id !== rec.id && !run.members.get(id)?.exit);
+        run.pendingRestart = { cause, since: this.clock.monotonic(), waitingFor: new Set(others) };
+        this.maybeRestart(run);
         return;
       }
       case 'residency': {

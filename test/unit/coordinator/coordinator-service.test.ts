@@ -237,8 +237,10 @@ describe('CoordinatorService — runs and generations', () => {
     h.svc.startRun(h.spec({ maxRestarts: 3 }));
     h.workers.forEach((w) => w.beat());
     b!.exit(null, 9);
-    const run = h.liveRun();
-    expect(run).toMatchObject({ state: 'running', generation: 2, restartsUsed: 1, workerIds: [0, 1] });
+    // the relaunch waits for proof that the other members are alive; a's next heartbeat is that proof
+    expect(h.liveRun()).toMatchObject({ generation: 1, restartsUsed: 1 });
+    expect(kinds(a!.beat())).toEqual(['stop g1', 'start g2']);
+    expect(h.liveRun()).toMatchObject({ state: 'running', generation: 2, restartsUsed: 1, workerIds: [0, 1] });
     expect(h.eventMessages('run-restarted')).toEqual(['Run "demo" restarted as generation 2 (process on b exited with signal 9); restart 1 of 3']);
     h.run(1000);
     expect(kinds(a!.received)).toEqual(['start g1', 'stop g1', 'start g2']);
@@ -246,14 +248,29 @@ describe('CoordinatorService — runs and generations', () => {
     expect(h.liveRun().restartsUsed).toBe(1); // a's requested exit of g1 cost nothing
   });
 
+  it("a rank that died because its peer's machine died: one relaunch, without the dead machine, one restart", () => {
+    const h = new Harness();
+    const [a, , c] = h.activeWorkers('a', 'b', 'c');
+    h.svc.startRun(h.spec({ maxRestarts: 3 }));
+    h.workers.forEach((w) => w.beat());
+    a!.exit(1); // b's machine died; a's rank crashed on the broken connection before b's silence was noticed
+    h.run(5000, [a!, c!]);
+    expect(h.liveRun()).toMatchObject({ generation: 1, restartsUsed: 1 });
+    h.run(1000, [a!, c!]);
+    expect(h.liveRun()).toMatchObject({ generation: 2, restartsUsed: 1, workerIds: [0, 2] });
+    expect(h.notifications().find((n) => n.title === 'Worker b failed')?.body).toBe('No heartbeat for 6 s. 2 workers left, shards rebalanced.');
+  });
+
   it('a failure of a member that never started the recovery generation is the same incident (one restart)', () => {
     const h = new Harness();
     const [a, , c] = h.activeWorkers('a', 'b', 'c');
     h.svc.startRun(h.spec({ maxRestarts: 3 }));
     h.workers.forEach((w) => w.beat());
-    a!.exit(1); // a's rank died because b's machine died under it
     h.run(6000, [a!, c!]);
-    expect(h.liveRun()).toMatchObject({ generation: 3, restartsUsed: 1, workerIds: [0, 2] });
+    expect(h.liveRun()).toMatchObject({ generation: 2, restartsUsed: 1, workerIds: [0, 2] });
+    h.run(6000, [a!]); // c dies before it picks up generation 2
+    expect(h.liveRun()).toMatchObject({ generation: 3, restartsUsed: 1, workerIds: [0] });
+    expect(c!.running?.generation).toBe(1);
   });
 
   it('drain: the worker is told to drain, the others relaunch without it, its exit makes it left', () => {
