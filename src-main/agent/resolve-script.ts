@@ -13,13 +13,20 @@ export interface ResolvedScript {
   note?: string;
 }
 
-export function resolveScript(script: string, where: { workDir: string; assetsDir: string }): ResolvedScript {
+/** `assetsDir` is asked for only when needed, and may throw (it looks at how the code was bundled). */
+export function resolveScript(script: string, where: { workDir: string; assetsDir: () => string }): ResolvedScript {
   const full = path.resolve(where.workDir, script);
   if (existsSync(full)) return { path: script };
   const parts = script.split(/[\\/]/);
   const at = parts.lastIndexOf('trainers');
   if (at !== -1 && at === parts.length - 2) {
-    const local = path.join(where.assetsDir, 'trainers', parts[parts.length - 1]!);
+    let assetsDir: string;
+    try {
+      assetsDir = where.assetsDir();
+    } catch {
+      return { path: script };
+    }
+    const local = path.join(assetsDir, 'trainers', parts[parts.length - 1]!);
     if (existsSync(local)) return { path: local, note: `${script} is not on this machine; using the bundled copy ${local}` };
   }
   return { path: script };

@@ -131,6 +131,17 @@ export function splitEndpoint(endpoint: string): { host: string; port: number } 
   return { host: stripBrackets(m[1]!), port: Number(m[2]) };
 }
 
+/**
+ * Whether this worker hosts the c10d store behind `endpoint`. Our port and our address: yes. Another port: no
+ * (several workers may share a machine, and torch's own guess would make them all try). Our port under
+ * another name (the coordinator may override the host): unknown, so torch guesses from the machine's names.
+ */
+export function hostsRendezvous(endpoint: string, advertiseHost: string, rdzvPort: number): boolean | undefined {
+  const parsed = splitEndpoint(endpoint);
+  if (!parsed || parsed.port !== rdzvPort) return false;
+  return stripBrackets(parsed.host) === stripBrackets(advertiseHost) ? true : undefined;
+}
+
 function describeExit(exit: ProcessExit): string {
   if (exit.signal !== null) return `killed by signal ${exit.signal}`;
   return `exited with code ${exit.exitCode}`;
@@ -155,6 +166,8 @@ export class WorkerAgent {
   private session = 0;
   private lastOkAt = 0;
   private lastRejoinComplaint = '';
+  /** What the latest failed heartbeat got back, for the message when the coordinator is declared lost. */
+  private lastFailure: string | null = null;
 
   private current: CurrentRun | null = null;
   private lastProgress: Progress | null = null;
@@ -297,6 +310,7 @@ export class WorkerAgent {
     this.session += 1;
     this.phase = 'joined';
     this.lastOkAt = this.clock.monotonic();
+    this.lastFailure = null;
     this.lastRejoinComplaint = '';
     this.reports.clear();
     const gpus = this.usableGpus().length;
@@ -329,11 +343,13 @@ export class WorkerAgent {
   private async heartbeat(): Promise<void> {
     const joined = this.joined!;
     const session = this.session;
-    const timeoutMs = Math.max(200, Math.min(joined.heartbeatTimeoutMs, 5000));
+    // A hung request must not eat the whole timeout: give up on it halfway and try again.
+    const timeoutMs = Math.max(200, Math.min(Math.floor(joined.heartbeatTimeoutMs / 2), 5000));
     const reply = await this.client.post(apiPaths.heartbeat(joined.workerId), { incarnation: joined.incarnation, progress: this.lastProgress }, timeoutMs);
     if (session !== this.session || this.phase !== 'joined') return;
     if (reply.kind === 'ok') {
       this.lastOkAt = this.clock.monotonic();
+      this.lastFailure = null;
       this.acceptInstructions(reply.body, session);
       return;
     }
@@ -346,10 +362,11 @@ export class WorkerAgent {
 
   /** Declares the coordinator lost once heartbeats have failed for longer than its timeout. */
   private checkLost(reply?: ApiReply): void {
+    if (reply && reply.kind !== 'ok') this.lastFailure = reply.kind === 'network' ? reply.message : `${reply.status} ${reply.message}`;
     if (this.phase !== 'joined' || !this.joined) return;
     const silentMs = this.clock.monotonic() - this.lastOkAt;
     if (silentMs <= this.joined.heartbeatTimeoutMs) return;
-    const why = reply && reply.kind !== 'ok' ? `: ${reply.kind === 'network' ? reply.message : `${reply.status} ${reply.message}`}` : '';
+    const why = this.lastFailure ? ` (last answer: ${this.lastFailure})` : ' (no answer at all)';
     this.becomeLost(`no successful heartbeat for ${(silentMs / 1000).toFixed(1)} s${why}`);
   }
 
@@ -460,13 +477,12 @@ export class WorkerAgent {
     try {
       mkdirSync(checkpointDir, { recursive: true });
       mkdirSync(logDir, { recursive: true });
-      const script = resolveScript(plan.command[0]!, { workDir, assetsDir: findAssetsDir(this.env) });
+      const script = resolveScript(plan.command[0]!, { workDir, assetsDir: () => findAssetsDir(this.env) });
       if (script.note) this.log(script.note);
       const resolvedPlan: LaunchPlan = { ...plan, command: [script.path, ...plan.command.slice(1)] };
       const gpus = plan.useGpus ? this.usableGpus() : [];
-      const endpoint = splitEndpoint(plan.rdzvEndpoint);
-      const isHost = !!endpoint && endpoint.port === this.rdzvPort && stripBrackets(endpoint.host) === stripBrackets(this.advertiseHost);
-      const built = buildLaunchCommand(resolvedPlan, this.python, { gpuCount: gpus.length, logDir, isHost });
+      const isHost = hostsRendezvous(plan.rdzvEndpoint, this.advertiseHost, this.rdzvPort);
+      const built = buildLaunchCommand(resolvedPlan, this.python, { gpuCount: gpus.length, logDir, ...(isHost === undefined ? {} : { isHost }) });
       argv = built.argv;
       launcherEnv = built.env;
       const env = buildTrainingEnv({

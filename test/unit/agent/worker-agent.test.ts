@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { JoinError, WorkerAgent, splitEndpoint, type WorkerAgentOptions } from '../../../src-main/agent/worker-agent';
+import { JoinError, WorkerAgent, hostsRendezvous, splitEndpoint, type WorkerAgentOptions } from '../../../src-main/agent/worker-agent';
 import type { ProbeResidencyOptions, ResidencyResult } from '../../../src-main/core/hardware/residency';
 import { nodePtySpawner } from '../../../src-main/core/pty/node-pty-spawner';
 import type { HardwareSnapshot } from '../../../src-shared/hardware';
@@ -254,7 +254,7 @@ describe('WorkerAgent', () => {
     // Not before the timeout (500 ms): a coordinator hiccup must not kill training.
     expect(tookMs).toBeGreaterThanOrEqual(450);
     expect(tookMs).toBeLessThan(500 + 300 + 1500);
-    expect(logs.some((l) => /^lost the coordinator: no successful heartbeat for \d\.\d s: 503 coordinator overloaded/.test(l))).toBe(true);
+    expect(logs.some((l) => /^lost the coordinator: no successful heartbeat for \d\.\d s \(last answer: 503 coordinator overloaded\)/.test(l))).toBe(true);
     // The joins keep coming while it is away; the fake answers them and goes back to normal.
     await waitFor('the rejoin', () => coordinator.joins.length === 2, 5000);
     expect(agent!.status().phase).toBe('joined');
@@ -400,5 +400,18 @@ describe('splitEndpoint', () => {
     expect(splitEndpoint('10.0.0.2:29400')).toEqual({ host: '10.0.0.2', port: 29400 });
     expect(splitEndpoint('[fe80::1]:29400')).toEqual({ host: 'fe80::1', port: 29400 });
     expect(splitEndpoint('nohost')).toBeNull();
+  });
+});
+
+describe('hostsRendezvous', () => {
+  it('is this worker only for its own address and port; unknown when only the port is ours', () => {
+    expect(hostsRendezvous('127.0.0.1:4000', '127.0.0.1', 4000)).toBe(true);
+    expect(hostsRendezvous('[::1]:4000', '::1', 4000)).toBe(true);
+    // A second worker on the same machine: same address, another port.
+    expect(hostsRendezvous('127.0.0.1:4000', '127.0.0.1', 4001)).toBe(false);
+    expect(hostsRendezvous('10.0.0.9:4000', '10.0.0.2', 4001)).toBe(false);
+    // The coordinator overrode the host name: let torch match it against this machine's names.
+    expect(hostsRendezvous('desktop.lan:4000', '10.0.0.2', 4000)).toBeUndefined();
+    expect(hostsRendezvous('garbage', '10.0.0.2', 4000)).toBe(false);
   });
 });
