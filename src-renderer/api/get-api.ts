@@ -3,6 +3,8 @@
  * WebSocket to the `gpu-share serve` that served this page. Views never know which one they talk to.
  */
 import type { GpuShareApi } from '../../src-shared/ipc';
+// Brings in the one ambient declaration of window.gpuShare, also for tsconfigs that do not include env.d.ts.
+import type {} from '../env';
 import { TOKEN_PARAM, WS_PATH } from '../../src-shared/headless-protocol';
 import { createWsClient, type Connection, type ConnectionState } from './ws-client';
 

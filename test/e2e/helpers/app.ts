@@ -1,0 +1,195 @@
+/**
+ * Everything an end-to-end test needs to drive the real app: the built CLI (rebuilt when sources are newer),
+ * `gpu-share serve` as a child process with its own data folder and a fake nvidia-smi, Debian's Chromium with
+ * a fresh profile, file drops, and screenshots under test-results/screenshots/.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { findRepoRoot } from '../../integration/helpers/agent-bundle';
+
+export const ROOT = findRepoRoot();
+export const CLI = path.join(ROOT, 'dist', 'main', 'cli.cjs');
+export const FAKE_NVIDIA_SMI = path.join(ROOT, 'test', 'fixtures', 'bin', 'nvidia-smi');
+export const NVIDIA_FIXTURES = path.join(ROOT, 'test', 'fixtures', 'nvidia-smi');
+export const CLUSTER_FIXTURES = path.join(ROOT, 'test', 'fixtures', 'cluster');
+export const SCREENSHOTS = path.join(ROOT, 'test-results', 'screenshots');
+
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+  '--disable-sync',
+];
+
+function newestMtime(entry: string): number {
+  let info;
+  try {
+    info = statSync(entry);
+  } catch {
+    return 0;
+  }
+  if (!info.isDirectory()) return info.mtimeMs;
+  let newest = info.mtimeMs;
+  for (const name of readdirSync(entry)) newest = Math.max(newest, newestMtime(path.join(entry, name)));
+  return newest;
+}
+
+/** Builds dist/ when it is missing or older than any source the CLI or the page is built from. */
+export function ensureBuilt(): void {
+  const outputs = [CLI, path.join(ROOT, 'dist', 'renderer', 'index.html')].map((f) => newestMtime(f));
+  const built = Math.min(...outputs);
+  const sources = ['src-main', 'src-shared', 'src-renderer', 'scripts/build.mjs', 'vite.config.ts', 'package.json'].map((p) => newestMtime(path.join(ROOT, p)));
+  if (built > 0 && built >= Math.max(...sources)) return;
+  const result = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`npm run build failed (exit ${result.status}):\n${result.stdout}\n${result.stderr}`);
+}
+
+export function tempDir(prefix: string): string {
+  return mkdtempSync(path.join(tmpdir(), prefix));
+}
+
+/** Environment that makes "this machine" have the GPUs of a real nvidia-smi capture, through the fake. */
+export function fakeGpuEnv(capture = 'query-gpu-csv-header-units-consumer-x3.txt'): NodeJS.ProcessEnv {
+  return { GPU_SHARE_NVIDIA_SMI: FAKE_NVIDIA_SMI, FAKE_NVIDIA_SMI_QUERY_GPU: path.join(NVIDIA_FIXTURES, capture) };
+}
+
+export interface ServeOptions {
+  dataDir: string;
+  clusterPath?: string;
+  localWorker?: boolean;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface ServeHandle {
+  child: ChildProcess;
+  pid: number;
+  url: string;
+  /** From the "Add a worker" line. */
+  coordinatorUrl: string;
+  joinToken: string;
+  output(): string;
+  /** SIGTERM, then the exit code; SIGKILL if it does not stop within the grace. */
+  stop(graceMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Starts `node dist/main/cli.cjs serve --port 0 …` and waits for the line with its URL. */
+export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
+  const args = [CLI, 'serve', '--port', '0', '--coordinator-port', '0', '--data-dir', opts.dataDir];
+  if (opts.clusterPath) args.push('--cluster', opts.clusterPath);
+  if (opts.localWorker === false) args.push('--no-local-worker');
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (child.pid === undefined) throw new Error('could not start gpu-share serve');
+  let out = '';
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  child.stdout!.setEncoding('utf8');
+  child.stderr!.setEncoding('utf8');
+  child.stdout!.on('data', (d: string) => (out += d));
+  child.stderr!.on('data', (d: string) => (out += d));
+  const started = await new Promise<{ url: string; coordinatorUrl: string; joinToken: string }>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`gpu-share serve printed no URL within 60 s:\n${out}`)), 60_000);
+    const check = () => {
+      const url = /GPU Share is running: (http:\/\/\S+)/.exec(out)?.[1];
+      const join = /--join (\S+) --token (\S+)/.exec(out);
+      if (url && join) {
+        clearTimeout(timer);
+        child.stdout!.off('data', check);
+        resolve({ url, coordinatorUrl: join[1]!, joinToken: join[2]! });
+      }
+    };
+    child.stdout!.on('data', check);
+    void exited.then(({ code, signal }) => {
+      clearTimeout(timer);
+      reject(new Error(`gpu-share serve exited (${code ?? signal}) before it was ready:\n${out}`));
+    });
+  });
+  return {
+    child,
+    pid: child.pid,
+    ...started,
+    output: () => out,
+    async stop(graceMs = 15_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return exited;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      const result = await exited;
+      clearTimeout(timer);
+      return result;
+    },
+  };
+}
+
+export interface BrowserHandle {
+  context: BrowserContext;
+  page: Page;
+  /** Console errors and page errors seen so far. */
+  problems: string[];
+  close(): Promise<void>;
+}
+
+/** Chromium with a profile of its own (removed on close), one page at the given size and colour scheme. */
+export async function openBrowser(opts: { width?: number; height?: number; colorScheme?: 'light' | 'dark' } = {}): Promise<BrowserHandle> {
+  const profile = tempDir('gpu-share-chromium-');
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium',
+    args: CHROMIUM_ARGS,
+    viewport: { width: opts.width ?? 1280, height: opts.height ?? 800 },
+    colorScheme: opts.colorScheme ?? 'light',
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  const problems: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(m.text());
+  });
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  return {
+    context,
+    page,
+    problems,
+    async close() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Opens the app and waits for the page's readiness marker. */
+export async function openApp(page: Page, url: string): Promise<void> {
+  await page.goto(url);
+  await page.waitForSelector('.app[data-ready="true"]', { timeout: 30_000 });
+}
+
+/** Drags a file from disk onto the window (dragenter, dragover, drop), as a person dropping it from a file manager. */
+export async function dropFile(page: Page, file: string, name = path.basename(file)): Promise<void> {
+  const text = await readFile(file, 'utf8');
+  const transfer = await page.evaluateHandle(
+    ({ text, name }) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([text], name, { type: 'application/yaml' }));
+      return dt;
+    },
+    { text, name },
+  );
+  await page.dispatchEvent('main', 'dragenter', { dataTransfer: transfer });
+  await page.dispatchEvent('main', 'dragover', { dataTransfer: transfer });
+  await page.waitForSelector('[data-testid="drop-overlay"]');
+  await page.dispatchEvent('main', 'drop', { dataTransfer: transfer });
+  await page.waitForSelector('[data-testid="drop-overlay"]', { state: 'detached' });
+}
+
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const file = path.join(SCREENSHOTS, `${name}.png`);
+  await page.screenshot({ path: file });
+  return file;
+}
+
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,155 @@
+// The bridge: first load, every contract event turned into a store change, reload after a reconnect —
+// through the real WebSocket client and a real `ws` server on 127.0.0.1.
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket, WebSocketServer } from 'ws';
+import type { AddressInfo } from 'node:net';
+import { events, type EventMethod, type EventPayloads } from '../../../src-shared/ipc';
+import type { HardwareSnapshot } from '../../../src-shared/hardware';
+import type { RunSnapshot, UserNotification } from '../../../src-shared/training';
+import { createWsClient, type SocketLike } from '../../../src-renderer/api/ws-client';
+import { connectBridge, eventHandlers } from '../../../src-renderer/bridge';
+import { createAppStore } from '../../../src-renderer/store/app-store';
+
+const hw: HardwareSnapshot = {
+  hostname: 'box',
+  os: 'Debian 12',
+  arch: 'x64',
+  physicalCores: 2,
+  logicalCores: 2,
+  ramTotalMb: 8000,
+  ramAvailableMb: 4000,
+  gpus: [],
+  nvidia: { available: false, path: null, reason: 'nvidia-smi not found on PATH', driverVersion: null },
+  detectedAt: '2025-01-01T00:00:00Z',
+  tookMs: 5,
+};
+
+const run1: RunSnapshot = {
+  id: 'run-1',
+  spec: { name: 'example', command: ['t.py'], samples: 100, minWorkers: 1, maxWorkers: 2, heartbeatTimeoutMs: 5000, maxRestarts: 3, nprocPerNode: 1, useGpus: false, launcher: 'torchrun', env: {} },
+  state: 'running',
+  stateCause: 'started by user',
+  generation: 1,
+  restartsUsed: 0,
+  startedAt: 1000,
+  endedAt: null,
+  workerIds: [0],
+  shardHistory: [],
+  progress: null,
+  lossHistory: [],
+  residency: {},
+  rdzvEndpoint: '127.0.0.1:29500',
+};
+
+const snapshots: Record<string, unknown> = {
+  getHardware: hw,
+  getCluster: { config: { nodes: [] }, path: '/tmp/cluster.yaml', warnings: [], thisMachineNode: null, summary: '' },
+  getWorkers: [],
+  getRuns: [run1],
+  getEvents: [{ seq: 1, at: 1, kind: 'run-started', severity: 'info', message: 'Run example started' }],
+  getCoordinatorInfo: { url: 'http://127.0.0.1:7421', joinToken: 'tok', joinCommand: 'gpu-share worker --join http://127.0.0.1:7421 --token tok' },
+  getExampleRun: { command: ['t.py'], samples: 100 },
+  getRunOutput: { runId: 'run-1', text: 'step 0\n' },
+};
+
+const cleanups: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+async function setup() {
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  await new Promise<void>((r) => wss.once('listening', () => r()));
+  const calls: string[] = [];
+  let socket: WebSocket | null = null;
+  wss.on('connection', (ws) => {
+    socket = ws;
+    ws.on('message', (data) => {
+      const msg = JSON.parse(data.toString()) as { id: number; method: string };
+      calls.push(msg.method);
+      ws.send(JSON.stringify({ id: msg.id, ok: true, result: snapshots[msg.method] ?? null }));
+    });
+  });
+  const { api, connection } = createWsClient({
+    url: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}/ws?token=t`,
+    createSocket: (u) => new WebSocket(u) as unknown as SocketLike,
+    initialBackoffMs: 20,
+  });
+  const store = createAppStore();
+  const notified: UserNotification[] = [];
+  const disconnect = connectBridge(api, store, connection, { now: () => 42, onNotification: (n) => notified.push(n) });
+  cleanups.push(
+    () => new Promise<void>((r) => wss.close(() => r())),
+    () => {
+      for (const c of wss.clients) c.terminate();
+    },
+    () => connection.close(),
+    disconnect,
+  );
+  const push = <E extends EventMethod>(event: E, payload: EventPayloads[E]) => socket!.send(JSON.stringify({ event, payload }));
+  return { store, calls, push, notified, connection, socket: () => socket! };
+}
+
+async function until(fn: () => boolean, what: string): Promise<void> {
+  const started = Date.now();
+  while (!fn()) {
+    if (Date.now() - started > 5000) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describe('bridge', () => {
+  it('has a handler for every event of the contract', () => {
+    expect(Object.keys(eventHandlers(createAppStore())).sort()).toEqual(Object.keys(events).sort());
+  });
+
+  it('loads every snapshot, then the selected run output, and marks the page ready', async () => {
+    const { store, calls } = await setup();
+    await until(() => store.getState().loaded && store.getState().runOutput['run-1'] !== undefined, 'load');
+    const s = store.getState();
+    expect(s.hardware?.hostname).toBe('box');
+    expect(s.selectedRunId).toBe('run-1');
+    expect(s.runOutput['run-1']?.text).toBe('step 0\n');
+    expect(s.events.map((e) => e.message)).toEqual(['Run example started']);
+    expect(s.coordinator?.joinCommand).toContain('--token tok');
+    expect(s.connection.status).toBe('open');
+    expect(calls.slice(0, 7).sort()).toEqual(['getCluster', 'getCoordinatorInfo', 'getEvents', 'getExampleRun', 'getHardware', 'getRuns', 'getWorkers']);
+  });
+
+  it('turns each pushed event into its store change', async () => {
+    const { store, push, notified } = await setup();
+    await until(() => store.getState().loaded, 'load');
+    push('onHardware', { ...hw, ramAvailableMb: 1234 });
+    push('onCluster', { config: { nodes: [{ name: 'n', host: 'localhost', transport: 'local', gpus: [], max_adapters: 2 }] }, path: '/x', warnings: [], thisMachineNode: 'n', summary: '' });
+    push('onWorkers', [
+      { id: 0, node: 'box', incarnation: 1, state: 'active', stateCause: 'joined', gpus: [], backend: 'cpu', joinedAt: 1, lastHeartbeatAt: 2, step: 3, loss: 0.5, samplesPerSec: 10, address: '127.0.0.1', local: true },
+    ]);
+    push('onRun', { ...run1, state: 'paused', stateCause: 'Run example paused: 0 of 1 workers active' });
+    push('onRunOutput', { runId: 'run-1', workerId: 0, node: 'box', data: 'step 1\n' });
+    push('onEvent', { seq: 2, at: 2, kind: 'worker-failed', severity: 'error', message: 'Worker jetson failed — no heartbeat for 5.1 s' });
+    const note: UserNotification = { id: 'n-1', title: 'Worker jetson failed', body: 'No heartbeat for 5 s.', severity: 'error', target: { view: 'workers', workerId: 1 } };
+    push('onNotification', note);
+    push('onFocus', { view: 'runs', runId: 'run-1' });
+    await until(() => store.getState().view === 'runs', 'focus event');
+    const s = store.getState();
+    expect(s.hardware?.ramAvailableMb).toBe(1234);
+    expect(s.cluster?.thisMachineNode).toBe('n');
+    expect(s.workers.map((w) => w.state)).toEqual(['active']);
+    expect(s.runs[0]?.state).toBe('paused');
+    expect(s.runOutput['run-1']?.text).toBe('step 0\nstep 1\n');
+    expect(s.events.map((e) => e.seq)).toEqual([1, 2]);
+    expect(s.toasts).toEqual([{ id: 'n-1', notification: note, at: 42 }]);
+    expect(notified).toEqual([note]);
+    expect(s.selectedRunId).toBe('run-1');
+  });
+
+  it('reloads everything after the connection comes back, since events may have been missed', async () => {
+    const { store, calls, connection, socket } = await setup();
+    await until(() => store.getState().loaded && calls.includes('getRunOutput'), 'load');
+    const before = calls.filter((c) => c === 'getCluster').length;
+    socket().terminate();
+    await until(() => store.getState().connection.status === 'reconnecting', 'reconnecting shown');
+    await until(() => connection.current().opens === 2 && calls.filter((c) => c === 'getCluster').length === before + 1, 'reload');
+    expect(store.getState().connection.status).toBe('open');
+  });
+});

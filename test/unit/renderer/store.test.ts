@@ -1,0 +1,341 @@
+// Pure store actions and derived values of the page: what the cards, bars, badges and lists will say.
+import { describe, expect, it } from 'vitest';
+import type { ClusterConfig } from '../../../src-shared/cluster/types';
+import type { HardwareSnapshot } from '../../../src-shared/hardware';
+import type { ClusterState, ImportResult } from '../../../src-shared/ipc';
+import type { CoordinatorEvent, RunSnapshot, ShardMap, UserNotification } from '../../../src-shared/training';
+import * as A from '../../../src-renderer/store/actions';
+import { initialState, type AppState } from '../../../src-renderer/store/state';
+import {
+  clusterLevelWarnings,
+  clusterTotals,
+  labelColorOn,
+  lossCurve,
+  nodeCards,
+  residencyBadge,
+  shardSegments,
+  warningNodeIndex,
+  workerBadge,
+  workerColor,
+  WORKER_PALETTE,
+} from '../../../src-renderer/store/derive';
+import { apply, createAppStore } from '../../../src-renderer/store/app-store';
+
+/** The seed's 3-node sample (entrenar's cluster.yaml tests). */
+const sample: ClusterConfig = {
+  nodes: [
+    { name: 'desktop', host: 'localhost', transport: 'local', gpus: [{ uuid: 'GPU-abcd-1234', type: 'rtx-4090', vram_mb: 24564, memory_type: 'discrete' }], max_adapters: 3 },
+    { name: 'jetson', host: 'jetson.local', transport: 'ssh', gpus: [{ uuid: 'GPU-efgh-5678', type: 'jetson-orin', vram_mb: 8192, memory_type: 'unified' }], max_adapters: 1 },
+    { name: 'intel-box', host: '10.0.0.5', transport: 'ssh', user: 'noah', gpus: [], cpu_cores: 16, ram_mb: 65536, max_adapters: 1 },
+  ],
+};
+
+function clusterState(config: ClusterConfig, extra: Partial<ClusterState> = {}): ClusterState {
+  return { config, path: '/data/cluster.yaml', warnings: [], thisMachineNode: null, summary: '', ...extra };
+}
+
+function hardware(gpus: HardwareSnapshot['gpus'] = []): HardwareSnapshot {
+  return {
+    hostname: 'desktop',
+    os: 'Debian 12',
+    arch: 'x64',
+    physicalCores: 8,
+    logicalCores: 16,
+    ramTotalMb: 64000,
+    ramAvailableMb: 40000,
+    gpus,
+    nvidia: { available: gpus.length > 0, path: '/usr/bin/nvidia-smi', reason: null, driverVersion: '550.1' },
+    detectedAt: '2025-01-01T00:00:00Z',
+    tookMs: 12,
+  };
+}
+
+function run(id: string, startedAt: number, extra: Partial<RunSnapshot> = {}): RunSnapshot {
+  return {
+    id,
+    spec: {
+      name: id,
+      command: ['train.py'],
+      samples: 100,
+      minWorkers: 1,
+      maxWorkers: 4,
+      heartbeatTimeoutMs: 5000,
+      maxRestarts: 3,
+      nprocPerNode: 1,
+      useGpus: false,
+      launcher: 'torchrun',
+      env: {},
+    },
+    state: 'running',
+    stateCause: '',
+    generation: 1,
+    restartsUsed: 0,
+    startedAt,
+    endedAt: null,
+    workerIds: [0],
+    shardHistory: [],
+    progress: null,
+    lossHistory: [],
+    residency: {},
+    rdzvEndpoint: null,
+    ...extra,
+  };
+}
+
+function event(seq: number, message = `e${seq}`): CoordinatorEvent {
+  return { seq, at: 1000 + seq, kind: 'worker-joined', severity: 'info', message };
+}
+
+const withCluster = (config = sample): AppState => A.setCluster(initialState(), clusterState(config));
+
+describe('budgets on the Nodes view (seed sample)', () => {
+  it('twin of test_node_vram_calculations / test_total_adapter_capacity: desktop 20879 MB usable, jetson 4915 MB, 5 adapter slots', () => {
+    const cards = nodeCards(clusterState(sample), null);
+    expect(cards.map((c) => [c.node.name, c.totalMb, c.usableMb])).toEqual([
+      ['desktop', 24564, 20879],
+      ['jetson', 8192, 4915],
+      ['intel-box', 0, 0],
+    ]);
+    expect(cards[0]!.gpus[0]!.reservePct).toBe(85);
+    expect(cards[1]!.gpus[0]!.reservePct).toBe(60);
+    expect(clusterTotals(clusterState(sample))).toEqual({ nodes: 3, gpus: 2, usableMb: 20879 + 4915, slots: 5 });
+    expect(clusterTotals(null)).toEqual({ nodes: 0, gpus: 0, usableMb: 0, slots: 0 });
+  });
+
+  it("shows live used memory only on this machine's GPUs, matched by UUID", () => {
+    const hw = hardware([
+      {
+        index: 0, uuid: 'GPU-abcd-1234', name: 'NVIDIA GeForce RTX 4090', vendor: 'nvidia', typeSlug: 'rtx-4090', memoryType: 'discrete',
+        vramTotalMb: 24564, vramUsedMb: 1234, vramFreeMb: 23330, utilizationPct: 3, temperatureC: 40, source: 'nvidia-smi',
+      },
+    ]);
+    const mine = nodeCards(clusterState(sample, { thisMachineNode: 'desktop' }), hw);
+    expect(mine[0]!.isThisMachine).toBe(true);
+    expect(mine[0]!.gpus[0]).toMatchObject({ usedMb: 1234, usedSource: 'gpu' });
+    expect(mine[1]!.gpus[0]).toMatchObject({ usedMb: null, usedSource: null });
+    const notMine = nodeCards(clusterState(sample, { thisMachineNode: null }), hw);
+    expect(notMine[0]!.gpus[0]!.usedMb).toBeNull();
+  });
+
+  it('falls back to RAM in use for a unified GPU whose driver prints [N/A] for memory', () => {
+    const hw = hardware([
+      {
+        index: 0, uuid: 'GPU-efgh-5678', name: 'Orin (nvgpu)', vendor: 'nvidia', typeSlug: 'jetson-orin', memoryType: 'unified',
+        vramTotalMb: 64000, vramUsedMb: null, vramFreeMb: null, utilizationPct: null, temperatureC: null, source: 'nvidia-smi',
+      },
+    ]);
+    const cards = nodeCards(clusterState(sample, { thisMachineNode: 'jetson' }), hw);
+    expect(cards[1]!.gpus[0]).toMatchObject({ usedMb: 24000, usedSource: 'ram' });
+  });
+
+  it('puts each warning on the card it is about (by path or by the node it names) and the rest at the top', () => {
+    const warnings = [
+      { severity: 'warning' as const, message: 'unknown key "colour"', path: ['nodes', 1, 'colour'], line: 12, col: 5 },
+      { severity: 'warning' as const, message: "node 'desktop': GPU 'GPU-abcd-1234' has vram_mb 24564 in cluster.yaml but 24000 MB detected", path: [] },
+      { severity: 'warning' as const, message: 'unknown key "version"', path: ['version'], line: 1, col: 1 },
+    ];
+    const state = clusterState(sample, { warnings });
+    const cards = nodeCards(state, null);
+    expect(cards[0]!.warnings.map((w) => w.message)).toEqual([warnings[1]!.message]);
+    expect(cards[1]!.warnings.map((w) => w.message)).toEqual(['unknown key "colour"']);
+    expect(cards[2]!.warnings).toEqual([]);
+    expect(clusterLevelWarnings(state).map((w) => w.message)).toEqual(['unknown key "version"']);
+    expect(warningNodeIndex({ severity: 'warning', message: 'x', path: ['nodes', 9] }, sample.nodes)).toBeNull();
+  });
+});
+
+describe('cluster actions', () => {
+  it('asks Replace/Merge only when the cluster already has nodes', () => {
+    expect(A.needsImportChoice(initialState())).toBe(false);
+    expect(A.needsImportChoice(A.setCluster(initialState(), clusterState({ nodes: [] })))).toBe(false);
+    expect(A.needsImportChoice(withCluster())).toBe(true);
+  });
+
+  it('an invalid import lists every error and keeps the old cluster', () => {
+    const before = A.askImportMode(withCluster(), { fileName: 'bad.yaml', text: 'nodes: 3' });
+    const result: ImportResult = {
+      ok: false,
+      fileName: 'bad.yaml',
+      errors: [
+        { severity: 'error', message: 'nodes must be a list', path: ['nodes'], line: 1, col: 8 },
+        { severity: 'error', message: 'second', path: [] },
+      ],
+      warnings: [],
+    };
+    const after = A.importFinished(before, 'bad.yaml', result);
+    expect(after.cluster).toBe(before.cluster);
+    expect(after.pendingImport).toBeNull();
+    expect(after.importProblem?.errors).toHaveLength(2);
+    expect(after.importProblem?.fileName).toBe('bad.yaml');
+  });
+
+  it('a valid import adopts the new cluster, clears an earlier problem and says what changed', () => {
+    const failed = A.importRefused(withCluster({ nodes: [sample.nodes[0]!] }), 'huge.yaml', 'too large');
+    expect(failed.importProblem?.errors[0]?.message).toBe('too large');
+    const next = clusterState(sample);
+    const after = A.importFinished(failed, 'sample.yaml', { ok: true, state: next, added: ['jetson', 'intel-box'], updated: ['desktop'] });
+    expect(after.cluster).toBe(next);
+    expect(after.importProblem).toBeNull();
+    expect(after.clusterNotice?.text).toBe('Imported sample.yaml: added jetson, intel-box; updated desktop — 3 nodes in the cluster.');
+  });
+
+  it('Add this machine reports added vs updated', () => {
+    const s = A.machineAdded(initialState(), { state: clusterState(sample), action: 'updated', nodeName: 'desktop' });
+    expect(s.clusterNotice?.text).toBe('Updated this machine as node "desktop".');
+    expect(s.cluster?.config.nodes).toHaveLength(3);
+  });
+});
+
+describe('runs, output and events', () => {
+  it('keeps runs newest first and selects the newest when nothing is selected', () => {
+    let s = A.setRuns(initialState(), [run('a', 1), run('c', 3), run('b', 2)]);
+    expect(s.runs.map((r) => r.id)).toEqual(['c', 'b', 'a']);
+    expect(s.selectedRunId).toBe('c');
+    s = A.selectRun(s, 'a');
+    s = A.upsertRun(s, run('d', 4));
+    expect(s.runs.map((r) => r.id)).toEqual(['d', 'c', 'b', 'a']);
+    expect(s.selectedRunId).toBe('a');
+    s = A.upsertRun(s, run('a', 1, { state: 'finished' }));
+    expect(s.runs.find((r) => r.id === 'a')?.state).toBe('finished');
+    expect(s.runs).toHaveLength(4);
+  });
+
+  it('bounds run output from the front and counts what it dropped, so a terminal writes only the new part', () => {
+    let s = A.appendRunOutput(initialState(), 'r', 'x'.repeat(A.MAX_OUTPUT_CHARS - 10));
+    s = A.appendRunOutput(s, 'r', '0123456789ABCDEFGHIJ');
+    const b = s.runOutput.r!;
+    expect(b.text.length).toBe(A.MAX_OUTPUT_CHARS);
+    expect(b.dropped).toBe(10);
+    expect(b.text.endsWith('ABCDEFGHIJ')).toBe(true);
+    expect(b.dropped + b.text.length).toBe(A.MAX_OUTPUT_CHARS + 10);
+    const replaced = A.replaceRunOutput(s, 'r', 'fresh');
+    expect(replaced.runOutput.r).toEqual({ text: 'fresh', epoch: 1, dropped: 0 });
+  });
+
+  it('keeps output of a bounded number of runs, never the one being written', () => {
+    let s = initialState();
+    for (let i = 0; i < A.MAX_BUFFERED_RUNS + 3; i++) s = A.appendRunOutput(s, `r${i}`, 'line\n');
+    expect(Object.keys(s.runOutput)).toHaveLength(A.MAX_BUFFERED_RUNS);
+    expect(s.runOutput[`r${A.MAX_BUFFERED_RUNS + 2}`]?.text).toBe('line\n');
+  });
+
+  it('orders events by seq and keeps a duplicate (after a reconnect reload) once', () => {
+    let s = A.setEvents(initialState(), [event(3), event(1), event(2)]);
+    s = A.appendEvent(s, event(4));
+    s = A.appendEvent(s, event(2, 'again'));
+    expect(s.events.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+    expect(s.events[1]!.message).toBe('again');
+  });
+});
+
+describe('toasts and focus', () => {
+  const note = (id: string, target?: UserNotification['target']): UserNotification => ({ id, title: `t${id}`, body: 'b', severity: 'error', target });
+
+  it('caps toasts, replaces one with the same id and dismisses by id', () => {
+    let s = initialState();
+    for (let i = 0; i < A.MAX_TOASTS + 2; i++) s = A.pushToast(s, note(String(i)), i);
+    expect(s.toasts.map((t) => t.id)).toEqual(['2', '3', '4', '5', '6']);
+    s = A.pushToast(s, note('4'), 99);
+    expect(s.toasts.map((t) => t.id)).toEqual(['2', '3', '5', '6', '4']);
+    s = A.dismissToast(s, '3');
+    expect(s.toasts.map((t) => t.id)).toEqual(['2', '5', '6', '4']);
+  });
+
+  it('a clicked notification opens its view, highlights its worker and selects its run', () => {
+    let s = A.setRuns(initialState(), [run('r1', 1), run('r2', 2)]);
+    s = A.focusTarget(s, { view: 'workers', workerId: 3 });
+    expect([s.view, s.highlightedWorkerId]).toEqual(['workers', 3]);
+    s = A.focusTarget(s, { view: 'runs', runId: 'r1' });
+    expect([s.view, s.selectedRunId, s.highlightedWorkerId]).toEqual(['runs', 'r1', null]);
+    s = A.focusTarget(s, { view: 'runs', runId: 'gone' });
+    expect(s.selectedRunId).toBe('r1');
+  });
+
+  it('apply() runs an action against a zustand store', () => {
+    const store = createAppStore();
+    apply(store, A.navigate, 'events');
+    apply(store, A.setBusy, 'import', true);
+    apply(store, A.setBusy, 'import', true);
+    expect(store.getState().view).toBe('events');
+    expect(store.getState().busy).toEqual(['import']);
+    apply(store, A.setBusy, 'import', false);
+    expect(store.getState().busy).toEqual([]);
+  });
+});
+
+describe('shard map and badges', () => {
+  const map: ShardMap = {
+    generation: 2,
+    totalSamples: 100,
+    at: 0,
+    cause: 'worker jetson failed',
+    shards: [
+      { workerId: 0, node: 'desktop', start: 0, end: 34 },
+      { workerId: 2, node: 'cpu', start: 34, end: 67 },
+      { workerId: 5, node: 'lab', start: 67, end: 100 },
+    ],
+  };
+
+  it('lays shards out as percentages of the dataset, coloured by worker id', () => {
+    const segs = shardSegments(map);
+    expect(segs.map((s) => [s.leftPct, Math.round(s.widthPct)])).toEqual([
+      [0, 34],
+      [34, 33],
+      [67, 33],
+    ]);
+    expect(segs.map((s) => s.color)).toEqual([workerColor(0), workerColor(2), workerColor(5)]);
+    expect(shardSegments({ ...map, totalSamples: 0, shards: [{ workerId: 0, node: 'a', start: 0, end: 0 }] })).toEqual([]);
+  });
+
+  it('gives ten consecutive workers ten different colours, stable per id', () => {
+    const colours = Array.from({ length: 10 }, (_, i) => workerColor(i));
+    expect(new Set(colours).size).toBe(10);
+    expect(workerColor(13)).toBe(workerColor(3));
+    expect(workerColor(-1)).toBe(WORKER_PALETTE[9]);
+  });
+
+  it('labels each colour in black or white, whichever contrasts more', () => {
+    expect(labelColorOn('#edc948')).toBe('#000000');
+    expect(labelColorOn('#1c3f7a')).toBe('#ffffff');
+    // Mid blue: black wins by a hair under WCAG (4.61 vs 4.55), so black it is.
+    expect(labelColorOn('#4e79a7')).toBe('#000000');
+    expect(labelColorOn('#ffffff')).toBe('#000000');
+    expect(labelColorOn('#000000')).toBe('#ffffff');
+  });
+
+  it('says where each worker of a run stands on GPU residency', () => {
+    const cpu = run('r', 1);
+    expect(residencyBadge(cpu, 0)).toEqual({ tone: 'neutral', text: 'CPU run — no GPU probe' });
+    const gpu = run('r', 1, { spec: { ...cpu.spec, useGpus: true } });
+    expect(residencyBadge(gpu, 0).text).toBe('Checking GPU residency…');
+    const pass = { ...gpu, residency: { 0: { status: 'pass' as const, detail: 'GPU resident: pid 4242 holds 812 MiB', pid: 4242, usedMib: 812, checkedAt: 1 } } };
+    expect(residencyBadge(pass, 0)).toMatchObject({ tone: 'ok', text: 'GPU resident', detail: 'GPU resident: pid 4242 holds 812 MiB' });
+    const fail = { ...gpu, residency: { 0: { status: 'fail' as const, detail: 'NOT on the GPU: pid 4242 is not listed by nvidia-smi', pid: 4242, usedMib: null, checkedAt: 1 } } };
+    expect(residencyBadge(fail, 0)).toMatchObject({ tone: 'bad', text: 'NOT on the GPU: pid 4242 is not listed by nvidia-smi' });
+    const na = { ...gpu, residency: { 0: { status: 'not-applicable' as const, detail: '', pid: null, usedMib: null, checkedAt: null } } };
+    expect(residencyBadge(na, 0).text).toBe('CPU run — no GPU probe');
+  });
+
+  it('gives every worker state a badge with words, not only a colour', () => {
+    expect(workerBadge('failed')).toEqual({ tone: 'bad', text: 'Failed' });
+    expect(workerBadge('active')).toEqual({ tone: 'ok', text: 'Active' });
+    expect(workerBadge('draining').text).toBe('Draining');
+  });
+
+  it('draws the loss curve inside its box, highest loss at the top', () => {
+    const c = lossCurve(
+      [
+        { step: 0, loss: 2 },
+        { step: 5, loss: 1 },
+        { step: 10, loss: 0.5 },
+      ],
+      110,
+      60,
+      5,
+    )!;
+    expect(c.path).toBe('M5.0,5.0 L55.0,38.3 L105.0,55.0');
+    expect([c.minLoss, c.maxLoss, c.firstStep, c.lastStep]).toEqual([0.5, 2, 0, 10]);
+    expect(lossCurve([{ step: 0, loss: 1 }], 100, 50)).toBeNull();
+    expect(lossCurve([{ step: 0, loss: NaN }, { step: 1, loss: 1 }], 100, 50)).toBeNull();
+  });
+});
