@@ -99,7 +99,7 @@ describe('gpu-share validate', () => {
     writeFileSync(file, `# ${'x'.repeat(1024 * 1024)}\n`);
     const r = await cli('validate', file);
     expect(r.code).toBe(1);
-    expect(r.err).toMatch(/is larger than 1 MiB \(1048580 bytes\)/);
+    expect(r.err).toMatch(/is larger than 1 MiB \(1048579 bytes\)/);
   });
 
   it('--json valid: ok, file, summary, warnings and per-node budgets', async () => {
