@@ -50,18 +50,19 @@ export function clusterTotals(cluster: ClusterState | null): ClusterTotals {
   };
 }
 
-/** Index of the node a warning is about: by its path (['nodes', 2, …]) or by the "node 'X'" its message names. */
+/**
+ * Index of the card a warning belongs on: the node its message names ("node 'desktop': …", as drift warnings
+ * do). Warnings located only by a path into the imported file stay at the top with their file:line:col: after a
+ * merge, the file's node indices are not the cluster's.
+ */
 export function warningNodeIndex(warning: ClusterIssue, nodes: NodeConfig[]): number | null {
-  if (warning.path[0] === 'nodes' && typeof warning.path[1] === 'number' && warning.path[1] < nodes.length) return warning.path[1];
-  const named = /node '([^']+)'/.exec(warning.message);
-  if (named) {
-    const i = nodes.findIndex((n) => n.name === named[1]);
-    if (i >= 0) return i;
-  }
-  return null;
+  const named = /^node '([^']+)'/.exec(warning.message);
+  if (!named) return null;
+  const i = nodes.findIndex((n) => n.name === named[1]);
+  return i >= 0 ? i : null;
 }
 
-/** Warnings that belong to no single card (a file-level problem); shown above the cards. */
+/** Warnings that belong on no single card (unknown keys in the imported file); shown above the cards. */
 export function clusterLevelWarnings(cluster: ClusterState | null): ClusterIssue[] {
   if (!cluster) return [];
   return cluster.warnings.filter((w) => warningNodeIndex(w, cluster.config.nodes) === null);

@@ -2,13 +2,12 @@
  * Start a run (prefilled with the bundled example), pick one from the list, and watch it: shard map with its
  * history, live output, GPU residency per worker, step / loss / throughput with a loss curve, restarts, Stop.
  */
-import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
+import { lazy, Suspense, useEffect, useState, type FormEvent, type ReactNode } from 'react';
 import type { RunSnapshot, WorkerSnapshot } from '../../src-shared/training';
 import { useCommands } from '../app-context';
 import { Badge } from '../components/badge';
 import { PlayIcon, StopIcon } from '../components/icons';
 import { LossCurve } from '../components/loss-curve';
-import { RunTerminal } from '../components/run-terminal';
 import { ShardMapView } from '../components/shard-map';
 import { useNow } from '../components/use-now';
 import { formatAgo, formatDuration, formatLoss, formatRate } from '../format';
@@ -16,6 +15,9 @@ import { askConfirm, selectRun } from '../store/actions';
 import { act, useApp } from '../store/app-store';
 import { isRunLive, residencyBadge, runBadge, workerColor } from '../store/derive';
 import { fieldsFromSpec, specFromFields, type RunFormErrors, type RunFormFields } from '../store/run-form';
+
+// xterm.js is most of the bundle's weight and only this view needs it: load it when a run is opened.
+const RunTerminal = lazy(() => import('../components/run-terminal').then((m) => ({ default: m.RunTerminal })));
 
 function Field({
   id,
@@ -217,7 +219,9 @@ function RunDetail({ run }: { run: RunSnapshot }) {
           <h3 id="output-title" className="card-title">
             Live output
           </h3>
-          <RunTerminal runId={run.id} />
+          <Suspense fallback={<div className="terminal" aria-busy="true" />}>
+            <RunTerminal runId={run.id} />
+          </Suspense>
         </section>
         <div className="run-side">
           <section className="card" aria-labelledby="loss-title">

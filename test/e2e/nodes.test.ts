@@ -1,7 +1,7 @@
 // Issue 2 end to end, in Debian's Chromium against `gpu-share serve`: the page loads, a dropped cluster.yaml
 // shows its budgets, an invalid one shows line:col and changes nothing, Add this machine adds a node; plus
 // keyboard reach, screenshots at two sizes in both themes, and the page noticing the server going away.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -160,6 +160,30 @@ describe('Nodes, end to end', () => {
     }
     const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
     expect(bg).toBe('rgb(14, 18, 23)'); // the dark theme's background, from prefers-color-scheme
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.emulateMedia({ colorScheme: 'light' });
+  });
+
+  it('shows unknown keys at the top with file:line:col, and drift from the detected hardware on the machine card', async () => {
+    const { page } = browser;
+    await openApp(page, serve.url);
+    const file = path.join(dataDir, 'drift.yaml');
+    // This machine (by the capture's first GPU UUID) declared with the wrong VRAM, plus a key entrenar does not know.
+    writeFileSync(
+      file,
+      ['nodes:', '  - name: desk-e2e', '    host: localhost', '    colour: blue', '    gpus:', '      - uuid: GPU-20fe89bc-c8ef-5a9f-078e-efa3324d790b', '        type: rtx-3070', '        vram_mb: 9000', ''].join('\n'),
+    );
+    await dropFile(page, file);
+    await page.getByRole('dialog').getByRole('button', { name: 'Replace' }).click();
+    await page.waitForSelector('[data-node-card="desk-e2e"]');
+    expect(await cards().count()).toBe(1);
+    const top = await page.locator('[data-testid="cluster-warnings"] li').allTextContents();
+    expect(top).toEqual([expect.stringMatching(/^drift\.yaml:4:5: nodes\[0\]\.colour is not a cluster\.yaml key/)]);
+    const onCard = await page.locator('[data-node-card="desk-e2e"] [data-testid="node-warnings"] li').allTextContents();
+    expect(onCard).toContain("node 'desk-e2e': GPU 'GPU-20fe89bc-c8ef-5a9f-078e-efa3324d790b' has vram_mb 9000 in cluster.yaml but 8119 MB detected");
+    expect(onCard.filter((w) => w.includes('was detected but is not in cluster.yaml'))).toHaveLength(2);
+    expect(await page.locator('[data-node-card="desk-e2e"] .chip-accent').textContent()).toBe('This machine');
+    await screenshot(page, 'nodes-warnings-1280x800-light');
   });
 
   it('says "Disconnected — reconnecting…" when the server goes away, and the server stops cleanly on SIGTERM', async () => {

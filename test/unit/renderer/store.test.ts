@@ -128,19 +128,19 @@ describe('budgets on the Nodes view (seed sample)', () => {
     expect(cards[1]!.gpus[0]).toMatchObject({ usedMb: 24000, usedSource: 'ram' });
   });
 
-  it('puts each warning on the card it is about (by path or by the node it names) and the rest at the top', () => {
+  it('puts a warning naming a node on its card, and file warnings (located by line:col) at the top', () => {
     const warnings = [
-      { severity: 'warning' as const, message: 'unknown key "colour"', path: ['nodes', 1, 'colour'], line: 12, col: 5 },
-      { severity: 'warning' as const, message: "node 'desktop': GPU 'GPU-abcd-1234' has vram_mb 24564 in cluster.yaml but 24000 MB detected", path: [] },
-      { severity: 'warning' as const, message: 'unknown key "version"', path: ['version'], line: 1, col: 1 },
+      { severity: 'warning' as const, message: 'nodes[1].colour is not a cluster.yaml key; it is ignored', path: ['nodes', 1, 'colour'], line: 12, col: 5 },
+      { severity: 'warning' as const, message: "node 'desktop': GPU 'GPU-abcd-1234' has vram_mb 24564 in cluster.yaml but 24000 MB detected", path: ['gpus', 0, 'vram_mb'] },
+      { severity: 'warning' as const, message: "node 'gone': GPU 'x' is in cluster.yaml but was not detected", path: [] },
     ];
     const state = clusterState(sample, { warnings });
     const cards = nodeCards(state, null);
     expect(cards[0]!.warnings.map((w) => w.message)).toEqual([warnings[1]!.message]);
-    expect(cards[1]!.warnings.map((w) => w.message)).toEqual(['unknown key "colour"']);
+    expect(cards[1]!.warnings).toEqual([]);
     expect(cards[2]!.warnings).toEqual([]);
-    expect(clusterLevelWarnings(state).map((w) => w.message)).toEqual(['unknown key "version"']);
-    expect(warningNodeIndex({ severity: 'warning', message: 'x', path: ['nodes', 9] }, sample.nodes)).toBeNull();
+    expect(clusterLevelWarnings(state).map((w) => w.message)).toEqual([warnings[0]!.message, warnings[2]!.message]);
+    expect(warningNodeIndex({ severity: 'warning', message: "see node 'jetson'", path: [] }, sample.nodes)).toBeNull();
   });
 });
 
