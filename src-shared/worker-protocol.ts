@@ -97,6 +97,11 @@ export type Instruction = z.infer<typeof instructionSchema>;
 
 export const heartbeatResponseSchema = z.object({
   instructions: z.array(instructionSchema),
+  /**
+   * The failure timeout now in force, when it differs from the join's (a run may set its own): the agent
+   * stops its training after this long without a successful heartbeat, so both sides give up together.
+   */
+  heartbeatTimeoutMs: z.number().int().positive().optional(),
 });
 export type HeartbeatResponse = z.infer<typeof heartbeatResponseSchema>;
 

@@ -406,6 +406,11 @@ export class WorkerAgent {
     const whole = heartbeatResponseSchema.safeParse(body);
     if (whole.success) {
       instructions = whole.data.instructions;
+      const timeout = whole.data.heartbeatTimeoutMs;
+      if (timeout !== undefined && this.joined && timeout !== this.joined.heartbeatTimeoutMs) {
+        this.log(`the coordinator's failure timeout is now ${timeout} ms (was ${this.joined.heartbeatTimeoutMs} ms)`);
+        this.joined = { ...this.joined, heartbeatTimeoutMs: timeout };
+      }
     } else {
       // Keep the good ones when one instruction is malformed.
       const list = body && typeof body === 'object' ? (body as { instructions?: unknown }).instructions : undefined;

@@ -32,6 +32,8 @@ export class FakeCoordinator {
   /** Raw instruction objects (possibly invalid) handed out with the next heartbeat. */
   pending: unknown[] = [];
   mode: FakeMode = 'ok';
+  /** Sent as heartbeatTimeoutMs in heartbeat answers when set. */
+  heartbeatTimeoutInReplies: number | null = null;
   /** Set to make joins fail with this status. */
   joinStatus: number | null = null;
   private server: http.Server;
@@ -114,7 +116,7 @@ export class FakeCoordinator {
       if (!parsed.success) return send(400, { error: parsed.error.message });
       this.heartbeats.push({ workerId, body: parsed.data });
       const instructions = this.pending.splice(0);
-      return send(200, { instructions });
+      return send(200, this.heartbeatTimeoutInReplies === null ? { instructions } : { instructions, heartbeatTimeoutMs: this.heartbeatTimeoutInReplies });
     }
     if (what === 'report') {
       const parsed = reportRequestSchema.safeParse(body);

@@ -260,6 +260,19 @@ describe('WorkerAgent', () => {
     expect(agent!.status().phase).toBe('joined');
   });
 
+  it('follows a failure timeout the coordinator changes later (a run with its own timeout)', async () => {
+    makeAgent();
+    await agent!.start();
+    coordinator.heartbeatTimeoutInReplies = 1500;
+    await waitFor('the new timeout to be taken', () => logs.some((l) => l.includes("failure timeout is now 1500 ms (was 500 ms)")));
+    coordinator.give({ kind: 'start', plan: shellPlan('sleep 60') });
+    const pid = await startedPid();
+    coordinator.mode = 'error-503';
+    const failedAt = Date.now();
+    await waitFor('training to be killed', () => !isAlive(pid), 8000);
+    expect(Date.now() - failedAt).toBeGreaterThanOrEqual(1400);
+  });
+
   it('a coordinator that stops answering at all (hung requests) is lost too', async () => {
     makeAgent();
     await agent!.start();
