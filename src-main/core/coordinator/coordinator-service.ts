@@ -284,6 +284,9 @@ export class CoordinatorService {
     const rec = this.liveRecord(workerId, req.incarnation, 'report');
     if (!rec) return;
     for (const r of req.reports) this.handleReport(rec, r);
+    // A report proves its sender alive just as a heartbeat does.
+    const pending = this.live?.pendingRestart;
+    if (pending && pending.waitingFor.delete(workerId)) this.maybeRestart(this.live!);
   }
 
   leave(workerId: number, req: LeaveRequest): void {

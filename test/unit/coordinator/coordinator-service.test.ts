@@ -248,6 +248,18 @@ describe('CoordinatorService — runs and generations', () => {
     expect(h.liveRun().restartsUsed).toBe(1); // a's requested exit of g1 cost nothing
   });
 
+  it('several members crashing in one generation cost one restart and one relaunch', () => {
+    const h = new Harness();
+    const [a, b, c] = h.activeWorkers('a', 'b', 'c');
+    h.svc.startRun(h.spec({ maxRestarts: 1 }));
+    h.workers.forEach((w) => w.beat());
+    a!.exit(1);
+    b!.exit(1);
+    expect(h.liveRun()).toMatchObject({ state: 'running', generation: 1, restartsUsed: 1 });
+    c!.beat();
+    expect(h.liveRun()).toMatchObject({ state: 'running', generation: 2, restartsUsed: 1, workerIds: [0, 1, 2] });
+  });
+
   it("a rank that died because its peer's machine died: one relaunch, without the dead machine, one restart", () => {
     const h = new Harness();
     const [a, , c] = h.activeWorkers('a', 'b', 'c');
