@@ -116,7 +116,7 @@ describe('elastic pool — seed twins', () => {
     expect(p.activateWorker(0)).toBe(false);
   });
 
-  it('twin of test_elastic_activate_nonexistent_worker', () => {
+  it('twin of test_elastic_activate_nonexistent_worker: an unknown id is refused', () => {
     expect(pool(1, 4, 30000).p.activateWorker(999)).toBe(false);
   });
 
@@ -127,7 +127,7 @@ describe('elastic pool — seed twins', () => {
     expect(p.worker(0)?.state).toBe('syncing');
   });
 
-  it('twin of test_elastic_remove_nonexistent_worker', () => {
+  it('twin of test_elastic_remove_nonexistent_worker: an unknown id is refused', () => {
     expect(pool(1, 4, 30000).p.removeWorker(999)).toBe(false);
   });
 
@@ -139,7 +139,7 @@ describe('elastic pool — seed twins', () => {
     expect(p.worker(0)?.state).toBe('active');
   });
 
-  it('twin of test_elastic_finalize_nonexistent_worker', () => {
+  it('twin of test_elastic_finalize_nonexistent_worker: an unknown id is refused', () => {
     expect(pool(1, 4, 30000).p.finalizeRemoval(999)).toBe(false);
   });
 
@@ -180,11 +180,11 @@ describe('elastic pool — seed twins', () => {
     expect(p.allWorkers()[0]!.joinedAtStep).toBe(42);
   });
 
-  it('twin of test_elastic_compute_shards_empty', () => {
+  it('twin of test_elastic_compute_shards_empty: no active workers, no shards', () => {
     expect(pool(1, 4, 30000).p.computeShards(100)).toEqual([]);
   });
 
-  it('twin of test_elastic_compute_shards_single_worker', () => {
+  it('twin of test_elastic_compute_shards_single_worker: one worker gets everything', () => {
     const { p } = pool(1, 4, 30000);
     p.addWorker('n1', 1, 'cuda');
     p.activateWorker(0);
