@@ -3,7 +3,6 @@
  * coordinator service and HTTP API in this process, running the example trainer on real torchrun to the end.
  * Also: SIGTERM makes it leave cleanly, and SIGKILL of the agent leaves no training process behind.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,6 +12,7 @@ import { CoordinatorService } from '../../src-main/core/coordinator/coordinator-
 import { descendantPids } from '../../src-main/core/hardware/process-tree';
 import { systemClock } from '../../src-main/core/ports';
 import { runSpecSchema } from '../../src-shared/worker-protocol';
+import { startAgentProcess, type AgentProcessHandle } from '../unit/agent/agent-process-handle';
 import { isAlive, waitFor } from '../unit/agent/fake-coordinator';
 
 const JOIN = 'integration-join-token';
@@ -22,7 +22,7 @@ const TRAINER = path.resolve('assets/trainers/ddp_example.py');
 let service: CoordinatorService;
 let http: CoordinatorHttp;
 let work: string;
-const agents: { child: ChildProcess; out: () => string }[] = [];
+const agents: AgentProcessHandle[] = [];
 
 beforeAll(async () => {
   work = mkdtempSync(path.join(tmpdir(), 'gpu-share-agent-it-'));
@@ -33,15 +33,7 @@ beforeAll(async () => {
 
 afterEach(() => {
   // Anything a failed test left: only the groups this file started (each agent leads its own group).
-  for (const a of agents.splice(0)) {
-    if (a.child.pid && isAlive(a.child.pid)) {
-      try {
-        process.kill(-a.child.pid, 'SIGKILL');
-      } catch {
-        // gone
-      }
-    }
-  }
+  for (const a of agents.splice(0)) a.destroy();
 });
 
 afterAll(async () => {
@@ -50,35 +42,16 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-function startAgent(name: string): { child: ChildProcess; out: () => string; exit: Promise<number | null> } {
-  const child = spawn(
-    process.execPath,
-    ['scripts/run-ts.mjs', 'src-main/agent/agent-process.ts', '--join', http.url, '--name', name, '--data-dir', path.join(work, name)],
-    {
-      cwd: process.cwd(),
-      env: { ...process.env, GPU_SHARE_JOIN_TOKEN: JOIN, GPU_SHARE_HOME: work },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    },
-  );
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const handle = { child, out: () => out, exit };
+function startAgent(name: string): AgentProcessHandle {
+  const handle = startAgentProcess({ coordinatorUrl: http.url, token: JOIN, name, dataDir: path.join(work, name), env: { ...process.env, GPU_SHARE_HOME: work } });
   agents.push(handle);
   return handle;
-}
-
-function trainingPid(out: string): number | null {
-  const m = /started run \S+ generation \d+: pid (\d+)/.exec(out);
-  return m ? Number(m[1]) : null;
 }
 
 describe('a worker agent process with the real coordinator', () => {
   it('joins, runs the example trainer on torchrun to the end, and leaves on SIGTERM without leftovers', async () => {
     const agent = startAgent('alpha');
-    const ready = await waitFor('the readiness line', () => /worker ready: id=(\d+) node=alpha/.exec(agent.out()), 60_000);
+    const ready = await agent.waitForLine(/worker ready: id=(\d+) node=alpha/);
     const workerId = Number(ready[1]);
     await waitFor('the worker to become active', () => service.workers().find((w) => w.id === workerId)?.state === 'active', 10_000);
 
@@ -101,7 +74,7 @@ describe('a worker agent process with the real coordinator', () => {
       },
       150_000,
     );
-    expect(finished.state, `${finished.stateCause}\n${service.runOutput(run.id).slice(-3000)}\n${agent.out()}`).toBe('finished');
+    expect(finished.state, `${finished.stateCause}\n${service.runOutput(run.id).slice(-3000)}\n${agent.output()}`).toBe('finished');
     expect(finished.progress?.step).toBe(39);
     expect(finished.progress?.resumedFrom).toBe(0);
     expect(finished.shardHistory.at(-1)?.shards).toEqual([{ workerId, node: 'alpha', start: 0, end: 2000 }]);
@@ -110,23 +83,23 @@ describe('a worker agent process with the real coordinator', () => {
     expect(output).toContain('GPU_SHARE_PROGRESS {"step":39');
     expect(output).toMatch(/"shard":\[0,1000\]/);
     expect(output).toMatch(/"shard":\[1000,2000\]/);
-    const pid = trainingPid(agent.out());
+    const pid = agent.trainingPid();
     expect(pid).not.toBeNull();
-    expect(agent.out()).toMatch(/exited with code 0/);
+    expect(agent.output()).toMatch(/exited with code 0/);
     // torchrun's rank logs and the checkpoint live under the agent's data dir.
     expect(readFileSync(path.join(work, 'alpha', 'checkpoints', run.id, 'ddp_example.pt')).length).toBeGreaterThan(0);
 
     agent.child.kill('SIGTERM');
     expect(await agent.exit).toBe(0);
-    expect(agent.out()).toContain('worker stopped: the worker received SIGTERM');
+    expect(agent.output()).toContain('worker stopped: the worker received SIGTERM');
     await waitFor('the coordinator to see it leave', () => service.workers().find((w) => w.id === workerId)?.state === 'left', 5000);
-    expect(isAlive(agent.child.pid!)).toBe(false);
+    expect(isAlive(agent.pid)).toBe(false);
     expect(isAlive(pid!)).toBe(false);
   });
 
   it('SIGKILL of the agent takes its training down with it (no orphans)', async () => {
     const agent = startAgent('beta');
-    const ready = await waitFor('the readiness line', () => /worker ready: id=(\d+) node=beta/.exec(agent.out()), 60_000);
+    const ready = await agent.waitForLine(/worker ready: id=(\d+) node=beta/);
     const workerId = Number(ready[1]);
     await waitFor('the worker to become active', () => service.workers().find((w) => w.id === workerId)?.state === 'active', 10_000);
     const run = service.startRun(
@@ -140,11 +113,11 @@ describe('a worker agent process with the real coordinator', () => {
       }),
     );
     await waitFor('training steps', () => (service.runs().find((r) => r.id === run.id)?.progress?.step ?? -1) >= 3, 120_000);
-    const launcher = trainingPid(agent.out())!;
+    const launcher = agent.trainingPid()!;
     const ranks = descendantPids(launcher);
     expect(ranks.length).toBeGreaterThanOrEqual(2);
 
-    process.kill(agent.child.pid!, 'SIGKILL');
+    process.kill(agent.pid, 'SIGKILL');
     await agent.exit;
     // The pty's master closes with the agent; torchrun gets SIGHUP and takes its ranks down.
     await waitFor('the launcher and every rank to be gone', () => [launcher, ...ranks].every((p) => !isAlive(p)), 30_000);
