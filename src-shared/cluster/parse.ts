@@ -31,8 +31,6 @@ const MISSING_HINTS: Record<string, string> = {
 class Reader {
   readonly errors: ClusterIssue[] = [];
   readonly warnings: ClusterIssue[] = [];
-  /** formatPath(path) → source offset of the value (or of the mapping that should hold it). */
-  readonly offsets = new Map<string, number>();
   /** Paths whose value could not be read; validation issues under them are dropped as follow-on noise. */
   readonly broken: string[] = [];
   private readonly aliasTargets = new Map<Alias, Node | null>();
@@ -41,11 +39,13 @@ class Reader {
   private lastAliasOffset: number | null = null;
   private visits = 0;
   private visitBudget = Infinity;
+  private root: unknown = null;
 
   constructor(private readonly lineCounter: LineCounter) {}
 
   /** Indexes the document; may report errors (duplicate keys), so it runs where errors are caught. */
   prepare(doc: Document.Parsed): void {
+    this.root = doc.contents;
     const nodeCount = this.indexDocument(doc.contents);
     // Without aliases every YAML node is read at most once; aliases may repeat small blocks, not explode.
     this.visitBudget = 4 * nodeCount + 10_000;
@@ -90,6 +90,30 @@ class Reader {
     };
     visit(root, []);
     return count;
+  }
+
+  /**
+   * Source offset of the value at `path`, or of the deepest mapping or list on the way that exists (a
+   * missing field is placed at the mapping that lacks it). Looked up only for issues, so reading stays lean.
+   */
+  offsetAtPath(path: Path): number | undefined {
+    let node: unknown = this.root;
+    let offset = this.offsetOf(node, -1);
+    for (const part of path) {
+      if (isAlias(node)) node = this.aliasTargets.get(node) ?? null;
+      let next: unknown;
+      if (typeof part === 'number' && isSeq(node)) next = node.items[part];
+      else if (typeof part === 'string' && isMap(node)) {
+        next = node.items.find((pair) => {
+          const key = isAlias(pair.key) ? this.aliasTargets.get(pair.key) : pair.key;
+          return isScalar(key) && scalarText(key) === part;
+        })?.value;
+      }
+      if (next === undefined || next === null) break;
+      node = next;
+      offset = this.offsetOf(node, offset);
+    }
+    return offset === -1 ? undefined : offset;
   }
 
   pos(offset: number): { line: number; col: number } {
@@ -245,14 +269,12 @@ function readText(r: Reader, field: Field, path: Path, opts: TextOptions): strin
   const name = String(path[path.length - 1]);
   if (!field) {
     if (!opts.required) return undefined;
-    r.offsets.set(formatPath(path), opts.mapOffset);
     r.error(`${formatPath(path)} is missing (${MISSING_HINTS[name] ?? 'required'})`, path, opts.mapOffset);
     return null;
   }
   const node = r.deref(field.value, path, field.keyOffset);
   if (node === 'failed') return null;
   const offset = r.offsetOf(node, field.keyOffset);
-  r.offsets.set(formatPath(path), offset);
   const text = node === null ? null : scalarText(node);
   if (text === null) {
     if (node !== null && !isScalar(node)) {
@@ -280,26 +302,23 @@ interface NumberOptions {
 /** A whole-number field (entrenar's u64/u32/usize). Returns undefined when absent and null after an error. */
 function readWhole(r: Reader, field: Field, path: Path, opts: NumberOptions): number | undefined | null {
   const name = String(path[path.length - 1]);
-  const p = formatPath(path);
   if (!field) {
     if (!opts.required) return undefined;
-    r.offsets.set(p, opts.mapOffset);
-    r.error(`${p} is missing (${MISSING_HINTS[name] ?? 'required'})`, path, opts.mapOffset);
+    r.error(`${formatPath(path)} is missing (${MISSING_HINTS[name] ?? 'required'})`, path, opts.mapOffset);
     return null;
   }
   const node = r.deref(field.value, path, field.keyOffset);
   if (node === 'failed') return null;
   const offset = r.offsetOf(node, field.keyOffset);
-  r.offsets.set(p, offset);
   const value = node !== null && isScalar(node) ? node.value : undefined;
   if ((node === null || value === null) && !opts.required) return undefined;
   const what = `a whole number${opts.unit ? ` of ${opts.unit}` : ''}`;
   if (typeof value !== 'bigint' || value < 0n) {
-    r.error(`${p} must be ${what}, got ${describe(node)}`, path, offset);
+    r.error(`${formatPath(path)} must be ${what}, got ${describe(node)}`, path, offset);
     return null;
   }
   if (value > BigInt(opts.max)) {
-    r.error(`${p} must be ${what} no larger than ${opts.max}, got ${describe(node)}`, path, offset);
+    r.error(`${formatPath(path)} must be ${what} no larger than ${opts.max}, got ${describe(node)}`, path, offset);
     return null;
   }
   return Number(value);
@@ -308,54 +327,54 @@ function readWhole(r: Reader, field: Field, path: Path, opts: NumberOptions): nu
 /** A lower-case enum field with a default. Returns null after an error. */
 function readChoice<T extends string>(r: Reader, field: Field, path: Path, choices: readonly T[], fallback: T): T | null {
   if (!field) return fallback;
-  const p = formatPath(path);
   const node = r.deref(field.value, path, field.keyOffset);
   if (node === 'failed') return null;
   const offset = r.offsetOf(node, field.keyOffset);
-  r.offsets.set(p, offset);
   const text = node !== null && isScalar(node) ? scalarText(node) : null;
   const found = choices.find((c) => c === text);
   if (found) return found;
   const caseHint = text !== null && choices.some((c) => c === text.toLowerCase()) ? ' (write it in lower case)' : '';
-  r.error(`${p} must be ${choices.join(' or ')}, got ${describe(node)}${caseHint}`, path, offset);
+  r.error(`${formatPath(path)} must be ${choices.join(' or ')}, got ${describe(node)}${caseHint}`, path, offset);
   return null;
 }
 
+/** A stand-in for a GPU that could not be read: keeps indices aligned and triggers no validation rule. */
+function gpuPlaceholder(path: Path): GpuConfig {
+  return { uuid: `${formatPath(path)} (unreadable)`, type: 'unknown', vram_mb: 1, memory_type: 'discrete' };
+}
+
 function readGpu(r: Reader, item: unknown, path: Path, fallbackOffset: number): GpuConfig {
-  const p = formatPath(path);
-  const placeholder: GpuConfig = { uuid: `${p} (unreadable)`, type: 'unknown', vram_mb: 1, memory_type: 'discrete' };
   const node = r.deref(item, path, fallbackOffset);
-  if (node === 'failed') return placeholder;
+  if (node === 'failed') return gpuPlaceholder(path);
   const offset = r.offsetOf(node, fallbackOffset);
-  r.offsets.set(p, offset);
   if (node === null || !isMap(node)) {
-    r.error(`${p} must be a mapping with uuid, type and vram_mb, got ${describe(node)}`, path, offset);
-    return placeholder;
+    r.error(`${formatPath(path)} must be a mapping with uuid, type and vram_mb, got ${describe(node)}`, path, offset);
+    return gpuPlaceholder(path);
   }
   const f = r.entries(node, path, GPU_KEYS);
   const uuid = readText(r, f.get('uuid'), [...path, 'uuid'], { required: true, mapOffset: offset });
   const type = readText(r, f.get('type'), [...path, 'type'], { required: true, mapOffset: offset });
   const vram = readWhole(r, f.get('vram_mb'), [...path, 'vram_mb'], { required: true, unit: 'MB', max: MAX_WHOLE, mapOffset: offset });
   const memoryType = readChoice<MemoryType>(r, f.get('memory_type'), [...path, 'memory_type'], ['discrete', 'unified'], 'discrete');
-  return {
-    uuid: uuid ?? placeholder.uuid,
-    type: type ?? placeholder.type,
-    vram_mb: vram ?? placeholder.vram_mb,
-    memory_type: memoryType ?? placeholder.memory_type,
-  };
+  if (uuid == null || type == null || vram == null || memoryType == null) {
+    const stand = gpuPlaceholder(path);
+    return { uuid: uuid ?? stand.uuid, type: type ?? stand.type, vram_mb: vram ?? stand.vram_mb, memory_type: memoryType ?? stand.memory_type };
+  }
+  return { uuid, type, vram_mb: vram, memory_type: memoryType };
+}
+
+/** A readable stand-in for a node that could not be read: keeps later indices aligned, triggers no rule. */
+function nodePlaceholder(path: Path): NodeConfig {
+  return { name: formatPath(path), host: 'unreadable', transport: 'local', gpus: [], max_adapters: 1 };
 }
 
 function readNode(r: Reader, item: unknown, path: Path, fallbackOffset: number): NodeConfig {
-  const p = formatPath(path);
-  // A readable stand-in keeps indices aligned for later nodes without triggering any validation rule.
-  const placeholder: NodeConfig = { name: p, host: 'unreadable', transport: 'local', gpus: [], max_adapters: 1 };
   const node = r.deref(item, path, fallbackOffset);
-  if (node === 'failed') return placeholder;
+  if (node === 'failed') return nodePlaceholder(path);
   const offset = r.offsetOf(node, fallbackOffset);
-  r.offsets.set(p, offset);
   if (node === null || !isMap(node)) {
-    r.error(`${p} must be a mapping with at least name and host, got ${describe(node)}`, path, offset);
-    return placeholder;
+    r.error(`${formatPath(path)} must be a mapping with at least name and host, got ${describe(node)}`, path, offset);
+    return nodePlaceholder(path);
   }
   const f = r.entries(node, path, NODE_KEYS);
   const name = readText(r, f.get('name'), [...path, 'name'], { required: true, mapOffset: offset });
@@ -373,8 +392,8 @@ function readNode(r: Reader, item: unknown, path: Path, fallbackOffset: number):
   const ramMb = readWhole(r, f.get('ram_mb'), [...path, 'ram_mb'], { required: false, unit: 'MB', max: MAX_WHOLE, mapOffset: offset });
 
   const result: NodeConfig = {
-    name: name ?? placeholder.name,
-    host: host ?? placeholder.host,
+    name: name ?? formatPath(path),
+    host: host ?? 'unreadable',
     transport: transport ?? 'local',
     gpus,
     // Absent means entrenar's default of 1; unreadable also becomes 1 so ">= 1" does not fire on top of the type error.
@@ -388,14 +407,12 @@ function readNode(r: Reader, item: unknown, path: Path, fallbackOffset: number):
 
 function readGpus(r: Reader, field: Field, path: Path): GpuConfig[] {
   if (!field) return [];
-  const p = formatPath(path);
   const node = r.deref(field.value, path, field.keyOffset);
   if (node === 'failed') return [];
   const offset = r.offsetOf(node, field.keyOffset);
-  r.offsets.set(p, offset);
   if (node === null || !isSeq(node)) {
     const empty = node === null || (isScalar(node) && node.value === null);
-    r.error(`${p} must be a list of GPUs${empty ? ' (write gpus: [] for a CPU-only node)' : ''}, got ${describe(node)}`, path, offset);
+    r.error(`${formatPath(path)} must be a list of GPUs${empty ? ' (write gpus: [] for a CPU-only node)' : ''}, got ${describe(node)}`, path, offset);
     return [];
   }
   return node.items.map((item, j) => readGpu(r, item, [...path, j], offset));
@@ -417,14 +434,12 @@ function readCluster(r: Reader, root: unknown): ClusterConfig | null {
   const f = r.entries(top, [], TOP_KEYS);
   const field = f.get('nodes');
   if (!field) {
-    r.offsets.set('nodes', topOffset);
     r.error('cluster.yaml has no `nodes:` list; add one with at least one node (see assets/examples/cluster.yaml)', ['nodes'], topOffset);
     return null;
   }
   const nodes = r.deref(field.value, ['nodes'], field.keyOffset);
   if (nodes === 'failed') return null;
   const offset = r.offsetOf(nodes, field.keyOffset);
-  r.offsets.set('nodes', offset);
   if (nodes === null || !isSeq(nodes)) {
     r.error(`nodes must be a list of nodes (each item starting with "- name: …"), got ${describe(nodes)}`, ['nodes'], offset);
     return null;
@@ -454,11 +469,8 @@ function inFileOrder(issues: ClusterIssue[]): ClusterIssue[] {
 
 /** Attaches line:col to a validation issue from the path it names, or from its nearest located ancestor. */
 function locate(r: Reader, issue: ClusterIssue): ClusterIssue {
-  for (let n = issue.path.length; n >= 0; n--) {
-    const offset = r.offsets.get(formatPath(issue.path.slice(0, n)));
-    if (offset !== undefined) return { ...issue, ...r.pos(offset) };
-  }
-  return issue;
+  const offset = r.offsetAtPath(issue.path);
+  return offset === undefined ? issue : { ...issue, ...r.pos(offset) };
 }
 
 function isUnder(path: string, prefix: string): boolean {

@@ -4,7 +4,7 @@
  * shared 2-core CI box); the strict < 100 ms figures are measured by bench/validate-500.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_CLUSTER_YAML_BYTES, MAX_YAML_TOKENS, parseClusterYaml, type ClusterParseResult } from '../../../src-shared/cluster/index';
+import { MAX_CLUSTER_YAML_BYTES, MAX_YAML_TOKENS, parseClusterYaml, serializeClusterYaml, type ClusterParseResult } from '../../../src-shared/cluster/index';
 import { parseOk } from './helpers';
 
 const LOOSE_MS = 1000;
@@ -353,6 +353,21 @@ describe('volume', () => {
     expect(result.ok).toBe(true);
     expect(result.warnings).toHaveLength(101);
     expect(result.warnings[100]!.message).toBe('… and 2900 more warnings not listed');
+  });
+
+  it('the token limit leaves room: a realistic 1000-node cluster (2× the benchmark) is accepted', () => {
+    const nodes = Array.from({ length: 1000 }, (_, i) => ({
+      name: `node-${i}`,
+      host: `10.0.${i >> 8}.${i & 255}`,
+      transport: 'ssh' as const,
+      user: 'trainer',
+      gpus: Array.from({ length: i % 3 }, (_, g) => ({ uuid: `GPU-${i}-${g}-4a5b-8c9d`, type: 'rtx-4090', vram_mb: 24564, memory_type: 'discrete' as const })),
+      max_adapters: 2,
+      cpu_cores: 16,
+      ram_mb: 65536,
+    }));
+    const result = timedParse(serializeClusterYaml({ nodes }), 10_000);
+    expect(result.ok).toBe(true);
   });
 
   it(`a MiB of one-character tokens stops at the ${MAX_YAML_TOKENS}-token limit (slow here: see the bench)`, () => {

@@ -1,0 +1,154 @@
+/**
+ * How long parse + validate of cluster.yaml takes in-process: a 500-node cluster with mixed GPUs (target
+ * < 100 ms), split into the yaml package's share and ours, and a set of hostile inputs of about 1 MiB each
+ * (target: a clear error within 100 ms). Every hostile case must come back as an error; the bench stops
+ * with exit 1 if one does not.
+ *
+ * Run: node scripts/run-ts.mjs bench/validate-500.ts [--runs N]
+ */
+import { cpus, loadavg } from 'node:os';
+import {
+  MAX_CLUSTER_YAML_BYTES,
+  parseClusterYaml,
+  serializeClusterYaml,
+  type ClusterConfig,
+  type NodeConfig,
+} from '../src-shared/cluster/index';
+import { readYamlDocument } from '../src-shared/cluster/read-yaml';
+import { summarize } from './lib/stats';
+
+const TARGET_MS = 100;
+const runsArg = Number(process.argv[process.argv.indexOf('--runs') + 1]);
+const RUNS = process.argv.includes('--runs') && Number.isInteger(runsArg) && runsArg > 0 && runsArg <= 500 ? runsArg : 50;
+/** Slow hostile cases stop after this much measuring time (at least 5 runs). */
+const CASE_BUDGET_MS = 5_000;
+
+/** Five kinds of machine in turn: a 4090 desktop, a 2×3090 rig, a Jetson, a 4×A100 server, a CPU box. */
+function node(i: number): NodeConfig {
+  const base = { name: `node-${i}`, host: `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`, transport: 'ssh' as const, user: 'trainer' };
+  const gpu = (g: number, type: string, vram_mb: number, memory_type: 'discrete' | 'unified' = 'discrete') => ({
+    uuid: `GPU-${i.toString(16).padStart(8, '0')}-${g}-4a5b-8c9d-${(i * 7919 + g).toString(16).padStart(12, '0')}`,
+    type,
+    vram_mb,
+    memory_type,
+  });
+  switch (i % 5) {
+    case 0:
+      return { ...base, gpus: [gpu(0, 'rtx-4090', 24564)], max_adapters: 3 };
+    case 1:
+      return { ...base, gpus: [gpu(0, 'rtx-3090', 24576), gpu(1, 'rtx-3090', 24576)], max_adapters: 4 };
+    case 2:
+      return { ...base, gpus: [gpu(0, 'jetson-orin', 8192, 'unified')], max_adapters: 1 };
+    case 3:
+      return { ...base, gpus: [0, 1, 2, 3].map((g) => gpu(g, 'a100-80gb', 81920)), max_adapters: 8 };
+    default:
+      return { ...base, gpus: [], cpu_cores: 32, ram_mb: 131072, max_adapters: 1 };
+  }
+}
+
+function time(fn: () => void, runs: number, budgetMs = Infinity): number[] {
+  const samples: number[] = [];
+  const started = performance.now();
+  for (let i = 0; i < runs && (i < 5 || performance.now() - started < budgetMs); i++) {
+    const t = performance.now();
+    fn();
+    samples.push(performance.now() - t);
+  }
+  return samples;
+}
+
+function line(label: string, samples: number[], withTarget = true): string {
+  const s = summarize(samples);
+  const verdict = withTarget ? ` — target < ${TARGET_MS} ms: ${s.p50 < TARGET_MS ? 'met' : 'MISSED'}` : '';
+  return `  ${label.padEnd(44)} median ${s.p50.toFixed(1).padStart(7)} ms  p95 ${s.p95.toFixed(1).padStart(7)} ms  (n=${s.n})${verdict}`;
+}
+
+function garbage(length: number, seed: number): string {
+  const bytes = new Uint8Array(length);
+  let x = seed;
+  for (let i = 0; i < length; i++) {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    bytes[i] = x >>> 24;
+  }
+  return new TextDecoder().decode(bytes);
+}
+
+function fill(unit: string, prefix = '', suffix = ''): string {
+  const room = MAX_CLUSTER_YAML_BYTES - prefix.length - suffix.length;
+  return prefix + unit.repeat(Math.floor(room / unit.length)) + suffix;
+}
+
+/** `k0: 1`, `k1: 1`, … up to 1 MiB: the yaml package's own duplicate-key check is quadratic in this. */
+function distinctKeys(): string {
+  const lines: string[] = [];
+  let size = 0;
+  for (let i = 0; size < MAX_CLUSTER_YAML_BYTES - 20; i++) {
+    const l = `k${i.toString(36)}: 1\n`;
+    lines.push(l);
+    size += l.length;
+  }
+  return lines.join('');
+}
+
+const load = () => loadavg()[0]!.toFixed(1);
+console.log(
+  `validate benchmark — node ${process.version}, ${process.platform}/${process.arch}, ${cpus()[0]?.model ?? 'unknown CPU'} ×${cpus().length}, load ${load()}`,
+);
+
+// --- 500 nodes ---------------------------------------------------------------------------------------------
+const config: ClusterConfig = { nodes: Array.from({ length: 500 }, (_, i) => node(i)) };
+const text = serializeClusterYaml(config);
+const check = parseClusterYaml(text);
+if (!check.ok) throw new Error(`the generated cluster does not validate: ${check.errors[0]?.message}`);
+const gpuCount = config.nodes.reduce((n, x) => n + x.gpus.length, 0);
+console.log(`\n500-node cluster.yaml: ${text.length} bytes, ${text.split('\n').length} lines, ${gpuCount} GPUs; warm-up 10, then ${RUNS} runs`);
+for (let i = 0; i < 10; i++) parseClusterYaml(text);
+const full = time(() => parseClusterYaml(text), RUNS);
+const yamlOnly = time(() => readYamlDocument(text), RUNS);
+const serialize = time(() => serializeClusterYaml(config), RUNS);
+console.log(line('parse + validate (parseClusterYaml)', full));
+console.log(line('  of which the yaml package (readYamlDocument)', yamlOnly, false));
+console.log(line('serializeClusterYaml', serialize, false));
+
+// --- hostile, about 1 MiB each ------------------------------------------------------------------------------
+let bomb = 'gpu: &g {uuid: GPU-1, type: rtx-4090, vram_mb: 24564}\n';
+bomb += `many: &many [${Array(2000).fill('*g').join(', ')}]\n`;
+bomb += 'node: &n {name: box, host: localhost, gpus: *many}\n';
+bomb = fill('*n, ', `${bomb}nodes: [`, ']\n');
+
+const hostile: [string, string][] = [
+  ['1 MiB + 1 byte', 'x'.repeat(MAX_CLUSTER_YAML_BYTES + 1)],
+  ['1 MiB of "[" (deep flow nesting)', fill('[')],
+  ['1 MiB of "- " (deep block nesting)', fill('- ')],
+  ['1 MiB of random bytes (decoded as UTF-8)', garbage(MAX_CLUSTER_YAML_BYTES, 7)],
+  ['1 MiB of UTF-16 text (NUL bytes)', fill('n\0')],
+  ['alias bomb: nodes × gpus through aliases', bomb],
+  ['1 MiB of distinct top-level keys', distinctKeys()],
+  ['1 MiB of one-char flow items (token limit)', fill('a,', 'nodes: [', ']')],
+  ['1 MiB of "- a" nodes (100-error cap)', fill('  - a\n', 'nodes:\n')],
+  ['1 MiB string as nodes', fill('x', 'nodes: "', '"')],
+  ['__proto__ pollution attempt ×5000', `nodes:\n  - name: a\n    host: h\n${'    __proto__: {polluted: 1}\n'.repeat(5000)}`],
+];
+
+console.log(`\nhostile inputs (warm-up 3, then up to ${RUNS} runs or ${CASE_BUDGET_MS / 1000} s each):`);
+let failed = false;
+for (const [label, input] of hostile) {
+  for (let i = 0; i < 3; i++) parseClusterYaml(input);
+  const result = parseClusterYaml(input);
+  if (result.ok) {
+    console.log(`  ${label}: NOT REJECTED`);
+    failed = true;
+    continue;
+  }
+  const samples = time(() => parseClusterYaml(input), RUNS, CASE_BUDGET_MS);
+  const first = result.errors[0]!;
+  const at = first.line !== undefined ? `${first.line}:${first.col}` : '-';
+  console.log(line(`${label} (${(input.length / 1024).toFixed(0)} KiB)`, samples));
+  console.log(`      → ${at} ${first.message.length > 110 ? `${first.message.slice(0, 110)}…` : first.message}`);
+}
+if (({} as Record<string, unknown>).polluted !== undefined) {
+  console.log('Object.prototype was polluted');
+  failed = true;
+}
+console.log(`\nload average at the end: ${load()} (figures from a busy machine are inflated)`);
+process.exitCode = failed ? 1 : 0;
