@@ -118,7 +118,8 @@ describe('bridge', () => {
 
   it('turns each pushed event into its store change', async () => {
     const { store, push, notified } = await setup();
-    await until(() => store.getState().loaded, 'load');
+    // Wait for the fetched output too: this server's getRunOutput does not include chunks pushed later.
+    await until(() => store.getState().loaded && store.getState().runOutput['run-1']?.epoch === 1, 'load');
     push('onHardware', { ...hw, ramAvailableMb: 1234 });
     push('onCluster', { config: { nodes: [{ name: 'n', host: 'localhost', transport: 'local', gpus: [], max_adapters: 2 }] }, path: '/x', warnings: [], thisMachineNode: 'n', summary: '' });
     push('onWorkers', [
