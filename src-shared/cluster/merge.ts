@@ -129,7 +129,7 @@ export function upsertMachineNode(
   if (existing && config) {
     const at = config.nodes.indexOf(existing);
     const node = nodes[at]!;
-    node.gpus = usableGpus(machine.gpus);
+    node.gpus = machine.gpus;
     if (cpuCores === undefined) delete node.cpu_cores;
     else node.cpu_cores = cpuCores;
     if (ramMb === undefined) delete node.ram_mb;
@@ -141,7 +141,7 @@ export function upsertMachineNode(
     host: machine.host,
     // This machine is reached directly; ssh to a loopback host would also fail validation.
     transport: isLoopbackHost(machine.host) ? 'local' : machine.transport,
-    gpus: usableGpus(machine.gpus),
+    gpus: machine.gpus,
     max_adapters: Number.isSafeInteger(machine.max_adapters) && machine.max_adapters >= 1 ? machine.max_adapters : 1,
   };
   if (machine.user !== undefined) node.user = machine.user;

@@ -27,7 +27,7 @@ const MISSING_HINTS: Record<string, string> = {
   vram_mb: "the GPU's memory in MB, e.g. vram_mb: 24564",
 };
 
-/** Everything one parse accumulates: issues, where each path sits in the file, which paths were unusable. */
+/** Everything one parse accumulates: issues, which paths were unusable, and how aliases resolve. */
 class Reader {
   readonly errors: ClusterIssue[] = [];
   readonly warnings: ClusterIssue[] = [];
