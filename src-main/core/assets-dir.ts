@@ -11,8 +11,9 @@ export function findAssetsDir(env: NodeJS.ProcessEnv = process.env): string {
     (process as NodeJS.Process & { resourcesPath?: string }).resourcesPath
       ? path.join((process as NodeJS.Process & { resourcesPath?: string }).resourcesPath!, 'assets')
       : undefined,
-    path.resolve(__dirname, '..', '..', 'assets'),
-    path.resolve(__dirname, '..', '..', '..', 'assets'),
+    // __dirname exists in the CommonJS bundle and under vitest, not when a file runs as an ES module.
+    typeof __dirname === 'string' ? path.resolve(__dirname, '..', '..', 'assets') : undefined,
+    typeof __dirname === 'string' ? path.resolve(__dirname, '..', '..', '..', 'assets') : undefined,
     path.resolve(process.cwd(), 'assets'),
   ].filter((c): c is string => !!c);
   for (const dir of candidates) {
