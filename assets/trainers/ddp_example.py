@@ -11,6 +11,8 @@ Why it looks the way it does:
 - It checkpoints every K steps atomically and, on (re)start, the group agrees on the newest checkpoint any
   rank holds, so a restart resumes instead of starting at step 0, and a node that joins late catches up.
 - Each progress line is written with one write call, so ranks sharing a terminal never interleave mid-line.
+- SIGTERM (how GPU Share stops, drains and relaunches) finishes the current step, checkpoints it and exits,
+  so a drain or a rebalance loses no work.
 
 Progress lines (documented in docs/api.md, "Trainer progress lines"):
   GPU_SHARE_PROGRESS {"step":12,"loss":0.53,"samples_per_sec":812.3,"rank":0,"world_size":2,
@@ -20,6 +22,7 @@ Progress lines (documented in docs/api.md, "Trainer progress lines"):
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 
@@ -182,6 +185,11 @@ def main(argv):
     net = DistributedDataParallel(model) if distributed else model
     loss_fn = nn.MSELoss()
     n = xs.shape[0]
+
+    # Only from here on: during start-up a stop should not wait for a rendezvous to finish.
+    stop_asked = []
+    signal.signal(signal.SIGTERM, lambda signum, frame: stop_asked.append(signum))
+
     last = time.perf_counter()
     for step in range(start_step, args.steps):
         if n > 0:
@@ -197,7 +205,7 @@ def main(argv):
         if args.step_sleep > 0:
             time.sleep(args.step_sleep)
         done = step + 1
-        if ckpt_path and local_rank == 0 and (done % args.checkpoint_every == 0 or done == args.steps):
+        if ckpt_path and local_rank == 0 and (done % args.checkpoint_every == 0 or done == args.steps or stop_asked):
             save_checkpoint(ckpt_path, model, optimizer, done)
         now = time.perf_counter()
         took = max(now - last, 1e-9)
@@ -211,6 +219,11 @@ def main(argv):
             "shard": [lo, hi],
             "resumed_from": start_step,
         })
+        if stop_asked and done < args.steps:
+            sys.stderr.write(f"ddp_example: rank {rank} stopping after step {step} as asked (SIGTERM)"
+                             f"{'; checkpoint saved' if ckpt_path and local_rank == 0 else ''}\n")
+            sys.stderr.flush()
+            return 128 + signal.SIGTERM
     if distributed:
         dist.barrier()
         dist.destroy_process_group()

@@ -143,6 +143,22 @@ describe('ddp_example.py under real torchrun (gloo, CPU)', () => {
     }
   });
 
+  it('SIGTERM (a stop or drain) finishes the current step, checkpoints it and exits; the next start resumes there', async () => {
+    const ckpt = path.join(work, 'ckpt-term');
+    // No periodic checkpoint before step 1000: only the stop can have written one.
+    const args = ['--steps', '40', '--batch', '16', '--checkpoint-every', '1000', '--step-sleep', '0.1'];
+    const first = await launch({ args, checkpointDir: ckpt });
+    await waitFor('step 8 on both ranks', () => [0, 1].every((r) => first.progress.some((p) => p.rank === r && p.step >= 8)), 90_000);
+    await first.proc.stop(10_000);
+    expect(first.output()).toMatch(/ddp_example: rank 0 stopping after step \d+ as asked \(SIGTERM\); checkpoint saved/);
+    const last0 = Math.max(...first.progress.filter((p) => p.rank === 0).map((p) => p.step));
+    expect(existsSync(path.join(ckpt, 'ddp_example.pt'))).toBe(true);
+
+    const second = await launch({ args, checkpointDir: ckpt });
+    expect((await second.exit).exitCode, second.output().slice(-3000)).toBe(0);
+    expect(second.progress[0]!.resumedFrom).toBe(last0 + 1);
+  });
+
   it('a node without a checkpoint catches up: the group resumes from the newest checkpoint any node holds', async () => {
     const dirA = path.join(work, 'node-a');
     const dirB = path.join(work, 'node-b');
