@@ -229,6 +229,11 @@ export class WorkerAgent {
       if (!this.opts.name && hardware.hostname) this.node = hardware.hostname;
       if (!python) this.log('no Python with PyTorch found: only runs with the direct launcher can start here (set GPU_SHARE_PYTHON to fix)');
       const joined = await this.join();
+      if (this.stopping) {
+        // stop() came while we were joining: take the seat back at once instead of starting to work.
+        await this.client.post(apiPaths.leave(joined.workerId), { incarnation: joined.incarnation, reason: 'stopped while joining' }, 2000);
+        return joined;
+      }
       this.onJoined(joined, false);
       this.scheduleHeartbeat(joined.heartbeatIntervalMs);
       this.watchdog = this.clock.setInterval(() => this.checkLost(), Math.max(50, Math.min(500, Math.floor(joined.heartbeatTimeoutMs / 10))));

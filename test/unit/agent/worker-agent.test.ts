@@ -377,6 +377,17 @@ describe('WorkerAgent', () => {
     expect(probed).toBe(false);
   });
 
+  it('stop() during start() gives the seat back instead of starting to work', async () => {
+    const a = makeAgent();
+    const starting = a.start();
+    await a.stop('the app is shutting down');
+    const joined = await starting;
+    expect(coordinator.leaves).toEqual([{ workerId: joined.workerId, incarnation: joined.incarnation, reason: 'stopped while joining' }]);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(coordinator.heartbeats).toHaveLength(0);
+    expect(a.status().phase).toBe('stopped');
+  });
+
   it('start() refuses a wrong token with a message saying where the token is', async () => {
     const a = makeAgent({ token: 'wrong' });
     agent = null;
