@@ -267,7 +267,8 @@ export class CoordinatorService {
 
   heartbeat(workerId: number, req: HeartbeatRequest): HeartbeatResponse {
     const rec = this.liveRecord(workerId, req.incarnation, 'heartbeat');
-    if (!rec) return { instructions: [] };
+    const heartbeatTimeoutMs = this.pool.getLimits().heartbeatTimeoutMs;
+    if (!rec) return { instructions: [], heartbeatTimeoutMs };
     this.pool.updateHeartbeat(workerId);
     rec.lastHeartbeatAt = this.clock.now();
     const pw = this.pool.worker(workerId)!;
@@ -277,7 +278,8 @@ export class CoordinatorService {
     const pending = this.live?.pendingRestart;
     if (pending && pending.waitingFor.delete(workerId)) this.maybeRestart(this.live!);
     if (this.workersDirty === 'none') this.workersDirty = 'beat';
-    return { instructions: rec.pending.splice(0) };
+    // The run's timeout travels with every reply, so agents give up on a lost coordinator on the same clock.
+    return { instructions: rec.pending.splice(0), heartbeatTimeoutMs: this.pool.getLimits().heartbeatTimeoutMs };
   }
 
   report(workerId: number, req: ReportRequest): void {

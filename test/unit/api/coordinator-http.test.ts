@@ -93,7 +93,7 @@ describe('coordinator HTTP API — happy paths', () => {
 
     let hb = await call('POST', apiPaths.heartbeat(0), { body: { incarnation: 1 } });
     expect(hb.status).toBe(200);
-    expect(heartbeatResponseSchema.parse(hb.json)).toEqual({ instructions: [] });
+    expect(heartbeatResponseSchema.parse(hb.json)).toEqual({ instructions: [], heartbeatTimeoutMs: 5000 });
 
     const started = await call('POST', apiPaths.runs, { token: OPERATOR, body: { name: 'demo', command: ['train.py'], samples: 1000 } });
     expect(started.status).toBe(201);
