@@ -7,7 +7,7 @@
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RunSnapshot, ShardMap } from '../../src-shared/training';
 import { bundleAgent, findRepoRoot } from './helpers/agent-bundle';
 import { AgentHandle } from './helpers/agent-handle';
@@ -35,6 +35,10 @@ let cluster: Cluster | null = null;
 
 beforeAll(async () => {
   agentEntry = await bundleAgent(root);
+});
+
+afterAll(() => {
+  if (agentEntry) rmSync(agentEntry, { force: true });
 });
 
 /** Coordinator plus two agent processes, both joined and active. */

@@ -17,15 +17,15 @@ export function findRepoRoot(from = process.cwd()): string {
 }
 
 /**
- * The bundle lives two levels under the repo root (test-results/agent-bundle/), so the agent finds
- * node_modules and assets/ exactly as dist/main/agent-process.cjs does.
+ * Bundles one TypeScript entry (repo-relative) to test-results/agent-bundle/<name>-<pid>.cjs. The folder is two
+ * levels under the repo root, so the bundle finds node_modules and assets/ exactly as dist/main/*.cjs does.
  */
-export async function bundleAgent(root = findRepoRoot()): Promise<string> {
+export async function bundleEntry(entry: string, name: string, root = findRepoRoot()): Promise<string> {
   const dir = path.join(root, 'test-results', 'agent-bundle');
   mkdirSync(dir, { recursive: true });
-  const outfile = path.join(dir, `agent-process-${process.pid}.cjs`);
+  const outfile = path.join(dir, `${name}-${process.pid}.cjs`);
   await build({
-    entryPoints: [path.join(root, 'src-main/agent/agent-process.ts')],
+    entryPoints: [path.join(root, entry)],
     outfile,
     bundle: true,
     platform: 'node',
@@ -36,4 +36,9 @@ export async function bundleAgent(root = findRepoRoot()): Promise<string> {
     logLevel: 'warning',
   });
   return outfile;
+}
+
+/** The standalone worker agent, with the same esbuild options as scripts/build.mjs uses for dist/main/agent-process.cjs. */
+export function bundleAgent(root = findRepoRoot()): Promise<string> {
+  return bundleEntry('src-main/agent/agent-process.ts', 'agent-process', root);
 }

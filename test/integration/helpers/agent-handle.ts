@@ -42,6 +42,8 @@ export interface AgentSpawnOptions {
   env?: NodeJS.ProcessEnv;
   /** Also keep every stdout line (for debugging); progress lines are always parsed. */
   keepOutput?: boolean;
+  /** Pass --show-output so training output (and its progress lines) reaches our stdout; default true. */
+  showOutput?: boolean;
 }
 
 const STARTED = /^started run (\S+) generation (\d+): pid (\d+): (.*)$/;
@@ -64,7 +66,8 @@ export class AgentHandle {
   constructor(opts: AgentSpawnOptions) {
     this.name = opts.name;
     this.dataDir = opts.dataDir ?? mkdtempSync(path.join(tmpdir(), `gpu-share-it-${opts.name}-`));
-    const args = [opts.entry, '--join', opts.coordinatorUrl, '--name', opts.name, '--data-dir', this.dataDir, '--show-output'];
+    const args = [opts.entry, '--join', opts.coordinatorUrl, '--name', opts.name, '--data-dir', this.dataDir];
+    if (opts.showOutput ?? true) args.push('--show-output');
     this.child = spawn(process.execPath, args, {
       env: { ...process.env, GPU_SHARE_PYTHON: TORCH_PYTHON, GPU_SHARE_JOIN_TOKEN: opts.token, ...opts.env },
       stdio: ['ignore', 'pipe', 'pipe'],
