@@ -60,7 +60,9 @@ class Reader {
   private indexDocument(root: unknown): number {
     const current = new Map<string, Node>();
     let count = 0;
-    const visit = (node: unknown, path: Path): void => {
+    // One path array, pushed and popped; copied only when an error needs it (this pass sees every node).
+    const path: Path = [];
+    const visit = (node: unknown): void => {
       if (node === null || typeof node !== 'object') return;
       count++;
       if (isAlias(node)) {
@@ -81,14 +83,20 @@ class Reader {
             }
             seen.add(identity);
           }
-          visit(pair.key, path);
-          visit(pair.value, text === null ? path : [...path, text]);
+          visit(pair.key);
+          if (text !== null) path.push(text);
+          visit(pair.value);
+          if (text !== null) path.pop();
         }
       } else if (isSeq(node)) {
-        node.items.forEach((item, i) => visit(item, [...path, i]));
+        for (let i = 0; i < node.items.length; i++) {
+          path.push(i);
+          visit(node.items[i]);
+          path.pop();
+        }
       }
     };
-    visit(root, []);
+    visit(root);
     return count;
   }
 
