@@ -184,6 +184,14 @@ class Reader {
         this.warning(`${where} has a key that is not a plain name (${describe(keyNode)}); it is ignored`, path, keyOffset);
         continue;
       }
+      if (key === '<<') {
+        this.warning(
+          `${path.length === 0 ? 'the top level' : formatPath(path)} uses a merge key (<<), which YAML 1.2 and entrenar do not apply; it is ignored — write the fields out`,
+          [...path, key],
+          keyOffset,
+        );
+        continue;
+      }
       if (!known.includes(key)) {
         const guess = closest(key, known);
         const what = path.length === 0 ? `'${truncate(key)}' at the top level` : formatPath([...path, truncate(key)]);

@@ -80,6 +80,16 @@ describe('what serde_yaml accepts, we accept', () => {
     expect(r.warnings[0]!.line).toBe(4);
   });
 
+  it('merge keys (<<) are not applied, as in entrenar: a warning says so, and the missing field is an error', () => {
+    const r = parseClusterYaml('base: &b {host: h}\nnodes:\n  - <<: *b\n    name: a\n');
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.errors.map((e) => `${e.line}:${e.col} ${e.message.split(' (')[0]}`)).toEqual(['3:5 nodes[0].host is missing']);
+    expect(r.warnings.map((w) => `${w.line}:${w.col} ${w.message}`)).toContain(
+      '3:5 nodes[0] uses a merge key (<<), which YAML 1.2 and entrenar do not apply; it is ignored — write the fields out',
+    );
+  });
+
   it('unknown tags are warnings', () => {
     const r = parseClusterYaml('nodes:\n  - name: a\n    host: !weird h\n');
     expect(r.ok).toBe(true);
