@@ -97,7 +97,11 @@ function expectComplete(map: ShardMap): void {
 
 /** Waits (bounded) for every process under `rootPid` (or under all roots) to be gone; returns any that are not. */
 async function survivorsAfter(tracker: PidTracker, timeoutMs: number, rootPid?: number) {
-  await waitFor('the processes to end', () => tracker.alive(rootPid).length === 0, { timeoutMs }).catch(() => undefined);
+  const gone = () => {
+    tracker.scan();
+    return tracker.alive(rootPid).length === 0;
+  };
+  await waitFor('the processes to end', gone, { timeoutMs }).catch(() => undefined);
   return tracker.alive(rootPid);
 }
 
@@ -108,6 +112,8 @@ afterEach(async () => {
   // Graceful first (the agents stop their training and leave), then whatever is left by pid.
   for (const a of c.agents) a.signal('SIGTERM');
   await Promise.race([Promise.all(c.agents.map((a) => a.exited)), new Promise((r) => setTimeout(r, 10_000))]);
+  // Every launcher an agent announced is checked too, even one started between two scans.
+  for (const a of c.agents) for (const s of a.starts) c.tracker.addRoot(s.pid);
   const leftover = await survivorsAfter(c.tracker, 5_000);
   c.tracker.killAll();
   c.tracker.stop();
@@ -136,6 +142,12 @@ describe('elastic training with real agents and torchrun', () => {
 
     const killedAt = Date.now();
     victim.signal('SIGKILL');
+    // No orphans: the dead agent's torchrun and rank go down with it (the pty hangs up). Watched from now on.
+    let orphansGoneMs = -1;
+    const orphansGone = survivorsAfter(tracker, 15_000, victim.pid).then((left) => {
+      orphansGoneMs = Date.now() - killedAt;
+      return left;
+    });
 
     // Marked failed within the heartbeat timeout + 1 s, with an event and a notification a person can act on.
     const failed = await waitFor('the worker-failed event', () => coordinator.events.find((e) => e.value.kind === 'worker-failed' && e.value.workerId === hostId), {
@@ -152,8 +164,7 @@ describe('elastic training with real agents and torchrun', () => {
     expect(note!.title).toBe(`Worker ${victim.name} failed`);
     expect(note!.body).toMatch(/^No heartbeat for \d+ s\. 1 worker left, shards rebalanced\.$/);
 
-    // No orphans: the dead agent's torchrun and rank go down with it (the pty hangs up).
-    const orphans = await survivorsAfter(tracker, 15_000, victim.pid);
+    const orphans = await orphansGone;
     expect(orphans, `orphans of the killed agent: ${describeProcesses(orphans)}`).toEqual([]);
 
     const done = await coordinator.waitForRun(run.id, 'the run to end', (r) => (r.state === 'finished' || r.state === 'failed' ? r : null), 120_000);
@@ -179,6 +190,10 @@ describe('elastic training with real agents and torchrun', () => {
     expect(first!.resumedFrom! % CHECKPOINT_EVERY).toBe(0);
     expect(first!.step).toBe(first!.resumedFrom);
     expect(survivor.progressOf(last.generation).at(-1)?.line.step).toBe(99);
+    console.info(
+      `killed ${victim.name} (rendezvous host) at step ${victim.lastStep(generation)}: failed after ${detectedAfterMs} ms, ` +
+        `its ${victimTree.length} processes gone within ${orphansGoneMs} ms, generation ${last.generation} resumed from step ${first!.resumedFrom}`,
+    );
   });
 
   it('a graceful drain: the run carries on with the other worker and finishes, no restart used, the drained worker ends left', async () => {
