@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { describeProcesses, PidTracker } from './helpers/pid-tracker';
-import { isRunning, parseStat, procTable, readProc, treeOf } from './helpers/proc-table';
+import { isRunning, parseStat, procTable, readProc } from './helpers/proc-table';
 import { waitFor } from './helpers/wait';
 
 let tracker: PidTracker | null = null;
