@@ -114,7 +114,7 @@ console.log(line('serializeClusterYaml', serialize, false));
 let bomb = 'gpu: &g {uuid: GPU-1, type: rtx-4090, vram_mb: 24564}\n';
 bomb += `many: &many [${Array(2000).fill('*g').join(', ')}]\n`;
 bomb += 'node: &n {name: box, host: localhost, gpus: *many}\n';
-bomb = fill('*n, ', `${bomb}nodes: [`, ']\n');
+bomb += `nodes: [${Array(2000).fill('*n').join(', ')}]\n`; // 2000 nodes × 2000 GPUs = 4 million GPUs if expanded
 
 const hostile: [string, string][] = [
   ['1 MiB + 1 byte', 'x'.repeat(MAX_CLUSTER_YAML_BYTES + 1)],
@@ -122,7 +122,7 @@ const hostile: [string, string][] = [
   ['1 MiB of "- " (deep block nesting)', fill('- ')],
   ['1 MiB of random bytes (decoded as UTF-8)', garbage(MAX_CLUSTER_YAML_BYTES, 7)],
   ['1 MiB of UTF-16 text (NUL bytes)', fill('n\0')],
-  ['alias bomb: nodes × gpus through aliases', bomb],
+  ['alias bomb: 2000 nodes × 2000 GPUs via aliases', bomb],
   ['1 MiB of distinct top-level keys', distinctKeys()],
   ['1 MiB of one-char flow items (token limit)', fill('a,', 'nodes: [', ']')],
   ['1 MiB of "- a" nodes (100-error cap)', fill('  - a\n', 'nodes:\n')],
