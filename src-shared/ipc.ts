@@ -40,6 +40,63 @@ export interface AddThisMachineResult {
 
 const MAX_YAML_BYTES = 1024 * 1024;
 
+/**
+ * Which coordinator this machine trains for. The app's own worker serves the app's own coordinator until the
+ * person joins another cluster; the machine can only train for one cluster at a time.
+ */
+export interface MembershipState {
+  /**
+   * own-coordinator: the local worker serves this app's coordinator. joining: connecting to another one.
+   * joined: a worker of the other coordinator. lost: joined, but that coordinator went silent (retrying).
+   * error: the last join failed; the local worker was restored.
+   */
+  mode: 'own-coordinator' | 'joining' | 'joined' | 'lost' | 'error';
+  /** The other coordinator's URL (null in own-coordinator mode). */
+  url: string | null;
+  /** Worker id the other coordinator gave this machine, while joined. */
+  workerId: number | null;
+  /** Node name this machine uses there. */
+  node: string | null;
+  /** One sentence for the person: what happened and what to do. */
+  message: string;
+}
+
+/** The WHATWG URL parser every runtime here has; declared for this file, whose lib has neither DOM nor Node types. */
+declare const URL: new (input: string) => { protocol: string; hostname: string; username: string; password: string; search: string; hash: string };
+
+/** Why a coordinator URL is refused, or null when it is acceptable: http(s), a host, nothing secret or extra. */
+export function coordinatorUrlProblem(raw: string): string | null {
+  let url: InstanceType<typeof URL>;
+  try {
+    url = new URL(raw);
+  } catch {
+    return 'is not a URL; expected something like http://192.168.1.20:7421';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `uses ${url.protocol.replace(/:$/, '')}://; a coordinator speaks http:// or https:// only`;
+  if (!url.hostname) return 'has no host';
+  if (url.username || url.password) return 'carries a user name or password; put the token in the token field instead';
+  if (url.search || url.hash) return 'has a query or fragment; give only scheme, host and port';
+  return null;
+}
+
+const coordinatorUrlArg = z
+  .string()
+  .trim()
+  .min(1, 'give the URL of the other machine\'s coordinator, like http://192.168.1.20:7421')
+  .max(2048)
+  .superRefine((value, ctx) => {
+    const problem = coordinatorUrlProblem(value);
+    if (problem) ctx.addIssue({ code: 'custom', message: `the URL ${problem}` });
+  });
+
+/** Join tokens are printable ASCII without spaces (they go into an Authorization header). */
+const joinTokenArg = z
+  .string()
+  .trim()
+  .min(8, 'the token is too short: copy the whole token from the other machine\'s Workers view')
+  .max(512)
+  .regex(/^[\x21-\x7e]+$/, 'the token has spaces or characters a token never has: copy it again from the other machine\'s Workers view');
+
 /** Request channels, keyed by the method name the preload exposes. */
 export const requests = {
   getHardware: { channel: 'hardware:get', arg: z.undefined() },
@@ -66,6 +123,12 @@ export const requests = {
   getEvents: { channel: 'events:list', arg: z.undefined() },
   getCoordinatorInfo: { channel: 'coordinator:info', arg: z.undefined() },
   getExampleRun: { channel: 'runs:example', arg: z.undefined() },
+  joinCluster: {
+    channel: 'cluster:join',
+    arg: z.object({ url: coordinatorUrlArg, token: joinTokenArg, name: z.string().trim().min(1).max(128).optional() }),
+  },
+  leaveCluster: { channel: 'cluster:leave', arg: z.undefined() },
+  getMembership: { channel: 'cluster:membership', arg: z.undefined() },
 } as const;
 
 /** What each request resolves to. */
@@ -87,6 +150,10 @@ export interface RequestResults {
   getCoordinatorInfo: CoordinatorInfo;
   /** A ready-to-start run of the bundled example trainer, for the Start run form. */
   getExampleRun: z.input<typeof runSpecSchema>;
+  /** Resolves once the join succeeded or failed; the state says which (a failed join is not a thrown error). */
+  joinCluster: MembershipState;
+  leaveCluster: MembershipState;
+  getMembership: MembershipState;
 }
 
 /** Main → renderer events, keyed by the subscribe method name the preload exposes. */
@@ -99,6 +166,7 @@ export const events = {
   onEvent: 'events:appended',
   onNotification: 'notify',
   onFocus: 'app:focus',
+  onMembership: 'membership:changed',
 } as const;
 
 export interface EventPayloads {
@@ -111,6 +179,7 @@ export interface EventPayloads {
   onNotification: UserNotification;
   /** The shell asks the page to show a view (a notification was clicked). */
   onFocus: NonNullable<UserNotification['target']>;
+  onMembership: MembershipState;
 }
 
 export type RequestMethod = keyof typeof requests;

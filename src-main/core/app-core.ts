@@ -18,6 +18,7 @@ import {
 } from '../../src-shared/cluster/index';
 import type { HardwareSnapshot } from '../../src-shared/hardware';
 import type { ClusterState, EventMethod, EventPayloads, RequestHandlers } from '../../src-shared/ipc';
+import type { UserNotification } from '../../src-shared/training';
 import type { RunSpecInput } from '../../src-shared/worker-protocol';
 import { WorkerAgent } from '../agent/worker-agent';
 import type { AppCore, AppCoreOptions, CoreListener } from './app-core-types';
@@ -28,6 +29,7 @@ import { CoordinatorService } from './coordinator/coordinator-service';
 import { HardwareMonitor, hardwareToNode } from './hardware/index';
 import { RequestError } from './ipc-dispatch';
 import { systemClock } from './ports';
+import { RemoteMembership } from './remote-membership';
 import { loadOrCreateSecrets } from './secrets';
 
 const DEFAULT_COORDINATOR_PORT = 7421;
@@ -94,6 +96,13 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     return state;
   };
 
+  /** A notification for the page, the OS (native or toast) and, when it needs attention, the tray. */
+  const announce = (notification: UserNotification): void => {
+    emit('onNotification', notification);
+    opts.notifier.notify(notification);
+    if (notification.severity !== 'info') opts.tray?.setAttention(notification.body);
+  };
+
   // --- coordinator ---------------------------------------------------------------------------------------
   const secrets = await loadOrCreateSecrets(opts.userData);
   const coordinator = new CoordinatorService({
@@ -122,18 +131,18 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
         emit('onEvent', change.event);
         break;
       case 'notification':
-        emit('onNotification', change.notification);
-        opts.notifier.notify(change.notification);
-        if (change.notification.severity !== 'info') opts.tray?.setAttention(change.notification.body);
+        announce(change.notification);
         break;
     }
   });
   coordinator.start();
 
-  // This machine trains too: its worker runs in-process and joins over loopback like any other.
+  // This machine trains too: its worker runs in-process and joins over loopback like any other. It is stopped
+  // while the machine is a worker of another cluster, and a fresh one starts when it comes back.
   let localAgent: WorkerAgent | null = null;
-  if (opts.localWorker ?? true) {
-    localAgent = new WorkerAgent({
+  const startLocalWorker = (): void => {
+    if (localAgent && localAgent.status().phase !== 'stopped') return;
+    const agent = new WorkerAgent({
       coordinatorUrl: `http://127.0.0.1:${http.port}`,
       token: secrets.joinToken,
       name: hardwareToNode(hardware).name,
@@ -143,7 +152,9 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
       advertiseHost: '127.0.0.1',
       local: true,
     });
-    localAgent.start().catch((error: unknown) => {
+    localAgent = agent;
+    agent.start().catch((error: unknown) => {
+      if (localAgent !== agent) return; // stopped on purpose while it was joining
       emit('onNotification', {
         id: `local-worker-${clock.now()}`,
         title: 'This machine could not join as a worker',
@@ -151,7 +162,23 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
         severity: 'warning',
       });
     });
-  }
+  };
+  const stopLocalWorker = async (reason: string): Promise<void> => {
+    const agent = localAgent;
+    localAgent = null;
+    if (agent) await agent.stop(reason).catch(() => undefined);
+  };
+  if (opts.localWorker ?? true) startLocalWorker();
+
+  // "Join a cluster": this machine as a worker of another coordinator, instead of its own.
+  const membership = new RemoteMembership({
+    clock,
+    agent: { dataDir: path.join(opts.userData, 'remote-worker'), pty: opts.pty, env },
+    defaultName: () => hardwareToNode(hardware).name,
+    ...((opts.localWorker ?? true) ? { localWorker: { start: startLocalWorker, stop: stopLocalWorker } } : {}),
+    onChange: (state) => emit('onMembership', state),
+    onAlert: (alert) => announce({ id: `membership-${clock.now()}`, ...alert, target: { view: 'workers' } }),
+  });
 
   // Bound to every interface: show the LAN address other machines will use; otherwise the address bound.
   const bindHost = opts.coordinatorHost ?? '127.0.0.1';
@@ -214,6 +241,9 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
       joinCommand: `gpu-share worker --join ${coordinatorUrl} --token ${secrets.joinToken}`,
     }),
     getExampleRun: async () => exampleRun(assetsDir, hardware),
+    joinCluster: async (req) => membership.join(req),
+    leaveCluster: async () => membership.leave(),
+    getMembership: async () => membership.state(),
   };
 
   return {
@@ -226,7 +256,8 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     operatorToken: secrets.operatorToken,
     async stop() {
       monitor.stop();
-      if (localAgent) await localAgent.stop('the app is shutting down').catch(() => undefined);
+      await membership.stop();
+      await stopLocalWorker('the app is shutting down');
       coordinator.stop();
       unsubscribeCoordinator();
       await http.close();
