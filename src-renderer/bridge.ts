@@ -17,6 +17,7 @@ import {
   setCluster,
   setConnection,
   setHardware,
+  setMembership,
   setWorkers,
   upsertRun,
 } from './store/actions';
@@ -45,13 +46,14 @@ export function eventHandlers(store: AppStore, options: BridgeOptions = {}): Eve
       options.onNotification?.(notification);
     },
     onFocus: (target) => apply(store, focusTarget, target),
+    onMembership: (membership) => apply(store, setMembership, membership),
   };
 }
 
 /** Fetches every snapshot the views need; used at start and after each reconnect (events may have been missed). */
 export async function loadAll(api: GpuShareApi, store: AppStore): Promise<void> {
   try {
-    const [hardware, cluster, workers, runs, eventList, coordinator, exampleRun] = await Promise.all([
+    const [hardware, cluster, workers, runs, eventList, coordinator, exampleRun, membership] = await Promise.all([
       api.getHardware(),
       api.getCluster(),
       api.getWorkers(),
@@ -59,8 +61,9 @@ export async function loadAll(api: GpuShareApi, store: AppStore): Promise<void> 
       api.getEvents(),
       api.getCoordinatorInfo(),
       api.getExampleRun(),
+      api.getMembership(),
     ]);
-    apply(store, loadSucceeded, { hardware, cluster, workers, runs, events: eventList, coordinator, exampleRun });
+    apply(store, loadSucceeded, { hardware, cluster, workers, runs, events: eventList, coordinator, exampleRun, membership });
     const selected = store.getState().selectedRunId;
     if (selected) {
       const output = await api.getRunOutput({ runId: selected });

@@ -2,7 +2,7 @@
  * What the person can ask for (import a file, add this machine, start a run…): each calls the contract and
  * turns the answer into store actions. Failures become one readable line in the page, never an exception.
  */
-import type { GpuShareApi } from '../src-shared/ipc';
+import type { GpuShareApi, MembershipState, RequestArg } from '../src-shared/ipc';
 import type { RunSpecInput } from '../src-shared/worker-protocol';
 import {
   actionFailed,
@@ -12,6 +12,7 @@ import {
   importFinished,
   importRefused,
   machineAdded,
+  membershipRefused,
   needsImportChoice,
   replaceRunOutput,
   selectRun,
@@ -19,6 +20,7 @@ import {
   setCluster,
   setDetecting,
   setHardware,
+  setMembership,
   setWorkers,
   upsertRun,
 } from './store/actions';
@@ -49,6 +51,21 @@ export function createCommands(api: GpuShareApi, store: AppStore) {
       return await fn();
     } catch (error) {
       apply(store, actionFailed, `${failure}: ${messageOf(error)}`);
+      return undefined;
+    } finally {
+      apply(store, setBusy, busyName, false);
+    }
+  }
+
+  async function membershipCall(busyName: string, fn: () => Promise<MembershipState>): Promise<MembershipState | undefined> {
+    apply(store, setBusy, busyName, true);
+    apply(store, membershipRefused, null);
+    try {
+      const state = await fn();
+      apply(store, setMembership, state);
+      return state;
+    } catch (error) {
+      apply(store, membershipRefused, messageOf(error));
       return undefined;
     } finally {
       apply(store, setBusy, busyName, false);
@@ -128,6 +145,19 @@ export function createCommands(api: GpuShareApi, store: AppStore) {
       apply(store, closeConfirm);
       const snapshot = await run(`stop:${runId}`, 'Could not stop the run', () => api.stopRun({ runId }));
       if (snapshot) apply(store, upsertRun, snapshot);
+    },
+
+    /**
+     * Makes this machine a worker of another cluster. A join that fails still answers (state 'error' with what
+     * to do); only a refused request (bad URL, already joined) is an error, shown inside the Join panel.
+     */
+    async joinCluster(request: RequestArg<'joinCluster'>): Promise<MembershipState | undefined> {
+      return membershipCall('join', () => api.joinCluster(request));
+    },
+
+    /** Leaves the other cluster (or cancels a join under way); this machine trains for its own cluster again. */
+    async leaveCluster(): Promise<MembershipState | undefined> {
+      return membershipCall('leave', () => api.leaveCluster());
     },
 
     /** Fetches a run's output so far; the live chunks that follow are appended by the bridge. */

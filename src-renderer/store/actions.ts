@@ -3,7 +3,7 @@
  * them through the store; tests call them directly.
  */
 import type { HardwareSnapshot } from '../../src-shared/hardware';
-import type { AddThisMachineResult, ClusterState, ImportResult } from '../../src-shared/ipc';
+import type { AddThisMachineResult, ClusterState, ImportResult, MembershipState } from '../../src-shared/ipc';
 import type { CoordinatorEvent, CoordinatorInfo, RunSnapshot, UserNotification, WorkerSnapshot } from '../../src-shared/training';
 import type { RunSpecInput } from '../../src-shared/worker-protocol';
 import type { ConnectionState } from '../api/ws-client';
@@ -24,6 +24,8 @@ export interface InitialSnapshots {
   events: CoordinatorEvent[];
   coordinator: CoordinatorInfo;
   exampleRun: RunSpecInput;
+  /** Absent from servers older than "Join a cluster". */
+  membership?: MembershipState | null;
 }
 
 export function loadSucceeded(s: AppState, snap: InitialSnapshots): AppState {
@@ -41,6 +43,7 @@ export function loadSucceeded(s: AppState, snap: InitialSnapshots): AppState {
     events: mergeEvents([], snap.events),
     coordinator: snap.coordinator,
     exampleRun: snap.exampleRun,
+    membership: snap.membership ?? s.membership,
   };
 }
 
@@ -249,4 +252,13 @@ export function setBusy(s: AppState, name: string, busy: boolean): AppState {
   const has = s.busy.includes(name);
   if (busy === has) return s;
   return { ...s, busy: busy ? [...s.busy, name] : s.busy.filter((b) => b !== name) };
+}
+
+/** The core said where this machine trains now; a refusal shown earlier no longer applies. */
+export function setMembership(s: AppState, membership: MembershipState): AppState {
+  return { ...s, membership, membershipError: null };
+}
+
+export function membershipRefused(s: AppState, message: string | null): AppState {
+  return { ...s, membershipError: message };
 }

@@ -1,7 +1,7 @@
 /** The page's whole state, in one plain object: snapshots from the core plus what the person is doing. */
 import type { ClusterIssue } from '../../src-shared/cluster/types';
 import type { HardwareSnapshot } from '../../src-shared/hardware';
-import type { ClusterState } from '../../src-shared/ipc';
+import type { ClusterState, MembershipState } from '../../src-shared/ipc';
 import type { CoordinatorEvent, CoordinatorInfo, RunSnapshot, UserNotification, WorkerSnapshot } from '../../src-shared/training';
 import type { RunSpecInput } from '../../src-shared/worker-protocol';
 import type { ConnectionState } from '../api/ws-client';
@@ -78,6 +78,10 @@ export interface AppState {
   actionError: string | null;
   /** Names of actions in flight, to disable their buttons. */
   busy: string[];
+  /** Which coordinator this machine trains for (its own, or another cluster it joined). */
+  membership: MembershipState | null;
+  /** A Join or Leave the core refused outright (shown inside the Join panel, not as a page banner). */
+  membershipError: string | null;
 }
 
 export function initialState(connection?: ConnectionState): AppState {
@@ -104,5 +108,7 @@ export function initialState(connection?: ConnectionState): AppState {
     highlightedWorkerId: null,
     actionError: null,
     busy: [],
+    membership: null,
+    membershipError: null,
   };
 }

@@ -1,6 +1,7 @@
 /**
  * Every worker the coordinator knows: state with its cause, a ticking last-heartbeat, GPUs, progress and a
- * Drain button; above it, the command that adds a worker on another machine, ready to copy.
+ * Drain button; above it, the command that adds a worker on another machine, ready to copy, and the other
+ * direction: this machine joining another machine's cluster.
  */
 import { useEffect, useRef, useState } from 'react';
 import type { WorkerSnapshot } from '../../src-shared/training';
@@ -11,6 +12,7 @@ import { useNow } from '../components/use-now';
 import { formatAgo, formatLoss, formatMb, formatRate } from '../format';
 import { workerBadge, workerColor } from '../store/derive';
 import { useApp } from '../store/app-store';
+import { JoinClusterPanel } from './join-cluster-panel';
 
 function JoinCommand() {
   const info = useApp((s) => s.coordinator);
@@ -131,7 +133,10 @@ export function WorkersView() {
           <p className="view-sub muted">Heartbeat every second; a worker silent past the run's timeout is marked failed and its shards go to the others.</p>
         </div>
       </div>
-      <JoinCommand />
+      <div className="workers-top">
+        <JoinCommand />
+        <JoinClusterPanel />
+      </div>
       <div className="card table-card">
         {sorted.length === 0 ? (
           <p className="muted">No worker has joined yet. This machine joins by itself when the app starts; run the command above on the others.</p>

@@ -1,0 +1,60 @@
+/**
+ * The "Join another cluster" form as text, checked field by field so the person sees what is wrong next to the
+ * field before anything is sent; the core parses the request again (the contract), so this is for the person,
+ * not for safety. Also the badge each membership mode shows.
+ */
+import { coordinatorUrlProblem, type MembershipState, type RequestArg } from '../../src-shared/ipc';
+import type { Badge } from './derive';
+
+export interface JoinFormFields {
+  url: string;
+  token: string;
+  /** Optional: the node name to use in the other cluster. */
+  name: string;
+}
+
+export type JoinFormErrors = Partial<Record<keyof JoinFormFields, string>>;
+
+export type JoinFormResult = { ok: true; request: RequestArg<'joinCluster'> } | { ok: false; errors: JoinFormErrors };
+
+const MAX_URL = 2048;
+const MAX_TOKEN = 512;
+const MAX_NAME = 128;
+
+export function checkJoinForm(fields: JoinFormFields): JoinFormResult {
+  const errors: JoinFormErrors = {};
+  let url = fields.url.trim();
+  if (!url) {
+    errors.url = "Paste the other machine's coordinator URL, e.g. http://192.168.1.20:7421";
+  } else {
+    // People type "192.168.1.20:7421" without a scheme: assume http, the coordinator's default.
+    if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) url = `http://${url}`;
+    const problem = url.length > MAX_URL ? `is longer than ${MAX_URL} characters` : coordinatorUrlProblem(url);
+    if (problem) errors.url = `"${fields.url.trim().slice(0, 80)}" ${problem}.`;
+  }
+  const token = fields.token.trim();
+  if (!token) errors.token = "Paste the join token from the other machine's Workers view.";
+  else if (token.length < 8 || token.length > MAX_TOKEN) errors.token = `A join token has 8 to ${MAX_TOKEN} characters; this one has ${token.length}. Copy it again.`;
+  else if (!/^[\x21-\x7e]+$/.test(token)) errors.token = 'A join token has no spaces or special characters. Copy it again.';
+  const name = fields.name.trim();
+  if (name.length > MAX_NAME) errors.name = `A node name has at most ${MAX_NAME} characters.`;
+  if (Object.keys(errors).length > 0) return { ok: false, errors };
+  return { ok: true, request: name ? { url, token, name } : { url, token } };
+}
+
+const MEMBERSHIP_BADGES: Record<MembershipState['mode'], Badge> = {
+  'own-coordinator': { tone: 'neutral', text: 'Not joined' },
+  joining: { tone: 'info', text: 'Joining…' },
+  joined: { tone: 'ok', text: 'Joined' },
+  lost: { tone: 'warn', text: 'Coordinator lost' },
+  error: { tone: 'bad', text: 'Join failed' },
+};
+
+export function membershipBadge(mode: MembershipState['mode']): Badge {
+  return MEMBERSHIP_BADGES[mode];
+}
+
+/** Whether the form is offered (not while this machine is with, or on its way to, another cluster). */
+export function canJoin(membership: MembershipState | null): boolean {
+  return membership === null || membership.mode === 'own-coordinator' || membership.mode === 'error';
+}

@@ -1,0 +1,200 @@
+/**
+ * "Join another cluster": makes this machine a worker of another machine's coordinator, the app's side of
+ * `gpu-share worker --join URL --token T`. It shows where this machine trains now (badge + one sentence that
+ * the core keeps current: joining, joined, lost and retrying, or why a join failed) and offers Join or Leave.
+ */
+import { useEffect, useRef, useState, type FormEvent, type Ref } from 'react';
+import { useCommands } from '../app-context';
+import { Badge } from '../components/badge';
+import { useApp } from '../store/app-store';
+import { canJoin, checkJoinForm, membershipBadge, type JoinFormErrors, type JoinFormFields } from '../store/join-form';
+
+const EMPTY: JoinFormFields = { url: '', token: '', name: '' };
+
+function TextField({
+  id,
+  name,
+  label,
+  value,
+  error,
+  hint,
+  type = 'text',
+  placeholder,
+  inputRef,
+  onChange,
+}: {
+  id: string;
+  name: keyof JoinFormFields;
+  label: string;
+  value: string;
+  error: string | undefined;
+  hint?: string;
+  type?: 'text' | 'password' | 'url';
+  placeholder?: string;
+  inputRef?: Ref<HTMLInputElement>;
+  onChange: (value: string) => void;
+}) {
+  const described = [error ? `${id}-error` : null, hint ? `${id}-hint` : null].filter(Boolean).join(' ') || undefined;
+  return (
+    <div className={`field${error ? ' invalid' : ''}`}>
+      <label htmlFor={id}>{label}</label>
+      <input
+        ref={inputRef}
+        id={id}
+        name={name}
+        type={type}
+        value={value}
+        placeholder={placeholder}
+        onChange={(e) => onChange(e.target.value)}
+        aria-invalid={!!error}
+        aria-describedby={described}
+        autoComplete="off"
+        autoCapitalize="off"
+        spellCheck={false}
+        className={type === 'text' ? undefined : 'mono'}
+      />
+      {hint && (
+        <p id={`${id}-hint`} className="hint">
+          {hint}
+        </p>
+      )}
+      {error && (
+        <p id={`${id}-error`} className="field-error">
+          {error}
+        </p>
+      )}
+    </div>
+  );
+}
+
+export function JoinClusterPanel() {
+  const membership = useApp((s) => s.membership);
+  const refused = useApp((s) => s.membershipError);
+  const joining = useApp((s) => s.busy.includes('join'));
+  const leaving = useApp((s) => s.busy.includes('leave'));
+  const ownName = useApp((s) => s.workers.find((w) => w.local)?.node ?? s.hardware?.hostname ?? '');
+  const commands = useCommands();
+  const [fields, setFields] = useState<JoinFormFields>(EMPTY);
+  const [errors, setErrors] = useState<JoinFormErrors>({});
+  const urlRef = useRef<HTMLInputElement>(null);
+  const leaveRef = useRef<HTMLButtonElement>(null);
+
+  const mode = membership?.mode ?? 'own-coordinator';
+  const formShown = canJoin(membership);
+  // Keep keyboard focus in the panel when the form gives way to Leave and back.
+  const previousMode = useRef(mode);
+  useEffect(() => {
+    const before = previousMode.current;
+    previousMode.current = mode;
+    if (before === mode) return;
+    const active = document.activeElement;
+    const inPanel = active === document.body || !!active?.closest('[data-testid="join-cluster"]');
+    if (!inPanel) return;
+    if (mode === 'joined' || mode === 'lost') leaveRef.current?.focus();
+    else if (mode === 'own-coordinator' || mode === 'error') urlRef.current?.focus();
+  }, [mode]);
+
+  const set = (key: keyof JoinFormFields) => (value: string) => {
+    setFields((f) => ({ ...f, [key]: value }));
+    if (errors[key]) setErrors((e) => ({ ...e, [key]: undefined }));
+  };
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const checked = checkJoinForm(fields);
+    if (!checked.ok) {
+      setErrors(checked.errors);
+      const first = (['url', 'token', 'name'] as const).find((k) => checked.errors[k]);
+      if (first) document.getElementById(`join-${first}`)?.focus();
+      return;
+    }
+    setErrors({});
+    const state = await commands.joinCluster(checked.request);
+    // The token is needed for one join only; do not keep it in the page once this machine is in.
+    if (state?.mode === 'joined' || state?.mode === 'lost') setFields((f) => ({ ...f, token: '' }));
+  };
+
+  const badge = membershipBadge(mode);
+  // Only the buttons wait: a disabled input could not take the focus back when the form returns.
+  const busy = joining || leaving || mode === 'joining';
+  return (
+    <section className="card join-cluster" aria-labelledby="join-cluster-title" data-testid="join-cluster" data-mode={mode}>
+      <div className="card-title-row">
+        <h2 id="join-cluster-title" className="card-title">
+          Join another cluster
+        </h2>
+        <Badge badge={badge} className="membership-badge" />
+      </div>
+      <p className="membership-message" role="status" aria-live="polite" data-testid="membership-message">
+        {membership?.message ?? 'Make this machine a worker of a coordinator running on another machine.'}
+      </p>
+      {(mode === 'joined' || mode === 'lost') && membership && (
+        <dl className="membership-facts">
+          <div>
+            <dt>Coordinator</dt>
+            <dd className="mono">{membership.url}</dd>
+          </div>
+          <div>
+            <dt>Worker</dt>
+            <dd data-testid="membership-worker">{membership.workerId ?? '—'}</dd>
+          </div>
+          <div>
+            <dt>As node</dt>
+            <dd>{membership.node}</dd>
+          </div>
+        </dl>
+      )}
+      {formShown ? (
+        <form onSubmit={(e) => void submit(e)} noValidate data-testid="join-cluster-form" className="join-form">
+          <TextField
+            id="join-url"
+            name="url"
+            label="Coordinator URL"
+            type="url"
+            value={fields.url}
+            error={errors.url}
+            placeholder="http://192.168.1.20:7421"
+            inputRef={urlRef}
+            onChange={set('url')}
+          />
+          <TextField
+            id="join-token"
+            name="token"
+            label="Join token"
+            type="password"
+            value={fields.token}
+            error={errors.token}
+            hint="From the other machine's Workers view (its “Add a worker” command ends with --token …)."
+            onChange={set('token')}
+          />
+          <TextField
+            id="join-name"
+            name="name"
+            label="Name there (optional)"
+            value={fields.name}
+            error={errors.name}
+            placeholder={ownName || 'this machine'}
+            onChange={set('name')}
+          />
+          <div className="form-actions">
+            <button type="submit" className="button primary" disabled={busy}>
+              {joining ? 'Joining…' : 'Join'}
+            </button>
+          </div>
+          <p className="hint">While it is a worker there, this machine stops training for this app's own cluster.</p>
+        </form>
+      ) : (
+        <div className="form-actions">
+          <button ref={leaveRef} type="button" className="button" disabled={leaving} onClick={() => void commands.leaveCluster()}>
+            {leaving ? 'Leaving…' : mode === 'joining' ? 'Cancel' : 'Leave'}
+          </button>
+        </div>
+      )}
+      {refused && (
+        <p className="field-error" role="alert" data-testid="join-refused">
+          {refused}
+        </p>
+      )}
+    </section>
+  );
+}
