@@ -1,17 +1,19 @@
 /**
  * Training throughput through GPU Share versus the same torchrun command by hand (target ratio ≥ 0.98).
  *
- *   node scripts/run-ts.mjs bench/steps-per-second.ts [--steps 1500] [--rounds 3]
+ *   node scripts/run-ts.mjs bench/steps-per-second.ts [--steps 4000] [--rounds 5]
  *
  * (a) GPU Share: the coordinator (in this process) and ONE worker agent process with nprocPerNode 2, so the
  *     agent runs torchrun in its pty with 2 ranks (gloo on CPU), parses every line and streams all output to
  *     the coordinator, which this process receives as the app would.
  * (b) By hand: the exact argv that agent launched (taken from its log), with a fresh rendezvous port, id and
  *     log dir, as a plain child process; the same trainer arguments and a fresh checkpoint folder.
- * Rounds alternate a, b, a, b… so load from anything else on the machine hits both alike. Steps/s is rank 0's,
- * over the steady part (the first 20 % and last 5 % of steps left out), from the trainer's own step timings.
+ * Rounds alternate a b, b a, a b… so load from anything else on the machine hits both alike. Steps/s is rank 0's,
+ * over the steady part (the first 20 % and last 5 % of steps left out), from the trainer's own step timings,
+ * read after each run from torchrun's log of rank 0 (both sides write one), so measuring adds no load while
+ * training runs. The agent's and the coordinator's CPU seconds per run are printed to explain any gap.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -20,13 +22,14 @@ import { bundleAgent, findRepoRoot } from '../test/integration/helpers/agent-bun
 import { AgentHandle } from '../test/integration/helpers/agent-handle';
 import { CoordinatorHarness } from '../test/integration/helpers/coordinator-harness';
 import { PidTracker } from '../test/integration/helpers/pid-tracker';
+import { readProc } from '../test/integration/helpers/proc-table';
 import { waitFor } from '../test/integration/helpers/wait';
 import { BareTorchrun } from './lib/bare-torchrun';
 import { ProgressStream, steadyStepRate, type StepRate } from './lib/progress-stream';
 import { intFlag, median, printTable } from './lib/stats';
 
-const STEPS = intFlag('steps', 1500, 100, 100_000);
-const ROUNDS = intFlag('rounds', 3, 1, 20);
+const STEPS = intFlag('steps', 4000, 100, 100_000);
+const ROUNDS = intFlag('rounds', 5, 1, 20);
 const BATCH = 32;
 const SAMPLES = 4096;
 const NPROC = 2;
@@ -36,15 +39,58 @@ const TRAINER_ARGS = [path.join(root, 'assets/trainers/ddp_example.py'), '--step
 interface Result {
   rate: StepRate;
   wallS: number;
+  /** Where the rate was read from. */
+  source: string;
 }
 
-async function throughGpuShare(coordinator: CoordinatorHarness, agent: AgentHandle, round: number): Promise<Result & { argv: string }> {
+/**
+ * Rank 0's progress lines: from torchrun's own log file (<log_dir>/<id>_<random>/attempt_N/0/stdout.log, written
+ * when it redirects, as it does on torch 1.x) so reading them costs nothing during the run; else from `fallback`.
+ */
+function rankZeroLines(argv: string, fallback: string): { text: string; source: string } {
+  const logDir = /--log_dir=(\S+)/.exec(argv)?.[1];
+  if (logDir && existsSync(logDir)) {
+    const files: string[] = [];
+    for (const run of readdirSync(logDir)) {
+      const runDir = path.join(logDir, run);
+      if (!statSync(runDir).isDirectory()) continue;
+      for (const attempt of readdirSync(runDir).filter((a) => a.startsWith('attempt_')).sort()) {
+        const file = path.join(runDir, attempt, '0', 'stdout.log');
+        if (existsSync(file)) files.push(file);
+      }
+    }
+    if (files.length > 0) return { text: files.map((f) => readFileSync(f, 'utf8')).join(''), source: 'torchrun log' };
+  }
+  return { text: fallback, source: 'live output' };
+}
+
+function rateOf(text: string): StepRate | null {
   const stream = new ProgressStream();
+  stream.push(text.endsWith('\n') ? text : `${text}\n`);
+  return steadyStepRate(stream.lines, BATCH);
+}
+
+interface AppResult extends Result {
+  argv: string;
+  /** CPU seconds the agent process and this process (the coordinator) used during the run. */
+  agentCpuS: number;
+  coordinatorCpuS: number;
+}
+
+function cpuSeconds(pid: number): number {
+  return (readProc(pid)?.cpuTicks ?? NaN) / 100;
+}
+
+async function throughGpuShare(coordinator: CoordinatorHarness, agent: AgentHandle, round: number): Promise<AppResult> {
+  // The live output is only kept (not parsed) while training runs, so measuring costs the coordinator nothing extra.
+  const chunks: string[] = [];
   let runId = '';
   const unsubscribe = coordinator.service.subscribe((c) => {
-    if (c.type === 'output' && c.runId === runId) stream.push(c.data);
+    if (c.type === 'output' && c.runId === runId) chunks.push(c.data);
   });
   const began = performance.now();
+  const agentCpu0 = cpuSeconds(agent.pid);
+  const ownCpu0 = process.cpuUsage();
   try {
     const run = await coordinator.startRun({ name: `throughput-${round}`, command: TRAINER_ARGS, samples: SAMPLES, minWorkers: 1, maxWorkers: 1, nprocPerNode: NPROC, maxRestarts: 0 });
     runId = run.id;
@@ -54,10 +100,14 @@ async function throughGpuShare(coordinator: CoordinatorHarness, agent: AgentHand
     unsubscribe();
   }
   const wallS = (performance.now() - began) / 1000;
+  const ownCpu = process.cpuUsage(ownCpu0);
+  const agentCpuS = cpuSeconds(agent.pid) - agentCpu0;
   const start = agent.starts.find((s) => s.runId === runId);
-  const rate = steadyStepRate(stream.lines, BATCH);
-  if (!start || !rate) throw new Error(`no launch or too few progress lines for ${runId} (${stream.lines.length} lines)`);
-  return { rate, wallS, argv: start.argv };
+  if (!start) throw new Error(`the agent never announced launching ${runId}`);
+  const lines = rankZeroLines(start.argv, chunks.join(''));
+  const rate = rateOf(lines.text);
+  if (!rate) throw new Error(`too few progress lines for ${runId} (from ${lines.source})`);
+  return { rate, wallS, source: lines.source, argv: start.argv, agentCpuS, coordinatorCpuS: (ownCpu.user + ownCpu.system) / 1e6 };
 }
 
 async function byHand(agentArgv: string, round: number): Promise<Result> {
@@ -73,18 +123,20 @@ async function byHand(agentArgv: string, round: number): Promise<Result> {
   // What the agent sets too: unbuffered output and a (fresh) checkpoint folder, so both checkpoint alike.
   Object.assign(env, { PYTHONUNBUFFERED: '1', GPU_SHARE_CHECKPOINT_DIR: checkpoints });
   const began = performance.now();
-  const proc = new BareTorchrun(argv, env);
+  const proc = new BareTorchrun(argv, env, undefined, { keepOutput: true });
   try {
     const exit = await proc.exited;
     if (exit.code !== 0) throw new Error(`torchrun by hand exited ${JSON.stringify(exit)}: ${proc.stderr().slice(-800)}`);
+    const wallS = (performance.now() - began) / 1000;
+    const lines = rankZeroLines(argv.join(' '), proc.output());
+    const rate = rateOf(lines.text);
+    if (!rate) throw new Error(`too few progress lines by hand (from ${lines.source})`);
+    return { rate, wallS, source: lines.source };
   } finally {
     proc.signalGroup('SIGKILL');
     rmSync(logDir, { recursive: true, force: true });
     rmSync(checkpoints, { recursive: true, force: true });
   }
-  const rate = steadyStepRate(proc.progress.lines, BATCH);
-  if (!rate) throw new Error(`too few progress lines by hand (${proc.progress.lines.length})`);
-  return { rate, wallS: (performance.now() - began) / 1000 };
 }
 
 const load0 = loadavg()[0]!;
@@ -96,13 +148,24 @@ tracker.addRoot(agent.pid);
 const rows: string[][] = [];
 const a: number[] = [];
 const b: number[] = [];
+const sources = new Set<string>();
+let lastArgv = '';
 try {
   await agent.ready();
   await waitFor('the agent to be active', () => coordinator.workerState(agent.workerId!) === 'active', { timeoutMs: 15_000 });
   console.log(`${ROUNDS} rounds of ${STEPS} steps, ${NPROC} ranks (gloo, CPU), batch ${BATCH}; load average ${load0.toFixed(2)} on ${cpus().length} cores`);
   for (let round = 1; round <= ROUNDS; round++) {
-    const viaApp = await throughGpuShare(coordinator, agent, round);
-    const hand = await byHand(viaApp.argv, round);
+    // The by-hand command is the agent's own argv, so round 1 starts with GPU Share; later rounds swap the order.
+    let viaApp: AppResult;
+    let hand: Result;
+    if (round % 2 === 1 || !lastArgv) {
+      viaApp = await throughGpuShare(coordinator, agent, round);
+      hand = await byHand(viaApp.argv, round);
+    } else {
+      hand = await byHand(lastArgv, round);
+      viaApp = await throughGpuShare(coordinator, agent, round);
+    }
+    lastArgv = viaApp.argv;
     a.push(viaApp.rate.stepsPerSec);
     b.push(hand.rate.stepsPerSec);
     rows.push([
@@ -112,7 +175,10 @@ try {
       (viaApp.rate.stepsPerSec / hand.rate.stepsPerSec).toFixed(3),
       `${viaApp.wallS.toFixed(1)} s`,
       `${hand.wallS.toFixed(1)} s`,
+      `${viaApp.agentCpuS.toFixed(2)} s`,
+      `${viaApp.coordinatorCpuS.toFixed(2)} s`,
     ]);
+    sources.add(viaApp.source).add(hand.source);
     console.log(`round ${round}: GPU Share ${viaApp.rate.stepsPerSec.toFixed(1)} steps/s, by hand ${hand.rate.stepsPerSec.toFixed(1)} steps/s`);
     if (round === 1) console.log(`command: ${viaApp.argv}`);
   }
@@ -126,6 +192,7 @@ try {
   rmSync(entry, { force: true });
 }
 console.log(`\nsteps/s of rank 0, steady part (a: one agent, nprocPerNode ${NPROC}; b: the same torchrun argv by hand)`);
-printTable(['round', 'a: GPU Share', 'b: by hand', 'a/b', 'a: wall (start→end)', 'b: wall'], rows);
+printTable(['round', 'a: GPU Share', 'b: by hand', 'a/b', 'a: wall (start→end)', 'b: wall', 'a: agent CPU', 'a: coordinator CPU'], rows);
+console.log(`(rates read from: ${[...sources].join(', ')}; CPU in seconds over the run's wall time, ${cpus().length} cores in all)`);
 const ratio = median(a) / median(b);
 console.log(`median: GPU Share ${median(a).toFixed(1)} steps/s, by hand ${median(b).toFixed(1)} steps/s, ratio ${ratio.toFixed(3)} (target ≥ 0.98: ${ratio >= 0.98 ? 'met' : 'NOT met'}); load average ${load0.toFixed(2)} → ${loadavg()[0]!.toFixed(2)}`);

@@ -13,13 +13,16 @@ export class BareTorchrun {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
   private stderrTail = '';
+  private readonly kept: string[] | null;
 
-  constructor(argv: string[], env: NodeJS.ProcessEnv, onLine?: (p: StampedProgress) => void) {
+  /** With keepOutput the raw stdout is kept (output()) instead of parsed as it comes. */
+  constructor(argv: string[], env: NodeJS.ProcessEnv, onLine?: (p: StampedProgress) => void, opts: { keepOutput?: boolean } = {}) {
     this.progress = new ProgressStream(onLine);
+    this.kept = opts.keepOutput ? [] : null;
     this.child = spawn(argv[0]!, argv.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     if (this.child.pid === undefined) throw new Error(`could not start ${argv[0]}`);
     this.pid = this.child.pid;
-    this.child.stdout!.setEncoding('utf8').on('data', (d: string) => this.progress.push(d));
+    this.child.stdout!.setEncoding('utf8').on('data', (d: string) => (this.kept ? this.kept.push(d) : this.progress.push(d)));
     this.child.stderr!.setEncoding('utf8').on('data', (d: string) => {
       this.stderrTail = (this.stderrTail + d).slice(-4000);
     });
@@ -29,6 +32,11 @@ export class BareTorchrun {
         resolve(this.exit);
       }),
     );
+  }
+
+  /** Its whole stdout so far, when started with keepOutput. */
+  output(): string {
+    return this.kept?.join('') ?? '';
   }
 
   /** The last lines it wrote to stderr, for messages. */

@@ -19,7 +19,7 @@ afterEach(() => {
 describe('pid tracking for the elastic tests', () => {
   it('parses /proc/<pid>/stat even when the command name holds spaces and parentheses', () => {
     const line = '4242 (python3 (rank) 0) S 4200 4200 4100 34816 4200 4194560 1 0 0 0 5 3 0 0 20 0 3 0 987654 1 1 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0';
-    expect(parseStat(line)).toEqual({ pid: 4242, ppid: 4200, pgid: 4200, sid: 4100, state: 'S', startTime: 987654, comm: 'python3 (rank) 0' });
+    expect(parseStat(line)).toEqual({ pid: 4242, ppid: 4200, pgid: 4200, sid: 4100, state: 'S', startTime: 987654, cpuTicks: 8, comm: 'python3 (rank) 0' });
     expect(parseStat('garbage')).toBeNull();
     const me = readProc(process.pid)!;
     expect(me.pid).toBe(process.pid);

@@ -15,6 +15,8 @@ export interface ProcEntry {
   state: string;
   /** Clock ticks since boot; with the pid, identifies one process for its whole life. */
   startTime: number;
+  /** User + system CPU time so far, in clock ticks (usually 100 a second). */
+  cpuTicks: number;
   comm: string;
 }
 
@@ -25,10 +27,11 @@ export function parseStat(text: string): ProcEntry | null {
   if (open === -1 || close < open) return null;
   const pid = Number(text.slice(0, open).trim());
   const rest = text.slice(close + 2).split(' ');
-  // rest[0] = state (field 3), rest[1] = ppid, rest[2] = pgrp, rest[3] = session, rest[19] = starttime (field 22)
+  // Field n of proc(5) is rest[n - 3]: state 3, ppid 4, pgrp 5, session 6, utime 14, stime 15, starttime 22.
   const [state, ppid, pgid, sid, startTime] = [rest[0], Number(rest[1]), Number(rest[2]), Number(rest[3]), Number(rest[19])];
-  if (!Number.isInteger(pid) || !state || ![ppid, pgid, sid, startTime].every(Number.isInteger)) return null;
-  return { pid, ppid, pgid, sid, state, startTime, comm: text.slice(open + 1, close) };
+  const cpuTicks = Number(rest[11]) + Number(rest[12]);
+  if (!Number.isInteger(pid) || !state || ![ppid, pgid, sid, startTime, cpuTicks].every(Number.isInteger)) return null;
+  return { pid, ppid, pgid, sid, state, startTime, cpuTicks, comm: text.slice(open + 1, close) };
 }
 
 export function readProc(pid: number): ProcEntry | null {
