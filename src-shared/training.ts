@@ -167,4 +167,8 @@ export interface CoordinatorInfo {
   joinToken: string;
   /** `gpu-share worker --join … --token …`, ready to paste on another machine. */
   joinCommand: string;
+  /** False while the coordinator listens on loopback only: then only this machine can join. */
+  reachableFromOtherMachines: boolean;
+  /** One sentence on who can join and how to change it. */
+  reachability: string;
 }

@@ -9,6 +9,7 @@ import type { ClusterConfig, ClusterIssue } from '../../src-shared/cluster/types
 import {
   clusterSummary,
   findMachineNode,
+  isLoopbackHost,
   machineDrift,
   mergeClusters,
   parseClusterYaml,
@@ -183,6 +184,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   // Bound to every interface: show the LAN address other machines will use; otherwise the address bound.
   const bindHost = opts.coordinatorHost ?? '127.0.0.1';
   const joinHost = bindHost === '0.0.0.0' || bindHost === '::' ? guessLanAddress() : bindHost;
+  const loopbackOnly = isLoopbackHost(bindHost);
   const coordinatorUrl = `http://${joinHost.includes(':') ? `[${joinHost}]` : joinHost}:${http.port}`;
   const assetsDir = findAssetsDir(env);
 
@@ -239,6 +241,10 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
       url: coordinatorUrl,
       joinToken: secrets.joinToken,
       joinCommand: `gpu-share worker --join ${coordinatorUrl} --token ${secrets.joinToken}`,
+      reachableFromOtherMachines: !loopbackOnly,
+      reachability: loopbackOnly
+        ? `The coordinator listens on ${bindHost} only, so only workers on this machine can join. To let your other machines join, start GPU Share with --coordinator-host 0.0.0.0 (or this machine's LAN address).`
+        : `The coordinator listens on ${bindHost}:${http.port}; any machine that can reach ${coordinatorUrl} and has the token can join.`,
     }),
     getExampleRun: async () => exampleRun(assetsDir, hardware),
     joinCluster: async (req) => membership.join(req),

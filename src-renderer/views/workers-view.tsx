@@ -53,7 +53,10 @@ function JoinCommand() {
           ? 'Copied to the clipboard.'
           : copied === 'failed'
             ? 'The browser refused the clipboard: the command is selected, press Ctrl+C.'
-            : `The coordinator listens on ${info.url}. The token lets a machine join this cluster: share it only with your own machines.`}
+            : 'The token lets a machine join this cluster: share it only with your own machines.'}
+      </p>
+      <p className={info.reachableFromOtherMachines ? 'muted small' : 'small warning-text'} data-testid="coordinator-reachability">
+        {info.reachability}
       </p>
     </section>
   );

@@ -159,6 +159,9 @@ describe('app core', () => {
     const info = await core.handlers.getCoordinatorInfo(undefined);
     expect(info.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(info.joinCommand).toBe(`gpu-share worker --join ${info.url} --token ${info.joinToken}`);
+    // Bound to loopback by default: the UI must say other machines cannot join yet, and how to allow it.
+    expect(info.reachableFromOtherMachines).toBe(false);
+    expect(info.reachability).toMatch(/--coordinator-host 0\.0\.0\.0/);
     const example = await core.handlers.getExampleRun(undefined);
     expect(existsSync(example.command[0]!)).toBe(true);
     expect(example.useGpus).toBe(true);

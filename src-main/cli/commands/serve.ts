@@ -109,6 +109,7 @@ export async function runServe(options: ServeOptions, io: CliIo, stop: AbortSign
   const info = await core.handlers.getCoordinatorInfo(undefined);
   io.out(`GPU Share is running: ${server.url}\n`);
   io.out(`Add a worker: run this on another machine: ${info.joinCommand}\n`);
+  if (!info.reachableFromOtherMachines) io.out(`Note: ${info.reachability}\n`);
   io.out('Press Ctrl+C to stop.\n');
 
   if (!stop.aborted) await new Promise<void>((resolve) => stop.addEventListener('abort', () => resolve(), { once: true }));

@@ -47,7 +47,7 @@ const snapshots: Record<string, unknown> = {
   getWorkers: [],
   getRuns: [run1],
   getEvents: [{ seq: 1, at: 1, kind: 'run-started', severity: 'info', message: 'Run example started' }],
-  getCoordinatorInfo: { url: 'http://127.0.0.1:7421', joinToken: 'tok', joinCommand: 'gpu-share worker --join http://127.0.0.1:7421 --token tok' },
+  getCoordinatorInfo: { url: 'http://127.0.0.1:7421', joinToken: 'tok', joinCommand: 'gpu-share worker --join http://127.0.0.1:7421 --token tok', reachableFromOtherMachines: false, reachability: 'only this machine' },
   getExampleRun: { command: ['t.py'], samples: 100 },
   getRunOutput: { runId: 'run-1', text: 'step 0\n' },
 };
