@@ -146,6 +146,8 @@ export async function startShell(deps: ShellDeps): Promise<Shell | null> {
       // GPU_SHARE_HOME points the desktop app, `gpu-share serve` and the CLI at the same other folder.
       userData: deps.env?.GPU_SHARE_HOME ? path.resolve(deps.env.GPU_SHARE_HOME) : app.getPath('userData'),
       ...(args.clusterPath ? { clusterPath: args.clusterPath } : {}),
+      ...(args.coordinatorHost ? { coordinatorHost: args.coordinatorHost } : {}),
+      ...(args.coordinatorPort !== undefined ? { coordinatorPort: args.coordinatorPort } : {}),
       notifier,
       tray: trayPort,
       pty: deps.pty,

@@ -237,6 +237,11 @@ describe('shell arguments', () => {
     expect(parseShellArgs(['/app/gpu-share', '--no-sandbox'], '/w')).toEqual({});
     expect(parseShellArgs(['/app/gpu-share', '--cluster'], '/w')).toEqual({});
     expect(parseShellArgs(['/app/gpu-share', '--cluster', '--inspect'], '/w')).toEqual({});
+    expect(parseShellArgs(['/app/gpu-share', '--coordinator-host', '0.0.0.0', '--coordinator-port=7500'], '/w')).toEqual({
+      coordinatorHost: '0.0.0.0',
+      coordinatorPort: 7500,
+    });
+    expect(parseShellArgs(['/app/gpu-share', '--coordinator-host', 'a b', '--coordinator-port', '99999'], '/w')).toEqual({});
   });
 });
 
