@@ -21,7 +21,6 @@ import type {
   CoordinatorEventKind,
   EventSeverity,
   ResidencyVerdict,
-  RunProgress,
   RunSnapshot,
   RunSpec,
   RunState,
@@ -108,16 +107,8 @@ interface MemberStatus {
 
 type LaunchWhy = 'start' | 'scale' | 'shrink' | 'failure' | 'restart' | 'resume';
 
-interface RunRecord {
-  id: string;
-  spec: RunSpec;
-  state: RunState;
-  stateCause: string;
-  generation: number;
-  restartsUsed: number;
-  startedAt: number;
-  endedAt: number | null;
-  workerIds: number[];
+/** The coordinator's live record of a run: the public snapshot's fields (loss kept as a history object) plus bookkeeping. */
+interface RunRecord extends Omit<RunSnapshot, 'lossHistory'> {
   members: Map<number, MemberStatus>;
   /** Members reported progress since run.progress was computed. */
   progressStale: boolean;
@@ -128,11 +119,7 @@ interface RunRecord {
    * this relaunches once, without the dead machine, instead of twice.
    */
   pendingRestart: { cause: string; since: number; waitingFor: Set<number> } | null;
-  shardHistory: ShardMap[];
-  progress: RunProgress | null;
   loss: LossHistory;
-  residency: Record<number, ResidencyVerdict>;
-  rdzvEndpoint: string | null;
   output: RunOutputLog;
 }
 
