@@ -55,7 +55,8 @@ function startLight(entry: string, url: string, token: string, name: string): Vi
 
 function startReal(entry: string, url: string, token: string, name: string): Victim {
   const agent = new AgentHandle({ entry, coordinatorUrl: url, token, name, showOutput: false });
-  return { pid: agent.pid, workerId: agent.ready(), exited: agent.exited, kill: () => agent.signal('SIGKILL') };
+  const exited = agent.exited.then(() => rmSync(agent.dataDir, { recursive: true, force: true }));
+  return { pid: agent.pid, workerId: agent.ready(), exited, kill: () => agent.signal('SIGKILL') };
 }
 
 async function measure(timeoutMs: number, entry: string, tracker: PidTracker): Promise<number[]> {
