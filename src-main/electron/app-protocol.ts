@@ -6,32 +6,12 @@
 import { protocol } from 'electron';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { CONTENT_SECURITY_POLICY } from './content-security-policy';
+import { CONTENT_SECURITY_POLICY, contentTypeFor, decodeRequestPath, isInsideRoot } from '../core/static-content';
 
 export const APP_SCHEME = 'app';
 export const APP_HOST = 'gpu-share';
 export const APP_ORIGIN = `${APP_SCHEME}://${APP_HOST}`;
 export const APP_PAGE_URL = `${APP_ORIGIN}/index.html`;
-
-const CONTENT_TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.json': 'application/json; charset=utf-8',
-  '.map': 'application/json; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.ico': 'image/x-icon',
-  '.woff2': 'font/woff2',
-  '.woff': 'font/woff',
-  '.ttf': 'font/ttf',
-  '.txt': 'text/plain; charset=utf-8',
-};
-
-export function contentTypeFor(file: string): string {
-  return CONTENT_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream';
-}
 
 /** True when a URL belongs to the app's own page (same scheme and host), whatever its path. */
 export function isAppUrl(url: string): boolean {
@@ -49,18 +29,11 @@ export function isAppUrl(url: string): boolean {
  */
 export function resolveAppFile(url: string, rootDir: string): string | null {
   if (!isAppUrl(url)) return null;
-  let pathname: string;
-  try {
-    pathname = decodeURIComponent(new URL(url).pathname);
-  } catch {
-    return null;
-  }
-  if (pathname.includes('\0') || pathname.includes('\\')) return null;
-  if (pathname === '/' || pathname === '') pathname = '/index.html';
+  const pathname = decodeRequestPath(new URL(url).pathname);
+  if (pathname === null) return null;
   const root = path.resolve(rootDir);
   const file = path.resolve(root, `.${pathname}`);
-  if (file !== root && !file.startsWith(root + path.sep)) return null;
-  return file;
+  return isInsideRoot(root, file) ? file : null;
 }
 
 function textResponse(status: number, text: string): Response {

@@ -1,20 +1,8 @@
 /**
- * The page's Content-Security-Policy, sent with every response of the app:// protocol and the session.
- * Scripts only from the app's own files (no inline, no eval); styles may be inline because xterm.js
- * injects <style> elements for its themes; nothing may frame the page or post forms anywhere.
+ * Forces the page's Content-Security-Policy (defined in core/static-content, shared with the headless server)
+ * onto every response the desktop session receives, so no response can bring a laxer one.
  */
-export const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "font-src 'self' data:",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+import { CONTENT_SECURITY_POLICY } from '../core/static-content';
 
 /** Returns a copy of response headers with our CSP replacing any the response carried (any letter case). */
 export function withContentSecurityPolicy(

@@ -7,46 +7,7 @@ import { createReadStream } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
-
-/**
- * The page's Content-Security-Policy. Scripts only from the server's own files (no inline, no eval); styles may
- * be inline because xterm.js injects <style> elements for its theme; the WebSocket is same-origin ('self'
- * covers ws: to the same host and port in CSP3).
- */
-export const HEADLESS_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
-  "font-src 'self' data:",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
-
-const MIME_TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.json': 'application/json; charset=utf-8',
-  '.map': 'application/json; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.ico': 'image/x-icon',
-  '.webp': 'image/webp',
-  '.woff2': 'font/woff2',
-  '.woff': 'font/woff',
-  '.txt': 'text/plain; charset=utf-8',
-  '.yaml': 'application/yaml; charset=utf-8',
-  '.yml': 'application/yaml; charset=utf-8',
-};
-
-export function mimeTypeFor(filePath: string): string {
-  return MIME_TYPES[path.extname(filePath).toLowerCase()] ?? 'application/octet-stream';
-}
+import { HEADLESS_CSP, contentTypeFor, decodeRequestPath, isInsideRoot } from '../core/static-content';
 
 /** Headers every response of the server carries, the 404s included. */
 export function securityHeaders(): Record<string, string> {
@@ -68,17 +29,13 @@ export type ResolveResult = { ok: true; filePath: string } | { ok: false; status
  * Refused: undecodable escapes, NUL bytes, backslashes (Windows separators), anything resolving outside root.
  */
 export async function resolveStaticPath(root: string, urlPath: string): Promise<ResolveResult> {
-  let decoded: string;
-  try {
-    decoded = decodeURIComponent(urlPath);
-  } catch {
-    return { ok: false, status: 400 };
-  }
-  if (decoded.includes('\0') || decoded.includes('\\')) return { ok: false, status: 400 };
-  const relative = decoded === '/' || decoded === '' ? 'index.html' : path.posix.normalize(decoded).replace(/^\/+/, '');
+  const decoded = decodeRequestPath(urlPath);
+  if (decoded === null) return { ok: false, status: 400 };
+  const relative = path.posix.normalize(decoded).replace(/^\/+/, '');
   if (relative.startsWith('..') || path.isAbsolute(relative)) return { ok: false, status: 404 };
   const candidate = path.resolve(root, relative);
-  if (!isInside(root, candidate)) return { ok: false, status: 404 };
+  // Root itself is no file: it passes these checks and is refused by the stat below.
+  if (!isInsideRoot(root, candidate)) return { ok: false, status: 404 };
   let real: string;
   try {
     real = await realpath(candidate);
@@ -86,7 +43,7 @@ export async function resolveStaticPath(root: string, urlPath: string): Promise<
     return { ok: false, status: 404 };
   }
   // A symlink inside the folder must not lead out of it.
-  if (!isInside(root, real)) return { ok: false, status: 404 };
+  if (!isInsideRoot(root, real)) return { ok: false, status: 404 };
   try {
     const info = await stat(real);
     if (!info.isFile()) return { ok: false, status: 404 };
@@ -94,11 +51,6 @@ export async function resolveStaticPath(root: string, urlPath: string): Promise<
     return { ok: false, status: 404 };
   }
   return { ok: true, filePath: real };
-}
-
-function isInside(root: string, candidate: string): boolean {
-  const rel = path.relative(root, candidate);
-  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
 }
 
 function sendPlain(res: ServerResponse, status: number, text: string, extra: Record<string, string> = {}): void {
@@ -124,7 +76,7 @@ export async function serveStatic(root: string, req: IncomingMessage, res: Serve
   const hashed = /[.-][A-Za-z0-9_-]{8,}\.(js|css|woff2?|png|svg)$/.test(resolved.filePath) && !isIndex;
   res.writeHead(200, {
     ...securityHeaders(),
-    'Content-Type': mimeTypeFor(resolved.filePath),
+    'Content-Type': contentTypeFor(resolved.filePath),
     'Content-Length': String(info.size),
     'Cache-Control': hashed ? 'public, max-age=31536000, immutable' : 'no-cache',
   });
