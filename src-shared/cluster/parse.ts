@@ -275,6 +275,14 @@ function editDistance(a: string, b: string): number {
 
 type Field = { value: unknown; keyOffset: number } | undefined;
 
+/** An absent or null field: undefined when it is optional, else null after reporting it missing at offset. */
+function absent(r: Reader, path: Path, required: boolean, offset: number): undefined | null {
+  if (!required) return undefined;
+  const name = String(path[path.length - 1]);
+  r.error(`${formatPath(path)} is missing (${MISSING_HINTS[name] ?? 'required'})`, path, offset);
+  return null;
+}
+
 interface TextOptions {
   required: boolean;
   mapOffset: number;
@@ -282,12 +290,7 @@ interface TextOptions {
 
 /** A string field. Returns undefined when absent (optional) and null after reporting an error. */
 function readText(r: Reader, field: Field, path: Path, opts: TextOptions): string | undefined | null {
-  const name = String(path[path.length - 1]);
-  if (!field) {
-    if (!opts.required) return undefined;
-    r.error(`${formatPath(path)} is missing (${MISSING_HINTS[name] ?? 'required'})`, path, opts.mapOffset);
-    return null;
-  }
+  if (!field) return absent(r, path, opts.required, opts.mapOffset);
   const node = r.deref(field.value, path, field.keyOffset);
   if (node === 'failed') return null;
   const offset = r.offsetOf(node, field.keyOffset);
@@ -297,9 +300,7 @@ function readText(r: Reader, field: Field, path: Path, opts: TextOptions): strin
       r.error(`${formatPath(path)} must be text, got ${describe(node)}`, path, offset);
       return null;
     }
-    if (!opts.required) return undefined;
-    r.error(`${formatPath(path)} is missing (${MISSING_HINTS[name] ?? 'required'})`, path, offset);
-    return null;
+    return absent(r, path, opts.required, offset);
   }
   if (opts.required && text.trim() === '') {
     r.error(`${formatPath(path)} must not be empty`, path, offset);
@@ -317,12 +318,7 @@ interface NumberOptions {
 
 /** A whole-number field (entrenar's u64/u32/usize). Returns undefined when absent and null after an error. */
 function readWhole(r: Reader, field: Field, path: Path, opts: NumberOptions): number | undefined | null {
-  const name = String(path[path.length - 1]);
-  if (!field) {
-    if (!opts.required) return undefined;
-    r.error(`${formatPath(path)} is missing (${MISSING_HINTS[name] ?? 'required'})`, path, opts.mapOffset);
-    return null;
-  }
+  if (!field) return absent(r, path, opts.required, opts.mapOffset);
   const node = r.deref(field.value, path, field.keyOffset);
   if (node === 'failed') return null;
   const offset = r.offsetOf(node, field.keyOffset);
