@@ -6,6 +6,7 @@
 import { useEffect, useRef, useState, type FormEvent, type Ref } from 'react';
 import { useCommands } from '../app-context';
 import { Badge } from '../components/badge';
+import { FormField } from '../components/form-field';
 import { useApp } from '../store/app-store';
 import { canJoin, checkJoinForm, membershipBadge, type JoinFormErrors, type JoinFormFields } from '../store/join-form';
 
@@ -34,36 +35,24 @@ function TextField({
   inputRef?: Ref<HTMLInputElement>;
   onChange: (value: string) => void;
 }) {
-  const described = [error ? `${id}-error` : null, hint ? `${id}-hint` : null].filter(Boolean).join(' ') || undefined;
   return (
-    <div className={`field${error ? ' invalid' : ''}`}>
-      <label htmlFor={id}>{label}</label>
-      <input
-        ref={inputRef}
-        id={id}
-        name={name}
-        type={type}
-        value={value}
-        placeholder={placeholder}
-        onChange={(e) => onChange(e.target.value)}
-        aria-invalid={!!error}
-        aria-describedby={described}
-        autoComplete="off"
-        autoCapitalize="off"
-        spellCheck={false}
-        className={type === 'text' ? undefined : 'mono'}
-      />
-      {hint && (
-        <p id={`${id}-hint`} className="hint">
-          {hint}
-        </p>
+    <FormField id={id} label={label} error={error} hint={hint}>
+      {(p) => (
+        <input
+          {...p}
+          ref={inputRef}
+          name={name}
+          type={type}
+          value={value}
+          placeholder={placeholder}
+          onChange={(e) => onChange(e.target.value)}
+          autoComplete="off"
+          autoCapitalize="off"
+          spellCheck={false}
+          className={type === 'text' ? undefined : 'mono'}
+        />
       )}
-      {error && (
-        <p id={`${id}-error`} className="field-error">
-          {error}
-        </p>
-      )}
-    </div>
+    </FormField>
   );
 }
 

@@ -2,10 +2,11 @@
  * Start a run (prefilled with the bundled example), pick one from the list, and watch it: shard map with its
  * history, live output, GPU residency per worker, step / loss / throughput with a loss curve, restarts, Stop.
  */
-import { lazy, Suspense, useEffect, useState, type FormEvent, type ReactNode } from 'react';
+import { lazy, Suspense, useEffect, useState, type FormEvent } from 'react';
 import type { RunSnapshot, WorkerSnapshot } from '../../src-shared/training';
 import { useCommands } from '../app-context';
 import { Badge } from '../components/badge';
+import { FormField } from '../components/form-field';
 import { PlayIcon, StopIcon } from '../components/icons';
 import { LossCurve } from '../components/loss-curve';
 import { ShardMapView } from '../components/shard-map';
@@ -18,38 +19,6 @@ import { fieldsFromSpec, specFromFields, type RunFormErrors, type RunFormFields 
 
 // xterm.js is most of the bundle's weight and only this view needs it: load it when a run is opened.
 const RunTerminal = lazy(() => import('../components/run-terminal').then((m) => ({ default: m.RunTerminal })));
-
-function Field({
-  id,
-  label,
-  error,
-  hint,
-  children,
-}: {
-  id: string;
-  label: string;
-  error?: string;
-  hint?: string;
-  children: (props: { id: string; 'aria-invalid': boolean; 'aria-describedby'?: string }) => ReactNode;
-}) {
-  const described = [error ? `${id}-error` : null, hint ? `${id}-hint` : null].filter(Boolean).join(' ') || undefined;
-  return (
-    <div className={`field${error ? ' invalid' : ''}`}>
-      <label htmlFor={id}>{label}</label>
-      {children({ id, 'aria-invalid': !!error, 'aria-describedby': described })}
-      {hint && (
-        <p id={`${id}-hint`} className="hint">
-          {hint}
-        </p>
-      )}
-      {error && (
-        <p id={`${id}-error`} className="field-error">
-          {error}
-        </p>
-      )}
-    </div>
-  );
-}
 
 function StartRunForm({ collapsed }: { collapsed: boolean }) {
   const example = useApp((s) => s.exampleRun);
@@ -75,18 +44,18 @@ function StartRunForm({ collapsed }: { collapsed: boolean }) {
     await commands.startRun(result.spec);
   };
   const text = (key: Exclude<keyof RunFormFields, 'useGpus'>, label: string, opts: { hint?: string; numeric?: boolean } = {}) => (
-    <Field id={`run-${key}`} label={label} error={errors[key]} hint={opts.hint}>
+    <FormField id={`run-${key}`} label={label} error={errors[key]} hint={opts.hint}>
       {(p) => <input {...p} name={key} type="text" inputMode={opts.numeric ? 'numeric' : undefined} value={fields[key]} onChange={(e) => set(key, e.target.value)} spellCheck={false} />}
-    </Field>
+    </FormField>
   );
   return (
     <details className="card start-run" open={!collapsed}>
       <summary className="card-title">Start a run</summary>
       <form onSubmit={(e) => void submit(e)} noValidate data-testid="start-run-form">
         {text('name', 'Name')}
-        <Field id="run-command" label="Command" error={errors.command} hint="Training script and its arguments, on every worker. Launched with torchrun.">
+        <FormField id="run-command" label="Command" error={errors.command} hint="Training script and its arguments, on every worker. Launched with torchrun.">
           {(p) => <textarea {...p} name="command" rows={3} value={fields.command} onChange={(e) => set('command', e.target.value)} spellCheck={false} className="mono" />}
-        </Field>
+        </FormField>
         <div className="field-row">
           {text('samples', 'Samples', { numeric: true })}
           {text('timeoutSec', 'Heartbeat timeout, s')}
