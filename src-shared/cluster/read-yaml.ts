@@ -120,6 +120,56 @@ function describeYamlError(error: YAMLError): string {
   }
 }
 
+/**
+ * A quick count of what the lexer would see: line breaks, runs of blanks, runs of other characters and flow
+ * punctuation, skipping quoted text and comments. About 3 ms for 1 MiB, against the 150 ms the yaml package
+ * needs to lex and parse its way up to MAX_YAML_TOKENS; so a dense file is refused before parsing starts.
+ * Brackets are followed too, so runaway `[[[[` is called too deep rather than too long. Returns where a limit
+ * is passed, or null. Plain scalars of several words count once per word, so the count can run high for
+ * prose — cluster files hold none, and comments are skipped.
+ */
+export function findDenseInput(text: string, maxTokens: number, maxDepth: number): { offset: number; kind: 'tokens' | 'depth' } | null {
+  let count = 0;
+  let depth = 0;
+  let i = 0;
+  const n = text.length;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === 0x0a || c === 0x0d) {
+      i++;
+    } else if (c === 0x20 || c === 0x09) {
+      while (i < n && (text.charCodeAt(i) === 0x20 || text.charCodeAt(i) === 0x09)) i++;
+    } else if (c === 0x23 /* # */ && (i === 0 || isBlankOrBreak(text.charCodeAt(i - 1)))) {
+      while (i < n && text.charCodeAt(i) !== 0x0a) i++;
+      continue;
+    } else if (c === 0x22 /* " */ || c === 0x27 /* ' */) {
+      i++;
+      while (i < n && text.charCodeAt(i) !== c) i += text.charCodeAt(i) === 0x5c && c === 0x22 ? 2 : 1;
+      i++;
+    } else if (c === 0x5b || c === 0x7b) {
+      i++;
+      if (++depth > maxDepth) return { offset: i - 1, kind: 'depth' };
+    } else if (c === 0x5d || c === 0x7d) {
+      i++;
+      depth = Math.max(0, depth - 1);
+    } else if (c === 0x2c) {
+      i++;
+    } else {
+      while (i < n && !isBlankOrBreak(text.charCodeAt(i)) && !isFlowPunctuation(text.charCodeAt(i))) i++;
+    }
+    if (++count > maxTokens) return { offset: Math.min(i, n - 1), kind: 'tokens' };
+  }
+  return null;
+}
+
+function isBlankOrBreak(c: number): boolean {
+  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+}
+
+function isFlowPunctuation(c: number): boolean {
+  return c === 0x2c || c === 0x5b || c === 0x5d || c === 0x7b || c === 0x7d;
+}
+
 class LimitExceeded extends Error {
   constructor(
     message: string,
@@ -152,6 +202,13 @@ export function readYamlDocument(text: string): YamlReadResult {
   if (bad) return { ok: false, errors: [issue('error', bad.message, positionAt(text, bad.offset))], warnings: [] };
   if (utf8ByteLength(text, MAX_CLUSTER_YAML_BYTES) > MAX_CLUSTER_YAML_BYTES) return tooLarge();
 
+  const tooMany = `cluster.yaml has more than ${MAX_YAML_TOKENS} YAML tokens, far more than any cluster needs; check that this is the right file`;
+  const tooDeep = `cluster.yaml nests deeper than ${MAX_YAML_DEPTH} levels here; a cluster file needs about 7 — check for runaway [ or { brackets or indentation`;
+  const dense = findDenseInput(text, MAX_YAML_TOKENS, MAX_YAML_DEPTH);
+  if (dense) {
+    return { ok: false, errors: [issue('error', dense.kind === 'depth' ? tooDeep : tooMany, positionAt(text, dense.offset))], warnings: [] };
+  }
+
   const lineCounter = new LineCounter();
   const parser = new Parser(lineCounter.addNewLine);
   lineCounter.addNewLine(0);
@@ -160,17 +217,11 @@ export function readYamlDocument(text: string): YamlReadResult {
     let count = 0;
     for (const lexeme of new Lexer().lex(text)) {
       if (++count > MAX_YAML_TOKENS) {
-        throw new LimitExceeded(
-          `cluster.yaml has more than ${MAX_YAML_TOKENS} YAML tokens, far more than any cluster needs; check that this is the right file`,
-          parser.offset,
-        );
+        throw new LimitExceeded(tooMany, parser.offset);
       }
       yield* parser.next(lexeme);
       if (parser.stack.length > MAX_YAML_DEPTH) {
-        throw new LimitExceeded(
-          `cluster.yaml nests deeper than ${MAX_YAML_DEPTH} levels here; a cluster file needs about 7 — check for runaway [ or { brackets or indentation`,
-          parser.offset,
-        );
+        throw new LimitExceeded(tooDeep, parser.offset);
       }
     }
     yield* parser.end();
