@@ -7,6 +7,7 @@ import type { ProbeResidencyOptions, ResidencyResult } from '../../../src-main/c
 import { nodePtySpawner } from '../../../src-main/core/pty/node-pty-spawner';
 import type { HardwareSnapshot } from '../../../src-shared/hardware';
 import type { LaunchPlan } from '../../../src-shared/worker-protocol';
+import { detectedGpu } from '../helpers/detected-gpu';
 import { FakeCoordinator, isAlive, waitFor } from './fake-coordinator';
 
 const TOKEN = 'join-token-for-tests';
@@ -20,20 +21,7 @@ const hardware: HardwareSnapshot = {
   ramTotalMb: 8192,
   ramAvailableMb: 4096,
   gpus: [
-    {
-      index: 0,
-      uuid: 'GPU-11111111-2222-3333-4444-555555555555',
-      name: 'NVIDIA GeForce RTX 4090',
-      vendor: 'nvidia',
-      typeSlug: 'rtx-4090',
-      memoryType: 'discrete',
-      vramTotalMb: 24564,
-      vramUsedMb: 0,
-      vramFreeMb: 24564,
-      utilizationPct: 0,
-      temperatureC: 30,
-      source: 'nvidia-smi',
-    },
+    detectedGpu({ uuid: 'GPU-11111111-2222-3333-4444-555555555555' }),
     {
       index: 1,
       uuid: null,

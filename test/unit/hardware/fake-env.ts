@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterEach } from 'vitest';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 export const FIXTURES = path.join(root, 'test/fixtures/nvidia-smi');
@@ -51,6 +52,20 @@ export function noNvidiaEnv(): NodeJS.ProcessEnv {
 export function tempDir(prefix = 'gpu-share-hw-'): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(path.join(tmpdir(), prefix));
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * A maker of temporary folders that are all removed after each test, so no test leaves one behind. Call it at
+ * a test file's top level (it registers the afterEach there).
+ */
+export function tempDirsForEachTest(prefix?: string): () => string {
+  const cleanups: (() => void)[] = [];
+  afterEach(() => cleanups.splice(0).forEach((c) => c()));
+  return () => {
+    const t = tempDir(prefix);
+    cleanups.push(t.cleanup);
+    return t.dir;
+  };
 }
 
 /** Field lists the header-less captures were taken with (from SOURCES.md). */

@@ -1,16 +1,10 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { locateNvidiaSmi, WINDOWS_NVIDIA_SMI_LOCATIONS, WSL_NVIDIA_SMI } from '../../../src-main/core/hardware/locate-nvidia-smi';
-import { FAKE_NVIDIA_SMI, tempDir } from './fake-env';
+import { FAKE_NVIDIA_SMI, tempDirsForEachTest } from './fake-env';
 
-const cleanups: (() => void)[] = [];
-afterEach(() => cleanups.splice(0).forEach((c) => c()));
-function dir() {
-  const t = tempDir();
-  cleanups.push(t.cleanup);
-  return t.dir;
-}
+const dir = tempDirsForEachTest();
 
 describe('locateNvidiaSmi', () => {
   it('returns GPU_SHARE_NVIDIA_SMI as given, even when that file does not exist', () => {

@@ -1,16 +1,10 @@
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { NOT_FOUND_ON_PATH, queryNvidia, runNvidiaSmi } from '../../../src-main/core/hardware/nvidia-smi';
-import { CAPTURE_FIELDS, FAKE_NVIDIA_SMI, fakeEnv, fixture, tempDir } from './fake-env';
+import { CAPTURE_FIELDS, FAKE_NVIDIA_SMI, fakeEnv, fixture, tempDirsForEachTest } from './fake-env';
 
-const cleanups: (() => void)[] = [];
-afterEach(() => cleanups.splice(0).forEach((c) => c()));
-function dir() {
-  const t = tempDir();
-  cleanups.push(t.cleanup);
-  return t.dir;
-}
+const dir = tempDirsForEachTest();
 
 describe('queryNvidia through the fake nvidia-smi', () => {
   it('lists the consumer cards and keeps the driver version null when nvidia-smi gave none', async () => {

@@ -1,27 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { validateCluster } from '../../../src-shared/cluster/validate';
-import type { DetectedGpu, HardwareSnapshot } from '../../../src-shared/hardware';
+import type { HardwareSnapshot } from '../../../src-shared/hardware';
 import { detectHardware } from '../../../src-main/core/hardware/detect-hardware';
 import { hardwareToNode, nodeNameFromHostname, suggestedMaxAdapters } from '../../../src-main/core/hardware/this-machine';
+import { detectedGpu as gpu } from '../helpers/detected-gpu';
 import { CAPTURE_FIELDS, fakeEnv, fixture, noNvidiaEnv } from './fake-env';
-
-function gpu(over: Partial<DetectedGpu>): DetectedGpu {
-  return {
-    index: 0,
-    uuid: 'GPU-abcd-1234',
-    name: 'NVIDIA GeForce RTX 4090',
-    vendor: 'nvidia',
-    typeSlug: 'rtx-4090',
-    memoryType: 'discrete',
-    vramTotalMb: 24564,
-    vramUsedMb: 0,
-    vramFreeMb: 24564,
-    utilizationPct: 0,
-    temperatureC: 30,
-    source: 'nvidia-smi',
-    ...over,
-  };
-}
 
 function snapshot(over: Partial<HardwareSnapshot>): HardwareSnapshot {
   return {
