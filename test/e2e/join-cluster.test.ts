@@ -4,7 +4,7 @@
 // brings the app's own worker back, a wrong token shows the 401 message inline, and no process is left.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeProcesses, PidTracker } from '../integration/helpers/pid-tracker';
-import { ensureBuilt, fakeGpuEnv, openApp, openBrowser, removeDir, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { ensureBuilt, fakeGpuEnv, LOOKS, openApp, openBrowser, removeDir, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
 
 const JOINER = 'e2e-joiner';
 
@@ -91,15 +91,10 @@ describe('joining another cluster from the Workers view', { timeout: 120_000 }, 
     await screenshot(otherPage, 'join-cluster-other-side-1280x800-light');
     await otherPage.close();
 
-    for (const [w, h] of [
-      [1280, 800],
-      [1920, 1080],
-    ] as const) {
-      for (const colorScheme of ['light', 'dark'] as const) {
-        await page.setViewportSize({ width: w, height: h });
-        await scheme(page, colorScheme);
-        await screenshot(page, `join-cluster-joined-${w}x${h}-${colorScheme}`);
-      }
+    for (const { width, height, colorScheme } of LOOKS) {
+      await page.setViewportSize({ width, height });
+      await scheme(page, colorScheme);
+      await screenshot(page, `join-cluster-joined-${width}x${height}-${colorScheme}`);
     }
     await page.setViewportSize({ width: 1280, height: 800 });
     await scheme(page, 'light');

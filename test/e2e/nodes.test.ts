@@ -9,6 +9,7 @@ import {
   dropFile,
   ensureBuilt,
   fakeGpuEnv,
+  LOOKS,
   openApp,
   openBrowser,
   removeDir,
@@ -141,22 +142,17 @@ describe('Nodes, end to end', () => {
   it('looks right at 1280×800 and 1920×1080, light and dark (screenshots in test-results/screenshots)', async () => {
     const { page } = browser;
     await openApp(page, serve.url);
-    for (const [w, h] of [
-      [1280, 800],
-      [1920, 1080],
-    ] as const) {
-      for (const scheme of ['light', 'dark'] as const) {
-        await page.setViewportSize({ width: w, height: h });
-        await page.emulateMedia({ colorScheme: scheme });
-        for (const view of ['nodes', 'machine', 'workers', 'events'] as const) {
-          await page.click(`nav [data-view="${view}"]`);
-          await page.waitForSelector(`[data-testid="${view}-view"]`);
-          const file = await screenshot(page, `${view}-${w}x${h}-${scheme}`);
-          expect(readFileSync(file).length).toBeGreaterThan(10_000);
-        }
-        // Nothing is wider than the window at either size.
-        expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    for (const { width, height, colorScheme } of LOOKS) {
+      await page.setViewportSize({ width, height });
+      await page.emulateMedia({ colorScheme });
+      for (const view of ['nodes', 'machine', 'workers', 'events'] as const) {
+        await page.click(`nav [data-view="${view}"]`);
+        await page.waitForSelector(`[data-testid="${view}-view"]`);
+        const file = await screenshot(page, `${view}-${width}x${height}-${colorScheme}`);
+        expect(readFileSync(file).length).toBeGreaterThan(10_000);
       }
+      // Nothing is wider than the window at either size.
+      expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
     }
     const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
     expect(bg).toBe('rgb(14, 18, 23)'); // the dark theme's background, from prefers-color-scheme

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeProcesses, PidTracker } from '../integration/helpers/pid-tracker';
-import { CLI, ensureBuilt, fakeGpuEnv, openApp, openBrowser, removeDir, ROOT, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { CLI, ensureBuilt, fakeGpuEnv, LOOKS, openApp, openBrowser, removeDir, ROOT, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
 
 const PYTHON = process.env.GPU_SHARE_PYTHON ?? '/usr/bin/python3';
 const EXTERNAL = 'e2e-worker';
@@ -135,15 +135,10 @@ describe('a run across two workers, one of them killed', () => {
     await page.waitForSelector('.run-detail[data-state="finished"]', { timeout: 150_000 });
     expect(await page.textContent('[data-testid="run-restarts"] dd')).toBe('1 of 3');
     expect(Number(await page.textContent('[data-testid="run-step"] dd'))).toBe(399);
-    for (const [w, h] of [
-      [1280, 800],
-      [1920, 1080],
-    ] as const) {
-      for (const scheme of ['light', 'dark'] as const) {
-        await page.setViewportSize({ width: w, height: h });
-        await page.emulateMedia({ colorScheme: scheme });
-        await screenshot(page, `runs-finished-${w}x${h}-${scheme}`);
-      }
+    for (const { width, height, colorScheme } of LOOKS) {
+      await page.setViewportSize({ width, height });
+      await page.emulateMedia({ colorScheme });
+      await screenshot(page, `runs-finished-${width}x${height}-${colorScheme}`);
     }
   });
 

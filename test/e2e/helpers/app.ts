@@ -183,6 +183,14 @@ export async function dropFile(page: Page, file: string, name = path.basename(fi
   await page.waitForSelector('[data-testid="drop-overlay"]', { state: 'detached' });
 }
 
+/** The window sizes and colour schemes the views are checked and photographed in: each size light, then dark. */
+export const LOOKS = [
+  { width: 1280, height: 800, colorScheme: 'light' },
+  { width: 1280, height: 800, colorScheme: 'dark' },
+  { width: 1920, height: 1080, colorScheme: 'light' },
+  { width: 1920, height: 1080, colorScheme: 'dark' },
+] as const;
+
 export async function screenshot(page: Page, name: string): Promise<string> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   const file = path.join(SCREENSHOTS, `${name}.png`);
