@@ -582,8 +582,14 @@ export class WorkerAgent {
     const { runId, generation } = run.plan;
     this.log(`run ${runId} generation ${generation} ${describeExit(exit)}${run.stopRequested ? ' (stopped as asked)' : ''}`);
     if (run.session === this.session) {
-      this.reports.push({ type: 'exited', runId, generation, exitCode: exit.exitCode, signal: exit.signal, requested: run.stopRequested });
-      void this.flushReports();
+      // The last steps ran after the previous heartbeat: send them before the exit, or a finished run would
+      // show the step of that heartbeat instead of its real final step.
+      const finalBeat = this.phase === 'joined' ? this.heartbeat().catch(() => undefined) : Promise.resolve();
+      void finalBeat.then(() => {
+        if (run.session !== this.session) return;
+        this.reports.push({ type: 'exited', runId, generation, exitCode: exit.exitCode, signal: exit.signal, requested: run.stopRequested });
+        void this.flushReports();
+      });
     }
     if (this.current === run) this.current = null;
   }

@@ -171,6 +171,23 @@ describe('WorkerAgent', () => {
     expect(isAlive(pid)).toBe(false);
   });
 
+  it('sends the final progress before the exit report, so a finished run shows its real last step', async () => {
+    // Heartbeats 2 s apart: the steps below all happen between two of them.
+    await coordinator.close();
+    coordinator = new FakeCoordinator(TOKEN, 2000, 10_000);
+    url = await coordinator.listen();
+    coordinator.give({
+      kind: 'start',
+      plan: shellPlan('for s in 0 1 2 3; do echo "GPU_SHARE_PROGRESS {\\"step\\":$s,\\"loss\\":1,\\"samples_per_sec\\":5,\\"resumed_from\\":0}"; done; sleep 0.2'),
+    });
+    makeAgent();
+    await agent!.start();
+    await startedPid();
+    await waitFor('the exit report', () => coordinator.reportsOf('exited')[0], 15_000);
+    // Already there when the exit arrived, not at the next regular heartbeat.
+    expect(coordinator.heartbeats.some((h) => h.body.progress?.step === 3)).toBe(true);
+  });
+
   it('stop kills the whole process group and reports the exit as requested', async () => {
     makeAgent();
     await agent!.start();
