@@ -54,14 +54,19 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   const loaded = await store.load();
   let config: ClusterConfig = loaded.config ?? { nodes: [] };
   let fileWarnings: ClusterIssue[] = loaded.warnings;
+  /**
+   * Why the file on disk could not be loaded, until something replaces it on purpose. Adding this machine or
+   * merging into the empty cluster shown meanwhile would silently write a one-node file over the person's
+   * (say, ten-node) file with one typo, so those are refused; a dropped file chosen to replace it is not.
+   */
+  let unloadedFile: string | null = null;
   if (loaded.errors.length > 0) {
+    unloadedFile = loaded.errors.map((e) => (e.line ? `line ${e.line}: ${e.message}` : e.message)).join('; ');
     fileWarnings = [
       {
         severity: 'warning',
         path: [],
-        message: `${store.path} is not a valid cluster and was left untouched (${loaded.errors
-          .map((e) => (e.line ? `line ${e.line}: ${e.message}` : e.message))
-          .join('; ')}). Fix it, or drop a valid cluster.yaml to replace it.`,
+        message: `${store.path} is not a valid cluster and was left untouched (${unloadedFile}). Fix it, or drop a valid cluster.yaml to replace it.`,
       },
     ];
   }
@@ -91,10 +96,18 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   const commit = async (next: ClusterConfig, warnings: ClusterIssue[]): Promise<ClusterState> => {
     await store.save(next);
     config = next;
+    unloadedFile = null;
     fileWarnings = warnings;
     const state = clusterState();
     emit('onCluster', state);
     return state;
+  };
+
+  const refuseWhileUnloaded = (action: string): void => {
+    if (unloadedFile === null) return;
+    throw new RequestError(
+      `${store.path} is not a valid cluster (${unloadedFile}), so ${action} would overwrite it. Fix it and drop it on this window (or restart GPU Share), or drop a valid cluster.yaml and choose to replace it.`,
+    );
   };
 
   /** A notification for the page, the OS (native or toast) and, when it needs attention, the tray. */
@@ -200,6 +213,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     importCluster: async ({ fileName, text, mode }) => {
       const parsed = parseClusterYaml(text);
       if (!parsed.ok) return { ok: false, fileName, errors: parsed.errors, warnings: parsed.warnings };
+      if (mode === 'merge') refuseWhileUnloaded(`merging ${fileName} into it`);
       let next = parsed.config;
       let added = next.nodes.map((n) => n.name);
       let updated: string[] = [];
@@ -215,6 +229,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
       return { ok: true, state, added, updated };
     },
     addThisMachine: async () => {
+      refuseWhileUnloaded('adding this machine');
       hardware = await monitor.refresh();
       const result = upsertMachineNode(config.nodes.length > 0 ? config : null, hardwareToNode(hardware));
       const state = await commit(result.config, fileWarnings);

@@ -155,6 +155,37 @@ describe('app core', () => {
     expect(existsSync(`${file}.bak`)).toBe(false);
   });
 
+  it('a cluster.yaml that is invalid on disk is not overwritten by Add this machine or a merge, only by an explicit replace', async () => {
+    await core.stop();
+    const file = path.join(dir, 'broken.yaml');
+    const { writeFileSync } = await import('node:fs');
+    // Ten nodes and one typo: pressing Add this machine must not turn this into a one-node cluster.
+    const broken = `${sample}  - name: typo\n    host: h\n    max_adapters: lots\n`;
+    writeFileSync(file, broken);
+    core = await createAppCore({
+      userData: dir,
+      clusterPath: file,
+      notifier: { notify: () => undefined },
+      pty: nodePtySpawner,
+      coordinatorPort: 0,
+      localWorker: false,
+      hardwarePollMs: 0,
+      env: fakeGpuEnv(),
+    });
+    await expect(core.handlers.addThisMachine(undefined)).rejects.toThrow(/broken\.yaml is not a valid cluster.*max_adapters/s);
+    await expect(core.handlers.importCluster({ fileName: 'other.yaml', text: sample, mode: 'merge' })).rejects.toThrow(
+      /not a valid cluster/,
+    );
+    expect(readFileSync(file, 'utf8')).toBe(broken);
+    expect(existsSync(`${file}.bak`)).toBe(false);
+
+    const replaced = await core.handlers.importCluster({ fileName: 'sample.yaml', text: sample, mode: 'replace' });
+    expect(replaced.ok).toBe(true);
+    expect(readFileSync(`${file}.bak`, 'utf8')).toBe(broken);
+    const added = await core.handlers.addThisMachine(undefined);
+    expect(added.state.config.nodes.length).toBe(4);
+  });
+
   it('gives the join command with the coordinator URL and token, and an example run that exists', async () => {
     const info = await core.handlers.getCoordinatorInfo(undefined);
     expect(info.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
