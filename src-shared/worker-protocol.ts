@@ -65,6 +65,12 @@ export type Progress = z.infer<typeof progressSchema>;
 export const heartbeatRequestSchema = z.object({
   incarnation: z.number().int().positive(),
   progress: progressSchema.nullable().default(null),
+  /**
+   * Sequence number of the last instruction the agent has taken (0: none yet). With it the coordinator keeps
+   * handing out an instruction until it is acknowledged, so an answer lost on the way (a timeout after the
+   * coordinator had answered) loses no instruction. Left out, each instruction is handed out once (older agents).
+   */
+  ack: z.number().int().nonnegative().optional(),
 });
 export type HeartbeatRequest = z.input<typeof heartbeatRequestSchema>;
 
@@ -102,6 +108,8 @@ export const heartbeatResponseSchema = z.object({
    * stops its training after this long without a successful heartbeat, so both sides give up together.
    */
   heartbeatTimeoutMs: z.number().int().positive().optional(),
+  /** Sequence number of instructions[0]; the others follow one by one. The agent skips those at or below its ack. */
+  firstSeq: z.number().int().positive().optional(),
 });
 export type HeartbeatResponse = z.infer<typeof heartbeatResponseSchema>;
 

@@ -171,6 +171,8 @@ export class WorkerAgent {
 
   private current: CurrentRun | null = null;
   private lastProgress: Progress | null = null;
+  /** Sequence number of the last instruction taken in this session (0: none); sent back as the heartbeat's ack. */
+  private lastSeq = 0;
   private instructionChain: Promise<void> = Promise.resolve();
 
   private heartbeatTimer: { cancel(): void } | null = null;
@@ -317,6 +319,7 @@ export class WorkerAgent {
     this.lastOkAt = this.clock.monotonic();
     this.lastFailure = null;
     this.lastRejoinComplaint = '';
+    this.lastSeq = 0;
     this.reports.clear();
     const gpus = this.usableGpus().length;
     this.log(
@@ -350,7 +353,7 @@ export class WorkerAgent {
     const session = this.session;
     // A hung request must not eat the whole timeout: give up on it halfway and try again.
     const timeoutMs = Math.max(200, Math.min(Math.floor(joined.heartbeatTimeoutMs / 2), 5000));
-    const reply = await this.client.post(apiPaths.heartbeat(joined.workerId), { incarnation: joined.incarnation, progress: this.lastProgress }, timeoutMs);
+    const reply = await this.client.post(apiPaths.heartbeat(joined.workerId), { incarnation: joined.incarnation, progress: this.lastProgress, ack: this.lastSeq }, timeoutMs);
     if (session !== this.session || this.phase !== 'joined') return;
     if (reply.kind === 'ok') {
       this.lastOkAt = this.clock.monotonic();
@@ -407,7 +410,9 @@ export class WorkerAgent {
   // Instructions
 
   private acceptInstructions(body: unknown, session: number): void {
-    let instructions: Instruction[];
+    let instructions: (Instruction | null)[];
+    const rawFirst = body && typeof body === 'object' ? (body as { firstSeq?: unknown }).firstSeq : undefined;
+    const firstSeq = typeof rawFirst === 'number' && Number.isSafeInteger(rawFirst) && rawFirst > 0 ? rawFirst : null;
     const whole = heartbeatResponseSchema.safeParse(body);
     if (whole.success) {
       instructions = whole.data.instructions;
@@ -427,10 +432,20 @@ export class WorkerAgent {
       for (const item of list) {
         const one = instructionSchema.safeParse(item);
         if (one.success) instructions.push(one.data);
-        else this.log(`ignored an invalid instruction: ${JSON.stringify(item)?.slice(0, 200)}`);
+        else {
+          instructions.push(null); // keeps the numbering of the ones after it
+          this.log(`ignored an invalid instruction: ${JSON.stringify(item)?.slice(0, 200)}`);
+        }
       }
     }
-    for (const instruction of instructions) {
+    for (const [i, instruction] of instructions.entries()) {
+      if (firstSeq !== null) {
+        // Numbered: the coordinator repeats what we have not acknowledged, and answers may cross; take each once.
+        const seq = firstSeq + i;
+        if (seq <= this.lastSeq) continue;
+        this.lastSeq = seq;
+      }
+      if (instruction === null) continue;
       this.instructionChain = this.instructionChain
         .then(() => (session === this.session ? this.obey(instruction, session) : undefined))
         .catch((error: unknown) => this.log(`could not carry out ${instruction.kind}: ${error instanceof Error ? error.message : String(error)}`));

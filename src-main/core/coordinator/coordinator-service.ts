@@ -93,7 +93,11 @@ interface WorkerRecord {
   local: boolean;
   lastHeartbeatAt: number;
   progress: Progress | null;
+  /** Instructions not yet acknowledged, oldest first; pending[i] has sequence number pendingBase + i. */
   pending: Instruction[];
+  pendingBase: number;
+  /** How many of `pending` (a prefix) have been handed out; the rest were never sent and may still be cancelled. */
+  pendingSent: number;
   /** The agent said goodbye; its later heartbeats are refused until it joins again. */
   leaveReceived: boolean;
 }
@@ -218,7 +222,7 @@ export class CoordinatorService {
       const r = this.pool.rejoinWorker(existingId, gpus.length, backend, `joined again as incarnation ${pw.incarnation + 1}`);
       if (!r.ok) throw new ApiProblem(409, `${req.node} cannot join: ${r.reason}`);
       Object.assign(rec, this.recordFields(req, gpus, address));
-      rec.pending = [];
+      this.clearPending(rec);
       rec.progress = null;
       rec.leaveReceived = false;
       workerId = r.workerId;
@@ -234,6 +238,8 @@ export class CoordinatorService {
         ...this.recordFields(req, gpus, address),
         progress: null,
         pending: [],
+        pendingBase: 1,
+        pendingSent: 0,
         leaveReceived: false,
       };
       this.records.set(workerId, rec);
@@ -266,7 +272,7 @@ export class CoordinatorService {
     if (pending && pending.waitingFor.delete(workerId)) this.maybeRestart(this.live!);
     if (this.workersDirty === 'none') this.workersDirty = 'beat';
     // The run's timeout travels with every reply, so agents give up on a lost coordinator on the same clock.
-    return { instructions: rec.pending.splice(0), heartbeatTimeoutMs: this.pool.getLimits().heartbeatTimeoutMs };
+    return { ...this.handOut(rec, req.ack), heartbeatTimeoutMs: this.pool.getLimits().heartbeatTimeoutMs };
   }
 
   report(workerId: number, req: ReportRequest): void {
@@ -283,7 +289,7 @@ export class CoordinatorService {
     const pw = this.pool.worker(workerId)!;
     this.checkIncarnation(rec, req.incarnation, 'leave');
     rec.leaveReceived = true;
-    rec.pending = [];
+    this.clearPending(rec);
     if (pw.state === 'left') return;
     const reason = (req.reason ?? 'left').trim() || 'left';
     const run = this.live;
@@ -601,7 +607,7 @@ export class CoordinatorService {
     for (const id of failedIds) {
       const rec = this.records.get(id);
       if (rec) {
-        rec.pending = [];
+        this.clearPending(rec);
         rec.progress = null;
       }
     }
@@ -824,13 +830,47 @@ export class CoordinatorService {
 
   private queue(rec: WorkerRecord, instruction: Instruction): void {
     rec.pending.push(instruction);
-    if (rec.pending.length > MAX_PENDING_INSTRUCTIONS) rec.pending.splice(0, rec.pending.length - MAX_PENDING_INSTRUCTIONS);
+    if (rec.pending.length > MAX_PENDING_INSTRUCTIONS) this.dropOldest(rec, rec.pending.length - MAX_PENDING_INSTRUCTIONS);
   }
 
-  /** A stop for a generation whose start the worker has not picked up yet cancels that start instead. */
+  private dropOldest(rec: WorkerRecord, count: number): void {
+    const n = Math.max(0, Math.min(count, rec.pending.length));
+    rec.pending.splice(0, n);
+    rec.pendingBase += n;
+    rec.pendingSent = Math.max(0, rec.pendingSent - n);
+  }
+
+  /** Forgets every pending instruction; sequence numbers go on rising, so an old number never means a new instruction. */
+  private clearPending(rec: WorkerRecord): void {
+    this.dropOldest(rec, rec.pending.length);
+  }
+
+  /**
+   * The instructions for a heartbeat's answer. An agent that acknowledges (`ack`) gets every instruction past
+   * its ack, again and again until acknowledged, so an answer lost in transit loses nothing; one that does not
+   * gets each instruction once.
+   */
+  private handOut(rec: WorkerRecord, ack: number | undefined): { instructions: Instruction[]; firstSeq?: number } {
+    if (ack === undefined) {
+      const instructions = rec.pending.slice();
+      this.clearPending(rec);
+      return { instructions };
+    }
+    this.dropOldest(rec, ack - rec.pendingBase + 1);
+    rec.pendingSent = rec.pending.length;
+    return { instructions: rec.pending.slice(), firstSeq: rec.pendingBase };
+  }
+
+  /**
+   * A stop for a generation whose start was never handed out cancels that start instead. A start already
+   * handed out (even if not yet acknowledged) may be running, so it gets its stop.
+   */
   private queueStop(rec: WorkerRecord, runId: string, generation: number, reason: string): void {
-    const i = rec.pending.findIndex((x) => x.kind === 'start' && x.plan.runId === runId && x.plan.generation === generation);
+    const i = rec.pending.findIndex(
+      (x, index) => index >= rec.pendingSent && x.kind === 'start' && x.plan.runId === runId && x.plan.generation === generation,
+    );
     if (i !== -1) {
+      // Never sent, so no agent saw its number: the ones after it move up and stay consecutive.
       rec.pending.splice(i, 1);
       return;
     }

@@ -34,6 +34,12 @@ export class FakeCoordinator {
   mode: FakeMode = 'ok';
   /** Sent as heartbeatTimeoutMs in heartbeat answers when set. */
   heartbeatTimeoutInReplies: number | null = null;
+  /**
+   * Numbered instructions, as the real coordinator hands them to an agent that acknowledges: each one is
+   * sent again with every answer until a heartbeat's ack covers it.
+   */
+  numbered = false;
+  private firstSeq = 1;
   /** Set to make joins fail with this status. */
   joinStatus: number | null = null;
   private server: http.Server;
@@ -115,8 +121,17 @@ export class FakeCoordinator {
       const parsed = heartbeatRequestSchema.safeParse(body);
       if (!parsed.success) return send(400, { error: parsed.error.message });
       this.heartbeats.push({ workerId, body: parsed.data });
-      const instructions = this.pending.splice(0);
-      return send(200, this.heartbeatTimeoutInReplies === null ? { instructions } : { instructions, heartbeatTimeoutMs: this.heartbeatTimeoutInReplies });
+      let reply: Record<string, unknown>;
+      if (this.numbered) {
+        const acked = Math.max(0, Math.min(this.pending.length, (parsed.data.ack ?? 0) - this.firstSeq + 1));
+        this.pending.splice(0, acked);
+        this.firstSeq += acked;
+        reply = { instructions: this.pending.slice(), firstSeq: this.firstSeq };
+      } else {
+        reply = { instructions: this.pending.splice(0) };
+      }
+      if (this.heartbeatTimeoutInReplies !== null) reply.heartbeatTimeoutMs = this.heartbeatTimeoutInReplies;
+      return send(200, reply);
     }
     if (what === 'report') {
       const parsed = reportRequestSchema.safeParse(body);

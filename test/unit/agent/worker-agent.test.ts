@@ -217,6 +217,21 @@ describe('WorkerAgent', () => {
     expect(agent!.status().run).toMatchObject({ runId: 'run-1', generation: 1 });
   });
 
+  it('acknowledges numbered instructions and obeys each once, though the coordinator repeats it until acknowledged', async () => {
+    coordinator.numbered = true;
+    makeAgent();
+    await agent!.start();
+    coordinator.give({ kind: 'reboot' }); // invalid: skipped, but its number is taken
+    coordinator.give({ kind: 'start', plan: shellPlan('echo ran-once') });
+    await waitFor('the run to end', () => coordinator.reportsOf('exited').length === 1);
+    await waitFor('the ack of both', () => coordinator.heartbeats.some((h) => h.body.ack === 2));
+    const before = coordinator.heartbeats.length;
+    await waitFor('more heartbeats', () => coordinator.heartbeats.length > before + 3);
+    expect(coordinator.reportsOf('started')).toHaveLength(1);
+    expect(coordinator.output().match(/ran-once/g)).toHaveLength(1);
+    expect(coordinator.pending).toEqual([]);
+  });
+
   it('ignores invalid instructions, obeys the valid ones beside them, and keeps heartbeating', async () => {
     makeAgent();
     await agent!.start();

@@ -399,6 +399,43 @@ describe('CoordinatorService — runs and generations', () => {
     expect(a!.beat()).toEqual([]);
   });
 
+  it('an agent that acknowledges gets an instruction again until it does: an answer lost in transit loses nothing', () => {
+    const h = new Harness();
+    const [a] = h.activeWorkers('a');
+    h.svc.startRun(h.spec());
+    const hb = (ack: number) => h.svc.heartbeat(a!.workerId, { incarnation: a!.incarnation, ack });
+    const lost = hb(0); // the answer times out on the agent's side after the coordinator gave it
+    expect(kinds(lost.instructions)).toEqual(['start g1']);
+    const again = hb(0);
+    expect(kinds(again.instructions)).toEqual(['start g1']);
+    expect(again.firstSeq).toBe(lost.firstSeq);
+    const after = hb(again.firstSeq!);
+    expect(after.instructions).toEqual([]);
+    expect(after.firstSeq).toBe(again.firstSeq! + 1);
+  });
+
+  it('a stop for a start already handed out (but not acknowledged) is sent, not swallowed; numbers stay consecutive', () => {
+    const h = new Harness();
+    const [a] = h.activeWorkers('a');
+    const run = h.svc.startRun(h.spec());
+    const hb = (ack: number) => h.svc.heartbeat(a!.workerId, { incarnation: a!.incarnation, ack });
+    const first = hb(0);
+    expect(kinds(first.instructions)).toEqual(['start g1']);
+    h.svc.stopRun(run.id); // the agent may already be running generation 1
+    const next = hb(0);
+    expect(kinds(next.instructions)).toEqual(['start g1', 'stop g1']);
+    expect(next.firstSeq).toBe(first.firstSeq);
+    expect(hb(next.firstSeq! + 1).instructions).toEqual([]);
+  });
+
+  it('without an ack (an older agent) each instruction is handed out once, as before', () => {
+    const h = new Harness();
+    const [a] = h.activeWorkers('a');
+    h.svc.startRun(h.spec());
+    expect(kinds(h.svc.heartbeat(a!.workerId, { incarnation: a!.incarnation }).instructions)).toEqual(['start g1']);
+    expect(h.svc.heartbeat(a!.workerId, { incarnation: a!.incarnation }).instructions).toEqual([]);
+  });
+
   it('start() ticks on the clock: a silent worker fails within timeout + one tick; stop() cancels the timer', () => {
     const h = new Harness();
     h.activeWorkers('a');
