@@ -19,6 +19,8 @@ export interface ClusterLoadResult {
   config: ClusterConfig | null;
   warnings: ClusterIssue[];
   errors: ClusterIssue[];
+  /** Set when the file could not be read at all (its message is also the one error), as opposed to read and found invalid. */
+  readFailure?: ClusterReadFailure;
 }
 
 /** Why a cluster file could not be read at all (as opposed to read and found invalid). */
@@ -102,7 +104,7 @@ export class ClusterStore {
     const read = await readClusterText(this.path);
     if (!read.ok) {
       if (read.failure.kind === 'missing') return { config: null, warnings: [], errors: [] };
-      return { config: null, warnings: [], errors: [{ severity: 'error', message: read.failure.message, path: [] }] };
+      return { config: null, warnings: [], errors: [{ severity: 'error', message: read.failure.message, path: [] }], readFailure: read.failure };
     }
     const parsed = parseClusterYaml(read.text);
     if (!parsed.ok) return { config: null, warnings: parsed.warnings, errors: parsed.errors };

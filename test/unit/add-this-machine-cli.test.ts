@@ -1,5 +1,5 @@
 // `gpu-share add-this-machine` as a user runs it: detect, add, run again to update, refuse a broken file.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -62,5 +62,36 @@ describe('gpu-share add-this-machine', () => {
     expect(err).toMatch(/zero VRAM/);
     expect(err).toMatch(/left untouched/);
     expect(readFileSync(file, 'utf8')).toBe(before);
+  });
+
+  it('refuses a FILE given without --cluster instead of silently updating the app cluster', async () => {
+    const file = path.join(dir, 'mine.yaml');
+    writeFileSync(file, readFileSync(path.join(fixtures, 'cluster', 'sample.yaml')));
+    const before = readFileSync(file, 'utf8');
+    expect(await runCli(['add-this-machine', file], io())).toBe(2);
+    expect(err).toContain(`unexpected argument "${file}"; to update that file, give it as --cluster ${file}`);
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    expect(existsSync(path.join(dir, 'cluster.yaml'))).toBe(false);
+  });
+
+  it('a cluster file that cannot be written is reported with its path and exit 1, not a stack trace', async () => {
+    // 240 characters is a legal file name, but the temp file beside it (name + .tmp-PID-RANDOM) is over NAME_MAX.
+    const file = path.join(dir, `${'c'.repeat(235)}.yaml`);
+    expect(await runCli(['add-this-machine', '--cluster', file], io())).toBe(1);
+    expect(err).toContain(`gpu-share add-this-machine: could not write ${file} (`);
+    expect(err).toMatch(/ENAMETOOLONG.*\); nothing was changed\n$/);
+    expect(err).not.toMatch(/\n\s+at /);
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('a cluster path that cannot be read says why with exit 2, not "not valid"', async () => {
+    writeFileSync(path.join(dir, 'a-file'), '');
+    const file = path.join(dir, 'a-file', 'cluster.yaml');
+    expect(await runCli(['add-this-machine', '--cluster', file], io())).toBe(2);
+    expect(err).toBe(`gpu-share add-this-machine: ${file} cannot be read (ENOTDIR: not a directory, open '${file}'); check that it is a readable file\n`);
+    mkdirSync(path.join(dir, 'folder'));
+    err = '';
+    expect(await runCli(['add-this-machine', '--cluster', path.join(dir, 'folder')], io())).toBe(2);
+    expect(err).toMatch(/folder is a folder, not a file; give the path of the cluster\.yaml inside it\n$/);
   });
 });

@@ -4,7 +4,7 @@ import { formatIssue, serializeClusterYaml, upsertMachineNode, validateCluster }
 import { ClusterStore } from '../../core/cluster-store';
 import { detectHardware, hardwareToNode } from '../../core/hardware/index';
 import { defaultClusterPath } from '../../core/user-data-dir';
-import { flagString, parseArgs, type Command } from '../command';
+import { flagString, parseArgs, UsageError, type Command } from '../command';
 
 export const addThisMachineCommand: Command = {
   name: 'add-this-machine',
@@ -21,9 +21,16 @@ Options:
 `,
   async run(args, io) {
     const parsed = parseArgs(args, ['cluster'], ['dry-run']);
+    // `add-this-machine my.yaml` would otherwise update the app's cluster while the person expects my.yaml to change.
+    const stray = parsed.positionals[0];
+    if (stray !== undefined) throw new UsageError(`unexpected argument "${stray}"; to update that file, give it as --cluster ${stray}`);
     const file = path.resolve(io.cwd, flagString(parsed, 'cluster') ?? defaultClusterPath(io.env));
     const store = new ClusterStore(file);
     const loaded = await store.load();
+    if (loaded.readFailure) {
+      io.err(`gpu-share add-this-machine: ${loaded.readFailure.message}\n`);
+      return 2;
+    }
     if (loaded.errors.length > 0) {
       for (const e of loaded.errors) io.err(`${formatIssue(e, file)}\n`);
       io.err(`gpu-share add-this-machine: ${file} is not valid; it was left untouched. Fix it (see \`gpu-share validate ${file}\`) and run this again.\n`);
@@ -40,7 +47,12 @@ Options:
       io.out(serializeClusterYaml(result.config));
       return 0;
     }
-    await store.save(result.config);
+    try {
+      await store.save(result.config);
+    } catch (error) {
+      io.err(`gpu-share add-this-machine: could not write ${file} (${error instanceof Error ? error.message : String(error)}); nothing was changed\n`);
+      return 1;
+    }
     const node = result.config.nodes.find((n) => n.name === result.nodeName)!;
     const gpus = node.gpus.length ? node.gpus.map((g) => `${g.type} ${g.vram_mb} MB ${g.memory_type}`).join(', ') : 'CPU-only';
     io.out(`${result.action === 'added' ? 'Added' : 'Updated'} node '${result.nodeName}' (${gpus}) in ${file}\n`);

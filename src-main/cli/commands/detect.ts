@@ -2,7 +2,7 @@
 import { gpuUsableMb } from '../../../src-shared/cluster/budgets';
 import type { HardwareSnapshot, NvidiaStatus } from '../../../src-shared/hardware';
 import { detectHardware } from '../../core/hardware/index';
-import { parseArgs, type Command } from '../command';
+import { parseArgs, UsageError, type Command } from '../command';
 
 export const detectCommand: Command = {
   name: 'detect',
@@ -20,6 +20,7 @@ Options:
 `,
   async run(args, io) {
     const parsed = parseArgs(args, [], ['json']);
+    if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument "${parsed.positionals[0]}"`);
     const snapshot = await detectHardware({ env: io.env });
     io.out(parsed.flags.json ? `${JSON.stringify(snapshot, null, 2)}\n` : formatHardware(snapshot));
     return 0;

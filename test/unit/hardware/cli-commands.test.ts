@@ -45,6 +45,12 @@ describe('gpu-share detect', () => {
     expect(snapshot.nvidia.available).toBe(true);
   });
 
+  it('refuses a stray argument with exit 2 (detect takes no FILE)', async () => {
+    const { code, err } = await cli(['detect', 'cluster.yaml'], noNvidiaEnv());
+    expect(code).toBe(2);
+    expect(err).toContain('gpu-share detect: unexpected argument "cluster.yaml"');
+  });
+
   it('refuses unknown options with exit 2', async () => {
     const { code, err } = await cli(['detect', '--jsn'], noNvidiaEnv());
     expect(code).toBe(2);
