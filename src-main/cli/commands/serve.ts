@@ -3,6 +3,7 @@
  * and the contract over a WebSocket. For machines without a display, and for driving the real UI in a browser.
  */
 import path from 'node:path';
+import { formatIssue } from '../../../src-shared/cluster/index';
 import { createAppCore } from '../../core/app-core';
 import type { AppCore } from '../../core/app-core-types';
 import { nodePtySpawner } from '../../core/pty/node-pty-spawner';
@@ -106,6 +107,11 @@ export async function runServe(options: ServeOptions, io: CliIo, stop: AbortSign
     return 1;
   }
 
+  // The page shows these as a banner; a person running serve on a machine without a display reads the terminal.
+  const cluster = await core.handlers.getCluster(undefined);
+  for (const warning of cluster.warnings) {
+    io.err(`${warning.line !== undefined ? formatIssue(warning, cluster.path) : `warning: ${warning.message}`}\n`);
+  }
   const info = await core.handlers.getCoordinatorInfo(undefined);
   io.out(`GPU Share is running: ${server.url}\n`);
   io.out(`Add a worker: run this on another machine: ${info.joinCommand}\n`);

@@ -1,6 +1,6 @@
 // `gpu-share serve` in-process: its options, the lines it prints, a clean stop, and the errors a person sees
 // when the port is taken or the address is not this machine's.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -124,6 +124,22 @@ describe('runServe', () => {
     expect(io.text()).toMatch(/Stopping GPU Share…\nStopped\.\n$/);
     await expect(fetch(url!)).rejects.toThrow();
     expect(io.errors()).toBe('');
+  });
+
+  it('tells the terminal when the cluster file is invalid (a headless user sees no banner) and leaves it as it was', async () => {
+    const data = tempDir();
+    const clusterPath = path.join(data, 'cluster.yaml');
+    writeFileSync(clusterPath, 'nodes:\n  - name: a\n    host: localhost\n    max_adapters: 0\n');
+    const io = capture({ ...process.env, GPU_SHARE_STATIC_DIR: staticDir() }, data);
+    const stop = new AbortController();
+    const done = runServe({ host: '127.0.0.1', port: 0, clusterPath, dataDir: data, coordinatorHost: '127.0.0.1', coordinatorPort: 0, localWorker: false }, io, stop.signal);
+    await io.waitFor(/^GPU Share is running: /m);
+    stop.abort();
+    expect(await done).toBe(0);
+    expect(io.errors()).toBe(
+      `warning: ${clusterPath} is not a valid cluster and was left untouched (line 4: node 'a': max_adapters must be >= 1). Fix it, or drop a valid cluster.yaml to replace it.\n`,
+    );
+    expect(readFileSync(clusterPath, 'utf8')).toBe('nodes:\n  - name: a\n    host: localhost\n    max_adapters: 0\n');
   });
 
   it('says which port is taken and which flag to change', async () => {
