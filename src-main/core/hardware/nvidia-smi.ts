@@ -2,7 +2,7 @@
  * Runs nvidia-smi and turns every way it can fail into a sentence a person can act on. Nothing here throws:
  * a machine without a working NVIDIA driver is a normal machine, not an error.
  */
-import { execFile } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import type { DetectedGpu, NvidiaStatus } from '../../../src-shared/hardware';
 import { NVIDIA_SMI_ENV } from './locate-nvidia-smi';
 import { gpuTypeSlug, isUnifiedNvidiaName } from './gpu-slug';
@@ -28,31 +28,79 @@ export function runNvidiaSmi(nvidiaSmiPath: string | null, args: string[], opts:
   if (nvidiaSmiPath === null) return Promise.resolve({ ok: false, failure: 'not-found', reason: NOT_FOUND_ON_PATH });
   const timeoutMs = opts.timeoutMs ?? NVIDIA_SMI_TIMEOUT_MS;
   const fromEnv = (opts.env ?? process.env)[NVIDIA_SMI_ENV]?.trim() === nvidiaSmiPath;
+  return runGrouped(nvidiaSmiPath, args, opts.env, timeoutMs).then(({ error, stdout, stderr, timedOut }) =>
+    error ? describeFailure(nvidiaSmiPath, error, stdout, stderr, timeoutMs, fromEnv, timedOut) : { ok: true, stdout },
+  );
+}
+
+const MAX_OUTPUT_BYTES = 8 * 1024 * 1024;
+
+interface GroupedRun {
+  error: ExecError | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+}
+
+/**
+ * execFile, except that on POSIX the program runs in its own process group and a timeout kills the whole group:
+ * a wrapper script around nvidia-smi (containers, conda, WSL shims) would otherwise leave its hung child behind
+ * on every poll. (execFile drops the `detached` option, hence spawn.) Windows has no process groups.
+ */
+function runGrouped(file: string, args: string[], env: NodeJS.ProcessEnv | undefined, timeoutMs: number): Promise<GroupedRun> {
+  const posix = process.platform !== 'win32';
   return new Promise((resolve) => {
+    let child: ChildProcess;
     try {
-      execFile(
-        nvidiaSmiPath,
-        args,
-        {
-          timeout: timeoutMs,
-          killSignal: 'SIGKILL',
-          windowsHide: true,
-          maxBuffer: 8 * 1024 * 1024,
-          encoding: 'utf8',
-          ...(opts.env ? { env: opts.env } : {}),
-        },
-        (error, stdout, stderr) => {
-          if (!error) {
-            resolve({ ok: true, stdout });
-            return;
-          }
-          resolve(describeFailure(nvidiaSmiPath, error, stdout, stderr, timeoutMs, fromEnv));
-        },
-      );
+      child = spawn(file, args, { detached: posix, windowsHide: true, stdio: ['ignore', 'pipe', 'pipe'], ...(env ? { env } : {}) });
     } catch (error) {
-      // execFile throws synchronously for arguments it cannot pass (e.g. a NUL byte in the path).
-      resolve({ ok: false, failure: 'spawn', reason: `nvidia-smi could not be started from ${nvidiaSmiPath}: ${messageOf(error)}` });
+      // spawn throws synchronously for arguments it cannot pass (e.g. a NUL byte in the path).
+      resolve({ error: error as ExecError, stdout: '', stderr: '', timedOut: false });
+      return;
     }
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let size = 0;
+    let overflow: ExecError | null = null;
+    let timedOut = false;
+    let settled = false;
+    const killAll = (): void => {
+      try {
+        if (posix && child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+        else child.kill('SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+      // Something that left the group could still hold the pipes open; stop waiting for it.
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+    };
+    const collect = (chunks: Buffer[]) => (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_OUTPUT_BYTES) chunks.push(chunk);
+      else if (!overflow) {
+        overflow = Object.assign(new Error('stdout maxBuffer length exceeded'), { code: 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER' });
+        killAll();
+      }
+    };
+    child.stdout?.on('data', collect(out));
+    child.stderr?.on('data', collect(err));
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killAll();
+    }, timeoutMs);
+    const finish = (error: ExecError | null): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve({ error, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), timedOut });
+    };
+    child.on('error', (error) => finish(error as ExecError));
+    child.on('close', (code, signal) => {
+      if (overflow) finish(overflow);
+      else if (code === 0 && !timedOut) finish(null);
+      else finish(Object.assign(new Error(`nvidia-smi ended with ${code ?? signal}`), { code, signal, killed: timedOut }));
+    });
   });
 }
 
@@ -65,6 +113,7 @@ function describeFailure(
   stderr: string,
   timeoutMs: number,
   fromEnv: boolean,
+  timedOut: boolean,
 ): NvidiaSmiResult & { ok: false } {
   const setBy = fromEnv ? ` (set by ${NVIDIA_SMI_ENV}: fix or unset it)` : '';
   if (error.code === 'ENOENT') return { ok: false, failure: 'not-found', reason: `nvidia-smi not found at ${file}${setBy}` };
@@ -74,8 +123,8 @@ function describeFailure(
   if (error.code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER') {
     return { ok: false, failure: 'exit', reason: `nvidia-smi printed more than 8 MiB (${file}); that is not an answer to our query` };
   }
-  if (error.killed || (error.signal && typeof error.code !== 'number')) {
-    if (error.killed && error.signal === 'SIGKILL') {
+  if (timedOut || error.killed || (error.signal && typeof error.code !== 'number')) {
+    if (timedOut) {
       return {
         ok: false,
         failure: 'timeout',

@@ -85,6 +85,36 @@ describe('queryNvidia through the fake nvidia-smi', () => {
     expect(result.status.reason).toBe(`nvidia-smi did not answer within 0.3 s (${FAKE_NVIDIA_SMI}): the driver may be hung; run it by hand to see`);
   });
 
+  it.skipIf(process.platform === 'win32')('a hung wrapper script is killed with everything it started, leaving no orphan behind', async () => {
+    // Wrappers around nvidia-smi exist (containers, conda, WSL shims); killing only the shell would orphan its child.
+    const folder = dir();
+    const pidFile = path.join(folder, 'child.pid');
+    const wrapper = path.join(folder, 'nvidia-smi');
+    writeFileSync(wrapper, `#!/bin/sh\nsleep 30 &\necho $! > '${pidFile}'\nwait\n`);
+    chmodSync(wrapper, 0o755);
+    const result = await runNvidiaSmi(wrapper, ['--query-gpu=uuid', '--format=csv'], { timeoutMs: 300, env: {} });
+    expect(result).toEqual({ ok: false, failure: 'timeout', reason: `nvidia-smi did not answer within 0.3 s (${wrapper}): the driver may be hung; run it by hand to see` });
+    const child = Number(readFileSync(pidFile, 'utf8'));
+    const gone = (): boolean => {
+      try {
+        process.kill(child, 0);
+      } catch {
+        return true;
+      }
+      // A killed orphan may linger as a zombie until init reaps it; it holds nothing.
+      try {
+        return readFileSync(`/proc/${child}/stat`, 'utf8').split(') ')[1]!.startsWith('Z');
+      } catch {
+        return true;
+      }
+    };
+    const deadline = Date.now() + 2000;
+    while (!gone() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const leaked = !gone();
+    if (leaked) process.kill(child, 'SIGKILL');
+    expect(leaked).toBe(false);
+  });
+
   it('says not found, and blames GPU_SHARE_NVIDIA_SMI when that named the missing file', async () => {
     expect((await queryNvidia(null)).status).toEqual({ available: false, path: null, reason: NOT_FOUND_ON_PATH, driverVersion: null });
     expect(NOT_FOUND_ON_PATH).toBe('nvidia-smi not found on PATH (set GPU_SHARE_NVIDIA_SMI to point at it)');
