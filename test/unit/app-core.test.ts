@@ -29,12 +29,11 @@ describe('app core', () => {
   const seen: { event: EventMethod; payload: unknown }[] = [];
   const notified: UserNotification[] = [];
 
-  beforeEach(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'gpu-share-core-'));
-    seen.length = 0;
-    notified.length = 0;
-    core = await createAppCore({
+  /** The core with real services, no local worker and no polling; `clusterPath` overrides the default file. */
+  const startCore = (clusterPath?: string): Promise<AppCore> =>
+    createAppCore({
       userData: dir,
+      ...(clusterPath ? { clusterPath } : {}),
       notifier: { notify: (n) => notified.push(n) },
       pty: nodePtySpawner,
       coordinatorPort: 0,
@@ -42,6 +41,12 @@ describe('app core', () => {
       hardwarePollMs: 0,
       env: fakeGpuEnv(),
     });
+
+  beforeEach(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'gpu-share-core-'));
+    seen.length = 0;
+    notified.length = 0;
+    core = await startCore();
     core.subscribe((event, payload) => seen.push({ event, payload }));
   });
 
@@ -138,16 +143,7 @@ describe('app core', () => {
     const file = path.join(dir, 'broken.yaml');
     const { writeFileSync } = await import('node:fs');
     writeFileSync(file, 'nodes: []\n');
-    core = await createAppCore({
-      userData: dir,
-      clusterPath: file,
-      notifier: { notify: () => undefined },
-      pty: nodePtySpawner,
-      coordinatorPort: 0,
-      localWorker: false,
-      hardwarePollMs: 0,
-      env: fakeGpuEnv(),
-    });
+    core = await startCore(file);
     const state = await core.handlers.getCluster(undefined);
     expect(state.config.nodes).toEqual([]);
     expect(state.warnings[0]!.message).toMatch(/not a valid cluster and was left untouched/);
@@ -162,16 +158,7 @@ describe('app core', () => {
     // Ten nodes and one typo: pressing Add this machine must not turn this into a one-node cluster.
     const broken = `${sample}  - name: typo\n    host: h\n    max_adapters: lots\n`;
     writeFileSync(file, broken);
-    core = await createAppCore({
-      userData: dir,
-      clusterPath: file,
-      notifier: { notify: () => undefined },
-      pty: nodePtySpawner,
-      coordinatorPort: 0,
-      localWorker: false,
-      hardwarePollMs: 0,
-      env: fakeGpuEnv(),
-    });
+    core = await startCore(file);
     await expect(core.handlers.addThisMachine(undefined)).rejects.toThrow(/broken\.yaml is not a valid cluster.*max_adapters/s);
     await expect(core.handlers.importCluster({ fileName: 'other.yaml', text: sample, mode: 'merge' })).rejects.toThrow(
       /not a valid cluster/,
