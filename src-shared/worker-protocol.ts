@@ -141,6 +141,12 @@ export type Report = z.infer<typeof reportSchema>;
 export const reportRequestSchema = z.object({
   incarnation: z.number().int().positive(),
   reports: z.array(reportSchema).max(1000),
+  /**
+   * Number of this batch within the incarnation (1, 2, …). A batch whose answer was lost is sent again with
+   * the same number, and the coordinator answers it without applying it twice. Left out (older agents),
+   * every batch is applied.
+   */
+  batchSeq: z.number().int().positive().optional(),
 });
 export type ReportRequest = z.input<typeof reportRequestSchema>;
 

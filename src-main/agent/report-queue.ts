@@ -2,6 +2,10 @@
  * Reports waiting to go to the coordinator, in order. Output is the bulk and is merged into few, large
  * entries; when the coordinator is slow or away the buffer stays bounded by dropping the oldest output (with
  * a note saying how much), never the lifecycle reports (started, exited, residency) the coordinator acts on.
+ *
+ * Batches are numbered: a batch whose answer never came (a timeout after the coordinator had taken it) is
+ * sent again with the same number and the same contents, so the coordinator can tell a repeat from new reports;
+ * that batch is kept whole (the bound applies to what queues behind it).
  */
 import type { Report } from '../../src-shared/worker-protocol';
 
@@ -14,15 +18,25 @@ export const MAX_REPORTS_PER_REQUEST = 500;
 
 type OutputReport = Extract<Report, { type: 'output' }>;
 
+/** One request's worth of reports with its number (1, 2, … within one join session). */
+export interface ReportBatch {
+  seq: number;
+  reports: Report[];
+}
+
 export class ReportQueue {
   private items: Report[] = [];
   private outputChars = 0;
   private droppedChars = 0;
+  /** The batch handed out and not yet settled; it is handed out again, unchanged, until it is. */
+  private unsettled: ReportBatch | null = null;
+  private lastSeq = 0;
 
   constructor(private readonly maxOutputChars = MAX_BUFFERED_OUTPUT_CHARS) {}
 
+  /** True when nothing waits: no report queued and no batch waiting for its answer. */
   isEmpty(): boolean {
-    return this.items.length === 0;
+    return this.items.length === 0 && this.unsettled === null;
   }
 
   get size(): number {
@@ -64,14 +78,26 @@ export class ReportQueue {
     return batch;
   }
 
-  /** Puts a batch that could not be sent back at the front, so order is kept for the retry. */
-  putBack(batch: Report[]): void {
-    this.items = [...batch, ...this.items];
-    for (const r of batch) if (r.type === 'output') this.outputChars += r.data.length;
-    this.trim();
+  /**
+   * The batch to send now: the unsettled one again (same number, same reports) while there is one, else the
+   * oldest entries under a new number; null when nothing waits.
+   */
+  nextBatch(max = MAX_REPORTS_PER_REQUEST): ReportBatch | null {
+    if (this.unsettled) return this.unsettled;
+    if (this.items.length === 0) return null;
+    this.unsettled = { seq: ++this.lastSeq, reports: this.take(max) };
+    return this.unsettled;
   }
 
+  /** The coordinator answered the batch (took it, or refused it for good): the next batch gets a new number. */
+  settle(batch: ReportBatch): void {
+    if (this.unsettled === batch) this.unsettled = null;
+  }
+
+  /** Forgets everything, numbering included (a new join session numbers from 1 again). */
   clear(): void {
+    this.unsettled = null;
+    this.lastSeq = 0;
     this.items = [];
     this.outputChars = 0;
     this.droppedChars = 0;

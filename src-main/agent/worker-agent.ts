@@ -627,17 +627,24 @@ export class WorkerAgent {
     if (!this.joined || this.reports.isEmpty()) return;
     const joined = this.joined;
     const session = this.session;
-    const batch = this.reports.take();
+    const batch = this.reports.nextBatch();
+    if (!batch) return;
     this.flushing = (async () => {
-      const reply = await this.client.post(apiPaths.report(joined.workerId), { incarnation: joined.incarnation, reports: batch });
+      const reply = await this.client.post(apiPaths.report(joined.workerId), { incarnation: joined.incarnation, reports: batch.reports, batchSeq: batch.seq });
       if (session !== this.session) return;
-      if (reply.kind === 'ok') return;
+      if (reply.kind === 'ok') {
+        this.reports.settle(batch);
+        return;
+      }
       if (reply.kind === 'network' || reply.status >= 500) {
-        this.reports.putBack(batch); // keep them for the next try
-      } else if (reply.status === 409 || reply.status === 404) {
+        // Kept for the next try, with the same number: the coordinator may have taken it and only the answer was lost.
+        return;
+      }
+      if (reply.status === 409 || reply.status === 404) {
         this.becomeLost(`the coordinator refused our reports (${reply.status}: ${reply.message})`);
       } else {
-        this.log(`the coordinator rejected ${batch.length} report(s) (${reply.status}: ${reply.message}); dropped them`);
+        this.reports.settle(batch);
+        this.log(`the coordinator rejected ${batch.reports.length} report(s) (${reply.status}: ${reply.message}); dropped them`);
       }
     })().finally(() => {
       this.flushing = null;

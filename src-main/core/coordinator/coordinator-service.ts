@@ -100,6 +100,8 @@ interface WorkerRecord {
   pendingSent: number;
   /** The agent said goodbye; its later heartbeats are refused until it joins again. */
   leaveReceived: boolean;
+  /** Highest report batchSeq taken from this incarnation (0: none); a batch at or below it is a repeat. */
+  lastBatchSeq: number;
 }
 
 interface MemberStatus {
@@ -278,7 +280,12 @@ export class CoordinatorService {
   report(workerId: number, req: ReportRequest): void {
     const rec = this.liveRecord(workerId, req.incarnation, 'report');
     if (!rec) return;
-    for (const r of req.reports) this.handleReport(rec, r);
+    const seq = req.batchSeq;
+    // A numbered batch already taken is a repeat whose answer the agent lost: answer it, apply nothing.
+    if (seq === undefined || seq > rec.lastBatchSeq) {
+      for (const r of req.reports) this.handleReport(rec, r);
+      if (seq !== undefined) rec.lastBatchSeq = seq;
+    }
     // A report proves its sender alive just as a heartbeat does.
     const pending = this.live?.pendingRestart;
     if (pending && pending.waitingFor.delete(workerId)) this.maybeRestart(this.live!);
@@ -786,6 +793,8 @@ export class CoordinatorService {
       hasTorch: req.python !== null,
       local: req.local ?? false,
       lastHeartbeatAt: this.clock.now(),
+      // Batch numbers start again with every incarnation.
+      lastBatchSeq: 0,
     };
   }
 

@@ -27,7 +27,13 @@ export interface JoinRecord {
 export class FakeCoordinator {
   readonly joins: JoinRecord[] = [];
   readonly heartbeats: { workerId: number; body: ReturnType<typeof heartbeatRequestSchema.parse> }[] = [];
+  /** Reports taken, as the real coordinator takes them: a numbered batch already taken is not taken again. */
   readonly reports: { workerId: number; incarnation: number; report: Report }[] = [];
+  /** Every report request that arrived, repeats included. */
+  readonly batches: { incarnation: number; batchSeq: number | undefined; reports: Report[] }[] = [];
+  /** This many report requests are taken and then answered with a dropped connection (an answer lost in transit). */
+  loseReportAnswers = 0;
+  private lastBatchSeq = new Map<number, number>();
   readonly leaves: { workerId: number; incarnation: number; reason: string }[] = [];
   /** Raw instruction objects (possibly invalid) handed out with the next heartbeat. */
   pending: unknown[] = [];
@@ -137,7 +143,17 @@ export class FakeCoordinator {
       const parsed = reportRequestSchema.safeParse(body);
       if (!parsed.success) return send(400, { error: parsed.error.message });
       if (this.mode === 'stale-409') return send(409, { error: 'stale report' });
-      for (const report of parsed.data.reports) this.reports.push({ workerId, incarnation: parsed.data.incarnation, report });
+      const { incarnation, batchSeq, reports } = parsed.data;
+      this.batches.push({ incarnation, batchSeq, reports });
+      if (batchSeq === undefined || batchSeq > (this.lastBatchSeq.get(incarnation) ?? 0)) {
+        for (const report of reports) this.reports.push({ workerId, incarnation, report });
+        if (batchSeq !== undefined) this.lastBatchSeq.set(incarnation, batchSeq);
+      }
+      if (this.loseReportAnswers > 0) {
+        this.loseReportAnswers -= 1;
+        res.destroy();
+        return;
+      }
       return send(200, { ok: true });
     }
     const parsed = leaveRequestSchema.safeParse(body);

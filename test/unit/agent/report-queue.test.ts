@@ -40,13 +40,23 @@ describe('ReportQueue', () => {
     expect(outputs.join('').endsWith('A'.repeat(40) + 'B'.repeat(60))).toBe(true);
   });
 
-  it('puts an unsent batch back in front, in order', () => {
+  it('hands out an unanswered batch again with the same number and contents until it is settled', () => {
     const q = new ReportQueue();
     q.push({ type: 'started', ...ids, pid: 1 });
-    const batch = q.take();
-    q.push({ type: 'output', ...ids, data: 'later' });
-    q.putBack(batch);
-    expect(q.take().map((r) => r.type)).toEqual(['started', 'output']);
+    q.push({ type: 'output', ...ids, data: 'first' });
+    const batch = q.nextBatch()!;
+    expect(batch.seq).toBe(1);
+    q.push({ type: 'output', ...ids, data: 'later' }); // must not be merged into the batch in flight
+    expect(q.nextBatch()).toEqual({ seq: 1, reports: [{ type: 'started', ...ids, pid: 1 }, { type: 'output', ...ids, data: 'first' }] });
+    q.settle(batch);
+    expect(q.nextBatch()).toEqual({ seq: 2, reports: [{ type: 'output', ...ids, data: 'later' }] });
+    expect(q.isEmpty()).toBe(false); // batch 2 still waits for its answer
+    q.settle(q.nextBatch()!);
+    expect(q.isEmpty()).toBe(true);
+    expect(q.nextBatch()).toBeNull();
+    q.clear();
+    q.push({ type: 'started', ...ids, pid: 2 });
+    expect(q.nextBatch()!.seq).toBe(1);
   });
 
   it('takes at most one request worth at a time', () => {

@@ -232,6 +232,20 @@ describe('WorkerAgent', () => {
     expect(coordinator.pending).toEqual([]);
   });
 
+  it('numbers its report batches and sends a batch whose answer was lost again with the same number and contents', async () => {
+    makeAgent();
+    await agent!.start();
+    coordinator.loseReportAnswers = 1; // the first batch arrives, but its answer never reaches the agent
+    coordinator.give({ kind: 'start', plan: shellPlan('echo said-once; sleep 0.3') });
+    await waitFor('the exit report', () => coordinator.reportsOf('exited')[0]);
+    const [first, again, ...rest] = coordinator.batches;
+    expect(first!.batchSeq).toBe(1);
+    expect(again).toEqual(first);
+    expect(rest.map((b) => b.batchSeq)).toEqual(rest.map((_, i) => i + 2));
+    expect(coordinator.reportsOf('started')).toHaveLength(1);
+    expect(coordinator.output().match(/said-once/g)).toHaveLength(1);
+  });
+
   it('ignores invalid instructions, obeys the valid ones beside them, and keeps heartbeating', async () => {
     makeAgent();
     await agent!.start();

@@ -360,6 +360,37 @@ describe('CoordinatorService — runs and generations', () => {
     expect(outputs[1]).toEqual({ type: 'output', runId: run.id, workerId: 1, node: 'b', data: 'hello\n' });
   });
 
+  it('a numbered report batch sent again (its answer was lost) is answered but applied once; old agents without numbers are applied every time', () => {
+    const h = new Harness();
+    const [a] = h.activeWorkers('a');
+    const run = h.svc.startRun(h.spec());
+    const batch = (batchSeq: number | undefined, data: string) =>
+      h.svc.report(a!.workerId, { incarnation: a!.incarnation, reports: [{ type: 'output', runId: run.id, generation: 1, data }], ...(batchSeq === undefined ? {} : { batchSeq }) });
+    batch(1, 'one\n');
+    batch(1, 'one\n'); // the agent timed out waiting for the first answer and sent the same batch again
+    batch(2, 'two\n');
+    batch(1, 'one\n'); // a very late repeat of an old batch
+    expect(h.svc.runOutput(run.id)).toBe('[a] one\n[a] two\n');
+    batch(undefined, 'legacy\n');
+    batch(undefined, 'legacy\n');
+    expect(h.svc.runOutput(run.id)).toBe('[a] one\n[a] two\n[a] legacy\n[a] legacy\n');
+    expect(h.changes.filter((c) => c.type === 'output')).toHaveLength(4);
+  });
+
+  it('a new incarnation numbers its report batches from 1 again', () => {
+    const h = new Harness();
+    const [a] = h.activeWorkers('a');
+    const run = h.svc.startRun(h.spec());
+    const batch = (batchSeq: number, data: string) =>
+      h.svc.report(a!.workerId, { incarnation: a!.incarnation, reports: [{ type: 'output', runId: run.id, generation: h.liveRun().generation, data }], batchSeq });
+    batch(1, 'old\n');
+    batch(2, 'older\n');
+    a!.join(); // the agent restarted: incarnation 2
+    batch(1, 'fresh\n');
+    batch(1, 'fresh\n');
+    expect(h.svc.runOutput(run.id)).toBe('[a] old\n[a] older\n[a] fresh\n');
+  });
+
   it('stores residency verdicts per worker, with an event, and a notification when not on the GPU', () => {
     const h = new Harness();
     const [a, b] = h.activeWorkers('desktop', 'jetson');
