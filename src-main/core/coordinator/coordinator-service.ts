@@ -73,6 +73,12 @@ export interface CoordinatorServiceOptions {
 
 /** How often start() runs tick(): failure detection is at most this late. */
 export const TICK_MS = 200;
+/**
+ * A member whose start was handed out but that reported neither `started` nor `exited` within this long is
+ * failed like a silent one: the others wait in the rendezvous for it, so without a bound they would wait forever.
+ * Launching (even after stopping the previous generation's process with its grace) takes a few seconds at most.
+ */
+export const START_TIMEOUT_MS = 30_000;
 /** Heartbeat-only snapshot changes are sent at most this often. */
 const PROGRESS_EMIT_MS = 1000;
 const MAX_EVENTS = 2000;
@@ -109,6 +115,8 @@ interface MemberStatus {
   pid: number | null;
   exit: { exitCode: number | null; signal: number | null } | null;
   progress: Progress | null;
+  /** Monotonic ms at which its start was first handed out in a heartbeat answer; null until then. */
+  startSentAt: number | null;
 }
 
 type LaunchWhy = 'start' | 'scale' | 'shrink' | 'failure' | 'restart' | 'resume';
@@ -273,8 +281,10 @@ export class CoordinatorService {
     const pending = this.live?.pendingRestart;
     if (pending && pending.waitingFor.delete(workerId)) this.maybeRestart(this.live!);
     if (this.workersDirty === 'none') this.workersDirty = 'beat';
+    const out = this.handOut(rec, req.ack);
+    this.noteStartsHandedOut(rec, out.instructions);
     // The run's timeout travels with every reply, so agents give up on a lost coordinator on the same clock.
-    return { ...this.handOut(rec, req.ack), heartbeatTimeoutMs: this.pool.getLimits().heartbeatTimeoutMs };
+    return { ...out, heartbeatTimeoutMs: this.pool.getLimits().heartbeatTimeoutMs };
   }
 
   report(workerId: number, req: ReportRequest): void {
@@ -433,6 +443,7 @@ export class CoordinatorService {
       for (const f of failed) if (f.from === 'active') causes.set(f.workerId, `No heartbeat for ${Math.round(f.silentMs / 1000)} s`);
       this.afterFailures(failed.map((f) => f.workerId), causes);
     }
+    if (this.live) this.expireUnstarted(this.live);
     if (this.live?.pendingRestart) this.maybeRestart(this.live);
     if (this.reconcileDueAt !== null && now >= this.reconcileDueAt) {
       this.reconcileDueAt = null;
@@ -498,7 +509,7 @@ export class CoordinatorService {
     if (previous !== null) this.stopMembers(run, `generation ${previous + 1} replaces it: ${cause}`);
     run.generation += 1;
     run.workerIds = [...members];
-    run.members = new Map(members.map((id) => [id, { started: false, pid: null, exit: null, progress: null }]));
+    run.members = new Map(members.map((id) => [id, { started: false, pid: null, exit: null, progress: null, startSentAt: null }]));
     run.launchedBy = why;
     run.pendingRestart = null;
     const wasPaused = run.state === 'paused';
@@ -608,7 +619,7 @@ export class CoordinatorService {
    * failure of a worker that never started the generation launched to recover from the previous failure is
    * the same incident, not a new one.
    */
-  private afterFailures(failedIds: number[], notifyCauses: Map<number, string>): void {
+  private afterFailures(failedIds: number[], notifyCauses: Map<number, string>, runCause?: string): void {
     const run = this.live;
     let runOutcome: 'rebalanced' | 'paused' | 'failed' | 'none' = 'none';
     for (const id of failedIds) {
@@ -626,7 +637,7 @@ export class CoordinatorService {
         const sameIncident = run.pendingRestart !== null || (recovering && lost.every((id) => !run.members.get(id)?.started));
         if (!sameIncident) run.restartsUsed += 1;
         const names = lost.map((id) => this.records.get(id)!.node).join(', ');
-        const cause = `worker ${names} failed`;
+        const cause = runCause ?? `worker ${names} failed`;
         if (run.restartsUsed > run.spec.maxRestarts) {
           this.failRun(run, `${cause} and all ${run.spec.maxRestarts} restarts are used`);
           runOutcome = 'failed';
@@ -650,6 +661,42 @@ export class CoordinatorService {
               ? '; the run failed.'
               : '.';
       this.notify(`Worker ${node} failed`, `${cause}. ${plural(remaining, 'worker')} left${tail}`, 'error', { view: 'workers', workerId: id });
+    }
+  }
+
+  /**
+   * Fails the members of the current generation that took their start more than START_TIMEOUT_MS ago and
+   * have reported neither `started` nor `exited` (their spawn failed and the report got lost, or a bug), the
+   * same way as a silent worker: it goes `failed` (its agent must join again, which kills whatever it runs),
+   * the run is charged as for any failure and relaunched without it.
+   */
+  private expireUnstarted(run: RunRecord): void {
+    if (run.state !== 'running' || run.pendingRestart) return;
+    const now = this.clock.monotonic();
+    const stuck: number[] = [];
+    for (const [id, m] of run.members) {
+      if (m.started || m.exit || m.startSentAt === null || now - m.startSentAt <= START_TIMEOUT_MS) continue;
+      if (this.pool.worker(id)?.state === 'active') stuck.push(id);
+    }
+    if (stuck.length === 0) return;
+    const within = `run "${run.spec.name}" generation ${run.generation} within ${Math.round(START_TIMEOUT_MS / 1000)} s`;
+    const causes = new Map<number, string>();
+    for (const id of stuck) {
+      this.pool.failWorker(id, `did not start ${within}`);
+      causes.set(id, `Did not start ${within}`);
+    }
+    const names = stuck.map((id) => this.records.get(id)!.node).join(', ');
+    this.afterFailures(stuck, causes, `worker ${names} did not start ${within}`);
+  }
+
+  /** Remembers when each start of the live generation was first handed out, for expireUnstarted(). */
+  private noteStartsHandedOut(rec: WorkerRecord, instructions: Instruction[]): void {
+    const run = this.live;
+    if (!run || run.state !== 'running') return;
+    for (const i of instructions) {
+      if (i.kind !== 'start' || i.plan.runId !== run.id || i.plan.generation !== run.generation) continue;
+      const member = run.members.get(rec.id);
+      if (member && member.startSentAt === null) member.startSentAt = this.clock.monotonic();
     }
   }
 

@@ -1,6 +1,6 @@
 // The coordinator service on a fake clock: generations, failures, pause/resume, restarts, drain, finish.
 import { describe, expect, it } from 'vitest';
-import { ApiProblem } from '../../../src-main/core/coordinator/coordinator-service';
+import { ApiProblem, START_TIMEOUT_MS } from '../../../src-main/core/coordinator/coordinator-service';
 import type { Instruction } from '../../../src-shared/worker-protocol';
 import { Harness } from './harness';
 
@@ -283,6 +283,36 @@ describe('CoordinatorService — runs and generations', () => {
     h.run(6000, [a!]); // c dies before it picks up generation 2
     expect(h.liveRun()).toMatchObject({ generation: 3, restartsUsed: 1, workerIds: [0] });
     expect(c!.running?.generation).toBe(1);
+  });
+
+  it('a member that takes its start but never reports started is failed after START_TIMEOUT_MS and the generation relaunches without it', () => {
+    const h = new Harness();
+    const [a, b] = h.activeWorkers('a', 'b');
+    h.svc.startRun(h.spec({ maxRestarts: 3 }));
+    a!.beat();
+    // b's agent keeps heartbeating and acknowledges nothing, so its start is handed out again and again, but it never launches
+    const stuckBeat = () => h.svc.heartbeat(b!.workerId, { incarnation: b!.incarnation, ack: 0 });
+    expect(kinds(stuckBeat().instructions)).toEqual(['start g1']);
+    const second = () => {
+      h.clock.advance(1000);
+      a!.beat();
+      stuckBeat();
+      h.svc.tick();
+    };
+    for (let t = 0; t < START_TIMEOUT_MS; t += 1000) second();
+    expect(h.liveRun()).toMatchObject({ state: 'running', generation: 1, restartsUsed: 0, workerIds: [0, 1] });
+    second();
+    expect(h.svc.workers()[1]).toMatchObject({ state: 'failed', stateCause: 'did not start run "demo" generation 1 within 30 s' });
+    expect(h.eventMessages('worker-failed')).toEqual(['Worker b failed — did not start run "demo" generation 1 within 30 s']);
+    expect(h.liveRun()).toMatchObject({ state: 'running', generation: 2, restartsUsed: 1, workerIds: [0] });
+    expect(h.eventMessages('run-restarted')).toEqual(['Run "demo" restarted as generation 2 (worker b did not start run "demo" generation 1 within 30 s); restart 1 of 3']);
+    expect(h.notifications().find((n) => n.title === 'Worker b failed')?.body).toBe('Did not start run "demo" generation 1 within 30 s. 1 worker left, shards rebalanced.');
+    expect(kinds(a!.beat())).toEqual(['stop g1', 'start g2']);
+    expect(a!.shard()).toEqual([0, 100]);
+    expect(problem(() => stuckBeat()).status).toBe(409); // its agent must join again, which kills whatever it runs
+    // a, which started, is never timed out however long the generation runs
+    h.run(2 * START_TIMEOUT_MS, [a!]);
+    expect(h.liveRun()).toMatchObject({ state: 'running', generation: 2, restartsUsed: 1, workerIds: [0] });
   });
 
   it('drain: the worker is told to drain, the others relaunch without it, its exit makes it left', () => {
