@@ -13,6 +13,7 @@ import path from 'node:path';
 import { build } from 'esbuild';
 import { detectHardware } from '../src-main/core/hardware/detect-hardware';
 import { pollLiveHardware } from '../src-main/core/hardware/hardware-monitor';
+import { summarize } from './lib/stats';
 
 const root = process.cwd();
 const arg = (name: string, fallback: number) => {
@@ -35,9 +36,8 @@ const envs: Record<string, NodeJS.ProcessEnv> = {
 };
 
 function stats(samples: number[]): string {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
-  return `median ${at(0.5).toFixed(1)} ms, p95 ${at(0.95).toFixed(1)} ms, min ${sorted[0]!.toFixed(1)} ms (n=${samples.length})`;
+  const s = summarize(samples);
+  return `median ${s.p50.toFixed(1)} ms, p95 ${s.p95.toFixed(1)} ms, min ${s.min.toFixed(1)} ms (n=${s.n})`;
 }
 
 // The CLI bundled the way scripts/build.mjs bundles it, into a temp folder (dist/ may be mid-rebuild).

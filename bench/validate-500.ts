@@ -15,6 +15,7 @@ import {
   type NodeConfig,
 } from '../src-shared/cluster/index';
 import { readYamlDocument } from '../src-shared/cluster/read-yaml';
+import { garbage } from '../test/fixtures/cluster/garbage';
 import { summarize } from './lib/stats';
 
 const TARGET_MS = 100;
@@ -61,16 +62,6 @@ function line(label: string, samples: number[], withTarget = true): string {
   const s = summarize(samples);
   const verdict = withTarget ? ` — target < ${TARGET_MS} ms: ${s.p50 < TARGET_MS ? 'met' : 'MISSED'}` : '';
   return `  ${label.padEnd(44)} median ${s.p50.toFixed(1).padStart(7)} ms  p95 ${s.p95.toFixed(1).padStart(7)} ms  (n=${s.n})${verdict}`;
-}
-
-function garbage(length: number, seed: number): string {
-  const bytes = new Uint8Array(length);
-  let x = seed;
-  for (let i = 0; i < length; i++) {
-    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
-    bytes[i] = x >>> 24;
-  }
-  return new TextDecoder().decode(bytes);
 }
 
 function fill(unit: string, prefix = '', suffix = ''): string {

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_CLUSTER_YAML_BYTES, MAX_YAML_TOKENS, parseClusterYaml, serializeClusterYaml, type ClusterParseResult } from '../../../src-shared/cluster/index';
 import { parseOk } from './helpers';
+import { garbage } from '../../fixtures/cluster/garbage';
 
 const LOOSE_MS = 1000;
 
@@ -22,17 +23,6 @@ function firstError(text: string, limitMs = LOOSE_MS) {
   expect(result.ok).toBe(false);
   if (result.ok) throw new Error('unreachable');
   return result.errors[0]!;
-}
-
-/** Bytes from a fixed-seed generator, decoded as a file reader would (invalid UTF-8 becomes U+FFFD). */
-function garbage(length: number, seed: number): string {
-  const bytes = new Uint8Array(length);
-  let x = seed;
-  for (let i = 0; i < length; i++) {
-    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
-    bytes[i] = x >>> 24;
-  }
-  return new TextDecoder().decode(bytes);
 }
 
 const VALID_NODE = 'nodes:\n  - name: desktop\n    host: localhost\n';
