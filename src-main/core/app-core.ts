@@ -72,13 +72,14 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   }
 
   // --- hardware ------------------------------------------------------------------------------------------
-  const monitor = new HardwareMonitor({ clock, intervalMs: opts.hardwarePollMs ?? 2000, env });
+  const pollMs = opts.hardwarePollMs ?? 2000;
+  const monitor = new HardwareMonitor({ clock, intervalMs: pollMs, env });
   let hardware: HardwareSnapshot = await monitor.refresh();
   monitor.subscribe((snapshot) => {
     hardware = snapshot;
     emit('onHardware', snapshot);
   });
-  if ((opts.hardwarePollMs ?? 2000) > 0) monitor.start();
+  if (pollMs > 0) monitor.start();
 
   const clusterState = (): ClusterState => {
     const detected = hardwareToNode(hardware);
@@ -119,13 +120,14 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
 
   // --- coordinator ---------------------------------------------------------------------------------------
   const secrets = await loadOrCreateSecrets(opts.userData);
+  const bindHost = opts.coordinatorHost ?? '127.0.0.1';
   const coordinator = new CoordinatorService({
     clock,
     joinToken: secrets.joinToken,
     operatorToken: secrets.operatorToken,
   });
   const http = await startCoordinatorHttp(coordinator, {
-    host: opts.coordinatorHost ?? '127.0.0.1',
+    host: bindHost,
     port: opts.coordinatorPort ?? DEFAULT_COORDINATOR_PORT,
     joinToken: secrets.joinToken,
     operatorToken: secrets.operatorToken,
@@ -195,7 +197,6 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   });
 
   // Bound to every interface: show the LAN address other machines will use; otherwise the address bound.
-  const bindHost = opts.coordinatorHost ?? '127.0.0.1';
   const joinHost = bindHost === '0.0.0.0' || bindHost === '::' ? guessLanAddress() : bindHost;
   const loopbackOnly = isLoopbackHost(bindHost);
   const coordinatorUrl = `http://${joinHost.includes(':') ? `[${joinHost}]` : joinHost}:${http.port}`;
