@@ -291,6 +291,8 @@ describe('WorkerAgent', () => {
     expect(logs.some((l) => /^lost the coordinator: no successful heartbeat for \d\.\d s \(last answer: 503 coordinator overloaded\)/.test(l))).toBe(true);
     // The joins keep coming while it is away; the fake answers them and goes back to normal.
     await waitFor('the rejoin', () => coordinator.joins.length === 2, 5000);
+    // The fake records the join before its answer reaches the agent: wait for the agent to take it.
+    await waitFor('the agent to be joined again', () => agent!.status().phase === 'joined', 5000);
     expect(agent!.status().phase).toBe('joined');
   });
 
