@@ -6,12 +6,40 @@ import { z } from 'zod';
 
 export const API_VERSION = 1;
 
+/**
+ * Header that carries the per-session secret handed out at join. Every worker request after the join needs
+ * it besides the join token, so a machine that holds only the join token cannot speak for another worker.
+ */
+export const SESSION_HEADER = 'x-gpu-share-session';
+
+/** What a node name may be: what `gpu-share worker --name` accepts (no spaces, no control characters). */
+export const NODE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/**
+ * Close codes of the presence WebSocket. The agent closes with BYE when it leaves or exits on purpose (the
+ * "deathrattle": the coordinator takes it as a leave at once); with RECONNECTING when it replaces a socket it
+ * thinks is stale. A socket that ends without a close frame, by an orderly TCP close from the agent's
+ * machine, means the agent's process is gone: its kernel closed the socket.
+ */
+export const PRESENCE_CLOSE = { BYE: 4000, RECONNECTING: 4001, REPLACED: 4002, REFUSED: 4003 } as const;
+
+/** Bounds an agent clamps the coordinator's timings to, whatever it is sent. */
+export const TIMING_BOUNDS = {
+  heartbeatIntervalMs: { min: 100, max: 60_000 },
+  heartbeatTimeoutMs: { min: 500, max: 600_000 },
+} as const;
+
+/** Caps on strings a worker sends, so no field can grow the coordinator's memory without bound. */
+export const FIELD_CAPS = { id: 200, name: 200, text: 2000 } as const;
+
 export const apiPaths = {
   health: '/v1/health',
   join: '/v1/join',
   heartbeat: (workerId: number) => `/v1/workers/${workerId}/heartbeat`,
   report: (workerId: number) => `/v1/workers/${workerId}/report`,
   leave: (workerId: number) => `/v1/workers/${workerId}/leave`,
+  /** WebSocket upgrade (GET): held open while the agent lives; its end tells the coordinator at once. */
+  presence: (workerId: number) => `/v1/workers/${workerId}/presence`,
   // operator-only
   state: '/v1/state',
   runs: '/v1/runs',
@@ -20,25 +48,33 @@ export const apiPaths = {
 } as const;
 
 const gpuSchema = z.object({
-  uuid: z.string().max(200).nullable(),
-  name: z.string().max(200),
+  uuid: z.string().max(FIELD_CAPS.name).nullable(),
+  name: z.string().max(FIELD_CAPS.name),
   vramTotalMb: z.number().nonnegative().nullable(),
 });
 
 /** What a worker says about itself when it joins. */
 export const joinRequestSchema = z.object({
-  node: z.string().min(1).max(128),
+  node: z.string().regex(NODE_NAME_PATTERN, 'a node name starts with a letter or digit and uses only letters, digits, ".", "_" and "-" (at most 128)'),
   agentVersion: z.string().max(64),
+  /**
+   * A random secret the agent keeps in its data folder (0600) and sends with every join: the node name is bound
+   * to the first machine that joined with it, and a machine that cannot show the same secret cannot take it.
+   */
+  machineId: z.string().regex(/^[A-Za-z0-9_-]{20,128}$/, 'machineId must be 20–128 base64url characters'),
   gpus: z.array(gpuSchema).max(64),
   cpuCores: z.number().int().nonnegative().max(100_000),
-  ramMb: z.number().nonnegative(),
-  /** Host other workers can reach this one at (for the rendezvous store when it is rank 0). */
+  ramMb: z.number().nonnegative().max(1e12),
+  /**
+   * Host other workers can reach this one at (for the rendezvous store when it is rank 0). It must be the
+   * address the coordinator sees the worker connect from, unless the operator allows other addresses.
+   */
   advertiseHost: z.string().min(1).max(255),
   /** A TCP port free on this worker, for hosting the rendezvous store. */
   rdzvPort: z.number().int().min(1).max(65535),
   /** Python interpreter found on the worker, with torch's version; null if none has torch. */
-  python: z.object({ path: z.string(), torchVersion: z.string() }).nullable(),
-  /** True when the agent runs inside the desktop app. */
+  python: z.object({ path: z.string().max(4096), torchVersion: z.string().max(FIELD_CAPS.name) }).nullable(),
+  /** True when the agent runs inside the desktop app; refused unless the join comes from the coordinator's own machine. */
   local: z.boolean().default(false),
 });
 export type JoinRequest = z.input<typeof joinRequestSchema>;
@@ -48,12 +84,14 @@ export const joinResponseSchema = z.object({
   incarnation: z.number().int().positive(),
   heartbeatIntervalMs: z.number().int().positive(),
   heartbeatTimeoutMs: z.number().int().positive(),
+  /** The session's secret: sent in SESSION_HEADER with every later request of this incarnation. */
+  sessionSecret: z.string().regex(/^[A-Za-z0-9_-]{20,200}$/),
 });
 export type JoinResponse = z.infer<typeof joinResponseSchema>;
 
 /** Progress a trainer printed, as the agent last parsed it. */
 export const progressSchema = z.object({
-  runId: z.string(),
+  runId: z.string().max(FIELD_CAPS.id),
   generation: z.number().int().nonnegative(),
   step: z.number().int().nonnegative(),
   loss: z.number().nullable(),
@@ -90,6 +128,14 @@ export const launchPlanSchema = z.object({
   /** GPU_SHARE_* variables (shard, world, run id, …) plus the run's own env. */
   env: z.record(z.string(), z.string()),
   useGpus: z.boolean(),
+  /**
+   * The address the other members reach this worker at: torch gets it as the rank-0 address (MASTER_ADDR)
+   * and gloo/NCCL bind to the interface that holds it, so machines whose host names do not resolve to each
+   * other still form a group.
+   */
+  localAddr: z.string().max(255),
+  /** Whether this worker hosts the generation's c10d rendezvous store (the coordinator decides; torch never guesses). */
+  rdzvHost: z.boolean(),
 });
 export type LaunchPlan = z.infer<typeof launchPlanSchema>;
 
@@ -115,11 +161,11 @@ export type HeartbeatResponse = z.infer<typeof heartbeatResponseSchema>;
 
 /** Things the agent tells the coordinator as they happen. */
 export const reportSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('output'), runId: z.string(), generation: z.number().int().nonnegative(), data: z.string().max(1_000_000) }),
-  z.object({ type: z.literal('started'), runId: z.string(), generation: z.number().int().nonnegative(), pid: z.number().int().positive() }),
+  z.object({ type: z.literal('output'), runId: z.string().max(FIELD_CAPS.id), generation: z.number().int().nonnegative(), data: z.string().max(1_000_000) }),
+  z.object({ type: z.literal('started'), runId: z.string().max(FIELD_CAPS.id), generation: z.number().int().nonnegative(), pid: z.number().int().positive() }),
   z.object({
     type: z.literal('exited'),
-    runId: z.string(),
+    runId: z.string().max(FIELD_CAPS.id),
     generation: z.number().int().nonnegative(),
     exitCode: z.number().int().nullable(),
     signal: z.number().int().nullable(),
@@ -128,7 +174,7 @@ export const reportSchema = z.discriminatedUnion('type', [
   }),
   z.object({
     type: z.literal('residency'),
-    runId: z.string(),
+    runId: z.string().max(FIELD_CAPS.id),
     generation: z.number().int().nonnegative(),
     status: z.enum(['pass', 'fail']),
     detail: z.string().max(2000),

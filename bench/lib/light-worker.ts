@@ -4,15 +4,17 @@
  * Usage (bundled, see bundleEntry): node light-worker.cjs URL NAME   (join token in GPU_SHARE_JOIN_TOKEN)
  * Prints "joined ID" once the coordinator accepted it, then heartbeats at the interval it was given.
  */
-import { apiPaths, heartbeatResponseSchema, joinResponseSchema, type JoinRequest } from '../../src-shared/worker-protocol';
+import { randomBytes } from 'node:crypto';
+import { apiPaths, heartbeatResponseSchema, joinResponseSchema, SESSION_HEADER, type JoinRequest } from '../../src-shared/worker-protocol';
 
 const [url, name] = process.argv.slice(2);
 const token = process.env.GPU_SHARE_JOIN_TOKEN ?? '';
+let session = '';
 
 async function post(path: string, body: unknown): Promise<unknown> {
   const res = await fetch(url + path, {
     method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(session ? { [SESSION_HEADER]: session } : {}) },
     body: JSON.stringify(body),
     signal: AbortSignal.timeout(5000),
   });
@@ -26,6 +28,7 @@ async function main(): Promise<void> {
   const join: JoinRequest = {
     node: name,
     agentVersion: 'bench-light',
+    machineId: randomBytes(24).toString('base64url'),
     gpus: [],
     cpuCores: 1,
     ramMb: 1024,
@@ -34,6 +37,7 @@ async function main(): Promise<void> {
     python: null,
   };
   const joined = joinResponseSchema.parse(await post(apiPaths.join, join));
+  session = joined.sessionSecret;
   process.stdout.write(`joined ${joined.workerId}\n`);
   const beat = async () => {
     try {

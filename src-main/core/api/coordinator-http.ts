@@ -4,6 +4,7 @@
  * timed, and each refusal says what was wrong and what to do.
  */
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import {
@@ -13,9 +14,12 @@ import {
   leaveRequestSchema,
   reportRequestSchema,
   runSpecSchema,
+  SESSION_HEADER,
 } from '../../../src-shared/worker-protocol';
 import { ApiProblem, isApiProblem } from '../coordinator/api-problem';
 import type { CoordinatorService } from '../coordinator/coordinator-service';
+import { connectionFacts, type ConnectionFacts } from '../coordinator/worker-gate';
+import { attachPresence } from './presence-server';
 import { tokensEqual } from './tokens';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -31,22 +35,32 @@ export interface CoordinatorHttpOptions {
   bodyTimeoutMs?: number;
   /** Request headers must arrive within this long (ms) of the connection's first byte (default 10 s). */
   headersTimeoutMs?: number;
+  /**
+   * Serve HTTPS with this certificate (whenever the coordinator listens beyond loopback, so the join token
+   * never crosses a network in clear; agents pin the certificate's fingerprint).
+   */
+  tls?: { certPem: string; keyPem: string };
+  /** See presence-server.ts (default 300 ms). */
+  abruptCloseGraceMs?: number;
 }
 
 export interface CoordinatorHttp {
   url: string;
   port: number;
+  /** Agents holding a presence connection now. */
+  presenceCount(): number;
   close(): Promise<void>;
 }
 
-type Auth = 'none' | 'worker' | 'operator';
+/** 'session': a worker request after the join — the join token and the worker's session secret. */
+type Auth = 'none' | 'worker' | 'session' | 'operator';
 
 interface Route {
   method: 'GET' | 'POST';
   auth: Auth;
   /** Schema of the JSON body, for POST routes that take one. */
   body?: z.ZodType;
-  handle(ctx: { params: string[]; body: unknown; remoteAddress: string | null }): { status: number; json: unknown };
+  handle(ctx: { params: string[]; body: unknown; conn: ConnectionFacts }): { status: number; json: unknown };
 }
 
 interface PathEntry {
@@ -85,7 +99,7 @@ function buildRoutes(service: CoordinatorService): PathEntry[] {
           method: 'POST',
           auth: 'worker',
           body: joinRequestSchema,
-          handle: ({ body, remoteAddress }) => ok(service.join(body as z.output<typeof joinRequestSchema>, remoteAddress)),
+          handle: ({ body, conn }) => ok(service.join(body as z.output<typeof joinRequestSchema>, conn)),
         },
       ],
     },
@@ -94,7 +108,7 @@ function buildRoutes(service: CoordinatorService): PathEntry[] {
       routes: [
         {
           method: 'POST',
-          auth: 'worker',
+          auth: 'session',
           body: heartbeatRequestSchema,
           handle: ({ params, body }) => ok(service.heartbeat(workerIdParam(params[0]!), body as z.output<typeof heartbeatRequestSchema>)),
         },
@@ -105,7 +119,7 @@ function buildRoutes(service: CoordinatorService): PathEntry[] {
       routes: [
         {
           method: 'POST',
-          auth: 'worker',
+          auth: 'session',
           body: reportRequestSchema,
           handle: ({ params, body }) => {
             service.report(workerIdParam(params[0]!), body as z.output<typeof reportRequestSchema>);
@@ -119,7 +133,7 @@ function buildRoutes(service: CoordinatorService): PathEntry[] {
       routes: [
         {
           method: 'POST',
-          auth: 'worker',
+          auth: 'session',
           body: leaveRequestSchema,
           handle: ({ params, body }) => {
             service.leave(workerIdParam(params[0]!), body as z.output<typeof leaveRequestSchema>);
@@ -163,6 +177,11 @@ function buildRoutes(service: CoordinatorService): PathEntry[] {
     },
   ];
   return entries;
+}
+
+function sessionOf(req: http.IncomingMessage): string | null {
+  const h = req.headers[SESSION_HEADER];
+  return typeof h === 'string' && h.length <= 300 ? h : null;
 }
 
 function bearer(req: http.IncomingMessage): string | null {
@@ -259,11 +278,14 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
       sendError(res, 405, `${req.method} is not allowed on ${pathname}; use ${allow}`, { allow });
       return;
     }
-    const denied = authorize(req, route.auth);
+    const denied = authorize(req, route.auth === 'session' ? 'worker' : route.auth);
     if (denied) {
       sendError(res, 401, denied, { 'www-authenticate': 'Bearer' });
       return;
     }
+    const m = entry.pattern.exec(pathname)!;
+    // Checked before the body is read: a request without the worker's session gets nothing from it.
+    if (route.auth === 'session') service.authenticate(workerIdParam(m[1]!), sessionOf(req));
     let body: unknown = undefined;
     if (route.method === 'POST') {
       const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
@@ -284,13 +306,13 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
         body = result.data;
       }
     }
-    const m = entry.pattern.exec(pathname)!;
-    const out = route.handle({ params: m.slice(1), body, remoteAddress: req.socket.remoteAddress ?? null });
+    const out = route.handle({ params: m.slice(1), body, conn: connectionFacts(req.socket.remoteAddress, req.socket.localAddress) });
     sendJson(res, out.status, out.json);
   };
 
   // Node checks header and request timeouts only every connectionsCheckingInterval (30 s by default).
-  const server = http.createServer({ connectionsCheckingInterval: Math.min(2_000, Math.max(100, headersTimeoutMs / 2)) }, (req, res) => {
+  const serverOptions = { connectionsCheckingInterval: Math.min(2_000, Math.max(100, headersTimeoutMs / 2)) };
+  const onRequest = (req: http.IncomingMessage, res: http.ServerResponse): void => {
     res.on('error', () => undefined);
     req.on('error', () => undefined);
     handle(req, res).catch((error: unknown) => {
@@ -307,6 +329,14 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
         sendError(res, 500, `internal error in the coordinator: ${error instanceof Error ? error.message : String(error)}`);
       }
     });
+  };
+  const server: http.Server = opts.tls
+    ? https.createServer({ ...serverOptions, cert: opts.tls.certPem, key: opts.tls.keyPem }, onRequest)
+    : http.createServer(serverOptions, onRequest);
+  const presence = attachPresence(server, service, {
+    authorizeWorker: (req) => authorize(req, 'worker'),
+    sessionOf,
+    ...(opts.abruptCloseGraceMs !== undefined ? { abruptCloseGraceMs: opts.abruptCloseGraceMs } : {}),
   });
   server.headersTimeout = headersTimeoutMs;
   server.requestTimeout = Math.max(bodyTimeoutMs, headersTimeoutMs) + 5_000;
@@ -327,10 +357,12 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
       const port = (server.address() as AddressInfo).port;
       const shownHost = host.includes(':') ? `[${host}]` : host;
       resolve({
-        url: `http://${shownHost}:${port}`,
+        url: `${opts.tls ? 'https' : 'http'}://${shownHost}:${port}`,
         port,
+        presenceCount: () => presence.connected(),
         close: () =>
           new Promise<void>((done) => {
+            presence.close();
             server.close(() => done());
             server.closeAllConnections();
           }),

@@ -2,7 +2,7 @@
  * A request the coordinator refuses, with the HTTP status the API answers and a message a person can act on.
  * The service throws it; the HTTP layer turns it into `{ error }` with that status; the app shows the message.
  */
-export type ApiProblemStatus = 400 | 401 | 404 | 405 | 408 | 409 | 413 | 415 | 422 | 500;
+export type ApiProblemStatus = 400 | 401 | 403 | 404 | 405 | 408 | 409 | 413 | 415 | 422 | 500;
 
 export class ApiProblem extends Error {
   readonly status: ApiProblemStatus;

@@ -45,7 +45,11 @@ import { ApiProblem } from './api-problem';
 import { ElasticPool, LIVE_STATES, type PoolTransition } from './elastic-pool';
 import { buildLaunchPlan, formatEndpoint } from './launch-plan';
 import { LossHistory } from './loss-history';
+import { sanitizeNodeName, sanitizeRemoteOutput, type RemoteOutputState } from '../../../src-shared/terminal-text';
+import { OutputBudget, type OutputBudgetOptions } from './output-budget';
+import { chooseRendezvous } from './rendezvous-address';
 import { RunOutputLog } from './run-output-log';
+import { connectionFacts, WorkerGate, type ConnectionFacts } from './worker-gate';
 
 export { ApiProblem, isApiProblem } from './api-problem';
 
@@ -69,6 +73,9 @@ export interface CoordinatorServiceOptions {
   rdzvHostOverride?: string;
   /** Joins are refused beyond this many active workers while no run sets max_workers (default 10,000). */
   maxWorkers?: number;
+  /** Accept advertised hosts other than where workers connect from (NAT); off by default, see worker-gate.ts. */
+  trustAdvertisedHosts?: boolean;
+  outputBudget?: OutputBudgetOptions;
 }
 
 /** How often start() runs tick(): failure detection is at most this late. */
@@ -85,6 +92,8 @@ const MAX_EVENTS = 2000;
 const MAX_SHARD_HISTORY = 50;
 const MAX_RUNS_KEPT = 20;
 const MAX_PENDING_INSTRUCTIONS = 64;
+/** Failed or left workers remembered for the Workers view; older ones are forgotten (their names stay bound). */
+const MAX_GONE_WORKERS = 100;
 
 interface WorkerRecord {
   id: number;
@@ -93,6 +102,9 @@ interface WorkerRecord {
   cpuCores: number;
   ramMb: number;
   address: string | null;
+  /** The coordinator's address on this worker's connection, and whether the worker is on this machine. */
+  coordinatorAddr: string | null;
+  sameMachine: boolean;
   advertiseHost: string;
   rdzvPort: number;
   hasTorch: boolean;
@@ -108,6 +120,8 @@ interface WorkerRecord {
   leaveReceived: boolean;
   /** Highest report batchSeq taken from this incarnation (0: none); a batch at or below it is a repeat. */
   lastBatchSeq: number;
+  /** Escape-sequence state of this worker's output stream (sequences may span reports). */
+  outputState: RemoteOutputState;
 }
 
 interface MemberStatus {
@@ -147,11 +161,6 @@ function capitalize(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
-function cleanAddress(address: string | null): string | null {
-  if (!address) return null;
-  return address.startsWith('::ffff:') ? address.slice(7) : address;
-}
-
 function describeExitStatus(exitCode: number | null, signal: number | null): string {
   return signal !== null ? `exited with signal ${signal}` : `exited with code ${exitCode ?? 'unknown'}`;
 }
@@ -185,6 +194,9 @@ export class CoordinatorService {
   /** Runs whose progress changed since they were last sent (sent at most 1 Hz). */
   private readonly dirtyRuns = new Set<RunRecord>();
   private lastProgressEmit = -Infinity;
+  private readonly gate: WorkerGate;
+  private readonly trustAdvertised: boolean;
+  private readonly outputBudget: OutputBudget;
 
   constructor(opts: CoordinatorServiceOptions) {
     this.clock = opts.clock;
@@ -192,6 +204,9 @@ export class CoordinatorService {
     this.defaultTimeoutMs = opts.heartbeatTimeoutMs ?? 5000;
     this.defaultMaxWorkers = opts.maxWorkers ?? 10_000;
     this.rdzvHostOverride = opts.rdzvHostOverride;
+    this.trustAdvertised = opts.trustAdvertisedHosts ?? false;
+    this.gate = new WorkerGate({ trustAdvertisedHosts: this.trustAdvertised, nameInUse: (node) => this.byNode.has(node) });
+    this.outputBudget = new OutputBudget(this.clock, opts.outputBudget);
     this.pool = new ElasticPool({
       clock: this.clock,
       minWorkers: 1,
@@ -204,9 +219,16 @@ export class CoordinatorService {
   // ---------------------------------------------------------------------------------------------------------
   // Worker endpoints
 
-  join(req: JoinRequest, remoteAddress: string | null): JoinResponse {
-    const address = cleanAddress(remoteAddress);
-    const gpus: WorkerGpu[] = req.gpus.map((g) => ({ uuid: g.uuid, name: g.name, vramTotalMb: g.vramTotalMb }));
+  /**
+   * Admits a worker. `from` is where its connection came from (a bare address stands for a peer whose
+   * coordinator-side address is unknown). Refused: claims the connection does not show, and a name that
+   * belongs to another machine (worker-gate.ts).
+   */
+  join(req: JoinRequest, from: ConnectionFacts | string | null): JoinResponse & { sessionSecret: string } {
+    const conn = typeof from === 'object' && from !== null ? from : connectionFacts(from, null);
+    this.gate.admit({ node: req.node, machineId: req.machineId, advertiseHost: req.advertiseHost, local: req.local ?? false }, conn);
+    const address = conn.seenFrom;
+    const gpus: WorkerGpu[] = req.gpus.map((g) => ({ uuid: g.uuid === null ? null : sanitizeNodeName(g.uuid), name: sanitizeNodeName(g.name), vramTotalMb: g.vramTotalMb }));
     const backend = gpus.length > 0 ? 'cuda' : 'cpu';
     const existingId = this.byNode.get(req.node);
     let workerId: number;
@@ -216,14 +238,7 @@ export class CoordinatorService {
       const pw = this.pool.worker(existingId)!;
       const rec = this.records.get(existingId)!;
       if (LIVE_STATES.has(pw.state)) {
-        if (rec.address !== address) {
-          throw new ApiProblem(
-            409,
-            `a worker named "${req.node}" is already ${pw.state} (from ${rec.address ?? 'an unknown address'}); ` +
-              `give this machine another name with gpu-share worker --name NAME`,
-          );
-        }
-        // Same name from the same address while the old one is still live: the agent restarted under us.
+        // Same name from the same machine (the gate checked) while the old one is still live: the agent restarted under us.
         const wasActive = pw.state === 'active';
         this.pool.failWorker(existingId, `agent restarted: ${req.node} joined again before its old session timed out`);
         this.afterFailures([existingId], new Map(wasActive ? [[existingId, 'Its agent restarted and joined again']] : []));
@@ -231,7 +246,7 @@ export class CoordinatorService {
       const before = pw.stateCause;
       const r = this.pool.rejoinWorker(existingId, gpus.length, backend, `joined again as incarnation ${pw.incarnation + 1}`);
       if (!r.ok) throw new ApiProblem(409, `${req.node} cannot join: ${r.reason}`);
-      Object.assign(rec, this.recordFields(req, gpus, address));
+      Object.assign(rec, this.recordFields(req, gpus, conn));
       this.clearPending(rec);
       rec.progress = null;
       rec.leaveReceived = false;
@@ -245,7 +260,7 @@ export class CoordinatorService {
       incarnation = r.incarnation;
       const rec: WorkerRecord = {
         id: workerId,
-        ...this.recordFields(req, gpus, address),
+        ...this.recordFields(req, gpus, conn),
         progress: null,
         pending: [],
         pendingBase: 1,
@@ -260,12 +275,50 @@ export class CoordinatorService {
       this.addEvent('worker-joined', 'warning', `Worker ${req.node} has no Python with torch: it can take part in runs with the direct launcher only`, { workerId });
     }
     this.workersDirty = 'state';
+    this.outputBudget.forget(workerId);
+    this.pruneGoneWorkers();
     return {
       workerId,
       incarnation,
       heartbeatIntervalMs: this.heartbeatIntervalMs,
       heartbeatTimeoutMs: this.pool.getLimits().heartbeatTimeoutMs,
+      sessionSecret: this.gate.openSession(workerId),
     };
+  }
+
+  /** Throws 401/404 unless `secret` is the worker's current session secret (every worker request after the join). */
+  authenticate(workerId: number, secret: string | null): void {
+    const rec = this.requireRecord(workerId);
+    this.gate.checkSession(workerId, secret, rec.node);
+  }
+
+  /** A presence connection opened for the worker's current session: which incarnation it speaks for. */
+  presenceOpened(workerId: number, secret: string | null): { incarnation: number; node: string } {
+    this.authenticate(workerId, secret);
+    const pw = this.pool.worker(workerId)!;
+    const rec = this.records.get(workerId)!;
+    if (!LIVE_STATES.has(pw.state)) throw new ApiProblem(409, `worker ${workerId} (${rec.node}) is ${pw.state}; join again`);
+    return { incarnation: pw.incarnation, node: rec.node };
+  }
+
+  /** The agent said goodbye on its presence connection (its deathrattle): a leave, at once. */
+  presenceBye(workerId: number, incarnation: number, reason: string): void {
+    const pw = this.pool.worker(workerId);
+    if (!pw || pw.incarnation !== incarnation || !LIVE_STATES.has(pw.state)) return;
+    this.leave(workerId, { incarnation, reason: reason.trim().slice(0, 200) || 'left' });
+  }
+
+  /**
+   * The agent's presence connection ended by an orderly close from its machine without a goodbye: its kernel
+   * closed the socket because the process is gone. Failed now, instead of at the heartbeat timeout.
+   */
+  presenceLost(workerId: number, incarnation: number): void {
+    const pw = this.pool.worker(workerId);
+    const rec = this.records.get(workerId);
+    if (!pw || !rec || pw.incarnation !== incarnation || !LIVE_STATES.has(pw.state)) return;
+    const wasActive = pw.state === 'active';
+    this.pool.failWorker(workerId, 'its agent process ended (connection closed without a goodbye)');
+    this.afterFailures([workerId], new Map(wasActive ? [[workerId, 'Its agent process ended']] : []));
   }
 
   heartbeat(workerId: number, req: HeartbeatRequest): HeartbeatResponse {
@@ -516,8 +569,19 @@ export class CoordinatorService {
     run.state = 'running';
     run.stateCause = `generation ${run.generation} on ${plural(members.length, 'worker')}`;
 
-    const first = this.records.get(members[0]!)!;
-    run.rdzvEndpoint = formatEndpoint(this.rdzvHostOverride ?? first.advertiseHost, first.rdzvPort);
+    const addresses = chooseRendezvous(
+      members.map((id) => {
+        const r = this.records.get(id)!;
+        return { workerId: id, node: r.node, seenFrom: r.address, coordinatorAddr: r.coordinatorAddr, sameMachine: r.sameMachine, advertiseHost: r.advertiseHost, rdzvPort: r.rdzvPort };
+      }),
+      { trustAdvertised: this.trustAdvertised },
+    );
+    if (!addresses.ok) {
+      this.holdRun(run, addresses.reason);
+      return;
+    }
+    const storeHost = this.records.get(addresses.hostWorkerId)!;
+    run.rdzvEndpoint = formatEndpoint(this.rdzvHostOverride ?? addresses.endpointHost, storeHost.rdzvPort);
     const shards = assignShards(run.spec.samples, members);
     const map: ShardMap = {
       generation: run.generation,
@@ -543,6 +607,8 @@ export class CoordinatorService {
         shardEnd: s.end,
         numWorkers: members.length,
         rdzvEndpoint: run.rdzvEndpoint,
+        localAddr: addresses.localAddrs.get(s.workerId) ?? rec.advertiseHost,
+        rdzvHost: s.workerId === addresses.hostWorkerId,
       });
       this.queue(rec, { kind: 'start', plan });
       run.residency[s.workerId] = run.spec.useGpus
@@ -572,6 +638,22 @@ export class CoordinatorService {
     run.members = new Map();
     this.addEvent('run-paused', 'warning', `Run "${run.spec.name}" paused: ${run.stateCause}`, { runId: run.id, generation: run.generation });
     this.notify(`Run "${run.spec.name}" paused`, `${capitalize(run.stateCause)}. It resumes when enough workers are back.`, 'warning', { view: 'runs', runId: run.id });
+    this.emitRun(run);
+  }
+
+  /** No member can host the rendezvous for all: the run waits, saying why, instead of burning its restarts. */
+  private holdRun(run: RunRecord, reason: string): void {
+    this.stopMembers(run, `run waiting: ${reason}`);
+    const changed = run.stateCause !== reason;
+    run.state = run.generation > 0 ? 'paused' : 'waiting';
+    run.stateCause = reason;
+    run.pendingRestart = null;
+    run.workerIds = [];
+    run.members = new Map();
+    if (changed) {
+      this.addEvent('run-paused', 'warning', `Run "${run.spec.name}" cannot start its next generation: ${reason}`, { runId: run.id, generation: run.generation });
+      this.notify(`Run "${run.spec.name}" is waiting`, `${capitalize(reason)}.`, 'warning', { view: 'runs', runId: run.id });
+    }
     this.emitRun(run);
   }
 
@@ -725,10 +807,16 @@ export class CoordinatorService {
     const current = this.live === run && run.state === 'running' && r.generation === run.generation;
     const member = current ? run.members.get(rec.id) : undefined;
     switch (r.type) {
-      case 'output':
-        run.output.append(rec.id, rec.node, r.data);
-        this.broadcast({ type: 'output', runId: run.id, workerId: rec.id, node: rec.node, data: r.data });
+      case 'output': {
+        // Another machine's output must not erase the terminal or forge lines (cursor moves, OSC, lone CR).
+        const clean = rec.sameMachine ? r.data : sanitizeRemoteOutput(r.data, rec.outputState);
+        const { kept, notice } = this.outputBudget.take(rec.id, rec.node, clean);
+        const data = kept + (notice ?? '');
+        if (!data) return;
+        run.output.append(rec.id, rec.node, data);
+        this.broadcast({ type: 'output', runId: run.id, workerId: rec.id, node: rec.node, data });
         return;
+      }
       case 'started':
         if (member) {
           member.started = true;
@@ -828,13 +916,15 @@ export class CoordinatorService {
   // ---------------------------------------------------------------------------------------------------------
   // Helpers
 
-  private recordFields(req: JoinRequest, gpus: WorkerGpu[], address: string | null) {
+  private recordFields(req: JoinRequest, gpus: WorkerGpu[], conn: ConnectionFacts) {
     return {
       node: req.node,
       gpus,
       cpuCores: req.cpuCores,
       ramMb: req.ramMb,
-      address,
+      address: conn.seenFrom,
+      coordinatorAddr: conn.coordinatorAddr,
+      sameMachine: conn.sameMachine,
       advertiseHost: req.advertiseHost,
       rdzvPort: req.rdzvPort,
       hasTorch: req.python !== null,
@@ -842,7 +932,28 @@ export class CoordinatorService {
       lastHeartbeatAt: this.clock.now(),
       // Batch numbers start again with every incarnation.
       lastBatchSeq: 0,
+      outputState: {},
     };
+  }
+
+  /**
+   * Forgets the oldest failed or left workers beyond MAX_GONE_WORKERS (21,000 random joins once grew the
+   * coordinator by 60 MB and its state reply to 6.5 MB). Their names stay bound to their machines.
+   */
+  private pruneGoneWorkers(): void {
+    const gone = this.pool.allWorkers().filter((w) => w.state === 'failed' || w.state === 'left');
+    if (gone.length <= MAX_GONE_WORKERS) return;
+    const members = new Set(this.live?.workerIds ?? []);
+    for (const w of gone.slice(0, gone.length - MAX_GONE_WORKERS)) {
+      if (members.has(w.workerId)) continue;
+      const rec = this.records.get(w.workerId);
+      this.pool.forget(w.workerId);
+      this.records.delete(w.workerId);
+      this.gate.closeSession(w.workerId);
+      this.outputBudget.forget(w.workerId);
+      if (rec && this.byNode.get(rec.node) === w.workerId) this.byNode.delete(rec.node);
+    }
+    this.workersDirty = 'state';
   }
 
   private describeHardware(rec: WorkerRecord): string {

@@ -196,6 +196,16 @@ export class ElasticPool {
   }
 
   /** Any live state → failed, for causes other than silence (its agent restarted under it, say). */
+  /** Drops a failed or left worker from the pool altogether (bounded memory); false for any other state. */
+  forget(workerId: number): boolean {
+    const w = this.byId.get(workerId);
+    if (!w || (w.state !== 'failed' && w.state !== 'left')) return false;
+    this.byId.delete(workerId);
+    const i = this.list.indexOf(w);
+    if (i !== -1) this.list.splice(i, 1);
+    return true;
+  }
+
   failWorker(workerId: number, cause: string): boolean {
     const w = this.byId.get(workerId);
     if (!w || !LIVE_STATES.has(w.state)) return false;

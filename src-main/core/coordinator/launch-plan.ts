@@ -17,6 +17,10 @@ export interface LaunchPlanInput {
   /** Workers (nodes) in this generation. */
   numWorkers: number;
   rdzvEndpoint: string;
+  /** The address the other members reach this worker at (see rendezvous-address.ts). */
+  localAddr: string;
+  /** This worker hosts the generation's c10d store. */
+  rdzvHost: boolean;
 }
 
 /** `host:port`, with brackets around an IPv6 address as torchrun's --rdzv_endpoint wants. */
@@ -57,5 +61,7 @@ export function buildLaunchPlan(input: LaunchPlanInput): LaunchPlan {
     maxRestarts: spec.maxRestarts,
     env,
     useGpus: spec.useGpus,
+    localAddr: input.localAddr,
+    rdzvHost: input.rdzvHost,
   };
 }

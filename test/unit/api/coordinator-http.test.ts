@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_BODY_BYTES, startCoordinatorHttp, type CoordinatorHttp } from '../../../src-main/core/api/coordinator-http';
 import { generateToken, tokensEqual } from '../../../src-main/core/api/tokens';
 import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
-import { apiPaths, heartbeatResponseSchema, joinResponseSchema, type JoinRequest } from '../../../src-shared/worker-protocol';
+import { apiPaths, heartbeatResponseSchema, joinResponseSchema, SESSION_HEADER, type JoinRequest } from '../../../src-shared/worker-protocol';
 import { FakeClock } from '../coordinator/fake-clock';
 
 const JOIN = 'join-' + 'a'.repeat(20);
@@ -13,8 +13,11 @@ const OPERATOR = 'op-' + 'b'.repeat(20);
 let clock: FakeClock;
 let svc: CoordinatorService;
 let api: CoordinatorHttp;
+/** Session secrets from join answers, by worker id: call() sends the right one for /v1/workers/{id}/… paths. */
+const sessions = new Map<number, string>();
 
 beforeEach(async () => {
+  sessions.clear();
   clock = new FakeClock();
   svc = new CoordinatorService({ clock, joinToken: JOIN, operatorToken: OPERATOR });
   api = await startCoordinatorHttp(svc, { host: '127.0.0.1', port: 0, joinToken: JOIN, operatorToken: OPERATOR, bodyTimeoutMs: 400, headersTimeoutMs: 600 });
@@ -28,6 +31,7 @@ function joinBody(node = 'desktop'): JoinRequest {
   return {
     node,
     agentVersion: '0.1.0',
+    machineId: `machine-${node}`.padEnd(24, 'x'),
     gpus: [{ uuid: 'GPU-1', name: 'RTX 4090', vramTotalMb: 24564 }],
     cpuCores: 16,
     ramMb: 65536,
@@ -37,10 +41,13 @@ function joinBody(node = 'desktop'): JoinRequest {
   };
 }
 
-async function call(method: string, path: string, opts: { token?: string | null; body?: unknown; raw?: string; type?: string } = {}) {
+async function call(method: string, path: string, opts: { token?: string | null; body?: unknown; raw?: string; type?: string; session?: string | null } = {}) {
   const headers: Record<string, string> = {};
   const token = opts.token === undefined ? JOIN : opts.token;
   if (token !== null) headers.authorization = `Bearer ${token}`;
+  const worker = /^\/v1\/workers\/(\d+)\//.exec(path);
+  const session = opts.session === undefined ? (worker ? sessions.get(Number(worker[1])) : undefined) : opts.session;
+  if (session) headers[SESSION_HEADER] = session;
   let body: string | undefined;
   if (opts.raw !== undefined) body = opts.raw;
   else if (opts.body !== undefined) body = JSON.stringify(opts.body);
@@ -76,7 +83,9 @@ function raw(payload: string | Buffer, opts: { waitMs?: number; keepOpen?: boole
 async function joined(node = 'desktop') {
   const r = await call('POST', apiPaths.join, { body: joinBody(node) });
   expect(r.status).toBe(200);
-  return joinResponseSchema.parse(r.json);
+  const parsed = joinResponseSchema.parse(r.json);
+  sessions.set(parsed.workerId, parsed.sessionSecret);
+  return parsed;
 }
 
 describe('coordinator HTTP API — happy paths', () => {
@@ -88,7 +97,7 @@ describe('coordinator HTTP API — happy paths', () => {
 
   it('join → heartbeat → run start instruction → report → leave', async () => {
     const j = await joined();
-    expect(j).toEqual({ workerId: 0, incarnation: 1, heartbeatIntervalMs: 1000, heartbeatTimeoutMs: 5000 });
+    expect(j).toEqual({ sessionSecret: expect.any(String), workerId: 0, incarnation: 1, heartbeatIntervalMs: 1000, heartbeatTimeoutMs: 5000 });
     expect(svc.workers()[0]).toMatchObject({ node: 'desktop', address: '127.0.0.1', local: false, state: 'syncing' });
 
     let hb = await call('POST', apiPaths.heartbeat(0), { body: { incarnation: 1 } });
@@ -199,6 +208,7 @@ describe('coordinator HTTP API — refusals', () => {
     const spec = await call('POST', apiPaths.runs, { token: OPERATOR, body: { command: ['t.py'], samples: 10, minWorkers: 3, maxWorkers: 2 } });
     expect(spec.status).toBe(400);
     expect(spec.json.error).toContain('minWorkers: minWorkers must be <= maxWorkers');
+    await joined();
     const report = await call('POST', apiPaths.report(0), { body: { incarnation: 1, reports: [{ type: 'teleport' }] } });
     expect(report.status).toBe(400);
     expect(report.json.error).toContain('reports.0.type');

@@ -38,12 +38,15 @@ describe('CoordinatorService — membership', () => {
     expect(p.message).toContain('join again');
   });
 
-  it('a worker named like a live one from another address is refused; from the same address it replaces it', () => {
+  it('a worker named like a live one from another machine is refused; from the same machine it replaces it', () => {
     const h = new Harness();
     h.activeWorkers('jetson');
-    const p = problem(() => h.worker('jetson', { address: '10.0.0.9' }).join());
+    // Same address, another machine: the name stays with the machine that first used it.
+    const p = problem(() => h.worker('jetson', { machine: 'impostor' }).join());
     expect(p.status).toBe(409);
+    expect(p.message).toContain('belongs to another machine');
     expect(p.message).toContain('gpu-share worker --name NAME');
+    expect(h.svc.workers()[0]).toMatchObject({ state: 'active', incarnation: 1 });
     const again = h.worker('jetson').join();
     expect(again.workerId).toBe(0);
     expect(again.incarnation).toBe(2);

@@ -16,7 +16,7 @@ export class SimWorker {
   constructor(
     private readonly h: Harness,
     readonly node: string,
-    readonly opts: { address?: string; rdzvPort?: number; python?: boolean; gpus?: number } = {},
+    readonly opts: { address?: string; rdzvPort?: number; python?: boolean; gpus?: number; machine?: string } = {},
   ) {}
 
   join(): this {
@@ -24,6 +24,7 @@ export class SimWorker {
       {
         node: this.node,
         agentVersion: 'test',
+        machineId: `machine-of-${this.opts.machine ?? this.node}`.padEnd(24, '0').replace(/[^A-Za-z0-9_-]/g, '_'),
         gpus: Array.from({ length: this.opts.gpus ?? 0 }, (_, i) => ({ uuid: `GPU-${this.node}-${i}`, name: 'NVIDIA GeForce RTX 4090', vramTotalMb: 24564 })),
         cpuCores: 8,
         ramMb: 32768,

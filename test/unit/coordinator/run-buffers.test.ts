@@ -66,10 +66,11 @@ describe('launch plan', () => {
 
   it('nnodes is MIN:n for the generation, and the run env cannot override GPU_SHARE_*', () => {
     const spec = runSpecSchema.parse({ command: ['t.py'], samples: 10, minWorkers: 2, maxWorkers: 8, env: { GPU_SHARE_NODE: 'evil', X: '1' } });
-    const plan = buildLaunchPlan({ runId: 'r', generation: 4, spec, workerId: 3, node: 'jetson', shardStart: 5, shardEnd: 10, numWorkers: 3, rdzvEndpoint: 'h:1' });
+    const plan = buildLaunchPlan({ runId: 'r', generation: 4, spec, workerId: 3, node: 'jetson', shardStart: 5, shardEnd: 10, numWorkers: 3, rdzvEndpoint: 'h:1', localAddr: '10.0.0.3', rdzvHost: false });
     expect(plan.nnodes).toBe('2:3');
     expect(plan.rdzvId).toBe('r-g4');
     expect(plan.env.GPU_SHARE_NODE).toBe('jetson');
     expect(plan.env.X).toBe('1');
+    expect(plan).toMatchObject({ localAddr: '10.0.0.3', rdzvHost: false });
   });
 });

@@ -1,0 +1,117 @@
+/**
+ * The presence WebSocket each agent holds open (`GET /v1/workers/{id}/presence`). Heartbeats still carry
+ * instructions; this socket only answers "is the agent's process alive?" faster than a timeout can:
+ * - a close frame with BYE is the agent's deathrattle (a clean exit or leave): a leave, at once;
+ * - an orderly TCP close (FIN) with no close frame comes from the agent's kernel closing the socket of a
+ *   process that died: failed at once (after a short grace for a reconnect);
+ * - a reset or silence is what a network fault looks like: left to the heartbeat timeout, so a poor link
+ *   raises no false alarm.
+ */
+import type http from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { PRESENCE_CLOSE } from '../../../src-shared/worker-protocol';
+import { isApiProblem } from '../coordinator/api-problem';
+
+export interface PresenceService {
+  presenceOpened(workerId: number, secret: string | null): { incarnation: number; node: string };
+  presenceBye(workerId: number, incarnation: number, reason: string): void;
+  presenceLost(workerId: number, incarnation: number): void;
+}
+
+export interface PresenceOptions {
+  /** Message when the request's bearer token is not allowed to act as a worker; null when it is. */
+  authorizeWorker(req: http.IncomingMessage): string | null;
+  sessionOf(req: http.IncomingMessage): string | null;
+  /** How long an abruptly closed agent has to reconnect before it is failed (default 300 ms). */
+  abruptCloseGraceMs?: number;
+}
+
+interface Entry {
+  ws: WebSocket;
+  incarnation: number;
+  /** The peer closed its side in order (FIN). */
+  orderlyEnd: boolean;
+  /** The connection was reset or errored: a network fault, not a death. */
+  faulted: boolean;
+}
+
+const PATH = /^\/v1\/workers\/(\d{1,9})\/presence$/;
+
+function refuse(socket: Duplex, status: number, message: string): void {
+  const body = JSON.stringify({ error: message });
+  const reason = status === 401 ? 'Unauthorized' : status === 404 ? 'Not Found' : status === 409 ? 'Conflict' : 'Bad Request';
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+}
+
+export interface PresenceServer {
+  /** Number of agents holding a presence connection now. */
+  connected(): number;
+  close(): void;
+}
+
+export function attachPresence(server: http.Server, service: PresenceService, opts: PresenceOptions): PresenceServer {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 4096 });
+  const current = new Map<number, Entry>();
+  const graceMs = opts.abruptCloseGraceMs ?? 300;
+  let closing = false;
+
+  const track = (workerId: number, incarnation: number, ws: WebSocket, socket: Duplex): void => {
+    const entry: Entry = { ws, incarnation, orderlyEnd: false, faulted: false };
+    const previous = current.get(workerId);
+    current.set(workerId, entry);
+    previous?.ws.close(PRESENCE_CLOSE.REPLACED, 'replaced by a newer presence connection');
+    socket.on('end', () => (entry.orderlyEnd = true));
+    socket.on('error', () => (entry.faulted = true));
+    ws.on('error', () => (entry.faulted = true));
+    ws.on('message', () => undefined); // agents send nothing that matters; pings are answered by ws itself
+    ws.on('close', (code, reasonBuffer) => {
+      if (current.get(workerId) === entry) current.delete(workerId);
+      if (closing) return;
+      if (code === PRESENCE_CLOSE.BYE) {
+        service.presenceBye(workerId, incarnation, reasonBuffer.toString('utf8'));
+        return;
+      }
+      if (code !== 1006 || !entry.orderlyEnd || entry.faulted) return;
+      setTimeout(() => {
+        const now = current.get(workerId);
+        if (closing || (now && now.incarnation === incarnation)) return; // it reconnected: alive after all
+        service.presenceLost(workerId, incarnation);
+      }, graceMs).unref();
+    });
+  };
+
+  const onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer): void => {
+    socket.on('error', () => undefined);
+    let pathname = '';
+    try {
+      pathname = new URL(req.url ?? '/', 'http://coordinator').pathname;
+    } catch {
+      // falls through to 404
+    }
+    const m = PATH.exec(pathname);
+    if (!m) return refuse(socket, 404, `no WebSocket endpoint ${pathname.slice(0, 200)}`);
+    const denied = opts.authorizeWorker(req);
+    if (denied) return refuse(socket, 401, denied);
+    const workerId = Number(m[1]);
+    let opened: { incarnation: number };
+    try {
+      opened = service.presenceOpened(workerId, opts.sessionOf(req));
+    } catch (error) {
+      return refuse(socket, isApiProblem(error) ? error.status : 400, error instanceof Error ? error.message : String(error));
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => track(workerId, opened.incarnation, ws, socket));
+  };
+  server.on('upgrade', onUpgrade);
+
+  return {
+    connected: () => current.size,
+    close: () => {
+      closing = true;
+      server.off('upgrade', onUpgrade);
+      for (const entry of current.values()) entry.ws.close(1001, 'coordinator stopping');
+      current.clear();
+      wss.close();
+    },
+  };
+}
