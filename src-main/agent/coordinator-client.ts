@@ -1,16 +1,37 @@
 /**
- * The worker's side of the coordinator HTTP API: JSON over fetch with the join token as a bearer token. Every
- * call resolves to a tagged reply instead of throwing, because the agent treats "no answer", "refused" and
- * "answered with an error" very differently (keep trying, rejoin, or give up with a message).
+ * The worker's side of the coordinator HTTP API: JSON over node:http(s) with the join token as a bearer token
+ * and, once joined, the session's secret. Every call resolves to a tagged reply instead of throwing, because the
+ * agent treats "no answer", "refused", "answered with an error" and "that is not our coordinator" very
+ * differently (keep trying, rejoin, give up with a message, or refuse to say anything at all).
  */
+import http from 'node:http';
+import https from 'node:https';
 import net from 'node:net';
+import { SESSION_HEADER } from '../../src-shared/worker-protocol';
+import { normalizeFingerprint } from '../core/api/tls-identity';
+import { MAX_REPLY_BYTES, postJson, type PostOptions, type RawReply } from './http-post';
+import { CERT_MISMATCH, pinnedConnector, type Connector } from './pinned-connection';
 
 export type ApiReply =
   | { kind: 'ok'; status: number; body: unknown }
   | { kind: 'http-error'; status: number; message: string }
-  | { kind: 'network'; message: string };
+  | { kind: 'network'; message: string }
+  /** Something answered, but not as a GPU Share coordinator does: not JSON, a redirect, an answer too large. */
+  | { kind: 'protocol'; status: number; message: string }
+  /** The server is not the coordinator the join command named (another certificate): nothing was sent. */
+  | { kind: 'untrusted'; message: string };
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 5000;
+
+/** Environment variable that may carry the coordinator's certificate fingerprint instead of --cert-sha256. */
+export const CERT_ENV = 'GPU_SHARE_CERT_SHA256';
+
+export interface CoordinatorClientOptions {
+  /** SHA-256 fingerprint of the coordinator's certificate (any common spelling); required for https. */
+  certSha256?: string;
+  /** Stand-in for the HTTP layer, for tests. */
+  transport?: (opts: PostOptions) => Promise<RawReply>;
+}
 
 /** Checks a --join value: an http(s) URL with a host and nothing after the path; the message says what is wrong. */
 export function parseCoordinatorUrl(raw: string): { ok: true; url: URL } | { ok: false; message: string } {
@@ -24,17 +45,40 @@ export function parseCoordinatorUrl(raw: string): { ok: true; url: URL } | { ok:
     return { ok: false, message: `"${raw}" uses ${url.protocol.replace(/:$/, '')}://; the coordinator speaks http:// or https:// only` };
   }
   if (!url.hostname) return { ok: false, message: `"${raw}" has no host` };
-  if (url.username || url.password) return { ok: false, message: `"${raw}" carries a user name or password; pass the token with --token instead` };
+  if (url.username || url.password) return { ok: false, message: `"${raw}" carries a user name or password; pass the token in GPU_SHARE_JOIN_TOKEN instead` };
   if (url.search || url.hash) return { ok: false, message: `"${raw}" has a query or fragment; give only scheme, host and port` };
   return { ok: true, url };
 }
 
-function describeNetworkError(error: unknown, base: URL): string {
+/**
+ * Whether `url` may be spoken to with this fingerprint: https needs one (the coordinator's certificate is
+ * self-signed, so only the pin can tell it from an impostor), and http with one is refused too, because the
+ * join command that carried it was for https: following an http URL instead would send the token in the clear.
+ * Null when fine, else the message for the person.
+ */
+export function trustProblem(url: URL, certSha256: string | undefined): string | null {
+  const given = certSha256?.trim() ? certSha256.trim() : undefined;
+  if (given !== undefined && !normalizeFingerprint(given)) {
+    return `"${given}" is not a SHA-256 certificate fingerprint (64 hex digits); copy the whole join command from the coordinator's "Add a worker" panel`;
+  }
+  if (url.protocol === 'https:' && given === undefined) {
+    return `${url.origin} speaks https, and its certificate can only be trusted by the fingerprint the join command carries (--cert-sha256 HEX, or ${CERT_ENV}); copy the whole join command from the coordinator's "Add a worker" panel`;
+  }
+  if (url.protocol === 'http:' && given !== undefined) {
+    return `a certificate fingerprint was given but ${url.origin} is plain http, where the join token would travel unencrypted; use the https:// URL of the join command`;
+  }
+  return null;
+}
+
+/** A sentence for why a request got no answer; exported for tests. */
+export function describeNetworkError(error: unknown, base: URL): string {
   const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
   const code = cause?.code ?? (error as { code?: string })?.code;
   const where = base.host;
   if ((error as Error)?.name === 'TimeoutError' || (error as Error)?.name === 'AbortError') return `no answer from ${where} in time`;
   switch (code) {
+    case CERT_MISMATCH:
+      return (error as Error).message;
     case 'ECONNREFUSED':
       return `nothing is listening at ${where} (connection refused)`;
     case 'ENOTFOUND':
@@ -45,56 +89,100 @@ function describeNetworkError(error: unknown, base: URL): string {
       return `${where} is unreachable from this machine`;
     case 'ECONNRESET':
       return `${where} closed the connection`;
+    case 'EPROTO':
+      return `${where} does not speak https (${(error as Error).message.split('\n')[0]}); check the URL's scheme`;
     default:
       return `cannot reach ${where}: ${cause?.message ?? (error as Error)?.message ?? String(error)}`;
   }
 }
 
+function errorMessage(parsed: unknown, text: string, status: number): string {
+  if (parsed && typeof parsed === 'object' && typeof (parsed as { error?: unknown }).error === 'string') return (parsed as { error: string }).error.slice(0, 2000);
+  return text.slice(0, 300) || `HTTP ${status}`;
+}
+
 export class CoordinatorClient {
   readonly base: URL;
+  /** For the presence WebSocket: the same pinned TLS connection as requests (null for http). */
+  readonly connector: Connector | null;
+  private readonly agent: http.Agent;
+  private readonly problem: string | null;
+  private readonly transport: (opts: PostOptions) => Promise<RawReply>;
+  private session: string | null = null;
 
   constructor(
     coordinatorUrl: string | URL,
     private readonly token: string,
-    private readonly fetchImpl: typeof fetch = fetch,
+    options: CoordinatorClientOptions = {},
   ) {
     this.base = new URL(String(coordinatorUrl));
+    this.problem = trustProblem(this.base, options.certSha256);
+    this.transport = options.transport ?? postJson;
+    const pinned = this.base.protocol === 'https:' && !this.problem ? pinnedConnector(options.certSha256!) : null;
+    this.connector = pinned;
+    if (this.base.protocol === 'https:') {
+      const agent = new https.Agent({ keepAlive: true, maxSockets: 4 });
+      // Unpinned https never connects: post() refuses first. Pinned: every socket is checked before use.
+      if (pinned) agent.createConnection = pinned as https.Agent['createConnection'];
+      this.agent = agent;
+    } else {
+      this.agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+    }
+  }
+
+  /** Why this client will not talk to its URL (https without a fingerprint, …); null when it will. */
+  trustProblem(): string | null {
+    return this.problem;
+  }
+
+  /** The session secret sent with every later request; null before a join (and for the join itself). */
+  useSession(secret: string | null): void {
+    this.session = secret;
+  }
+
+  /** Headers every worker request carries: the join token and, once joined, the session's secret. */
+  authHeaders(): Record<string, string> {
+    return { authorization: `Bearer ${this.token}`, ...(this.session ? { [SESSION_HEADER]: this.session } : {}) };
+  }
+
+  /** Frees the kept-alive connections (the agent has stopped). */
+  close(): void {
+    this.agent.destroy();
   }
 
   /** POSTs `body` as JSON to `path`; never throws. */
   async post(path: string, body: unknown, timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS): Promise<ApiReply> {
+    if (this.problem) return { kind: 'untrusted', message: this.problem };
     const url = new URL(path, this.base);
-    let response: Response;
+    let raw: RawReply;
     try {
-      response = await this.fetchImpl(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${this.token}` },
-        body: JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
+      raw = await this.transport({ url, headers: this.authHeaders(), body: JSON.stringify(body), timeoutMs, agent: this.agent });
     } catch (error) {
-      return { kind: 'network', message: describeNetworkError(error, this.base) };
+      raw = { kind: 'failed', error };
     }
-    let text = '';
-    try {
-      text = await response.text();
-    } catch (error) {
-      return { kind: 'network', message: describeNetworkError(error, this.base) };
+    if (raw.kind === 'failed') {
+      const message = describeNetworkError(raw.error, this.base);
+      return (raw.error as { code?: string })?.code === CERT_MISMATCH ? { kind: 'untrusted', message } : { kind: 'network', message };
+    }
+    if (raw.kind === 'too-large') {
+      return { kind: 'protocol', status: raw.status, message: `${this.base.host} answered with more than ${MAX_REPLY_BYTES / (1024 * 1024)} MiB; a GPU Share coordinator never does` };
+    }
+    const { status, text } = raw;
+    if (status >= 300 && status < 400) {
+      return { kind: 'protocol', status, message: `${this.base.host} answered with a redirect (${status}${raw.location ? ` to ${raw.location.slice(0, 200)}` : ''}); a GPU Share coordinator never redirects, so something else answers at this address` };
     }
     let parsed: unknown = null;
+    let isJson = true;
     try {
       parsed = text ? JSON.parse(text) : null;
     } catch {
-      parsed = null;
+      isJson = false;
     }
-    if (!response.ok) {
-      const message =
-        parsed && typeof parsed === 'object' && typeof (parsed as { error?: unknown }).error === 'string'
-          ? (parsed as { error: string }).error
-          : text.slice(0, 300) || response.statusText || `HTTP ${response.status}`;
-      return { kind: 'http-error', status: response.status, message };
+    if (status < 200 || status >= 300) return { kind: 'http-error', status, message: errorMessage(isJson ? parsed : null, text, status) };
+    if (!isJson) {
+      return { kind: 'protocol', status, message: `${this.base.host} answered ${status} with something that is not JSON (${JSON.stringify(text.slice(0, 80))})` };
     }
-    return { kind: 'ok', status: response.status, body: parsed };
+    return { kind: 'ok', status, body: parsed };
   }
 
   /**
@@ -133,4 +221,9 @@ export function findFreePort(): Promise<number> {
       server.close(() => (port > 0 ? resolve(port) : reject(new Error('the OS gave no free port'))));
     });
   });
+}
+
+/** A failed reply in a few words, for logs: "503 coordinator overloaded", "no answer from … in time". */
+export function describeFailure(reply: Exclude<ApiReply, { kind: 'ok' }>): string {
+  return reply.kind === 'http-error' ? `${reply.status} ${reply.message}` : reply.message;
 }

@@ -13,23 +13,27 @@ import { flagString, parseArgs, UsageError, type CliIo } from '../cli/command';
 import { nodePtySpawner } from '../core/pty/node-pty-spawner';
 import type { PtySpawner } from '../core/ports';
 import { defaultUserDataDir } from '../core/user-data-dir';
-import { parseCoordinatorUrl } from './coordinator-client';
+import { NODE_NAME_PATTERN } from '../../src-shared/worker-protocol';
+import { CERT_ENV, parseCoordinatorUrl, trustProblem } from './coordinator-client';
 import { JoinError, WorkerAgent } from './worker-agent';
 
 /** The join token may come from the environment instead of the command line, where `ps` would show it. */
 export const TOKEN_ENV = 'GPU_SHARE_JOIN_TOKEN';
 
-export const WORKER_USAGE = `Usage: gpu-share worker --join URL --token TOKEN [options]
+export const WORKER_USAGE = `Usage: ${TOKEN_ENV}=TOKEN gpu-share worker --join URL [--cert-sha256 HEX] [options]
 
 Joins this machine to a GPU Share coordinator as a worker: reports its GPUs, RAM and cores, heartbeats,
-and runs the training it is given (torchrun in a pseudo-terminal). If it loses the coordinator for longer
-than the heartbeat timeout it stops its training and keeps trying to join again. Ctrl-C stops training and
-leaves the cluster (press it twice to kill training at once).
+and runs the training it is given (torchrun in a pseudo-terminal). Until the coordinator first answers it
+keeps trying; if it loses the coordinator later for longer than the heartbeat timeout it stops its training
+and keeps trying to join again. Ctrl-C stops training and leaves the cluster (twice: kill training at once).
+Copy the whole command from the app's "Add a worker" panel, or from the output of \`gpu-share serve\`.
 
 Options:
-  --join URL              the coordinator, e.g. http://192.168.1.20:7421 (http or https)
-  --token TOKEN           the cluster's join token (or set ${TOKEN_ENV}); find it in the app's
-                          "Add a worker" panel, or in the output of \`gpu-share serve\`
+  --join URL              the coordinator, e.g. https://192.168.1.20:7421 (http only on loopback)
+  --cert-sha256 HEX       SHA-256 fingerprint of the coordinator's certificate, required for https
+                          (or set ${CERT_ENV}); the worker sends nothing to a server with another one
+  --token TOKEN           the cluster's join token; better set ${TOKEN_ENV}, since other users of
+                          this machine can read a process's command line
   --name NAME             node name shown in the app (default: this machine's hostname)
   --data-dir DIR          checkpoints and logs (default: <app data>/workers/<name>)
   --advertise-host HOST   address other workers reach this one at (default: the local address of
@@ -51,18 +55,22 @@ function safeName(name: string): string {
 }
 
 export async function runWorker(args: string[], io: CliIo, options: RunWorkerOptions = {}): Promise<number> {
-  const parsed = parseArgs(args, ['join', 'token', 'name', 'data-dir', 'advertise-host'], ['show-output']);
+  const parsed = parseArgs(args, ['join', 'token', 'cert-sha256', 'name', 'data-dir', 'advertise-host'], ['show-output']);
   if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument "${parsed.positionals[0]}"`);
   const joinRaw = flagString(parsed, 'join');
   if (!joinRaw) throw new UsageError('--join URL is required (the coordinator to join, e.g. http://192.168.1.20:7421)');
   const url = parseCoordinatorUrl(joinRaw);
   if (!url.ok) throw new UsageError(`--join: ${url.message}`);
-  const token = flagString(parsed, 'token') ?? io.env[TOKEN_ENV];
+  const tokenFlag = flagString(parsed, 'token');
+  const token = tokenFlag ?? io.env[TOKEN_ENV];
   if (!token) {
-    throw new UsageError(`--token TOKEN is required (or set ${TOKEN_ENV}); copy it from the app's "Add a worker" panel or from the output of \`gpu-share serve\``);
+    throw new UsageError(`the join token is required: set ${TOKEN_ENV} (or pass --token TOKEN); copy it from the app's "Add a worker" panel or from the output of \`gpu-share serve\``);
   }
+  const certSha256 = flagString(parsed, 'cert-sha256') ?? (io.env[CERT_ENV]?.trim() || undefined);
+  const trust = trustProblem(url.url, certSha256);
+  if (trust) throw new UsageError(trust);
   const name = flagString(parsed, 'name');
-  if (name !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(name)) {
+  if (name !== undefined && !NODE_NAME_PATTERN.test(name)) {
     throw new UsageError(`--name "${name}" must start with a letter or digit and use only letters, digits, ".", "_" and "-" (at most 128)`);
   }
   const advertiseHost = flagString(parsed, 'advertise-host');
@@ -70,9 +78,14 @@ export async function runWorker(args: string[], io: CliIo, options: RunWorkerOpt
 
   const node = name ?? os.hostname();
   const say = (line: string) => io.out(`${line}\n`);
+  if (tokenFlag !== undefined) {
+    io.err(`gpu-share worker: warning: --token puts the join token on the command line, where other users of this machine can read it (ps); set ${TOKEN_ENV} instead\n`);
+  }
   const agent = new WorkerAgent({
     coordinatorUrl: url.url.href,
     token,
+    ...(certSha256 ? { certSha256 } : {}),
+    retryFirstJoin: true,
     name: node,
     dataDir: dataDirFlag ? path.resolve(io.cwd, dataDirFlag) : path.join(defaultUserDataDir(io.env), 'workers', safeName(node)),
     pty: options.pty ?? nodePtySpawner,

@@ -6,26 +6,16 @@
  * heartbeats fail for longer than the coordinator's timeout, the coordinator has already declared this worker
  * failed and re-formed the run without it, so the agent kills its training process group and keeps trying to
  * join again as a new incarnation. Everything the coordinator sends is parsed before use; a bad instruction is
- * logged and ignored, never a crash.
+ * logged and ignored, never a crash. Besides heartbeats it holds a presence WebSocket (presence-link.ts), so
+ * the coordinator learns of its death at once; every request after the join carries the session's secret.
  */
 import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { DetectedGpu, HardwareSnapshot } from '../../src-shared/hardware';
-import {
-  apiPaths,
-  heartbeatResponseSchema,
-  instructionSchema,
-  joinResponseSchema,
-  type Instruction,
-  type JoinRequest,
-  type JoinResponse,
-  type LaunchPlan,
-  type Progress,
-} from '../../src-shared/worker-protocol';
+import { apiPaths, type Instruction, type JoinRequest, type JoinResponse, type LaunchPlan, type Progress } from '../../src-shared/worker-protocol';
 import { findAssetsDir } from '../core/assets-dir';
 import { detectHardware } from '../core/hardware/detect-hardware';
-import { locateNvidiaSmi } from '../core/hardware/locate-nvidia-smi';
 import { probeResidency, type ProbeResidencyOptions, type ResidencyResult } from '../core/hardware/residency';
 import { systemClock, type Clock, type PtySpawner } from '../core/ports';
 import { buildTrainingEnv } from '../core/runs/child-env';
@@ -33,8 +23,13 @@ import { findPython } from '../core/runs/python-finder';
 import type { TrainerProgressLine } from '../core/runs/progress-line';
 import { buildLaunchCommand } from '../core/runs/torchrun-command';
 import { DEFAULT_STOP_GRACE_MS, TrainingProcess, type ProcessExit } from '../core/runs/training-process';
-import { CoordinatorClient, findFreePort, type ApiReply } from './coordinator-client';
+import { CoordinatorClient, describeFailure, findFreePort, type ApiReply } from './coordinator-client';
+import { readHeartbeatAnswer } from './heartbeat-answer';
+import { clampTimeout, JoinError, joinOnce, nodeNameFrom, retryJoin } from './join-coordinator';
+import { loadOrCreateMachineId } from './machine-id';
+import { PresenceLink, presenceUrl } from './presence-link';
 import { ReportQueue } from './report-queue';
+import { residencyReport } from './residency-report';
 import { resolveScript } from './resolve-script';
 
 export const AGENT_VERSION = '0.1.0';
@@ -73,7 +68,15 @@ export interface WorkerAgentOptions {
   stopGraceMs?: number;
   /** Probe residency this long after the start when no progress line came first; default 5 s. */
   residencyStartWindowMs?: number;
-  fetch?: typeof fetch;
+  /** SHA-256 fingerprint of the coordinator's certificate, from the join command; required for https URLs. */
+  certSha256?: string;
+  /**
+   * Keep retrying the first join (1 s doubling to 30 s) while the coordinator does not answer or answers 5xx,
+   * instead of failing start() at once; what `gpu-share worker` wants. A refusal still fails at once.
+   */
+  retryFirstJoin?: boolean;
+  /** Open the presence WebSocket after each join (default true). */
+  presence?: boolean;
 }
 
 export type AgentPhase = 'idle' | 'joining' | 'joined' | 'lost' | 'stopping' | 'stopped';
@@ -93,16 +96,7 @@ export interface AgentStatus {
   progress: Progress | null;
 }
 
-/** Why a join failed, in a form the CLI can turn into an exit code and a message. */
-export class JoinError extends Error {
-  constructor(
-    readonly kind: 'unreachable' | 'unauthorized' | 'refused' | 'protocol',
-    message: string,
-  ) {
-    super(message);
-    this.name = 'JoinError';
-  }
-}
+export { JoinError } from './join-coordinator';
 
 interface CurrentRun {
   plan: LaunchPlan;
@@ -118,28 +112,6 @@ interface CurrentRun {
 
 function safeSegment(id: string): string {
   return id.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 120) || 'run';
-}
-
-function stripBrackets(host: string): string {
-  return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-}
-
-/** Splits torchrun's HOST:PORT (IPv6 in brackets). */
-export function splitEndpoint(endpoint: string): { host: string; port: number } | null {
-  const m = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(endpoint.trim());
-  if (!m) return null;
-  return { host: stripBrackets(m[1]!), port: Number(m[2]) };
-}
-
-/**
- * Whether this worker hosts the c10d store behind `endpoint`. Our port and our address: yes. Another port: no
- * (several workers may share a machine, and torch's own guess would make them all try). Our port under
- * another name (the coordinator may override the host): unknown, so torch guesses from the machine's names.
- */
-export function hostsRendezvous(endpoint: string, advertiseHost: string, rdzvPort: number): boolean | undefined {
-  const parsed = splitEndpoint(endpoint);
-  if (!parsed || parsed.port !== rdzvPort) return false;
-  return stripBrackets(parsed.host) === stripBrackets(advertiseHost) ? true : undefined;
 }
 
 function describeExit(exit: ProcessExit): string {
@@ -161,7 +133,10 @@ export class WorkerAgent {
   private hardware: HardwareSnapshot | null = null;
   private python: { path: string; torchVersion: string } | null = null;
   private rdzvPort = 0;
-  private advertiseHost = '';
+  private machineId = '';
+  private presence: PresenceLink | null = null;
+  /** Ends the first join's wait between tries, so stop() need not wait up to 30 s. */
+  private wakeJoinRetry: (() => void) | null = null;
   private joined: JoinResponse | null = null;
   private session = 0;
   private lastOkAt = 0;
@@ -188,11 +163,11 @@ export class WorkerAgent {
   constructor(opts: WorkerAgentOptions) {
     this.opts = opts;
     this.clock = opts.clock ?? systemClock;
-    this.client = new CoordinatorClient(opts.coordinatorUrl, opts.token, opts.fetch ?? fetch);
+    this.client = new CoordinatorClient(opts.coordinatorUrl, opts.token, opts.certSha256 ? { certSha256: opts.certSha256 } : {});
     this.env = opts.env ?? process.env;
     this.log = opts.log ?? (() => undefined);
     this.stopGraceMs = opts.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
-    this.node = opts.name ?? os.hostname();
+    this.node = opts.name ?? nodeNameFrom(os.hostname());
     this.exited = new Promise((resolve) => {
       this.resolveExit = resolve;
     });
@@ -222,15 +197,27 @@ export class WorkerAgent {
     this.phase = 'joining';
     try {
       mkdirSync(this.opts.dataDir, { recursive: true });
+      const problem = this.client.trustProblem();
+      if (problem) throw new JoinError('untrusted', problem); // before anything else, the token least of all, is sent
+      this.machineId = loadOrCreateMachineId(this.opts.dataDir);
       const detect = this.opts.detect ?? (() => detectHardware({ env: this.env }));
       const find = this.opts.findPython ?? findPython;
       const [hardware, python, port] = await Promise.all([detect(), find(this.env), findFreePort()]);
       this.hardware = hardware;
       this.python = python;
       this.rdzvPort = port;
-      if (!this.opts.name && hardware.hostname) this.node = hardware.hostname;
+      if (!this.opts.name && hardware.hostname) this.node = nodeNameFrom(hardware.hostname);
       if (!python) this.log('no Python with PyTorch found: only runs with the direct launcher can start here (set GPU_SHARE_PYTHON to fix)');
-      const joined = await this.join();
+      const joined = this.opts.retryFirstJoin
+        ? await retryJoin(() => this.join(), {
+            clock: this.clock,
+            log: this.log,
+            stopped: () => this.stopping !== null,
+            onWait: (wake) => {
+              this.wakeJoinRetry = wake;
+            },
+          })
+        : await this.join();
       if (this.stopping) {
         // stop() came while we were joining: take the seat back at once instead of starting to work.
         await this.client.post(apiPaths.leave(joined.workerId), { incarnation: joined.incarnation, reason: 'stopped while joining' }, 2000);
@@ -265,16 +252,17 @@ export class WorkerAgent {
   // -------------------------------------------------------------------------------------------------------
   // Joining
 
-  private joinRequest(): JoinRequest {
+  private joinRequest(advertiseHost: string): JoinRequest {
     const hw = this.hardware!;
     const gpus = this.usableGpus().map((g) => ({ uuid: g.uuid, name: g.name, vramTotalMb: g.vramTotalMb }));
     return {
       node: this.node,
       agentVersion: AGENT_VERSION,
+      machineId: this.machineId,
       gpus,
       cpuCores: Math.max(0, Math.round(hw.logicalCores || hw.physicalCores || 0)),
       ramMb: Math.max(0, Math.round(hw.ramTotalMb || 0)),
-      advertiseHost: this.advertiseHost,
+      advertiseHost,
       rdzvPort: this.rdzvPort,
       python: this.python,
       local: this.opts.local ?? false,
@@ -287,29 +275,8 @@ export class WorkerAgent {
   }
 
   private async join(): Promise<JoinResponse> {
-    const where = this.client.base.origin;
-    const local = await this.client.localAddressTowards();
-    if (!local.ok) {
-      throw new JoinError('unreachable', `cannot reach the coordinator at ${where}: ${local.message}. Check the URL, that the coordinator is running (the app, or \`gpu-share serve\`), and that no firewall blocks the port.`);
-    }
-    this.advertiseHost = this.opts.advertiseHost ?? local.address;
-    const reply = await this.client.post(apiPaths.join, this.joinRequest());
-    if (reply.kind === 'network') throw new JoinError('unreachable', `cannot reach the coordinator at ${where}: ${reply.message}`);
-    if (reply.kind === 'http-error') {
-      if (reply.status === 401 || reply.status === 403) {
-        throw new JoinError(
-          'unauthorized',
-          `the coordinator at ${where} refused the join token (${reply.status}: ${reply.message}). Copy the token from the app's "Add a worker" panel, or from the output of \`gpu-share serve\`, and pass it with --token.`,
-        );
-      }
-      if (reply.status >= 500) throw new JoinError('unreachable', `the coordinator at ${where} failed to answer the join (${reply.status}: ${reply.message})`);
-      throw new JoinError('refused', `the coordinator at ${where} refused this worker (${reply.status}): ${reply.message}`);
-    }
-    const parsed = joinResponseSchema.safeParse(reply.body);
-    if (!parsed.success) {
-      throw new JoinError('protocol', `the server at ${where} answered the join with something that is not a GPU Share join response (is it a GPU Share coordinator of the same version?)`);
-    }
-    return parsed.data;
+    const { joined } = await joinOnce(this.client, (host) => this.joinRequest(host), this.opts.advertiseHost);
+    return joined;
   }
 
   private onJoined(joined: JoinResponse, again: boolean): void {
@@ -321,11 +288,31 @@ export class WorkerAgent {
     this.lastRejoinComplaint = '';
     this.lastSeq = 0;
     this.reports.clear();
+    this.openPresence(joined);
     const gpus = this.usableGpus().length;
     this.log(
       `${again ? 'joined again' : 'joined'} ${this.client.base.origin} as worker ${joined.workerId} (incarnation ${joined.incarnation}), node ${this.node}, ` +
         `${gpus} GPU${gpus === 1 ? '' : 's'}, ${this.python ? `torch ${this.python.torchVersion}` : 'no torch'}; heartbeat every ${joined.heartbeatIntervalMs} ms`,
     );
+  }
+
+  /** The presence link of this session; the previous one was closed when the session was lost. */
+  private openPresence(joined: JoinResponse): void {
+    if (this.opts.presence === false) return;
+    const session = this.session;
+    const link = new PresenceLink({
+      url: presenceUrl(this.client.base, joined.workerId),
+      headers: this.client.authHeaders(),
+      connector: this.client.connector,
+      heartbeatTimeoutMs: () => this.joined?.heartbeatTimeoutMs ?? joined.heartbeatTimeoutMs,
+      onRefused: (reason) => {
+        if (session === this.session) this.becomeLost(`the coordinator ended this session (${reason})`);
+      },
+      log: this.log,
+      clock: this.clock,
+    });
+    this.presence = link;
+    link.start();
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -356,12 +343,14 @@ export class WorkerAgent {
     const reply = await this.client.post(apiPaths.heartbeat(joined.workerId), { incarnation: joined.incarnation, progress: this.lastProgress, ack: this.lastSeq }, timeoutMs);
     if (session !== this.session || this.phase !== 'joined') return;
     if (reply.kind === 'ok') {
-      this.lastOkAt = this.clock.monotonic();
-      this.lastFailure = null;
-      this.acceptInstructions(reply.body, session);
+      if (this.acceptInstructions(reply.body, session)) {
+        this.lastOkAt = this.clock.monotonic();
+        this.lastFailure = null;
+      }
+      this.checkLost();
       return;
     }
-    if (reply.kind === 'http-error' && (reply.status === 409 || reply.status === 404)) {
+    if (reply.kind === 'http-error' && (reply.status === 409 || reply.status === 404 || reply.status === 401)) {
       this.becomeLost(`the coordinator no longer knows this session (${reply.status}: ${reply.message})`);
       return;
     }
@@ -370,7 +359,7 @@ export class WorkerAgent {
 
   /** Declares the coordinator lost once heartbeats have failed for longer than its timeout. */
   private checkLost(reply?: ApiReply): void {
-    if (reply && reply.kind !== 'ok') this.lastFailure = reply.kind === 'network' ? reply.message : `${reply.status} ${reply.message}`;
+    if (reply && reply.kind !== 'ok') this.lastFailure = describeFailure(reply);
     if (this.phase !== 'joined' || !this.joined) return;
     const silentMs = this.clock.monotonic() - this.lastOkAt;
     if (silentMs <= this.joined.heartbeatTimeoutMs) return;
@@ -383,6 +372,8 @@ export class WorkerAgent {
     this.phase = 'lost';
     this.session += 1; // instructions and reports of the old session are void from here on
     this.reports.clear();
+    void this.presence?.close('lost the coordinator');
+    this.presence = null;
     const run = this.current;
     this.log(`lost the coordinator: ${why}; ${run ? `stopping run ${run.plan.runId} generation ${run.plan.generation} and ` : ''}trying to join again`);
     if (run?.proc) void run.proc.stop(this.stopGraceMs);
@@ -409,33 +400,20 @@ export class WorkerAgent {
   // -------------------------------------------------------------------------------------------------------
   // Instructions
 
-  private acceptInstructions(body: unknown, session: number): void {
-    let instructions: (Instruction | null)[];
-    const rawFirst = body && typeof body === 'object' ? (body as { firstSeq?: unknown }).firstSeq : undefined;
-    const firstSeq = typeof rawFirst === 'number' && Number.isSafeInteger(rawFirst) && rawFirst > 0 ? rawFirst : null;
-    const whole = heartbeatResponseSchema.safeParse(body);
-    if (whole.success) {
-      instructions = whole.data.instructions;
-      const timeout = whole.data.heartbeatTimeoutMs;
-      if (timeout !== undefined && this.joined && timeout !== this.joined.heartbeatTimeoutMs) {
+  /** Takes a heartbeat's answer; false when it is not one (which counts as a failed heartbeat). */
+  private acceptInstructions(body: unknown, session: number): boolean {
+    const answer = readHeartbeatAnswer(body);
+    if (!answer.ok) {
+      this.lastFailure = answer.why;
+      return false;
+    }
+    const { instructions, firstSeq } = answer;
+    for (const invalid of answer.invalid) this.log(`ignored an invalid instruction: ${invalid}`);
+    if (answer.heartbeatTimeoutMs !== null && this.joined) {
+      const timeout = clampTimeout(answer.heartbeatTimeoutMs);
+      if (timeout !== this.joined.heartbeatTimeoutMs) {
         this.log(`the coordinator's failure timeout is now ${timeout} ms (was ${this.joined.heartbeatTimeoutMs} ms)`);
         this.joined = { ...this.joined, heartbeatTimeoutMs: timeout };
-      }
-    } else {
-      // Keep the good ones when one instruction is malformed.
-      const list = body && typeof body === 'object' ? (body as { instructions?: unknown }).instructions : undefined;
-      if (!Array.isArray(list)) {
-        this.log('ignored a heartbeat answer without an instruction list');
-        return;
-      }
-      instructions = [];
-      for (const item of list) {
-        const one = instructionSchema.safeParse(item);
-        if (one.success) instructions.push(one.data);
-        else {
-          instructions.push(null); // keeps the numbering of the ones after it
-          this.log(`ignored an invalid instruction: ${JSON.stringify(item)?.slice(0, 200)}`);
-        }
       }
     }
     for (const [i, instruction] of instructions.entries()) {
@@ -450,6 +428,7 @@ export class WorkerAgent {
         .then(() => (session === this.session ? this.obey(instruction, session) : undefined))
         .catch((error: unknown) => this.log(`could not carry out ${instruction.kind}: ${error instanceof Error ? error.message : String(error)}`));
     }
+    return true;
   }
 
   private async obey(instruction: Instruction, session: number): Promise<void> {
@@ -506,8 +485,8 @@ export class WorkerAgent {
       if (script.note) this.log(script.note);
       const resolvedPlan: LaunchPlan = { ...plan, command: [script.path, ...plan.command.slice(1)] };
       const gpus = plan.useGpus ? this.usableGpus() : [];
-      const isHost = hostsRendezvous(plan.rdzvEndpoint, this.advertiseHost, this.rdzvPort);
-      const built = buildLaunchCommand(resolvedPlan, this.python, { gpuCount: gpus.length, logDir, ...(isHost === undefined ? {} : { isHost }) });
+      const built = buildLaunchCommand(resolvedPlan, this.python, { gpuCount: gpus.length, logDir, assetsDir: findAssetsDir(this.env), inheritedEnv: this.env });
+      for (const note of built.notes) this.log(`run ${plan.runId}: ${note}`);
       argv = built.argv;
       launcherEnv = built.env;
       const env = buildTrainingEnv({
@@ -568,28 +547,10 @@ export class WorkerAgent {
     if (run.residencyStarted || !run.proc) return;
     run.residencyStarted = true;
     run.residencyTimer?.cancel();
-    const proc = run.proc;
-    const probe = this.opts.probeResidency ?? probeResidency;
-    void probe({ pid: proc.pid, nvidiaSmiPath: locateNvidiaSmi(this.env), env: this.env })
-      .catch((error: unknown): ResidencyResult => ({
-        status: 'fail',
-        detail: `NOT on the GPU: the probe failed: ${error instanceof Error ? error.message : String(error)}`,
-        pid: proc.pid,
-        usedMib: null,
-      }))
-      .then((result) => {
-        this.log(`residency of run ${run.plan.runId} generation ${run.plan.generation}: ${result.detail}`);
-        if (run.session !== this.session) return;
-        this.reports.push({
-          type: 'residency',
-          runId: run.plan.runId,
-          generation: run.plan.generation,
-          status: result.status,
-          detail: result.detail.slice(0, 2000),
-          pid: result.pid > 0 ? result.pid : proc.pid,
-          usedMib: result.usedMib,
-        });
-      });
+    void residencyReport(run.plan, run.proc.pid, this.opts.probeResidency ?? probeResidency, this.env).then((report) => {
+      this.log(`residency of run ${run.plan.runId} generation ${run.plan.generation}: ${report.detail}`);
+      if (run.session === this.session) this.reports.push(report);
+    });
   }
 
   private onRunExit(run: CurrentRun, exit: ProcessExit): void {
@@ -636,11 +597,11 @@ export class WorkerAgent {
         this.reports.settle(batch);
         return;
       }
-      if (reply.kind === 'network' || reply.status >= 500) {
+      if (reply.kind !== 'http-error' || reply.status >= 500) {
         // Kept for the next try, with the same number: the coordinator may have taken it and only the answer was lost.
         return;
       }
-      if (reply.status === 409 || reply.status === 404) {
+      if (reply.status === 409 || reply.status === 404 || reply.status === 401) {
         this.becomeLost(`the coordinator refused our reports (${reply.status}: ${reply.message})`);
       } else {
         this.reports.settle(batch);
@@ -659,6 +620,7 @@ export class WorkerAgent {
       this.phase = 'stopping';
       this.heartbeatTimer?.cancel();
       this.watchdog?.cancel();
+      this.wakeJoinRetry?.();
       const run = this.current;
       if (run?.proc && !run.proc.hasExited) {
         run.stopRequested = true;
@@ -668,10 +630,14 @@ export class WorkerAgent {
       if (wasJoined && this.joined) {
         await this.flushing;
         await this.flushReports();
+        // The deathrattle first: the coordinator learns of the leave even if the POST below is lost.
+        await this.presence?.close(detail);
         const reply = await this.client.post(apiPaths.leave(this.joined.workerId), { incarnation: this.joined.incarnation, reason: detail.slice(0, 500) }, 2000);
-        if (reply.kind !== 'ok') this.log(`could not say goodbye to the coordinator: ${reply.kind === 'network' ? reply.message : `${reply.status} ${reply.message}`}`);
+        if (reply.kind !== 'ok') this.log(`could not say goodbye to the coordinator: ${describeFailure(reply)}`);
       }
+      await this.presence?.close(detail);
       this.flushTimer?.cancel();
+      this.client.close();
       this.phase = 'stopped';
       this.log(reason === 'drained' ? `drained: ${detail}` : `stopped: ${detail}`);
       this.resolveExit({ reason, detail });

@@ -1,4 +1,4 @@
-/** `gpu-share worker --join URL --token T`: run this machine as a worker of a coordinator until stopped or drained. */
+/** `GPU_SHARE_JOIN_TOKEN=T gpu-share worker --join URL [--cert-sha256 HEX]`: run this machine as a worker of a coordinator until stopped or drained. */
 import { runWorker, WORKER_USAGE } from '../../agent/run-worker';
 import type { Command } from '../command';
 

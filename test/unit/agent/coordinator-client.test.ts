@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CoordinatorClient, findFreePort, parseCoordinatorUrl } from '../../../src-main/agent/coordinator-client';
+import { CoordinatorClient, findFreePort, parseCoordinatorUrl, trustProblem } from '../../../src-main/agent/coordinator-client';
 
 describe('parseCoordinatorUrl', () => {
   it('accepts http and https URLs with a host', () => {
@@ -31,16 +31,40 @@ describe('CoordinatorClient', () => {
   let server: http.Server;
   let base: string;
   let lastAuth: string | undefined;
+  let lastSession: string | string[] | undefined;
+  let hits: string[] = [];
 
   beforeAll(async () => {
     server = http.createServer((req, res) => {
       lastAuth = req.headers.authorization;
+      lastSession = req.headers['x-gpu-share-session'];
+      hits.push(req.url ?? '');
       if (req.url === '/ok') {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end('{"hello":"there"}');
       } else if (req.url === '/bad-json') {
         res.writeHead(500);
         res.end('<html>proxy error</html>');
+      } else if (req.url === '/html-200') {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<html>captive portal</html>');
+      } else if (req.url === '/redirect') {
+        res.writeHead(302, { location: '/ok' });
+        res.end();
+      } else if (req.url === '/huge') {
+        // 9 MiB of valid JSON, streamed without a length: the client must stop reading at 8 MiB.
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const chunk = 'x'.repeat(1024 * 1024);
+        res.write('"');
+        let sent = 0;
+        const more = () => {
+          while (sent < 9) {
+            sent += 1;
+            if (!res.write(chunk)) return void res.once('drain', more);
+          }
+          res.end('"');
+        };
+        more();
       } else if (req.url === '/slow') {
         setTimeout(() => res.end('{}'), 2000).unref();
       } else {
@@ -62,6 +86,27 @@ describe('CoordinatorClient', () => {
     expect(lastAuth).toBe('Bearer tok-123');
   });
 
+  it('sends the session secret once it has one', async () => {
+    const c = new CoordinatorClient(base, 'tok');
+    await c.post('/ok', {});
+    expect(lastSession).toBeUndefined();
+    c.useSession('s3cr3t-session-value-xyz');
+    await c.post('/ok', {});
+    expect(lastSession).toBe('s3cr3t-session-value-xyz');
+    expect(lastAuth).toBe('Bearer tok');
+  });
+
+  it('a 200 that is not JSON, a redirect and an oversized answer are protocol failures, not successes', async () => {
+    const c = new CoordinatorClient(base, 't');
+    expect(await c.post('/html-200', {})).toEqual({ kind: 'protocol', status: 200, message: expect.stringContaining('not JSON ("<html>captive portal</html>")') });
+    hits = [];
+    expect(await c.post('/redirect', {})).toEqual({ kind: 'protocol', status: 302, message: expect.stringContaining('redirect (302 to /ok)') });
+    expect(hits).toEqual(['/redirect']); // not followed
+    const before = process.memoryUsage().arrayBuffers;
+    expect(await c.post('/huge', {}, 10_000)).toEqual({ kind: 'protocol', status: 200, message: expect.stringContaining('more than 8 MiB') });
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(64 * 1024 * 1024);
+  });
+
   it("turns error replies into their status and the server's message", async () => {
     const c = new CoordinatorClient(base, 't');
     expect(await c.post('/stale', {})).toEqual({ kind: 'http-error', status: 409, message: 'stale heartbeat' });
@@ -80,5 +125,21 @@ describe('CoordinatorClient', () => {
 
   it('finds the local address that reaches the coordinator', async () => {
     expect(await new CoordinatorClient(base, 't').localAddressTowards()).toEqual({ ok: true, address: '127.0.0.1' });
+  });
+});
+
+describe('trustProblem', () => {
+  const fp = 'AB:'.repeat(31) + 'AB';
+  it('wants a fingerprint for https and none for http', () => {
+    expect(trustProblem(new URL('https://10.0.0.1:7421'), fp)).toBeNull();
+    expect(trustProblem(new URL('http://127.0.0.1:7421'), undefined)).toBeNull();
+    expect(trustProblem(new URL('https://10.0.0.1:7421'), undefined)).toMatch(/speaks https.*--cert-sha256 HEX, or GPU_SHARE_CERT_SHA256.*copy the whole join command/);
+    expect(trustProblem(new URL('http://10.0.0.1:7421'), fp)).toMatch(/plain http, where the join token would travel unencrypted/);
+    expect(trustProblem(new URL('https://10.0.0.1:7421'), 'abc')).toMatch(/"abc" is not a SHA-256 certificate fingerprint/);
+  });
+
+  it('an https client without a fingerprint sends nothing', async () => {
+    const c = new CoordinatorClient('https://127.0.0.1:1', 't');
+    expect(await c.post('/v1/join', {})).toEqual({ kind: 'untrusted', message: expect.stringMatching(/speaks https/) });
   });
 });

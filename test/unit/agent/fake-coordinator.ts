@@ -1,12 +1,18 @@
 /**
  * A small coordinator that speaks src-shared/worker-protocol.ts over real HTTP on 127.0.0.1, for testing the
  * agent without the real coordinator service: it records what the agent sends, hands out queued
- * instructions, and can be told to fail (5xx, 409, drop connections) the way a real one might.
+ * instructions, and can be told to fail (5xx, 409, drop connections) the way a real one might. Like the real
+ * one it hands out a session secret at join, wants it on every later request, and keeps presence WebSockets.
  */
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
 import {
+  SESSION_HEADER,
   heartbeatRequestSchema,
   joinRequestSchema,
   leaveRequestSchema,
@@ -15,7 +21,17 @@ import {
   type Report,
 } from '../../../src-shared/worker-protocol';
 
-export type FakeMode = 'ok' | 'error-503' | 'stale-409' | 'hang';
+export type FakeMode = 'ok' | 'error-503' | 'stale-409' | 'hang' | 'html-200';
+
+/** One presence WebSocket as the fake saw it. */
+export interface PresenceRecord {
+  workerId: number;
+  session: string;
+  socket: WebSocket;
+  /** Close code the agent sent (null while open; 1005/1006 when it sent none). */
+  closeCode: number | null;
+  closeReason: string;
+}
 
 export interface JoinRecord {
   workerId: number;
@@ -48,25 +64,70 @@ export class FakeCoordinator {
   private firstSeq = 1;
   /** Set to make joins fail with this status. */
   joinStatus: number | null = null;
-  private server: http.Server;
+  /** Joins answered with 503 before the fake starts accepting them. */
+  failJoins = 0;
+  /** Every session secret handed out; the latest is the valid one. */
+  readonly sessions: string[] = [];
+  readonly presence: PresenceRecord[] = [];
+  /** Requests refused for a missing or wrong session secret. */
+  sessionRefusals = 0;
+  /** Every request in arrival order, as "METHOD path", presence upgrades included. */
+  readonly requestLog: string[] = [];
+  private server: http.Server | https.Server;
+  private wss = new WebSocketServer({ noServer: true });
   private incarnation = 0;
   private hung: http.ServerResponse[] = [];
 
   constructor(
     readonly token: string,
-    readonly heartbeatIntervalMs = 50,
+    readonly heartbeatIntervalMs = 100,
     readonly heartbeatTimeoutMs = 500,
+    /** Serve https with this certificate (as a coordinator does beyond loopback). */
+    private readonly tls?: { certPem: string; keyPem: string },
   ) {
-    this.server = http.createServer((req, res) => void this.handle(req, res));
+    const handler = (req: http.IncomingMessage, res: http.ServerResponse) => void this.handle(req, res);
+    this.server = tls ? https.createServer({ cert: tls.certPem, key: tls.keyPem }, handler) : http.createServer(handler);
+    this.server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
   }
 
-  async listen(): Promise<string> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  /** The secret of the current session, which later requests must carry. */
+  get session(): string | undefined {
+    return this.sessions[this.sessions.length - 1];
+  }
+
+  private upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
+    this.requestLog.push(`UPGRADE ${req.url}`);
+    const m = /^\/v1\/workers\/(\d+)\/presence$/.exec(req.url ?? '');
+    const session = req.headers[SESSION_HEADER];
+    if (!m || req.headers.authorization !== `Bearer ${this.token}` || typeof session !== 'string' || session !== this.session) {
+      socket.end('HTTP/1.1 401 Unauthorized\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+      return;
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      const record: PresenceRecord = { workerId: Number(m[1]), session, socket: ws, closeCode: null, closeReason: '' };
+      this.presence.push(record);
+      ws.on('close', (code, reason) => {
+        this.requestLog.push(`PRESENCE-CLOSE ${code}`);
+        record.closeCode = code;
+        record.closeReason = reason.toString('utf8');
+      });
+      ws.on('error', () => undefined);
+    });
+  }
+
+  /** Presence sockets open now. */
+  openPresence(): PresenceRecord[] {
+    return this.presence.filter((p) => p.closeCode === null);
+  }
+
+  async listen(port = 0): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(port, '127.0.0.1', resolve));
+    return `${this.tls ? 'https' : 'http'}://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
   async close(): Promise<void> {
     for (const res of this.hung) res.destroy();
+    for (const p of this.presence) p.socket.terminate();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
@@ -90,6 +151,7 @@ export class FakeCoordinator {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
     };
+    this.requestLog.push(`${req.method} ${req.url}`);
     if (req.headers.authorization !== `Bearer ${this.token}`) return send(401, { error: 'missing or wrong join token' });
     let body: unknown;
     try {
@@ -100,18 +162,28 @@ export class FakeCoordinator {
     const url = req.url ?? '';
     if (url === '/v1/join') {
       if (this.joinStatus !== null) return send(this.joinStatus, { error: `join refused with ${this.joinStatus}` });
+      if (this.failJoins > 0) {
+        this.failJoins -= 1;
+        return send(503, { error: 'coordinator starting' });
+      }
       const parsed = joinRequestSchema.safeParse(body);
       if (!parsed.success) return send(400, { error: parsed.error.message });
       this.incarnation += 1;
       const record: JoinRecord = { workerId: 7, incarnation: this.incarnation, body: parsed.data, remoteAddress: req.socket.remoteAddress ?? null };
       this.joins.push(record);
       if (this.mode !== 'ok') this.mode = 'ok';
+      this.sessions.push(randomBytes(24).toString('base64url'));
       return send(200, {
         workerId: record.workerId,
         incarnation: record.incarnation,
         heartbeatIntervalMs: this.heartbeatIntervalMs,
         heartbeatTimeoutMs: this.heartbeatTimeoutMs,
+        sessionSecret: this.session,
       });
+    }
+    if (req.headers[SESSION_HEADER] !== this.session) {
+      this.sessionRefusals += 1;
+      return send(401, { error: 'missing or wrong session secret' });
     }
     const m = /^\/v1\/workers\/(\d+)\/(heartbeat|report|leave)$/.exec(url);
     if (!m) return send(404, { error: `no route ${url}` });
@@ -123,6 +195,11 @@ export class FakeCoordinator {
         return;
       }
       if (this.mode === 'error-503') return send(503, { error: 'coordinator overloaded' });
+      if (this.mode === 'html-200') {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<html>captive portal</html>');
+        return;
+      }
       if (this.mode === 'stale-409') return send(409, { error: `stale heartbeat: worker ${workerId} was declared failed; join again` });
       const parsed = heartbeatRequestSchema.safeParse(body);
       if (!parsed.success) return send(400, { error: parsed.error.message });

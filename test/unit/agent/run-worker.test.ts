@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src-main/cli/run-cli';
 import { findFreePort } from '../../../src-main/agent/coordinator-client';
+import { loadOrCreateTlsIdentity } from '../../../src-main/core/api/tls-identity';
 import { FakeCoordinator, waitFor } from './fake-coordinator';
 
 const TOKEN = 'cli-token';
@@ -48,8 +49,11 @@ describe('gpu-share worker', () => {
       [['--join', 'ftp://host:7421', '--token', 't'], /--join: "ftp:\/\/host:7421" uses ftp:\/\/; the coordinator speaks http:\/\/ or https:\/\/ only/],
       [['--join', 'nonsense', '--token', 't'], /--join: "nonsense" is not a URL/],
       [['--token', 't'], /--join URL is required/],
-      [['--join', 'http://127.0.0.1:1'], /--token TOKEN is required \(or set GPU_SHARE_JOIN_TOKEN\); copy it from the app's "Add a worker" panel/],
+      [['--join', 'http://127.0.0.1:1'], /the join token is required: set GPU_SHARE_JOIN_TOKEN \(or pass --token TOKEN\); copy it from the app's "Add a worker" panel/],
       [['--join', 'http://127.0.0.1:1', '--token', 't', '--name', 'bad name!'], /--name "bad name!" must start with a letter or digit/],
+      [['--join', 'https://10.0.0.1:7421', '--token', 't'], /https:\/\/10\.0\.0\.1:7421 speaks https.*--cert-sha256 HEX, or GPU_SHARE_CERT_SHA256.*copy the whole join command/],
+      [['--join', 'https://10.0.0.1:7421', '--token', 't', '--cert-sha256', 'abcd'], /"abcd" is not a SHA-256 certificate fingerprint/],
+      [['--join', 'http://10.0.0.1:7421', '--token', 't', '--cert-sha256', 'ab'.repeat(32)], /plain http, where the join token would travel unencrypted/],
     ];
     for (const [args, why] of cases) {
       const c = io();
@@ -64,16 +68,40 @@ describe('gpu-share worker', () => {
     expect(c.err.join('')).toMatch(/gpu-share worker: the coordinator at http:\/\/127\.0\.0\.1:\d+ refused the join token \(401.*"Add a worker" panel.*`gpu-share serve`/);
   });
 
-  it('an unreachable coordinator exits 1 with the address it tried', async () => {
+  it('keeps trying a coordinator that is not there yet, and joins once it listens', async () => {
     const port = await findFreePort();
+    await coordinator.close();
+    coordinator = new FakeCoordinator(TOKEN, 50, 2000);
     const c = io();
-    expect(await runCli(['worker', '--join', `http://127.0.0.1:${port}`, '--token', TOKEN], c.io)).toBe(1);
-    expect(c.err.join('')).toContain(`cannot reach the coordinator at http://127.0.0.1:${port}: nothing is listening at 127.0.0.1:${port} (connection refused)`);
-  });
+    c.io.env.GPU_SHARE_JOIN_TOKEN = TOKEN;
+    const done = runCli(['worker', '--join', `http://127.0.0.1:${port}`, '--name', 'late'], c.io);
+    await waitFor('the retry line', () => c.out.join('').includes(`cannot reach the coordinator at http://127.0.0.1:${port}: nothing is listening at 127.0.0.1:${port} (connection refused)`));
+    expect(c.out.join('')).toMatch(/retrying in 1 s/);
+    await coordinator.listen(port);
+    await waitFor('the readiness line', () => c.out.join('').includes('worker ready: id=7 node=late'), 30_000);
+    coordinator.give({ kind: 'drain', reason: 'test over' });
+    expect(await done).toBe(0);
+  }, 40_000);
+
+  it('joins an https coordinator pinned by GPU_SHARE_CERT_SHA256', async () => {
+    await coordinator.close();
+    const identity = await loadOrCreateTlsIdentity(path.join(home, 'tls'));
+    coordinator = new FakeCoordinator(TOKEN, 50, 2000, identity);
+    const httpsUrl = await coordinator.listen();
+    const c = io();
+    c.io.env.GPU_SHARE_JOIN_TOKEN = TOKEN;
+    c.io.env.GPU_SHARE_CERT_SHA256 = `sha256:${identity.fingerprint256.toUpperCase()}`;
+    const done = runCli(['worker', '--join', httpsUrl, '--name', 'secure'], c.io);
+    await waitFor('the readiness line', () => c.out.join('').includes('worker ready: id=7 node=secure'), 30_000);
+    coordinator.give({ kind: 'drain', reason: 'test over' });
+    expect(await done).toBe(0);
+    expect(c.err.join('')).toBe('');
+  }, 40_000);
 
   it('joins, prints the readiness line, and exits 0 when drained', async () => {
     const c = io();
     const done = runCli(['worker', '--join', url, '--token', TOKEN, '--name', 'alpha', '--data-dir', 'wd'], c.io);
+    expect(c.err.join('')).toMatch(/warning: --token puts the join token on the command line, where other users of this machine can read it \(ps\); set GPU_SHARE_JOIN_TOKEN instead/);
     await waitFor('the readiness line', () => c.out.join('').includes('worker ready: id=7 node=alpha'), 30_000);
     expect(coordinator.joins[0]!.body.node).toBe('alpha');
     coordinator.give({ kind: 'drain', reason: 'drained by user' });
@@ -91,5 +119,6 @@ describe('gpu-share worker', () => {
     await waitFor('the readiness line', () => c.out.join('').includes('worker ready: id=7 node=beta'), 30_000);
     coordinator.give({ kind: 'drain', reason: 'test over' });
     expect(await done).toBe(0);
+    expect(c.err.join('')).not.toContain('warning');
   }, 40_000);
 });

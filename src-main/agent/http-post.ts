@@ -1,0 +1,77 @@
+/**
+ * One JSON POST over node:http(s), as little as the agent needs and no more than it can afford: no redirects
+ * (a coordinator never sends one, so a 3xx means something else answered), a cap on the answer's size (a
+ * misbehaving server must not make the agent buffer a gigabyte), and a deadline that covers connecting too.
+ */
+import http from 'node:http';
+import https from 'node:https';
+
+/** Largest answer read; a bigger one is cut off and the request fails. */
+export const MAX_REPLY_BYTES = 8 * 1024 * 1024;
+
+export type RawReply =
+  | { kind: 'answer'; status: number; location: string | undefined; text: string }
+  | { kind: 'too-large'; status: number }
+  | { kind: 'failed'; error: unknown };
+
+export interface PostOptions {
+  url: URL;
+  headers: Record<string, string>;
+  body: string;
+  timeoutMs: number;
+  agent: http.Agent;
+  maxBytes?: number;
+}
+
+/** The error a request fails with when its deadline passes. */
+export class RequestTimeoutError extends Error {
+  constructor() {
+    super('timed out');
+    this.name = 'TimeoutError';
+  }
+}
+
+export function postJson(opts: PostOptions): Promise<RawReply> {
+  const maxBytes = opts.maxBytes ?? MAX_REPLY_BYTES;
+  const send = opts.url.protocol === 'https:' ? https.request : http.request;
+  return new Promise((resolve) => {
+    let done = false;
+    const finish = (reply: RawReply) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      resolve(reply);
+    };
+    const body = Buffer.from(opts.body, 'utf8');
+    const req = send(opts.url, {
+      method: 'POST',
+      agent: opts.agent,
+      headers: { ...opts.headers, 'content-type': 'application/json', 'content-length': String(body.length) },
+    });
+    const timer = setTimeout(() => {
+      const error = new RequestTimeoutError();
+      finish({ kind: 'failed', error });
+      req.destroy(error);
+    }, opts.timeoutMs);
+    timer.unref?.();
+    req.on('error', (error) => finish({ kind: 'failed', error }));
+    req.on('response', (res) => {
+      const tooLarge = () => {
+        finish({ kind: 'too-large', status: res.statusCode ?? 0 });
+        req.destroy();
+      };
+      if (Number(res.headers['content-length'] ?? 0) > maxBytes) return tooLarge();
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > maxBytes) return tooLarge();
+        chunks.push(chunk);
+      });
+      res.on('end', () => finish({ kind: 'answer', status: res.statusCode ?? 0, location: res.headers.location, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', (error) => finish({ kind: 'failed', error }));
+      res.on('aborted', () => finish({ kind: 'failed', error: Object.assign(new Error('the answer was cut off'), { code: 'ECONNRESET' }) }));
+    });
+    req.end(body);
+  });
+}

@@ -1,0 +1,131 @@
+/**
+ * Joining a coordinator: one attempt turned into a JoinError a person can act on, the timings of the answer
+ * clamped to what an agent can live with, and the patient retry of the first join (a worker started before its
+ * coordinator, or while the network is still coming up, waits for it instead of exiting).
+ */
+import { apiPaths, joinResponseSchema, NODE_NAME_PATTERN, TIMING_BOUNDS, type JoinRequest, type JoinResponse } from '../../src-shared/worker-protocol';
+import type { Clock } from '../core/ports';
+import type { CoordinatorClient } from './coordinator-client';
+
+/** Why a join failed, in a form the CLI can turn into an exit code and a message. */
+export class JoinError extends Error {
+  constructor(
+    /** unreachable: no answer or a 5xx (worth retrying); untrusted: not the coordinator the join command named. */
+    readonly kind: 'unreachable' | 'unauthorized' | 'refused' | 'protocol' | 'untrusted',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'JoinError';
+  }
+}
+
+/** A host name as a node name the coordinator accepts ("Jo's Mac" → "Jo-s-Mac"), for when none was given. */
+export function nodeNameFrom(hostname: string): string {
+  if (NODE_NAME_PATTERN.test(hostname)) return hostname;
+  const cleaned = hostname.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 128);
+  return NODE_NAME_PATTERN.test(cleaned) ? cleaned : 'worker';
+}
+
+const clamp = (value: number, bounds: { min: number; max: number }) => Math.min(bounds.max, Math.max(bounds.min, value));
+
+/** A failure timeout within TIMING_BOUNDS, whatever the coordinator sent. */
+export function clampTimeout(ms: number): number {
+  return clamp(ms, TIMING_BOUNDS.heartbeatTimeoutMs);
+}
+
+/** The join's timings within TIMING_BOUNDS: a 1 ms interval must not make the agent spin. */
+export function clampTimings(joined: JoinResponse): JoinResponse {
+  return {
+    ...joined,
+    heartbeatIntervalMs: clamp(joined.heartbeatIntervalMs, TIMING_BOUNDS.heartbeatIntervalMs),
+    heartbeatTimeoutMs: clampTimeout(joined.heartbeatTimeoutMs),
+  };
+}
+
+/**
+ * One join: finds the local address towards the coordinator (the default advertiseHost, which the coordinator
+ * checks against where it sees us from), sends the request, and on success has the client carry the session.
+ */
+export async function joinOnce(
+  client: CoordinatorClient,
+  request: (advertiseHost: string) => JoinRequest,
+  advertiseHost?: string,
+): Promise<{ joined: JoinResponse; advertiseHost: string }> {
+  const where = client.base.origin;
+  const problem = client.trustProblem();
+  if (problem) throw new JoinError('untrusted', problem);
+  const local = await client.localAddressTowards();
+  if (!local.ok) {
+    throw new JoinError('unreachable', `cannot reach the coordinator at ${where}: ${local.message}. Check the URL, that the coordinator is running (the app, or \`gpu-share serve\`), and that no firewall blocks the port.`);
+  }
+  const host = advertiseHost ?? local.address;
+  client.useSession(null);
+  const reply = await client.post(apiPaths.join, request(host));
+  switch (reply.kind) {
+    case 'network':
+      throw new JoinError('unreachable', `cannot reach the coordinator at ${where}: ${reply.message}`);
+    case 'untrusted':
+      throw new JoinError('untrusted', reply.message);
+    case 'protocol':
+      throw new JoinError('protocol', `the server at ${where} did not answer the join as a GPU Share coordinator does: ${reply.message}`);
+    case 'http-error':
+      if (reply.status === 401 || reply.status === 403) {
+        throw new JoinError(
+          'unauthorized',
+          `the coordinator at ${where} refused the join token (${reply.status}: ${reply.message}). Copy the token from the app's "Add a worker" panel, or from the output of \`gpu-share serve\`, and pass it in GPU_SHARE_JOIN_TOKEN.`,
+        );
+      }
+      if (reply.status >= 500) throw new JoinError('unreachable', `the coordinator at ${where} failed to answer the join (${reply.status}: ${reply.message})`);
+      throw new JoinError('refused', `the coordinator at ${where} refused this worker (${reply.status}): ${reply.message}`);
+    case 'ok':
+      break;
+  }
+  const parsed = joinResponseSchema.safeParse(reply.body);
+  if (!parsed.success) {
+    throw new JoinError('protocol', `the server at ${where} answered the join with something that is not a GPU Share join response (is it a GPU Share coordinator of the same version?)`);
+  }
+  client.useSession(parsed.data.sessionSecret);
+  return { joined: clampTimings(parsed.data), advertiseHost: host };
+}
+
+export const FIRST_JOIN_BACKOFF = { firstMs: 1000, maxMs: 30_000 } as const;
+
+export interface RetryOptions {
+  clock: Clock;
+  log: (line: string) => void;
+  /** True once the agent is stopping: no more tries. */
+  stopped: () => boolean;
+  /** Lets stop() cut a wait short: called with a function that ends the current wait. */
+  onWait?: (wake: (() => void) | null) => void;
+}
+
+/**
+ * Runs `attempt` until it succeeds, retrying only what may pass by itself (no answer, a 5xx) with a backoff of
+ * 1 s doubling to 30 s. Each distinct failure is logged once, so a long wait does not flood the log.
+ */
+export async function retryJoin<T>(attempt: () => Promise<T>, opts: RetryOptions): Promise<T> {
+  let delayMs: number = FIRST_JOIN_BACKOFF.firstMs;
+  let lastMessage = '';
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!(error instanceof JoinError) || error.kind !== 'unreachable' || opts.stopped()) throw error;
+      if (error.message !== lastMessage) {
+        opts.log(`${error.message}; retrying in ${delayMs / 1000} s (and on, until it answers)`);
+        lastMessage = error.message;
+      }
+    }
+    await new Promise<void>((resolve) => {
+      const timer = opts.clock.setTimeout(() => wake(), delayMs);
+      const wake = () => {
+        timer.cancel();
+        opts.onWait?.(null);
+        resolve();
+      };
+      opts.onWait?.(wake);
+    });
+    if (opts.stopped()) throw new JoinError('unreachable', `stopped before the coordinator answered (${lastMessage})`);
+    delayMs = Math.min(FIRST_JOIN_BACKOFF.maxMs, delayMs * 2);
+  }
+}

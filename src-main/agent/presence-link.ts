@@ -1,0 +1,199 @@
+/**
+ * The presence link: a WebSocket the agent keeps open to the coordinator for its whole session, so that the
+ * agent's death is seen at once (its kernel closes the socket without a close frame) instead of after the
+ * heartbeat timeout. The one rule that follows: while this process lives, a presence socket must never end
+ * without a close frame, or the coordinator would take a live agent for a dead one. So a socket that looks
+ * stale is closed with RECONNECTING (never terminated) and replaced, one that drops is reopened with backoff,
+ * and a clean exit says BYE. Heartbeats stay on HTTP; this link only proves liveness.
+ */
+import WebSocket from 'ws';
+import { apiPaths, PRESENCE_CLOSE } from '../../src-shared/worker-protocol';
+import { systemClock, type Clock } from '../core/ports';
+import type { Connector } from './pinned-connection';
+
+export const PRESENCE_BACKOFF = { firstMs: 250, maxMs: 2000 } as const;
+/** How long a clean exit waits for the coordinator to answer its BYE before moving on. */
+export const BYE_WAIT_MS = 1000;
+/** Close reasons are short by protocol (123 bytes); ours are cut to this. */
+export const MAX_REASON_BYTES = 100;
+
+export interface PresenceLinkOptions {
+  /** ws:// or wss:// URL of the session's presence endpoint. */
+  url: URL;
+  /** The join token and the session's secret. */
+  headers: Record<string, string>;
+  /** The pinned TLS connection for wss (null for ws). */
+  connector: Connector | null;
+  /** The failure timeout in force: a ping unanswered for half of it marks the socket stale. */
+  heartbeatTimeoutMs: () => number;
+  /** The coordinator closed with REFUSED: it no longer knows this session. */
+  onRefused: (reason: string) => void;
+  log: (line: string) => void;
+  clock?: Clock;
+}
+
+/** The presence endpoint of a worker, ws:// or wss:// to match the coordinator's http:// or https://. */
+export function presenceUrl(base: URL, workerId: number): URL {
+  const url = new URL(apiPaths.presence(workerId), base);
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  return url;
+}
+
+/** `text` cut to at most `maxBytes` of UTF-8 without splitting a character. */
+export function cutUtf8(text: string, maxBytes = MAX_REASON_BYTES): string {
+  if (Buffer.byteLength(text) <= maxBytes) return text;
+  let out = '';
+  for (const ch of text) {
+    if (Buffer.byteLength(out + ch) > maxBytes) break;
+    out += ch;
+  }
+  return out;
+}
+
+export class PresenceLink {
+  private readonly clock: Clock;
+  private socket: WebSocket | null = null;
+  private ended = false;
+  private backoffMs: number = PRESENCE_BACKOFF.firstMs;
+  private reconnectTimer: { cancel(): void } | null = null;
+  private pingTimer: { cancel(): void } | null = null;
+  private lastComplaint = '';
+  /** Sockets opened so far (for tests and logs). */
+  opened = 0;
+
+  constructor(private readonly opts: PresenceLinkOptions) {
+    this.clock = opts.clock ?? systemClock;
+  }
+
+  start(): void {
+    if (!this.ended && !this.socket) this.connect();
+  }
+
+  /** Whether a socket is open now. */
+  isOpen(): boolean {
+    return this.socket?.readyState === WebSocket.OPEN;
+  }
+
+  /**
+   * The deathrattle: closes with BYE and `reason`, waiting (at most BYE_WAIT_MS) for the coordinator's answer,
+   * so it arrives before whatever the agent says next (the leave). The link does not reopen afterwards.
+   */
+  async close(reason: string): Promise<void> {
+    this.ended = true;
+    this.reconnectTimer?.cancel();
+    this.pingTimer?.cancel();
+    const ws = this.socket;
+    if (!ws) return;
+    if (ws.readyState === WebSocket.CONNECTING) await this.settled(ws, 'open');
+    // Still connecting: its 'open' handler says BYE when it gets there (aborting could end a socket the
+    // coordinator has already accepted without a close frame).
+    if (ws.readyState !== WebSocket.OPEN) return;
+    ws.close(PRESENCE_CLOSE.BYE, cutUtf8(reason));
+    await this.settled(ws, 'close');
+  }
+
+  private settled(ws: WebSocket, event: 'open' | 'close'): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = this.clock.setTimeout(done, BYE_WAIT_MS);
+      function done() {
+        timer.cancel();
+        ws.off(event, done);
+        ws.off('close', done);
+        resolve();
+      }
+      ws.once(event, done);
+      ws.once('close', done);
+    });
+  }
+
+  private complain(message: string): void {
+    if (message === this.lastComplaint) return;
+    this.lastComplaint = message;
+    this.opts.log(`presence link: ${message}`);
+  }
+
+  private halfTimeout(): number {
+    return Math.max(100, Math.floor(this.opts.heartbeatTimeoutMs() / 2));
+  }
+
+  private connect(): void {
+    const ws = new WebSocket(this.opts.url, {
+      headers: this.opts.headers,
+      perMessageDeflate: false,
+      followRedirects: false,
+      maxPayload: 64 * 1024,
+      handshakeTimeout: Math.max(1000, this.halfTimeout()),
+      ...(this.opts.connector ? { createConnection: this.opts.connector as unknown as NonNullable<WebSocket.ClientOptions['createConnection']> } : {}),
+    });
+    this.socket = ws;
+    ws.on('open', () => {
+      if (this.ended || ws !== this.socket) {
+        ws.close(this.ended ? PRESENCE_CLOSE.BYE : PRESENCE_CLOSE.RECONNECTING);
+        return;
+      }
+      this.opened += 1;
+      this.backoffMs = PRESENCE_BACKOFF.firstMs;
+      if (this.lastComplaint) this.opts.log('presence link: open again');
+      this.lastComplaint = '';
+      this.watch(ws);
+    });
+    // Errors end in 'close' too; the listener keeps them from being thrown.
+    ws.on('error', (error) => this.complain(error.message));
+    ws.on('close', (code, reasonBuffer) => {
+      if (ws !== this.socket) return; // one we replaced
+      this.pingTimer?.cancel();
+      this.socket = null;
+      if (this.ended) return;
+      const reason = reasonBuffer.toString('utf8');
+      if (code === PRESENCE_CLOSE.REFUSED) {
+        this.ended = true;
+        this.opts.onRefused(reason || 'refused');
+        return;
+      }
+      if (code === PRESENCE_CLOSE.REPLACED) {
+        // Another link of this session took over: fighting it would only make the two replace each other.
+        this.ended = true;
+        this.opts.log(`presence link: replaced by another link of this session${reason ? ` (${reason})` : ''}; not reopening`);
+        return;
+      }
+      if (code !== 1000 && code !== 1005) this.complain(`closed (${code}${reason ? ` ${reason}` : ''})`);
+      this.reconnectLater();
+    });
+  }
+
+  private reconnectLater(): void {
+    const delay = this.backoffMs;
+    this.backoffMs = Math.min(PRESENCE_BACKOFF.maxMs, this.backoffMs * 2);
+    this.reconnectTimer = this.clock.setTimeout(() => {
+      this.reconnectTimer = null;
+      if (!this.ended && !this.socket) this.connect();
+    }, delay);
+  }
+
+  /** Pings every half timeout; a ping still unanswered at the next one means the socket is stale. */
+  private watch(ws: WebSocket): void {
+    let waiting = false;
+    ws.on('pong', () => {
+      waiting = false;
+    });
+    this.pingTimer?.cancel();
+    this.pingTimer = this.clock.setInterval(() => {
+      if (ws !== this.socket || ws.readyState !== WebSocket.OPEN) return;
+      if (waiting) {
+        this.replace(ws);
+        return;
+      }
+      waiting = true;
+      ws.ping();
+    }, this.halfTimeout());
+  }
+
+  /** Swaps a stale socket for a new one, saying so on the old one: a frame, never a bare end. */
+  private replace(stale: WebSocket): void {
+    this.pingTimer?.cancel();
+    this.complain(`no answer to a ping within ${this.halfTimeout()} ms; opening a new link`);
+    this.socket = null;
+    stale.close(PRESENCE_CLOSE.RECONNECTING, 'no pong');
+    this.connect();
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * The coordinator's TLS identity: a self-signed certificate made once and kept, so its SHA-256 fingerprint
+ * (which the join command carries and workers pin) stays the same across restarts. There is no CA to vouch for
+ * a machine on a home network; pinning the fingerprint is what keeps a stranger from posing as the coordinator.
+ */
+import { X509Certificate, createPrivateKey } from 'node:crypto';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { generate } from 'selfsigned';
+import { normalizeCertSha256 } from '../../../src-shared/cert-fingerprint';
+
+export interface TlsIdentity {
+  certPem: string;
+  keyPem: string;
+  /** SHA-256 of the certificate (DER): 64 lowercase hex digits, no colons. */
+  fingerprint256: string;
+}
+
+export const TLS_IDENTITY_FILE = 'coordinator-tls.json';
+const COMMON_NAME = 'GPU Share coordinator';
+const VALIDITY_YEARS = 10;
+/** A certificate this close to its end is replaced at start rather than left to expire mid-run. */
+const RENEW_BEFORE_MS = 30 * 24 * 3600 * 1000;
+
+/**
+ * A fingerprint as a person may paste it ("AB:CD:…", "sha256:abcd…", with spaces) in the one form we compare:
+ * 64 lowercase hex digits. Null when it is not a SHA-256 fingerprint at all. (The renderer checks its join
+ * form with the same function from src-shared.)
+ */
+export const normalizeFingerprint: (raw: string) => string | null = normalizeCertSha256;
+
+/** The fingerprint of a PEM certificate; throws when it is not one. */
+export function fingerprintOf(certPem: string): string {
+  return normalizeFingerprint(new X509Certificate(certPem).fingerprint256)!;
+}
+
+/** Parses a stored identity; null when anything is off (garbage, expired, key not the certificate's). */
+function check(text: string, now: number): TlsIdentity | null {
+  try {
+    const stored = JSON.parse(text) as { certPem?: unknown; keyPem?: unknown };
+    if (typeof stored.certPem !== 'string' || typeof stored.keyPem !== 'string') return null;
+    const cert = new X509Certificate(stored.certPem);
+    if (!cert.checkPrivateKey(createPrivateKey(stored.keyPem))) return null;
+    if (Date.parse(cert.validTo) - RENEW_BEFORE_MS < now) return null;
+    return { certPem: stored.certPem, keyPem: stored.keyPem, fingerprint256: fingerprintOf(stored.certPem) };
+  } catch {
+    return null;
+  }
+}
+
+async function create(now: number): Promise<TlsIdentity> {
+  const notBeforeDate = new Date(now - 60_000); // a little slack for clocks that disagree by a minute
+  const notAfterDate = new Date(notBeforeDate);
+  notAfterDate.setUTCFullYear(notAfterDate.getUTCFullYear() + VALIDITY_YEARS);
+  const pems = await generate([{ name: 'commonName', value: COMMON_NAME }], {
+    keyType: 'ec',
+    curve: 'P-256',
+    algorithm: 'sha256',
+    notBeforeDate,
+    notAfterDate,
+    // Workers trust the pinned fingerprint, not names, so no subjectAltName is needed.
+    extensions: [
+      { name: 'basicConstraints', cA: false },
+      { name: 'keyUsage', digitalSignature: true, critical: true },
+      { name: 'extKeyUsage', serverAuth: true },
+    ],
+  });
+  return { certPem: pems.cert, keyPem: pems.private, fingerprint256: fingerprintOf(pems.cert) };
+}
+
+/**
+ * The identity kept in `dir`, made (and stored owner-only, atomically) when there is none or the stored one is
+ * unreadable, garbage or about to expire. A new one has a new fingerprint: workers then need the new join command.
+ */
+export async function loadOrCreateTlsIdentity(dir: string, now = Date.now()): Promise<TlsIdentity> {
+  const file = path.join(dir, TLS_IDENTITY_FILE);
+  const existing = await readFile(file, 'utf8').then((text) => check(text, now), () => null);
+  if (existing) return existing;
+  const identity = await create(now);
+  await mkdir(dir, { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  await writeFile(tmp, JSON.stringify({ version: 1, certPem: identity.certPem, keyPem: identity.keyPem }, null, 2), { mode: 0o600 });
+  await rename(tmp, file);
+  return identity;
+}
