@@ -65,6 +65,8 @@ async function launch(opts: {
     maxRestarts: 0,
     env: opts.env ?? {},
     useGpus: false,
+    localAddr: '127.0.0.1',
+    rdzvHost: opts.isHost ?? true,
   };
   const argv = buildTorchrunArgv(plan, python, { logDir: path.join(work, 'logs'), isHost: opts.isHost ?? true });
   let output = '';

@@ -2,8 +2,14 @@
  * Turns a coordinator's LaunchPlan into the command line a worker runs. torchrun's flags differ across
  * versions in ways that crash at start (underscore forms only on 1.13; 1.13 on Python 3.11 dies unless its
  * output streams are redirected), so every version quirk is decided here, in one place, and tested.
+ * torchrun runs through GPU Share's launcher shim, so machines whose host names do not resolve to each other
+ * still form a group (the plan's localAddr becomes MASTER_ADDR; see launch-network-env.ts).
  */
+import path from 'node:path';
 import type { LaunchPlan } from '../../../src-shared/worker-protocol';
+import { findAssetsDir } from '../assets-dir';
+import { buildNetworkEnv } from './launch-network-env';
+import type { InterfaceTable } from './local-interface';
 
 export interface PythonInfo {
   path: string;
@@ -16,10 +22,16 @@ export interface TorchrunOptions {
   /** Where torchrun keeps each rank's log files (it makes a temp dir when absent). */
   logDir?: string;
   /**
-   * Whether this worker hosts the c10d store behind rdzvEndpoint. Left out, torchrun guesses from the
-   * hostname, which is wrong when several workers share one machine.
+   * @deprecated The plan's `rdzvHost` decides. Used only for a plan that lacks it (sent by a coordinator from
+   * before the field), since torchrun's own guess from the host name is wrong when workers share a machine.
    */
   isHost?: boolean;
+  /** The app's assets folder, which holds launcher/torchrun_shim.py (default: findAssetsDir()). */
+  assetsDir?: string;
+  /** The environment the training process inherits; interface variables set there are left alone (default: process.env). */
+  inheritedEnv?: NodeJS.ProcessEnv;
+  /** This machine's interfaces (default: os.networkInterfaces()). */
+  interfaces?: InterfaceTable;
   /** Seconds the rendezvous waits for more nodes once the minimum is there (torch's default is 30). */
   lastCallTimeoutS?: number;
   /** Seconds between torchrun's checks of its ranks (torch 1.13's default is 5). */
@@ -57,19 +69,26 @@ function isPythonScript(file: string): boolean {
   return /\.py$/i.test(file);
 }
 
+/** Where the launcher shim lives inside the assets folder. */
+export function launcherShimPath(assetsDir: string = findAssetsDir()): string {
+  return path.join(assetsDir, 'launcher', 'torchrun_shim.py');
+}
+
 /**
- * The full argv (interpreter first) of `python -m torch.distributed.run …` for one plan. Flags use the
- * underscore forms, which every torch since 1.9 accepts; a script that is not a .py file is run with
- * `--no_python` so torchrun executes it directly.
+ * The full argv (interpreter first) of the launcher shim, which runs torch's `torch.distributed.run` after
+ * making it advertise the plan's localAddr (see assets/launcher/torchrun_shim.py). Flags use the underscore
+ * forms, which every torch since 1.9 accepts; a script that is not a .py file is run with `--no_python` so
+ * torchrun executes it directly.
  */
 export function buildTorchrunArgv(plan: LaunchPlan, python: PythonInfo, options: TorchrunOptions = {}): string[] {
   const [script, ...scriptArgs] = plan.command;
   const rdzvConf = [`last_call_timeout=${options.lastCallTimeoutS ?? DEFAULT_LAST_CALL_TIMEOUT_S}`];
-  if (options.isHost !== undefined) rdzvConf.push(`is_host=${options.isHost ? 1 : 0}`);
+  // Runtime check: a plan parsed from an older coordinator's reply may lack the field.
+  const isHost = typeof plan.rdzvHost === 'boolean' ? plan.rdzvHost : options.isHost;
+  if (isHost !== undefined) rdzvConf.push(`is_host=${isHost ? 1 : 0}`);
   const argv = [
     python.path,
-    '-m',
-    'torch.distributed.run',
+    launcherShimPath(options.assetsDir),
     `--nnodes=${plan.nnodes}`,
     `--nproc_per_node=${resolveNproc(plan, options.gpuCount)}`,
     '--rdzv_backend=c10d',
@@ -109,16 +128,24 @@ export interface LaunchCommand {
   argv: string[];
   /** Variables the launcher itself needs on top of the plan's env. */
   env: Record<string, string>;
+  /** Lines worth logging about the launch (e.g. no interface holds the plan's address). */
+  notes: string[];
 }
 
 /** Argv and launcher env for a plan, whichever launcher it names. */
 export function buildLaunchCommand(plan: LaunchPlan, python: PythonInfo | null, options: TorchrunOptions = {}): LaunchCommand {
-  if (plan.launcher === 'direct') return { argv: buildDirectArgv(plan, python), env: { ...DIRECT_LAUNCH_ENV } };
+  if (plan.launcher === 'direct') return { argv: buildDirectArgv(plan, python), env: { ...DIRECT_LAUNCH_ENV }, notes: [] };
   if (!python) {
     throw new Error(
       `run ${plan.runId}: torchrun needs a Python interpreter with PyTorch and none was found on this worker. ` +
         'Install PyTorch, or set GPU_SHARE_PYTHON to an interpreter that has it, then restart the worker.',
     );
   }
-  return { argv: buildTorchrunArgv(plan, python, options), env: {} };
+  const network = buildNetworkEnv({
+    localAddr: plan.localAddr ?? '',
+    inherited: options.inheritedEnv ?? process.env,
+    planEnv: plan.env,
+    ...(options.interfaces ? { interfaces: options.interfaces } : {}),
+  });
+  return { argv: buildTorchrunArgv(plan, python, options), env: network.env, notes: network.notes };
 }

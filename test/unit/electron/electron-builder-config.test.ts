@@ -44,6 +44,7 @@ describe('electron-builder.yml', () => {
     expect(config.asarUnpack).toEqual(['**/node_modules/node-pty/**']);
     expect(config.extraResources).toEqual([
       { from: 'assets/trainers', to: 'assets/trainers' },
+      { from: 'assets/launcher', to: 'assets/launcher' },
       { from: 'assets/examples', to: 'assets/examples' },
     ]);
   });

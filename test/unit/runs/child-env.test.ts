@@ -69,4 +69,18 @@ describe('buildTrainingEnv', () => {
     expect(env.GPU_SHARE_CHECKPOINT_DIR).toBe('/data/checkpoints/run-1');
     expect(env.RANK).toBe('0');
   });
+
+  it("the shim's address comes only from the launcher, and the user's own interface choice is inherited", () => {
+    const env = buildTrainingEnv({
+      ...base,
+      inherited: { ...base.inherited, GPU_SHARE_LOCAL_ADDR: '10.0.0.66', GLOO_SOCKET_IFNAME: 'eth1' },
+      launcherEnv: { GPU_SHARE_LOCAL_ADDR: '192.168.1.21', NCCL_SOCKET_IFNAME: '=enp3s0' },
+      gpuUuids: [],
+    });
+    expect(env.GPU_SHARE_LOCAL_ADDR).toBe('192.168.1.21');
+    expect(env.GLOO_SOCKET_IFNAME).toBe('eth1');
+    expect(env.NCCL_SOCKET_IFNAME).toBe('=enp3s0');
+    // A stale address in the agent's own environment never reaches the shim.
+    expect(buildTrainingEnv({ ...base, inherited: { GPU_SHARE_LOCAL_ADDR: '10.0.0.66' }, gpuUuids: [] }).GPU_SHARE_LOCAL_ADDR).toBeUndefined();
+  });
 });
