@@ -9,6 +9,7 @@ import type { Connection } from './api/ws-client';
 import {
   appendEvent,
   appendRunOutput,
+  applyWorkersChanged,
   focusTarget,
   loadFailed,
   loadSucceeded,
@@ -37,7 +38,7 @@ export function eventHandlers(store: AppStore, options: BridgeOptions = {}): Eve
   return {
     onHardware: (hardware) => apply(store, setHardware, hardware),
     onCluster: (cluster) => apply(store, setCluster, cluster),
-    onWorkers: (workers) => apply(store, setWorkers, workers),
+    onWorkersChanged: (diff) => apply(store, applyWorkersChanged, diff),
     onRun: (run) => apply(store, upsertRun, run),
     onRunOutput: ({ runId, data }) => apply(store, appendRunOutput, runId, data),
     onEvent: (event) => apply(store, appendEvent, event),
@@ -53,16 +54,20 @@ export function eventHandlers(store: AppStore, options: BridgeOptions = {}): Eve
 /** Fetches every snapshot the views need; used at start and after each reconnect (events may have been missed). */
 export async function loadAll(api: GpuShareApi, store: AppStore): Promise<void> {
   try {
-    const [hardware, cluster, workers, runs, eventList, coordinator, exampleRun, membership] = await Promise.all([
+    // The worker list lands the moment it arrives, not with the others: diffs that come after it are newer
+    // and apply on top of it, while the other answers may still be on their way.
+    const workersLoaded = api.getWorkers().then((workers) => apply(store, setWorkers, workers));
+    const [hardware, cluster, , runs, eventList, coordinator, exampleRun, membership] = await Promise.all([
       api.getHardware(),
       api.getCluster(),
-      api.getWorkers(),
+      workersLoaded,
       api.getRuns(),
       api.getEvents(),
       api.getCoordinatorInfo(),
       api.getExampleRun(),
       api.getMembership(),
     ]);
+    const { workers } = store.getState();
     apply(store, loadSucceeded, { hardware, cluster, workers, runs, events: eventList, coordinator, exampleRun, membership });
     const selected = store.getState().selectedRunId;
     if (selected) {

@@ -4,6 +4,7 @@
  * WebSocket binding both iterate these maps, so a channel cannot exist on one side only.
  */
 import { z } from 'zod';
+import { normalizeCertSha256 } from './cert-fingerprint';
 import type { ClusterConfig, ClusterIssue } from './cluster/types';
 import type { HardwareSnapshot } from './hardware';
 import type {
@@ -13,6 +14,7 @@ import type {
   UserNotification,
   WorkerSnapshot,
 } from './training';
+import type { WorkersDiff } from './worker-diff';
 import { runSpecSchema } from './worker-protocol';
 
 /** The cluster as the app holds it, with everything the Nodes view needs precomputed. */
@@ -97,6 +99,40 @@ const joinTokenArg = z
   .max(512)
   .regex(/^[\x21-\x7e]+$/, 'the token has spaces or characters a token never has: copy it again from the other machine\'s Workers view');
 
+/** A certificate fingerprint in any usual spelling, handed on as 64 lowercase hex digits. */
+const certSha256Arg = z
+  .string()
+  .max(256)
+  .transform((value, ctx) => {
+    const hex = normalizeCertSha256(value);
+    if (hex === null) {
+      ctx.addIssue({ code: 'custom', message: 'the certificate fingerprint is not 64 hex digits: copy the --cert-sha256 value of the join command again' });
+      return z.NEVER;
+    }
+    return hex;
+  });
+
+/**
+ * A join: https needs the certificate's fingerprint (the certificate is self-signed, so the fingerprint is the
+ * only way to know it is the coordinator), and a fingerprint with http:// means the URL lost its "s" on the
+ * way: refused, rather than sending the token in the clear to whoever answers.
+ */
+const joinClusterArg = z
+  .object({
+    url: coordinatorUrlArg,
+    token: joinTokenArg,
+    name: z.string().trim().min(1).max(128).optional(),
+    certSha256: certSha256Arg.optional(),
+  })
+  .superRefine((arg, ctx) => {
+    const https = /^https:/i.test(arg.url);
+    if (https && arg.certSha256 === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['certSha256'], message: 'an https:// coordinator needs its certificate fingerprint: the --cert-sha256 value of its join command' });
+    } else if (!https && arg.certSha256 !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['url'], message: 'a certificate fingerprint was given for a plain http:// URL: use the https:// URL of the join command' });
+    }
+  });
+
 /** Request channels, keyed by the method name the preload exposes. */
 export const requests = {
   getHardware: { channel: 'hardware:get', arg: z.undefined() },
@@ -123,10 +159,7 @@ export const requests = {
   getEvents: { channel: 'events:list', arg: z.undefined() },
   getCoordinatorInfo: { channel: 'coordinator:info', arg: z.undefined() },
   getExampleRun: { channel: 'runs:example', arg: z.undefined() },
-  joinCluster: {
-    channel: 'cluster:join',
-    arg: z.object({ url: coordinatorUrlArg, token: joinTokenArg, name: z.string().trim().min(1).max(128).optional() }),
-  },
+  joinCluster: { channel: 'cluster:join', arg: joinClusterArg },
   leaveCluster: { channel: 'cluster:leave', arg: z.undefined() },
   getMembership: { channel: 'cluster:membership', arg: z.undefined() },
 } as const;
@@ -160,7 +193,7 @@ export interface RequestResults {
 export const events = {
   onHardware: 'hardware:changed',
   onCluster: 'cluster:changed',
-  onWorkers: 'workers:changed',
+  onWorkersChanged: 'workers:diff',
   onRun: 'runs:changed',
   onRunOutput: 'runs:output',
   onEvent: 'events:appended',
@@ -172,7 +205,11 @@ export const events = {
 export interface EventPayloads {
   onHardware: HardwareSnapshot;
   onCluster: ClusterState;
-  onWorkers: WorkerSnapshot[];
+  /**
+   * What changed in the worker list since the last one: the page has the full list from getWorkers (fetched
+   * again after every reconnect) and applies these on top, so one changed worker of 1,000 costs one snapshot.
+   */
+  onWorkersChanged: WorkersDiff;
   onRun: RunSnapshot;
   onRunOutput: { runId: string; workerId: number; node: string; data: string };
   onEvent: CoordinatorEvent;

@@ -165,8 +165,13 @@ export interface CoordinatorInfo {
   url: string;
   /** The cluster's join token; shown so the user can copy the join command. */
   joinToken: string;
-  /** `gpu-share worker --join … --token …`, ready to paste on another machine. */
+  /**
+   * `GPU_SHARE_JOIN_TOKEN=… gpu-share worker --join … [--cert-sha256 …]`, ready to paste on another machine
+   * (the token travels in the environment, not in argv where other users of that machine could read it).
+   */
   joinCommand: string;
+  /** SHA-256 of the coordinator's TLS certificate (64 hex) when it serves HTTPS; null on loopback-only HTTP. */
+  certSha256: string | null;
   /** False while the coordinator listens on loopback only: then only this machine can join. */
   reachableFromOtherMachines: boolean;
   /** One sentence on who can join and how to change it. */

@@ -27,6 +27,8 @@ export interface AppCoreOptions {
   /** Where workers reach the coordinator: host to bind (default 127.0.0.1) and port (default 7421, 0 = any). */
   coordinatorHost?: string;
   coordinatorPort?: number;
+  /** Accept workers' advertised addresses that differ from where they connect from (NAT); see worker-gate.ts. */
+  trustAdvertisedHosts?: boolean;
   /** Run this machine's worker inside the app (default true). */
   localWorker?: boolean;
   /** Live hardware polling interval (ms); 0 turns it off (tests). */

@@ -19,14 +19,17 @@ import {
 } from '../../src-shared/cluster/index';
 import type { HardwareSnapshot } from '../../src-shared/hardware';
 import type { ClusterState, EventMethod, EventPayloads, RequestHandlers } from '../../src-shared/ipc';
-import type { UserNotification } from '../../src-shared/training';
+import type { UserNotification, WorkerSnapshot } from '../../src-shared/training';
+import { diffWorkers, isEmptyWorkersDiff } from '../../src-shared/worker-diff';
 import type { RunSpecInput } from '../../src-shared/worker-protocol';
 import { WorkerAgent } from '../agent/worker-agent';
 import type { AppCore, AppCoreOptions, CoreListener } from './app-core-types';
 import { findAssetsDir } from './assets-dir';
 import { startCoordinatorHttp } from './api/coordinator-http';
+import { loadOrCreateTlsIdentity } from './api/tls-identity';
 import { ClusterStore } from './cluster-store';
 import { CoordinatorService } from './coordinator/coordinator-service';
+import { NotificationCoalescer } from './coordinator/notification-coalescer';
 import { HardwareMonitor, hardwareToNode } from './hardware/index';
 import { RequestError } from './ipc-dispatch';
 import { systemClock } from './ports';
@@ -121,22 +124,39 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   // --- coordinator ---------------------------------------------------------------------------------------
   const secrets = await loadOrCreateSecrets(opts.userData);
   const bindHost = opts.coordinatorHost ?? '127.0.0.1';
+  const loopbackOnly = isLoopbackHost(bindHost);
+  // Beyond loopback the API speaks TLS with a certificate made once and kept: its fingerprint, in the join
+  // command, is what agents pin, so the token never crosses a network in clear and a stranger's server is refused.
+  const tls = loopbackOnly ? null : await loadOrCreateTlsIdentity(opts.userData);
   const coordinator = new CoordinatorService({
     clock,
     joinToken: secrets.joinToken,
     operatorToken: secrets.operatorToken,
+    ...(opts.trustAdvertisedHosts ? { trustAdvertisedHosts: true } : {}),
   });
   const http = await startCoordinatorHttp(coordinator, {
     host: bindHost,
     port: opts.coordinatorPort ?? DEFAULT_COORDINATOR_PORT,
     joinToken: secrets.joinToken,
     operatorToken: secrets.operatorToken,
+    ...(tls ? { tls: { certPem: tls.certPem, keyPem: tls.keyPem } } : {}),
   });
+  const scheme = tls ? 'https' : 'http';
+  const bracket = (host: string): string => (host.includes(':') ? `[${host}]` : host);
+  // The app's worker dials whatever the coordinator listens on: loopback when bound to every interface.
+  const localDialHost = bindHost === '0.0.0.0' ? '127.0.0.1' : bindHost === '::' ? '::1' : bindHost;
+  // The list the pages were last told about: each change goes out as the diff from it, not the whole list.
+  let sentWorkers: readonly WorkerSnapshot[] = [];
+  // One report of 1,000 residency failures once made 1,000 OS notifications: alike ones within 2 s become one.
+  const notifications = new NotificationCoalescer({ clock, sink: announce });
   const unsubscribeCoordinator = coordinator.subscribe((change) => {
     switch (change.type) {
-      case 'workers':
-        emit('onWorkers', change.workers);
+      case 'workers': {
+        const diff = diffWorkers(sentWorkers, change.workers);
+        sentWorkers = change.workers;
+        if (!isEmptyWorkersDiff(diff)) emit('onWorkersChanged', diff);
         break;
+      }
       case 'run':
         emit('onRun', change.run);
         break;
@@ -147,7 +167,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
         emit('onEvent', change.event);
         break;
       case 'notification':
-        announce(change.notification);
+        notifications.push(change.notification, notificationGroup(change.notification));
         break;
     }
   });
@@ -159,13 +179,13 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   const startLocalWorker = (): void => {
     if (localAgent && localAgent.status().phase !== 'stopped') return;
     const agent = new WorkerAgent({
-      coordinatorUrl: `http://127.0.0.1:${http.port}`,
+      coordinatorUrl: `${scheme}://${bracket(localDialHost)}:${http.port}`,
       token: secrets.joinToken,
       name: hardwareToNode(hardware).name,
       dataDir: path.join(opts.userData, 'worker'),
       pty: opts.pty,
       clock,
-      advertiseHost: '127.0.0.1',
+      ...(tls ? { certSha256: tls.fingerprint256 } : {}),
       local: true,
     });
     localAgent = agent;
@@ -198,8 +218,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
 
   // Bound to every interface: show the LAN address other machines will use; otherwise the address bound.
   const joinHost = bindHost === '0.0.0.0' || bindHost === '::' ? guessLanAddress() : bindHost;
-  const loopbackOnly = isLoopbackHost(bindHost);
-  const coordinatorUrl = `http://${joinHost.includes(':') ? `[${joinHost}]` : joinHost}:${http.port}`;
+  const coordinatorUrl = `${scheme}://${bracket(joinHost)}:${http.port}`;
   const assetsDir = findAssetsDir(env);
 
   const handlers: RequestHandlers = {
@@ -256,7 +275,8 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     getCoordinatorInfo: async () => ({
       url: coordinatorUrl,
       joinToken: secrets.joinToken,
-      joinCommand: `gpu-share worker --join ${coordinatorUrl} --token ${secrets.joinToken}`,
+      joinCommand: `GPU_SHARE_JOIN_TOKEN=${secrets.joinToken} gpu-share worker --join ${coordinatorUrl}${tls ? ` --cert-sha256 ${tls.fingerprint256}` : ''}`,
+      certSha256: tls?.fingerprint256 ?? null,
       reachableFromOtherMachines: !loopbackOnly,
       reachability: loopbackOnly
         ? `The coordinator listens on ${bindHost} only, so only workers on this machine can join. To let your other machines join, start GPU Share with --coordinator-host 0.0.0.0 (or this machine's LAN address).`
@@ -281,6 +301,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
       await membership.stop();
       await stopLocalWorker('the app is shutting down');
       coordinator.stop();
+      notifications.stop();
       unsubscribeCoordinator();
       await http.close();
       listeners.clear();
@@ -323,4 +344,12 @@ function guessLanAddress(): string {
     }
   }
   return '127.0.0.1';
+}
+
+/** Notifications alike enough to merge: titles carry node names, so group by what they are about and how bad. */
+function notificationGroup(n: UserNotification): string {
+  const target = n.target;
+  if (target?.runId) return `run:${target.runId}:${n.severity}`;
+  if (target?.view) return `${target.view}:${n.severity}`;
+  return `other:${n.severity}:${n.title}`;
 }

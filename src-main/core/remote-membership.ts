@@ -25,7 +25,7 @@ export interface LocalWorkerControl {
 export interface RemoteMembershipOptions {
   clock: Clock;
   /** Everything the remote agent needs besides where to join: pty, dataDir, env… */
-  agent: Omit<WorkerAgentOptions, 'coordinatorUrl' | 'token' | 'name' | 'log' | 'clock'>;
+  agent: Omit<WorkerAgentOptions, 'coordinatorUrl' | 'token' | 'name' | 'log' | 'clock' | 'certSha256'>;
   /** Node name used when the join gives none (this machine's name in its own cluster). */
   defaultName: () => string;
   /** Absent when the app runs without a local worker (`gpu-share serve --no-local-worker`). */
@@ -43,6 +43,8 @@ export interface JoinRequest {
   url: string;
   token: string;
   name?: string | undefined;
+  /** SHA-256 fingerprint of an https coordinator's self-signed certificate, which the agent pins. */
+  certSha256?: string | undefined;
 }
 
 const HIDDEN = '[token hidden]';
@@ -107,7 +109,7 @@ export class RemoteMembership {
     this.token = req.token.trim();
     this.wasTraining = false;
     this.set({ mode: 'joining', url: target, workerId: null, node, message: `Joining ${target} as ${node}…` });
-    const done = this.runJoin(target, node, attempt);
+    const done = this.runJoin(target, node, attempt, req.certSha256?.trim() || undefined);
     const tracked: Promise<void> = done.finally(() => {
       if (this.joining === tracked) this.joining = null;
     });
@@ -152,7 +154,7 @@ export class RemoteMembership {
 
   // -------------------------------------------------------------------------------------------------------
 
-  private async runJoin(url: string, node: string, attempt: number): Promise<void> {
+  private async runJoin(url: string, node: string, attempt: number, certSha256: string | undefined): Promise<void> {
     try {
       await this.opts.localWorker?.stop(`this machine is joining the cluster at ${url}`);
     } catch (error) {
@@ -167,6 +169,7 @@ export class RemoteMembership {
         coordinatorUrl: url,
         token: this.token,
         name: node,
+        ...(certSha256 ? { certSha256 } : {}),
         local: false,
         log: (line) => {
           this.opts.log?.(this.hide(line));

@@ -5,6 +5,7 @@
 import type { HardwareSnapshot } from '../../src-shared/hardware';
 import type { AddThisMachineResult, ClusterState, ImportResult, MembershipState } from '../../src-shared/ipc';
 import type { CoordinatorEvent, CoordinatorInfo, RunSnapshot, UserNotification, WorkerSnapshot } from '../../src-shared/training';
+import { applyWorkersDiff, sortById, type WorkersDiff } from '../../src-shared/worker-diff';
 import type { RunSpecInput } from '../../src-shared/worker-protocol';
 import type { ConnectionState } from '../api/ws-client';
 import type { AppState, ConfirmRequest, PendingImport, ViewName } from './state';
@@ -37,7 +38,7 @@ export function loadSucceeded(s: AppState, snap: InitialSnapshots): AppState {
     loadError: null,
     hardware: snap.hardware,
     cluster: snap.cluster,
-    workers: snap.workers,
+    workers: sortById(snap.workers),
     runs,
     selectedRunId,
     events: mergeEvents([], snap.events),
@@ -143,8 +144,15 @@ export function closeConfirm(s: AppState): AppState {
   return { ...s, confirm: null };
 }
 
+/** A full list from the core (first load, reconnect, a drain's answer); kept ordered by worker id. */
 export function setWorkers(s: AppState, workers: WorkerSnapshot[]): AppState {
-  return { ...s, workers };
+  return { ...s, workers: sortById(workers) };
+}
+
+/** Workers changed: the diff lands on the list the page holds, order kept by worker id. */
+export function applyWorkersChanged(s: AppState, diff: WorkersDiff): AppState {
+  const workers = applyWorkersDiff(s.workers, diff);
+  return workers === s.workers ? s : { ...s, workers };
 }
 
 function sortRuns(runs: RunSnapshot[]): RunSnapshot[] {

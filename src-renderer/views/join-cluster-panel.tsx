@@ -10,7 +10,10 @@ import { FormField } from '../components/form-field';
 import { useApp } from '../store/app-store';
 import { canJoin, checkJoinForm, membershipBadge, type JoinFormErrors, type JoinFormFields } from '../store/join-form';
 
-const EMPTY: JoinFormFields = { url: '', token: '', name: '' };
+/** Input ids, so the first field with an error can take the focus. */
+const FIELD_IDS: Record<keyof JoinFormFields, string> = { url: 'join-url', token: 'join-token', certSha256: 'join-cert', name: 'join-name' };
+
+const EMPTY: JoinFormFields = { url: '', token: '', name: '', certSha256: '' };
 
 function TextField({
   id,
@@ -20,6 +23,7 @@ function TextField({
   error,
   hint,
   type = 'text',
+  mono = type !== 'text',
   placeholder,
   inputRef,
   onChange,
@@ -31,6 +35,8 @@ function TextField({
   error: string | undefined;
   hint?: string;
   type?: 'text' | 'password' | 'url';
+  /** Monospace, for machine text people compare by eye (URLs, tokens, fingerprints). */
+  mono?: boolean;
   placeholder?: string;
   inputRef?: Ref<HTMLInputElement>;
   onChange: (value: string) => void;
@@ -49,7 +55,7 @@ function TextField({
           autoComplete="off"
           autoCapitalize="off"
           spellCheck={false}
-          className={type === 'text' ? undefined : 'mono'}
+          className={mono ? 'mono' : undefined}
         />
       )}
     </FormField>
@@ -93,8 +99,8 @@ export function JoinClusterPanel() {
     const checked = checkJoinForm(fields);
     if (!checked.ok) {
       setErrors(checked.errors);
-      const first = (['url', 'token', 'name'] as const).find((k) => checked.errors[k]);
-      if (first) document.getElementById(`join-${first}`)?.focus();
+      const first = (['url', 'token', 'certSha256', 'name'] as const).find((k) => checked.errors[k]);
+      if (first) document.getElementById(FIELD_IDS[first])?.focus();
       return;
     }
     setErrors({});
@@ -136,7 +142,7 @@ export function JoinClusterPanel() {
       {formShown ? (
         <form onSubmit={(e) => void submit(e)} noValidate data-testid="join-cluster-form" className="join-form">
           <TextField
-            id="join-url"
+            id={FIELD_IDS.url}
             name="url"
             label="Coordinator URL"
             type="url"
@@ -147,17 +153,28 @@ export function JoinClusterPanel() {
             onChange={set('url')}
           />
           <TextField
-            id="join-token"
+            id={FIELD_IDS.token}
             name="token"
             label="Join token"
             type="password"
             value={fields.token}
             error={errors.token}
-            hint="From the other machine's Workers view (its “Add a worker” command ends with --token …)."
+            hint="From the other machine's Workers view: the GPU_SHARE_JOIN_TOKEN=… part of its “Add a worker” command."
             onChange={set('token')}
           />
           <TextField
-            id="join-name"
+            id={FIELD_IDS.certSha256}
+            name="certSha256"
+            label="Certificate fingerprint (SHA-256)"
+            mono
+            value={fields.certSha256}
+            error={errors.certSha256}
+            placeholder="3f:a9:… (64 hex digits)"
+            hint="Needed when the URL starts with https://: the --cert-sha256 value of the other machine's join command. It proves this machine talks to that coordinator and no other."
+            onChange={set('certSha256')}
+          />
+          <TextField
+            id={FIELD_IDS.name}
             name="name"
             label="Name there (optional)"
             value={fields.name}

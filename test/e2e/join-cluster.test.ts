@@ -59,12 +59,14 @@ describe('joining another cluster from the Workers view', { timeout: 120_000 }, 
     expect(await page.textContent('[data-testid="membership-message"]')).toBe("This machine trains for this app's own cluster.");
     await screenshot(page, 'join-cluster-form-1280x800-light');
 
-    // Keyboard only: the URL field, Tab to the token, Tab to the name, Enter submits.
+    // Keyboard only: the URL field, Tab to the token, past the fingerprint (plain http:// needs none) to the name, Enter submits.
     await page.focus('#join-url');
     await page.keyboard.type(other.coordinatorUrl);
     await page.keyboard.press('Tab');
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('join-token');
     await page.keyboard.type(other.joinToken);
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('join-cert');
     await page.keyboard.press('Tab');
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('join-name');
     await page.keyboard.type(JOINER);
@@ -125,6 +127,20 @@ describe('joining another cluster from the Workers view', { timeout: 120_000 }, 
     expect(await page.textContent('#join-token-error')).toBe("Paste the join token from the other machine's Workers view.");
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('join-url');
     expect(await panel().getAttribute('data-mode')).toBe('own-coordinator');
+
+    // An https:// coordinator needs its certificate fingerprint; one cut short is called that, next to the field.
+    await page.fill('#join-url', 'https://192.168.1.20:7421');
+    await page.fill('#join-token', 'a-well-formed-token-0123456789');
+    await page.click('[data-testid="join-cluster-form"] button[type="submit"]');
+    expect(await page.textContent('#join-cert-error')).toBe("Needed for an https:// coordinator: paste the --cert-sha256 value from the other machine's join command.");
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('join-cert');
+    expect(await page.getAttribute('#join-cert', 'aria-invalid')).toBe('true');
+    await page.fill('#join-cert', '3F:A9:C2:D1');
+    await page.click('[data-testid="join-cluster-form"] button[type="submit"]');
+    expect(await page.textContent('#join-cert-error')).toBe('A SHA-256 fingerprint has 64 hex digits; this one has 8. Copy the --cert-sha256 value again.');
+    await screenshot(page, 'join-cluster-cert-fingerprint-1280x800-light');
+    expect(await panel().getAttribute('data-mode')).toBe('own-coordinator');
+    await page.fill('#join-cert', '');
 
     // Without a scheme the URL is taken as http://; the token is well-formed but not the other cluster's.
     await page.fill('#join-url', other.coordinatorUrl.replace(/^http:\/\//, ''));

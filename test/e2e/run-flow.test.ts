@@ -68,7 +68,7 @@ describe('a run across two workers, one of them killed', () => {
     await page.click('nav [data-view="workers"]');
     await page.waitForSelector(`[data-testid="workers-table"] tr[data-node="${EXTERNAL}"][data-state="active"]`);
     await page.waitForSelector('[data-testid="workers-table"] tr[data-state="active"]:not([data-node="e2e-worker"])');
-    expect(await page.textContent('[data-testid="join-command"]')).toBe(`gpu-share worker --join ${serve.coordinatorUrl} --token ${serve.joinToken}`);
+    expect(await page.textContent('[data-testid="join-command"]')).toBe(`GPU_SHARE_JOIN_TOKEN=${serve.joinToken} gpu-share worker --join ${serve.coordinatorUrl}`);
 
     await page.click('nav [data-view="runs"]');
     const form = page.locator('[data-testid="start-run-form"]');
@@ -107,7 +107,8 @@ describe('a run across two workers, one of them killed', () => {
 
     const toast = page.locator('.toast[data-severity="error"]', { hasText: `Worker ${EXTERNAL} failed` });
     await toast.waitFor({ timeout: 30_000 });
-    expect(await toast.textContent()).toMatch(/No heartbeat for \d+ s/);
+    // A SIGKILLed agent's kernel closes its presence socket, so the coordinator may know before any heartbeat is missed.
+    expect(await toast.textContent()).toMatch(/No heartbeat for \d+ s|Its agent process ended/);
     await page.waitForSelector('.shard-map[data-shards="1"]', { timeout: 30_000 });
     const generationAfter = Number(await page.getAttribute('.shard-map', 'data-generation'));
     expect(generationAfter).toBeGreaterThan(generationBefore);

@@ -176,7 +176,9 @@ describe('app core', () => {
   it('gives the join command with the coordinator URL and token, and an example run that exists', async () => {
     const info = await core.handlers.getCoordinatorInfo(undefined);
     expect(info.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(info.joinCommand).toBe(`gpu-share worker --join ${info.url} --token ${info.joinToken}`);
+    expect(info.joinCommand).toBe(`GPU_SHARE_JOIN_TOKEN=${info.joinToken} gpu-share worker --join ${info.url}`);
+    // Loopback only: plain HTTP, nothing to pin.
+    expect(info.certSha256).toBeNull();
     // Bound to loopback by default: the UI must say other machines cannot join yet, and how to allow it.
     expect(info.reachableFromOtherMachines).toBe(false);
     expect(info.reachability).toMatch(/--coordinator-host 0\.0\.0\.0/);

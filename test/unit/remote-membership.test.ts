@@ -8,7 +8,9 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { MembershipState } from '../../src-shared/ipc';
 import type { UserNotification, WorkerSnapshot } from '../../src-shared/training';
+import { applyWorkersDiff, type WorkersDiff } from '../../src-shared/worker-diff';
 import { startCoordinatorHttp, type CoordinatorHttp } from '../../src-main/core/api/coordinator-http';
+import { loadOrCreateTlsIdentity, type TlsIdentity } from '../../src-main/core/api/tls-identity';
 import { generateToken } from '../../src-main/core/api/tokens';
 import { createAppCore } from '../../src-main/core/app-core';
 import type { AppCore } from '../../src-main/core/app-core-types';
@@ -35,8 +37,14 @@ class RemoteCoordinator {
     this.service.start();
   }
 
-  async listen(port = 0): Promise<void> {
-    this.http = await startCoordinatorHttp(this.service, { host: '127.0.0.1', port, joinToken: this.joinToken, operatorToken: this.operatorToken });
+  async listen(port = 0, tls?: TlsIdentity): Promise<void> {
+    this.http = await startCoordinatorHttp(this.service, {
+      host: '127.0.0.1',
+      port,
+      joinToken: this.joinToken,
+      operatorToken: this.operatorToken,
+      ...(tls ? { tls: { certPem: tls.certPem, keyPem: tls.keyPem } } : {}),
+    });
   }
 
   get url(): string {
@@ -101,7 +109,7 @@ describe('joining another cluster from the app', { timeout: 60_000 }, () => {
       },
     });
     core.subscribe((event, payload) => {
-      if (event === 'onWorkers') ownWorkers = payload as WorkerSnapshot[];
+      if (event === 'onWorkersChanged') ownWorkers = applyWorkersDiff(ownWorkers, payload as WorkersDiff);
       if (event === 'onMembership') memberships.push(payload as MembershipState);
       pulse();
     });
@@ -183,6 +191,28 @@ describe('joining another cluster from the app', { timeout: 60_000 }, () => {
     await until('a fresh local worker active', () => ownWorkers.find((w) => w.local && w.state === 'active' && w.incarnation > before.incarnation));
   });
 
+  it('https coordinator: joins with the pinned fingerprint as people paste it, and refuses a server with another certificate', async () => {
+    const secure = new RemoteCoordinator(1500);
+    try {
+      const identity = await loadOrCreateTlsIdentity(dir);
+      await secure.listen(0, identity);
+      const fingerprint = identity.fingerprint256;
+      const wrong = await dispatchRequest(core.handlers, 'joinCluster', { url: secure.url, token: secure.joinToken, name: 'joiner', certSha256: 'ab'.repeat(32) });
+      expect((wrong as MembershipState).mode).toBe('error');
+      expect((wrong as MembershipState).message).toContain('this is not the coordinator you were given');
+      expect(secure.service.workers()).toEqual([]);
+      await core.handlers.leaveCluster(undefined);
+      // "SHA256:AB:CD:…", as a certificate viewer shows it: the contract hands the agent plain lowercase hex.
+      const pasted = `SHA256:${fingerprint.toUpperCase().match(/../g)!.join(':')}`;
+      const state = await dispatchRequest(core.handlers, 'joinCluster', { url: secure.url, token: secure.joinToken, name: 'joiner', certSha256: pasted });
+      expect((state as MembershipState).mode, (state as MembershipState).message).toBe('joined');
+      await until('active on the https coordinator', () => secure.worker('joiner')?.state === 'active');
+      await core.handlers.leaveCluster(undefined);
+    } finally {
+      await secure.close();
+    }
+  });
+
   it('leave: the other coordinator sees this machine leave, and the local worker is back', async () => {
     const joined = await core.handlers.joinCluster({ url: remote.url, token: remote.joinToken, name: 'joiner' });
     await until('active there', () => remote.worker('joiner')?.state === 'active');
@@ -223,6 +253,9 @@ describe('joining another cluster from the app', { timeout: 60_000 }, () => {
       [{ url: remote.url, token: 'x'.repeat(513) }, /invalid argument at token: Too big/i],
       [{ url: remote.url, token: remote.joinToken, name: '' }, /invalid argument at name/],
       [{ url: remote.url }, /invalid argument at token/],
+      [{ url: 'https://127.0.0.1:7421', token: remote.joinToken }, /invalid argument at certSha256: an https:\/\/ coordinator needs its certificate fingerprint/],
+      [{ url: remote.url, token: remote.joinToken, certSha256: 'ab'.repeat(32) }, /invalid argument at url: a certificate fingerprint was given for a plain http:\/\/ URL/],
+      [{ url: 'https://127.0.0.1:7421', token: remote.joinToken, certSha256: 'ab'.repeat(31) }, /invalid argument at certSha256: the certificate fingerprint is not 64 hex digits/],
       [undefined, /joinCluster: invalid argument/],
     ];
     for (const [arg, message] of refusals) {

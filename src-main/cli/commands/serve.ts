@@ -25,8 +25,11 @@ Options:
   --port N                  port for the page (default ${DEFAULT_HEADLESS_PORT}; 0 picks a free one)
   --cluster PATH            cluster file (default <data dir>/cluster.yaml)
   --data-dir DIR            where cluster.yaml, tokens and worker data live (default: the app's, ${defaultUserDataDir()})
-  --coordinator-host HOST   address workers join (default 127.0.0.1; 0.0.0.0 to accept other machines)
+  --coordinator-host HOST   address workers join (default 127.0.0.1; 0.0.0.0 or a LAN address to accept
+                            other machines — then over HTTPS with a certificate the join command pins)
   --coordinator-port N      port workers join (default ${DEFAULT_COORDINATOR_PORT}; 0 picks a free one)
+  --trust-advertised-hosts  accept workers' --advertise-host even when they connect from another address
+                            (behind NAT); by default a worker is published where it is seen from
   --no-local-worker         do not train on this machine
 `;
 
@@ -38,10 +41,11 @@ export interface ServeOptions {
   coordinatorHost: string;
   coordinatorPort: number;
   localWorker: boolean;
+  trustAdvertisedHosts: boolean;
 }
 
 export function parseServeArgs(args: string[], io: Pick<CliIo, 'cwd' | 'env'>): ServeOptions {
-  const parsed = parseArgs(args, ['host', 'port', 'cluster', 'data-dir', 'coordinator-host', 'coordinator-port'], ['no-local-worker']);
+  const parsed = parseArgs(args, ['host', 'port', 'cluster', 'data-dir', 'coordinator-host', 'coordinator-port'], ['no-local-worker', 'trust-advertised-hosts']);
   if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument "${parsed.positionals[0]}"`);
   const cluster = flagString(parsed, 'cluster');
   const dataDir = flagString(parsed, 'data-dir');
@@ -53,6 +57,7 @@ export function parseServeArgs(args: string[], io: Pick<CliIo, 'cwd' | 'env'>): 
     coordinatorHost: flagString(parsed, 'coordinator-host') ?? '127.0.0.1',
     coordinatorPort: flagInt(parsed, 'coordinator-port', DEFAULT_COORDINATOR_PORT, 0, 65535),
     localWorker: parsed.flags['no-local-worker'] !== true,
+    trustAdvertisedHosts: parsed.flags['trust-advertised-hosts'] === true,
   };
 }
 
@@ -91,6 +96,7 @@ export async function runServe(options: ServeOptions, io: CliIo, stop: AbortSign
       coordinatorHost: options.coordinatorHost,
       coordinatorPort: options.coordinatorPort,
       localWorker: options.localWorker,
+      trustAdvertisedHosts: options.trustAdvertisedHosts,
       env: io.env,
     });
   } catch (error) {

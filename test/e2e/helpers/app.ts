@@ -96,11 +96,14 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
     const timer = setTimeout(() => reject(new Error(`gpu-share serve printed no URL within 60 s:\n${out}`)), 60_000);
     const check = () => {
       const url = /GPU Share is running: (http:\/\/\S+)/.exec(out)?.[1];
-      const join = /--join (\S+) --token (\S+)/.exec(out);
-      if (url && join) {
+      // The token travels in the environment (GPU_SHARE_JOIN_TOKEN=… gpu-share worker --join URL); older builds printed --token.
+      const join = /GPU_SHARE_JOIN_TOKEN=(\S+) gpu-share worker --join (\S+)/.exec(out);
+      const legacy = /--join (\S+) --token (\S+)/.exec(out);
+      const found = join ? { coordinatorUrl: join[2]!, joinToken: join[1]! } : legacy ? { coordinatorUrl: legacy[1]!, joinToken: legacy[2]! } : null;
+      if (url && found) {
         clearTimeout(timer);
         child.stdout!.off('data', check);
-        resolve({ url, coordinatorUrl: join[1]!, joinToken: join[2]! });
+        resolve({ url, ...found });
       }
     };
     child.stdout!.on('data', check);

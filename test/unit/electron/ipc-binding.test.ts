@@ -32,6 +32,9 @@ const sampleWorkers = [
     local: false,
   },
 ];
+/** A worker-list diff as the core sends it, and one that removes the worker again. */
+const joined = { upsert: sampleWorkers, removed: [] };
+const gone = { upsert: [], removed: [1] };
 
 function openWindow(binding: IpcBinding): BrowserWindow {
   const window = new BrowserWindow({});
@@ -129,19 +132,19 @@ describe('request handlers', () => {
 describe('events', () => {
   it('wait for the page to listen on their channel, then arrive in order', () => {
     const window = openWindow(binding);
-    core.emit('onWorkers', sampleWorkers);
+    core.emit('onWorkersChanged', joined);
     core.emit('onFocus', { view: 'workers', workerId: 1 });
-    core.emit('onWorkers', []);
+    core.emit('onWorkersChanged', gone);
     expect(window.webContents.sent).toEqual([]);
 
     const api = pageApi(window);
     const workers: unknown[] = [];
-    api.onWorkers((w) => workers.push(w));
-    expect(workers).toEqual([sampleWorkers, []]);
+    api.onWorkersChanged((w) => workers.push(w));
+    expect(workers).toEqual([joined, gone]);
     expect(sentEvents(window.webContents, events.onFocus)).toEqual([]);
 
-    core.emit('onWorkers', sampleWorkers);
-    expect(workers).toEqual([sampleWorkers, [], sampleWorkers]);
+    core.emit('onWorkersChanged', joined);
+    expect(workers).toEqual([joined, gone, joined]);
     const focus: unknown[] = [];
     api.onFocus((t) => focus.push(t));
     expect(focus).toEqual([{ view: 'workers', workerId: 1 }]);

@@ -68,15 +68,16 @@ describe('serve options', () => {
       coordinatorHost: '127.0.0.1',
       coordinatorPort: 7421,
       localWorker: true,
+      trustAdvertisedHosts: false,
     });
   });
 
   it('reads every flag, resolving paths against the working folder', () => {
     const o = parseServeArgs(
-      ['--host', '::1', '--port=0', '--cluster', 'c.yaml', '--data-dir', 'd', '--coordinator-host', '0.0.0.0', '--coordinator-port', '9000', '--no-local-worker'],
+      ['--host', '::1', '--port=0', '--cluster', 'c.yaml', '--data-dir', 'd', '--coordinator-host', '0.0.0.0', '--coordinator-port', '9000', '--no-local-worker', '--trust-advertised-hosts'],
       { cwd: '/work', env: {} },
     );
-    expect(o).toEqual({ host: '::1', port: 0, clusterPath: '/work/c.yaml', dataDir: '/work/d', coordinatorHost: '0.0.0.0', coordinatorPort: 9000, localWorker: false });
+    expect(o).toEqual({ host: '::1', port: 0, clusterPath: '/work/c.yaml', dataDir: '/work/d', coordinatorHost: '0.0.0.0', coordinatorPort: 9000, localWorker: false, trustAdvertisedHosts: true });
   });
 
   it('refuses bad options with a message naming the flag', () => {
@@ -113,9 +114,9 @@ describe('runServe', () => {
     const data = tempDir();
     const io = capture({ ...process.env, GPU_SHARE_STATIC_DIR: staticDir() }, data);
     const stop = new AbortController();
-    const done = runServe({ host: '127.0.0.1', port: 0, clusterPath: undefined, dataDir: data, coordinatorHost: '127.0.0.1', coordinatorPort: 0, localWorker: false }, io, stop.signal);
+    const done = runServe({ host: '127.0.0.1', port: 0, clusterPath: undefined, dataDir: data, coordinatorHost: '127.0.0.1', coordinatorPort: 0, localWorker: false, trustAdvertisedHosts: false }, io, stop.signal);
     const [, url] = await io.waitFor(/^GPU Share is running: (http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{43})$/m);
-    expect(io.text()).toMatch(/^Add a worker: run this on another machine: gpu-share worker --join http:\/\/127\.0\.0\.1:\d+ --token \S+$/m);
+    expect(io.text()).toMatch(/^Add a worker: run this on another machine: GPU_SHARE_JOIN_TOKEN=\S+ gpu-share worker --join http:\/\/127\.0\.0\.1:\d+$/m);
     const page = await fetch(url!);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('served');
@@ -132,7 +133,7 @@ describe('runServe', () => {
     writeFileSync(clusterPath, 'nodes:\n  - name: a\n    host: localhost\n    max_adapters: 0\n');
     const io = capture({ ...process.env, GPU_SHARE_STATIC_DIR: staticDir() }, data);
     const stop = new AbortController();
-    const done = runServe({ host: '127.0.0.1', port: 0, clusterPath, dataDir: data, coordinatorHost: '127.0.0.1', coordinatorPort: 0, localWorker: false }, io, stop.signal);
+    const done = runServe({ host: '127.0.0.1', port: 0, clusterPath, dataDir: data, coordinatorHost: '127.0.0.1', coordinatorPort: 0, localWorker: false, trustAdvertisedHosts: false }, io, stop.signal);
     await io.waitFor(/^GPU Share is running: /m);
     stop.abort();
     expect(await done).toBe(0);
@@ -150,7 +151,7 @@ describe('runServe', () => {
       const data = tempDir();
       const io = capture({ ...process.env, GPU_SHARE_STATIC_DIR: staticDir() }, data);
       const code = await runServe(
-        { host: '127.0.0.1', port, clusterPath: undefined, dataDir: data, coordinatorHost: '127.0.0.1', coordinatorPort: 0, localWorker: false },
+        { host: '127.0.0.1', port, clusterPath: undefined, dataDir: data, coordinatorHost: '127.0.0.1', coordinatorPort: 0, localWorker: false, trustAdvertisedHosts: false },
         io,
         new AbortController().signal,
       );
@@ -168,7 +169,7 @@ describe('runServe', () => {
     const io = capture({ ...process.env, GPU_SHARE_STATIC_DIR: staticDir() }, data);
     // 192.0.2.1 is TEST-NET-1: never assigned to a machine, so the bind fails without any traffic.
     const code = await runServe(
-      { host: '192.0.2.1', port: 0, clusterPath: undefined, dataDir: data, coordinatorHost: '127.0.0.1', coordinatorPort: 0, localWorker: false },
+      { host: '192.0.2.1', port: 0, clusterPath: undefined, dataDir: data, coordinatorHost: '127.0.0.1', coordinatorPort: 0, localWorker: false, trustAdvertisedHosts: false },
       io,
       new AbortController().signal,
     );

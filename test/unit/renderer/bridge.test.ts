@@ -5,7 +5,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import type { AddressInfo } from 'node:net';
 import { events, type EventMethod, type EventPayloads } from '../../../src-shared/ipc';
 import type { HardwareSnapshot } from '../../../src-shared/hardware';
-import type { RunSnapshot, UserNotification } from '../../../src-shared/training';
+import type { RunSnapshot, UserNotification, WorkerSnapshot } from '../../../src-shared/training';
 import { createWsClient, type SocketLike } from '../../../src-renderer/api/ws-client';
 import { connectBridge, eventHandlers } from '../../../src-renderer/bridge';
 import { createAppStore } from '../../../src-renderer/store/app-store';
@@ -57,19 +57,30 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-async function setup() {
+function worker(id: number, extra: Partial<WorkerSnapshot> = {}): WorkerSnapshot {
+  return { id, node: `n${id}`, incarnation: 1, state: 'active', stateCause: 'joined', gpus: [], backend: 'cpu', joinedAt: 1, lastHeartbeatAt: 2, step: null, loss: null, samplesPerSec: null, address: '127.0.0.1', local: id === 0, ...extra };
+}
+
+/** A fake server; answers to the methods in `held` wait until release() (a slow answer among the first load's). */
+async function setup(opts: { answers?: Record<string, unknown>; held?: string[] } = {}) {
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   await new Promise<void>((r) => wss.once('listening', () => r()));
   const calls: string[] = [];
   let socket: WebSocket | null = null;
+  const waiting: (() => void)[] = [];
   wss.on('connection', (ws) => {
     socket = ws;
     ws.on('message', (data) => {
       const msg = JSON.parse(data.toString()) as { id: number; method: string };
       calls.push(msg.method);
-      ws.send(JSON.stringify({ id: msg.id, ok: true, result: snapshots[msg.method] ?? null }));
+      const answer = () => ws.send(JSON.stringify({ id: msg.id, ok: true, result: { ...snapshots, ...opts.answers }[msg.method] ?? null }));
+      if (opts.held?.includes(msg.method)) waiting.push(answer);
+      else answer();
     });
   });
+  const release = () => {
+    for (const answer of waiting.splice(0)) answer();
+  };
   const { api, connection } = createWsClient({
     url: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}/ws?token=t`,
     createSocket: (u) => new WebSocket(u) as unknown as SocketLike,
@@ -87,7 +98,7 @@ async function setup() {
     disconnect,
   );
   const push = <E extends EventMethod>(event: E, payload: EventPayloads[E]) => socket!.send(JSON.stringify({ event, payload }));
-  return { store, calls, push, notified, connection, socket: () => socket! };
+  return { store, calls, push, notified, connection, socket: () => socket!, release };
 }
 
 async function until(fn: () => boolean, what: string): Promise<void> {
@@ -122,9 +133,7 @@ describe('bridge', () => {
     await until(() => store.getState().loaded && store.getState().runOutput['run-1']?.epoch === 1, 'load');
     push('onHardware', { ...hw, ramAvailableMb: 1234 });
     push('onCluster', { config: { nodes: [{ name: 'n', host: 'localhost', transport: 'local', gpus: [], max_adapters: 2 }] }, path: '/x', warnings: [], thisMachineNode: 'n', summary: '' });
-    push('onWorkers', [
-      { id: 0, node: 'box', incarnation: 1, state: 'active', stateCause: 'joined', gpus: [], backend: 'cpu', joinedAt: 1, lastHeartbeatAt: 2, step: 3, loss: 0.5, samplesPerSec: 10, address: '127.0.0.1', local: true },
-    ]);
+    push('onWorkersChanged', { upsert: [worker(0, { node: 'box', step: 3, loss: 0.5, samplesPerSec: 10 })], removed: [] });
     push('onRun', { ...run1, state: 'paused', stateCause: 'Run example paused: 0 of 1 workers active' });
     push('onRunOutput', { runId: 'run-1', workerId: 0, node: 'box', data: 'step 1\n' });
     push('onEvent', { seq: 2, at: 2, kind: 'worker-failed', severity: 'error', message: 'Worker jetson failed — no heartbeat for 5.1 s' });
@@ -142,6 +151,28 @@ describe('bridge', () => {
     expect(s.toasts).toEqual([{ id: 'n-1', notification: note, at: 42 }]);
     expect(notified).toEqual([note]);
     expect(s.selectedRunId).toBe('run-1');
+  });
+
+  it('applies worker diffs on the full list in id order: changed in place, added, removed', async () => {
+    const { store, push } = await setup({ answers: { getWorkers: [worker(2), worker(0), worker(5)] } });
+    await until(() => store.getState().loaded, 'load');
+    expect(store.getState().workers.map((w) => w.id)).toEqual([0, 2, 5]);
+    const untouched = store.getState().workers[0];
+    push('onWorkersChanged', { upsert: [worker(3), worker(5, { state: 'failed' })], removed: [2] });
+    await until(() => store.getState().workers.length === 3 && store.getState().workers[2]?.state === 'failed', 'diff applied');
+    expect(store.getState().workers.map((w) => [w.id, w.state])).toEqual([[0, 'active'], [3, 'active'], [5, 'failed']]);
+    expect(store.getState().workers[0]).toBe(untouched);
+  });
+
+  it('keeps a worker diff that arrives after the worker list while other first answers are still on their way', async () => {
+    const { store, push, calls, release } = await setup({ answers: { getWorkers: [worker(0), worker(1)] }, held: ['getExampleRun'] });
+    await until(() => calls.includes('getExampleRun') && store.getState().workers.length === 2, 'the worker list');
+    // Newer than the list: worker 1 failed. It must survive the rest of the first load.
+    push('onWorkersChanged', { upsert: [worker(1, { state: 'failed' })], removed: [] });
+    await until(() => store.getState().workers[1]?.state === 'failed', 'diff applied');
+    release();
+    await until(() => store.getState().loaded, 'load');
+    expect(store.getState().workers.map((w) => w.state)).toEqual(['active', 'failed']);
   });
 
   it('reloads everything after the connection comes back, since events may have been missed', async () => {

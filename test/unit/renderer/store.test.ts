@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { ClusterConfig } from '../../../src-shared/cluster/types';
 import type { HardwareSnapshot } from '../../../src-shared/hardware';
 import type { ClusterState, ImportResult } from '../../../src-shared/ipc';
-import type { CoordinatorEvent, RunSnapshot, ShardMap, UserNotification } from '../../../src-shared/training';
+import type { CoordinatorEvent, RunSnapshot, ShardMap, UserNotification, WorkerSnapshot } from '../../../src-shared/training';
 import * as A from '../../../src-renderer/store/actions';
 import { initialState, type AppState } from '../../../src-renderer/store/state';
 import {
@@ -225,6 +225,28 @@ describe('runs, output and events', () => {
     s = A.appendEvent(s, event(2, 'again'));
     expect(s.events.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
     expect(s.events[1]!.message).toBe('again');
+  });
+});
+
+describe('workers', () => {
+  const w = (id: number, state: WorkerSnapshot['state'] = 'active'): WorkerSnapshot => ({
+    id, node: `n${id}`, incarnation: 1, state, stateCause: '', gpus: [], backend: 'cpu', joinedAt: 0, lastHeartbeatAt: 0, step: null, loss: null, samplesPerSec: null, address: null, local: false,
+  });
+
+  it('keeps a full list ordered by worker id, however it came', () => {
+    expect(A.setWorkers(initialState(), [w(4), w(1), w(3)]).workers.map((x) => x.id)).toEqual([1, 3, 4]);
+  });
+
+  it('applies a diff of one to 1,000 workers: only that row is a new object', () => {
+    const s = A.setWorkers(initialState(), Array.from({ length: 1000 }, (_, i) => w(i)));
+    const next = A.applyWorkersChanged(s, { upsert: [w(500, 'failed')], removed: [] });
+    expect(next.workers[500]?.state).toBe('failed');
+    expect(next.workers.filter((x, i) => x !== s.workers[i])).toHaveLength(1);
+  });
+
+  it('an empty diff leaves the state as it was (nothing re-renders)', () => {
+    const s = A.setWorkers(initialState(), [w(1)]);
+    expect(A.applyWorkersChanged(s, { upsert: [], removed: [] })).toBe(s);
   });
 });
 
