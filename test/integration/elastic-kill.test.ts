@@ -5,6 +5,7 @@
  * drains a worker; both check what a person would see (states, events, the notification, shard maps) and
  * that training carried on from a checkpoint, and that no process the test started is left afterwards.
  */
+import { performance } from 'node:perf_hooks';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -134,7 +135,7 @@ afterEach(async () => {
 });
 
 describe('elastic training with real agents and torchrun', () => {
-  it('SIGKILL of the agent hosting the rendezvous: failed within timeout + 1 s, notified, rebalanced, finished on the survivor from its checkpoint', async () => {
+  it('SIGKILL of the agent hosting the rendezvous: failed within 1 s, notified, rebalanced, finished on the survivor from its checkpoint', async () => {
     const c = await startCluster();
     const { coordinator, tracker } = c;
     const run = await startRun(c);
@@ -152,29 +153,32 @@ describe('elastic training with real agents and torchrun', () => {
     expect(victimTree.filter((p) => p.comm.startsWith('python')).length, `torchrun and its rank: ${describeProcesses(victimTree)}`).toBeGreaterThanOrEqual(2);
 
     const survivorStepAtKill = survivor.lastStep(generation)!;
-    const killedAt = Date.now();
+    // performance.now(), the clock the harness stamps events with.
+    const killedAt = performance.now();
     victim.signal('SIGKILL');
     // No orphans: the dead agent's torchrun and rank go down with it (the pty hangs up). Watched from now on.
     let orphansGoneMs = -1;
     const orphansGone = survivorsAfter(tracker, 15_000, victim.pid).then((left) => {
-      orphansGoneMs = Date.now() - killedAt;
+      orphansGoneMs = performance.now() - killedAt;
       return left;
     });
 
-    // Marked failed within the heartbeat timeout + 1 s, with an event and a notification a person can act on.
+    // The agent's presence socket closes with its process: marked failed within a second, not at the heartbeat
+    // timeout, with an event and a notification a person can act on.
     const failed = await waitFor('the worker-failed event', () => coordinator.events.find((e) => e.value.kind === 'worker-failed' && e.value.workerId === hostId), {
       timeoutMs: HEARTBEAT_TIMEOUT_MS + 10_000,
       describe: () => coordinator.recentEvents(),
     });
-    const detectedAfterMs = failed.value.at - killedAt;
-    expect(detectedAfterMs, `detected ${detectedAfterMs} ms after the kill`).toBeLessThanOrEqual(HEARTBEAT_TIMEOUT_MS + 1000);
-    expect(failed.value.message).toMatch(/Worker \S+ failed — no heartbeat for \d+(\.\d)? s/);
+    const detectedAfterMs = failed.at - killedAt;
+    expect(detectedAfterMs, `detected ${detectedAfterMs} ms after the kill`).toBeGreaterThanOrEqual(0);
+    expect(detectedAfterMs, `detected ${detectedAfterMs} ms after the kill`).toBeLessThanOrEqual(1000);
+    expect(failed.value.message).toMatch(/Worker \S+ failed — its agent process ended/);
     expect(coordinator.workerState(hostId)).toBe('failed');
     const note = coordinator.notifications.find((n) => n.value.target?.workerId === hostId)?.value;
     expect(note, 'a failure notification').toBeDefined();
     expect(note!.severity).toBe('error');
     expect(note!.title).toBe(`Worker ${victim.name} failed`);
-    expect(note!.body).toMatch(/^No heartbeat for \d+ s\. 1 worker left, shards rebalanced\.$/);
+    expect(note!.body).toMatch(/^Its agent process ended\. 1 worker left, shards rebalanced\.$/);
 
     const orphans = await orphansGone;
     expect(orphans, `orphans of the killed agent: ${describeProcesses(orphans)}`).toEqual([]);
