@@ -1,6 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
-// Three projects: fast pure/unit tests, integration tests with real processes, e2e tests in Chromium.
+// Four projects: fast pure/unit tests, integration tests with real processes, e2e tests in Chromium, and
+// multihost tests: real hosts (network namespaces, as root) running the built app, one case at a time.
 export default defineConfig({
   test: {
     projects: [
@@ -28,6 +29,20 @@ export default defineConfig({
           testTimeout: 180_000,
           hookTimeout: 120_000,
           fileParallelism: false,
+        },
+      },
+      {
+        test: {
+          name: 'multihost',
+          include: ['test/multihost/**/*.test.ts'],
+          // Serial, and after the other projects (groupOrder 1): every case runs real training across hosts on a
+          // 2-core machine and its failure-detection timings must not compete with other suites. Forks, so each
+          // file's exit/signal hooks (namespace cleanup) run in a process of its own.
+          sequence: { groupOrder: 1 },
+          pool: 'forks',
+          fileParallelism: false,
+          testTimeout: 300_000,
+          hookTimeout: 180_000,
         },
       },
     ],

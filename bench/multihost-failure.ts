@@ -1,0 +1,134 @@
+/**
+ * Failure detection and recovery across real hosts (network namespaces with their own addresses and
+ * unresolvable host names; the test/multihost harness): the app with its own worker on A, `gpu-share worker`
+ * on B and C, real torchrun. Needs root. Three figures, each against its target:
+ *   - agent killed → marked failed          (target ≤ 1 s: its kernel closes the presence socket)
+ *   - link cut     → marked failed          (target ≤ heartbeat timeout + 0.5 s; nothing closes anything)
+ *   - agent killed → survivors training again (target ≤ 4 s: first progress line of the next generation)
+ *
+ *   node scripts/run-ts.mjs bench/multihost-failure.ts [--kills 3] [--cuts 2]
+ */
+import { performance } from 'node:perf_hooks';
+import { canRunApp } from '../test/multihost/helpers/can-make-hosts';
+import { eventsOf, idOf, trainingTogether } from '../test/multihost/helpers/run-watch';
+import { startTestbed, startWorker, stopTestbed, TRAINER, waitForActive, workerOf, type Testbed } from '../test/multihost/helpers/testbed';
+import { intFlag, printTable, seconds, summarize } from './lib/stats';
+
+const KILLS = intFlag('kills', 3, 1, 20);
+const CUTS = intFlag('cuts', 2, 0, 20);
+const TIMEOUT_MS = 5000;
+const CHECKPOINT_EVERY = 5;
+
+interface KillSample {
+  detectMs: number;
+  recoverMs: number;
+  resumedFrom: number | null;
+}
+
+async function startRun(tb: Testbed, name: string, minWorkers: number, maxWorkers: number) {
+  return tb.app.startRun({
+    name,
+    command: [TRAINER, '--steps', '5000', '--step-sleep', '0.05', '--checkpoint-every', String(CHECKPOINT_EVERY)],
+    samples: 1200,
+    minWorkers,
+    maxWorkers,
+    heartbeatTimeoutMs: TIMEOUT_MS,
+    maxRestarts: 100,
+  });
+}
+
+async function killRound(tb: Testbed, round: number): Promise<KillSample> {
+  const run = await startRun(tb, `kill-${round}`, 2, 3);
+  const before = await trainingTogether(tb, run.id, ['local', 'host-b', 'host-c'], { minStep: CHECKPOINT_EVERY * 2, timeoutMs: 150_000 });
+  const cId = idOf(before.state, 'host-c');
+  const b = tb.workers.get('b')!;
+  const killedWall = Date.now();
+  const killedAt = performance.now();
+  tb.workers.get('c')!.proc.kill('SIGKILL');
+  const failed = await tb.app.waitForState('C failed', (s) => eventsOf(s, 'worker-failed', cId).find((e) => e.at >= killedWall - 50), TIMEOUT_MS + 15_000, 100);
+  // The survivors' next step: B's first progress line under a newer generation.
+  let first: { at: number; resumedFrom: number | null } | null = null;
+  const started = performance.now();
+  while (!first && performance.now() - started < 90_000) {
+    let generation: number | null = null;
+    for (const l of b.proc.lines) {
+      const m = /^started run \S+ generation (\d+)/.exec(l.text);
+      if (m) generation = Number(m[1]);
+      if (l.at > killedAt && generation !== null && generation > before.generation && l.text.includes('GPU_SHARE_PROGRESS')) {
+        const resumed = /"resumed_from":\s*(\d+)/.exec(l.text);
+        first = { at: l.at, resumedFrom: resumed ? Number(resumed[1]) : null };
+        break;
+      }
+    }
+    if (!first) await new Promise((r) => setTimeout(r, 50));
+  }
+  if (!first) throw new Error('the survivors did not train again within 90 s');
+  await tb.app.stopRun(run.id);
+  // C comes back for the next round.
+  await tb.workers.get('c')!.close(5_000).catch(() => undefined);
+  await startWorker(tb, 'c');
+  await tb.workers.get('c')!.ready();
+  await waitForActive(tb, ['host-b', 'host-c'], true);
+  return { detectMs: failed.at - killedWall, recoverMs: first.at - killedAt, resumedFrom: first.resumedFrom };
+}
+
+async function cutRound(tb: Testbed, round: number): Promise<number> {
+  const run = await startRun(tb, `cut-${round}`, 1, 3);
+  const before = await trainingTogether(tb, run.id, ['local', 'host-b', 'host-c'], { minStep: CHECKPOINT_EVERY, timeoutMs: 150_000 });
+  const bId = idOf(before.state, 'host-b');
+  const incarnation = workerOf(before.state, 'host-b')!.incarnation;
+  const cutWall = Date.now();
+  tb.cluster.host('b').linkDown();
+  let detectMs: number;
+  try {
+    const failed = await tb.app.waitForState('B failed', (s) => eventsOf(s, 'worker-failed', bId).find((e) => e.at >= cutWall - 50), TIMEOUT_MS + 15_000, 100);
+    detectMs = failed.at - cutWall;
+  } finally {
+    tb.cluster.host('b').linkUp();
+  }
+  await tb.app.waitForState('B back', (s) => {
+    const w = workerOf(s, 'host-b');
+    return w && w.incarnation > incarnation && w.state === 'active' ? w : null;
+  }, 60_000);
+  await tb.app.stopRun(run.id);
+  return detectMs;
+}
+
+async function main(): Promise<void> {
+  const can = canRunApp();
+  if (!can.ok) {
+    console.error(`multihost-failure: cannot build hosts here: ${can.reason}`);
+    process.exit(2);
+  }
+  const tb = await startTestbed({ hosts: ['a', 'b', 'c'] });
+  const kills: KillSample[] = [];
+  const cuts: number[] = [];
+  try {
+    for (let i = 0; i < KILLS; i++) {
+      const k = await killRound(tb, i);
+      console.log(`kill ${i + 1}: failed after ${k.detectMs} ms, survivors training again after ${Math.round(k.recoverMs)} ms (resumed from step ${k.resumedFrom})`);
+      kills.push(k);
+    }
+    for (let i = 0; i < CUTS; i++) {
+      const d = await cutRound(tb, i);
+      console.log(`cut ${i + 1}: failed after ${d} ms`);
+      cuts.push(d);
+    }
+  } finally {
+    await stopTestbed(tb);
+  }
+  const detect = summarize(kills.map((k) => k.detectMs));
+  const recover = summarize(kills.map((k) => k.recoverMs));
+  const cut = summarize(cuts);
+  const rows = [
+    ['agent killed → failed', `${kills.length}`, seconds(detect.p50), seconds(detect.max), '1.00', (detect.max / 1000).toFixed(2)],
+    ['link cut → failed', `${cuts.length}`, seconds(cut.p50), seconds(cut.max), seconds(TIMEOUT_MS + 500), (cut.max / (TIMEOUT_MS + 500)).toFixed(2)],
+    ['agent killed → survivors training', `${kills.length}`, seconds(recover.p50), seconds(recover.max), '4.00', (recover.max / 4000).toFixed(2)],
+  ];
+  printTable(['measure', 'n', 'median s', 'max s', 'target s', 'max / target'], rows);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
