@@ -63,10 +63,17 @@ async function killRound(tb: Testbed, round: number): Promise<KillSample> {
     if (!first) await new Promise((r) => setTimeout(r, 50));
   }
   if (!first) throw new Error('the survivors did not train again within 90 s');
+  if (process.argv.includes('--timeline')) {
+    // Where the survivor's time went: its agent's lines from the kill to its first step, relative to the kill.
+    for (const l of b.proc.lines) {
+      if (l.at < killedAt || l.at > first.at) continue;
+      if (/instruction|stopping|exited|started run|gpu-share launcher|GPU_SHARE_PROGRESS|rendezvous|Rendezvous/.test(l.text)) console.log(`  +${Math.round(l.at - killedAt)} ms  ${l.text.slice(0, 140)}`);
+    }
+  }
   await tb.app.stopRun(run.id);
-  // C comes back for the next round.
-  await tb.workers.get('c')!.close(5_000).catch(() => undefined);
-  await startWorker(tb, 'c');
+  // C comes back for the next round, from its own data folder (its machine id keeps its name).
+  const dataDir = tb.workers.get('c')!.dataDir;
+  await startWorker(tb, 'c', { dataDir });
   await tb.workers.get('c')!.ready();
   await waitForActive(tb, ['host-b', 'host-c'], true);
   return { detectMs: failed.at - killedWall, recoverMs: first.at - killedAt, resumedFrom: first.resumedFrom };

@@ -23,6 +23,13 @@ export const NODE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
  */
 export const PRESENCE_CLOSE = { BYE: 4000, RECONNECTING: 4001, REPLACED: 4002, REFUSED: 4003 } as const;
 
+/**
+ * The one message the coordinator sends on a presence socket: "instructions are waiting, heartbeat now". The
+ * instructions themselves still travel in the heartbeat answer (numbered, acknowledged); this only saves the
+ * wait for the next interval when a generation is relaunched.
+ */
+export const PRESENCE_POKE = '{"type":"poke"}';
+
 /** Bounds an agent clamps the coordinator's timings to, whatever it is sent. */
 export const TIMING_BOUNDS = {
   heartbeatIntervalMs: { min: 100, max: 60_000 },

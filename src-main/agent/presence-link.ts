@@ -7,7 +7,7 @@
  * and a clean exit says BYE. Heartbeats stay on HTTP; this link only proves liveness.
  */
 import WebSocket from 'ws';
-import { apiPaths, PRESENCE_CLOSE } from '../../src-shared/worker-protocol';
+import { apiPaths, PRESENCE_CLOSE, PRESENCE_POKE } from '../../src-shared/worker-protocol';
 import { systemClock, type Clock } from '../core/ports';
 import type { Connector } from './pinned-connection';
 
@@ -28,6 +28,8 @@ export interface PresenceLinkOptions {
   heartbeatTimeoutMs: () => number;
   /** The coordinator closed with REFUSED: it no longer knows this session. */
   onRefused: (reason: string) => void;
+  /** The coordinator has instructions waiting: heartbeat now instead of at the next interval. */
+  onPoke?: () => void;
   log: (line: string) => void;
   clock?: Clock;
 }
@@ -139,6 +141,10 @@ export class PresenceLink {
     });
     // Errors end in 'close' too; the listener keeps them from being thrown.
     ws.on('error', (error) => this.complain(error.message));
+    // The only message the coordinator sends; anything else is ignored (it proves nothing and asks nothing).
+    ws.on('message', (data, isBinary) => {
+      if (!isBinary && ws === this.socket && String(data) === PRESENCE_POKE) this.opts.onPoke?.();
+    });
     ws.on('close', (code, reasonBuffer) => {
       if (ws !== this.socket) return; // one we replaced
       this.pingTimer?.cancel();

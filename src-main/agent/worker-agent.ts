@@ -151,6 +151,9 @@ export class WorkerAgent {
   private instructionChain: Promise<void> = Promise.resolve();
 
   private heartbeatTimer: { cancel(): void } | null = null;
+  /** A heartbeat is in flight; a poke meanwhile asks for another right after it. */
+  private ticking = false;
+  private pokedWhileTicking = false;
   private watchdog: { cancel(): void } | null = null;
   private flushTimer: { cancel(): void } | null = null;
   private flushing: Promise<void> | null = null;
@@ -308,6 +311,9 @@ export class WorkerAgent {
       onRefused: (reason) => {
         if (session === this.session) this.becomeLost(`the coordinator ended this session (${reason})`);
       },
+      onPoke: () => {
+        if (session === this.session) this.heartbeatNow();
+      },
       log: this.log,
       clock: this.clock,
     });
@@ -323,16 +329,31 @@ export class WorkerAgent {
     this.heartbeatTimer = this.clock.setTimeout(() => void this.tick(), Math.max(0, delayMs));
   }
 
+  /** The coordinator poked: heartbeat at once (after the one in flight, if any) to fetch waiting instructions. */
+  private heartbeatNow(): void {
+    if (this.phase !== 'joined') return;
+    if (this.ticking) {
+      this.pokedWhileTicking = true;
+      return;
+    }
+    this.heartbeatTimer?.cancel();
+    this.scheduleHeartbeat(0);
+  }
+
   private async tick(): Promise<void> {
     const began = this.clock.monotonic();
     const interval = this.joined?.heartbeatIntervalMs ?? 1000;
+    this.ticking = true;
+    this.pokedWhileTicking = false;
     try {
       if (this.phase === 'lost') await this.tryRejoin();
       else if (this.phase === 'joined') await this.heartbeat();
     } catch (error) {
       this.log(`internal error in the heartbeat loop (carrying on): ${error instanceof Error ? error.message : String(error)}`);
+    } finally {
+      this.ticking = false;
     }
-    this.scheduleHeartbeat(interval - (this.clock.monotonic() - began));
+    this.scheduleHeartbeat(this.pokedWhileTicking ? 0 : interval - (this.clock.monotonic() - began));
   }
 
   private async heartbeat(): Promise<void> {

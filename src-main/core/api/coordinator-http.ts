@@ -338,6 +338,8 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
     sessionOf,
     ...(opts.abruptCloseGraceMs !== undefined ? { abruptCloseGraceMs: opts.abruptCloseGraceMs } : {}),
   });
+  // A relaunch reaches every member at once instead of at each one's next heartbeat (up to an interval later).
+  service.setInstructionListener((workerId) => presence.poke(workerId));
   server.headersTimeout = headersTimeoutMs;
   server.requestTimeout = Math.max(bodyTimeoutMs, headersTimeoutMs) + 5_000;
   server.keepAliveTimeout = 15_000;
@@ -362,6 +364,7 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
         presenceCount: () => presence.connected(),
         close: () =>
           new Promise<void>((done) => {
+            service.setInstructionListener(null);
             presence.close();
             server.close(() => done());
             server.closeAllConnections();

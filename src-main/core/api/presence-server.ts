@@ -10,7 +10,7 @@
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { PRESENCE_CLOSE } from '../../../src-shared/worker-protocol';
+import { PRESENCE_CLOSE, PRESENCE_POKE } from '../../../src-shared/worker-protocol';
 import { isApiProblem } from '../coordinator/api-problem';
 
 export interface PresenceService {
@@ -47,6 +47,8 @@ function refuse(socket: Duplex, status: number, message: string): void {
 export interface PresenceServer {
   /** Number of agents holding a presence connection now. */
   connected(): number;
+  /** Asks a worker's agent to heartbeat now (instructions are waiting); pokes within one turn go out once. */
+  poke(workerId: number): void;
   close(): void;
 }
 
@@ -104,8 +106,22 @@ export function attachPresence(server: http.Server, service: PresenceService, op
   };
   server.on('upgrade', onUpgrade);
 
+  const toPoke = new Set<number>();
+  const sendPokes = (): void => {
+    for (const id of toPoke) {
+      const entry = current.get(id);
+      if (entry && entry.ws.readyState === entry.ws.OPEN) entry.ws.send(PRESENCE_POKE);
+    }
+    toPoke.clear();
+  };
+
   return {
     connected: () => current.size,
+    poke: (workerId) => {
+      if (closing || !current.has(workerId)) return;
+      if (toPoke.size === 0) setImmediate(sendPokes);
+      toPoke.add(workerId);
+    },
     close: () => {
       closing = true;
       server.off('upgrade', onUpgrade);

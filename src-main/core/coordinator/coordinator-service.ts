@@ -195,6 +195,7 @@ export class CoordinatorService {
   private readonly dirtyRuns = new Set<RunRecord>();
   private lastProgressEmit = -Infinity;
   private readonly gate: WorkerGate;
+  private instructionListener: ((workerId: number) => void) | null = null;
   private readonly trustAdvertised: boolean;
   private readonly outputBudget: OutputBudget;
 
@@ -284,6 +285,11 @@ export class CoordinatorService {
       heartbeatTimeoutMs: this.pool.getLimits().heartbeatTimeoutMs,
       sessionSecret: this.gate.openSession(workerId),
     };
+  }
+
+  /** Told the worker id whenever an instruction is queued for it (the HTTP layer pokes the agent to poll now). */
+  setInstructionListener(listener: ((workerId: number) => void) | null): void {
+    this.instructionListener = listener;
   }
 
   /** Throws 401/404 unless `secret` is the worker's current session secret (every worker request after the join). */
@@ -997,6 +1003,7 @@ export class CoordinatorService {
 
   private queue(rec: WorkerRecord, instruction: Instruction): void {
     rec.pending.push(instruction);
+    this.instructionListener?.(rec.id);
     if (rec.pending.length > MAX_PENDING_INSTRUCTIONS) this.dropOldest(rec, rec.pending.length - MAX_PENDING_INSTRUCTIONS);
   }
 

@@ -21,6 +21,11 @@ export interface WorkerOptions {
   via?: string;
   /** Node name; default the host's hostname. */
   name?: string;
+  /**
+   * The agent's data folder; default a new one. A restarted agent must reuse its folder: it holds the
+   * machine id its node name is bound to (a new folder is a new machine, and the name is refused).
+   */
+  dataDir?: string;
 }
 
 export interface Progress {
@@ -48,7 +53,7 @@ export class WorkerOnHost {
     opts: WorkerOptions = {},
   ) {
     this.name = opts.name ?? host.hostname;
-    this.dataDir = mkdtempSync(path.join(tmpdir(), `gsmh-worker-${host.name}-`));
+    this.dataDir = opts.dataDir ?? mkdtempSync(path.join(tmpdir(), `gsmh-worker-${host.name}-`));
     const join = opts.via ? `${app.join.url.protocol}//${opts.via}` : app.join.url.origin;
     const argv = [
       process.execPath, build.cli, 'worker',

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { PRESENCE_CLOSE } from '../../../src-shared/worker-protocol';
+import { PRESENCE_CLOSE, PRESENCE_POKE } from '../../../src-shared/worker-protocol';
 import { PresenceLink, cutUtf8 } from '../../../src-main/agent/presence-link';
 import { waitFor } from './fake-coordinator';
 
@@ -36,13 +36,14 @@ async function startServer(autoPong: boolean): Promise<void> {
   url = new URL(`ws://127.0.0.1:${(server.address() as AddressInfo).port}/v1/workers/3/presence`);
 }
 
-function link(extra: { timeoutMs?: number; onRefused?: (r: string) => void } = {}): PresenceLink {
+function link(extra: { timeoutMs?: number; onRefused?: (r: string) => void; onPoke?: () => void } = {}): PresenceLink {
   const l = new PresenceLink({
     url,
     headers: { authorization: 'Bearer tok', 'x-gpu-share-session': 'sess' },
     connector: null,
     heartbeatTimeoutMs: () => extra.timeoutMs ?? 5000,
     onRefused: extra.onRefused ?? (() => undefined),
+    ...(extra.onPoke ? { onPoke: extra.onPoke } : {}),
     log: (line) => logs.push(line),
   });
   links.push(l);
@@ -65,6 +66,18 @@ afterEach(async () => {
 
 describe('PresenceLink', () => {
   beforeEach(() => startServer(true));
+
+  it('a poke from the coordinator asks for a heartbeat now; any other message is ignored', async () => {
+    let pokes = 0;
+    const l = link({ onPoke: () => pokes++ });
+    await waitFor('the socket', () => l.isOpen());
+    seen[0]!.socket.send('{"type":"something else"}');
+    seen[0]!.socket.send(Buffer.from(PRESENCE_POKE), { binary: true });
+    seen[0]!.socket.send(PRESENCE_POKE);
+    await waitFor('the poke', () => pokes > 0);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(pokes).toBe(1);
+  });
 
   it('opens with both headers and says BYE (4000) with the reason when closed', async () => {
     const l = link();

