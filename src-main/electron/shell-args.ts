@@ -8,6 +8,8 @@ export interface ShellArgs {
   coordinatorHost?: string;
   /** --coordinator-port N. */
   coordinatorPort?: number;
+  /** --trust-advertised-hosts: accept workers' advertised addresses behind NAT (see worker-gate.ts). */
+  trustAdvertisedHosts?: boolean;
 }
 
 /** Value of `--name VALUE` or `--name=VALUE` at argv[i], and how many entries it used; null if argv[i] is not it. */
@@ -24,6 +26,11 @@ function valueOf(argv: readonly string[], i: number, name: string): { value: str
 export function parseShellArgs(argv: readonly string[], cwd: string): ShellArgs {
   const args: ShellArgs = {};
   for (let i = 0; i < argv.length; ) {
+    if (argv[i] === '--trust-advertised-hosts') {
+      args.trustAdvertisedHosts = true;
+      i += 1;
+      continue;
+    }
     const cluster = valueOf(argv, i, 'cluster');
     const host = cluster ? null : valueOf(argv, i, 'coordinator-host');
     const port = cluster || host ? null : valueOf(argv, i, 'coordinator-port');

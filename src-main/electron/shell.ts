@@ -148,6 +148,7 @@ export async function startShell(deps: ShellDeps): Promise<Shell | null> {
       ...(args.clusterPath ? { clusterPath: args.clusterPath } : {}),
       ...(args.coordinatorHost ? { coordinatorHost: args.coordinatorHost } : {}),
       ...(args.coordinatorPort !== undefined ? { coordinatorPort: args.coordinatorPort } : {}),
+      ...(args.trustAdvertisedHosts ? { trustAdvertisedHosts: true } : {}),
       notifier,
       tray: trayPort,
       pty: deps.pty,

@@ -242,6 +242,10 @@ describe('shell arguments', () => {
       coordinatorPort: 7500,
     });
     expect(parseShellArgs(['/app/gpu-share', '--coordinator-host', 'a b', '--coordinator-port', '99999'], '/w')).toEqual({});
+    expect(parseShellArgs(['/app/gpu-share', '--coordinator-host', '10.0.0.5', '--trust-advertised-hosts'], '/w')).toEqual({
+      coordinatorHost: '10.0.0.5',
+      trustAdvertisedHosts: true,
+    });
   });
 });
 
