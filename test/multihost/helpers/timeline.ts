@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks';
 import type { CoordinatorEvent } from '../../../src-shared/training';
 import type { HostProcess } from './host-process';
 
-const NOISE = /^(GPU_SHARE_PROGRESS |\s|Traceback|\^|torch\.|\w+(Error|Exception)\b)/;
+const NOISE = /GPU_SHARE_PROGRESS |^(\s|Traceback|\^|torch\.|\w+(Error|Exception)\b)/;
 
 function clock(epochMs: number): string {
   return new Date(epochMs).toISOString().slice(14, 23); // mm:ss.mmm
