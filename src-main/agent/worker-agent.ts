@@ -32,6 +32,17 @@ import { ReportQueue } from './report-queue';
 import { residencyReport } from './residency-report';
 import { resolveScript } from './resolve-script';
 
+/**
+ * How long the agent hears nothing before it gives the coordinator up and stops its training: the timeout
+ * plus half of it (at least two intervals). The coordinator judges by when requests arrive, the agent by when
+ * answers do, and on a slow link answers come later than requests: giving up on the same clock turned a poor
+ * link into failures the coordinator never declared. When the coordinator does fail this worker, the next
+ * answer that gets through says so (401/404/409) and the agent stops at once.
+ */
+export function lostAfterMs(joined: Pick<JoinResponse, 'heartbeatTimeoutMs' | 'heartbeatIntervalMs'>): number {
+  return joined.heartbeatTimeoutMs + Math.max(2 * joined.heartbeatIntervalMs, Math.floor(joined.heartbeatTimeoutMs / 2));
+}
+
 export const AGENT_VERSION = '0.1.0';
 
 /** How often buffered output and events go to the coordinator. */
@@ -383,7 +394,7 @@ export class WorkerAgent {
     if (reply && reply.kind !== 'ok') this.lastFailure = describeFailure(reply);
     if (this.phase !== 'joined' || !this.joined) return;
     const silentMs = this.clock.monotonic() - this.lastOkAt;
-    if (silentMs <= this.joined.heartbeatTimeoutMs) return;
+    if (silentMs <= lostAfterMs(this.joined)) return;
     const why = this.lastFailure ? ` (last answer: ${this.lastFailure})` : ' (no answer at all)';
     this.becomeLost(`no successful heartbeat for ${(silentMs / 1000).toFixed(1)} s${why}`);
   }
