@@ -1,26 +1,47 @@
 /**
- * The coordinator under abuse from a machine that holds the join token, over real HTTP on 127.0.0.1: what
- * each attack costs in memory and reply size now that rows, fields, output and notifications are bounded.
- * The figures before the bounds (from the two-machines issue) are printed beside them.
+ * The coordinator under abuse from a machine that holds the join token, over real HTTP on 127.0.0.1, with the
+ * attacker in a process of its own (bench/lib/abuse-client.ts): what each attack costs the coordinator in
+ * memory (peak RSS while it lasts, heap still held after a full GC) and reply size, now that rows, fields and
+ * output are bounded. The figures measured before the bounds (the two-machines issue) are printed beside them.
  *
  *   node --expose-gc scripts/run-ts.mjs bench/abuse-bounds.ts [--joins 21000] [--flood-s 8]
  */
-import { randomBytes } from 'node:crypto';
+import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { startCoordinatorHttp } from '../src-main/core/api/coordinator-http';
 import { generateToken } from '../src-main/core/api/tokens';
 import { CoordinatorService } from '../src-main/core/coordinator/coordinator-service';
 import { systemClock } from '../src-main/core/ports';
-import { apiPaths, joinResponseSchema, SESSION_HEADER, type JoinRequest } from '../src-shared/worker-protocol';
+import { apiPaths } from '../src-shared/worker-protocol';
 import { intFlag, printTable } from './lib/stats';
 
 const JOINS = intFlag('joins', 21_000, 100, 100_000);
 const FLOOD_S = intFlag('flood-s', 8, 1, 60);
 const MB = 1024 * 1024;
 
-function rssMb(): number {
-  (globalThis as { gc?: () => void }).gc?.();
-  return process.memoryUsage().rss / MB;
+function heldMb(): number {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error('run with node --expose-gc so held memory can be measured');
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed / MB;
+}
+
+/** Runs the attacker to its end while sampling this process's RSS; its JSON result, the peak and the time. */
+function attack(args: string[]): Promise<{ result: Record<string, number>; peakRssMb: number; seconds: number }> {
+  const t0 = performance.now();
+  let peak = process.memoryUsage().rss;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+  const child = spawn(process.execPath, ['scripts/run-ts.mjs', 'bench/lib/abuse-client.ts', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  return new Promise((resolve, reject) => {
+    child.on('exit', (code) => {
+      clearInterval(sampler);
+      if (code !== 0) reject(new Error(`abuse-client exited with ${code}`));
+      else resolve({ result: JSON.parse(out.trim().split('\n').at(-1)!) as Record<string, number>, peakRssMb: peak / MB, seconds: (performance.now() - t0) / 1000 });
+    });
+  });
 }
 
 async function main(): Promise<void> {
@@ -29,66 +50,43 @@ async function main(): Promise<void> {
   const svc = new CoordinatorService({ clock: systemClock, joinToken, operatorToken });
   const api = await startCoordinatorHttp(svc, { host: '127.0.0.1', port: 0, joinToken, operatorToken });
   svc.start();
-  const post = async (path: string, body: unknown, session?: string) => {
-    const res = await fetch(api.url + path, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${joinToken}`, 'content-type': 'application/json', ...(session ? { [SESSION_HEADER]: session } : {}) },
-      body: JSON.stringify(body),
-    });
-    return { status: res.status, json: (await res.json()) as unknown };
-  };
-  const joinBody = (node: string): JoinRequest => ({
-    node,
-    agentVersion: 'abuse',
-    machineId: randomBytes(24).toString('base64url'),
-    gpus: [],
-    cpuCores: 1,
-    ramMb: 1,
-    advertiseHost: '127.0.0.1',
-    rdzvPort: 29500,
-    python: { path: '/usr/bin/python3', torchVersion: '1.13' },
-  });
   const rows: string[][] = [];
-  const base = rssMb();
+  const rss = () => process.memoryUsage().rss / MB;
 
-  // 1. Random joins that leave at once (every name new): rows of gone workers are pruned.
-  const t0 = performance.now();
-  for (let i = 0; i < JOINS; i++) {
-    const r = await post(apiPaths.join, joinBody(`n${i}-${randomBytes(4).toString('hex')}`));
-    const j = joinResponseSchema.parse(r.json);
-    await post(apiPaths.leave(j.workerId), { incarnation: j.incarnation, reason: 'gone' }, j.sessionSecret);
-  }
-  const stateRes = await fetch(api.url + apiPaths.state, { headers: { authorization: `Bearer ${operatorToken}` } });
-  const stateBytes = (await stateRes.text()).length;
-  rows.push([`${JOINS} random join + leave`, `+${(rssMb() - base).toFixed(1)} MB RSS, /v1/state ${(stateBytes / 1024).toFixed(0)} KB`, '+60 MB, /v1/state 6.5 MB', `${((performance.now() - t0) / 1000).toFixed(1)} s`]);
+  let held = heldMb();
+  let base = rss();
+  const joins = await attack([api.url, joinToken, 'joins', String(JOINS)]);
+  const state = await (await fetch(api.url + apiPaths.state, { headers: { authorization: `Bearer ${operatorToken}` } })).text();
+  rows.push([
+    `${JOINS} random join + leave`,
+    `peak +${(joins.peakRssMb - base).toFixed(0)} MB RSS, +${(heldMb() - held).toFixed(1)} MB held, ${svc.workers().length} rows, /v1/state ${(state.length / 1024).toFixed(0)} KB`,
+    '+60 MB RSS, /v1/state 6.5 MB',
+    `${joins.seconds.toFixed(1)} s`,
+  ]);
 
-  // 2. Huge progress.runId (200 × 900 KB before): refused at the schema.
-  const victim = joinResponseSchema.parse((await post(apiPaths.join, joinBody('victim'))).json);
-  await post(apiPaths.heartbeat(victim.workerId), { incarnation: victim.incarnation }, victim.sessionSecret);
-  const before2 = rssMb();
-  let refused = 0;
-  for (let i = 0; i < 200; i++) {
-    const r = await post(apiPaths.heartbeat(victim.workerId), { incarnation: victim.incarnation, progress: { runId: 'x'.repeat(900_000), generation: 0, step: 1, loss: null, samplesPerSec: null, resumedFrom: null } }, victim.sessionSecret);
-    if (r.status === 400) refused++;
-  }
-  rows.push(['200 × 900 KB progress.runId', `${refused}/200 refused (400), +${(rssMb() - before2).toFixed(1)} MB RSS`, '+160 MB', '']);
+  // The victim: one worker of the attacker's own (a session is needed to send heartbeats and reports at all).
+  const victim = svc.join({ node: 'victim', agentVersion: 'abuse', machineId: 'v'.repeat(32), gpus: [], cpuCores: 1, ramMb: 1, advertiseHost: '127.0.0.1', rdzvPort: 29500, python: null }, '127.0.0.1');
+  svc.heartbeat(victim.workerId, { incarnation: victim.incarnation });
+  const who = [String(victim.workerId), String(victim.incarnation), victim.sessionSecret];
 
-  // 3. One worker floods output as fast as it can for FLOOD_S seconds.
-  const run = svc.startRun({ name: 'flood', command: ['t.py'], samples: 10, minWorkers: 1, maxWorkers: 1, heartbeatTimeoutMs: 60_000, maxRestarts: 0, nprocPerNode: 1, useGpus: false, launcher: 'torchrun', env: {} });
-  const chunk = ('z'.repeat(1023) + '\n').repeat(900); // ≈ 900 KB per report
-  const before3 = rssMb();
-  let peak = before3;
-  let sent = 0;
-  const end = performance.now() + FLOOD_S * 1000;
-  while (performance.now() < end) {
-    await post(apiPaths.report(victim.workerId), { incarnation: victim.incarnation, reports: [{ type: 'output', runId: run.id, generation: run.generation, data: chunk }] }, victim.sessionSecret);
-    sent += chunk.length;
-    peak = Math.max(peak, process.memoryUsage().rss / MB);
-  }
+  held = heldMb();
+  base = rss();
+  const runid = await attack([api.url, joinToken, 'runid', ...who]);
+  rows.push(['200 × 900 KB progress.runId', `${runid.result.refused}/200 refused (400), peak +${(runid.peakRssMb - base).toFixed(0)} MB RSS, +${(heldMb() - held).toFixed(1)} MB held`, '+160 MB RSS', `${runid.seconds.toFixed(1)} s`]);
+
+  const run = svc.startRun({ name: 'flood', command: ['t.py'], samples: 10, minWorkers: 1, maxWorkers: 1, heartbeatTimeoutMs: 60_000, maxRestarts: 0, nprocPerNode: 1, useGpus: false, launcher: 'direct', env: {} });
+  held = heldMb();
+  base = rss();
+  const flood = await attack([api.url, joinToken, 'flood', ...who, run.id, String(FLOOD_S)]);
   const kept = svc.runOutput(run.id).length;
-  rows.push([`one worker floods output for ${FLOOD_S} s`, `${(sent / MB).toFixed(0)} MB sent, ${(kept / MB).toFixed(2)} MB kept, peak +${(peak - before3).toFixed(0)} MB RSS`, '380 MB sent, peak 1.6 GB', '']);
+  rows.push([
+    `one worker floods output for ${FLOOD_S} s`,
+    `${((flood.result.sentBytes ?? 0) / MB).toFixed(0)} MB sent, ${(kept / MB).toFixed(2)} MB kept, peak +${(flood.peakRssMb - base).toFixed(0)} MB RSS, +${(heldMb() - held).toFixed(1)} MB held`,
+    '380 MB sent, 1.6 GB peak RSS',
+    `${flood.seconds.toFixed(1)} s`,
+  ]);
 
-  printTable(['attack', 'now', 'before the bounds', 'took'], rows);
+  printTable(['attack', 'coordinator now', 'before the bounds', 'took'], rows);
   svc.stop();
   await api.close();
 }

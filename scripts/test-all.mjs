@@ -1,4 +1,4 @@
-// `npm test`: everything CI checks, in the order that fails fastest — build (the e2e and integration
+// `npm test`: everything CI checks, in the order that fails fastest — build (the e2e, integration and multihost
 // tests drive the built app), lint, typecheck, then every vitest project. Ends with one plain summary line.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
@@ -18,7 +18,7 @@ step('lint', npx, ['eslint', '.']);
 step('typecheck', 'npm', ['run', '--silent', 'typecheck']);
 
 mkdirSync('test-results', { recursive: true });
-console.log('\n── tests (unit, integration, e2e) ──');
+console.log('\n── tests (unit, integration, e2e, multihost) ──');
 const run = spawnSync(
   npx,
   ['vitest', 'run', '--reporter=default', '--reporter=json', '--outputFile.json=test-results/vitest.json', ...process.argv.slice(2)],
