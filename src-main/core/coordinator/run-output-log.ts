@@ -8,6 +8,15 @@ export const DEFAULT_OUTPUT_CAP_CHARS = 256 * 1024;
 /** An unfinished line longer than this (a progress bar redrawn with \r, say) is written out as it is. */
 const MAX_PARTIAL_CHARS = 4096;
 
+/**
+ * A copy of `text` that shares no memory with it. Output arrives as slices of whole request bodies, and V8
+ * keeps a slice's parent alive: a kept 1 KB line could pin the 900 KB report it came from (a flood once held
+ * 140 MB that way). Copying what is stored bounds the log by what it shows.
+ */
+function detached(text: string): string {
+  return Buffer.from(text, 'utf8').toString('utf8');
+}
+
 export class RunOutputLog {
   private chunks: string[] = [];
   private head = 0;
@@ -30,7 +39,7 @@ export class RunOutputLog {
       this.push(`[${node}] ${rest}\n`);
       rest = '';
     }
-    if (rest) this.partial.set(workerId, { node, text: rest });
+    if (rest) this.partial.set(workerId, { node, text: detached(rest) });
     else this.partial.delete(workerId);
   }
 
@@ -41,7 +50,7 @@ export class RunOutputLog {
   }
 
   private push(text: string): void {
-    const piece = text.length > this.capChars ? text.slice(text.length - this.capChars) : text;
+    const piece = detached(text.length > this.capChars ? text.slice(text.length - this.capChars) : text);
     this.chunks.push(piece);
     this.size += piece.length;
     while (this.size > this.capChars) {
@@ -49,9 +58,12 @@ export class RunOutputLog {
       const excess = this.size - this.capChars;
       if (first.length <= excess) {
         this.size -= first.length;
+        // Release the slot now, not at the next compaction: up to 1,024 dropped chunks (a flood's worth,
+        // 80+ MB) stayed referenced until then.
+        this.chunks[this.head] = '';
         this.head++;
       } else {
-        this.chunks[this.head] = first.slice(excess);
+        this.chunks[this.head] = detached(first.slice(excess));
         this.size -= excess;
       }
     }
