@@ -112,7 +112,7 @@ export async function retryJoin<T>(attempt: () => Promise<T>, opts: RetryOptions
     } catch (error) {
       if (!(error instanceof JoinError) || error.kind !== 'unreachable' || opts.stopped()) throw error;
       if (error.message !== lastMessage) {
-        opts.log(`${error.message}; retrying in ${delayMs / 1000} s (and on, until it answers)`);
+        opts.log(`${error.message.replace(/\.$/, '')} — retrying in ${delayMs / 1000} s, and on until it answers (Ctrl-C to stop)`);
         lastMessage = error.message;
       }
     }

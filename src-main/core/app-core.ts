@@ -280,7 +280,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
       reachableFromOtherMachines: !loopbackOnly,
       reachability: loopbackOnly
         ? `The coordinator listens on ${bindHost} only, so only workers on this machine can join. To let your other machines join, start GPU Share with --coordinator-host 0.0.0.0 (or this machine's LAN address).`
-        : `The coordinator listens on ${bindHost}:${http.port}; any machine that can reach ${coordinatorUrl} and has the token can join.`,
+        : `The coordinator listens on ${bindHost}:${http.port} over HTTPS; any machine that can reach ${coordinatorUrl} and has the token can join, and the fingerprint in the command lets it check it reached this machine.`,
     }),
     getExampleRun: async () => exampleRun(assetsDir, hardware),
     joinCluster: async (req) => membership.join(req),

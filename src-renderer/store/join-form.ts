@@ -31,7 +31,7 @@ export function checkJoinForm(fields: JoinFormFields): JoinFormResult {
   if (certText && !certSha256) errors.certSha256 = certProblem(certText);
   let url = fields.url.trim();
   if (!url) {
-    errors.url = "Paste the other machine's coordinator URL, e.g. http://192.168.1.20:7421";
+    errors.url = "Paste the other machine's coordinator URL, e.g. https://192.168.1.20:7421";
   } else {
     // People type "192.168.1.20:7421" without a scheme: http, the coordinator's default on one machine; https
     // when they also gave a fingerprint, since only an https coordinator has a certificate.

@@ -148,7 +148,7 @@ export function JoinClusterPanel() {
             type="url"
             value={fields.url}
             error={errors.url}
-            placeholder="http://192.168.1.20:7421"
+            placeholder="https://192.168.1.20:7421"
             inputRef={urlRef}
             onChange={set('url')}
           />

@@ -41,7 +41,7 @@ describe('retryJoin', () => {
     );
     expect(result).toBe('joined');
     expect(waits).toEqual([1000, 2000, 4000, 8000, 16_000, 30_000, 30_000]);
-    expect(logs).toEqual(['nothing is listening; retrying in 1 s (and on, until it answers)', 'failed to answer the join (503: starting); retrying in 16 s (and on, until it answers)']);
+    expect(logs).toEqual(['nothing is listening — retrying in 1 s, and on until it answers (Ctrl-C to stop)', 'failed to answer the join (503: starting) — retrying in 16 s, and on until it answers (Ctrl-C to stop)']);
   });
 
   it('gives up at once on a refusal, and when the agent is stopping', async () => {

@@ -151,7 +151,7 @@ describe('WorkerAgent on the wire (http)', () => {
     const joined = await makeAgent({ retryFirstJoin: true }).start();
     expect(joined.workerId).toBe(7);
     expect(logs.filter((l) => l.includes('retrying in'))).toEqual([
-      'the coordinator at http://127.0.0.1:' + new URL(url).port + ' failed to answer the join (503: coordinator starting); retrying in 1 s (and on, until it answers)',
+      'the coordinator at http://127.0.0.1:' + new URL(url).port + ' failed to answer the join (503: coordinator starting) — retrying in 1 s, and on until it answers (Ctrl-C to stop)',
     ]);
   }, 10_000);
 

@@ -33,7 +33,7 @@ describe('join form', () => {
   it('refuses empty fields, credentials in the URL and tokens with spaces', () => {
     const empty = checkJoinForm({ url: '', token: '', name: '', certSha256: '' });
     expect(empty.ok === false && empty.errors).toEqual({
-      url: "Paste the other machine's coordinator URL, e.g. http://192.168.1.20:7421",
+      url: "Paste the other machine's coordinator URL, e.g. https://192.168.1.20:7421",
       token: "Paste the join token from the other machine's Workers view.",
     });
     const creds = checkJoinForm({ url: 'http://me:secret@10.0.0.2:7421', token: 'two words here', name: '', certSha256: '' });
