@@ -563,6 +563,18 @@ export class CoordinatorService {
   }
 
   private launchGeneration(run: RunRecord, members: number[], cause: string, why: LaunchWhy): void {
+    // Decided before anything changes: a generation no member can host is not started at all.
+    const addresses = chooseRendezvous(
+      members.map((id) => {
+        const r = this.records.get(id)!;
+        return { workerId: id, node: r.node, seenFrom: r.address, coordinatorAddr: r.coordinatorAddr, sameMachine: r.sameMachine, advertiseHost: r.advertiseHost, rdzvPort: r.rdzvPort };
+      }),
+      { trustAdvertised: this.trustAdvertised },
+    );
+    if (!addresses.ok) {
+      this.holdRun(run, addresses.reason);
+      return;
+    }
     this.refreshProgress(run);
     const previous = run.state === 'running' ? run.generation : null;
     if (previous !== null) this.stopMembers(run, `generation ${previous + 1} replaces it: ${cause}`);
@@ -575,17 +587,6 @@ export class CoordinatorService {
     run.state = 'running';
     run.stateCause = `generation ${run.generation} on ${plural(members.length, 'worker')}`;
 
-    const addresses = chooseRendezvous(
-      members.map((id) => {
-        const r = this.records.get(id)!;
-        return { workerId: id, node: r.node, seenFrom: r.address, coordinatorAddr: r.coordinatorAddr, sameMachine: r.sameMachine, advertiseHost: r.advertiseHost, rdzvPort: r.rdzvPort };
-      }),
-      { trustAdvertised: this.trustAdvertised },
-    );
-    if (!addresses.ok) {
-      this.holdRun(run, addresses.reason);
-      return;
-    }
     const storeHost = this.records.get(addresses.hostWorkerId)!;
     run.rdzvEndpoint = formatEndpoint(this.rdzvHostOverride ?? addresses.endpointHost, storeHost.rdzvPort);
     const shards = assignShards(run.spec.samples, members);

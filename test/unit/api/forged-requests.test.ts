@@ -173,3 +173,33 @@ describe('bounded under abuse', () => {
     expect(text).not.toContain('\x07');
   });
 });
+
+describe('addresses across machines', () => {
+  const join = (node: string, seenFrom: string, coordinatorAddr: string, sameMachine: boolean) => {
+    const j = svc.join(body(node, node, { advertiseHost: seenFrom }), { seenFrom, coordinatorAddr, sameMachine });
+    svc.heartbeat(j.workerId, { incarnation: j.incarnation });
+    return j;
+  };
+  const spec = { name: 'r', command: ['t.py'], samples: 30, minWorkers: 1, maxWorkers: 8, heartbeatTimeoutMs: 5000, maxRestarts: 3, nprocPerNode: 1, useGpus: false, launcher: 'torchrun' as const, env: {} };
+
+  it('the app worker is handed the LAN address, never loopback, once a member is on another host', () => {
+    const app = join('desk', '127.0.0.1', '127.0.0.1', true);
+    join('beta', '10.213.0.2', '10.213.0.1', false);
+    const run = svc.startRun(spec);
+    expect(run.rdzvEndpoint).toMatch(/^10\.213\.0\.1:\d+$/);
+    const plans = [0, 1].map((id) => svc.heartbeat(id, { incarnation: 1 }).instructions.find((i) => i.kind === 'start'));
+    expect(plans.map((p) => (p?.kind === 'start' ? [p.plan.localAddr, p.plan.rdzvHost] : null))).toEqual([['10.213.0.1', true], ['10.213.0.2', false]]);
+    expect(app.workerId).toBe(0);
+  });
+
+  it('members that cannot all reach one host: the run waits and says why instead of burning restarts', () => {
+    join('desk', '127.0.0.1', '127.0.0.1', true);
+    join('beta', '10.213.0.2', '10.213.0.1', false);
+    join('gamma', 'fd00:213::3', 'fd00:213::1', false);
+    const run = svc.startRun(spec);
+    expect(run.state).toBe('waiting');
+    expect(run.stateCause).toContain('no member can host the rendezvous');
+    expect(run.restartsUsed).toBe(0);
+    expect(svc.events().some((e) => e.kind === 'run-paused' && e.message.includes('gamma at fd00:213::3'))).toBe(true);
+  });
+});
