@@ -68,7 +68,7 @@ async function launch(opts: {
     localAddr: '127.0.0.1',
     rdzvHost: opts.isHost ?? true,
   };
-  const argv = buildTorchrunArgv(plan, python, { logDir: path.join(work, 'logs'), isHost: opts.isHost ?? true });
+  const argv = buildTorchrunArgv(plan, python, { logDir: path.join(work, 'logs') });
   let output = '';
   const progress: TrainerProgressLine[] = [];
   const proc = new TrainingProcess({

@@ -7,7 +7,7 @@
  * - a reset or silence is what a network fault looks like: left to the heartbeat timeout, so a poor link
  *   raises no false alarm.
  */
-import type http from 'node:http';
+import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { PRESENCE_CLOSE, PRESENCE_POKE } from '../../../src-shared/worker-protocol';
@@ -40,7 +40,7 @@ const PATH = /^\/v1\/workers\/(\d{1,9})\/presence$/;
 
 function refuse(socket: Duplex, status: number, message: string): void {
   const body = JSON.stringify({ error: message });
-  const reason = status === 401 ? 'Unauthorized' : status === 404 ? 'Not Found' : status === 409 ? 'Conflict' : 'Bad Request';
+  const reason = http.STATUS_CODES[status] ?? 'Error';
   socket.end(`HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
 }
 

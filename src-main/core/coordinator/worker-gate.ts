@@ -6,7 +6,9 @@
  * runs, keep dead workers "active", or host the c10d store every other member unpickles.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { isLoopbackHost } from '../../../src-shared/cluster/loopback';
 import { tokensEqual } from '../api/tokens';
+import { normalizeAddress } from '../runs/local-interface';
 import { ApiProblem } from './api-problem';
 
 /** Where a request came from, as the coordinator's socket saw it. */
@@ -19,16 +21,14 @@ export interface ConnectionFacts {
   sameMachine: boolean;
 }
 
+/** An address in one spelling (IPv4-mapped unwrapped, IPv6 canonical); a host name as given, lower-cased. */
 export function unwrapAddress(address: string | null | undefined): string | null {
   if (!address) return null;
-  const bare = address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address;
-  const lower = bare.toLowerCase();
-  return lower.startsWith('::ffff:') && lower.includes('.') ? lower.slice(7) : lower;
+  return normalizeAddress(address)?.address ?? address.trim().toLowerCase();
 }
 
 export function isLoopbackAddress(address: string | null): boolean {
-  if (!address) return false;
-  return address === '::1' || /^127\./.test(address);
+  return address !== null && isLoopbackHost(address);
 }
 
 export function connectionFacts(remoteAddress: string | null | undefined, localAddress: string | null | undefined): ConnectionFacts {

@@ -21,11 +21,6 @@ export interface TorchrunOptions {
   gpuCount?: number;
   /** Where torchrun keeps each rank's log files (it makes a temp dir when absent). */
   logDir?: string;
-  /**
-   * @deprecated The plan's `rdzvHost` decides. Used only for a plan that lacks it (sent by a coordinator from
-   * before the field), since torchrun's own guess from the host name is wrong when workers share a machine.
-   */
-  isHost?: boolean;
   /** The app's assets folder, which holds launcher/torchrun_shim.py (default: findAssetsDir()). */
   assetsDir?: string;
   /** The environment the training process inherits; interface variables set there are left alone (default: process.env). */
@@ -83,9 +78,9 @@ export function launcherShimPath(assetsDir: string = findAssetsDir()): string {
 export function buildTorchrunArgv(plan: LaunchPlan, python: PythonInfo, options: TorchrunOptions = {}): string[] {
   const [script, ...scriptArgs] = plan.command;
   const rdzvConf = [`last_call_timeout=${options.lastCallTimeoutS ?? DEFAULT_LAST_CALL_TIMEOUT_S}`];
-  // Runtime check: a plan parsed from an older coordinator's reply may lack the field.
-  const isHost = typeof plan.rdzvHost === 'boolean' ? plan.rdzvHost : options.isHost;
-  if (isHost !== undefined) rdzvConf.push(`is_host=${isHost ? 1 : 0}`);
+  // The coordinator decides who hosts the store; torch's own guess from host names is wrong when workers
+  // share a machine or names do not resolve. (The plan schema requires the field.)
+  rdzvConf.push(`is_host=${plan.rdzvHost ? 1 : 0}`);
   const argv = [
     python.path,
     launcherShimPath(options.assetsDir),

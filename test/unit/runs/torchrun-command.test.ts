@@ -81,12 +81,9 @@ describe('buildTorchrunArgv', () => {
     expect(buildTorchrunArgv(plan, torch113, { lastCallTimeoutS: 7 })).toContain('--rdzv_conf=last_call_timeout=7,is_host=0');
   });
 
-  it("the plan's rdzvHost wins over the agent's guess; the guess only fills in for a plan without it", () => {
-    expect(buildTorchrunArgv(plan, torch113, { isHost: true })).toContain('--rdzv_conf=last_call_timeout=2,is_host=0');
-    expect(buildTorchrunArgv({ ...plan, rdzvHost: true }, torch113, { isHost: false })).toContain('--rdzv_conf=last_call_timeout=2,is_host=1');
-    const { rdzvHost: _dropped, ...old } = plan;
-    expect(buildTorchrunArgv(old as LaunchPlan, torch113, { isHost: true })).toContain('--rdzv_conf=last_call_timeout=2,is_host=1');
-    expect(buildTorchrunArgv(old as LaunchPlan, torch113)).toContain('--rdzv_conf=last_call_timeout=2');
+  it("is_host comes from the plan's rdzvHost alone", () => {
+    expect(buildTorchrunArgv(plan, torch113)).toContain('--rdzv_conf=last_call_timeout=2,is_host=0');
+    expect(buildTorchrunArgv({ ...plan, rdzvHost: true }, torch113)).toContain('--rdzv_conf=last_call_timeout=2,is_host=1');
   });
 
   it("runs the shim from the app's assets folder by default, and the shim is there", () => {
