@@ -92,6 +92,8 @@ export interface ResidencyVerdict {
 
 export interface RunProgress {
   step: number;
+  /** Steps the trainer will take in all (its `total_steps`), when it says; drives "step N of M" and the ETA. */
+  totalSteps: number | null;
   loss: number | null;
   samplesPerSec: number | null;
   /** Step the trainer resumed from at the start of the current generation (0 = fresh). */
@@ -113,10 +115,44 @@ export interface RunSnapshot {
   /** Every assignment this run had, oldest first (capped). */
   shardHistory: ShardMap[];
   progress: RunProgress | null;
-  /** Loss per step for the curve (capped, downsampled). */
-  lossHistory: { step: number; loss: number }[];
+  /** Loss per step for the curve, from every progress line the workers printed (capped, downsampled). */
+  lossHistory: LossPoint[];
+  /** Where each generation began on the curve (generation 1 at the run's first step). */
+  generationMarks: GenerationMark[];
+  /** One row per worker that took part in any generation of this run. */
+  workerRows: RunWorkerRow[];
+  /** Workers that failed while this run was live ("Finished — 1 worker failed on the way"). */
+  workerFailures: number;
   residency: Record<number, ResidencyVerdict>;
   rdzvEndpoint: string | null;
+}
+
+export interface LossPoint {
+  step: number;
+  loss: number;
+  generation: number;
+}
+
+export interface GenerationMark {
+  generation: number;
+  /** First step trained in this generation (the step it resumed from, or 0). */
+  step: number;
+  /** Epoch ms. */
+  at: number;
+  cause: string;
+}
+
+/** A worker as this run saw it: its latest progress and how many restarts its failures cost the run. */
+export interface RunWorkerRow {
+  workerId: number;
+  node: string;
+  /** Whether the worker is a member of the current generation. */
+  member: boolean;
+  step: number | null;
+  loss: number | null;
+  samplesPerSec: number | null;
+  /** Restarts of this run caused by this worker failing. */
+  restartsCaused: number;
 }
 
 export type EventSeverity = 'info' | 'warning' | 'error';

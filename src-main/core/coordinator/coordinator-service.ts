@@ -136,7 +136,7 @@ interface MemberStatus {
 type LaunchWhy = 'start' | 'scale' | 'shrink' | 'failure' | 'restart' | 'resume';
 
 /** The coordinator's live record of a run: the public snapshot's fields (loss kept as a history object) plus bookkeeping. */
-interface RunRecord extends Omit<RunSnapshot, 'lossHistory'> {
+interface RunRecord extends Omit<RunSnapshot, 'lossHistory' | 'generationMarks' | 'workerRows' | 'workerFailures'> {
   members: Map<number, MemberStatus>;
   /** Members reported progress since run.progress was computed. */
   progressStale: boolean;
@@ -915,7 +915,7 @@ export class CoordinatorService {
     }
     if (!best) return;
     const loss = best.loss ?? null;
-    run.progress = { step: best.step, loss, samplesPerSec, resumedFrom, at: this.clock.now() };
+    run.progress = { step: best.step, totalSteps: null, loss, samplesPerSec, resumedFrom, at: this.clock.now() };
     if (loss !== null) run.loss.add(best.step, loss);
     if (this.live === run) this.pool.setStep(best.step);
   }
@@ -1151,7 +1151,10 @@ export class CoordinatorService {
       // Shard maps never change once made (they are frozen), so snapshots share them instead of copying 50 × n ranges.
       shardHistory: [...run.shardHistory],
       progress: run.progress ? { ...run.progress } : null,
-      lossHistory: run.loss.snapshot(),
+      lossHistory: run.loss.snapshot().map((p) => ({ ...p, generation: run.generation })),
+      generationMarks: [],
+      workerRows: [],
+      workerFailures: 0,
       residency,
       rdzvEndpoint: run.rdzvEndpoint,
     };

@@ -37,6 +37,9 @@ const run1: RunSnapshot = {
   shardHistory: [],
   progress: null,
   lossHistory: [],
+  generationMarks: [],
+  workerRows: [],
+  workerFailures: 0,
   residency: {},
   rdzvEndpoint: '127.0.0.1:29500',
 };
