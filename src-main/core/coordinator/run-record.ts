@@ -1,0 +1,115 @@
+/**
+ * The coordinator's live record of a run: the public snapshot's fields plus the bookkeeping its generations
+ * need (members and their processes, a relaunch waiting for proof of life, the output and loss history).
+ */
+import type { ResidencyVerdict, RunSnapshot, RunSpec, RunState } from '../../../src-shared/training';
+import type { Progress } from '../../../src-shared/worker-protocol';
+import { LossHistory } from './loss-history';
+import { RunOutputLog } from './run-output-log';
+
+export interface MemberStatus {
+  started: boolean;
+  pid: number | null;
+  exit: { exitCode: number | null; signal: number | null } | null;
+  progress: Progress | null;
+  /** Monotonic ms at which its start was first handed out in a heartbeat answer; null until then. */
+  startSentAt: number | null;
+}
+
+export type LaunchWhy = 'start' | 'scale' | 'shrink' | 'failure' | 'restart' | 'resume';
+
+export interface RunRecord extends Omit<RunSnapshot, 'lossHistory' | 'generationMarks' | 'workerRows' | 'workerFailures'> {
+  members: Map<number, MemberStatus>;
+  /** Members reported progress since run.progress was computed. */
+  progressStale: boolean;
+  launchedBy: LaunchWhy | null;
+  /**
+   * A member's process failed and the generation will be relaunched once every other member has proved it is
+   * alive (heartbeated since), or has been declared failed: when a rank dies because its peer's machine died,
+   * this relaunches once, without the dead machine, instead of twice.
+   */
+  pendingRestart: { cause: string; since: number; waitingFor: Set<number> } | null;
+  loss: LossHistory;
+  output: RunOutputLog;
+}
+
+export const ENDED: ReadonlySet<RunState> = new Set(['finished', 'failed', 'stopped']);
+
+export function newRunRecord(id: string, spec: RunSpec, startedAt: number): RunRecord {
+  return {
+    id,
+    spec: { ...spec, command: [...spec.command], env: { ...spec.env } },
+    state: 'waiting',
+    stateCause: 'waiting for workers',
+    generation: 0,
+    restartsUsed: 0,
+    startedAt,
+    endedAt: null,
+    workerIds: [],
+    members: new Map(),
+    progressStale: false,
+    launchedBy: null,
+    pendingRestart: null,
+    shardHistory: [],
+    progress: null,
+    loss: new LossHistory(),
+    residency: {},
+    rdzvEndpoint: null,
+    output: new RunOutputLog(),
+  };
+}
+
+export function newMember(): MemberStatus {
+  return { started: false, pid: null, exit: null, progress: null, startSentAt: null };
+}
+
+/**
+ * Folds the members' latest progress into the run's: the furthest step (with its loss), samples/s summed.
+ * Done when the run is read or sent, not on every heartbeat, so a heartbeat costs the same with 1 or 1,000
+ * members. Returns the furthest step when it changed anything.
+ */
+export function refreshProgress(run: RunRecord, now: number): number | null {
+  if (!run.progressStale) return null;
+  run.progressStale = false;
+  let best: Progress | null = null;
+  let samplesPerSec: number | null = null;
+  let resumedFrom: number | null = null;
+  for (const m of run.members.values()) {
+    const p = m.progress;
+    if (!p) continue;
+    if (!best || p.step > best.step) best = p;
+    if (p.samplesPerSec !== null) samplesPerSec = (samplesPerSec ?? 0) + p.samplesPerSec;
+    if (p.resumedFrom !== null) resumedFrom = Math.max(resumedFrom ?? 0, p.resumedFrom);
+  }
+  if (!best) return null;
+  const loss = best.loss ?? null;
+  run.progress = { step: best.step, totalSteps: null, loss, samplesPerSec, resumedFrom, at: now };
+  if (loss !== null) run.loss.add(best.step, loss);
+  return best.step;
+}
+
+/** A copy for the outside world (the record's progress must be refreshed first). */
+export function runSnapshot(run: RunRecord): RunSnapshot {
+  const residency: Record<number, ResidencyVerdict> = {};
+  for (const [k, v] of Object.entries(run.residency)) residency[Number(k)] = { ...v };
+  return {
+    id: run.id,
+    spec: { ...run.spec, command: [...run.spec.command], env: { ...run.spec.env } },
+    state: run.state,
+    stateCause: run.stateCause,
+    generation: run.generation,
+    restartsUsed: run.restartsUsed,
+    startedAt: run.startedAt,
+    endedAt: run.endedAt,
+    workerIds: [...run.workerIds],
+    // Shard maps never change once made (they are frozen), so snapshots share them instead of copying 50 × n ranges.
+    shardHistory: [...run.shardHistory],
+    progress: run.progress ? { ...run.progress } : null,
+    lossHistory: run.loss.snapshot().map((p) => ({ ...p, generation: run.generation })),
+    generationMarks: [],
+    workerRows: [],
+    workerFailures: 0,
+    residency,
+    rdzvEndpoint: run.rdzvEndpoint,
+  };
+}
