@@ -15,8 +15,8 @@ Why it looks the way it does:
   so a drain or a rebalance loses no work.
 
 Progress lines (documented in docs/api.md, "Trainer progress lines"):
-  GPU_SHARE_PROGRESS {"step":12,"loss":0.53,"samples_per_sec":812.3,"rank":0,"world_size":2,
-                      "shard":[0,500],"resumed_from":10}
+  GPU_SHARE_PROGRESS {"step":12,"total_steps":200,"loss":0.53,"samples_per_sec":812.3,"rank":0,
+                      "world_size":2,"shard":[0,500],"resumed_from":10}
 """
 
 import argparse
@@ -212,6 +212,7 @@ def main(argv):
         last = now
         emit({
             "step": step,
+            "total_steps": args.steps,
             "loss": round(float(loss.item()), 6),
             "samples_per_sec": round((args.batch if n > 0 else 0) / took, 1),
             "rank": rank,

@@ -5,7 +5,7 @@
  * than throwing: a bad line from a training script must never take the agent down.
  *
  * Format (docs/api.md, "Trainer progress lines"):
- *   GPU_SHARE_PROGRESS {"step":12,"loss":0.53,"samples_per_sec":812.3,"rank":0,"world_size":2,"shard":[0,500],"resumed_from":10}
+ *   GPU_SHARE_PROGRESS {"step":12,"total_steps":300,"loss":0.53,"samples_per_sec":812.3,"rank":0,"world_size":2,"shard":[0,500],"resumed_from":10}
  */
 
 export const PROGRESS_MARKER = 'GPU_SHARE_PROGRESS';
@@ -15,6 +15,8 @@ export const MAX_CARRY_CHARS = 64 * 1024;
 
 export interface TrainerProgressLine {
   step: number;
+  /** Steps the whole run will take, when the trainer says (`total_steps`). */
+  totalSteps: number | null;
   loss: number | null;
   samplesPerSec: number | null;
   rank: number | null;
@@ -67,6 +69,7 @@ export function parseProgressLine(rawLine: string): TrainerProgressLine | null {
   const worldSize = countOrNull(record.world_size);
   return {
     step,
+    totalSteps: countOrNull(record.total_steps),
     loss: finiteOrNull(record.loss),
     samplesPerSec: samplesPerSec !== null && samplesPerSec >= 0 ? samplesPerSec : null,
     rank: countOrNull(record.rank),

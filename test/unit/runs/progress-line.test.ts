@@ -2,12 +2,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MAX_CARRY_CHARS, parseProgressLine, parseProgressLines } from '../../../src-main/core/runs/progress-line';
 
-const LINE = 'GPU_SHARE_PROGRESS {"step":12,"loss":0.53,"samples_per_sec":812.3,"rank":0,"world_size":2,"shard":[0,500],"resumed_from":10}';
+const LINE = 'GPU_SHARE_PROGRESS {"step":12,"total_steps":300,"loss":0.53,"samples_per_sec":812.3,"rank":0,"world_size":2,"shard":[0,500],"resumed_from":10}';
 
 describe('parseProgressLine', () => {
   it('reads every documented field', () => {
     expect(parseProgressLine(LINE)).toEqual({
       step: 12,
+      totalSteps: 300,
       loss: 0.53,
       samplesPerSec: 812.3,
       rank: 0,
@@ -30,6 +31,7 @@ describe('parseProgressLine', () => {
   it('needs only step; missing or wrong-typed optional fields become null', () => {
     expect(parseProgressLine('GPU_SHARE_PROGRESS {"step":0}')).toEqual({
       step: 0,
+      totalSteps: null,
       loss: null,
       samplesPerSec: null,
       rank: null,
@@ -37,8 +39,8 @@ describe('parseProgressLine', () => {
       shard: null,
       resumedFrom: null,
     });
-    const odd = parseProgressLine('GPU_SHARE_PROGRESS {"step":3,"loss":"NaN","samples_per_sec":-5,"rank":1.5,"world_size":0,"shard":[9,2],"resumed_from":-1}');
-    expect(odd).toEqual({ step: 3, loss: null, samplesPerSec: null, rank: null, worldSize: null, shard: null, resumedFrom: null });
+    const odd = parseProgressLine('GPU_SHARE_PROGRESS {"step":3,"loss":"NaN","samples_per_sec":-5,"rank":1.5,"world_size":0,"shard":[9,2],"resumed_from":-1,"total_steps":2.5}');
+    expect(odd).toEqual({ step: 3, totalSteps: null, loss: null, samplesPerSec: null, rank: null, worldSize: null, shard: null, resumedFrom: null });
   });
 
   it('ignores malformed lines instead of throwing', () => {
