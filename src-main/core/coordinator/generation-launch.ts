@@ -74,6 +74,7 @@ export function launchGeneration(ctl: RunController, run: RunRecord, members: nu
       : { status: 'not-applicable', detail: 'CPU run: no GPU asked for', pid: null, usedMib: null, checkedAt: null };
   }
 
+  ctl.say(run, `${previous === null && !wasPaused ? 'launching' : 'relaunching as'} generation ${run.generation} on ${plural(members.length, 'worker')} (${cause})`);
   const where = map.shards.map((s) => `${s.node} [${s.start}, ${s.end})`).join(', ');
   const ctx = { runId: run.id, generation: run.generation };
   messages.event('shards-rebalanced', 'info', `Run "${run.spec.name}" generation ${run.generation} (${cause}): ${where}`, ctx);

@@ -27,6 +27,9 @@ import type { WorkerRecord, WorkerRegistry } from './worker-registry';
  */
 export const START_TIMEOUT_MS = 30_000;
 const MAX_RUNS_KEPT = 20;
+/** Output lines the coordinator writes itself carry this node name and worker id. */
+export const COORDINATOR_NODE = 'gpu-share';
+export const COORDINATOR_OUTPUT_ID = -1;
 
 export interface RunControllerOptions {
   clock: Clock;
@@ -177,6 +180,7 @@ export class RunController {
         if (!sameIncident) run.restartsUsed += 1;
         const names = lost.map((id) => this.opts.workers.get(id)!.node).join(', ');
         const cause = runCause ?? `worker ${names} failed`;
+        for (const id of lost) this.say(run, `worker ${this.opts.workers.get(id)!.node} failed: ${this.opts.pool.worker(id)?.stateCause ?? 'failed'}`);
         if (run.restartsUsed > run.spec.maxRestarts) {
           this.failRun(run, `${cause} and all ${run.spec.maxRestarts} restarts are used`);
           runOutcome = 'failed';
@@ -239,6 +243,7 @@ export class RunController {
     run.workerIds = [];
     run.members = new Map();
     if (changed) {
+      this.say(run, `waiting: ${reason}`);
       this.opts.messages.event('run-paused', 'warning', `Run "${run.spec.name}" cannot start its next generation: ${reason}`, { runId: run.id, generation: run.generation });
       this.opts.messages.notify(`Run "${run.spec.name}" is waiting`, `${capitalize(reason)}.`, 'warning', { view: 'runs', runId: run.id });
     }
@@ -261,6 +266,7 @@ export class RunController {
     this.stopMembers(run, `run failed: ${cause}`);
     this.endRun(run, 'failed', cause);
     this.opts.messages.event('run-failed', 'error', `Run "${run.spec.name}" failed: ${cause}`, { runId: run.id, generation: run.generation });
+    this.say(run, `run failed: ${cause}`);
     this.opts.messages.notify(`Run "${run.spec.name}" failed`, `${capitalize(cause)}.`, 'error', { view: 'runs', runId: run.id });
   }
 
@@ -273,6 +279,7 @@ export class RunController {
       .filter(Boolean)
       .join(', ');
     this.opts.messages.event('run-finished', 'info', `Run "${run.spec.name}" finished: ${detail}`, { runId: run.id, generation: run.generation });
+    this.say(run, `finished: ${detail}`);
     this.opts.messages.notify(`Run "${run.spec.name}" finished`, `${capitalize(detail)}.`, 'info', { view: 'runs', runId: run.id });
   }
 
@@ -280,6 +287,16 @@ export class RunController {
   refresh(run: RunRecord): void {
     const step = refreshProgress(run, this.opts.clock.now());
     if (step !== null && this.liveRun === run) this.opts.pool.setStep(step);
+  }
+
+  /**
+   * A line from the coordinator itself in the run's output (`[gpu-share] relaunching as generation 2 …`), so
+   * the output says what happened to the run between the trainers' lines.
+   */
+  say(run: RunRecord, text: string): void {
+    const data = `${text}\r\n`;
+    run.output.append(COORDINATOR_OUTPUT_ID, COORDINATOR_NODE, data);
+    this.opts.feed.broadcast({ type: 'output', runId: run.id, workerId: COORDINATOR_OUTPUT_ID, node: COORDINATOR_NODE, data });
   }
 
   emitRun(run: RunRecord): void {
@@ -304,6 +321,7 @@ export class RunController {
     run.workerIds = [];
     run.members = new Map();
     this.opts.messages.event('run-paused', 'warning', `Run "${run.spec.name}" paused: ${run.stateCause}`, { runId: run.id, generation: run.generation });
+    this.say(run, `paused: ${run.stateCause}; it resumes when enough workers are back`);
     this.opts.messages.notify(`Run "${run.spec.name}" paused`, `${capitalize(run.stateCause)}. It resumes when enough workers are back.`, 'warning', { view: 'runs', runId: run.id });
     this.emitRun(run);
   }

@@ -48,6 +48,7 @@ export function handleReport(ctl: RunController, budget: OutputBudget, rec: Work
       }
       if (run.pendingRestart) return; // this generation already failed: one restart for it
       const cause = describeExit(rec.node, r.exitCode, r.signal);
+      ctl.say(run, cause);
       run.restartsUsed += 1;
       if (run.restartsUsed > run.spec.maxRestarts) {
         ctl.failRun(run, `${cause} and all ${run.spec.maxRestarts} restarts are used`);

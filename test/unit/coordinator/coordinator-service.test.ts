@@ -16,6 +16,14 @@ function problem(fn: () => unknown): ApiProblem {
 
 const kinds = (xs: Instruction[]) => xs.map((i) => (i.kind === 'start' ? `start g${i.plan.generation}` : i.kind === 'stop' ? `stop g${i.generation}` : 'drain'));
 
+/** The workers' lines of a run's output, without the coordinator's own `[gpu-share] …` lines. */
+function workerOutput(text: string): string {
+  return text
+    .split(/(?<=\n)/)
+    .filter((line) => !line.startsWith('[gpu-share] '))
+    .join('');
+}
+
 describe('CoordinatorService — membership', () => {
   it('a joined worker is syncing until its first heartbeat, then active; both are events', () => {
     const h = new Harness();
@@ -372,8 +380,8 @@ describe('CoordinatorService — runs and generations', () => {
     h.run(1000);
     // sampled as heartbeats bring it: the furthest step's loss each time
     expect(h.liveRun().lossHistory).toEqual([
-      { step: 12, loss: 0.4 },
-      { step: 20, loss: 0.3 },
+      { step: 12, loss: 0.4, generation: 1 },
+      { step: 20, loss: 0.3, generation: 1 },
     ]);
   });
 
@@ -386,9 +394,9 @@ describe('CoordinatorService — runs and generations', () => {
     out(a, 'step 1\r\nst');
     out(b, 'hello\n');
     out(a, 'ep 2\n');
-    expect(h.svc.runOutput(run.id)).toBe('[a] step 1\r\n[b] hello\n[a] step 2\n');
+    expect(workerOutput(h.svc.runOutput(run.id))).toBe('[a] step 1\r\n[b] hello\n[a] step 2\n');
     expect(h.svc.runOutput('nope')).toBe('');
-    const outputs = h.changes.filter((c) => c.type === 'output');
+    const outputs = h.changes.filter((c) => c.type === 'output' && c.node !== 'gpu-share');
     expect(outputs).toHaveLength(3);
     expect(outputs[1]).toEqual({ type: 'output', runId: run.id, workerId: 1, node: 'b', data: 'hello\n' });
   });
@@ -403,11 +411,11 @@ describe('CoordinatorService — runs and generations', () => {
     batch(1, 'one\n'); // the agent timed out waiting for the first answer and sent the same batch again
     batch(2, 'two\n');
     batch(1, 'one\n'); // a very late repeat of an old batch
-    expect(h.svc.runOutput(run.id)).toBe('[a] one\n[a] two\n');
+    expect(workerOutput(h.svc.runOutput(run.id))).toBe('[a] one\n[a] two\n');
     batch(undefined, 'legacy\n');
     batch(undefined, 'legacy\n');
-    expect(h.svc.runOutput(run.id)).toBe('[a] one\n[a] two\n[a] legacy\n[a] legacy\n');
-    expect(h.changes.filter((c) => c.type === 'output')).toHaveLength(4);
+    expect(workerOutput(h.svc.runOutput(run.id))).toBe('[a] one\n[a] two\n[a] legacy\n[a] legacy\n');
+    expect(h.changes.filter((c) => c.type === 'output' && c.node !== 'gpu-share')).toHaveLength(4);
   });
 
   it('a new incarnation numbers its report batches from 1 again', () => {
@@ -421,7 +429,7 @@ describe('CoordinatorService — runs and generations', () => {
     a!.join(); // the agent restarted: incarnation 2
     batch(1, 'fresh\n');
     batch(1, 'fresh\n');
-    expect(h.svc.runOutput(run.id)).toBe('[a] old\n[a] older\n[a] fresh\n');
+    expect(workerOutput(h.svc.runOutput(run.id))).toBe('[a] old\n[a] older\n[a] fresh\n');
   });
 
   it('stores residency verdicts per worker, with an event, and a notification when not on the GPU', () => {
@@ -545,5 +553,23 @@ describe('CoordinatorService — runs and generations', () => {
     h.svc.subscribe((c) => seen.push(c.type));
     h.activeWorkers('a');
     expect(seen).toContain('event');
+  });
+});
+
+describe('CoordinatorService — its own lines in the run output', () => {
+  it('says when it launches, relaunches after a failure, and why', () => {
+    const h = new Harness();
+    const [a, b] = h.activeWorkers('a', 'b');
+    const run = h.svc.startRun(h.spec());
+    expect(h.svc.runOutput(run.id)).toContain('[gpu-share] launching generation 1 on 2 workers (run started)');
+    a!.beat();
+    b!.beat();
+    b!.exit(1);
+    a!.beat();
+    const text = h.svc.runOutput(run.id);
+    expect(text).toContain('[gpu-share] process on b exited with code 1');
+    expect(text).toMatch(/\[gpu-share\] relaunching as generation 2 on 2 workers \(process on b exited with code 1\)/);
+    const lines = h.changes.filter((c) => c.type === 'output' && c.node === 'gpu-share');
+    expect(lines.every((c) => c.type === 'output' && c.workerId === -1)).toBe(true);
   });
 });
