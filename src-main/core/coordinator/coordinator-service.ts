@@ -25,6 +25,7 @@ import { sanitizeNodeName } from '../../../src-shared/terminal-text';
 import type { Clock } from '../ports';
 import { ApiProblem } from './api-problem';
 import { ChangeFeed, type CoordinatorChange } from './change-feed';
+import type { CoordinatorStore, RestoredState } from './coordinator-store';
 import { ElasticPool, LIVE_STATES, type PoolTransition } from './elastic-pool';
 import { OutputBudget, type OutputBudgetOptions } from './output-budget';
 import { RunController } from './run-controller';
@@ -70,6 +71,7 @@ export class CoordinatorService {
   private readonly outputBudget: OutputBudget;
   private timer: { cancel(): void } | null = null;
   private instructionListener: ((workerId: number) => void) | null = null;
+  private store: CoordinatorStore | null = null;
 
   constructor(opts: CoordinatorServiceOptions) {
     this.clock = opts.clock;
@@ -101,6 +103,35 @@ export class CoordinatorService {
       rdzvHostOverride: opts.rdzvHostOverride,
       trustAdvertised,
     });
+  }
+
+  // ---------------------------------------------------------------------------------------------------------
+  // Keeping state across restarts
+
+  /**
+   * Puts back what the state database kept: events, runs (the live one waits for its workers), and every
+   * known worker — not live: its session died with the old process, so its next request is refused (401) and
+   * its agent joins again, keeping its id and its name. Call before start() and before attachStore().
+   */
+  restore(state: RestoredState): void {
+    this.messages.restore(state.events, state.lastEventSeq);
+    for (const w of state.workers) {
+      const wasLive = LIVE_STATES.has(w.state);
+      const stateCause = wasLive ? 'the coordinator restarted; waiting for it to join again' : w.stateCause;
+      this.pool.restoreWorker({ workerId: w.id, nodeId: w.node, incarnation: w.incarnation, gpuCount: w.gpus.length, backend: w.backend, joinedAt: w.joinedAt, state: wasLive ? 'failed' : (w.state as 'failed' | 'left'), stateCause });
+      this.registry.restore(w, () => this.instructionListener?.(w.id));
+      this.gate.restoreBinding(w.node, w.machineHash, w.address);
+    }
+    this.runsCtl.restore(state.runs, state.runSeq);
+  }
+
+  /** From now on, everything worth keeping is handed to `store` as it happens. */
+  attachStore(store: CoordinatorStore): void {
+    this.store = store;
+    this.runsCtl.store = store;
+    this.messages.onEvent((event) => store.saveEvent(event));
+    for (const w of this.pool.allWorkers()) this.saveWorker(w.workerId);
+    for (const run of this.runsCtl.runs()) store.saveRun(run);
   }
 
   // ---------------------------------------------------------------------------------------------------------
@@ -155,6 +186,7 @@ export class CoordinatorService {
     }
     this.feed.workersChanged('state');
     this.outputBudget.forget(workerId);
+    this.saveWorker(workerId);
     this.pruneGoneWorkers();
     return {
       workerId,
@@ -338,6 +370,7 @@ export class CoordinatorService {
     for (const id of forgotten) {
       this.gate.closeSession(id);
       this.outputBudget.forget(id);
+      this.store?.forgetWorker(id);
     }
     if (forgotten.length > 0) this.feed.workersChanged('state');
   }
@@ -363,5 +396,15 @@ export class CoordinatorService {
         break;
     }
     this.feed.workersChanged('state');
+    this.saveWorker(t.workerId);
+  }
+
+  private saveWorker(workerId: number): void {
+    if (!this.store) return;
+    const snapshot = this.registry.snapshot(workerId);
+    const machineHash = snapshot ? this.gate.machineHashOf(snapshot.node) : null;
+    if (!snapshot || !machineHash) return;
+    const { step: _step, loss: _loss, samplesPerSec: _sps, ...rest } = snapshot;
+    this.store.saveWorker({ ...rest, machineHash });
   }
 }

@@ -133,6 +133,30 @@ export class ElasticPool {
   }
 
   /**
+   * A worker known before the coordinator restarted, put back as it was remembered (not live: its agent must
+   * join again). No transition is reported: nothing happened to it now. Later ids continue after it.
+   */
+  restoreWorker(w: { workerId: number; nodeId: string; incarnation: number; gpuCount: number; backend: string; joinedAt: number; state: 'failed' | 'left'; stateCause: string }): void {
+    if (this.byId.has(w.workerId)) return;
+    const worker: PoolWorker = {
+      workerId: w.workerId,
+      nodeId: w.nodeId,
+      state: w.state,
+      incarnation: w.incarnation,
+      gpuCount: w.gpuCount,
+      backend: w.backend,
+      joinedAt: w.joinedAt,
+      joinedAtStep: 0,
+      lastHeartbeat: this.clock.monotonic(),
+      stateCause: w.stateCause,
+      joinSeq: this.nextJoinSeq++,
+    };
+    this.list.push(worker);
+    this.byId.set(worker.workerId, worker);
+    this.nextWorkerId = Math.max(this.nextWorkerId, w.workerId + 1);
+  }
+
+  /**
    * A worker that failed or left joins again: same id (one row per machine in the UI), next incarnation,
    * back to syncing at the end of the join order. Anything its old incarnation still sends is stale.
    */

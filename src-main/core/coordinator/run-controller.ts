@@ -14,9 +14,10 @@ import type { Instruction, Progress } from '../../../src-shared/worker-protocol'
 import type { Clock } from '../ports';
 import { ApiProblem } from './api-problem';
 import type { ChangeFeed } from './change-feed';
+import type { CoordinatorStore, StoredRun } from './coordinator-store';
 import type { ElasticPool } from './elastic-pool';
 import { launchGeneration } from './generation-launch';
-import { ENDED, newRunRecord, refreshProgress, runSnapshot, type LaunchWhy, type RunRecord } from './run-record';
+import { ENDED, newRunRecord, refreshProgress, restoreRunRecord, runSnapshot, type LaunchWhy, type RunRecord } from './run-record';
 import { capitalize, plural, type UserMessages } from './user-messages';
 import type { WorkerRecord, WorkerRegistry } from './worker-registry';
 
@@ -51,6 +52,8 @@ export class RunController {
   private runSeq = 0;
   /** Monotonic ms at which a settled scale-up is due (joins are batched for one heartbeat interval). */
   private reconcileDueAt: number | null = null;
+  /** Where runs and their output are kept across restarts; null in tests that do not need it. */
+  store: CoordinatorStore | null = null;
 
   constructor(opts: RunControllerOptions) {
     this.opts = opts;
@@ -71,6 +74,7 @@ export class RunController {
       throw new ApiProblem(422, `minWorkers (${spec.minWorkers}) is more than maxWorkers (${spec.maxWorkers})`);
     }
     const run = newRunRecord(`run-${++this.runSeq}-${randomBytes(3).toString('hex')}`, spec, this.opts.clock.now());
+    this.store?.saveRunSeq(this.runSeq);
     this.runList.push(run);
     this.trimRuns();
     this.liveRun = run;
@@ -93,6 +97,34 @@ export class RunController {
     this.endRun(run, 'stopped', 'stopped by user');
     this.opts.messages.event('run-stopped', 'info', `Run "${run.spec.name}" stopped by user`, { runId: run.id, generation: run.generation });
     return this.snapshot(run);
+  }
+
+  /**
+   * Runs kept from before a restart. The one that was live goes on, paused (or waiting) until its workers join
+   * again: then it resumes as a new generation, from the trainers' checkpoint, without charging a restart.
+   */
+  restore(stored: StoredRun[], runSeq: number): void {
+    this.runSeq = Math.max(this.runSeq, runSeq);
+    for (const { run: snapshot, outputTail } of stored) {
+      const run = restoreRunRecord(snapshot, outputTail);
+      this.runList.push(run);
+      if (ENDED.has(run.state)) continue;
+      if (this.liveRun) {
+        run.state = 'failed';
+        run.stateCause = `the coordinator restarted while run ${this.liveRun.id} was also live`;
+        run.endedAt = this.opts.clock.now();
+        continue;
+      }
+      this.liveRun = run;
+      run.state = run.generation > 0 ? 'paused' : 'waiting';
+      run.stateCause = 'the coordinator restarted: waiting for its workers to join again';
+      const { spec } = run;
+      this.opts.pool.setLimits({ minWorkers: spec.minWorkers, maxWorkers: spec.maxWorkers, heartbeatTimeoutMs: spec.heartbeatTimeoutMs });
+      this.say(run, 'the coordinator restarted; the run goes on from its checkpoint when its workers join again');
+      this.opts.messages.event('run-paused', 'warning', `Run "${spec.name}" is waiting: the coordinator restarted; it resumes when its workers join again`, { runId: run.id, generation: run.generation });
+    }
+    this.trimRuns();
+    for (const run of this.runList) this.store?.saveRun(this.snapshot(run));
   }
 
   runs(): RunSnapshot[] {
@@ -296,12 +328,16 @@ export class RunController {
   say(run: RunRecord, text: string): void {
     const data = `${text}\r\n`;
     run.output.append(COORDINATOR_OUTPUT_ID, COORDINATOR_NODE, data);
+    this.store?.appendOutput(run.id, COORDINATOR_OUTPUT_ID, COORDINATOR_NODE, data);
     this.opts.feed.broadcast({ type: 'output', runId: run.id, workerId: COORDINATOR_OUTPUT_ID, node: COORDINATOR_NODE, data });
   }
 
   emitRun(run: RunRecord): void {
     this.opts.feed.runSent(run.id);
-    if (this.opts.feed.hasListeners) this.opts.feed.broadcast({ type: 'run', run: this.snapshot(run) });
+    if (!this.opts.feed.hasListeners && !this.store) return;
+    const snapshot = this.snapshot(run);
+    this.store?.saveRun(snapshot);
+    this.opts.feed.broadcast({ type: 'run', run: snapshot });
   }
 
   /** Workers of the live run's next generation: active ones able to run it, in join order, at most max_workers. */

@@ -43,6 +43,12 @@ export class RunOutputLog {
     else this.partial.delete(workerId);
   }
 
+  /** Text kept from before a restart (already prefixed, as text() gave it), to go on from. */
+  seed(text: string): void {
+    if (text.length === 0) return;
+    this.push(text.endsWith('\n') ? text : `${text}\n`);
+  }
+
   /** Complete lines, then each worker's unfinished line (so a prompt without a newline still shows). */
   text(): string {
     const tail = [...this.partial.values()].map((p) => `[${p.node}] ${p.text}`).join('\n');

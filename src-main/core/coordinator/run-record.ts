@@ -2,7 +2,7 @@
  * The coordinator's live record of a run: the public snapshot's fields plus the bookkeeping its generations
  * need (members and their processes, a relaunch waiting for proof of life, the output and loss history).
  */
-import type { ResidencyVerdict, RunSnapshot, RunSpec, RunState } from '../../../src-shared/training';
+import type { ResidencyVerdict, RunSnapshot, RunSpec, RunState, ShardMap } from '../../../src-shared/training';
 import type { Progress } from '../../../src-shared/worker-protocol';
 import { LossHistory } from './loss-history';
 import { RunOutputLog } from './run-output-log';
@@ -57,6 +57,23 @@ export function newRunRecord(id: string, spec: RunSpec, startedAt: number): RunR
     rdzvEndpoint: null,
     output: new RunOutputLog(),
   };
+}
+
+/** A record from a snapshot kept before a restart (no members: nobody trains it until workers join again). */
+export function restoreRunRecord(snapshot: RunSnapshot, outputTail: string): RunRecord {
+  const run = newRunRecord(snapshot.id, snapshot.spec, snapshot.startedAt);
+  run.state = snapshot.state;
+  run.stateCause = snapshot.stateCause;
+  run.generation = snapshot.generation;
+  run.restartsUsed = snapshot.restartsUsed;
+  run.endedAt = snapshot.endedAt;
+  run.shardHistory = snapshot.shardHistory.map((m) => Object.freeze({ ...m, shards: Object.freeze(m.shards.map((s) => Object.freeze({ ...s }))) as ShardMap['shards'] }));
+  run.progress = snapshot.progress ? { ...snapshot.progress } : null;
+  for (const p of snapshot.lossHistory) run.loss.add(p.step, p.loss);
+  run.residency = { ...snapshot.residency };
+  run.rdzvEndpoint = snapshot.rdzvEndpoint;
+  run.output.seed(outputTail);
+  return run;
 }
 
 export function newMember(): MemberStatus {

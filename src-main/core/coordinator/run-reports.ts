@@ -24,6 +24,7 @@ export function handleReport(ctl: RunController, budget: OutputBudget, rec: Work
       const data = kept + (notice ?? '');
       if (!data) return;
       run.output.append(rec.id, rec.node, data);
+      ctl.store?.appendOutput(run.id, rec.id, rec.node, data);
       feed.broadcast({ type: 'output', runId: run.id, workerId: rec.id, node: rec.node, data });
       return;
     }

@@ -124,6 +124,16 @@ export class WorkerGate {
     );
   }
 
+  /** The hash of the machine id bound to a node name (what the state database keeps; never the id itself). */
+  machineHashOf(node: string): string | null {
+    return this.names.get(node)?.machineHash ?? null;
+  }
+
+  /** A binding kept from before a restart: the name still belongs to that machine. */
+  restoreBinding(node: string, machineHash: string, firstFrom: string | null): void {
+    this.names.set(node, { machineHash, firstFrom });
+  }
+
   closeSession(workerId: number): void {
     this.sessions.delete(workerId);
   }

@@ -8,7 +8,7 @@ import type { JoinRequest, Progress } from '../../../src-shared/worker-protocol'
 import type { RemoteOutputState } from '../../../src-shared/terminal-text';
 import type { Clock } from '../ports';
 import { ApiProblem } from './api-problem';
-import type { ElasticPool } from './elastic-pool';
+import type { ElasticPool, PoolWorker } from './elastic-pool';
 import { InstructionMailbox } from './instruction-mailbox';
 import { plural } from './user-messages';
 import type { ConnectionFacts } from './worker-gate';
@@ -78,6 +78,27 @@ export class WorkerRegistry {
     this.records.set(id, rec);
     this.byNode.set(fields.node, id);
     return rec;
+  }
+
+  /** A worker remembered from before a restart (not live): what its join told us, until it joins again. */
+  restore(w: Pick<WorkerSnapshot, 'id' | 'node' | 'gpus' | 'address' | 'local' | 'lastHeartbeatAt'>, onQueued: () => void): WorkerRecord {
+    const fields: JoinFields = {
+      node: w.node,
+      gpus: w.gpus.map((g) => ({ ...g })),
+      cpuCores: 0,
+      ramMb: 0,
+      address: w.address,
+      coordinatorAddr: null,
+      sameMachine: false,
+      advertiseHost: w.address ?? '',
+      rdzvPort: 0,
+      hasTorch: false,
+      local: w.local,
+      lastHeartbeatAt: w.lastHeartbeatAt,
+      lastBatchSeq: 0,
+      outputState: {},
+    };
+    return this.add(w.id, fields, onQueued);
   }
 
   get(workerId: number): WorkerRecord | undefined {
@@ -151,25 +172,32 @@ export class WorkerRegistry {
     return `${gpuText}, ${plural(rec.cpuCores, 'core')}, ${(rec.ramMb / 1024).toFixed(0)} GiB RAM`;
   }
 
+  snapshot(workerId: number): WorkerSnapshot | null {
+    const pw = this.pool.worker(workerId);
+    return pw ? this.snapshotOf(pw) : null;
+  }
+
   snapshots(): WorkerSnapshot[] {
-    return this.pool.allWorkers().map((pw) => {
-      const rec = this.records.get(pw.workerId)!;
-      return {
-        id: pw.workerId,
-        node: rec.node,
-        incarnation: pw.incarnation,
-        state: pw.state,
-        stateCause: pw.stateCause,
-        gpus: rec.gpus.map((g) => ({ ...g })),
-        backend: pw.backend === 'cuda' ? 'cuda' : 'cpu',
-        joinedAt: pw.joinedAt,
-        lastHeartbeatAt: rec.lastHeartbeatAt,
-        step: rec.progress?.step ?? null,
-        loss: rec.progress?.loss ?? null,
-        samplesPerSec: rec.progress?.samplesPerSec ?? null,
-        address: rec.address,
-        local: rec.local,
-      };
-    });
+    return this.pool.allWorkers().map((pw) => this.snapshotOf(pw));
+  }
+
+  private snapshotOf(pw: PoolWorker): WorkerSnapshot {
+    const rec = this.records.get(pw.workerId)!;
+    return {
+      id: pw.workerId,
+      node: rec.node,
+      incarnation: pw.incarnation,
+      state: pw.state,
+      stateCause: pw.stateCause,
+      gpus: rec.gpus.map((g) => ({ ...g })),
+      backend: pw.backend === 'cuda' ? 'cuda' : 'cpu',
+      joinedAt: pw.joinedAt,
+      lastHeartbeatAt: rec.lastHeartbeatAt,
+      step: rec.progress?.step ?? null,
+      loss: rec.progress?.loss ?? null,
+      samplesPerSec: rec.progress?.samplesPerSec ?? null,
+      address: rec.address,
+      local: rec.local,
+    };
   }
 }

@@ -1,0 +1,36 @@
+/**
+ * What the coordinator keeps across restarts, as a port: the app wires the SQLite state database behind it
+ * (src-main/core/state/). The coordinator calls these as things happen, synchronously, before it answers the
+ * request that caused them — so what a worker or the operator was told survives a SIGKILL of the app. Which
+ * writes are committed at once and which are batched is the store's business (see state/batched-writer.ts).
+ */
+import type { CoordinatorEvent, RunSnapshot, WorkerSnapshot } from '../../../src-shared/training';
+
+/** A worker as remembered: its snapshot without progress, plus the hash of the machine id bound to its name. */
+export type StoredWorker = Omit<WorkerSnapshot, 'step' | 'loss' | 'samplesPerSec'> & { machineHash: string };
+
+export interface StoredRun {
+  run: RunSnapshot;
+  /** The run's output tail, every line prefixed with its node, as runOutput() gave it. */
+  outputTail: string;
+}
+
+export interface RestoredState {
+  runs: StoredRun[];
+  events: CoordinatorEvent[];
+  lastEventSeq: number;
+  workers: StoredWorker[];
+  /** Highest run number handed out (run ids are `run-<n>-<hex>`). */
+  runSeq: number;
+}
+
+export interface CoordinatorStore {
+  /** The run as it is now: called whenever its snapshot goes out (state changes at once, progress at most 1 Hz). */
+  saveRun(run: RunSnapshot): void;
+  appendOutput(runId: string, workerId: number, node: string, data: string): void;
+  saveEvent(event: CoordinatorEvent): void;
+  saveWorker(worker: StoredWorker): void;
+  forgetWorker(workerId: number): void;
+  /** Highest run number handed out, kept so ids never repeat after a restart. */
+  saveRunSeq(runSeq: number): void;
+}
