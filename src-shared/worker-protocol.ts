@@ -1,6 +1,7 @@
 /**
  * The coordinator's HTTP API for worker agents and operators: paths, bodies and replies, parsed with zod
- * on both ends. Human documentation with examples lives in docs/api.md; keep the two in step.
+ * on both ends. worker-api.ts pairs each path with its method, auth and schemas (the table the server and the
+ * agent's client are built from). Human documentation with examples lives in docs/api.md; keep the two in step.
  */
 import { z } from 'zod';
 
@@ -50,8 +51,12 @@ export const apiPaths = {
   // operator-only
   state: '/v1/state',
   runs: '/v1/runs',
+  run: (runId: string) => `/v1/runs/${encodeURIComponent(runId)}`,
+  runOutput: (runId: string) => `/v1/runs/${encodeURIComponent(runId)}/output`,
   stopRun: (runId: string) => `/v1/runs/${encodeURIComponent(runId)}/stop`,
   drain: (workerId: number) => `/v1/workers/${workerId}/drain`,
+  /** Prometheus text exposition (operator token; Prometheus sends it as a bearer token). */
+  metrics: '/metrics',
 } as const;
 
 const gpuSchema = z.object({

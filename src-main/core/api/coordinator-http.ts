@@ -7,15 +7,9 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
-import {
-  API_VERSION,
-  heartbeatRequestSchema,
-  joinRequestSchema,
-  leaveRequestSchema,
-  reportRequestSchema,
-  runSpecSchema,
-  SESSION_HEADER,
-} from '../../../src-shared/worker-protocol';
+import type { RunSnapshot } from '../../../src-shared/training';
+import { PROMETHEUS_CONTENT_TYPE, workerApi, type ApiAuth, type EndpointName, type HttpEndpointName, type WorkerApi } from '../../../src-shared/worker-api';
+import { API_VERSION, SESSION_HEADER } from '../../../src-shared/worker-protocol';
 import { ApiProblem, isApiProblem } from '../coordinator/api-problem';
 import type { CoordinatorService } from '../coordinator/coordinator-service';
 import { connectionFacts, type ConnectionFacts } from '../coordinator/worker-gate';
@@ -42,6 +36,8 @@ export interface CoordinatorHttpOptions {
   tls?: { certPem: string; keyPem: string };
   /** See presence-server.ts (default 300 ms). */
   abruptCloseGraceMs?: number;
+  /** The Prometheus text served at GET /metrics (operator token); without it /metrics answers 404. */
+  metrics?: () => string;
 }
 
 export interface CoordinatorHttp {
@@ -52,24 +48,25 @@ export interface CoordinatorHttp {
   close(): Promise<void>;
 }
 
-/** 'session': a worker request after the join — the join token and the worker's session secret. */
-type Auth = 'none' | 'worker' | 'session' | 'operator';
+type Endpoint = WorkerApi[HttpEndpointName];
+type BodyOf<K extends HttpEndpointName> = WorkerApi[K]['body'] extends z.ZodType ? z.output<WorkerApi[K]['body']> : undefined;
+interface HandlerContext<K extends HttpEndpointName> {
+  /** The path's parameters, in the order of the table's pattern, still URL-encoded. */
+  params: string[];
+  body: BodyOf<K>;
+  conn: ConnectionFacts;
+}
+/** One handler per HTTP entry of the worker-API table: an entry without one does not compile, nor a route without an entry. */
+type Handlers = { [K in HttpEndpointName]: (ctx: HandlerContext<K>) => z.input<WorkerApi[K]['reply']> };
 
 interface Route {
-  method: 'GET' | 'POST';
-  auth: Auth;
-  /** Schema of the JSON body, for POST routes that take one. */
-  body?: z.ZodType;
-  handle(ctx: { params: string[]; body: unknown; conn: ConnectionFacts }): { status: number; json: unknown };
+  endpoint: Endpoint;
+  handle(ctx: HandlerContext<HttpEndpointName>): unknown;
 }
 
 interface PathEntry {
   pattern: RegExp;
   routes: Route[];
-}
-
-function ok(json: unknown, status = 200) {
-  return { status, json };
 }
 
 /** A worker id from the path: a plain non-negative integer, or the worker does not exist. */
@@ -79,6 +76,15 @@ function workerIdParam(raw: string): number {
   return id;
 }
 
+/** A run id from the path, decoded. */
+function runIdParam(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new ApiProblem(404, 'no such run: the run id in the path is not valid URL encoding');
+  }
+}
+
 /** "field.path: what is wrong" for the first few zod issues, so the sender knows which field to fix. */
 export function describeZodError(error: z.ZodError): string {
   const parts = error.issues.slice(0, 3).map((i) => `${i.path.length ? i.path.join('.') : '(body)'}: ${i.message}`);
@@ -86,96 +92,53 @@ export function describeZodError(error: z.ZodError): string {
   return parts.join('; ') + more;
 }
 
-function buildRoutes(service: CoordinatorService): PathEntry[] {
-  const entries: PathEntry[] = [
-    {
-      pattern: /^\/v1\/health$/,
-      routes: [{ method: 'GET', auth: 'none', handle: () => ok({ status: 'ok', apiVersion: API_VERSION }) }],
+function handlers(service: CoordinatorService, metrics: (() => string) | undefined): Handlers {
+  const findRun = (raw: string): RunSnapshot => {
+    const runId = runIdParam(raw);
+    const run = service.runs().find((r) => r.id === runId);
+    if (!run) throw new ApiProblem(404, `no run "${runId.slice(0, 200)}" (see GET /v1/runs for the runs this coordinator knows)`);
+    return run;
+  };
+  return {
+    health: () => ({ status: 'ok', apiVersion: API_VERSION }),
+    join: ({ body, conn }) => service.join(body, conn),
+    heartbeat: ({ params, body }) => service.heartbeat(workerIdParam(params[0]!), body),
+    report: ({ params, body }) => {
+      service.report(workerIdParam(params[0]!), body);
+      return { ok: true };
     },
-    {
-      pattern: /^\/v1\/join$/,
-      routes: [
-        {
-          method: 'POST',
-          auth: 'worker',
-          body: joinRequestSchema,
-          handle: ({ body, conn }) => ok(service.join(body as z.output<typeof joinRequestSchema>, conn)),
-        },
-      ],
+    leave: ({ params, body }) => {
+      service.leave(workerIdParam(params[0]!), body);
+      return { ok: true };
     },
-    {
-      pattern: /^\/v1\/workers\/([^/]+)\/heartbeat$/,
-      routes: [
-        {
-          method: 'POST',
-          auth: 'session',
-          body: heartbeatRequestSchema,
-          handle: ({ params, body }) => ok(service.heartbeat(workerIdParam(params[0]!), body as z.output<typeof heartbeatRequestSchema>)),
-        },
-      ],
+    drain: ({ params }) => ({ workers: service.drainWorker(workerIdParam(params[0]!)) }),
+    state: () => ({ workers: service.workers(), runs: service.runs(), events: service.events() }),
+    listRuns: () => ({ runs: service.runs() }),
+    startRun: ({ body }) => service.startRun(body),
+    run: ({ params }) => findRun(params[0]!),
+    runOutput: ({ params }) => {
+      const run = findRun(params[0]!);
+      return { runId: run.id, output: service.runOutput(run.id) };
     },
-    {
-      pattern: /^\/v1\/workers\/([^/]+)\/report$/,
-      routes: [
-        {
-          method: 'POST',
-          auth: 'session',
-          body: reportRequestSchema,
-          handle: ({ params, body }) => {
-            service.report(workerIdParam(params[0]!), body as z.output<typeof reportRequestSchema>);
-            return ok({ ok: true });
-          },
-        },
-      ],
+    stopRun: ({ params }) => service.stopRun(runIdParam(params[0]!)),
+    metrics: () => {
+      if (!metrics) throw new ApiProblem(404, 'this coordinator serves no metrics (it was started without them)');
+      return metrics();
     },
-    {
-      pattern: /^\/v1\/workers\/([^/]+)\/leave$/,
-      routes: [
-        {
-          method: 'POST',
-          auth: 'session',
-          body: leaveRequestSchema,
-          handle: ({ params, body }) => {
-            service.leave(workerIdParam(params[0]!), body as z.output<typeof leaveRequestSchema>);
-            return ok({ ok: true });
-          },
-        },
-      ],
-    },
-    {
-      pattern: /^\/v1\/workers\/([^/]+)\/drain$/,
-      routes: [{ method: 'POST', auth: 'operator', handle: ({ params }) => ok({ workers: service.drainWorker(workerIdParam(params[0]!)) }) }],
-    },
-    {
-      pattern: /^\/v1\/state$/,
-      routes: [{ method: 'GET', auth: 'operator', handle: () => ok({ workers: service.workers(), runs: service.runs(), events: service.events() }) }],
-    },
-    {
-      pattern: /^\/v1\/runs$/,
-      routes: [
-        { method: 'GET', auth: 'operator', handle: () => ok({ runs: service.runs() }) },
-        { method: 'POST', auth: 'operator', body: runSpecSchema, handle: ({ body }) => ok(service.startRun(body as z.output<typeof runSpecSchema>), 201) },
-      ],
-    },
-    {
-      pattern: /^\/v1\/runs\/([^/]+)\/stop$/,
-      routes: [
-        {
-          method: 'POST',
-          auth: 'operator',
-          handle: ({ params }) => {
-            let runId: string;
-            try {
-              runId = decodeURIComponent(params[0]!);
-            } catch {
-              throw new ApiProblem(404, 'no such run: the run id in the path is not valid URL encoding');
-            }
-            return ok(service.stopRun(runId));
-          },
-        },
-      ],
-    },
-  ];
+  };
+}
+
+/** The routes, grouped by path (several methods may share one), in the table's order. */
+function buildRoutes(table: Handlers): PathEntry[] {
+  const entries: PathEntry[] = [];
+  for (const name of Object.keys(workerApi) as EndpointName[]) {
+    const endpoint = workerApi[name];
+    if (endpoint.transport === 'websocket') continue; // upgrades: presence-server.ts
+    const handle = table[name as HttpEndpointName] as Route['handle'];
+    let entry = entries.find((e) => e.pattern.source === endpoint.path.pattern.source);
+    if (!entry) entries.push((entry = { pattern: endpoint.path.pattern, routes: [] }));
+    entry.routes.push({ endpoint: endpoint as Endpoint, handle });
+  }
   return entries;
 }
 
@@ -191,16 +154,19 @@ function bearer(req: http.IncomingMessage): string | null {
   return m ? m[1]! : null;
 }
 
-function sendJson(res: http.ServerResponse, status: number, json: unknown, extraHeaders: Record<string, string> = {}): void {
+function sendText(res: http.ServerResponse, status: number, text: string, contentType: string, extraHeaders: Record<string, string> = {}): void {
   if (res.headersSent || res.destroyed) return;
-  const text = JSON.stringify(json);
   res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
+    'content-type': contentType,
     'content-length': String(Buffer.byteLength(text)),
     'cache-control': 'no-store',
     ...extraHeaders,
   });
   res.end(text);
+}
+
+function sendJson(res: http.ServerResponse, status: number, json: unknown, extraHeaders: Record<string, string> = {}): void {
+  sendText(res, status, JSON.stringify(json), 'application/json; charset=utf-8', extraHeaders);
 }
 
 function sendError(res: http.ServerResponse, status: number, message: string, extraHeaders: Record<string, string> = {}): void {
@@ -243,9 +209,9 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
   const host = opts.host ?? '127.0.0.1';
   const bodyTimeoutMs = opts.bodyTimeoutMs ?? 10_000;
   const headersTimeoutMs = opts.headersTimeoutMs ?? 10_000;
-  const entries = buildRoutes(service);
+  const entries = buildRoutes(handlers(service, opts.metrics));
 
-  const authorize = (req: http.IncomingMessage, auth: Auth): string | null => {
+  const authorize = (req: http.IncomingMessage, auth: ApiAuth): string | null => {
     if (auth === 'none') return null;
     const token = bearer(req);
     if (token === null) return 'missing bearer token: send "Authorization: Bearer <token>"';
@@ -272,42 +238,44 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
       sendError(res, 404, `no endpoint ${pathname.slice(0, 200)} (see docs/api.md for the API, version ${API_VERSION})`);
       return;
     }
-    const route = entry.routes.find((r) => r.method === req.method);
+    const route = entry.routes.find((r) => r.endpoint.method === req.method);
     if (!route) {
-      const allow = entry.routes.map((r) => r.method).join(', ');
+      const allow = entry.routes.map((r) => r.endpoint.method).join(', ');
       sendError(res, 405, `${req.method} is not allowed on ${pathname}; use ${allow}`, { allow });
       return;
     }
-    const denied = authorize(req, route.auth === 'session' ? 'worker' : route.auth);
+    const { endpoint } = route;
+    const denied = authorize(req, endpoint.auth === 'session' ? 'worker' : endpoint.auth);
     if (denied) {
       sendError(res, 401, denied, { 'www-authenticate': 'Bearer' });
       return;
     }
     const m = entry.pattern.exec(pathname)!;
     // Checked before the body is read: a request without the worker's session gets nothing from it.
-    if (route.auth === 'session') service.authenticate(workerIdParam(m[1]!), sessionOf(req));
+    if (endpoint.auth === 'session') service.authenticate(workerIdParam(m[1]!), sessionOf(req));
     let body: unknown = undefined;
-    if (route.method === 'POST') {
+    if (endpoint.method === 'POST') {
       const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
       if (type !== '' && type !== 'application/json' && !type.endsWith('+json')) {
         sendError(res, 415, `content type "${type.slice(0, 100)}" is not JSON; send the body as application/json`);
         return;
       }
       const raw = await readBody(req, bodyTimeoutMs);
-      if (route.body) {
+      if (endpoint.body) {
         let parsed: unknown;
         try {
           parsed = raw.length === 0 ? {} : JSON.parse(raw.toString('utf8'));
         } catch (e) {
           throw new ApiProblem(400, `body is not valid JSON (${e instanceof Error ? e.message : String(e)})`);
         }
-        const result = route.body.safeParse(parsed);
+        const result = endpoint.body.safeParse(parsed);
         if (!result.success) throw new ApiProblem(400, `invalid body for ${req.method} ${pathname}: ${describeZodError(result.error)}`);
         body = result.data;
       }
     }
-    const out = route.handle({ params: m.slice(1), body, conn: connectionFacts(req.socket.remoteAddress, req.socket.localAddress) });
-    sendJson(res, out.status, out.json);
+    const out = route.handle({ params: m.slice(1), body: body as never, conn: connectionFacts(req.socket.remoteAddress, req.socket.localAddress) });
+    if (endpoint.transport === 'prometheus-text') sendText(res, endpoint.status, String(out), PROMETHEUS_CONTENT_TYPE);
+    else sendJson(res, endpoint.status, out);
   };
 
   // Node checks header and request timeouts only every connectionsCheckingInterval (30 s by default).

@@ -118,7 +118,8 @@ describe('coordinator HTTP API — happy paths', () => {
       body: { incarnation: 1, reports: [{ type: 'started', runId, generation: 1, pid: 4242 }, { type: 'output', runId, generation: 1, data: 'hello\n' }] },
     });
     expect(rep).toMatchObject({ status: 200, json: { ok: true } });
-    expect(svc.runOutput(runId)).toBe('[desktop] hello\n');
+    // The coordinator's own [gpu-share] lines come first; the worker's output follows, prefixed with its node.
+    expect(svc.runOutput(runId)).toMatch(/^\[desktop\] hello\n$/m);
 
     const left = await call('POST', apiPaths.leave(0), { body: { incarnation: 1, reason: 'agent shut down' } });
     expect(left.status).toBe(200);

@@ -1,0 +1,114 @@
+/**
+ * THE table of the coordinator's HTTP API: every endpoint's method, path, auth, body and reply, declared once.
+ * The server (src-main/core/api/coordinator-http.ts) builds its routes from it, one handler per entry name, so
+ * an endpoint cannot exist without an entry; the agent's client builds paths and reads replies from the same
+ * entries. Like ipc.ts for the renderer. docs/api.md describes each endpoint for people.
+ */
+import { z } from 'zod';
+import type { CoordinatorEvent, RunSnapshot, WorkerSnapshot } from './training';
+import {
+  API_VERSION,
+  apiPaths,
+  heartbeatRequestSchema,
+  heartbeatResponseSchema,
+  joinRequestSchema,
+  joinResponseSchema,
+  leaveRequestSchema,
+  reportRequestSchema,
+  runSpecSchema,
+} from './worker-protocol';
+
+/**
+ * none: anyone. worker: the join token (or the operator's). session: a worker request after the join, which
+ * also needs the session secret of the worker in the path. operator: the operator token.
+ */
+export type ApiAuth = 'none' | 'worker' | 'session' | 'operator';
+
+/** How an endpoint is reached: a JSON request, or a WebSocket upgrade (presence-server.ts serves those). */
+export type ApiTransport = 'json' | 'prometheus-text' | 'websocket';
+
+export interface EndpointPath<P extends unknown[]> {
+  /** Matches the concrete path; each capture group is one parameter, in order, still URL-encoded. */
+  pattern: RegExp;
+  build: (...params: P) => string;
+}
+
+export interface Endpoint<
+  P extends unknown[] = unknown[],
+  B extends z.ZodType | null = z.ZodType | null,
+  R extends z.ZodType = z.ZodType,
+  T extends ApiTransport = ApiTransport,
+> {
+  method: 'GET' | 'POST';
+  path: EndpointPath<P>;
+  auth: ApiAuth;
+  /** Schema of the JSON body; null when the endpoint takes none. */
+  body: B;
+  /** Schema of a 2xx reply (errors are always `{ error: string }`). */
+  reply: R;
+  /** The 2xx status of a success. */
+  status: 200 | 201;
+  transport: T;
+}
+
+function fixedPath(path: string): EndpointPath<[]> {
+  return { pattern: new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`), build: () => path };
+}
+
+/** A path with parameters: `pattern`'s groups are the parameters `build` takes. */
+function paramPath<P extends unknown[]>(pattern: RegExp, build: (...params: P) => string): EndpointPath<P> {
+  return { pattern, build };
+}
+
+function endpoint<P extends unknown[], B extends z.ZodType | null, R extends z.ZodType, T extends ApiTransport = 'json'>(
+  e: Omit<Endpoint<P, B, R, T>, 'status' | 'transport'> & { status?: 200 | 201; transport?: T },
+): Endpoint<P, B, R, T> {
+  return { status: 200, transport: 'json' as T, ...e } as Endpoint<P, B, R, T>;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Operator replies carry the app's own snapshot types (training.ts), which the coordinator builds from typed
+ * code; a client checks their frame (an object with its id), not every field.
+ */
+const runSnapshotSchema = z.custom<RunSnapshot>((v) => isRecord(v) && typeof v.id === 'string' && isRecord(v.spec), 'expected a run snapshot');
+const workerSnapshotSchema = z.custom<WorkerSnapshot>((v) => isRecord(v) && typeof v.id === 'number' && typeof v.node === 'string', 'expected a worker snapshot');
+const eventSchema = z.custom<CoordinatorEvent>((v) => isRecord(v) && typeof v.seq === 'number' && typeof v.message === 'string', 'expected an event');
+
+export const healthReplySchema = z.object({ status: z.literal('ok'), apiVersion: z.literal(API_VERSION) });
+export const okReplySchema = z.object({ ok: z.literal(true) });
+export const stateReplySchema = z.object({ workers: z.array(workerSnapshotSchema), runs: z.array(runSnapshotSchema), events: z.array(eventSchema) });
+export const runOutputReplySchema = z.object({ runId: z.string(), output: z.string() });
+
+const workerIdPath = (action: string) => paramPath(new RegExp(`^/v1/workers/([^/]+)/${action}$`), (workerId: number) => `/v1/workers/${workerId}/${action}`);
+
+export const workerApi = {
+  health: endpoint({ method: 'GET', path: fixedPath(apiPaths.health), auth: 'none', body: null, reply: healthReplySchema }),
+  join: endpoint({ method: 'POST', path: fixedPath(apiPaths.join), auth: 'worker', body: joinRequestSchema, reply: joinResponseSchema }),
+  heartbeat: endpoint({ method: 'POST', path: workerIdPath('heartbeat'), auth: 'session', body: heartbeatRequestSchema, reply: heartbeatResponseSchema }),
+  report: endpoint({ method: 'POST', path: workerIdPath('report'), auth: 'session', body: reportRequestSchema, reply: okReplySchema }),
+  leave: endpoint({ method: 'POST', path: workerIdPath('leave'), auth: 'session', body: leaveRequestSchema, reply: okReplySchema }),
+  /** Held open while the agent lives; its end tells the coordinator at once (see presence-server.ts). */
+  presence: endpoint({ method: 'GET', path: workerIdPath('presence'), auth: 'session', body: null, reply: z.null(), transport: 'websocket' }),
+  drain: endpoint({ method: 'POST', path: workerIdPath('drain'), auth: 'operator', body: null, reply: z.object({ workers: z.array(workerSnapshotSchema) }) }),
+  state: endpoint({ method: 'GET', path: fixedPath(apiPaths.state), auth: 'operator', body: null, reply: stateReplySchema }),
+  listRuns: endpoint({ method: 'GET', path: fixedPath(apiPaths.runs), auth: 'operator', body: null, reply: z.object({ runs: z.array(runSnapshotSchema) }) }),
+  startRun: endpoint({ method: 'POST', path: fixedPath(apiPaths.runs), auth: 'operator', body: runSpecSchema, reply: runSnapshotSchema, status: 201 }),
+  run: endpoint({ method: 'GET', path: paramPath(/^\/v1\/runs\/([^/]+)$/, apiPaths.run), auth: 'operator', body: null, reply: runSnapshotSchema }),
+  runOutput: endpoint({ method: 'GET', path: paramPath(/^\/v1\/runs\/([^/]+)\/output$/, apiPaths.runOutput), auth: 'operator', body: null, reply: runOutputReplySchema }),
+  stopRun: endpoint({ method: 'POST', path: paramPath(/^\/v1\/runs\/([^/]+)\/stop$/, apiPaths.stopRun), auth: 'operator', body: null, reply: runSnapshotSchema }),
+  /** Prometheus text format 0.0.4; 404 when the coordinator was started without metrics. */
+  metrics: endpoint({ method: 'GET', path: fixedPath(apiPaths.metrics), auth: 'operator', body: null, reply: z.string(), transport: 'prometheus-text' }),
+} as const;
+
+export type WorkerApi = typeof workerApi;
+export type EndpointName = keyof WorkerApi;
+/** Endpoints answered over plain HTTP (all but the WebSocket upgrade). */
+export type HttpEndpointName = { [K in EndpointName]: WorkerApi[K]['transport'] extends 'websocket' ? never : K }[EndpointName];
+export type EndpointParams<K extends EndpointName> = Parameters<WorkerApi[K]['path']['build']>;
+export type EndpointBody<K extends EndpointName> = WorkerApi[K]['body'] extends z.ZodType ? z.input<WorkerApi[K]['body']> : undefined;
+export type EndpointReply<K extends EndpointName> = z.output<WorkerApi[K]['reply']>;
+
+/** Content type of a Prometheus text exposition. */
+export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';

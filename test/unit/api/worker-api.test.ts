@@ -1,0 +1,50 @@
+// The worker-API table: every path a builder makes is matched by its own pattern (and no other entry's of
+// the same method), and the parameters come back out of it.
+import { describe, expect, it } from 'vitest';
+import { workerApi, type EndpointName } from '../../../src-shared/worker-api';
+
+const samples: Record<EndpointName, unknown[]> = {
+  health: [],
+  join: [],
+  heartbeat: [7],
+  report: [7],
+  leave: [7],
+  presence: [7],
+  drain: [7],
+  state: [],
+  listRuns: [],
+  startRun: [],
+  run: ['run 1/ä'],
+  runOutput: ['run 1/ä'],
+  stopRun: ['run 1/ä'],
+  metrics: [],
+};
+
+describe('workerApi', () => {
+  it('each builder makes a path its pattern matches, with the parameters in its groups', () => {
+    for (const name of Object.keys(workerApi) as EndpointName[]) {
+      const endpoint = workerApi[name];
+      const params = samples[name];
+      const path = (endpoint.path.build as (...p: unknown[]) => string)(...params);
+      const match = endpoint.path.pattern.exec(path);
+      expect(match, `${name}: ${path}`).not.toBeNull();
+      expect(match!.slice(1).map(decodeURIComponent), name).toEqual(params.map(String));
+    }
+  });
+
+  it('no two entries answer the same method and path', () => {
+    const names = Object.keys(workerApi) as EndpointName[];
+    for (const a of names) {
+      const path = (workerApi[a].path.build as (...p: unknown[]) => string)(...samples[a]);
+      const clash = names.filter((b) => b !== a && workerApi[b].method === workerApi[a].method && workerApi[b].path.pattern.test(path));
+      expect(clash, `${a}: ${path}`).toEqual([]);
+    }
+  });
+
+  it('worker requests after the join need the session; the operator reads need the operator token', () => {
+    expect(workerApi.join.auth).toBe('worker');
+    for (const name of ['heartbeat', 'report', 'leave', 'presence'] as const) expect(workerApi[name].auth).toBe('session');
+    for (const name of ['state', 'listRuns', 'startRun', 'run', 'runOutput', 'stopRun', 'drain', 'metrics'] as const) expect(workerApi[name].auth).toBe('operator');
+    expect(workerApi.health.auth).toBe('none');
+  });
+});
