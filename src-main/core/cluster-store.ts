@@ -1,19 +1,20 @@
 /**
- * Keeps the app's cluster.yaml on disk. Reads never touch the file; writes validate first, then replace the
- * file atomically (temp file in the same folder, fsync, rename) and keep the previous version as
- * cluster.yaml.bak, so a crash or power cut at any moment leaves either the old file or the new one.
+ * Keeps the app's cluster.yaml on disk. Reading takes only regular files up to 1 MiB (a FIFO or device is
+ * refused at once). Every write holds a cross-process lock, re-reads the file under it, validates, keeps the
+ * person's comments, key order and unknown keys (only changed nodes are rewritten), refuses a read-only
+ * file, and replaces the file atomically keeping the previous version as cluster.yaml.bak. `save` refuses
+ * when the file changed since this store read it; `update` re-applies its change to what is there now, so
+ * two writers at once both land.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import {
-  MAX_CLUSTER_YAML_BYTES,
-  formatIssue,
-  parseClusterYaml,
-  serializeClusterYaml,
-  validateCluster,
-} from '../../src-shared/cluster/index';
+import { MAX_CLUSTER_YAML_BYTES, formatIssue, parseClusterYaml, validateCluster } from '../../src-shared/cluster/index';
+import { rewriteClusterText } from '../../src-shared/cluster/rewrite';
 import type { ClusterConfig, ClusterIssue } from '../../src-shared/cluster/types';
+import { assertWritable, realTarget, replaceFileAtomically } from './files/atomic-replace';
+import { withFileLock } from './files/file-lock';
+import { readRegularFile, type FileReadFailure } from './files/safe-read';
 
 export interface ClusterLoadResult {
   config: ClusterConfig | null;
@@ -24,76 +25,55 @@ export interface ClusterLoadResult {
 }
 
 /** Why a cluster file could not be read at all (as opposed to read and found invalid). */
-export type ClusterReadFailure = { kind: 'missing' | 'directory' | 'unreadable' | 'too-large'; message: string };
+export type ClusterReadFailure = FileReadFailure;
 
-function errnoCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : undefined;
+type ClusterRead = { ok: true; text: string; fingerprint: string } | { ok: false; failure: ClusterReadFailure; fingerprint: string };
+
+/** The file changed on disk (another GPU Share, `gpu-share add-this-machine`, an editor) since this store read it. */
+export class ClusterChangedError extends Error {
+  constructor(readonly filePath: string) {
+    super(
+      `${filePath} was changed by another program since GPU Share read it, so it was not overwritten (that would lose the other change); load the file again and retry`,
+    );
+    this.name = 'ClusterChangedError';
+  }
+}
+
+function sha256(data: string | Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+async function readCluster(filePath: string): Promise<ClusterRead> {
+  const read = await readRegularFile(filePath, {
+    maxBytes: MAX_CLUSTER_YAML_BYTES,
+    limitText: '1 MiB',
+    expectation: 'a cluster file is a few KB',
+  });
+  if (!read.ok) return { ok: false, failure: read.failure, fingerprint: read.failure.kind === 'missing' ? 'missing' : `unreadable:${read.failure.message}` };
+  const bytes = read.bytes;
+  const fingerprint = sha256(bytes);
+  if (bytes.length >= 2 && ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff))) {
+    return { ok: false, failure: { kind: 'unreadable', message: `${filePath} is saved as UTF-16; save it as UTF-8 and try again` }, fingerprint };
+  }
+  // Invalid UTF-8 becomes U+FFFD, which the parser then reports with its line and column.
+  return { ok: true, text: new TextDecoder('utf-8', { fatal: false, ignoreBOM: false }).decode(bytes), fingerprint };
 }
 
 /**
- * Reads a cluster file as text, refusing anything over 1 MiB before reading it (a wrong pick could be a
- * disk image). Invalid UTF-8 is decoded to U+FFFD, which the parser then reports with its line and column.
+ * Reads a cluster file as text: only a regular file, refused past 1 MiB whatever it claims (a wrong pick could
+ * be a disk image, a FIFO or /dev/zero), never blocking.
  */
 export async function readClusterText(filePath: string): Promise<{ ok: true; text: string } | { ok: false; failure: ClusterReadFailure }> {
-  let handle: fs.FileHandle;
-  try {
-    handle = await fs.open(filePath, 'r');
-  } catch (error) {
-    return { ok: false, failure: describeReadError(filePath, error) };
-  }
-  try {
-    const stat = await handle.stat();
-    if (stat.isDirectory()) return { ok: false, failure: describeReadError(filePath, { code: 'EISDIR' }) };
-    if (stat.size > MAX_CLUSTER_YAML_BYTES) {
-      return {
-        ok: false,
-        failure: {
-          kind: 'too-large',
-          message: `${filePath} is larger than 1 MiB (${stat.size} bytes); a cluster file is a few KB — check that this is the right file`,
-        },
-      };
-    }
-    const bytes = await handle.readFile();
-    if (bytes.length >= 2 && ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff))) {
-      return { ok: false, failure: { kind: 'unreadable', message: `${filePath} is saved as UTF-16; save it as UTF-8 and try again` } };
-    }
-    return { ok: true, text: new TextDecoder('utf-8', { fatal: false, ignoreBOM: false }).decode(bytes) };
-  } catch (error) {
-    return { ok: false, failure: describeReadError(filePath, error) };
-  } finally {
-    await handle.close().catch(() => undefined);
-  }
-}
-
-function describeReadError(filePath: string, error: unknown): ClusterReadFailure {
-  switch (errnoCode(error)) {
-    case 'ENOENT':
-      return { kind: 'missing', message: `${filePath} does not exist; check the path, or start from assets/examples/cluster.yaml` };
-    case 'EISDIR':
-      return { kind: 'directory', message: `${filePath} is a folder, not a file; give the path of the cluster.yaml inside it` };
-    case 'EACCES':
-    case 'EPERM':
-      return { kind: 'unreadable', message: `${filePath} cannot be read (permission denied); check the file's permissions` };
-    default: {
-      const why = error instanceof Error ? error.message : String(error);
-      return { kind: 'unreadable', message: `${filePath} cannot be read (${why}); check that it is a readable file` };
-    }
-  }
-}
-
-function isPidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return errnoCode(error) === 'EPERM';
-  }
+  const read = await readCluster(filePath);
+  return read.ok ? { ok: true, text: read.text } : { ok: false, failure: read.failure };
 }
 
 export class ClusterStore {
   readonly path: string;
   /** Saves run one after another; two overlapping renames could otherwise leave the older config in place. */
   private queue: Promise<unknown> = Promise.resolve();
+  /** The file as this store last read or wrote it; undefined until it has looked at the file. */
+  private seen: string | undefined;
 
   constructor(filePath: string) {
     this.path = path.resolve(filePath);
@@ -101,7 +81,8 @@ export class ClusterStore {
 
   /** Missing file → config null, no errors. Unreadable or invalid → config null with errors; the file is left as it is. */
   async load(): Promise<ClusterLoadResult> {
-    const read = await readClusterText(this.path);
+    const read = await readCluster(this.path);
+    this.seen = read.fingerprint;
     if (!read.ok) {
       if (read.failure.kind === 'missing') return { config: null, warnings: [], errors: [] };
       return { config: null, warnings: [], errors: [{ severity: 'error', message: read.failure.message, path: [] }], readFailure: read.failure };
@@ -112,99 +93,78 @@ export class ClusterStore {
   }
 
   /**
-   * Writes `config` if it is valid; throws (listing every problem) without touching the file if not. The
-   * text is parsed back before writing, so what lands on disk is known to load.
+   * Writes `config` if it is valid; throws (listing every problem) without touching the file if not, and
+   * throws ClusterChangedError if the file changed since this store last read it. Only the nodes that
+   * differ are rewritten; `sourceText` (a file the person chose to replace this one with, already known to
+   * read as `config`) is written as it is.
    */
-  save(config: ClusterConfig): Promise<void> {
-    const run = this.queue.then(() => this.write(config));
+  save(config: ClusterConfig, opts: { sourceText?: string } = {}): Promise<void> {
+    return this.serially(async () => {
+      this.assertValid(config);
+      await this.locked(async (target, current) => {
+        if (this.seen !== undefined && current.fingerprint !== this.seen) throw new ClusterChangedError(this.path);
+        await this.write(target, current, config, opts.sourceText);
+      });
+    });
+  }
+
+  /**
+   * Applies `change` to the cluster as it is on disk now, under the lock, and writes the result: a change
+   * made meanwhile by another process is kept. Throws when the file on disk is unreadable or invalid.
+   */
+  update(change: (current: ClusterConfig | null) => ClusterConfig): Promise<ClusterConfig> {
+    return this.serially(() =>
+      this.locked(async (target, current) => {
+        let config: ClusterConfig | null = null;
+        if (current.ok) {
+          const parsed = parseClusterYaml(current.text);
+          if (!parsed.ok) {
+            const list = parsed.errors.map((e) => `  ${formatIssue(e, path.basename(this.path))}`).join('\n');
+            throw new Error(`${this.path} is not a valid cluster now, so it was left as it was:\n${list}`);
+          }
+          config = parsed.config;
+        } else if (current.failure.kind !== 'missing') throw new Error(current.failure.message);
+        const next = change(config);
+        this.assertValid(next);
+        await this.write(target, current, next);
+        return next;
+      }),
+    );
+  }
+
+  private serially<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn);
     this.queue = run.catch(() => undefined);
     return run;
   }
 
-  private async write(config: ClusterConfig): Promise<void> {
+  /** Holds the lock beside the real file (a symlinked cluster.yaml stays a link) and reads the file under it. */
+  private async locked<T>(fn: (target: string, current: ClusterRead) => Promise<T>): Promise<T> {
+    const target = await realTarget(this.path);
+    await fs.mkdir(path.dirname(target), { recursive: true });
+    return withFileLock(target, async () => fn(target, await readCluster(target)));
+  }
+
+  /** The text is parsed back before writing, so what lands on disk is known to load. */
+  private assertValid(config: ClusterConfig): void {
     const problems = validateCluster(config);
-    const text = serializeClusterYaml(config);
-    if (problems.length === 0) {
-      const reread = parseClusterYaml(text);
-      if (!reread.ok) problems.push(...reread.errors);
-    }
-    if (problems.length > 0) {
-      const list = problems.map((p) => `  ${formatIssue({ ...p, line: undefined, col: undefined }, path.basename(this.path))}`).join('\n');
-      throw new Error(`Refusing to save ${this.path}: the cluster is invalid, so the file was left as it was:\n${list}`);
-    }
-
-    const target = await this.realTarget();
-    const dir = path.dirname(target);
-    await fs.mkdir(dir, { recursive: true });
-    await this.removeStaleTemps(dir, path.basename(target));
-
-    const previous = await fs.stat(target).catch(() => null);
-    const mode = previous ? previous.mode & 0o777 : 0o644;
-    const temp = path.join(dir, `${path.basename(target)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
-    try {
-      const handle = await fs.open(temp, 'wx', mode);
-      try {
-        await handle.writeFile(text, 'utf8');
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      if (previous) await this.keepBackup(target);
-      await fs.rename(temp, target);
-    } catch (error) {
-      await fs.rm(temp, { force: true });
-      throw error;
-    }
-    await syncDir(dir);
+    if (problems.length > 0) throw this.refusal(problems);
   }
 
-  /** Follows a symlinked cluster.yaml so the link stays a link and its target is what gets replaced. */
-  private async realTarget(): Promise<string> {
-    try {
-      return await fs.realpath(this.path);
-    } catch {
-      return this.path;
-    }
+  private refusal(problems: ClusterIssue[]): Error {
+    const list = problems.map((p) => `  ${formatIssue({ ...p, line: undefined, col: undefined }, path.basename(this.path))}`).join('\n');
+    return new Error(`Refusing to save ${this.path}: the cluster is invalid, so the file was left as it was:\n${list}`);
   }
 
-  /**
-   * Copies the current file to cluster.yaml.bak through its own temp file and rename: cluster.yaml itself is
-   * never moved away, so there is no moment without one.
-   */
-  private async keepBackup(target: string): Promise<void> {
-    const backup = `${target}.bak`;
-    const temp = `${backup}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-    try {
-      await fs.copyFile(target, temp);
-      await fs.rename(temp, backup);
-    } catch (error) {
-      await fs.rm(temp, { force: true });
-      if (errnoCode(error) !== 'ENOENT') throw error;
+  private async write(target: string, current: ClusterRead, config: ClusterConfig, sourceText?: string): Promise<void> {
+    if (!current.ok && (current.failure.kind === 'directory' || current.failure.kind === 'not-regular')) {
+      throw new Error(`${current.failure.message}; it was not replaced`);
     }
-  }
-
-  /** Removes temp files left by a process that died mid-save (never those of a live one, which may still rename). */
-  private async removeStaleTemps(dir: string, base: string): Promise<void> {
-    const pattern = new RegExp(`^${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?:\\.bak)?\\.tmp-(\\d+)-[0-9a-f]+$`);
-    const names = await fs.readdir(dir).catch(() => [] as string[]);
-    for (const name of names) {
-      const match = pattern.exec(name);
-      if (match && Number(match[1]) !== process.pid && !isPidAlive(Number(match[1]))) {
-        await fs.rm(path.join(dir, name), { force: true });
-      }
-    }
-  }
-}
-
-/** Makes the rename itself durable; directories cannot be opened for this on Windows, where it is skipped. */
-async function syncDir(dir: string): Promise<void> {
-  let handle: fs.FileHandle | null = null;
-  try {
-    handle = await fs.open(dir, 'r');
-    await handle.sync();
-  } catch {
-    // Not supported on this platform or file system; the rename is still atomic.
-  } finally {
-    await handle?.close().catch(() => undefined);
+    const text = sourceText ?? rewriteClusterText(current.ok ? current.text : null, config).text;
+    const reread = parseClusterYaml(text);
+    if (!reread.ok) throw this.refusal(reread.errors);
+    await assertWritable(target);
+    await replaceFileAtomically(target, text, { keepBackup: true });
+    this.seen = sha256(Buffer.from(text, 'utf8'));
   }
 }
