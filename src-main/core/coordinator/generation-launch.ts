@@ -51,6 +51,7 @@ export function launchGeneration(ctl: RunController, run: RunRecord, members: nu
   for (const s of map.shards) Object.freeze(s);
   Object.freeze(map.shards);
   run.shardHistory.push(Object.freeze(map));
+  run.telemetry.onGeneration(run.generation, members, map.at, cause, (id) => workers.get(id)?.node);
   if (run.shardHistory.length > MAX_SHARD_HISTORY) run.shardHistory.splice(0, run.shardHistory.length - MAX_SHARD_HISTORY);
 
   for (const s of shards) {

@@ -73,7 +73,7 @@ export class RunController {
     if (spec.minWorkers > spec.maxWorkers) {
       throw new ApiProblem(422, `minWorkers (${spec.minWorkers}) is more than maxWorkers (${spec.maxWorkers})`);
     }
-    const run = newRunRecord(`run-${++this.runSeq}-${randomBytes(3).toString('hex')}`, spec, this.opts.clock.now());
+    const run = newRunRecord(`run-${++this.runSeq}-${randomBytes(3).toString('hex')}`, spec, this.opts.clock.now(), () => this.opts.clock.now());
     this.store?.saveRunSeq(this.runSeq);
     this.runList.push(run);
     this.trimRuns();
@@ -106,7 +106,7 @@ export class RunController {
   restore(stored: StoredRun[], runSeq: number): void {
     this.runSeq = Math.max(this.runSeq, runSeq);
     for (const { run: snapshot, outputTail } of stored) {
-      const run = restoreRunRecord(snapshot, outputTail);
+      const run = restoreRunRecord(snapshot, outputTail, () => this.opts.clock.now());
       this.runList.push(run);
       if (ENDED.has(run.state)) continue;
       if (this.liveRun) {
@@ -172,6 +172,12 @@ export class RunController {
     const member = run.members.get(rec.id);
     if (!member) return;
     member.progress = progress;
+    run.telemetry.onHeartbeatProgress(rec.id, rec.node, progress);
+    this.progressed(run);
+  }
+
+  /** The run's progress changed: recomputed and sent at most once a second. */
+  progressed(run: RunRecord): void {
     run.progressStale = true;
     this.opts.feed.runProgressed(run.id);
   }
@@ -212,6 +218,7 @@ export class RunController {
         if (!sameIncident) run.restartsUsed += 1;
         const names = lost.map((id) => this.opts.workers.get(id)!.node).join(', ');
         const cause = runCause ?? `worker ${names} failed`;
+        lost.forEach((id, i) => run.telemetry.onWorkerFailed(id, this.opts.workers.get(id)!.node, !sameIncident && i === 0));
         for (const id of lost) this.say(run, `worker ${this.opts.workers.get(id)!.node} failed: ${this.opts.pool.worker(id)?.stateCause ?? 'failed'}`);
         if (run.restartsUsed > run.spec.maxRestarts) {
           this.failRun(run, `${cause} and all ${run.spec.maxRestarts} restarts are used`);
@@ -317,7 +324,7 @@ export class RunController {
 
   /** Folds members' progress into the run's (see run-record.ts) and keeps the pool's step in line. */
   refresh(run: RunRecord): void {
-    const step = refreshProgress(run, this.opts.clock.now());
+    const step = refreshProgress(run);
     if (step !== null && this.liveRun === run) this.opts.pool.setStep(step);
   }
 

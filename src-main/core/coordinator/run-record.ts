@@ -4,8 +4,8 @@
  */
 import type { ResidencyVerdict, RunSnapshot, RunSpec, RunState, ShardMap } from '../../../src-shared/training';
 import type { Progress } from '../../../src-shared/worker-protocol';
-import { LossHistory } from './loss-history';
 import { RunOutputLog } from './run-output-log';
+import { RunTelemetry } from './run-telemetry';
 
 export interface MemberStatus {
   started: boolean;
@@ -29,13 +29,14 @@ export interface RunRecord extends Omit<RunSnapshot, 'lossHistory' | 'generation
    * this relaunches once, without the dead machine, instead of twice.
    */
   pendingRestart: { cause: string; since: number; waitingFor: Set<number> } | null;
-  loss: LossHistory;
+  /** The curve, generation marks and per-worker rows, from every progress line (run-telemetry.ts). */
+  telemetry: RunTelemetry;
   output: RunOutputLog;
 }
 
 export const ENDED: ReadonlySet<RunState> = new Set(['finished', 'failed', 'stopped']);
 
-export function newRunRecord(id: string, spec: RunSpec, startedAt: number): RunRecord {
+export function newRunRecord(id: string, spec: RunSpec, startedAt: number, now: () => number): RunRecord {
   return {
     id,
     spec: { ...spec, command: [...spec.command], env: { ...spec.env } },
@@ -52,7 +53,7 @@ export function newRunRecord(id: string, spec: RunSpec, startedAt: number): RunR
     pendingRestart: null,
     shardHistory: [],
     progress: null,
-    loss: new LossHistory(),
+    telemetry: new RunTelemetry({ now }),
     residency: {},
     rdzvEndpoint: null,
     output: new RunOutputLog(),
@@ -60,8 +61,8 @@ export function newRunRecord(id: string, spec: RunSpec, startedAt: number): RunR
 }
 
 /** A record from a snapshot kept before a restart (no members: nobody trains it until workers join again). */
-export function restoreRunRecord(snapshot: RunSnapshot, outputTail: string): RunRecord {
-  const run = newRunRecord(snapshot.id, snapshot.spec, snapshot.startedAt);
+export function restoreRunRecord(snapshot: RunSnapshot, outputTail: string, now: () => number): RunRecord {
+  const run = newRunRecord(snapshot.id, snapshot.spec, snapshot.startedAt, now);
   run.state = snapshot.state;
   run.stateCause = snapshot.stateCause;
   run.generation = snapshot.generation;
@@ -69,7 +70,7 @@ export function restoreRunRecord(snapshot: RunSnapshot, outputTail: string): Run
   run.endedAt = snapshot.endedAt;
   run.shardHistory = snapshot.shardHistory.map((m) => Object.freeze({ ...m, shards: Object.freeze(m.shards.map((s) => Object.freeze({ ...s }))) as ShardMap['shards'] }));
   run.progress = snapshot.progress ? { ...snapshot.progress } : null;
-  for (const p of snapshot.lossHistory) run.loss.add(p.step, p.loss);
+  run.telemetry.restore(snapshot);
   run.residency = { ...snapshot.residency };
   run.rdzvEndpoint = snapshot.rdzvEndpoint;
   run.output.seed(outputTail);
@@ -81,32 +82,22 @@ export function newMember(): MemberStatus {
 }
 
 /**
- * Folds the members' latest progress into the run's: the furthest step (with its loss), samples/s summed.
- * Done when the run is read or sent, not on every heartbeat, so a heartbeat costs the same with 1 or 1,000
- * members. Returns the furthest step when it changed anything.
+ * The run's progress from its telemetry (every progress line; heartbeats fill gaps). Done when the run is read
+ * or sent, not on every heartbeat or line, so a heartbeat costs the same with 1 or 1,000 members. Returns the
+ * furthest step when it changed anything.
  */
-export function refreshProgress(run: RunRecord, now: number): number | null {
+export function refreshProgress(run: RunRecord): number | null {
   if (!run.progressStale) return null;
   run.progressStale = false;
-  let best: Progress | null = null;
-  let samplesPerSec: number | null = null;
-  let resumedFrom: number | null = null;
-  for (const m of run.members.values()) {
-    const p = m.progress;
-    if (!p) continue;
-    if (!best || p.step > best.step) best = p;
-    if (p.samplesPerSec !== null) samplesPerSec = (samplesPerSec ?? 0) + p.samplesPerSec;
-    if (p.resumedFrom !== null) resumedFrom = Math.max(resumedFrom ?? 0, p.resumedFrom);
-  }
-  if (!best) return null;
-  const loss = best.loss ?? null;
-  run.progress = { step: best.step, totalSteps: null, loss, samplesPerSec, resumedFrom, at: now };
-  if (loss !== null) run.loss.add(best.step, loss);
-  return best.step;
+  const progress = run.telemetry.snapshot().progress;
+  if (!progress) return null;
+  run.progress = progress;
+  return progress.step;
 }
 
 /** A copy for the outside world (the record's progress must be refreshed first). */
 export function runSnapshot(run: RunRecord): RunSnapshot {
+  const telemetry = run.telemetry.snapshot();
   const residency: Record<number, ResidencyVerdict> = {};
   for (const [k, v] of Object.entries(run.residency)) residency[Number(k)] = { ...v };
   return {
@@ -122,10 +113,10 @@ export function runSnapshot(run: RunRecord): RunSnapshot {
     // Shard maps never change once made (they are frozen), so snapshots share them instead of copying 50 × n ranges.
     shardHistory: [...run.shardHistory],
     progress: run.progress ? { ...run.progress } : null,
-    lossHistory: run.loss.snapshot().map((p) => ({ ...p, generation: run.generation })),
-    generationMarks: [],
-    workerRows: [],
-    workerFailures: 0,
+    lossHistory: telemetry.lossHistory,
+    generationMarks: telemetry.generationMarks,
+    workerRows: telemetry.workerRows,
+    workerFailures: telemetry.workerFailures,
     residency,
     rdzvEndpoint: run.rdzvEndpoint,
   };

@@ -25,6 +25,9 @@ export function handleReport(ctl: RunController, budget: OutputBudget, rec: Work
       if (!data) return;
       run.output.append(rec.id, rec.node, data);
       ctl.store?.appendOutput(run.id, rec.id, rec.node, data);
+      // The curve is read from the output itself: every progress line, not the heartbeats' samples.
+      run.telemetry.onOutput(rec.id, rec.node, r.generation, kept);
+      ctl.progressed(run);
       feed.broadcast({ type: 'output', runId: run.id, workerId: rec.id, node: rec.node, data });
       return;
     }
@@ -50,6 +53,7 @@ export function handleReport(ctl: RunController, budget: OutputBudget, rec: Work
       if (run.pendingRestart) return; // this generation already failed: one restart for it
       const cause = describeExit(rec.node, r.exitCode, r.signal);
       ctl.say(run, cause);
+      run.telemetry.onWorkerFailed(rec.id, rec.node, true);
       run.restartsUsed += 1;
       if (run.restartsUsed > run.spec.maxRestarts) {
         ctl.failRun(run, `${cause} and all ${run.spec.maxRestarts} restarts are used`);

@@ -378,11 +378,48 @@ describe('CoordinatorService — runs and generations', () => {
     expect(h.liveRun().progress!.step).toBe(12);
     a!.setStep(20, 0.3, 100, 0);
     h.run(1000);
-    // sampled as heartbeats bring it: the furthest step's loss each time
+    // Without progress lines in the output, every heartbeat sample fills the curve (each step once).
     expect(h.liveRun().lossHistory).toEqual([
+      { step: 10, loss: 0.5, generation: 1 },
       { step: 12, loss: 0.4, generation: 1 },
       { step: 20, loss: 0.3, generation: 1 },
     ]);
+  });
+
+  it('builds the loss curve from every progress line in the output, marks generations and counts failures on the way', () => {
+    const h = new Harness();
+    const [a, b] = h.activeWorkers('a', 'b');
+    const run = h.svc.startRun(h.spec());
+    h.workers.forEach((w) => w.beat());
+    const line = (step: number, gen: number) =>
+      `GPU_SHARE_PROGRESS {"step":${step},"loss":${(1 / (step + 1)).toFixed(4)},"samples_per_sec":50,"rank":0,"world_size":2,"total_steps":300}\r\n`;
+    const out = (w: typeof a, gen: number, data: string) =>
+      h.svc.report(w!.workerId, { incarnation: w!.incarnation, reports: [{ type: 'output', runId: run.id, generation: gen, data }] });
+    // 150 steps in chunks that end mid-line: every one counts, no heartbeat needed.
+    let text = '';
+    for (let step = 0; step < 150; step++) text += line(step, 1);
+    for (let i = 0; i < text.length; i += 97) out(a, 1, text.slice(i, i + 97));
+    h.run(1000, [a!, b!]);
+    let snap = h.liveRun();
+    expect(snap.lossHistory.filter((p) => p.generation === 1).map((p) => p.step)).toEqual([...Array(150).keys()]);
+    expect(snap.progress).toMatchObject({ step: 149, totalSteps: 300 });
+    expect(snap.generationMarks).toEqual([expect.objectContaining({ generation: 1, step: 0 })]);
+    // b's process dies: one restart, charged to b; generation 2 resumes from step 140.
+    b!.exit(1);
+    h.run(1000, [a!]);
+    snap = h.liveRun();
+    expect(snap.generation).toBe(2);
+    expect(snap.workerFailures).toBe(1);
+    expect(snap.workerRows.find((r) => r.node === 'b')).toMatchObject({ restartsCaused: 1 });
+    out(a, 2, `GPU_SHARE_PROGRESS {"step":141,"loss":0.5,"rank":0,"world_size":2,"resumed_from":140,"total_steps":300}\n`);
+    h.run(1000, [a!, b!]);
+    snap = h.liveRun();
+    expect(snap.generationMarks.map((m) => [m.generation, m.step])).toEqual([
+      [1, 0],
+      [2, 140],
+    ]);
+    expect(snap.lossHistory.at(-1)).toEqual({ step: 141, loss: 0.5, generation: 2 });
+    expect(snap.lossHistory.some((p) => p.step > 141 && p.generation === 1)).toBe(false);
   });
 
   it('keeps output per run, prefixed by node, and streams it as output changes', () => {

@@ -1,11 +1,17 @@
-// The bounded pieces of a run's record: output log, loss curve, launch plan.
+// The bounded pieces of a run's record: output log (with text kept across a restart), launch plan.
 import { describe, expect, it } from 'vitest';
 import { buildLaunchPlan, formatEndpoint } from '../../../src-main/core/coordinator/launch-plan';
-import { LossHistory } from '../../../src-main/core/coordinator/loss-history';
 import { RunOutputLog } from '../../../src-main/core/coordinator/run-output-log';
 import { runSpecSchema } from '../../../src-shared/worker-protocol';
 
 describe('RunOutputLog', () => {
+  it('goes on from text kept before a restart', () => {
+    const log = new RunOutputLog();
+    log.seed('[a] one\n[b] tw');
+    log.append(0, 'a', 'three\n');
+    expect(log.text()).toBe('[a] one\n[b] tw\n[a] three\n');
+  });
+
   it('keeps each worker’s lines whole and prefixed, even when chunks interleave mid-line', () => {
     const log = new RunOutputLog();
     log.append(0, 'desktop', 'GPU_SHARE_PROGRESS {"st');
@@ -29,31 +35,6 @@ describe('RunOutputLog', () => {
     expect(text.length).toBe(1000);
     expect(text.endsWith('[n] line 499\n')).toBe(true);
     expect(text).not.toContain('line 1\n');
-  });
-});
-
-describe('LossHistory', () => {
-  it('stays under its cap by halving, keeping the first and the latest point', () => {
-    const h = new LossHistory(100);
-    for (let s = 0; s < 10_000; s++) h.add(s, 1 / (s + 1));
-    const pts = h.snapshot();
-    expect(pts.length).toBeLessThanOrEqual(100);
-    expect(pts.length).toBeGreaterThan(40);
-    expect(pts[0]!.step).toBe(0);
-    expect(pts.at(-1)!.step).toBeGreaterThan(9_800);
-    for (let i = 1; i < pts.length; i++) expect(pts[i]!.step).toBeGreaterThan(pts[i - 1]!.step);
-  });
-
-  it('a resume from an earlier checkpoint replaces the points after it; NaN is ignored', () => {
-    const h = new LossHistory();
-    [1, 2, 3, 4, 5].forEach((s) => h.add(s, s));
-    h.add(3, 30);
-    h.add(4, Number.NaN);
-    expect(h.snapshot()).toEqual([
-      { step: 1, loss: 1 },
-      { step: 2, loss: 2 },
-      { step: 3, loss: 30 },
-    ]);
   });
 });
 
