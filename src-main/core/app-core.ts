@@ -223,6 +223,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
 
   const handlers: RequestHandlers = {
     getHardware: async () => hardware,
+    getGpuHistory: async () => monitor.gpuHistory(),
     detectHardware: async () => {
       hardware = await monitor.refresh();
       emit('onHardware', hardware);
@@ -267,6 +268,13 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     exportCluster: async () => ({ fileName: 'cluster.yaml', text: serializeClusterYaml(config) }),
     getWorkers: async () => coordinator.workers(),
     drainWorker: async ({ workerId }) => wrap(() => coordinator.drainWorker(workerId)),
+    rejoinLocalWorker: async () => {
+      if (!(opts.localWorker ?? true)) throw new RequestError('this app was started without its own worker (--no-local-worker)');
+      const mode = membership.state().mode;
+      if (mode !== 'own-coordinator' && mode !== 'error') throw new RequestError('this machine is a worker of another cluster now; leave it first');
+      startLocalWorker();
+      return coordinator.workers();
+    },
     getRuns: async () => coordinator.runs(),
     startRun: async (spec) => wrap(() => coordinator.startRun(spec)),
     stopRun: async ({ runId }) => wrap(() => coordinator.stopRun(runId)),
