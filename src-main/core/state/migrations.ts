@@ -1,0 +1,48 @@
+/**
+ * Ordered schema migrations, tracked in `PRAGMA user_version`. Each runs in its own transaction together with
+ * the version bump, so a crash mid-migration leaves the previous version intact. To change the schema (the job
+ * queue's tables, say), append { version: N + 1, … } here and never edit a released one.
+ */
+import type { Database } from 'better-sqlite3';
+import { SCHEMA_V1 } from './schema-v1';
+import { StateDbTooNewError } from './state-db-errors';
+
+export interface Migration {
+  version: number;
+  description: string;
+  up(db: Database): void;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, description: 'runs, generations, loss, run workers, output, events, worker registry, node names, counters', up: (db) => db.exec(SCHEMA_V1) },
+];
+
+export function latestVersion(migrations: readonly Migration[] = MIGRATIONS): number {
+  return migrations.at(-1)?.version ?? 0;
+}
+
+export function schemaVersion(db: Database): number {
+  return db.pragma('user_version', { simple: true }) as number;
+}
+
+/** Throws StateDbTooNewError, naming `file`, when the database is from a newer schema than `migrations` reach. */
+export function refuseNewer(db: Database, file: string, migrations: readonly Migration[] = MIGRATIONS): void {
+  const version = schemaVersion(db);
+  if (version > latestVersion(migrations)) throw new StateDbTooNewError(file, version, latestVersion(migrations));
+}
+
+/** Brings the database up to the last migration; returns the versions it went from and to. */
+export function migrate(db: Database, file: string, migrations: readonly Migration[] = MIGRATIONS): { from: number; to: number } {
+  migrations.forEach((m, i) => {
+    if (m.version !== i + 1) throw new Error(`state migrations must be numbered 1, 2, 3…: entry ${i} is version ${m.version}`);
+  });
+  refuseNewer(db, file, migrations);
+  const from = schemaVersion(db);
+  for (const migration of migrations.slice(from)) {
+    db.transaction(() => {
+      migration.up(db);
+      db.pragma(`user_version = ${migration.version}`);
+    }).immediate();
+  }
+  return { from, to: latestVersion(migrations) };
+}
