@@ -26,6 +26,10 @@ export interface HeadlessServerOptions {
   host?: string;
   port?: number;
   staticDir: string;
+  /**
+   * The page token. `gpu-share serve` passes the one kept in secrets.json, so the URL (and an open tab's
+   * reconnects) survive a restart; without it a fresh random one is made.
+   */
   token?: string;
 }
 

@@ -7,18 +7,20 @@ import { formatIssue } from '../../../src-shared/cluster/index';
 import { createAppCore } from '../../core/app-core';
 import type { AppCore } from '../../core/app-core-types';
 import { nodePtySpawner } from '../../core/pty/node-pty-spawner';
+import { loadOrCreateSecrets } from '../../core/secrets';
 import { defaultUserDataDir } from '../../core/user-data-dir';
 import { findStaticDir, staticDirCandidates } from '../../headless/find-static-dir';
 import { logNotifier, noTray } from '../../headless/headless-ports';
 import { DEFAULT_HEADLESS_PORT, isLoopbackHost, startHeadlessServer, type HeadlessServer } from '../../headless/headless-server';
-import { flagInt, flagString, parseArgs, UsageError, type CliIo, type Command } from '../command';
+import { intOption, noMorePositionals, parseCommandLine, type CliIo, type Command } from '../command';
 
 const DEFAULT_COORDINATOR_PORT = 7421;
 
 const usage = `Usage: gpu-share serve [options]
 
 Runs GPU Share without a desktop window: open the printed URL in a browser. The URL carries a random
-token; anyone who has it can control the cluster.
+token, kept in <data dir>/secrets.json so the URL stays the same across restarts; anyone who has it can
+control the cluster.
 
 Options:
   --host HOST               address for the page (default 127.0.0.1; other addresses expose it to the network)
@@ -45,19 +47,26 @@ export interface ServeOptions {
 }
 
 export function parseServeArgs(args: string[], io: Pick<CliIo, 'cwd' | 'env'>): ServeOptions {
-  const parsed = parseArgs(args, ['host', 'port', 'cluster', 'data-dir', 'coordinator-host', 'coordinator-port'], ['no-local-worker', 'trust-advertised-hosts']);
-  if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument "${parsed.positionals[0]}"`);
-  const cluster = flagString(parsed, 'cluster');
-  const dataDir = flagString(parsed, 'data-dir');
+  const { values, positionals } = parseCommandLine(args, {
+    host: { type: 'string' },
+    port: { type: 'string' },
+    cluster: { type: 'string' },
+    'data-dir': { type: 'string' },
+    'coordinator-host': { type: 'string' },
+    'coordinator-port': { type: 'string' },
+    'no-local-worker': { type: 'boolean' },
+    'trust-advertised-hosts': { type: 'boolean' },
+  });
+  noMorePositionals(positionals);
   return {
-    host: flagString(parsed, 'host') ?? '127.0.0.1',
-    port: flagInt(parsed, 'port', DEFAULT_HEADLESS_PORT, 0, 65535),
-    clusterPath: cluster ? path.resolve(io.cwd, cluster) : undefined,
-    dataDir: dataDir ? path.resolve(io.cwd, dataDir) : defaultUserDataDir(io.env),
-    coordinatorHost: flagString(parsed, 'coordinator-host') ?? '127.0.0.1',
-    coordinatorPort: flagInt(parsed, 'coordinator-port', DEFAULT_COORDINATOR_PORT, 0, 65535),
-    localWorker: parsed.flags['no-local-worker'] !== true,
-    trustAdvertisedHosts: parsed.flags['trust-advertised-hosts'] === true,
+    host: values.host ?? '127.0.0.1',
+    port: intOption(values.port, 'port', DEFAULT_HEADLESS_PORT, 0, 65535),
+    clusterPath: values.cluster ? path.resolve(io.cwd, values.cluster) : undefined,
+    dataDir: values['data-dir'] ? path.resolve(io.cwd, values['data-dir']) : defaultUserDataDir(io.env),
+    coordinatorHost: values['coordinator-host'] ?? '127.0.0.1',
+    coordinatorPort: intOption(values['coordinator-port'], 'coordinator-port', DEFAULT_COORDINATOR_PORT, 0, 65535),
+    localWorker: values['no-local-worker'] !== true,
+    trustAdvertisedHosts: values['trust-advertised-hosts'] === true,
   };
 }
 
@@ -106,7 +115,9 @@ export async function runServe(options: ServeOptions, io: CliIo, stop: AbortSign
 
   let server: HeadlessServer;
   try {
-    server = await startHeadlessServer(core, { host: options.host, port: options.port, staticDir });
+    // The page token is kept with the cluster's other secrets, so an open tab reconnects after a restart.
+    const { pageToken } = await loadOrCreateSecrets(options.dataDir);
+    server = await startHeadlessServer(core, { host: options.host, port: options.port, staticDir, token: pageToken });
   } catch (error) {
     await core.stop().catch(() => undefined);
     io.err(`gpu-share serve: ${describeListenError(error, 'could not serve the page', '--port', options.port)}\n`);
