@@ -29,6 +29,9 @@ import { startCoordinatorHttp } from './api/coordinator-http';
 import { loadOrCreateTlsIdentity } from './api/tls-identity';
 import { ClusterStore } from './cluster-store';
 import { CoordinatorService } from './coordinator/coordinator-service';
+import { restoreCoordinator } from './coordinator-persistence';
+import { createMetricsProvider } from './metrics/metrics-provider';
+import { openStateDb } from './state';
 import { NotificationCoalescer } from './coordinator/notification-coalescer';
 import { HardwareMonitor, hardwareToNode } from './hardware/index';
 import { RequestError } from './ipc-dispatch';
@@ -134,7 +137,11 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     operatorToken: secrets.operatorToken,
     ...(opts.trustAdvertisedHosts ? { trustAdvertisedHosts: true } : {}),
   });
+  // Runs, events and workers survive a restart (or a SIGKILL): state.db in the data folder.
+  const stateDb = openStateDb(opts.userData, { onWarning: (message) => announce({ id: `state-db-${clock.now()}`, title: 'Earlier state could not be read', body: message, severity: 'warning' }) });
+  restoreCoordinator(stateDb, coordinator, () => clock.now());
   const http = await startCoordinatorHttp(coordinator, {
+    metrics: createMetricsProvider({ coordinator, hardware: monitor, clock }),
     host: bindHost,
     port: opts.coordinatorPort ?? DEFAULT_COORDINATOR_PORT,
     joinToken: secrets.joinToken,
@@ -312,6 +319,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
       notifications.stop();
       unsubscribeCoordinator();
       await http.close();
+      stateDb.close();
       listeners.clear();
     },
   };

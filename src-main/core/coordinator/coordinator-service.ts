@@ -115,6 +115,7 @@ export class CoordinatorService {
    */
   restore(state: RestoredState): void {
     this.messages.restore(state.events, state.lastEventSeq);
+    for (const n of state.names ?? []) this.gate.restoreBinding(n.node, n.machineHash, n.firstFrom);
     for (const w of state.workers) {
       const wasLive = LIVE_STATES.has(w.state);
       const stateCause = wasLive ? 'the coordinator restarted; waiting for it to join again' : w.stateCause;

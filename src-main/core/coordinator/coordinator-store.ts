@@ -22,6 +22,8 @@ export interface RestoredState {
   workers: StoredWorker[];
   /** Highest run number handed out (run ids are `run-<n>-<hex>`). */
   runSeq: number;
+  /** Node names bound to machines (kept even when the worker record was forgotten). */
+  names?: { node: string; machineHash: string; firstFrom: string | null }[];
 }
 
 export interface CoordinatorStore {

@@ -92,7 +92,7 @@ export class Harness {
   readonly changes: CoordinatorChange[] = [];
   readonly workers: SimWorker[] = [];
 
-  constructor(opts: { heartbeatTimeoutMs?: number; rdzvHostOverride?: string } = {}) {
+  constructor(opts: { heartbeatTimeoutMs?: number; rdzvHostOverride?: string; before?: (svc: CoordinatorService) => void } = {}) {
     this.svc = new CoordinatorService({
       clock: this.clock,
       joinToken: 'join-token',
@@ -101,6 +101,7 @@ export class Harness {
       heartbeatTimeoutMs: opts.heartbeatTimeoutMs ?? 5000,
       ...(opts.rdzvHostOverride ? { rdzvHostOverride: opts.rdzvHostOverride } : {}),
     });
+    opts.before?.(this.svc);
     this.svc.subscribe((c) => this.changes.push(c));
   }
 

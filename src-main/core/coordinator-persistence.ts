@@ -1,0 +1,154 @@
+/**
+ * The coordinator's store, on the state database: what the coordinator hands over as it happens goes into the
+ * repositories of src-main/core/state/ (acknowledged or batched as each repository says), and what they kept
+ * comes back as the coordinator's RestoredState at the next start.
+ *
+ * Runs arrive as whole snapshots (on every state change, progress at most once a second); only what is new
+ * since the last one is written: shard maps and loss points past those already kept, changed worker rows.
+ */
+import type { RunSnapshot, RunWorkerRow } from '../../src-shared/training';
+import type { CoordinatorStore, RestoredState, StoredWorker } from './coordinator/coordinator-store';
+import { RunOutputLog } from './coordinator/run-output-log';
+import { COUNTERS, type StateDb } from './state';
+
+/** Runs kept in the database, as the coordinator keeps in memory. */
+const RUNS_KEPT = 20;
+
+interface RunProgressMark {
+  lastMapGeneration: number;
+  lastMark: string;
+  lastLoss: { step: number; generation: number } | null;
+  rows: Map<number, string>;
+}
+
+export class SqliteCoordinatorStore implements CoordinatorStore {
+  private readonly written = new Map<string, RunProgressMark>();
+
+  constructor(
+    private readonly db: StateDb,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** What the database kept, for CoordinatorService.restore(). */
+  load(): RestoredState & { names: { node: string; machineHash: string; firstFrom: string | null }[] } {
+    this.db.runs.prune(RUNS_KEPT);
+    const runs = this.db.loadRuns().map((run) => {
+      this.noteWritten(run);
+      const log = new RunOutputLog();
+      for (const chunk of this.db.output.tail(run.id)) log.append(chunk.workerId, chunk.node, chunk.data);
+      return { run, outputTail: log.text() };
+    });
+    return {
+      runs,
+      events: this.db.events.recent(2000),
+      lastEventSeq: this.db.events.lastSeq(),
+      workers: this.db.workers.list(),
+      runSeq: this.db.kv.counter(COUNTERS.runSeq),
+      names: this.db.nodeNames.list(),
+    };
+  }
+
+  saveRun(run: RunSnapshot): void {
+    const { shardHistory, lossHistory, generationMarks, workerRows, ...stored } = run;
+    this.db.runs.save(stored);
+    const mark = this.progressMark(run.id);
+    for (const map of shardHistory) {
+      if (map.generation <= mark.lastMapGeneration) continue;
+      this.db.generations.recordShardMap(run.id, map);
+      mark.lastMapGeneration = map.generation;
+    }
+    const lastMark = generationMarks.at(-1);
+    const markKey = lastMark ? `${lastMark.generation}:${lastMark.step}` : '';
+    if (lastMark && markKey !== mark.lastMark) {
+      for (const m of generationMarks) if (m.generation >= lastMark.generation - 1) this.db.generations.markGeneration(run.id, m);
+      mark.lastMark = markKey;
+    }
+    this.saveLoss(run.id, lossHistory, mark);
+    for (const row of workerRows) this.saveRow(run.id, row, mark);
+  }
+
+  appendOutput(runId: string, workerId: number, node: string, data: string): void {
+    this.db.output.append(runId, { workerId, node, data });
+  }
+
+  saveEvent(event: Parameters<CoordinatorStore['saveEvent']>[0]): void {
+    this.db.events.append(event);
+  }
+
+  saveWorker(worker: StoredWorker): void {
+    this.db.workers.save(worker);
+    this.db.nodeNames.bind({ node: worker.node, machineHash: worker.machineHash, firstFrom: worker.address, boundAt: this.now() });
+  }
+
+  forgetWorker(workerId: number): void {
+    this.db.workers.remove(workerId);
+  }
+
+  saveRunSeq(runSeq: number): void {
+    this.db.kv.raise(COUNTERS.runSeq, runSeq);
+    this.db.runs.prune(RUNS_KEPT);
+  }
+
+  private progressMark(runId: string): RunProgressMark {
+    let mark = this.written.get(runId);
+    if (!mark) {
+      mark = { lastMapGeneration: 0, lastMark: '', lastLoss: null, rows: new Map() };
+      this.written.set(runId, mark);
+    }
+    return mark;
+  }
+
+  /** A run loaded at start is already in the database: only what comes after it is new. */
+  private noteWritten(run: RunSnapshot): void {
+    const mark = this.progressMark(run.id);
+    mark.lastMapGeneration = run.shardHistory.at(-1)?.generation ?? 0;
+    const last = run.generationMarks.at(-1);
+    mark.lastMark = last ? `${last.generation}:${last.step}` : '';
+    const loss = run.lossHistory.at(-1);
+    mark.lastLoss = loss ? { step: loss.step, generation: loss.generation } : null;
+    for (const row of run.workerRows) mark.rows.set(row.workerId, JSON.stringify(row));
+  }
+
+  /** Points past the last one written; a point at or before it (a resumed generation) is written too. */
+  private saveLoss(runId: string, points: RunSnapshot['lossHistory'], mark: RunProgressMark): void {
+    const last = mark.lastLoss;
+    let from = 0;
+    if (last) {
+      const i = points.findIndex((p) => p.step === last.step && p.generation === last.generation);
+      from = i === -1 ? points.findIndex((p) => p.generation > last.generation || p.step > last.step) : i + 1;
+      if (from === -1) return;
+    }
+    for (const p of points.slice(from)) this.db.lossPoints.add(runId, p);
+    const newest = points.at(-1);
+    if (newest) mark.lastLoss = { step: newest.step, generation: newest.generation };
+  }
+
+  private saveRow(runId: string, row: RunWorkerRow, mark: RunProgressMark): void {
+    const key = JSON.stringify(row);
+    const before = mark.rows.get(row.workerId);
+    if (before === key) return;
+    mark.rows.set(row.workerId, key);
+    const old = before ? (JSON.parse(before) as RunWorkerRow) : null;
+    // Only progress changed: batched. Membership, restarts caused or a new row: acknowledged.
+    if (old && old.member === row.member && old.restartsCaused === row.restartsCaused && old.node === row.node) {
+      this.db.runWorkers.setProgress(runId, row.workerId, { step: row.step, loss: row.loss, samplesPerSec: row.samplesPerSec });
+    } else {
+      this.db.runWorkers.save(runId, row);
+    }
+  }
+}
+
+/**
+ * Opens the state database in `userData`, puts back what it kept into the coordinator (before it starts) and
+ * hands it everything from now on. A database that cannot be used (newer schema, not a regular file) is an
+ * error that names the file: starting without it would lose runs silently.
+ */
+export function restoreCoordinator(
+  db: StateDb,
+  coordinator: { restore(state: RestoredState): void; attachStore(store: CoordinatorStore): void },
+  now: () => number = Date.now,
+): void {
+  const store = new SqliteCoordinatorStore(db, now);
+  coordinator.restore(store.load());
+  coordinator.attachStore(store);
+}

@@ -1,0 +1,98 @@
+// A coordinator that dies (no close, no flush) and a new one on the same state.db: what was acknowledged is there,
+// the live run waits for its workers and resumes as a new generation without charging a restart. Real SQLite files.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { restoreCoordinator } from '../../../src-main/core/coordinator-persistence';
+import { openStateDb, type StateDb } from '../../../src-main/core/state';
+import { Harness } from './harness';
+
+const dirs: string[] = [];
+const dbs: StateDb[] = [];
+afterEach(() => {
+  for (const db of dbs.splice(0)) db.close();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function dataDir(): string {
+  const d = mkdtempSync(path.join(os.tmpdir(), 'gs-restore-'));
+  dirs.push(d);
+  return d;
+}
+
+/** A coordinator restored from (and writing to) the database in `dir`. The previous one's handle stays open: it "died". */
+function coordinatorOn(dir: string): Harness {
+  const db = openStateDb(dir, { batch: { flushMs: 60_000 } });
+  dbs.push(db);
+  return new Harness({ before: (svc) => restoreCoordinator(db, svc, () => 1_700_000_000_000) });
+}
+
+const line = (step: number) => `GPU_SHARE_PROGRESS {"step":${step},"loss":${(2 / (step + 1)).toFixed(4)},"rank":0,"world_size":2,"total_steps":50}\n`;
+
+describe('restart from the state database', () => {
+  it('keeps runs, events, shard history and workers; the live run resumes as the next generation when its workers rejoin', () => {
+    const dir = dataDir();
+    const first = coordinatorOn(dir);
+    const [a, b] = first.activeWorkers('alpha', 'beta');
+    const run = first.svc.startRun(first.spec({ maxRestarts: 3 }));
+    first.run(1000);
+    for (let s = 0; s < 20; s++) first.svc.report(a!.workerId, { incarnation: 1, reports: [{ type: 'output', runId: run.id, generation: 1, data: line(s) }] });
+    b!.exit(1); // one restart used before the crash
+    first.run(2000);
+    const before = first.liveRun();
+    expect(before.generation).toBe(2);
+    expect(before.restartsUsed).toBe(1);
+    const eventsBefore = first.svc.events().length;
+
+    // SIGKILL: nothing closed, nothing flushed. A new coordinator opens the same file.
+    const second = coordinatorOn(dir);
+    const restored = second.svc.runs().find((r) => r.id === run.id)!;
+    expect(restored).toMatchObject({ state: 'paused', generation: 2, restartsUsed: 1 });
+    expect(restored.stateCause).toMatch(/coordinator restarted/);
+    expect(restored.shardHistory.map((m) => m.generation)).toEqual([1, 2]);
+    expect(second.svc.events().length).toBeGreaterThanOrEqual(eventsBefore);
+    expect(second.svc.events().some((e) => e.kind === 'run-started' && e.runId === run.id)).toBe(true);
+    const workers = second.svc.workers();
+    expect(workers.map((w) => [w.node, w.state, w.id])).toEqual([
+      ['alpha', 'failed', a!.workerId],
+      ['beta', 'failed', b!.workerId],
+    ]);
+    // An old session is refused: the agent joins again and keeps its id, with the next incarnation.
+    expect(() => second.svc.authenticate(a!.workerId, 'old-secret')).toThrow(/join again/);
+    const [a2, b2] = second.activeWorkers('alpha', 'beta');
+    expect([a2!.workerId, b2!.workerId]).toEqual([a!.workerId, b!.workerId]);
+    expect(a2!.incarnation).toBe(2);
+    second.run(2000);
+    const resumed = second.liveRun();
+    expect(resumed).toMatchObject({ id: run.id, state: 'running', generation: 3, restartsUsed: 1 });
+    expect(a2!.running?.generation).toBe(3);
+    expect(second.eventMessages('run-resumed').length).toBe(1);
+    expect(second.svc.runOutput(run.id)).toContain('[gpu-share] the coordinator restarted');
+  });
+
+  it('a name stays with its machine across a restart: another machine claiming it is refused', () => {
+    const dir = dataDir();
+    const first = coordinatorOn(dir);
+    first.activeWorkers('alpha');
+    const second = coordinatorOn(dir);
+    expect(() => second.worker('alpha', { machine: 'intruder' }).join()).toThrow(/belongs to another machine/);
+    expect(second.worker('alpha').join().workerId).toBe(0);
+  });
+
+  it('run ids never repeat after a restart, and finished runs stay finished', () => {
+    const dir = dataDir();
+    const first = coordinatorOn(dir);
+    const [a] = first.activeWorkers('alpha');
+    const r1 = first.svc.startRun(first.spec());
+    first.run(1000);
+    a!.exit(0);
+    expect(first.svc.runs()[0]!.state).toBe('finished');
+    const second = coordinatorOn(dir);
+    expect(second.svc.runs().map((r) => [r.id, r.state])).toEqual([[r1.id, 'finished']]);
+    second.activeWorkers('alpha');
+    const r2 = second.svc.startRun(second.spec());
+    expect(r2.id).not.toBe(r1.id);
+    expect(r2.id.startsWith('run-2-')).toBe(true);
+  });
+});
