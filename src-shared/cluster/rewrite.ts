@@ -112,7 +112,12 @@ function spliceText(text: string, seq: YAMLSeq, current: ClusterConfig, next: Cl
       if (!/^\s*#/.test(line) || column < dashColumn) break;
       start = prev;
     }
-    edits.push({ start, end: map.range![1], text: '' });
+    // One blank line between the neighbours is enough: the removed node's own is dropped.
+    let end = map.range![1];
+    if (/(^|\n)[ \t]*\n$/.test(text.slice(0, start))) {
+      for (let m = /^[ \t]*\n/.exec(text.slice(end)); m; m = /^[ \t]*\n/.exec(text.slice(end))) end += m[0].length;
+    }
+    edits.push({ start, end, text: '' });
   }
   next.nodes.forEach((node, k) => {
     const source = p.sources[k]!;
