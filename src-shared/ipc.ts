@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { normalizeCertSha256 } from './cert-fingerprint';
 import type { ClusterConfig, ClusterIssue } from './cluster/types';
-import type { HardwareSnapshot } from './hardware';
+import type { GpuHistory, HardwareSnapshot } from './hardware';
 import type {
   CoordinatorEvent,
   CoordinatorInfo,
@@ -137,6 +137,7 @@ const joinClusterArg = z
 export const requests = {
   getHardware: { channel: 'hardware:get', arg: z.undefined() },
   detectHardware: { channel: 'hardware:detect', arg: z.undefined() },
+  getGpuHistory: { channel: 'hardware:gpu-history', arg: z.undefined() },
   getCluster: { channel: 'cluster:get', arg: z.undefined() },
   importCluster: {
     channel: 'cluster:import',
@@ -168,6 +169,8 @@ export const requests = {
 export interface RequestResults {
   getHardware: HardwareSnapshot;
   detectHardware: HardwareSnapshot;
+  /** This machine's GPU utilisation and memory over the last 10 minutes (at most 600 samples × 16 GPUs). */
+  getGpuHistory: GpuHistory;
   getCluster: ClusterState;
   importCluster: ImportResult;
   addThisMachine: AddThisMachineResult;

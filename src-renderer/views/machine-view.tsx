@@ -1,9 +1,13 @@
 /**
  * What detection found on the machine the app runs on: host, OS, cores, RAM, every GPU with its UUID and
- * memory, and why there is no NVIDIA GPU when there is none. Used memory updates live.
+ * memory, and why there is no NVIDIA GPU when there is none. Used memory updates live, and the GPUs'
+ * utilisation and memory are drawn over the last minutes.
  */
-import type { DetectedGpu } from '../../src-shared/hardware';
-import { useCommands } from '../app-context';
+import type { DetectedGpu, HardwareSnapshot } from '../../src-shared/hardware';
+import { useCommands, useServices } from '../app-context';
+import { GpuHistoryChart } from '../components/gpu-history-chart';
+import { chartEnd } from '../components/gpu-history-model';
+import { useGpuHistory } from '../components/use-gpu-history';
 import { PlusIcon, RefreshIcon, WarningIcon } from '../components/icons';
 import { formatMb } from '../format';
 import { pctOf } from '../store/derive';
@@ -39,6 +43,26 @@ function GpuRow({ gpu }: { gpu: DetectedGpu }) {
       <td className="num">{gpu.temperatureC === null ? '—' : `${gpu.temperatureC} °C`}</td>
       <td className="muted small">{gpu.source}</td>
     </tr>
+  );
+}
+
+function GpuHistoryCard({ hw }: { hw: HardwareSnapshot }) {
+  const { api } = useServices();
+  const opens = useApp((s) => s.connection.opens);
+  const live = useGpuHistory(api, hw, opens);
+  const end = chartEnd(live.history, live.receivedAt, live.now);
+  return (
+    <div className="card" data-testid="gpu-history" data-samples={live.history.times.length}>
+      <h2 className="card-title">GPU history</h2>
+      {end === null || live.history.times.length < 2 || live.history.gpus.length === 0 ? (
+        <p className="muted">The history appears after the second reading of the GPUs (one every few seconds).</p>
+      ) : (
+        <div style={{ display: 'grid', gridTemplateColumns: 'repeat(auto-fit, minmax(320px, 1fr))', gap: 16, marginTop: 8 }}>
+          <GpuHistoryChart history={live.history} metric="utilization" end={end} />
+          <GpuHistoryChart history={live.history} metric="memory" end={end} />
+        </div>
+      )}
+    </div>
   );
 }
 
@@ -166,6 +190,7 @@ export function MachineView() {
               </div>
             )}
           </div>
+          {hw.gpus.length > 0 && <GpuHistoryCard hw={hw} />}
         </>
       )}
     </section>

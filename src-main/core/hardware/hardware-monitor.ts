@@ -7,10 +7,13 @@
  * RAM_CHANGE_MB since the last notification — RAM drifts by a few MB every second and the UI need not repaint
  * for that. current() always has the latest values. Polls never overlap: a tick that finds one running is
  * skipped, and a poll that finishes after a full refresh (or stop) is discarded.
+ *
+ * Every accepted snapshot, changed or not, also goes into a bounded GPU history (utilisation and memory over
+ * the last GPU_HISTORY_WINDOW_MS), held here in the main process so a view opened later still draws it.
  */
 import os from 'node:os';
 import si from 'systeminformation';
-import type { DetectedGpu, HardwareSnapshot } from '../../../src-shared/hardware';
+import { appendGpuSample, emptyGpuHistory, type DetectedGpu, type GpuHistory, type HardwareSnapshot } from '../../../src-shared/hardware';
 import type { Clock } from '../ports';
 import { systemClock } from '../ports';
 import { detectHardware, withUnifiedRam } from './detect-hardware';
@@ -34,6 +37,8 @@ export interface HardwareMonitorOptions {
   poll?: (previous: HardwareSnapshot) => Promise<LivePollResult>;
   /** Environment for detection (GPU_SHARE_NVIDIA_SMI, PATH). */
   env?: NodeJS.ProcessEnv;
+  /** How far back gpuHistory() reaches (default GPU_HISTORY_WINDOW_MS). */
+  historyWindowMs?: number;
 }
 
 export class HardwareMonitor {
@@ -45,6 +50,7 @@ export class HardwareMonitor {
   private readonly listeners = new Set<(s: HardwareSnapshot) => void>();
   private snapshot: HardwareSnapshot | null = null;
   private notified: HardwareSnapshot | null = null;
+  private history: GpuHistory;
   private timer: { cancel(): void } | null = null;
   private polling = false;
   private refreshing: Promise<HardwareSnapshot> | null = null;
@@ -57,10 +63,16 @@ export class HardwareMonitor {
     this.detect = opts.detect ?? detectHardware;
     this.poll = opts.poll ?? ((previous) => pollLiveHardware(previous, this.env ? { env: this.env } : {}));
     this.env = opts.env;
+    this.history = emptyGpuHistory(opts.historyWindowMs);
   }
 
   current(): HardwareSnapshot | null {
     return this.snapshot;
+  }
+
+  /** GPU utilisation and memory of every poll in the window, oldest first (bounded; see src-shared/hardware.ts). */
+  gpuHistory(): GpuHistory {
+    return this.history;
   }
 
   /** Full detection; concurrent calls share one run. */
@@ -126,6 +138,7 @@ export class HardwareMonitor {
 
   private accept(snapshot: HardwareSnapshot): void {
     this.snapshot = snapshot;
+    this.history = appendGpuSample(this.history, snapshot, this.clock.now());
     if (this.notified && !meaningfullyDifferent(this.notified, snapshot)) return;
     this.notified = snapshot;
     for (const listener of [...this.listeners]) {
