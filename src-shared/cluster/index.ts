@@ -19,4 +19,6 @@ export {
 export { clusterSummary } from './summary';
 export { formatIssue, formatPath } from './format-issue';
 export { DEFAULT_GPU_COST_MODEL, shouldDispatchGpu, type GpuCostModel } from './cost-model';
-export { cloneCluster, cloneNode, findMachineNode, machineDrift, mergeClusters, upsertMachineNode } from './merge';
+export { cloneCluster, cloneNode, findMachineNode, machineDrift, mergeClusters, sameCluster, sameNode, upsertMachineNode } from './merge';
+export { rewriteClusterText, type RewriteMethod } from './rewrite';
+export { previewImport, previewImportConfig, type ImportChoicePreview, type ImportPreview } from './import-preview';

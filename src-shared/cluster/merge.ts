@@ -28,6 +28,15 @@ export function cloneCluster(config: ClusterConfig): ClusterConfig {
   return { nodes: config.nodes.map(cloneNode) };
 }
 
+/** Whether two nodes say the same thing in cluster.yaml (field order and extra properties aside). */
+export function sameNode(a: NodeConfig, b: NodeConfig): boolean {
+  return JSON.stringify(cloneNode(a)) === JSON.stringify(cloneNode(b));
+}
+
+export function sameCluster(a: ClusterConfig, b: ClusterConfig): boolean {
+  return a.nodes.length === b.nodes.length && a.nodes.every((n, i) => sameNode(n, b.nodes[i]!));
+}
+
 /** Incoming nodes replace same-named nodes where they stand; the others are appended in incoming order. */
 export function mergeClusters(
   current: ClusterConfig,

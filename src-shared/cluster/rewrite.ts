@@ -9,10 +9,10 @@
  */
 import { Document, isMap, isSeq, parseDocument, type YAMLMap, type YAMLSeq } from 'yaml';
 import { editNodeMap, newNodeMap } from './edit-node';
-import { cloneCluster } from './merge';
+import { sameCluster, sameNode } from './merge';
 import { parseClusterYaml } from './parse';
 import { serializeClusterYaml } from './serialize';
-import type { ClusterConfig, NodeConfig } from './types';
+import type { ClusterConfig } from './types';
 
 /** How the text was produced: kept byte for byte outside edited nodes, re-rendered by the Document API, or new. */
 export type RewriteMethod = 'splice' | 'document' | 'fresh';
@@ -22,14 +22,6 @@ interface Plan {
   sources: number[];
   /** Current node indexes that disappear. */
   removed: number[];
-}
-
-function sameConfig(a: ClusterConfig, b: ClusterConfig): boolean {
-  return JSON.stringify(cloneCluster(a)) === JSON.stringify(cloneCluster(b));
-}
-
-function sameNode(a: NodeConfig, b: NodeConfig): boolean {
-  return sameConfig({ nodes: [a] }, { nodes: [b] });
 }
 
 /** Pairs new nodes with current ones by name (first unused match), in order. */
@@ -180,9 +172,9 @@ export function rewriteClusterText(currentText: string | null, next: ClusterConf
   const current = parsed.config;
   const reads = (text: string) => {
     const back = parseClusterYaml(text);
-    return back.ok && sameConfig(back.config, next);
+    return back.ok && sameCluster(back.config, next);
   };
-  if (sameConfig(current, next)) return { text: currentText, method: 'splice' };
+  if (sameCluster(current, next)) return { text: currentText, method: 'splice' };
   const p = plan(current, next);
   const doc = parseDocument(currentText, { intAsBigInt: true, uniqueKeys: false, keepSourceTokens: false });
   const seq = doc.get('nodes', true);
