@@ -7,8 +7,9 @@
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
+import { normalizeCertSha256 } from '../../src-shared/cert-fingerprint';
+import { workerApi, type EndpointBody, type EndpointName, type EndpointParams, type EndpointReply } from '../../src-shared/worker-api';
 import { SESSION_HEADER } from '../../src-shared/worker-protocol';
-import { normalizeFingerprint } from '../core/api/tls-identity';
 import { MAX_REPLY_BYTES, postJson, type PostOptions, type RawReply } from './http-post';
 import { CERT_MISMATCH, pinnedConnector, type Connector } from './pinned-connection';
 
@@ -58,7 +59,7 @@ export function parseCoordinatorUrl(raw: string): { ok: true; url: URL } | { ok:
  */
 export function trustProblem(url: URL, certSha256: string | undefined): string | null {
   const given = certSha256?.trim() ? certSha256.trim() : undefined;
-  if (given !== undefined && !normalizeFingerprint(given)) {
+  if (given !== undefined && !normalizeCertSha256(given)) {
     return `"${given}" is not a SHA-256 certificate fingerprint (64 hex digits); copy the whole join command from the coordinator's "Add a worker" panel`;
   }
   if (url.protocol === 'https:' && given === undefined) {
@@ -150,13 +151,24 @@ export class CoordinatorClient {
     this.agent.destroy();
   }
 
+  /** Calls the endpoint `name` of the worker-API table: its method, at the path its builder makes of `params`; never throws. */
+  call<K extends Exclude<EndpointName, 'presence'>>(name: K, params: EndpointParams<K>, body: EndpointBody<K>, timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS): Promise<ApiReply> {
+    const endpoint = workerApi[name];
+    const path = (endpoint.path.build as (...p: EndpointParams<K>) => string)(...params);
+    return this.request(endpoint.method, path, body, timeoutMs);
+  }
+
   /** POSTs `body` as JSON to `path`; never throws. */
-  async post(path: string, body: unknown, timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS): Promise<ApiReply> {
+  post(path: string, body: unknown, timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS): Promise<ApiReply> {
+    return this.request('POST', path, body, timeoutMs);
+  }
+
+  private async request(method: 'GET' | 'POST', path: string, body: unknown, timeoutMs: number): Promise<ApiReply> {
     if (this.problem) return { kind: 'untrusted', message: this.problem };
     const url = new URL(path, this.base);
     let raw: RawReply;
     try {
-      raw = await this.transport({ url, headers: this.authHeaders(), body: JSON.stringify(body), timeoutMs, agent: this.agent });
+      raw = await this.transport({ url, method, headers: this.authHeaders(), body: JSON.stringify(body ?? null), timeoutMs, agent: this.agent });
     } catch (error) {
       raw = { kind: 'failed', error };
     }
@@ -221,6 +233,12 @@ export function findFreePort(): Promise<number> {
       server.close(() => (port > 0 ? resolve(port) : reject(new Error('the OS gave no free port'))));
     });
   });
+}
+
+/** A 2xx reply's body read with the table's reply schema of `name`; null when it is not one. */
+export function readReply<K extends EndpointName>(name: K, body: unknown): EndpointReply<K> | null {
+  const parsed = workerApi[name].reply.safeParse(body);
+  return parsed.success ? (parsed.data as EndpointReply<K>) : null;
 }
 
 /** A failed reply in a few words, for logs: "503 coordinator overloaded", "no answer from … in time". */

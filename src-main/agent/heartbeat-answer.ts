@@ -4,13 +4,15 @@
  * answer, one malformed instruction is dropped but keeps its number, and the good ones beside it are obeyed.
  */
 import { z } from 'zod';
-import { instructionSchema, type Instruction } from '../../src-shared/worker-protocol';
+import { workerApi } from '../../src-shared/worker-api';
+import type { Instruction } from '../../src-shared/worker-protocol';
 
-/** The frame of an answer, with the instructions left to be parsed one by one. */
-const frameSchema = z.object({
+const replySchema = workerApi.heartbeat.reply;
+const instructionSchema = replySchema.shape.instructions.element;
+/** The table's reply, with the instructions left to be parsed one by one. */
+const frameSchema = replySchema.extend({
   instructions: z.array(z.unknown()).max(10_000),
-  heartbeatTimeoutMs: z.number().int().positive().optional(),
-  firstSeq: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
+  firstSeq: replySchema.shape.firstSeq.unwrap().max(Number.MAX_SAFE_INTEGER).optional(),
 });
 
 export type HeartbeatAnswer =

@@ -1,5 +1,5 @@
 /**
- * One JSON POST over node:http(s), as little as the agent needs and no more than it can afford: no redirects
+ * One JSON request (a POST with a body, or a GET) over node:http(s), as little as the agent needs and no more than it can afford: no redirects
  * (a coordinator never sends one, so a 3xx means something else answered), a cap on the answer's size (a
  * misbehaving server must not make the agent buffer a gigabyte), and a deadline that covers connecting too.
  */
@@ -16,6 +16,8 @@ export type RawReply =
 
 export interface PostOptions {
   url: URL;
+  /** POST unless said; a GET sends no body. */
+  method?: 'GET' | 'POST';
   headers: Record<string, string>;
   body: string;
   timeoutMs: number;
@@ -42,11 +44,12 @@ export function postJson(opts: PostOptions): Promise<RawReply> {
       clearTimeout(timer);
       resolve(reply);
     };
-    const body = Buffer.from(opts.body, 'utf8');
+    const method = opts.method ?? 'POST';
+    const body = method === 'POST' ? Buffer.from(opts.body, 'utf8') : Buffer.alloc(0);
     const req = send(opts.url, {
-      method: 'POST',
+      method,
       agent: opts.agent,
-      headers: { ...opts.headers, 'content-type': 'application/json', 'content-length': String(body.length) },
+      headers: method === 'POST' ? { ...opts.headers, 'content-type': 'application/json', 'content-length': String(body.length) } : opts.headers,
     });
     const timer = setTimeout(() => {
       const error = new RequestTimeoutError();

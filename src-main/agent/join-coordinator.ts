@@ -3,9 +3,10 @@
  * clamped to what an agent can live with, and the patient retry of the first join (a worker started before its
  * coordinator, or while the network is still coming up, waits for it instead of exiting).
  */
-import { apiPaths, joinResponseSchema, NODE_NAME_PATTERN, TIMING_BOUNDS, type JoinRequest, type JoinResponse } from '../../src-shared/worker-protocol';
+import type { DetectedGpu, HardwareSnapshot } from '../../src-shared/hardware';
+import { NODE_NAME_PATTERN, TIMING_BOUNDS, type JoinRequest, type JoinResponse } from '../../src-shared/worker-protocol';
 import type { Clock } from '../core/ports';
-import type { CoordinatorClient } from './coordinator-client';
+import { readReply, type CoordinatorClient } from './coordinator-client';
 
 /** Why a join failed, in a form the CLI can turn into an exit code and a message. */
 export class JoinError extends Error {
@@ -24,6 +25,38 @@ export function nodeNameFrom(hostname: string): string {
   if (NODE_NAME_PATTERN.test(hostname)) return hostname;
   const cleaned = hostname.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 128);
   return NODE_NAME_PATTERN.test(cleaned) ? cleaned : 'worker';
+}
+
+export const AGENT_VERSION = '0.1.0';
+
+/** What the agent found out about its machine at start-up, which every join repeats. */
+export interface MachineFacts {
+  hardware: HardwareSnapshot;
+  python: { path: string; torchVersion: string } | null;
+  /** A TCP port free here, for the c10d store this worker may host. */
+  rdzvPort: number;
+  machineId: string;
+}
+
+/** GPUs CUDA can be given: NVIDIA ones (others cannot be named in CUDA_VISIBLE_DEVICES). */
+export function usableGpus(hardware: HardwareSnapshot | null): DetectedGpu[] {
+  return (hardware?.gpus ?? []).filter((g) => g.vendor === 'nvidia');
+}
+
+export function buildJoinRequest(facts: MachineFacts, who: { node: string; advertiseHost: string; local: boolean }): JoinRequest {
+  const hw = facts.hardware;
+  return {
+    node: who.node,
+    agentVersion: AGENT_VERSION,
+    machineId: facts.machineId,
+    gpus: usableGpus(hw).map((g) => ({ uuid: g.uuid, name: g.name, vramTotalMb: g.vramTotalMb })),
+    cpuCores: Math.max(0, Math.round(hw.logicalCores || hw.physicalCores || 0)),
+    ramMb: Math.max(0, Math.round(hw.ramTotalMb || 0)),
+    advertiseHost: who.advertiseHost,
+    rdzvPort: facts.rdzvPort,
+    python: facts.python,
+    local: who.local,
+  };
 }
 
 const clamp = (value: number, bounds: { min: number; max: number }) => Math.min(bounds.max, Math.max(bounds.min, value));
@@ -60,7 +93,7 @@ export async function joinOnce(
   }
   const host = advertiseHost ?? local.address;
   client.useSession(null);
-  const reply = await client.post(apiPaths.join, request(host));
+  const reply = await client.call('join', [], request(host));
   switch (reply.kind) {
     case 'network':
       throw new JoinError('unreachable', `cannot reach the coordinator at ${where}: ${reply.message}`);
@@ -80,12 +113,12 @@ export async function joinOnce(
     case 'ok':
       break;
   }
-  const parsed = joinResponseSchema.safeParse(reply.body);
-  if (!parsed.success) {
+  const parsed = readReply('join', reply.body);
+  if (!parsed) {
     throw new JoinError('protocol', `the server at ${where} answered the join with something that is not a GPU Share join response (is it a GPU Share coordinator of the same version?)`);
   }
-  client.useSession(parsed.data.sessionSecret);
-  return { joined: clampTimings(parsed.data), advertiseHost: host };
+  client.useSession(parsed.sessionSecret);
+  return { joined: clampTimings(parsed), advertiseHost: host };
 }
 
 export const FIRST_JOIN_BACKOFF = { firstMs: 1000, maxMs: 30_000 } as const;

@@ -7,7 +7,7 @@
 import type http from 'node:http';
 import net from 'node:net';
 import tls from 'node:tls';
-import { normalizeFingerprint } from '../core/api/tls-identity';
+import { normalizeCertSha256 } from '../../src-shared/cert-fingerprint';
 
 /** Code of the error a connection to a server with another certificate fails with. */
 export const CERT_MISMATCH = 'ERR_GPU_SHARE_CERT_MISMATCH';
@@ -36,7 +36,7 @@ export type Connector = NonNullable<http.ClientRequestArgs['createConnection']>;
  * passes through) that opens TLS to the requested host and calls back only once its certificate is the pinned one.
  */
 export function pinnedConnector(fingerprint256: string): Connector {
-  const expected = normalizeFingerprint(fingerprint256);
+  const expected = normalizeCertSha256(fingerprint256);
   if (!expected) throw new Error(`"${fingerprint256}" is not a SHA-256 fingerprint (64 hex digits)`);
   return (options, callback) => {
     const host = String(options.hostname ?? options.host ?? 'localhost').replace(/^\[(.*)\]$/, '$1');
@@ -59,7 +59,7 @@ export function pinnedConnector(fingerprint256: string): Connector {
       ALPNProtocols: ['http/1.1'],
     });
     socket.once('secureConnect', () => {
-      const received = normalizeFingerprint(socket.getPeerCertificate()?.fingerprint256 ?? '');
+      const received = normalizeCertSha256(socket.getPeerCertificate()?.fingerprint256 ?? '');
       if (received !== expected) {
         socket.destroy();
         settle(new CertificateMismatchError(where, expected, received));

@@ -7,7 +7,8 @@
  * and a clean exit says BYE. Heartbeats stay on HTTP; this link only proves liveness.
  */
 import WebSocket from 'ws';
-import { apiPaths, PRESENCE_CLOSE, PRESENCE_POKE } from '../../src-shared/worker-protocol';
+import { workerApi } from '../../src-shared/worker-api';
+import { PRESENCE_CLOSE, PRESENCE_POKE } from '../../src-shared/worker-protocol';
 import { systemClock, type Clock } from '../core/ports';
 import type { Connector } from './pinned-connection';
 
@@ -36,7 +37,7 @@ export interface PresenceLinkOptions {
 
 /** The presence endpoint of a worker, ws:// or wss:// to match the coordinator's http:// or https://. */
 export function presenceUrl(base: URL, workerId: number): URL {
-  const url = new URL(apiPaths.presence(workerId), base);
+  const url = new URL(workerApi.presence.path.build(workerId), base);
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
   return url;
 }

@@ -22,16 +22,9 @@ const VALIDITY_YEARS = 10;
 /** A certificate this close to its end is replaced at start rather than left to expire mid-run. */
 const RENEW_BEFORE_MS = 30 * 24 * 3600 * 1000;
 
-/**
- * A fingerprint as a person may paste it ("AB:CD:…", "sha256:abcd…", with spaces) in the one form we compare:
- * 64 lowercase hex digits. Null when it is not a SHA-256 fingerprint at all. (The renderer checks its join
- * form with the same function from src-shared.)
- */
-export const normalizeFingerprint: (raw: string) => string | null = normalizeCertSha256;
-
 /** The fingerprint of a PEM certificate; throws when it is not one. */
 export function fingerprintOf(certPem: string): string {
-  return normalizeFingerprint(new X509Certificate(certPem).fingerprint256)!;
+  return normalizeCertSha256(new X509Certificate(certPem).fingerprint256)!;
 }
 
 /** Parses a stored identity; null when anything is off (garbage, expired, key not the certificate's). */

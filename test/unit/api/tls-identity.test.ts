@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { TLS_IDENTITY_FILE, loadOrCreateTlsIdentity, normalizeFingerprint } from '../../../src-main/core/api/tls-identity';
+import { TLS_IDENTITY_FILE, loadOrCreateTlsIdentity } from '../../../src-main/core/api/tls-identity';
+import { normalizeCertSha256 } from '../../../src-shared/cert-fingerprint';
 
 let dir: string;
 beforeEach(() => {
@@ -20,7 +21,7 @@ describe('loadOrCreateTlsIdentity', () => {
     expect(id.fingerprint256).toMatch(/^[0-9a-f]{64}$/);
     const cert = new X509Certificate(id.certPem);
     expect(cert.subject).toContain('CN=GPU Share coordinator');
-    expect(normalizeFingerprint(cert.fingerprint256)).toBe(id.fingerprint256);
+    expect(normalizeCertSha256(cert.fingerprint256)).toBe(id.fingerprint256);
     const years = (Date.parse(cert.validTo) - Date.parse(cert.validFrom)) / (365.25 * 24 * 3600 * 1000);
     expect(years).toBeGreaterThan(9.9);
     expect(statSync(path.join(dir, TLS_IDENTITY_FILE)).mode & 0o777).toBe(0o600);
@@ -62,7 +63,7 @@ describe('loadOrCreateTlsIdentity', () => {
         });
         socket.on('error', reject);
       });
-      expect(normalizeFingerprint(seen)).toBe(id.fingerprint256);
+      expect(normalizeCertSha256(seen)).toBe(id.fingerprint256);
     } finally {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
@@ -70,15 +71,15 @@ describe('loadOrCreateTlsIdentity', () => {
   });
 });
 
-describe('normalizeFingerprint', () => {
+describe('normalizeCertSha256', () => {
   const hex = 'ab'.repeat(32);
   it('accepts colons, upper case and a sha256: prefix', () => {
-    expect(normalizeFingerprint(hex)).toBe(hex);
-    expect(normalizeFingerprint(hex.toUpperCase().match(/../g)!.join(':'))).toBe(hex);
-    expect(normalizeFingerprint(`sha256:${hex}`)).toBe(hex);
-    expect(normalizeFingerprint(`  SHA256:${hex.toUpperCase()}\n`)).toBe(hex);
+    expect(normalizeCertSha256(hex)).toBe(hex);
+    expect(normalizeCertSha256(hex.toUpperCase().match(/../g)!.join(':'))).toBe(hex);
+    expect(normalizeCertSha256(`sha256:${hex}`)).toBe(hex);
+    expect(normalizeCertSha256(`  SHA256:${hex.toUpperCase()}\n`)).toBe(hex);
   });
   it('refuses anything that is not 64 hex digits', () => {
-    for (const bad of ['', 'ab'.repeat(31), 'ab'.repeat(33), 'zz'.repeat(32), `md5:${hex}`]) expect(normalizeFingerprint(bad), bad).toBeNull();
+    for (const bad of ['', 'ab'.repeat(31), 'ab'.repeat(33), 'zz'.repeat(32), `md5:${hex}`]) expect(normalizeCertSha256(bad), bad).toBeNull();
   });
 });

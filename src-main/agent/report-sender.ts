@@ -1,0 +1,95 @@
+/**
+ * Sends what the agent has to tell the coordinator (output, started, exited, residency) in numbered batches,
+ * every REPORT_FLUSH_MS and when asked. A batch without an answer (no answer, a 5xx) is sent again, same number
+ * and contents; a refusal that means "I do not know this session" (401/404/409) ends the session; any other
+ * refusal drops the batch with a log line, since sending it again would be refused again.
+ */
+import type { Report } from '../../src-shared/worker-protocol';
+import type { Clock } from '../core/ports';
+import type { ApiReply } from './coordinator-client';
+import { ReportQueue, type ReportBatch } from './report-queue';
+
+/** How often buffered output and events go to the coordinator. */
+export const REPORT_FLUSH_MS = 200;
+
+export interface ReportSenderOptions {
+  clock: Clock;
+  log: (line: string) => void;
+  /** Posts one batch under the current session; called at the start of a flush. */
+  send: (batch: ReportBatch) => Promise<ApiReply>;
+  /** Whether reports may go now (joined, or finishing up before a goodbye). */
+  ready: () => boolean;
+  /** The session number now; an answer that arrives after it changed is ignored. */
+  epoch: () => number;
+  /** The coordinator no longer knows this session. */
+  onRefused: (why: string) => void;
+  queue?: ReportQueue;
+}
+
+export class ReportSender {
+  private readonly queue: ReportQueue;
+  private timer: { cancel(): void } | null = null;
+  private flushing: Promise<void> | null = null;
+
+  constructor(private readonly opts: ReportSenderOptions) {
+    this.queue = opts.queue ?? new ReportQueue();
+  }
+
+  /** Flushes every REPORT_FLUSH_MS until stop(). */
+  start(): void {
+    this.timer ??= this.opts.clock.setInterval(() => void this.flush(), REPORT_FLUSH_MS);
+  }
+
+  stop(): void {
+    this.timer?.cancel();
+    this.timer = null;
+  }
+
+  push(report: Report): void {
+    this.queue.push(report);
+  }
+
+  /** Forgets everything queued (a new session numbers its batches from 1 again). */
+  clear(): void {
+    this.queue.clear();
+  }
+
+  /** Sends the next batch unless one is on its way (then resolves with that one). */
+  flush(): Promise<void> {
+    if (this.flushing) return this.flushing;
+    if (!this.opts.ready() || this.queue.isEmpty()) return Promise.resolve();
+    const batch = this.queue.nextBatch();
+    if (!batch) return Promise.resolve();
+    const epoch = this.opts.epoch();
+    this.flushing = this.opts
+      .send(batch)
+      .then((reply) => {
+        if (epoch === this.opts.epoch()) this.settle(batch, reply);
+      })
+      .finally(() => {
+        this.flushing = null;
+      });
+    return this.flushing;
+  }
+
+  /** Waits for the batch on its way, then sends one more: what goes before the goodbye. */
+  async drain(): Promise<void> {
+    await this.flushing;
+    await this.flush();
+  }
+
+  private settle(batch: ReportBatch, reply: ApiReply): void {
+    if (reply.kind === 'ok') {
+      this.queue.settle(batch);
+      return;
+    }
+    // Kept for the next try, with the same number: the coordinator may have taken it and only the answer was lost.
+    if (reply.kind !== 'http-error' || reply.status >= 500) return;
+    if (reply.status === 409 || reply.status === 404 || reply.status === 401) {
+      this.opts.onRefused(`the coordinator refused our reports (${reply.status}: ${reply.message})`);
+    } else {
+      this.queue.settle(batch);
+      this.opts.log(`the coordinator rejected ${batch.reports.length} report(s) (${reply.status}: ${reply.message}); dropped them`);
+    }
+  }
+}

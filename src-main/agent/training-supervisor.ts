@@ -1,0 +1,231 @@
+/**
+ * The one training process the agent runs at a time: started from a launch plan in a pty, its output and
+ * progress lines passed on, its GPU residency probed once it is under way, and stopped (SIGTERM to its whole
+ * process group, SIGKILL after the grace) when the coordinator asks, a newer generation replaces it, or the
+ * coordinator is lost. Each run carries the session number it was started under, so the agent can drop what an
+ * old session's run still says.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { DetectedGpu } from '../../src-shared/hardware';
+import type { LaunchPlan, Progress, Report } from '../../src-shared/worker-protocol';
+import { findAssetsDir } from '../core/assets-dir';
+import { probeResidency, type ProbeResidencyOptions, type ResidencyResult } from '../core/hardware/residency';
+import type { Clock, PtySpawner } from '../core/ports';
+import { buildTrainingEnv } from '../core/runs/child-env';
+import type { TrainerProgressLine } from '../core/runs/progress-line';
+import { buildLaunchCommand } from '../core/runs/torchrun-command';
+import { TrainingProcess, type ProcessExit } from '../core/runs/training-process';
+import { residencyReport } from './residency-report';
+import { resolveScript } from './resolve-script';
+
+/** Residency is probed at the first progress line, or this long after the start if none comes. */
+export const RESIDENCY_START_WINDOW_MS = 5000;
+
+export interface TrainingSupervisorOptions {
+  pty: PtySpawner;
+  clock: Clock;
+  log: (line: string) => void;
+  /** Checkpoints (<dataDir>/checkpoints/<runId>) and torchrun's logs (<dataDir>/logs/<runId>/g<generation>). */
+  dataDir: string;
+  /** Where relative script paths resolve. */
+  workDir: string;
+  /** Environment training inherits (filtered). */
+  env: NodeJS.ProcessEnv;
+  /** The Python with torch found at start-up, if any. */
+  python: () => { path: string; torchVersion: string } | null;
+  /** GPUs a GPU run may be given. */
+  gpus: () => DetectedGpu[];
+  /** The node name, for the line a run that cannot start leaves in its output. */
+  node: () => string;
+  stopGraceMs: number;
+  residencyStartWindowMs?: number;
+  probeResidency?: (opts: ProbeResidencyOptions) => Promise<ResidencyResult>;
+  /** A report about the run started under session `epoch`. */
+  report: (report: Report, epoch: number) => void;
+  /** Raw output as it arrives, whatever the session. */
+  onOutput?: (data: string) => void;
+  /** The run's process ended; `requested` when it was stopped on purpose. */
+  onExit: (run: { runId: string; generation: number; epoch: number }, exit: ProcessExit, requested: boolean) => void;
+}
+
+interface SupervisedRun {
+  plan: LaunchPlan;
+  epoch: number;
+  proc: TrainingProcess | null;
+  stopRequested: boolean;
+  /** Latest progress line of each local rank, for the node's samples/s. */
+  ranks: Map<number, TrainerProgressLine>;
+  residencyStarted: boolean;
+  residencyTimer: { cancel(): void } | null;
+}
+
+function safeSegment(id: string): string {
+  return id.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 120) || 'run';
+}
+
+function describeExit(exit: ProcessExit): string {
+  if (exit.signal !== null) return `killed by signal ${exit.signal}`;
+  return `exited with code ${exit.exitCode}`;
+}
+
+export class TrainingSupervisor {
+  private current: SupervisedRun | null = null;
+  private progress: Progress | null = null;
+
+  constructor(private readonly opts: TrainingSupervisorOptions) {}
+
+  /** The run going now, if any. */
+  status(): { runId: string; generation: number; pid: number | null } | null {
+    const run = this.current;
+    return run ? { runId: run.plan.runId, generation: run.plan.generation, pid: run.proc?.pid ?? null } : null;
+  }
+
+  /** The latest progress of the current run (null before its first progress line). */
+  get lastProgress(): Progress | null {
+    return this.progress;
+  }
+
+  /** Whether `plan`'s generation is the one running now (a repeated start is not started twice). */
+  isRunning(plan: Pick<LaunchPlan, 'runId' | 'generation'>): boolean {
+    const run = this.current;
+    return run !== null && run.plan.runId === plan.runId && run.plan.generation === plan.generation;
+  }
+
+  /** Whether a stop for this run and generation applies to what runs now (not to a newer generation). */
+  isStoppable(runId: string, generation: number): boolean {
+    const run = this.current;
+    return run !== null && run.plan.runId === runId && run.plan.generation <= generation;
+  }
+
+  /** Starts `plan` under session `epoch`; a plan that cannot start is reported as an exit with code 127. */
+  launch(plan: LaunchPlan, epoch: number): void {
+    const run: SupervisedRun = { plan, epoch, proc: null, stopRequested: false, ranks: new Map(), residencyStarted: false, residencyTimer: null };
+    this.current = run;
+    this.progress = null;
+    const ids = { runId: plan.runId, generation: plan.generation };
+    try {
+      run.proc = this.spawn(run);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.opts.log(`run ${plan.runId} generation ${plan.generation} could not start: ${message}`);
+      this.opts.report({ type: 'output', ...ids, data: `gpu-share worker ${this.opts.node()}: ${message}\r\n` }, epoch);
+      this.opts.report({ type: 'exited', ...ids, exitCode: 127, signal: null, requested: false }, epoch);
+      if (this.current === run) this.current = null;
+      return;
+    }
+    const proc = run.proc;
+    this.opts.report({ type: 'started', ...ids, pid: proc.pid }, epoch);
+    if (plan.useGpus) {
+      run.residencyTimer = this.opts.clock.setTimeout(() => this.beginResidencyProbe(run), this.opts.residencyStartWindowMs ?? RESIDENCY_START_WINDOW_MS);
+    }
+    void proc.exited.then((exit) => this.onRunExit(run, exit));
+  }
+
+  /** Stops the current run on purpose; resolves when its whole process group is gone. */
+  async stop(reason: string): Promise<void> {
+    const run = this.current;
+    if (!run?.proc) return;
+    run.stopRequested = true;
+    if (!run.proc.hasExited) this.opts.log(`stopping run ${run.plan.runId} generation ${run.plan.generation}: ${reason}`);
+    await run.proc.stop(this.opts.stopGraceMs);
+  }
+
+  /** The coordinator is lost: stop training, not as asked (it failed under us). Resolves at once. */
+  abandon(): void {
+    const proc = this.current?.proc;
+    if (proc) void proc.stop(this.opts.stopGraceMs);
+  }
+
+  /** SIGKILLs the current training group at once (a second Ctrl-C). */
+  abort(): void {
+    const run = this.current;
+    if (run?.proc && !run.proc.hasExited) {
+      run.stopRequested = true;
+      void run.proc.kill();
+    }
+  }
+
+  /** Resolves once no training process is left running. */
+  async gone(): Promise<void> {
+    const proc = this.current?.proc;
+    if (proc && !proc.hasExited) await proc.exited;
+  }
+
+  /** One line naming the current run, for the log when the coordinator is lost ('' when none). */
+  describeCurrent(): string {
+    const run = this.current;
+    return run ? `run ${run.plan.runId} generation ${run.plan.generation}` : '';
+  }
+
+  private spawn(run: SupervisedRun): TrainingProcess {
+    const { plan } = run;
+    const runDir = safeSegment(plan.runId);
+    const checkpointDir = path.join(this.opts.dataDir, 'checkpoints', runDir);
+    const logDir = path.join(this.opts.dataDir, 'logs', runDir, `g${plan.generation}`);
+    const { env: inherited, workDir } = this.opts;
+    mkdirSync(checkpointDir, { recursive: true });
+    mkdirSync(logDir, { recursive: true });
+    const script = resolveScript(plan.command[0]!, { workDir, assetsDir: () => findAssetsDir(inherited) });
+    if (script.note) this.opts.log(script.note);
+    const resolvedPlan: LaunchPlan = { ...plan, command: [script.path, ...plan.command.slice(1)] };
+    const gpus = plan.useGpus ? this.opts.gpus() : [];
+    const built = buildLaunchCommand(resolvedPlan, this.opts.python(), { gpuCount: gpus.length, logDir, assetsDir: findAssetsDir(inherited), inheritedEnv: inherited });
+    for (const note of built.notes) this.opts.log(`run ${plan.runId}: ${note}`);
+    const env = buildTrainingEnv({ inherited, planEnv: plan.env, launcherEnv: built.env, checkpointDir, gpuUuids: gpus.map((g) => g.uuid ?? String(g.index)) });
+    const proc = new TrainingProcess({
+      pty: this.opts.pty,
+      argv: built.argv,
+      env,
+      cwd: workDir,
+      clock: this.opts.clock,
+      onOutput: (data) => {
+        this.opts.report({ type: 'output', runId: plan.runId, generation: plan.generation, data }, run.epoch);
+        this.opts.onOutput?.(data);
+      },
+      onProgress: (line) => this.onProgress(run, line),
+    });
+    this.opts.log(`started run ${plan.runId} generation ${plan.generation}: pid ${proc.pid}: ${built.argv.join(' ')}`);
+    return proc;
+  }
+
+  private onProgress(run: SupervisedRun, line: TrainerProgressLine): void {
+    if (this.current !== run) return;
+    run.ranks.set(line.rank ?? 0, line);
+    let total = 0;
+    let any = false;
+    for (const r of run.ranks.values()) {
+      if (r.samplesPerSec !== null) {
+        total += r.samplesPerSec;
+        any = true;
+      }
+    }
+    this.progress = {
+      runId: run.plan.runId,
+      generation: run.plan.generation,
+      step: line.step,
+      loss: line.loss,
+      samplesPerSec: any ? total : null,
+      resumedFrom: line.resumedFrom,
+    };
+    if (run.plan.useGpus && !run.residencyStarted) this.beginResidencyProbe(run);
+  }
+
+  private beginResidencyProbe(run: SupervisedRun): void {
+    if (run.residencyStarted || !run.proc) return;
+    run.residencyStarted = true;
+    run.residencyTimer?.cancel();
+    void residencyReport(run.plan, run.proc.pid, this.opts.probeResidency ?? probeResidency, this.opts.env).then((report) => {
+      this.opts.log(`residency of run ${run.plan.runId} generation ${run.plan.generation}: ${report.detail}`);
+      this.opts.report(report, run.epoch);
+    });
+  }
+
+  private onRunExit(run: SupervisedRun, exit: ProcessExit): void {
+    run.residencyTimer?.cancel();
+    const { runId, generation } = run.plan;
+    this.opts.log(`run ${runId} generation ${generation} ${describeExit(exit)}${run.stopRequested ? ' (stopped as asked)' : ''}`);
+    this.opts.onExit({ runId, generation, epoch: run.epoch }, exit, run.stopRequested);
+    if (this.current === run) this.current = null;
+  }
+}
