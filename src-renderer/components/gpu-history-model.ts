@@ -10,7 +10,7 @@ export type GpuMetric = 'utilization' | 'memory';
 
 export const CHART_W = 560;
 export const CHART_H = 170;
-export const PLOT = { left: 44, right: 10, top: 10, bottom: 26 } as const;
+export const PLOT = { left: 60, right: 10, top: 10, bottom: 26 } as const;
 
 /** Distinct in light and dark themes; the first is the theme's accent. */
 const PALETTE = ['var(--accent)', '#d97706', '#16a34a', '#a855f7', '#db2777', '#0891b2', '#65a30d', '#dc2626'];
