@@ -153,6 +153,7 @@ export const requests = {
   exportCluster: { channel: 'cluster:export', arg: z.undefined() },
   getWorkers: { channel: 'workers:list', arg: z.undefined() },
   drainWorker: { channel: 'workers:drain', arg: z.object({ workerId: z.number().int().nonnegative() }) },
+  rejoinLocalWorker: { channel: 'workers:rejoin-local', arg: z.undefined() },
   getRuns: { channel: 'runs:list', arg: z.undefined() },
   startRun: { channel: 'runs:start', arg: runSpecSchema },
   stopRun: { channel: 'runs:stop', arg: z.object({ runId: z.string().min(1).max(128) }) },
@@ -178,6 +179,8 @@ export interface RequestResults {
   exportCluster: { fileName: string; text: string };
   getWorkers: WorkerSnapshot[];
   drainWorker: WorkerSnapshot[];
+  /** Brings this app's own worker back after a drain (it joins again); answers the worker list. */
+  rejoinLocalWorker: WorkerSnapshot[];
   getRuns: RunSnapshot[];
   startRun: RunSnapshot;
   stopRun: RunSnapshot;

@@ -1,4 +1,4 @@
-/** Confirmations for destructive actions (remove a node, stop a run), as an in-page dialog. */
+/** Confirmations for destructive actions (remove a node, stop a run, drain a worker), as an in-page dialog. */
 import { useCommands } from '../app-context';
 import { closeConfirm } from '../store/actions';
 import { act, useApp } from '../store/app-store';
@@ -7,9 +7,38 @@ import { Dialog } from './dialog';
 export function ConfirmDialog() {
   const confirm = useApp((s) => s.confirm);
   const runName = useApp((s) => (confirm?.kind === 'stop-run' ? (s.runs.find((r) => r.id === confirm.runId)?.spec.name ?? confirm.runId) : ''));
+  const workerNode = useApp((s) => (confirm?.kind === 'drain-worker' ? (s.workers.find((w) => w.id === confirm.workerId)?.node ?? `worker ${confirm.workerId}`) : ''));
   const commands = useCommands();
   if (!confirm) return null;
   const cancel = () => act(closeConfirm);
+  if (confirm.kind === 'drain-worker') {
+    const drain = () => {
+      act(closeConfirm);
+      void commands.drainWorker(confirm.workerId);
+    };
+    return (
+      <Dialog
+        title={`Drain ${workerNode}?`}
+        testId="confirm-dialog"
+        onCancel={cancel}
+        actions={
+          <>
+            <button type="button" className="button danger" onClick={drain}>
+              Drain {workerNode}
+            </button>
+            <button type="button" className="button ghost" autoFocus onClick={cancel}>
+              Keep it
+            </button>
+          </>
+        }
+      >
+        <p>
+          {workerNode} finishes the step it is in, checkpoints and leaves; the run carries on over the other workers with its shards rebalanced. A drain
+          costs the run no restart.
+        </p>
+      </Dialog>
+    );
+  }
   if (confirm.kind === 'remove-node') {
     return (
       <Dialog

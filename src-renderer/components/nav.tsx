@@ -1,4 +1,4 @@
-/** The view switcher: real buttons in a nav landmark, the current one marked with aria-current. */
+/** The view switcher: real buttons in a nav landmark, the current one marked with aria-current, failed workers counted in red. */
 import type { ViewName } from '../store/state';
 import { navigate } from '../store/actions';
 import { act, useApp } from '../store/app-store';
@@ -17,6 +17,7 @@ export function Nav() {
   const nodes = useApp((s) => s.cluster?.config.nodes.length ?? 0);
   const workers = useApp((s) => s.workers.filter((w) => w.state === 'active' || w.state === 'syncing' || w.state === 'draining').length);
   const runs = useApp((s) => s.runs.filter((r) => r.state === 'running' || r.state === 'paused' || r.state === 'waiting').length);
+  const failed = useApp((s) => s.workers.filter((w) => w.state === 'failed').length);
   const badge: Partial<Record<ViewName, number>> = { nodes, workers, runs };
   return (
     <nav className="app-nav" aria-label="Views">
@@ -32,6 +33,11 @@ export function Nav() {
             >
               {LABELS[v]}
               {badge[v] ? <span className="nav-count" aria-label={`(${badge[v]})`}>{badge[v]}</span> : null}
+              {v === 'workers' && failed > 0 ? (
+                <span className="nav-count nav-failed" data-testid="nav-failed" aria-label={`(${failed} failed)`} title={`${failed} failed`}>
+                  {failed}
+                </span>
+              ) : null}
             </button>
           </li>
         ))}

@@ -1,6 +1,8 @@
 /**
- * A run's live output in xterm.js. The store holds the text (fetched once, then appended from events); the
- * terminal writes only what is new since its last write, and starts over when the buffer was replaced.
+ * A run's live output in xterm.js. The store holds the text (fetched once, then appended from events) as whole
+ * lines prefixed by machine; the terminal colours them, shows one machine's lines when filtered, writes only
+ * what is new since its last write, and starts over when the buffer was replaced or the filter changed.
+ * Read-only, and no keyboard trap: Tab and Shift+Tab leave it like any other control.
  */
 import { useEffect, useRef } from 'react';
 import { Terminal, type ITheme } from '@xterm/xterm';
@@ -8,18 +10,32 @@ import { FitAddon } from '@xterm/addon-fit';
 import '@xterm/xterm/css/xterm.css';
 import { useCommands } from '../app-context';
 import { useApp } from '../store/app-store';
+import { colourOutput, filterOutput } from './run-output-format';
 
 const LIGHT: ITheme = { background: '#fbfcfd', foreground: '#1f2328', cursor: '#1f2328', selectionBackground: '#b6d3ff' };
 const DARK: ITheme = { background: '#0b0e12', foreground: '#d6dde6', cursor: '#d6dde6', selectionBackground: '#264f78' };
+/** The coordinator's own lines, in a colour no worker has (the worker palette has no violet this deep). */
+const COORDINATOR_LIGHT = '#6f42c1';
+const COORDINATOR_DARK = '#c9a7ff';
 
 function darkQuery(): MediaQueryList | null {
   return typeof matchMedia === 'function' ? matchMedia('(prefers-color-scheme: dark)') : null;
 }
 
-export function RunTerminal({ runId }: { runId: string }) {
+export interface RunTerminalProps {
+  runId: string;
+  /** Show only this machine's lines; null for every line. */
+  node: string | null;
+  /** The colour of a machine's prefix. */
+  colourOf: (node: string) => string;
+}
+
+export function RunTerminal({ runId, node, colourOf }: RunTerminalProps) {
   const host = useRef<HTMLDivElement>(null);
   const term = useRef<Terminal | null>(null);
-  const written = useRef<{ epoch: number; upTo: number }>({ epoch: -1, upTo: 0 });
+  const written = useRef<{ epoch: number; upTo: number; node: string | null }>({ epoch: -1, upTo: 0, node: null });
+  const colours = useRef(colourOf);
+  colours.current = colourOf;
   const buffer = useApp((s) => s.runOutput[runId]);
   const commands = useCommands();
 
@@ -41,9 +57,13 @@ export function RunTerminal({ runId }: { runId: string }) {
     });
     const fit = new FitAddon();
     t.loadAddon(fit);
+    // Keys never reach a process (disableStdin); Tab is left to the browser so focus moves on.
+    t.attachCustomKeyEventHandler((e) => e.key !== 'Tab');
     t.open(el);
+    t.textarea?.setAttribute('aria-label', 'Live output of the run, read-only');
+    t.textarea?.setAttribute('readonly', '');
     term.current = t;
-    written.current = { epoch: -1, upTo: 0 };
+    written.current = { epoch: -1, upTo: 0, node: null };
     const refit = () => {
       try {
         fit.fit();
@@ -56,6 +76,7 @@ export function RunTerminal({ runId }: { runId: string }) {
     observer.observe(el);
     const onScheme = () => {
       t.options.theme = query?.matches ? DARK : LIGHT;
+      written.current = { ...written.current, epoch: -1 }; // rewrite in the other scheme's coordinator colour
     };
     query?.addEventListener('change', onScheme);
     return () => {
@@ -75,21 +96,22 @@ export function RunTerminal({ runId }: { runId: string }) {
     if (!t || !buffer) return;
     const w = written.current;
     const end = buffer.dropped + buffer.text.length;
-    if (w.epoch !== buffer.epoch) {
+    const show = (text: string) => t.write(colourOutput(filterOutput(text, node), colours.current, darkQuery()?.matches ? COORDINATOR_DARK : COORDINATOR_LIGHT));
+    if (w.epoch !== buffer.epoch || w.node !== node) {
       t.reset();
-      t.write(buffer.text);
-      written.current = { epoch: buffer.epoch, upTo: end };
+      show(buffer.text);
+      written.current = { epoch: buffer.epoch, upTo: end, node };
       return;
     }
     if (end <= w.upTo) return;
     const from = Math.max(0, w.upTo - buffer.dropped);
-    t.write(buffer.text.slice(from));
-    written.current = { epoch: buffer.epoch, upTo: end };
-  }, [buffer, runId]);
+    show(buffer.text.slice(from));
+    written.current = { epoch: buffer.epoch, upTo: end, node };
+  }, [buffer, runId, node]);
 
   const chars = buffer ? buffer.dropped + buffer.text.length : 0;
   return (
-    <div className="terminal" data-output-chars={chars} aria-label="Live output of the run" role="log">
+    <div className="terminal" data-output-chars={chars} data-filter={node ?? ''} aria-label="Live output of the run" role="log">
       <div className="terminal-host" ref={host} />
     </div>
   );

@@ -2,6 +2,7 @@
  * Pure state transitions: (state, input) → new state, no I/O, no DOM. The bridge and the user commands call
  * them through the store; tests call them directly.
  */
+import { parseClusterYaml } from '../../src-shared/cluster/parse';
 import type { HardwareSnapshot } from '../../src-shared/hardware';
 import type { AddThisMachineResult, ClusterState, ImportResult, MembershipState } from '../../src-shared/ipc';
 import type { CoordinatorEvent, CoordinatorInfo, RunSnapshot, UserNotification, WorkerSnapshot } from '../../src-shared/training';
@@ -84,8 +85,19 @@ export function needsImportChoice(s: AppState): boolean {
   return (s.cluster?.config.nodes.length ?? 0) > 0;
 }
 
+/**
+ * A dropped file is checked at once: an invalid one shows its errors (no Replace/Merge question), a valid one
+ * opens the dialog that previews both choices.
+ */
 export function askImportMode(s: AppState, pending: PendingImport): AppState {
+  const checked = parseClusterYaml(pending.text);
+  if (!checked.ok) return showOnly({ ...s, pendingImport: null }, { importProblem: { fileName: pending.fileName, errors: checked.errors, warnings: checked.warnings } });
   return { ...s, pendingImport: pending };
+}
+
+/** One page message at a time about the last action: a new one replaces the old instead of stacking under it. */
+function showOnly(s: AppState, message: Partial<Pick<AppState, 'importProblem' | 'clusterNotice' | 'actionError'>>): AppState {
+  return { ...s, importProblem: null, clusterNotice: null, actionError: null, ...message };
 }
 
 export function cancelImport(s: AppState): AppState {
@@ -95,7 +107,7 @@ export function cancelImport(s: AppState): AppState {
 /** The core answered an import: adopt the new cluster, or show every error and keep the old cluster. */
 export function importFinished(s: AppState, fileName: string, result: ImportResult): AppState {
   if (!result.ok) {
-    return { ...s, pendingImport: null, importProblem: { fileName: result.fileName || fileName, errors: result.errors, warnings: result.warnings } };
+    return showOnly({ ...s, pendingImport: null }, { importProblem: { fileName: result.fileName || fileName, errors: result.errors, warnings: result.warnings } });
   }
   const parts: string[] = [];
   if (result.added.length) parts.push(`added ${result.added.join(', ')}`);
@@ -105,6 +117,7 @@ export function importFinished(s: AppState, fileName: string, result: ImportResu
     ...s,
     pendingImport: null,
     importProblem: null,
+    actionError: null,
     cluster: result.state,
     clusterNotice: {
       text: `Imported ${fileName}: ${parts.join('; ') || 'no changes'} — ${nodes} node${nodes === 1 ? '' : 's'} in the cluster.`,
@@ -115,7 +128,7 @@ export function importFinished(s: AppState, fileName: string, result: ImportResu
 
 /** A file refused before it reached the core (too large, unreadable); the cluster is untouched. */
 export function importRefused(s: AppState, fileName: string, message: string): AppState {
-  return { ...s, pendingImport: null, importProblem: { fileName, errors: [{ severity: 'error', message, path: [] }], warnings: [] } };
+  return showOnly({ ...s, pendingImport: null }, { importProblem: { fileName, errors: [{ severity: 'error', message, path: [] }], warnings: [] } });
 }
 
 export function dismissImportProblem(s: AppState): AppState {
@@ -128,6 +141,7 @@ export function machineAdded(s: AppState, result: AddThisMachineResult): AppStat
     ...s,
     cluster: result.state,
     importProblem: null,
+    actionError: null,
     clusterNotice: { text: `${verb} this machine as node "${result.nodeName}".`, fileName: null },
   };
 }
@@ -200,10 +214,52 @@ export function appendRunOutput(s: AppState, runId: string, data: string): AppSt
   return { ...s, runOutput: trimBuffers({ ...s.runOutput, [runId]: { text, epoch: prev.epoch, dropped } }, runId) };
 }
 
-/** The full output fetched from the core replaces what the page had (it includes every chunk sent before it). */
+/** An unfinished line longer than this (a progress bar redrawn with \r) is shown as it is, as the core's log does. */
+const MAX_PARTIAL_CHARS = 4096;
+
+/** From the first line start at or after `cut`, so no kept line loses its `[node]` prefix. */
+function lineStartFrom(text: string, cut: number): number {
+  if (cut <= 0) return 0;
+  const nl = text.indexOf('\n', cut - 1);
+  return nl === -1 ? cut : nl + 1;
+}
+
+/**
+ * Live output of one machine as it streams: its complete lines join the buffer prefixed `[node] ` (the form the
+ * core's getRunOutput answers with), its unfinished line waits for its end so machines never mix mid-line.
+ */
+export function appendWorkerOutput(s: AppState, chunk: { runId: string; workerId: number; node: string; data: string }): AppState {
+  const prev = s.runOutput[chunk.runId] ?? { text: '', epoch: 0, dropped: 0 };
+  const key = `${chunk.workerId}:${chunk.node}`;
+  const pending = (prev.partial?.[key] ?? '') + chunk.data;
+  const end = pending.lastIndexOf('\n');
+  let whole = pending.slice(0, end + 1);
+  let rest = pending.slice(end + 1);
+  if (rest.length > MAX_PARTIAL_CHARS) {
+    whole += `${rest}\n`;
+    rest = '';
+  }
+  const partial = { ...prev.partial };
+  if (rest) partial[key] = rest;
+  else delete partial[key];
+  let text = prev.text + whole.split(/(?<=\n)/).map((line) => (line ? `[${chunk.node}] ${line}` : '')).join('');
+  let dropped = prev.dropped;
+  if (text.length > MAX_OUTPUT_CHARS) {
+    const cut = lineStartFrom(text, text.length - MAX_OUTPUT_CHARS);
+    text = text.slice(cut);
+    dropped += cut;
+  }
+  return { ...s, runOutput: trimBuffers({ ...s.runOutput, [chunk.runId]: { text, epoch: prev.epoch, dropped, partial } }, chunk.runId) };
+}
+
+/**
+ * The full output fetched from the core replaces what the page had (it includes every chunk sent before it).
+ * It ends with a newline, so lines streamed after it start lines of their own.
+ */
 export function replaceRunOutput(s: AppState, runId: string, fullText: string): AppState {
   const prev = s.runOutput[runId];
-  const text = fullText.length > MAX_OUTPUT_CHARS ? fullText.slice(fullText.length - MAX_OUTPUT_CHARS) : fullText;
+  let text = fullText.length > MAX_OUTPUT_CHARS ? fullText.slice(lineStartFrom(fullText, fullText.length - MAX_OUTPUT_CHARS)) : fullText;
+  if (text && !text.endsWith('\n')) text += '\n';
   const buffer = { text, epoch: (prev?.epoch ?? 0) + 1, dropped: 0 };
   return { ...s, runOutput: trimBuffers({ ...s.runOutput, [runId]: buffer }, runId) };
 }
@@ -249,7 +305,7 @@ export function dismissToast(s: AppState, id: string): AppState {
 }
 
 export function actionFailed(s: AppState, message: string): AppState {
-  return { ...s, actionError: message };
+  return showOnly(s, { actionError: message });
 }
 
 export function clearActionError(s: AppState): AppState {

@@ -212,10 +212,16 @@ export interface CurveModel {
   lastStep: number;
 }
 
-/** The loss curve as an SVG path; null with fewer than two finite points. */
+/** Where `step` falls across a curve drawn `width` wide (a single step sits at the left edge). */
+export function curveStepX(curve: Pick<CurveModel, 'firstStep' | 'lastStep'>, step: number, width: number, pad = 4): number {
+  const spanX = curve.lastStep - curve.firstStep || 1;
+  return pad + ((step - curve.firstStep) / spanX) * (width - 2 * pad);
+}
+
+/** The loss curve as an SVG path, from the first point on; null without a finite point. */
 export function lossCurve(points: { step: number; loss: number }[], width: number, height: number, pad = 4): CurveModel | null {
   const pts = points.filter((p) => Number.isFinite(p.loss) && Number.isFinite(p.step));
-  if (pts.length < 2) return null;
+  if (pts.length < 1) return null;
   let minLoss = Infinity;
   let maxLoss = -Infinity;
   let firstStep = Infinity;
@@ -227,13 +233,11 @@ export function lossCurve(points: { step: number; loss: number }[], width: numbe
     firstStep = Math.min(firstStep, p.step);
     lastStep = Math.max(lastStep, p.step);
   }
-  const spanX = lastStep - firstStep || 1;
   const spanY = maxLoss - minLoss || 1;
-  const w = width - 2 * pad;
   const h = height - 2 * pad;
   const path = pts
     .map((p, i) => {
-      const x = pad + ((p.step - firstStep) / spanX) * w;
+      const x = curveStepX({ firstStep, lastStep }, p.step, width, pad);
       const y = pad + (1 - (p.loss - minLoss) / spanY) * h;
       return `${i === 0 ? 'M' : 'L'}${x.toFixed(1)},${y.toFixed(1)}`;
     })

@@ -1,7 +1,11 @@
 /**
- * The Start run form's fields as text, to and from a RunSpecInput. Checked here for messages next to the
- * field; the core parses the spec again (runSpecSchema), so this is for the person, not for safety.
+ * The Start run form's fields as text, to and from a RunSpecInput, and the form's own small store: what the
+ * person typed survives a switch to another view, and "Run again" refills it from a finished run. Checked here
+ * for messages next to the field; the core parses the spec again (runSpecSchema), so this is for the person,
+ * not for safety.
  */
+import { useStore } from 'zustand';
+import { createStore } from 'zustand/vanilla';
 import type { RunSpecInput } from '../../src-shared/worker-protocol';
 import { joinCommand, splitCommand } from '../format';
 
@@ -78,4 +82,40 @@ export function specFromFields(fields: RunFormFields, base: RunSpecInput | null)
       useGpus: fields.useGpus,
     },
   };
+}
+
+export interface RunFormState {
+  /** Null until the example run (or a run to repeat) fills it. */
+  fields: RunFormFields | null;
+  errors: RunFormErrors;
+  /** The spec the fields came from: what the form does not show (launcher, env, processes per node) is kept from it. */
+  base: RunSpecInput | null;
+  /** Counts "Run again" presses: the form opens and takes focus on each. */
+  refills: number;
+}
+
+export const emptyRunForm: RunFormState = { fields: null, errors: {}, base: null, refills: 0 };
+
+/** Fills the form from a spec; `refill` when the person asked for it (Run again, Reset), not at first load. */
+export function fillRunForm(state: RunFormState, spec: RunSpecInput, refill: boolean): RunFormState {
+  return { fields: fieldsFromSpec(spec), errors: {}, base: spec, refills: state.refills + (refill ? 1 : 0) };
+}
+
+export function editRunForm(state: RunFormState, fields: RunFormFields): RunFormState {
+  return { ...state, fields };
+}
+
+export function setRunFormErrors(state: RunFormState, errors: RunFormErrors): RunFormState {
+  return { ...state, errors };
+}
+
+/** The page's one form: outside React, so it outlives the Runs view. */
+export const runFormStore = createStore<RunFormState>()(() => emptyRunForm);
+
+export function updateRunForm<A extends unknown[]>(change: (s: RunFormState, ...args: A) => RunFormState, ...args: A): void {
+  runFormStore.setState((s) => change(s, ...args), true);
+}
+
+export function useRunForm<T>(selector: (s: RunFormState) => T): T {
+  return useStore(runFormStore, selector);
 }

@@ -40,13 +40,16 @@ export interface Toast {
  * `dropped` counts characters cut from the front to keep the buffer bounded, so a terminal can write only what is new.
  */
 export interface RunOutputBuffer {
+  /** Whole lines, each prefixed with the machine that wrote it: `[beta] loss 0.4`. */
   text: string;
   epoch: number;
   dropped: number;
+  /** Each source's unfinished last line (key: worker id and node), waiting for its end. */
+  partial?: Record<string, string>;
 }
 
 /** A confirmation the page is asking for (remove node): an accessible dialog, never window.confirm. */
-export type ConfirmRequest = { kind: 'remove-node'; nodeName: string } | { kind: 'stop-run'; runId: string };
+export type ConfirmRequest = { kind: 'remove-node'; nodeName: string } | { kind: 'stop-run'; runId: string } | { kind: 'drain-worker'; workerId: number };
 
 export interface AppState {
   /** True once the first snapshots arrived; the page's `data-ready` marker. */

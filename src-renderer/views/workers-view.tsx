@@ -1,17 +1,19 @@
 /**
- * Every worker the coordinator knows: state with its cause, a ticking last-heartbeat, GPUs, progress and a
- * Drain button; above it, the command that adds a worker on another machine, ready to copy, and the other
- * direction: this machine joining another machine's cluster.
+ * Every worker the coordinator knows: state with its cause, a ticking last-heartbeat, GPUs, progress, Drain
+ * (after a confirmation) and, for this app's own worker once drained, Bring back; below it, the command that
+ * adds a worker on another machine, ready to copy, and the other direction: this machine joining another
+ * machine's cluster.
  */
 import { useEffect, useRef, useState } from 'react';
 import type { WorkerSnapshot } from '../../src-shared/training';
-import { useCommands } from '../app-context';
+import { useServices } from '../app-context';
 import { Badge } from '../components/badge';
 import { CopyIcon, DrainIcon } from '../components/icons';
 import { useNow } from '../components/use-now';
 import { formatAgo, formatLoss, formatMb, formatRate } from '../format';
+import { actionFailed, askConfirm, clearActionError, setWorkers } from '../store/actions';
 import { workerBadge, workerColor } from '../store/derive';
-import { useApp } from '../store/app-store';
+import { act, useApp } from '../store/app-store';
 import { JoinClusterPanel } from './join-cluster-panel';
 
 function JoinCommand() {
@@ -62,8 +64,29 @@ function JoinCommand() {
   );
 }
 
+/** This app's own worker, drained: it joins again (the core starts the in-app agent anew). */
+function BringBackButton({ worker }: { worker: WorkerSnapshot }) {
+  const { api } = useServices();
+  const [busy, setBusy] = useState(false);
+  const bringBack = async () => {
+    setBusy(true);
+    act(clearActionError);
+    try {
+      act(setWorkers, await api.rejoinLocalWorker());
+    } catch (error) {
+      act(actionFailed, `Could not bring ${worker.node} back: ${error instanceof Error ? error.message : String(error)}`);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <button type="button" className="button small" disabled={busy} onClick={() => void bringBack()} aria-label={`Bring back worker ${worker.node}`}>
+      {busy ? 'Bringing back…' : 'Bring back'}
+    </button>
+  );
+}
+
 function WorkerRow({ worker, now, highlighted }: { worker: WorkerSnapshot; now: number; highlighted: boolean }) {
-  const commands = useCommands();
   const draining = useApp((s) => s.busy.includes(`drain:${worker.id}`));
   const rowRef = useRef<HTMLTableRowElement>(null);
   useEffect(() => {
@@ -109,10 +132,11 @@ function WorkerRow({ worker, now, highlighted }: { worker: WorkerSnapshot; now: 
       <td className="mono small">{worker.address ?? '—'}</td>
       <td>
         {worker.state === 'active' && (
-          <button type="button" className="button small" disabled={draining} onClick={() => void commands.drainWorker(worker.id)} aria-label={`Drain worker ${worker.node}`}>
+          <button type="button" className="button small" disabled={draining} onClick={() => act(askConfirm, { kind: 'drain-worker', workerId: worker.id })} aria-label={`Drain worker ${worker.node}`}>
             <DrainIcon /> Drain
           </button>
         )}
+        {worker.local && worker.state === 'left' && <BringBackButton worker={worker} />}
       </td>
     </tr>
   );
@@ -136,13 +160,9 @@ export function WorkersView() {
           <p className="view-sub muted">Heartbeat every second; a worker silent past the run's timeout is marked failed and its shards go to the others.</p>
         </div>
       </div>
-      <div className="workers-top">
-        <JoinCommand />
-        <JoinClusterPanel />
-      </div>
       <div className="card table-card">
         {sorted.length === 0 ? (
-          <p className="muted">No worker has joined yet. This machine joins by itself when the app starts; run the command above on the others.</p>
+          <p className="muted">No worker has joined yet. This machine joins by itself when the app starts; run the command below on the others.</p>
         ) : (
           <div className="table-scroll">
             <table className="table" data-testid="workers-table">
@@ -177,6 +197,10 @@ export function WorkersView() {
             </table>
           </div>
         )}
+      </div>
+      <div className="workers-top">
+        <JoinCommand />
+        <JoinClusterPanel />
       </div>
     </section>
   );

@@ -5,10 +5,11 @@ import { WebSocket, WebSocketServer } from 'ws';
 import type { AddressInfo } from 'node:net';
 import { events, type EventMethod, type EventPayloads } from '../../../src-shared/ipc';
 import type { HardwareSnapshot } from '../../../src-shared/hardware';
-import type { RunSnapshot, UserNotification, WorkerSnapshot } from '../../../src-shared/training';
+import type { RunSnapshot, UserNotification } from '../../../src-shared/training';
 import { createWsClient, type SocketLike } from '../../../src-renderer/api/ws-client';
 import { connectBridge, eventHandlers } from '../../../src-renderer/bridge';
 import { createAppStore } from '../../../src-renderer/store/app-store';
+import { runSnapshot, workerSnapshot } from './snapshots';
 
 const hw: HardwareSnapshot = {
   hostname: 'box',
@@ -24,25 +25,7 @@ const hw: HardwareSnapshot = {
   tookMs: 5,
 };
 
-const run1: RunSnapshot = {
-  id: 'run-1',
-  spec: { name: 'example', command: ['t.py'], samples: 100, minWorkers: 1, maxWorkers: 2, heartbeatTimeoutMs: 5000, maxRestarts: 3, nprocPerNode: 1, useGpus: false, launcher: 'torchrun', env: {} },
-  state: 'running',
-  stateCause: 'started by user',
-  generation: 1,
-  restartsUsed: 0,
-  startedAt: 1000,
-  endedAt: null,
-  workerIds: [0],
-  shardHistory: [],
-  progress: null,
-  lossHistory: [],
-  generationMarks: [],
-  workerRows: [],
-  workerFailures: 0,
-  residency: {},
-  rdzvEndpoint: '127.0.0.1:29500',
-};
+const run1: RunSnapshot = runSnapshot({ stateCause: 'started by user', spec: { ...runSnapshot().spec, command: ['t.py'], samples: 100, maxWorkers: 2 }, rdzvEndpoint: '127.0.0.1:29500' });
 
 const snapshots: Record<string, unknown> = {
   getHardware: hw,
@@ -60,9 +43,7 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-function worker(id: number, extra: Partial<WorkerSnapshot> = {}): WorkerSnapshot {
-  return { id, node: `n${id}`, incarnation: 1, state: 'active', stateCause: 'joined', gpus: [], backend: 'cpu', joinedAt: 1, lastHeartbeatAt: 2, step: null, loss: null, samplesPerSec: null, address: '127.0.0.1', local: id === 0, ...extra };
-}
+const worker = workerSnapshot;
 
 /** A fake server; answers to the methods in `held` wait until release() (a slow answer among the first load's). */
 async function setup(opts: { answers?: Record<string, unknown>; held?: string[] } = {}) {

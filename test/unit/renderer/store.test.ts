@@ -20,6 +20,7 @@ import {
   WORKER_PALETTE,
 } from '../../../src-renderer/store/derive';
 import { apply, createAppStore } from '../../../src-renderer/store/app-store';
+import { runSnapshot } from './snapshots';
 
 /** The seed's 3-node sample (entrenar's cluster.yaml tests). */
 const sample: ClusterConfig = {
@@ -51,38 +52,7 @@ function hardware(gpus: HardwareSnapshot['gpus'] = []): HardwareSnapshot {
 }
 
 function run(id: string, startedAt: number, extra: Partial<RunSnapshot> = {}): RunSnapshot {
-  return {
-    id,
-    spec: {
-      name: id,
-      command: ['train.py'],
-      samples: 100,
-      minWorkers: 1,
-      maxWorkers: 4,
-      heartbeatTimeoutMs: 5000,
-      maxRestarts: 3,
-      nprocPerNode: 1,
-      useGpus: false,
-      launcher: 'torchrun',
-      env: {},
-    },
-    state: 'running',
-    stateCause: '',
-    generation: 1,
-    restartsUsed: 0,
-    startedAt,
-    endedAt: null,
-    workerIds: [0],
-    shardHistory: [],
-    progress: null,
-    lossHistory: [],
-    generationMarks: [],
-    workerRows: [],
-    workerFailures: 0,
-    residency: {},
-    rdzvEndpoint: null,
-    ...extra,
-  };
+  return runSnapshot({ id, spec: { ...runSnapshot().spec, name: id, maxWorkers: 4 }, startedAt, ...extra });
 }
 
 function event(seq: number, message = `e${seq}`): CoordinatorEvent {
@@ -212,7 +182,7 @@ describe('runs, output and events', () => {
     expect(b.text.endsWith('ABCDEFGHIJ')).toBe(true);
     expect(b.dropped + b.text.length).toBe(A.MAX_OUTPUT_CHARS + 10);
     const replaced = A.replaceRunOutput(s, 'r', 'fresh');
-    expect(replaced.runOutput.r).toEqual({ text: 'fresh', epoch: 1, dropped: 0 });
+    expect(replaced.runOutput.r).toEqual({ text: 'fresh\n', epoch: 1, dropped: 0 });
   });
 
   it('keeps output of a bounded number of runs, never the one being written', () => {
@@ -360,7 +330,9 @@ describe('shard map and badges', () => {
     )!;
     expect(c.path).toBe('M5.0,5.0 L55.0,38.3 L105.0,55.0');
     expect([c.minLoss, c.maxLoss, c.firstStep, c.lastStep]).toEqual([0.5, 2, 0, 10]);
-    expect(lossCurve([{ step: 0, loss: 1 }], 100, 50)).toBeNull();
-    expect(lossCurve([{ step: 0, loss: NaN }, { step: 1, loss: 1 }], 100, 50)).toBeNull();
+    // Shown from the first point: a run's first step is already a curve of one point.
+    expect(lossCurve([{ step: 0, loss: NaN }, { step: 3, loss: 1 }], 100, 50)).toMatchObject({ firstStep: 3, lastStep: 3, minLoss: 1, maxLoss: 1 });
+    expect(lossCurve([{ step: 0, loss: NaN }], 100, 50)).toBeNull();
+    expect(lossCurve([], 100, 50)).toBeNull();
   });
 });

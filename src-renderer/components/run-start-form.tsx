@@ -1,0 +1,85 @@
+/**
+ * Start a run: prefilled with the bundled example, kept as typed across views (its store outlives the view),
+ * refilled by "Run again". Folded while a run is live, opened and focused on each refill.
+ */
+import { useEffect, useRef, type FormEvent } from 'react';
+import { useCommands } from '../app-context';
+import { useApp } from '../store/app-store';
+import { editRunForm, fillRunForm, setRunFormErrors, specFromFields, updateRunForm, useRunForm, type RunFormFields } from '../store/run-form';
+import { FormField } from './form-field';
+import { PlayIcon } from './icons';
+
+export function StartRunForm({ collapsed }: { collapsed: boolean }) {
+  const example = useApp((s) => s.exampleRun);
+  const starting = useApp((s) => s.busy.includes('startRun'));
+  const commands = useCommands();
+  const fields = useRunForm((s) => s.fields);
+  const errors = useRunForm((s) => s.errors);
+  const base = useRunForm((s) => s.base);
+  const refills = useRunForm((s) => s.refills);
+  const details = useRef<HTMLDetailsElement>(null);
+  useEffect(() => {
+    if (example && !fields) updateRunForm(fillRunForm, example, false);
+  }, [example, fields]);
+  useEffect(() => {
+    if (refills === 0 || !details.current) return;
+    details.current.open = true;
+    details.current.scrollIntoView({ block: 'nearest' });
+    document.getElementById('run-name')?.focus();
+  }, [refills]);
+  if (!fields) return null;
+  const set = <K extends keyof RunFormFields>(key: K, value: RunFormFields[K]) => updateRunForm(editRunForm, { ...fields, [key]: value });
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const result = specFromFields(fields, base ?? example);
+    if (!result.ok) {
+      updateRunForm(setRunFormErrors, result.errors);
+      const first = Object.keys(result.errors)[0];
+      if (first) document.getElementById(`run-${first}`)?.focus();
+      return;
+    }
+    updateRunForm(setRunFormErrors, {});
+    await commands.startRun(result.spec);
+  };
+  const text = (key: Exclude<keyof RunFormFields, 'useGpus'>, label: string, opts: { hint?: string; numeric?: boolean } = {}) => (
+    <FormField id={`run-${key}`} label={label} error={errors[key]} hint={opts.hint}>
+      {(p) => <input {...p} name={key} type="text" inputMode={opts.numeric ? 'numeric' : undefined} value={fields[key]} onChange={(e) => set(key, e.target.value)} spellCheck={false} />}
+    </FormField>
+  );
+  return (
+    <details ref={details} className="card start-run" open={!collapsed}>
+      <summary className="card-title">Start a run</summary>
+      <form onSubmit={(e) => void submit(e)} noValidate data-testid="start-run-form">
+        {text('name', 'Name')}
+        <FormField id="run-command" label="Command" error={errors.command} hint="Training script and its arguments, on every worker. Launched with torchrun.">
+          {(p) => <textarea {...p} name="command" rows={3} value={fields.command} onChange={(e) => set('command', e.target.value)} spellCheck={false} className="mono" />}
+        </FormField>
+        <div className="field-row">
+          {text('samples', 'Samples', { numeric: true })}
+          {text('timeoutSec', 'Heartbeat timeout, s')}
+        </div>
+        <div className="field-row">
+          {text('minWorkers', 'Min workers', { numeric: true })}
+          {text('maxWorkers', 'Max workers', { numeric: true })}
+          {text('maxRestarts', 'Max restarts', { numeric: true })}
+        </div>
+        <label className="check">
+          <input type="checkbox" name="useGpus" checked={fields.useGpus} onChange={(e) => set('useGpus', e.target.checked)} />
+          <span>
+            Use GPUs <span className="muted">— sets CUDA_VISIBLE_DEVICES and proves residency</span>
+          </span>
+        </label>
+        <div className="form-actions">
+          <button type="submit" className="button primary" disabled={starting}>
+            <PlayIcon /> {starting ? 'Starting…' : 'Start run'}
+          </button>
+          {example && (
+            <button type="button" className="button ghost" onClick={() => updateRunForm(fillRunForm, example, false)}>
+              Reset to example
+            </button>
+          )}
+        </div>
+      </form>
+    </details>
+  );
+}

@@ -1,0 +1,75 @@
+/**
+ * A row per worker of the run: its state (or how long it has been silent, before a failure is declared), its
+ * own step and samples/s, the age of its last heartbeat, and the restarts its failures cost the run.
+ */
+import type { RunSnapshot, WorkerSnapshot } from '../../src-shared/training';
+import { formatAgo, formatRate } from '../format';
+import { workerBadge, workerColor, type Badge as BadgeModel } from '../store/derive';
+import { Badge } from './badge';
+import { runWorkerLines, SILENCE_NOTICE_MS, type WorkerLine } from './run-health';
+
+function stateBadge(line: WorkerLine, live: boolean, now: number): BadgeModel {
+  if (!line.state) return { tone: 'neutral', text: 'Gone' };
+  const quiet = line.lastHeartbeatAt === null ? 0 : now - line.lastHeartbeatAt;
+  if (live && line.member && (line.state === 'active' || line.state === 'syncing') && quiet >= SILENCE_NOTICE_MS) {
+    return { tone: 'warn', text: `No heartbeat for ${Math.floor(quiet / 1000)} s` };
+  }
+  const badge = workerBadge(line.state);
+  return line.member || line.state !== 'active' ? badge : { tone: 'neutral', text: 'Not in this generation' };
+}
+
+export function RunWorkerTable({ run, workers, now }: { run: RunSnapshot; workers: WorkerSnapshot[]; now: number }) {
+  const lines = runWorkerLines(run, workers);
+  if (lines.length === 0) return <p className="muted">No worker has taken part yet.</p>;
+  const live = run.state === 'running' || run.state === 'waiting' || run.state === 'paused';
+  return (
+    <div className="table-scroll">
+      <table className="table run-workers" data-testid="run-workers">
+        <thead>
+          <tr>
+            <th scope="col">Worker</th>
+            <th scope="col">State</th>
+            <th scope="col" className="num">
+              Steps done
+            </th>
+            <th scope="col" className="num">
+              Samples/s
+            </th>
+            <th scope="col" className="num">
+              Last heartbeat
+            </th>
+            <th scope="col" className="num">
+              Restarts caused
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {lines.map((line) => {
+            const badge = stateBadge(line, live, now);
+            return (
+              <tr key={line.workerId} data-worker-id={line.workerId} data-node={line.node} data-member={line.member} data-tone={badge.tone}>
+                <td>
+                  <span className="worker-node">
+                    <span className="swatch" style={{ background: workerColor(line.workerId) }} aria-hidden="true" />
+                    <span className="strong">{line.node}</span>
+                  </span>
+                </td>
+                <td>
+                  <Badge badge={badge} />
+                </td>
+                <td className="num">{line.step === null ? '—' : line.step + 1}</td>
+                <td className="num">{formatRate(line.samplesPerSec, false)}</td>
+                <td className="num" data-testid="run-worker-heartbeat">
+                  {line.lastHeartbeatAt === null ? '—' : formatAgo(now - line.lastHeartbeatAt)}
+                </td>
+                <td className="num" data-testid="restarts-caused">
+                  {line.restartsCaused}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}
