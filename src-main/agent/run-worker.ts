@@ -9,7 +9,8 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { flagString, parseArgs, UsageError, type CliIo } from '../cli/command';
+import { parseArgs } from 'node:util';
+import { UsageError, type CliIo } from '../cli/command';
 import { nodePtySpawner } from '../core/pty/node-pty-spawner';
 import type { PtySpawner } from '../core/ports';
 import { defaultUserDataDir } from '../core/user-data-dir';
@@ -37,7 +38,8 @@ Options:
   --name NAME             node name shown in the app (default: this machine's hostname)
   --data-dir DIR          checkpoints and logs (default: <app data>/workers/<name>)
   --advertise-host HOST   address other workers reach this one at (default: the local address of
-                          the connection to the coordinator)
+                          the connection to the coordinator); the coordinator refuses any other
+                          address unless it was started with --trust-advertised-hosts
   --show-output           also print the training output here
 
 Environment: GPU_SHARE_PYTHON names the Python interpreter that has PyTorch (found automatically
@@ -50,31 +52,56 @@ export interface RunWorkerOptions {
   handleSignals?: boolean;
 }
 
+const WORKER_OPTIONS = {
+  join: { type: 'string' },
+  token: { type: 'string' },
+  'cert-sha256': { type: 'string' },
+  name: { type: 'string' },
+  'data-dir': { type: 'string' },
+  'advertise-host': { type: 'string' },
+  'show-output': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** The command line by node:util's parseArgs, refusing what it would let pass with a message naming the flag. */
+function parseWorkerArgs(args: string[]) {
+  const { values, positionals, tokens } = parseArgs({ args, options: WORKER_OPTIONS, strict: false, allowPositionals: true, tokens: true });
+  for (const token of tokens) {
+    if (token.kind !== 'option') continue;
+    const spec = (WORKER_OPTIONS as Record<string, { type: 'string' | 'boolean' }>)[token.name];
+    if (!spec) throw new UsageError(`unknown option ${token.rawName}`);
+    if (spec.type === 'string' && !token.value) throw new UsageError(`--${token.name} needs a value`);
+    if (spec.type === 'boolean' && token.inlineValue) throw new UsageError(`--${token.name} takes no value`);
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const text = (name: keyof typeof WORKER_OPTIONS) => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
+  return { text, showOutput: values['show-output'] === true };
+}
+
 function safeName(name: string): string {
   return name.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 100) || 'worker';
 }
 
 export async function runWorker(args: string[], io: CliIo, options: RunWorkerOptions = {}): Promise<number> {
-  const parsed = parseArgs(args, ['join', 'token', 'cert-sha256', 'name', 'data-dir', 'advertise-host'], ['show-output']);
-  if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument "${parsed.positionals[0]}"`);
-  const joinRaw = flagString(parsed, 'join');
+  const parsed = parseWorkerArgs(args);
+  const joinRaw = parsed.text('join');
   if (!joinRaw) throw new UsageError('--join URL is required (the coordinator to join, e.g. http://192.168.1.20:7421)');
   const url = parseCoordinatorUrl(joinRaw);
   if (!url.ok) throw new UsageError(`--join: ${url.message}`);
-  const tokenFlag = flagString(parsed, 'token');
+  const tokenFlag = parsed.text('token');
   const token = tokenFlag ?? io.env[TOKEN_ENV];
   if (!token) {
     throw new UsageError(`the join token is required: set ${TOKEN_ENV} (or pass --token TOKEN); copy it from the app's "Add a worker" panel or from the output of \`gpu-share serve\``);
   }
-  const certSha256 = flagString(parsed, 'cert-sha256') ?? (io.env[CERT_ENV]?.trim() || undefined);
+  const certSha256 = parsed.text('cert-sha256') ?? (io.env[CERT_ENV]?.trim() || undefined);
   const trust = trustProblem(url.url, certSha256);
   if (trust) throw new UsageError(trust);
-  const name = flagString(parsed, 'name');
+  const name = parsed.text('name');
   if (name !== undefined && !NODE_NAME_PATTERN.test(name)) {
     throw new UsageError(`--name "${name}" must start with a letter or digit and use only letters, digits, ".", "_" and "-" (at most 128)`);
   }
-  const advertiseHost = flagString(parsed, 'advertise-host');
-  const dataDirFlag = flagString(parsed, 'data-dir');
+  const advertiseHost = parsed.text('advertise-host');
+  const dataDirFlag = parsed.text('data-dir');
 
   const node = name ?? os.hostname();
   const say = (line: string) => io.out(`${line}\n`);
@@ -93,7 +120,7 @@ export async function runWorker(args: string[], io: CliIo, options: RunWorkerOpt
     log: say,
     env: io.env,
     workDir: io.cwd,
-    ...(parsed.flags['show-output'] ? { onOutput: (data: string) => io.out(data) } : {}),
+    ...(parsed.showOutput ? { onOutput: (data: string) => io.out(data) } : {}),
   });
 
   // Keep the process alive while the agent works: its timers are unref'd so the app can exit freely.

@@ -62,6 +62,28 @@ describe('gpu-share worker', () => {
     }
   });
 
+  it('refuses a malformed command line with a message naming the flag (exit 2)', async () => {
+    const join = ['--join', 'http://127.0.0.1:1', '--token', 't'];
+    const cases: [string[], string][] = [
+      [[...join, '--nmae', 'x'], 'unknown option --nmae'],
+      [[...join, '--name'], '--name needs a value'],
+      [[...join, '--name='], '--name needs a value'],
+      [[...join, '--show-output=yes'], '--show-output takes no value'],
+      [[...join, 'extra'], 'unexpected argument "extra"'],
+    ];
+    for (const [args, why] of cases) {
+      const c = io();
+      expect(await runCli(['worker', ...args], c.io), args.join(' ')).toBe(2);
+      expect(c.err.join(''), args.join(' ')).toContain(why);
+    }
+  });
+
+  it('says in its usage that the coordinator refuses --advertise-host unless it trusts advertised hosts', async () => {
+    const c = io();
+    await runCli(['worker', '--help'], c.io);
+    expect(c.out.join('').replace(/\s+/g, ' ')).toContain('the coordinator refuses any other address unless it was started with --trust-advertised-hosts');
+  });
+
   it('a wrong token exits 1 and says where to find the right one', async () => {
     const c = io();
     expect(await runCli(['worker', '--join', url, '--token', 'wrong', '--name', 'alpha'], c.io)).toBe(1);
