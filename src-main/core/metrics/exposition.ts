@@ -8,8 +8,6 @@
  * reads. A label set that repeats within a family is written once (Prometheus rejects a scrape with duplicates).
  */
 
-export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
-
 export type MetricType = 'counter' | 'gauge';
 
 export type Labels = Readonly<Record<string, string | number | boolean>>;
@@ -29,7 +27,10 @@ export interface MetricFamily {
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
+const NEEDS_ESCAPE = /[\\"\n]/;
+
 export function escapeLabelValue(value: string): string {
+  if (!NEEDS_ESCAPE.test(value)) return value;
   return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 }
 
@@ -45,14 +46,19 @@ export function formatValue(value: number): string {
   return String(value);
 }
 
+/** Label names already checked; there are a dozen, so checking each once keeps a scrape cheap. */
+const checkedLabelNames = new Set<string>();
+
 function formatLabels(labels: Labels): string {
-  const names = Object.keys(labels);
-  if (names.length === 0) return '';
-  const parts = names.map((name) => {
-    if (!LABEL_NAME.test(name) || name.startsWith('__')) throw new Error(`metrics: "${name}" is not a usable label name`);
-    return `${name}="${escapeLabelValue(String(labels[name]))}"`;
-  });
-  return `{${parts.join(',')}}`;
+  let out = '';
+  for (const name in labels) {
+    if (!checkedLabelNames.has(name)) {
+      if (!LABEL_NAME.test(name) || name.startsWith('__')) throw new Error(`metrics: "${name}" is not a usable label name`);
+      checkedLabelNames.add(name);
+    }
+    out += `${out ? ',' : '{'}${name}="${escapeLabelValue(String(labels[name]))}"`;
+  }
+  return out ? `${out}}` : '';
 }
 
 export function renderFamily(family: MetricFamily): string {

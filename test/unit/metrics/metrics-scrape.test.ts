@@ -1,12 +1,14 @@
-// A scrape read back by a Prometheus text-format parser (parse-prometheus-text-format, a port of the Prometheus
-// client's own parser): hostile names come back exactly as they went in, and the values are the coordinator's
-// and the GPUs'. The second half scrapes real components: a CoordinatorService through a run with a failure,
-// and a HardwareMonitor reading the fake nvidia-smi answering from a real capture.
+// A scrape read back by a Prometheus text-format parser (parse-prometheus-text-format, ported from the official
+// Prometheus Python client's parser): hostile names come back exactly as they went in, and the values are the coordinator's
+// and the GPUs'. Then real components: a CoordinatorService through a run with a failure,
+// a HardwareMonitor reading the fake nvidia-smi answering from a real capture, and GET /metrics on a real server.
 import parsePrometheusTextFormat, { type ParsedFamily } from 'parse-prometheus-text-format';
 import { describe, expect, it } from 'vitest';
+import { startCoordinatorHttp } from '../../../src-main/core/api/coordinator-http';
 import { HardwareMonitor } from '../../../src-main/core/hardware/hardware-monitor';
 import { createMetricsProvider } from '../../../src-main/core/metrics/metrics-provider';
 import { renderMetrics } from '../../../src-main/core/metrics/render-metrics';
+import { apiPaths } from '../../../src-shared/worker-protocol';
 import { Harness } from '../coordinator/harness';
 import { fakeEnv, fixture } from '../hardware/fake-env';
 import { gpu, hardware, HOSTILE_GPU, HOSTILE_NODE, HOSTILE_RUN, input, NOW, run, worker } from './fixtures';
@@ -118,5 +120,32 @@ describe('a scrape of real components', () => {
     expect(s.value('gpu_share_nvidia_smi_up', { node: host })).toBe(1);
     // The simulated workers' GPUs (none here) and no duplicates of this machine's.
     expect(s.family('gpu_share_gpu_memory_total_bytes').metrics).toHaveLength(3);
+  });
+});
+
+describe('a scrape over HTTP', () => {
+  it('GET /metrics on a real coordinator server answers the provider\'s page to the operator token, and it parses', async () => {
+    const h = new Harness();
+    h.activeWorkers('desktop', 'jetson');
+    const monitor = new HardwareMonitor({ intervalMs: 0, env: fakeEnv({ queryGpu: fixture('query-gpu-csv-header-units-consumer-x3.txt') }) });
+    await monitor.refresh();
+    const api = await startCoordinatorHttp(h.svc, {
+      host: '127.0.0.1',
+      port: 0,
+      joinToken: 'join-token',
+      operatorToken: 'operator-token',
+      metrics: createMetricsProvider({ coordinator: h.svc, hardware: monitor, clock: h.clock }),
+    });
+    try {
+      const res = await fetch(api.url + apiPaths.metrics, { headers: { authorization: 'Bearer operator-token' } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+      const s = scrape(await res.text());
+      expect(s.value('gpu_share_workers', { state: 'active' })).toBe(2);
+      expect(s.family('gpu_share_gpu_utilization_ratio').metrics).toHaveLength(3);
+      expect((await fetch(api.url + apiPaths.metrics)).status).toBe(401);
+    } finally {
+      await api.close();
+    }
   });
 });
