@@ -132,4 +132,9 @@ export class WorkerRegistryRepo {
   list(): RegisteredWorker[] {
     return this.writer.read(() => this.listStmt.all()).map(fromRow);
   }
+
+  /** Every registered worker as the UI shows it (no progress until it reports again). */
+  listSnapshots(): WorkerSnapshot[] {
+    return this.list().map(registeredToSnapshot);
+  }
 }

@@ -51,6 +51,10 @@ describe('worker registry', () => {
     closeTemp(first); // the batched heartbeat is flushed on close
     const db = openTemp(dir);
     expect(db.workers.list()).toEqual([{ ...a, state: 'failed', stateCause: 'no heartbeat for 5.1 s' }, { ...b, lastHeartbeatAt: 1_700_000_009_000 }]);
+    expect(db.workers.listSnapshots().map((w) => [w.id, w.state, w.step])).toEqual([
+      [1, 'failed', null],
+      [2, 'active', null],
+    ]);
     db.workers.remove(1);
     expect(db.workers.get(1)).toBeNull();
     expect(db.workers.get(2)!.incarnation).toBe(3);
