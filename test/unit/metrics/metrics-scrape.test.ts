@@ -1,7 +1,7 @@
 // A scrape read back by a Prometheus text-format parser (parse-prometheus-text-format, ported from the official
-// Prometheus Python client's parser): hostile names come back exactly as they went in, and the values are the coordinator's
-// and the GPUs'. Then real components: a CoordinatorService through a run with a failure,
-// a HardwareMonitor reading the fake nvidia-smi answering from a real capture, and GET /metrics on a real server.
+// Prometheus Python client's parser): hostile names come back exactly as they went in, and the values are the
+// coordinator's and the GPUs'. Then real components: a CoordinatorService through a run with a failure, a
+// HardwareMonitor reading the fake nvidia-smi answering from a real capture, and GET /metrics on a real server.
 import parsePrometheusTextFormat, { type ParsedFamily } from 'parse-prometheus-text-format';
 import { describe, expect, it } from 'vitest';
 import { startCoordinatorHttp } from '../../../src-main/core/api/coordinator-http';
