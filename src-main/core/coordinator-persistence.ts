@@ -84,6 +84,10 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
     this.db.workers.remove(workerId);
   }
 
+  workerSeen(workerId: number, at: number): void {
+    this.db.workers.touch(workerId, at);
+  }
+
   saveRunSeq(runSeq: number): void {
     this.db.kv.raise(COUNTERS.runSeq, runSeq);
     this.db.runs.prune(RUNS_KEPT);

@@ -244,6 +244,7 @@ export class CoordinatorService {
     if (!rec) return { instructions: [], heartbeatTimeoutMs };
     this.pool.updateHeartbeat(workerId);
     rec.lastHeartbeatAt = this.clock.now();
+    this.store?.workerSeen(workerId, rec.lastHeartbeatAt);
     const pw = this.pool.worker(workerId)!;
     if (pw.state === 'syncing' && this.pool.activateWorker(workerId)) this.runsCtl.scheduleReconcile();
     const progress = req.progress ?? null;

@@ -33,6 +33,8 @@ export interface CoordinatorStore {
   saveEvent(event: CoordinatorEvent): void;
   saveWorker(worker: StoredWorker): void;
   forgetWorker(workerId: number): void;
+  /** The worker's latest heartbeat (frequent: the store may batch it). */
+  workerSeen(workerId: number, at: number): void;
   /** Highest run number handed out, kept so ids never repeat after a restart. */
   saveRunSeq(runSeq: number): void;
 }
