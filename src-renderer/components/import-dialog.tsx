@@ -1,19 +1,83 @@
-/** Asks what to do with a dropped cluster.yaml when the app already has a cluster: replace, merge, or cancel. */
+/**
+ * Asks what to do with a dropped cluster.yaml when the app already has a cluster, showing first what each
+ * choice would do: the nodes Replace adds, replaces and removes (by name), the nodes Merge adds, replaces
+ * and keeps, and warnings such as two nodes that are both this machine. Cancel has the focus, so Enter
+ * changes nothing.
+ */
+import { useMemo } from 'react';
+import { previewImport, type ImportChoicePreview } from '../../src-shared/cluster/import-preview';
+import type { ClusterConfig } from '../../src-shared/cluster/types';
 import { useCommands } from '../app-context';
 import { cancelImport } from '../store/actions';
 import { act, useApp } from '../store/app-store';
 import { Dialog } from './dialog';
-import type { NodeConfig } from '../../src-shared/cluster/types';
+import { WarningIcon } from './icons';
 
-const NO_NODES: NodeConfig[] = [];
+const EMPTY: ClusterConfig = { nodes: [] };
+
+type Change = 'added' | 'replaced' | 'removed' | 'kept' | 'unchanged';
+const CHANGES: { change: Change; verb: string; tone: string }[] = [
+  { change: 'added', verb: 'Adds', tone: 'tone-ok' },
+  { change: 'replaced', verb: 'Replaces', tone: 'tone-warn' },
+  { change: 'removed', verb: 'Removes', tone: 'tone-bad' },
+  { change: 'kept', verb: 'Keeps', tone: 'tone-neutral' },
+  { change: 'unchanged', verb: 'Unchanged', tone: 'tone-neutral' },
+];
+
+function ChoicePreview({ title, preview, testId }: { title: string; preview: ImportChoicePreview; testId: string }) {
+  const n = preview.nodeCount;
+  return (
+    <section data-testid={testId} aria-label={`${title}: what it would do`}>
+      <h3 className="subhead">
+        {title} — {n} node{n === 1 ? '' : 's'} after
+      </h3>
+      <ul className="choice-list" style={{ listStyle: 'none', paddingLeft: 0 }}>
+        {CHANGES.filter(({ change }) => preview[change].length > 0).map(({ change, verb, tone }) => (
+          <li key={change} data-change={change}>
+            <span className={`badge ${tone}`}>
+              <span className="badge-dot" aria-hidden="true" />
+              {verb}
+            </span>{' '}
+            <span className="mono">{preview[change].join(', ')}</span>
+          </li>
+        ))}
+      </ul>
+      {(preview.warnings.length > 0 || preview.refusal) && (
+        <ul className="warnings" data-testid={`${testId}-warnings`}>
+          {preview.warnings.map((w) => (
+            <li key={w}>
+              <WarningIcon size={14} />
+              <span>{w}</span>
+            </li>
+          ))}
+          {preview.refusal && (
+            <li>
+              <WarningIcon size={14} />
+              <span>{title} would be refused: {preview.refusal.join('; ')}</span>
+            </li>
+          )}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+/**
+ * showModal() focuses the element with the autofocus attribute, which React's autoFocus prop does not write
+ * (it focuses on mount instead, before the dialog is open). Set as a ref, it is there before showModal runs.
+ */
+function markAutofocus(button: HTMLButtonElement | null): void {
+  button?.setAttribute('autofocus', '');
+}
 
 export function ImportDialog() {
   const pending = useApp((s) => s.pendingImport);
-  const nodes = useApp((s) => s.cluster?.config.nodes ?? NO_NODES);
+  const current = useApp((s) => s.cluster?.config ?? EMPTY);
   const busy = useApp((s) => s.busy.includes('import'));
   const commands = useCommands();
-  if (!pending) return null;
-  const count = nodes.length;
+  const preview = useMemo(() => (pending ? previewImport(current, pending.text) : null), [pending, current]);
+  if (!pending || !preview?.ok) return null;
+  const count = current.nodes.length;
   return (
     <Dialog
       title={`Import ${pending.fileName}?`}
@@ -21,30 +85,25 @@ export function ImportDialog() {
       onCancel={() => act(cancelImport)}
       actions={
         <>
-          <button type="button" className="button primary" disabled={busy} autoFocus onClick={() => void commands.confirmImport('replace')}>
+          <button type="button" className="button primary" disabled={busy || preview.replace.refusal !== null} onClick={() => void commands.confirmImport('replace')}>
             Replace
           </button>
-          <button type="button" className="button" disabled={busy} onClick={() => void commands.confirmImport('merge')}>
+          <button type="button" className="button" disabled={busy || preview.merge.refusal !== null} onClick={() => void commands.confirmImport('merge')}>
             Merge
           </button>
-          <button type="button" className="button ghost" disabled={busy} onClick={() => act(cancelImport)}>
+          <button ref={markAutofocus} type="button" className="button ghost" disabled={busy} onClick={() => act(cancelImport)}>
             Cancel
           </button>
         </>
       }
     >
       <p>
-        The cluster already has {count} node{count === 1 ? '' : 's'} ({nodes.map((n) => n.name).join(', ')}).
+        The cluster has {count} node{count === 1 ? '' : 's'} ({current.nodes.map((n) => n.name).join(', ')}). {pending.fileName} is valid; here is
+        what each choice would do:
       </p>
-      <ul className="choice-list">
-        <li>
-          <strong>Replace</strong> — the cluster becomes exactly what {pending.fileName} describes.
-        </li>
-        <li>
-          <strong>Merge</strong> — nodes in the file replace the nodes of the same name; the others are added.
-        </li>
-      </ul>
-      <p className="muted">The file is checked first: if it is invalid, nothing changes. The previous cluster.yaml is kept as cluster.yaml.bak.</p>
+      <ChoicePreview title="Replace" preview={preview.replace} testId="preview-replace" />
+      <ChoicePreview title="Merge" preview={preview.merge} testId="preview-merge" />
+      <p className="muted">Nothing changes until you choose. The previous cluster.yaml is kept as cluster.yaml.bak.</p>
     </Dialog>
   );
 }

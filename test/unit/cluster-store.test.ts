@@ -4,10 +4,10 @@ import { existsSync, mkdtempSync, promises as fs, rmSync, watch } from 'node:fs'
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterStore } from '../../src-main/core/cluster-store';
 import { parseClusterYaml, serializeClusterYaml, type ClusterConfig } from '../../src-shared/cluster/index';
+import { bundleChildScript } from './files/bundle-child';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const fixtures = path.join(here, '../fixtures/cluster');
@@ -189,18 +189,7 @@ describe('crash safety', () => {
   let childScript: string;
 
   beforeAll(async () => {
-    childScript = path.join(dir, 'save-loop-child.mjs');
-    await build({
-      entryPoints: [path.join(fixtures, 'save-loop-child.ts')],
-      outfile: childScript,
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      logLevel: 'warning',
-      // yaml is CommonJS and calls require('process'); an ES module bundle needs a real require for that.
-      banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
-    });
+    childScript = await bundleChildScript(path.join(fixtures, 'save-loop-child.ts'), path.join(dir, 'save-loop-child.mjs'));
   });
 
   it('SIGKILL at random moments during a loop of large saves always leaves a cluster.yaml that loads', async () => {

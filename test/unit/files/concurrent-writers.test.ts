@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseClusterYaml } from '../../../src-shared/cluster/index';
+import { bundleChildScript } from './bundle-child';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../../..');
@@ -62,17 +63,7 @@ function checkRound(file: string, names: [string, string], outcomes: [Outcome, O
 
 describe('two writers at once', () => {
   it(`ClusterStore.update from two processes started at the same instant, ${ROUNDS} rounds: both nodes kept`, async () => {
-    const child = path.join(dir, 'add-node-child.mjs');
-    await build({
-      entryPoints: [path.join(here, 'fixtures', 'add-node-child.ts')],
-      outfile: child,
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      logLevel: 'warning',
-      banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
-    });
+    const child = await bundleChildScript(path.join(here, 'fixtures', 'add-node-child.ts'), path.join(dir, 'add-node-child.mjs'));
     const tally = { both: 0, refused: 0 };
     for (let round = 0; round < ROUNDS; round++) {
       const file = path.join(dir, `store-${round}.yaml`);
