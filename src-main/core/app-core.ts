@@ -27,7 +27,7 @@ import type { AppCore, AppCoreOptions, CoreListener } from './app-core-types';
 import { findAssetsDir } from './assets-dir';
 import { startCoordinatorHttp } from './api/coordinator-http';
 import { loadOrCreateTlsIdentity } from './api/tls-identity';
-import { ClusterStore } from './cluster-store';
+import { ClusterChangedError, ClusterStore } from './cluster-store';
 import { CoordinatorService } from './coordinator/coordinator-service';
 import { restoreCoordinator } from './coordinator-persistence';
 import { createMetricsProvider } from './metrics/metrics-provider';
@@ -99,15 +99,36 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     };
   };
 
-  /** Validates, writes (atomically, keeping .bak), then adopts the new cluster; the old one stays on any error. */
-  const commit = async (next: ClusterConfig, warnings: ClusterIssue[]): Promise<ClusterState> => {
-    await store.save(next);
+  /**
+   * Validates, writes (atomically, keeping .bak and the file's comments), then adopts the new cluster; the old
+   * one stays on any error. `sourceText` is a dropped file that replaces the cluster, written as it is.
+   */
+  const commit = async (next: ClusterConfig, warnings: ClusterIssue[], sourceText?: string): Promise<ClusterState> => {
+    try {
+      await store.save(next, sourceText === undefined ? {} : { sourceText });
+    } catch (error) {
+      if (error instanceof ClusterChangedError) await adoptChangedFile(error);
+      throw error;
+    }
     config = next;
     unloadedFile = null;
     fileWarnings = warnings;
     const state = clusterState();
     emit('onCluster', state);
     return state;
+  };
+
+  /** Someone else wrote cluster.yaml meanwhile: show their version and ask for the action again, instead of overwriting it. */
+  const adoptChangedFile = async (changed: ClusterChangedError): Promise<never> => {
+    const reloaded = await store.load();
+    if (reloaded.config) {
+      config = reloaded.config;
+      fileWarnings = reloaded.warnings;
+      unloadedFile = null;
+      emit('onCluster', clusterState());
+      throw new RequestError(`${changed.filePath} was changed by another program since GPU Share read it, so it was not overwritten. GPU Share now shows the new version; check it and try again.`);
+    }
+    throw new RequestError(`${changed.message}.`);
   };
 
   const refuseWhileUnloaded = (action: string): void => {
@@ -253,7 +274,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
         const errors = validateCluster(next);
         if (errors.length > 0) return { ok: false, fileName, errors, warnings: parsed.warnings };
       }
-      const state = await commit(next, parsed.warnings);
+      const state = await commit(next, parsed.warnings, next === parsed.config ? text : undefined);
       return { ok: true, state, added, updated };
     },
     addThisMachine: async () => {
