@@ -1,4 +1,6 @@
-/** What every `gpu-share` subcommand looks like, and the tiny flag parser they share. */
+/** What every `gpu-share` subcommand looks like, and the command-line parsing they share (Node's util.parseArgs). */
+import { parseArgs as nodeParseArgs, type ParseArgsConfig } from 'node:util';
+import { closest } from '../../src-shared/cluster/yaml-scalars';
 
 export interface CliIo {
   out(text: string): void;
@@ -17,60 +19,92 @@ export interface Command {
   run(args: string[], io: CliIo): Promise<number>;
 }
 
-export interface ParsedArgs {
-  flags: Record<string, string | true>;
-  positionals: string[];
+/** `gpu-share runs start …`: a command made of subcommands, each with its own usage. */
+export interface CommandGroup {
+  name: string;
+  summary: string;
+  /** What the group is for; the list of its subcommands is added below it. */
+  usage: string;
+  subcommands: Command[];
 }
 
 /** Thrown for a bad command line; main prints it with the command's usage and exits 2. */
 export class UsageError extends Error {}
 
+export type OptionsConfig = NonNullable<ParseArgsConfig['options']>;
+
 /**
- * Parses `--flag value`, `--flag=value` and boolean `--flag`. `valueFlags` lists flags that take a value;
- * anything else starting with -- is boolean. Unknown flags are refused so typos don't pass silently.
+ * util.parseArgs in strict mode, with its errors turned into UsageErrors that name the flag (and the closest
+ * known one for a typo). An empty value (`--cluster=`) is refused like a missing one.
  */
-export function parseArgs(args: string[], valueFlags: string[], boolFlags: string[] = []): ParsedArgs {
-  const flags: Record<string, string | true> = {};
-  const positionals: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (a === '--') {
-      positionals.push(...args.slice(i + 1));
-      break;
-    }
-    if (a.startsWith('--')) {
-      const eq = a.indexOf('=');
-      const name = eq === -1 ? a.slice(2) : a.slice(2, eq);
-      if (valueFlags.includes(name)) {
-        const value = eq === -1 ? args[++i] : a.slice(eq + 1);
-        if (value === undefined || value === '') throw new UsageError(`--${name} needs a value`);
-        flags[name] = value;
-      } else if (boolFlags.includes(name) || name === 'help') {
-        if (eq !== -1) throw new UsageError(`--${name} takes no value`);
-        flags[name] = true;
-      } else {
-        throw new UsageError(`unknown option --${name}`);
-      }
-    } else if (a === '-h') {
-      flags.help = true;
-    } else {
-      positionals.push(a);
-    }
+export function parseCommandLine<const T extends OptionsConfig>(args: string[], options: T) {
+  let parsed;
+  try {
+    parsed = nodeParseArgs({ args, options, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw usageErrorFrom(error, Object.keys(options));
   }
-  return { flags, positionals };
+  for (const [name, value] of Object.entries(parsed.values)) {
+    const values: unknown[] = Array.isArray(value) ? value : [value];
+    if (values.includes('')) throw new UsageError(`--${name} needs a value`);
+  }
+  return parsed;
 }
 
-export function flagString(parsed: ParsedArgs, name: string): string | undefined {
-  const v = parsed.flags[name];
-  return typeof v === 'string' ? v : undefined;
+function usageErrorFrom(error: unknown, known: string[]): unknown {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  const flag = /'(--?[^' <]+)/.exec(message)?.[1] ?? '';
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    const guess = closest(flag.replace(/^-+/, ''), known);
+    return new UsageError(`unknown option ${flag}${guess ? ` (did you mean --${guess}?)` : ''}`);
+  }
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    if (message.includes('does not take an argument')) return new UsageError(`${flag} takes no value`);
+    if (message.includes('ambiguous')) return new UsageError(`${flag} needs a value (one that starts with "-" is written ${flag}=-VALUE)`);
+    return new UsageError(`${flag} needs a value`);
+  }
+  if (code?.startsWith('ERR_PARSE_ARGS')) return new UsageError(message);
+  return error;
 }
 
-/** Parses an integer flag within bounds, with a message naming the flag. */
-export function flagInt(parsed: ParsedArgs, name: string, fallback: number, min: number, max: number): number {
-  const raw = flagString(parsed, name);
+/** Refuses positionals beyond `allowed`, naming the first one. */
+export function noMorePositionals(positionals: readonly string[], allowed = 0, hint = ''): void {
+  const stray = positionals[allowed];
+  if (stray !== undefined) throw new UsageError(`unexpected argument "${stray}"${hint}`);
+}
+
+/** A whole-number option within bounds, with a message naming the flag. */
+export function intOption(raw: string | undefined, name: string, fallback: number, min: number, max: number): number {
   if (raw === undefined) return fallback;
   if (!/^\d+$/.test(raw)) throw new UsageError(`--${name} must be a whole number, got "${raw}"`);
   const n = Number(raw);
   if (n < min || n > max) throw new UsageError(`--${name} must be between ${min} and ${max}, got ${n}`);
   return n;
+}
+
+// --- the older list-based form, kept for callers outside the CLI (the worker agent's command line) ---------
+
+export interface ParsedArgs {
+  flags: Record<string, string | true>;
+  positionals: string[];
+}
+
+/** `valueFlags` take a value, `boolFlags` do not; parsed by util.parseArgs like every other command line. */
+export function parseArgs(args: string[], valueFlags: string[], boolFlags: string[] = []): ParsedArgs {
+  const options: OptionsConfig = {};
+  for (const name of valueFlags) options[name] = { type: 'string' };
+  for (const name of boolFlags) options[name] = { type: 'boolean' };
+  const parsed = parseCommandLine(args, options);
+  const flags: Record<string, string | true> = {};
+  for (const [name, value] of Object.entries(parsed.values)) {
+    if (typeof value === 'string') flags[name] = value;
+    else if (value === true) flags[name] = true;
+  }
+  return { flags, positionals: parsed.positionals };
+}
+
+export function flagString(parsed: ParsedArgs, name: string): string | undefined {
+  const v = parsed.flags[name];
+  return typeof v === 'string' ? v : undefined;
 }

@@ -2,9 +2,11 @@
 import path from 'node:path';
 import { formatIssue, serializeClusterYaml, upsertMachineNode, validateCluster } from '../../../src-shared/cluster/index';
 import { ClusterStore } from '../../core/cluster-store';
+import { ReadOnlyFileError } from '../../core/files/atomic-replace';
+import { FileLockTimeout } from '../../core/files/file-lock';
 import { detectHardware, hardwareToNode } from '../../core/hardware/index';
 import { defaultClusterPath } from '../../core/user-data-dir';
-import { flagString, parseArgs, UsageError, type Command } from '../command';
+import { noMorePositionals, parseCommandLine, type Command } from '../command';
 
 export const addThisMachineCommand: Command = {
   name: 'add-this-machine',
@@ -20,11 +22,10 @@ Options:
   --dry-run        print the resulting cluster.yaml instead of writing it
 `,
   async run(args, io) {
-    const parsed = parseArgs(args, ['cluster'], ['dry-run']);
+    const { values, positionals } = parseCommandLine(args, { cluster: { type: 'string' }, 'dry-run': { type: 'boolean' } });
     // `add-this-machine my.yaml` would otherwise update the app's cluster while the person expects my.yaml to change.
-    const stray = parsed.positionals[0];
-    if (stray !== undefined) throw new UsageError(`unexpected argument "${stray}"; to update that file, give it as --cluster ${stray}`);
-    const file = path.resolve(io.cwd, flagString(parsed, 'cluster') ?? defaultClusterPath(io.env));
+    noMorePositionals(positionals, 0, `; to update that file, give it as --cluster ${positionals[0]}`);
+    const file = path.resolve(io.cwd, values.cluster ?? defaultClusterPath(io.env));
     const store = new ClusterStore(file);
     const loaded = await store.load();
     if (loaded.readFailure) {
@@ -37,20 +38,25 @@ Options:
       return 1;
     }
     const hardware = await detectHardware({ env: io.env });
-    const result = upsertMachineNode(loaded.config, hardwareToNode(hardware));
+    const machine = hardwareToNode(hardware);
+    let result = upsertMachineNode(loaded.config, machine);
     const problems = validateCluster(result.config);
     if (problems.length > 0) {
       for (const e of problems) io.err(`${formatIssue(e, file)}\n`);
       return 1;
     }
-    if (parsed.flags['dry-run']) {
+    if (values['dry-run']) {
       io.out(serializeClusterYaml(result.config));
       return 0;
     }
     try {
-      await store.save(result.config);
+      // Applied again under the file's lock to what is on disk then: a node another process added meanwhile stays.
+      await store.update((current) => (result = upsertMachineNode(current, machine)).config);
     } catch (error) {
-      io.err(`gpu-share add-this-machine: could not write ${file} (${error instanceof Error ? error.message : String(error)}); nothing was changed\n`);
+      const message = error instanceof Error ? error.message : String(error);
+      // These already name the file and what to do.
+      if (error instanceof ReadOnlyFileError || error instanceof FileLockTimeout) io.err(`gpu-share add-this-machine: ${message}\n`);
+      else io.err(`gpu-share add-this-machine: could not write ${file} (${message}); nothing was changed\n`);
       return 1;
     }
     const node = result.config.nodes.find((n) => n.name === result.nodeName)!;

@@ -2,7 +2,8 @@
 import { gpuUsableMb } from '../../../src-shared/cluster/budgets';
 import type { HardwareSnapshot, NvidiaStatus } from '../../../src-shared/hardware';
 import { detectHardware } from '../../core/hardware/index';
-import { parseArgs, UsageError, type Command } from '../command';
+import { noMorePositionals, parseCommandLine, type Command } from '../command';
+import { formatTable } from '../text-format';
 
 export const detectCommand: Command = {
   name: 'detect',
@@ -19,10 +20,10 @@ Options:
   --json   print the full hardware snapshot as JSON
 `,
   async run(args, io) {
-    const parsed = parseArgs(args, [], ['json']);
-    if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument "${parsed.positionals[0]}"`);
+    const { values, positionals } = parseCommandLine(args, { json: { type: 'boolean' } });
+    noMorePositionals(positionals);
     const snapshot = await detectHardware({ env: io.env });
-    io.out(parsed.flags.json ? `${JSON.stringify(snapshot, null, 2)}\n` : formatHardware(snapshot));
+    io.out(values.json ? `${JSON.stringify(snapshot, null, 2)}\n` : formatHardware(snapshot));
     return 0;
   },
 };
@@ -53,9 +54,7 @@ export function formatHardware(s: HardwareSnapshot): string {
         budget,
       ];
     });
-    const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
-    const line = (cells: string[]) => `  ${cells.map((cell, c) => cell.padEnd(widths[c]!)).join('  ')}`.trimEnd();
-    lines.push('GPUs', line(header), ...rows.map(line));
+    lines.push('GPUs', ...formatTable(header, rows, '  '));
   }
   lines.push('', nvidiaStatusLine(s.nvidia, s.gpus.filter((g) => g.vendor === 'nvidia').length));
   for (const warning of s.warnings ?? []) lines.push(`note: ${warning}`);

@@ -1,17 +1,21 @@
 /** Every `gpu-share` subcommand, in the order `--help` lists them. */
-import type { Command } from '../command';
+import type { Command, CommandGroup } from '../command';
 import { addThisMachineCommand } from './add-this-machine';
 import { detectCommand } from './detect';
 import { residencyCommand } from './residency';
+import { runsCommand } from './runs/index';
 import { serveCommand } from './serve';
 import { validateCommand } from './validate';
 import { workerCommand } from './worker';
+import { workersCommand } from './workers/index';
 
-export const commands: Command[] = [
+export const commands: (Command | CommandGroup)[] = [
   detectCommand,
   validateCommand,
   addThisMachineCommand,
   serveCommand,
   workerCommand,
+  runsCommand,
+  workersCommand,
   residencyCommand,
 ];

@@ -1,6 +1,6 @@
 /** `gpu-share residency --pid N`: is this process (or a process it started) really holding GPU memory? */
 import { locateNvidiaSmi, POLL_WINDOW_SECONDS, probeResidency } from '../../core/hardware/index';
-import { flagInt, parseArgs, UsageError, type Command } from '../command';
+import { intOption, noMorePositionals, parseCommandLine, UsageError, type Command } from '../command';
 
 export const residencyCommand: Command = {
   name: 'residency',
@@ -17,12 +17,12 @@ Options:
   --json    print {status, detail, pid, usedMib} as JSON
 `,
   async run(args, io) {
-    const parsed = parseArgs(args, ['pid'], ['json']);
-    if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument "${parsed.positionals[0]}"`);
-    if (parsed.flags.pid === undefined) throw new UsageError('--pid is required');
-    const pid = flagInt(parsed, 'pid', 0, 1, 4_294_967_295);
+    const { values, positionals } = parseCommandLine(args, { pid: { type: 'string' }, json: { type: 'boolean' } });
+    noMorePositionals(positionals);
+    if (values.pid === undefined) throw new UsageError('--pid is required');
+    const pid = intOption(values.pid, 'pid', 0, 1, 4_294_967_295);
     const result = await probeResidency({ pid, nvidiaSmiPath: locateNvidiaSmi(io.env), env: io.env });
-    io.out(parsed.flags.json ? `${JSON.stringify(result, null, 2)}\n` : `${result.detail}\n`);
+    io.out(values.json ? `${JSON.stringify(result, null, 2)}\n` : `${result.detail}\n`);
     return result.status === 'pass' ? 0 : 1;
   },
 };

@@ -13,6 +13,7 @@ import { findStaticDir, staticDirCandidates } from '../../headless/find-static-d
 import { logNotifier, noTray } from '../../headless/headless-ports';
 import { DEFAULT_HEADLESS_PORT, isLoopbackHost, startHeadlessServer, type HeadlessServer } from '../../headless/headless-server';
 import { intOption, noMorePositionals, parseCommandLine, type CliIo, type Command } from '../command';
+import { localCoordinatorUrl, removeCoordinatorRecord, writeCoordinatorRecord } from '../operator/coordinator-record';
 
 const DEFAULT_COORDINATOR_PORT = 7421;
 
@@ -21,6 +22,7 @@ const usage = `Usage: gpu-share serve [options]
 Runs GPU Share without a desktop window: open the printed URL in a browser. The URL carries a random
 token, kept in <data dir>/secrets.json so the URL stays the same across restarts; anyone who has it can
 control the cluster.
+While it runs, <data dir>/coordinator.json tells \`gpu-share runs\` and \`gpu-share workers\` where it is.
 
 Options:
   --host HOST               address for the page (default 127.0.0.1; other addresses expose it to the network)
@@ -130,6 +132,11 @@ export async function runServe(options: ServeOptions, io: CliIo, stop: AbortSign
     io.err(`${warning.line !== undefined ? formatIssue(warning, cluster.path) : `warning: ${warning.message}`}\n`);
   }
   const info = await core.handlers.getCoordinatorInfo(undefined);
+  // Where `gpu-share runs …` finds this coordinator without being told.
+  const record = { url: localCoordinatorUrl(info.url, options.coordinatorHost), pid: process.pid, certSha256: info.certSha256, startedAt: Date.now() };
+  await writeCoordinatorRecord(options.dataDir, record).catch((error: unknown) =>
+    io.err(`warning: could not record the coordinator in ${options.dataDir} (${error instanceof Error ? error.message : String(error)}); \`gpu-share runs\` will need --url\n`),
+  );
   io.out(`GPU Share is running: ${server.url}\n`);
   io.out(`Add a worker: run this on another machine: ${info.joinCommand}\n`);
   if (!info.reachableFromOtherMachines) io.out(`Note: ${info.reachability}\n`);
@@ -139,6 +146,7 @@ export async function runServe(options: ServeOptions, io: CliIo, stop: AbortSign
   io.out('Stopping GPU Share…\n');
   await server.close();
   await core.stop().catch((error: unknown) => io.err(`gpu-share serve: while stopping: ${error instanceof Error ? error.message : String(error)}\n`));
+  await removeCoordinatorRecord(options.dataDir).catch(() => undefined);
   io.out('Stopped.\n');
   return 0;
 }

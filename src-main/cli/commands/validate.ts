@@ -10,7 +10,7 @@ import {
 } from '../../../src-shared/cluster/index';
 import type { ClusterIssue, NodeConfig } from '../../../src-shared/cluster/types';
 import { readClusterText } from '../../core/cluster-store';
-import { UsageError, parseArgs, type Command } from '../command';
+import { parseCommandLine, UsageError, type Command } from '../command';
 
 const usage = `Usage: gpu-share validate FILE [--json]
 
@@ -67,12 +67,12 @@ export const validateCommand: Command = {
   summary: 'check a cluster.yaml and print each node’s VRAM budget',
   usage,
   async run(args, io) {
-    const parsed = parseArgs(args, [], ['json']);
-    if (parsed.positionals.length !== 1) {
-      throw new UsageError(parsed.positionals.length === 0 ? 'give the cluster.yaml to check' : 'give exactly one FILE');
+    const { values, positionals } = parseCommandLine(args, { json: { type: 'boolean' } });
+    if (positionals.length !== 1) {
+      throw new UsageError(positionals.length === 0 ? 'give the cluster.yaml to check' : `give exactly one FILE (got ${positionals.length}: ${positionals.join(' ')})`);
     }
-    const shown = parsed.positionals[0]!;
-    const json = parsed.flags.json === true;
+    const shown = positionals[0]!;
+    const json = values.json === true;
     const read = await readClusterText(path.resolve(io.cwd, shown));
     if (!read.ok) {
       // Messages name the file as the person typed it, not as resolved.

@@ -1,0 +1,53 @@
+/** Prints a run's output as it grows, until the run ends: `runs logs --follow` and `runs start --follow`. */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { CliIo } from '../../command';
+import type { OperatorClient } from '../../operator/operator-client';
+import { LIVE_STATES } from './run-format';
+import { OutputFollower } from './output-follower';
+import { fetchRun } from './run-select';
+
+export const FOLLOW_INTERVAL_MS = 1000;
+/** Exit status of a followed run that ended other than finished (failed or stopped). */
+export const EXIT_RUN_DID_NOT_FINISH = 6;
+
+export interface FollowOptions {
+  /** One JSON object per line instead of raw text. */
+  json: boolean;
+  /** Of the output there already, print only the last this many lines (0: all). */
+  tail?: number;
+  intervalMs?: number;
+}
+
+/** The last `lines` lines of `text` (all of it for 0). */
+export function lastLines(text: string, lines: number): string {
+  return lines > 0 ? text.split(/(?<=\n)/).slice(-lines).join('') : text;
+}
+
+/**
+ * Polls output and state every `intervalMs` and prints what is new: raw text, or with `json` one object per line
+ * ({runId, output} per chunk, then {runId, state, stateCause}). Resolves with 0 when the run finished, 6 otherwise.
+ */
+export async function followRun(client: OperatorClient, runId: string, io: CliIo, options: FollowOptions): Promise<number> {
+  const { json } = options;
+  const follower = new OutputFollower();
+  for (let first = true; ; first = false) {
+    // State first: once it says ended, the output read after it is the whole of it.
+    const run = await fetchRun(client, runId);
+    const live = LIVE_STATES.has(run.state);
+    const { output } = await client.call('runOutput', [runId], undefined);
+    const chunk = follower.next(output, !live);
+    if (first) chunk.text = lastLines(chunk.text, options.tail ?? 0);
+    if (chunk.skipped) {
+      const note = 'output went faster than it could be followed: some lines were skipped';
+      if (json) io.out(`${JSON.stringify({ runId, skipped: true, note })}\n`);
+      else io.err(`[gpu-share] ${note}\n`);
+    }
+    if (chunk.text) io.out(json ? `${JSON.stringify({ runId, output: chunk.text })}\n` : chunk.text);
+    if (!live) {
+      if (json) io.out(`${JSON.stringify({ runId, state: run.state, stateCause: run.stateCause })}\n`);
+      else io.err(`${chunk.text && !chunk.text.endsWith('\n') ? '\n' : ''}[gpu-share] run ${runId} ${run.state}${run.stateCause ? ` — ${run.stateCause}` : ''}\n`);
+      return run.state === 'finished' ? 0 : EXIT_RUN_DID_NOT_FINISH;
+    }
+    await sleep(options.intervalMs ?? FOLLOW_INTERVAL_MS);
+  }
+}

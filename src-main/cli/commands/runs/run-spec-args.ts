@@ -1,0 +1,110 @@
+/**
+ * `gpu-share runs start`'s options → the RunSpec the app's Start run form sends. Checked here with the same
+ * schema the coordinator uses (runSpecSchema), so a mistake names the flag, not the API's field.
+ */
+import path from 'node:path';
+import { runSpecSchema, type RunSpecInput } from '../../../../src-shared/worker-protocol';
+import { findAssetsDir } from '../../../core/assets-dir';
+import { intOption, UsageError } from '../../command';
+
+export const runSpecOptions = {
+  name: { type: 'string' },
+  samples: { type: 'string' },
+  'min-workers': { type: 'string' },
+  'max-workers': { type: 'string' },
+  'heartbeat-timeout': { type: 'string' },
+  'max-restarts': { type: 'string' },
+  'nproc-per-node': { type: 'string' },
+  gpus: { type: 'boolean' },
+  launcher: { type: 'string' },
+  env: { type: 'string', multiple: true },
+  example: { type: 'boolean' },
+} as const;
+
+export const RUN_SPEC_USAGE = `Run options (as in the app's Start run form):
+  --name NAME              shown in the app and in \`runs list\` (default "training run")
+  --samples N              dataset size in samples, split over the workers (required, unless --example)
+  --min-workers N          below this many the run waits or pauses (default 1)
+  --max-workers N          at most this many train (default 64)
+  --heartbeat-timeout S    seconds of silence before a worker is failed (default 5)
+  --max-restarts N         restarts after failures before the run fails (default 3)
+  --nproc-per-node N|gpu   processes per machine; gpu = one per visible GPU (default 1)
+  --gpus                   train on GPUs (sets CUDA_VISIBLE_DEVICES, checks GPU residency)
+  --launcher torchrun|direct  torchrun (default) or the command as it is, one process per machine
+  --env KEY=VALUE          extra environment for the training processes (repeatable)
+  --example                the bundled DDP example trainer (300 steps, 10000 samples, up to 8 workers)`;
+
+export type RunSpecValues = {
+  [K in keyof typeof runSpecOptions]?: (typeof runSpecOptions)[K] extends { multiple: true } ? string[] : (typeof runSpecOptions)[K]['type'] extends 'boolean' ? boolean : string;
+};
+
+/** Flag names of the spec's fields, for messages. */
+const FLAG_OF: Record<string, string> = {
+  name: '--name',
+  command: 'the training command',
+  samples: '--samples',
+  minWorkers: '--min-workers',
+  maxWorkers: '--max-workers',
+  heartbeatTimeoutMs: '--heartbeat-timeout',
+  maxRestarts: '--max-restarts',
+  nprocPerNode: '--nproc-per-node',
+  launcher: '--launcher',
+  env: '--env',
+};
+
+/** The bundled example, as the app pre-fills its form (the trainer's path is this machine's, like the app's). */
+function exampleSpec(env: NodeJS.ProcessEnv): RunSpecInput {
+  const trainer = path.join(findAssetsDir(env), 'trainers', 'ddp_example.py');
+  return { name: 'DDP example (synthetic regression)', command: [trainer, '--steps', '300', '--batch', '32', '--checkpoint-every', '20'], samples: 10_000, maxWorkers: 8 };
+}
+
+function envPairs(pairs: readonly string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--env takes KEY=VALUE, got "${pair}"`);
+    env[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return env;
+}
+
+/** The spec for `values` and the training command (`gpu-share runs start [options] -- SCRIPT ARGS…`). */
+export function runSpecFrom(values: RunSpecValues, command: readonly string[], env: NodeJS.ProcessEnv): RunSpecInput {
+  if (values.example && command.length > 0) throw new UsageError('give either --example or a training command, not both');
+  const base: Partial<RunSpecInput> = values.example ? exampleSpec(env) : {};
+  if (!values.example && command.length === 0) {
+    throw new UsageError('give the training command: gpu-share runs start [options] -- SCRIPT [ARGS…] (a path on the workers), or --example');
+  }
+  if (!values.example && values.samples === undefined) {
+    throw new UsageError('--samples N is required: the dataset size, split over the workers into shards (GPU_SHARE_SHARD_START/END)');
+  }
+  const nproc = values['nproc-per-node'];
+  const timeout = values['heartbeat-timeout'];
+  const seconds = timeout === undefined ? undefined : Number(timeout);
+  if (timeout !== undefined && !Number.isFinite(seconds)) throw new UsageError(`--heartbeat-timeout must be a number of seconds, got "${timeout}"`);
+  const spec = {
+    ...base,
+    ...(values.name !== undefined ? { name: values.name } : {}),
+    command: command.length > 0 ? [...command] : base.command!,
+    samples: intOption(values.samples, 'samples', base.samples ?? 0, 1, Number.MAX_SAFE_INTEGER),
+    ...(values['min-workers'] !== undefined ? { minWorkers: intOption(values['min-workers'], 'min-workers', 1, 1, 100_000) } : {}),
+    ...(values['max-workers'] !== undefined ? { maxWorkers: intOption(values['max-workers'], 'max-workers', 64, 1, 100_000) } : {}),
+    ...(seconds !== undefined ? { heartbeatTimeoutMs: Math.round(seconds * 1000) } : {}),
+    ...(values['max-restarts'] !== undefined ? { maxRestarts: intOption(values['max-restarts'], 'max-restarts', 3, 0, 1000) } : {}),
+    ...(nproc !== undefined ? { nprocPerNode: nproc === 'gpu' ? ('gpu' as const) : intOption(nproc, 'nproc-per-node', 1, 1, 64) } : {}),
+    ...(values.gpus ? { useGpus: true } : {}),
+    ...(values.launcher !== undefined ? { launcher: values.launcher as RunSpecInput['launcher'] } : {}),
+    ...(values.env ? { env: envPairs(values.env) } : {}),
+  };
+  const checked = runSpecSchema.safeParse(spec);
+  if (!checked.success) {
+    const issue = checked.error.issues[0]!;
+    const field = String(issue.path[0] ?? '');
+    if (issue.code === 'custom' && field === 'minWorkers') {
+      throw new UsageError(`--min-workers (${String(spec.minWorkers ?? 1)}) is more than --max-workers (${String(spec.maxWorkers ?? 64)})`);
+    }
+    const what = field === 'heartbeatTimeoutMs' ? 'must be between 0.5 and 600 seconds' : field === 'launcher' ? 'must be torchrun or direct' : issue.message;
+    throw new UsageError(`${FLAG_OF[field] ?? field}: ${what}`);
+  }
+  return spec;
+}

@@ -1,0 +1,66 @@
+/** `gpu-share runs start [options] -- SCRIPT [ARGS…]`: starts a run, as the app's Start run form does. */
+import { parseCommandLine, UsageError, type Command } from '../../command';
+import { OPERATOR_OPTIONS_USAGE, operatorOptions, printJson, runOperator } from '../../operator/operator-command';
+import { shellWords } from '../../text-format';
+import { followRun } from './follow-run';
+import { RUN_SPEC_USAGE, runSpecFrom, runSpecOptions } from './run-spec-args';
+
+const startOptions = { ...operatorOptions, ...runSpecOptions, follow: { type: 'boolean', short: 'f' } } as const;
+
+/** Options before `--`, the training command after it (or, without `--`, the words that are not options). */
+function parseStart(args: string[]) {
+  const end = args.indexOf('--');
+  const head = end === -1 ? args : args.slice(0, end);
+  try {
+    const parsed = parseCommandLine(head, startOptions);
+    return { values: parsed.values, command: [...parsed.positionals, ...(end === -1 ? [] : args.slice(end + 1))] };
+  } catch (error) {
+    if (error instanceof UsageError && error.message.startsWith('unknown option') && end === -1) {
+      throw new UsageError(`${error.message}; options of the training script go after --, as in: gpu-share runs start --samples 10000 -- train.py --steps 300`);
+    }
+    throw error;
+  }
+}
+
+export const runsStartCommand: Command = {
+  name: 'start',
+  summary: 'start a run of a training script on the cluster (or --example)',
+  usage: `Usage: gpu-share runs start [options] -- SCRIPT [ARGS…]
+       gpu-share runs start --example [options]
+
+Starts a run: SCRIPT (a path on the worker machines, usually a .py trainer) with ARGS is launched on every
+active worker through torchrun, each with its shard of the samples. One run is live at a time. With fewer
+workers than --min-workers it waits for them.
+
+Examples:
+  gpu-share runs start --example --follow
+  gpu-share runs start --name lora-7b --samples 50000 --min-workers 2 --gpus -- /srv/train.py --epochs 3
+
+${RUN_SPEC_USAGE}
+  --follow, -f             then print its output until it ends (as \`runs logs --follow\`)
+
+--json prints the RunSnapshot as POST /v1/runs answers (docs/api.md).
+
+${OPERATOR_OPTIONS_USAGE}
+`,
+  async run(args, io) {
+    const { values, command } = parseStart(args);
+    const spec = runSpecFrom(values, command, io.env);
+    return runOperator('gpu-share runs start', values, io, async (client) => {
+      const run = await client.call('startRun', [], spec);
+      if (values.json && !values.follow) {
+        printJson(io, run);
+        return 0;
+      }
+      if (values.json) io.out(`${JSON.stringify(run)}\n`);
+      else {
+        const waiting = run.state === 'waiting' ? ` It is waiting: ${run.stateCause}.` : '';
+        io.err(`Started run ${run.id} (${run.spec.name}): ${shellWords(run.spec.command)}.${waiting}\n`);
+        if (!values.follow) io.err(`Follow it with: gpu-share runs logs ${run.id} --follow\n`);
+      }
+      if (values.follow) return followRun(client, run.id, io, { json: values.json === true });
+      if (!values.json) io.out(`${run.id}\n`);
+      return 0;
+    });
+  },
+};

@@ -1,0 +1,85 @@
+/**
+ * `coordinator.json` in the data folder: where the running coordinator of that folder can be reached from this
+ * machine (URL, the pid that serves it, its certificate's SHA-256 when it speaks HTTPS). `gpu-share serve`
+ * writes it when it is up and removes it on a clean exit; the CLI's operator commands read it, so `gpu-share
+ * runs list` finds the coordinator without being told. No secret is in it (the tokens stay in secrets.json);
+ * it is owner-only anyway, like everything in the folder. Depends on Node only, so the desktop app can write it
+ * with the same functions.
+ */
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
+export const COORDINATOR_RECORD_FILE = 'coordinator.json';
+
+export interface CoordinatorRecord {
+  /** The operator API as this machine dials it, e.g. http://127.0.0.1:7421 (loopback even when bound to 0.0.0.0). */
+  url: string;
+  /** The process serving it; a record whose process is gone was left by a crash. */
+  pid: number;
+  /** SHA-256 of the coordinator's certificate (64 hex) when it speaks HTTPS, else null. */
+  certSha256: string | null;
+  /** Epoch ms. */
+  startedAt: number;
+}
+
+export type RecordRead =
+  | { kind: 'found'; record: CoordinatorRecord; file: string }
+  | { kind: 'missing'; file: string }
+  /** There, but not something we wrote (garbage, another format): ignored, and said so. */
+  | { kind: 'unreadable'; file: string; reason: string };
+
+export async function writeCoordinatorRecord(dataDir: string, record: CoordinatorRecord): Promise<void> {
+  const file = path.join(dataDir, COORDINATOR_RECORD_FILE);
+  await mkdir(dataDir, { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  await writeFile(tmp, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
+  await rename(tmp, file);
+}
+
+/** Removes the record if it is still the one `pid` wrote (another coordinator may have replaced it since). */
+export async function removeCoordinatorRecord(dataDir: string, pid: number = process.pid): Promise<void> {
+  const read = await readCoordinatorRecord(dataDir);
+  if (read.kind === 'found' && read.record.pid === pid) await rm(read.file, { force: true });
+}
+
+export async function readCoordinatorRecord(dataDir: string): Promise<RecordRead> {
+  const file = path.join(dataDir, COORDINATOR_RECORD_FILE);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing', file };
+    return { kind: 'unreadable', file, reason: (error as Error).message };
+  }
+  try {
+    const value = JSON.parse(text) as Partial<CoordinatorRecord>;
+    const url = typeof value.url === 'string' && /^https?:\/\//.test(value.url) ? value.url : null;
+    const pid = typeof value.pid === 'number' && Number.isInteger(value.pid) && value.pid > 0 ? value.pid : null;
+    const certSha256 = typeof value.certSha256 === 'string' ? value.certSha256 : null;
+    if (!url || !pid) return { kind: 'unreadable', file, reason: 'it has no url and pid' };
+    return { kind: 'found', file, record: { url, pid, certSha256, startedAt: typeof value.startedAt === 'number' ? value.startedAt : 0 } };
+  } catch {
+    return { kind: 'unreadable', file, reason: 'it is not JSON' };
+  }
+}
+
+/** Whether process `pid` exists (EPERM: it does, owned by someone else). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * The URL this machine dials for a coordinator bound to `bindHost` whose join URL is `joinUrl`: the join URL
+ * names the LAN address other machines use, while this machine reaches every-interface binds on loopback.
+ */
+export function localCoordinatorUrl(joinUrl: string, bindHost: string): string {
+  const url = new URL(joinUrl);
+  const host = bindHost === '0.0.0.0' ? '127.0.0.1' : bindHost === '::' ? '::1' : bindHost;
+  url.hostname = host.includes(':') ? `[${host}]` : host;
+  return url.origin;
+}

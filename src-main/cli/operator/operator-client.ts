@@ -1,0 +1,96 @@
+/**
+ * The operator side of the coordinator's API for the CLI: the agent's CoordinatorClient (same worker-API table,
+ * same pinned TLS, same reply checks) with the operator token, and every failure turned into an OperatorFailure
+ * whose message says what to do — start the coordinator, fix the token, list the runs.
+ */
+import { CoordinatorClient, readReply, type ApiReply } from '../../agent/coordinator-client';
+import type { EndpointBody, EndpointName, EndpointParams, EndpointReply } from '../../../src-shared/worker-api';
+import { EXIT, OperatorFailure } from './operator-failure';
+import { OPERATOR_TOKEN_ENV, type OperatorTarget } from './operator-target';
+
+type OperatorEndpoint = Exclude<EndpointName, 'presence' | 'join' | 'heartbeat' | 'report' | 'leave'>;
+
+/** Seconds an answer may take; the coordinator answers operator reads from memory. */
+const TIMEOUT_MS = 10_000;
+
+export class OperatorClient {
+  private readonly client: CoordinatorClient;
+
+  constructor(readonly target: OperatorTarget) {
+    this.client = new CoordinatorClient(target.url, target.token, target.certSha256 ? { certSha256: target.certSha256 } : {});
+  }
+
+  /**
+   * Calls one operator endpoint and returns its checked reply. `notFound` words a 404 for this call ("no run
+   * …: `gpu-share runs list` shows …") in place of the coordinator's sentence, which names API paths.
+   */
+  async call<K extends OperatorEndpoint>(name: K, params: EndpointParams<K>, body: EndpointBody<K>, notFound?: string): Promise<EndpointReply<K>> {
+    const reply = await this.client.call(name, params, body, TIMEOUT_MS);
+    if (reply.kind !== 'ok') throw this.failure(reply, notFound);
+    const checked = readReply(name, reply.body);
+    if (checked === null) {
+      throw new OperatorFailure(`${this.where()} answered ${name} with something that is not a GPU Share reply; is it a GPU Share coordinator of this version?`, EXIT.unreachable, 'not-a-coordinator');
+    }
+    return checked;
+  }
+
+  close(): void {
+    this.client.close();
+  }
+
+  private where(): string {
+    return this.target.url.origin;
+  }
+
+  private failure(reply: Exclude<ApiReply, { kind: 'ok' }>, notFound: string | undefined): OperatorFailure {
+    switch (reply.kind) {
+      case 'network':
+        return new OperatorFailure(`${this.notRunning(reply.message)}`, EXIT.unreachable, this.target.urlSource === 'default' ? 'not-running' : 'unreachable');
+      case 'untrusted':
+        return new OperatorFailure(this.untrusted(reply.message), EXIT.unreachable, 'untrusted');
+      case 'protocol':
+        return new OperatorFailure(`${reply.message}; is ${this.where()} a GPU Share coordinator?`, EXIT.unreachable, 'not-a-coordinator');
+      case 'http-error':
+        if (reply.status === 401) {
+          return new OperatorFailure(
+            `the coordinator at ${this.where()} refused the operator token from ${this.target.tokenSource} (${reply.message}). ` +
+              `The right one is in secrets.json in that coordinator's data folder: pass --data-dir DIR (as given to \`gpu-share serve\`), or set ${OPERATOR_TOKEN_ENV}.`,
+            EXIT.unauthorized,
+            'unauthorized',
+          );
+        }
+        if (reply.status === 404) return new OperatorFailure(notFound ?? reply.message, EXIT.notFound, 'not-found');
+        return new OperatorFailure(reply.message, EXIT.refused, 'refused');
+    }
+  }
+
+  /** Another certificate than the pinned one: nothing was sent; say which fingerprints and where ours came from. */
+  private untrusted(detail: string): string {
+    const shown = /fingerprint ([0-9a-f]{64})/.exec(detail)?.[1];
+    if (!shown) return `refused to talk to ${this.where()}: ${detail}`;
+    return (
+      `refused to talk to ${this.where()}: it shows a certificate with SHA-256 fingerprint ${shown}, not ${this.target.certSha256} (from ${this.target.certSource}), ` +
+      'so nothing was sent to it. If GPU Share there made a new certificate, take the fingerprint from its join command (`gpu-share serve` prints it); ' +
+      'if not, something else is posing as the coordinator.'
+    );
+  }
+
+  /** No answer: say where we looked, why there, and how to start a coordinator. */
+  private notRunning(detail: string): string {
+    const t = this.target;
+    const start = 'Start GPU Share with `gpu-share serve` (or open the desktop app) and try again';
+    switch (t.urlSource) {
+      case 'record':
+        return `the coordinator recorded in ${t.dataDir} (process ${t.recordPid}) does not answer at ${this.where()}: ${detail}. It may still be starting; try again in a moment.`;
+      case 'default':
+        return (
+          `GPU Share does not seem to be running: ${t.recordNote ?? `no running coordinator has recorded itself in ${t.dataDir}`}, ` +
+          `and at the default address ${detail}. ${start}, or pass --url URL (and --data-dir DIR for its token).`
+        );
+      case 'env':
+        return `no coordinator answers at ${this.where()} (from GPU_SHARE_URL): ${detail}. Check the URL, or ${start.charAt(0).toLowerCase()}${start.slice(1)}.`;
+      case 'flag':
+        return `no coordinator answers at ${this.where()}: ${detail}. Check --url, or ${start.charAt(0).toLowerCase()}${start.slice(1)}.`;
+    }
+  }
+}

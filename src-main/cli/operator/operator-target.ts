@@ -1,0 +1,159 @@
+/**
+ * Which coordinator an operator command talks to, and with which token: from the command line, then the
+ * environment, then the data folder (coordinator.json written by the running coordinator, the operator token in
+ * secrets.json, the certificate in coordinator-tls.json). Each answer remembers where it came from, so an error
+ * can say what to change.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { normalizeCertSha256 } from '../../../src-shared/cert-fingerprint';
+import { CERT_ENV, parseCoordinatorUrl } from '../../agent/coordinator-client';
+import { fingerprintOf, TLS_IDENTITY_FILE } from '../../core/api/tls-identity';
+import { SECRETS_FILE } from '../../core/secrets';
+import { defaultUserDataDir } from '../../core/user-data-dir';
+import { UsageError, type CliIo } from '../command';
+import { COORDINATOR_RECORD_FILE, processAlive, readCoordinatorRecord } from './coordinator-record';
+import { EXIT, OperatorFailure } from './operator-failure';
+
+export const URL_ENV = 'GPU_SHARE_URL';
+export const OPERATOR_TOKEN_ENV = 'GPU_SHARE_OPERATOR_TOKEN';
+/** Where the desktop app and `gpu-share serve` listen unless told otherwise. */
+export const DEFAULT_COORDINATOR_URL = 'http://127.0.0.1:7421';
+
+export interface OperatorFlags {
+  url?: string | undefined;
+  token?: string | undefined;
+  'cert-sha256'?: string | undefined;
+  'data-dir'?: string | undefined;
+}
+
+export interface OperatorTarget {
+  url: URL;
+  token: string;
+  certSha256: string | undefined;
+  /** Where the fingerprint came from, in words, when there is one. */
+  certSource: string | null;
+  dataDir: string;
+  /** How the URL was found: 'flag', 'env', 'record' (coordinator.json) or 'default'. */
+  urlSource: 'flag' | 'env' | 'record' | 'default';
+  /** Why the record was passed over, when it was (a crashed coordinator's, unreadable). */
+  recordNote: string | null;
+  /** Where the token came from, in words ("--token", "/home/me/.config/GPU Share/secrets.json"). */
+  tokenSource: string;
+  /** The pid coordinator.json names, when the URL came from it. */
+  recordPid: number | null;
+}
+
+export async function resolveOperatorTarget(flags: OperatorFlags, io: Pick<CliIo, 'env' | 'cwd' | 'err'>): Promise<OperatorTarget> {
+  const dataDir = flags['data-dir'] ? path.resolve(io.cwd, flags['data-dir']) : defaultUserDataDir(io.env);
+  const located = await locateUrl(flags, io.env, dataDir);
+  const parsed = parseCoordinatorUrl(located.raw);
+  if (!parsed.ok) throw new UsageError(`${located.source === 'env' ? URL_ENV : '--url'}: ${parsed.message}`);
+  const url = parsed.url;
+  const cert = await locateCert(flags, io.env, url, dataDir, located.recordCert);
+  const token = await locateToken(flags, io, dataDir);
+  return {
+    url,
+    token: token.value,
+    certSha256: cert?.value,
+    certSource: cert?.source ?? null,
+    dataDir,
+    urlSource: located.source,
+    recordNote: located.note,
+    tokenSource: token.source,
+    recordPid: located.pid,
+  };
+}
+
+interface LocatedUrl {
+  raw: string;
+  source: OperatorTarget['urlSource'];
+  note: string | null;
+  pid: number | null;
+  recordCert: string | null;
+}
+
+async function locateUrl(flags: OperatorFlags, env: NodeJS.ProcessEnv, dataDir: string): Promise<LocatedUrl> {
+  const none = { note: null, pid: null, recordCert: null };
+  if (flags.url) return { raw: flags.url, source: 'flag', ...none };
+  if (env[URL_ENV]) return { raw: env[URL_ENV], source: 'env', ...none };
+  const read = await readCoordinatorRecord(dataDir);
+  if (read.kind === 'found') {
+    if (processAlive(read.record.pid)) {
+      return { raw: read.record.url, source: 'record', note: null, pid: read.record.pid, recordCert: read.record.certSha256 };
+    }
+    const note = `${read.file} names process ${read.record.pid}, which is not running (a coordinator that did not stop cleanly)`;
+    return { raw: DEFAULT_COORDINATOR_URL, source: 'default', ...none, note };
+  }
+  const note = read.kind === 'unreadable' ? `${read.file} was ignored: ${read.reason}` : null;
+  return { raw: DEFAULT_COORDINATOR_URL, source: 'default', ...none, note };
+}
+
+async function locateCert(
+  flags: OperatorFlags,
+  env: NodeJS.ProcessEnv,
+  url: URL,
+  dataDir: string,
+  recordCert: string | null,
+): Promise<{ value: string; source: string } | undefined> {
+  const given = flags['cert-sha256'] ?? (env[CERT_ENV]?.trim() || undefined);
+  if (given !== undefined) {
+    const flag = flags['cert-sha256'] !== undefined ? '--cert-sha256' : CERT_ENV;
+    if (!normalizeCertSha256(given)) throw new UsageError(`${flag}: "${given}" is not a SHA-256 certificate fingerprint (64 hex digits)`);
+    if (url.protocol !== 'https:') throw new UsageError(`${flag} is for https coordinators, and ${url.origin} is plain http; leave it out, or use the https:// URL`);
+    return { value: given, source: flag };
+  }
+  if (url.protocol !== 'https:') return undefined;
+  if (recordCert) return { value: recordCert, source: path.join(dataDir, COORDINATOR_RECORD_FILE) };
+  // This machine's own coordinator: its certificate is kept in the data folder.
+  const stored = await readFile(path.join(dataDir, TLS_IDENTITY_FILE), 'utf8').then(
+    (text) => {
+      try {
+        return fingerprintOf((JSON.parse(text) as { certPem: string }).certPem);
+      } catch {
+        return undefined;
+      }
+    },
+    () => undefined,
+  );
+  if (stored) return { value: stored, source: path.join(dataDir, TLS_IDENTITY_FILE) };
+  throw new UsageError(
+    `${url.origin} speaks https, and its self-signed certificate can only be trusted by its SHA-256 fingerprint: pass --cert-sha256 HEX (the one in the coordinator's join command) or set ${CERT_ENV}`,
+  );
+}
+
+async function locateToken(flags: OperatorFlags, io: Pick<CliIo, 'env' | 'err'>, dataDir: string): Promise<{ value: string; source: string }> {
+  if (flags.token) {
+    io.err(`warning: --token puts the operator token on the command line, where other users of this machine can read it (ps); set ${OPERATOR_TOKEN_ENV} instead\n`);
+    return { value: flags.token, source: '--token' };
+  }
+  const fromEnv = io.env[OPERATOR_TOKEN_ENV]?.trim();
+  if (fromEnv) return { value: fromEnv, source: OPERATOR_TOKEN_ENV };
+  const file = path.join(dataDir, SECRETS_FILE);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') {
+      throw new OperatorFailure(
+        `no coordinator has run with the data folder ${dataDir} (there is no ${SECRETS_FILE} with its operator token). ` +
+          'Start one with `gpu-share serve` (or open the GPU Share app); for a coordinator with another data folder pass --data-dir DIR, or --url URL with ' +
+          `${OPERATOR_TOKEN_ENV}.`,
+        EXIT.unreachable,
+        'not-running',
+      );
+    }
+    throw new OperatorFailure(`cannot read the operator token from ${file}: ${(error as Error).message}. Run as the user who runs GPU Share, or set ${OPERATOR_TOKEN_ENV}.`, EXIT.unauthorized, 'unauthorized');
+  }
+  let token: unknown;
+  try {
+    token = (JSON.parse(text) as { operatorToken?: unknown }).operatorToken;
+  } catch {
+    token = undefined;
+  }
+  if (typeof token !== 'string' || token.length === 0) {
+    throw new OperatorFailure(`${file} holds no operator token; start GPU Share once to make one, or set ${OPERATOR_TOKEN_ENV}.`, EXIT.unauthorized, 'unauthorized');
+  }
+  return { value: token, source: file };
+}

@@ -1,0 +1,156 @@
+// How an operator command finds its coordinator and token (flags, environment, the data folder's
+// coordinator.json and secrets.json), and what it says when it cannot: against a real coordinator HTTP API on
+// 127.0.0.1, over plain HTTP and over HTTPS with the certificate pinned.
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { localCoordinatorUrl, readCoordinatorRecord, removeCoordinatorRecord, writeCoordinatorRecord } from '../../../src-main/cli/operator/coordinator-record';
+import { resolveOperatorTarget } from '../../../src-main/cli/operator/operator-target';
+import { startCoordinatorHttp, type CoordinatorHttp } from '../../../src-main/core/api/coordinator-http';
+import { loadOrCreateTlsIdentity, type TlsIdentity } from '../../../src-main/core/api/tls-identity';
+import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
+import { FakeClock } from '../coordinator/fake-clock';
+import { cli } from './helpers';
+
+const JOIN = 'join-token-join-token-join-token-join-tok';
+const OPERATOR = 'operator-token-operator-token-operator-to';
+const OTHER_CERT = 'ab'.repeat(32);
+
+let dir: string;
+let tls: TlsIdentity;
+let plain: CoordinatorHttp;
+let secure: CoordinatorHttp;
+const services: CoordinatorService[] = [];
+
+async function coordinator(withTls: boolean): Promise<CoordinatorHttp> {
+  const svc = new CoordinatorService({ clock: new FakeClock(), joinToken: JOIN, operatorToken: OPERATOR });
+  services.push(svc);
+  return startCoordinatorHttp(svc, { host: '127.0.0.1', port: 0, joinToken: JOIN, operatorToken: OPERATOR, ...(withTls ? { tls: { certPem: tls.certPem, keyPem: tls.keyPem } } : {}) });
+}
+
+/** A data folder as the app leaves it: secrets.json with the operator token, optionally coordinator.json. */
+function dataDir(record?: object): string {
+  const d = mkdtempSync(path.join(dir, 'data-'));
+  writeFileSync(path.join(d, 'secrets.json'), JSON.stringify({ joinToken: JOIN, operatorToken: OPERATOR, pageToken: JOIN }));
+  if (record) writeFileSync(path.join(d, 'coordinator.json'), JSON.stringify(record));
+  return d;
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), 'gpu-share-cli-connect-'));
+  tls = await loadOrCreateTlsIdentity(path.join(dir, 'tls'));
+  plain = await coordinator(false);
+  secure = await coordinator(true);
+});
+afterAll(async () => {
+  await plain.close();
+  await secure.close();
+  for (const s of services) s.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('coordinator.json', () => {
+  let d: string;
+  afterEach(() => rmSync(d, { recursive: true, force: true }));
+
+  it('is written owner-only, read back, and removed only by the process that wrote it', async () => {
+    d = mkdtempSync(path.join(tmpdir(), 'gpu-share-record-'));
+    await writeCoordinatorRecord(d, { url: 'http://127.0.0.1:7421', pid: process.pid, certSha256: null, startedAt: 5 });
+    expect(statSync(path.join(d, 'coordinator.json')).mode & 0o777).toBe(0o600);
+    expect(await readCoordinatorRecord(d)).toMatchObject({ kind: 'found', record: { url: 'http://127.0.0.1:7421', pid: process.pid, certSha256: null, startedAt: 5 } });
+    await removeCoordinatorRecord(d, process.pid + 1);
+    expect((await readCoordinatorRecord(d)).kind).toBe('found');
+    await removeCoordinatorRecord(d);
+    expect((await readCoordinatorRecord(d)).kind).toBe('missing');
+  });
+
+  it('is ignored, with the reason, when it is not one', async () => {
+    d = mkdtempSync(path.join(tmpdir(), 'gpu-share-record-'));
+    writeFileSync(path.join(d, 'coordinator.json'), '{"url": 5}');
+    expect(await readCoordinatorRecord(d)).toMatchObject({ kind: 'unreadable', reason: 'it has no url and pid' });
+  });
+
+  it('holds the address this machine dials: loopback for a coordinator bound to every interface', () => {
+    expect(localCoordinatorUrl('https://192.168.1.20:7421', '0.0.0.0')).toBe('https://127.0.0.1:7421');
+    expect(localCoordinatorUrl('https://[fd00::5]:7421', '::')).toBe('https://[::1]:7421');
+    expect(localCoordinatorUrl('http://127.0.0.1:9000', '127.0.0.1')).toBe('http://127.0.0.1:9000');
+  });
+});
+
+describe('resolveOperatorTarget', () => {
+  const io = (env: NodeJS.ProcessEnv = {}) => ({ env, cwd: dir, err: () => undefined });
+
+  it('takes flags over the environment over coordinator.json', async () => {
+    const d = dataDir({ url: 'http://127.0.0.1:1111', pid: process.pid, certSha256: null });
+    const fromRecord = await resolveOperatorTarget({ 'data-dir': d }, io());
+    expect([fromRecord.url.origin, fromRecord.urlSource, fromRecord.token, fromRecord.tokenSource]).toEqual(['http://127.0.0.1:1111', 'record', OPERATOR, path.join(d, 'secrets.json')]);
+    const fromEnv = await resolveOperatorTarget({ 'data-dir': d }, io({ GPU_SHARE_URL: 'http://127.0.0.1:2222', GPU_SHARE_OPERATOR_TOKEN: 'env-token' }));
+    expect([fromEnv.url.origin, fromEnv.urlSource, fromEnv.token]).toEqual(['http://127.0.0.1:2222', 'env', 'env-token']);
+    const fromFlags = await resolveOperatorTarget({ 'data-dir': d, url: 'http://127.0.0.1:3333', token: 'flag-token' }, io({ GPU_SHARE_URL: 'http://127.0.0.1:2222' }));
+    expect([fromFlags.url.origin, fromFlags.urlSource, fromFlags.token]).toEqual(['http://127.0.0.1:3333', 'flag', 'flag-token']);
+  });
+
+  it('passes over a record whose process is gone, and says why', async () => {
+    const d = dataDir({ url: 'http://127.0.0.1:1111', pid: 2 ** 22 + 12345, certSha256: null });
+    const t = await resolveOperatorTarget({ 'data-dir': d }, io());
+    expect([t.url.origin, t.urlSource]).toEqual(['http://127.0.0.1:7421', 'default']);
+    expect(t.recordNote).toMatch(/names process \d+, which is not running/);
+  });
+
+  it('pins an https coordinator by the recorded fingerprint, or by the certificate kept in the data folder', async () => {
+    const d = dataDir({ url: 'https://127.0.0.1:1111', pid: process.pid, certSha256: OTHER_CERT });
+    expect((await resolveOperatorTarget({ 'data-dir': d }, io())).certSha256).toBe(OTHER_CERT);
+    const own = dataDir();
+    writeFileSync(path.join(own, 'coordinator-tls.json'), readFileSync(path.join(dir, 'tls', 'coordinator-tls.json')));
+    expect((await resolveOperatorTarget({ 'data-dir': own, url: 'https://127.0.0.1:1111' }, io())).certSha256).toBe(tls.fingerprint256);
+  });
+
+  it('refuses https without a fingerprint, a fingerprint for http, and a URL that is not one', async () => {
+    const d = dataDir();
+    await expect(resolveOperatorTarget({ 'data-dir': d, url: 'https://127.0.0.1:1111' }, io())).rejects.toThrow(/speaks https.*pass --cert-sha256 HEX/);
+    await expect(resolveOperatorTarget({ 'data-dir': d, url: 'http://127.0.0.1:1111', 'cert-sha256': OTHER_CERT }, io())).rejects.toThrow(
+      '--cert-sha256 is for https coordinators, and http://127.0.0.1:1111 is plain http',
+    );
+    await expect(resolveOperatorTarget({ 'data-dir': d, url: 'ftp://x' }, io())).rejects.toThrow(/^--url: "ftp:\/\/x" uses ftp:\/\//);
+  });
+});
+
+describe('operator commands against a real coordinator API', () => {
+  it('reads the runs over plain HTTP with the token from the data folder', async () => {
+    const d = dataDir({ url: `http://127.0.0.1:${plain.port}`, pid: process.pid, certSha256: null });
+    const r = await cli(['runs', 'list', '--json', '--data-dir', d]);
+    expect(r).toMatchObject({ code: 0, err: '' });
+    expect(JSON.parse(r.out)).toEqual({ runs: [] });
+  });
+
+  it('talks HTTPS to the pinned certificate, and to nothing else', async () => {
+    const d = dataDir();
+    const url = `https://127.0.0.1:${secure.port}`;
+    const ok = await cli(['workers', 'list', '--json', '--data-dir', d, '--url', url, '--cert-sha256', tls.fingerprint256]);
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.out)).toEqual({ workers: [] });
+    const impostor = await cli(['workers', 'list', '--json', '--data-dir', d, '--url', url, '--cert-sha256', OTHER_CERT]);
+    expect(impostor.code).toBe(3);
+    expect(JSON.parse(impostor.out)).toMatchObject({ kind: 'untrusted', exitCode: 3 });
+    expect(impostor.err).toContain(`it shows a certificate with SHA-256 fingerprint ${tls.fingerprint256}, not ${OTHER_CERT} (from --cert-sha256), so nothing was sent to it.`);
+  });
+
+  it('says the token was refused, where it came from, and where the right one is (exit 4)', async () => {
+    const d = dataDir({ url: `http://127.0.0.1:${plain.port}`, pid: process.pid, certSha256: null });
+    const r = await cli(['runs', 'list', '--data-dir', d], { GPU_SHARE_OPERATOR_TOKEN: JOIN });
+    expect(r.code).toBe(4);
+    expect(r.out).toBe('');
+    expect(r.err).toMatch(/^gpu-share runs list: the coordinator at http:\/\/127\.0\.0\.1:\d+ refused the operator token from GPU_SHARE_OPERATOR_TOKEN \(wrong token/);
+  });
+
+  it('says how to start GPU Share when nothing has run with the data folder (exit 3)', async () => {
+    const empty = mkdtempSync(path.join(dir, 'empty-'));
+    const r = await cli(['workers', 'list', '--data-dir', empty]);
+    expect(r.code).toBe(3);
+    expect(r.err).toBe(
+      `gpu-share workers list: no coordinator has run with the data folder ${empty} (there is no secrets.json with its operator token). ` +
+        'Start one with `gpu-share serve` (or open the GPU Share app); for a coordinator with another data folder pass --data-dir DIR, or --url URL with GPU_SHARE_OPERATOR_TOKEN.\n',
+    );
+  });
+});
