@@ -18,6 +18,8 @@ export interface TlsIdentity {
 
 export const TLS_IDENTITY_FILE = 'coordinator-tls.json';
 const COMMON_NAME = 'GPU Share coordinator';
+/** The name the certificate answers to, for clients that pin it as a CA and check the name. */
+export const CERT_DNS_NAME = 'gpu-share-coordinator';
 const VALIDITY_YEARS = 10;
 /** A certificate this close to its end is replaced at start rather than left to expire mid-run. */
 const RENEW_BEFORE_MS = 30 * 24 * 3600 * 1000;
@@ -51,11 +53,13 @@ async function create(now: number): Promise<TlsIdentity> {
     algorithm: 'sha256',
     notBeforeDate,
     notAfterDate,
-    // Workers trust the pinned fingerprint, not names, so no subjectAltName is needed.
+    // Workers trust the pinned fingerprint, not names. The one DNS name is for tools that check names against
+    // a CA file (Prometheus' tls_config.server_name, curl --cacert with --connect-to): docs/metrics.md.
     extensions: [
       { name: 'basicConstraints', cA: false },
       { name: 'keyUsage', digitalSignature: true, critical: true },
       { name: 'extKeyUsage', serverAuth: true },
+      { name: 'subjectAltName', altNames: [{ type: 2, value: CERT_DNS_NAME }] },
     ],
   });
   return { certPem: pems.cert, keyPem: pems.private, fingerprint256: fingerprintOf(pems.cert) };

@@ -21,6 +21,9 @@ describe('loadOrCreateTlsIdentity', () => {
     expect(id.fingerprint256).toMatch(/^[0-9a-f]{64}$/);
     const cert = new X509Certificate(id.certPem);
     expect(cert.subject).toContain('CN=GPU Share coordinator');
+    // A name for clients that pin it as their CA and check names (Prometheus' server_name).
+    expect(cert.subjectAltName).toBe('DNS:gpu-share-coordinator');
+    expect(cert.checkHost('gpu-share-coordinator')).toBe('gpu-share-coordinator');
     expect(normalizeCertSha256(cert.fingerprint256)).toBe(id.fingerprint256);
     const years = (Date.parse(cert.validTo) - Date.parse(cert.validFrom)) / (365.25 * 24 * 3600 * 1000);
     expect(years).toBeGreaterThan(9.9);
