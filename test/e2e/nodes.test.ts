@@ -59,6 +59,7 @@ describe('Nodes, end to end', () => {
     const { page } = browser;
     await dropFile(page, path.join(CLUSTER_FIXTURES, 'sample.yaml'));
     await page.waitForSelector('[data-node-card="intel-box"]');
+    expect(await page.getByRole('dialog', { name: 'Import invalid-type.yaml?' }).count()).toBe(0);
     expect(await cards().count()).toBe(3);
     expect(await page.textContent('[data-node-card="desktop"] [data-testid="node-usable"]')).toBe('20879 MB usable');
     expect(await page.textContent('[data-node-card="jetson"] [data-testid="node-usable"]')).toBe('4915 MB usable');
@@ -73,13 +74,10 @@ describe('Nodes, end to end', () => {
     expect(readFileSync(clusterPath, 'utf8')).toMatch(/name: jetson/);
   });
 
-  it('(3) dropping an invalid file asks Replace/Merge, then lists the error with line:col and keeps the old cluster', async () => {
+  it('(3) dropping an invalid file is checked on drop: no Replace/Merge, the error with line:col, the old cluster kept', async () => {
     const { page } = browser;
     const before = readFileSync(clusterPath, 'utf8');
     await dropFile(page, path.join(CLUSTER_FIXTURES, 'invalid-type.yaml'));
-    const dialog = page.getByRole('dialog', { name: 'Import invalid-type.yaml?' });
-    await dialog.waitFor();
-    await dialog.getByRole('button', { name: 'Replace' }).click();
     const panel = page.locator('[data-testid="import-errors"]');
     await panel.waitFor();
     expect(await panel.getAttribute('role')).toBe('alert');
@@ -87,6 +85,7 @@ describe('Nodes, end to end', () => {
     expect(lines.length).toBeGreaterThan(0);
     expect(lines[0]).toMatch(/^invalid-type\.yaml:\d+:\d+: nodes\[0\]\.gpus\[0\]\.vram_mb must be a whole number of MB, got "lots"$/);
     expect(await panel.textContent()).toContain('The cluster was not changed.');
+    expect(await page.getByRole('dialog', { name: 'Import invalid-type.yaml?' }).count()).toBe(0);
     expect(await cards().count()).toBe(3);
     expect(await page.textContent('[data-node-card="desktop"] [data-testid="node-usable"]')).toBe('20879 MB usable');
     expect(readFileSync(clusterPath, 'utf8')).toBe(before);
