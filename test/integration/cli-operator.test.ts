@@ -1,0 +1,178 @@
+// `gpu-share runs …` and `gpu-share workers …` as a person runs them on a machine without a window: a real
+// `gpu-share serve` (the built CLI, its own worker on this machine, a temp data folder), and the CLI as separate
+// processes that find it through the data folder alone. --json answers are parsed and checked; the errors a
+// person meets (wrong token, unknown run, nothing running) are checked with their exit codes.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunSnapshot, WorkerSnapshot } from '../../src-shared/training';
+import { appBuild, releaseBuild, type AppBuild } from '../multihost/helpers/app-snapshot';
+import { waitFor } from './helpers/wait';
+
+const FAKE_NVIDIA_SMI = path.resolve(__dirname, '..', 'fixtures', 'bin', 'nvidia-smi');
+
+let build: AppBuild;
+let home: string;
+let serve: ChildProcess;
+let serveOut = '';
+let serveExit: Promise<number | null>;
+
+interface Result {
+  code: number;
+  out: string;
+  err: string;
+}
+
+/** `gpu-share ARGS…` as its own process, with the data folder in GPU_SHARE_HOME like a person's shell. */
+function gpuShare(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Result> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [build.cli, ...args], { env: { ...process.env, GPU_SHARE_HOME: home, ...env }, timeout: 60_000 }, (error, out, err) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+      resolve({ code, out, err });
+    });
+  });
+}
+
+/** With --json before any `--` (after it, the words are the training command's). */
+async function json<T>(args: string[], env?: NodeJS.ProcessEnv): Promise<T> {
+  const end = args.includes('--') ? args.indexOf('--') : args.length;
+  const r = await gpuShare([...args.slice(0, end), '--json', ...args.slice(end)], env);
+  expect(r, `gpu-share ${args.join(' ')}`).toMatchObject({ code: 0 });
+  return JSON.parse(r.out) as T;
+}
+
+const node = hostname();
+
+/** Re-runs an async check (CLI calls) until it holds; fails naming what was awaited. */
+async function poll(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; gpu-share serve printed:\n${serveOut}`);
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
+beforeAll(async () => {
+  build = await appBuild();
+  home = mkdtempSync(path.join(tmpdir(), 'gpu-share-cli-it-'));
+  serve = spawn(process.execPath, [build.cli, 'serve', '--port', '0', '--coordinator-port', '0'], {
+    env: { ...process.env, GPU_SHARE_HOME: home, GPU_SHARE_STATIC_DIR: build.staticDir, GPU_SHARE_NVIDIA_SMI: FAKE_NVIDIA_SMI, FAKE_NVIDIA_SMI_QUERY_GPU: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  serve.stdout!.on('data', (d: Buffer) => (serveOut += d.toString()));
+  serve.stderr!.on('data', (d: Buffer) => (serveOut += d.toString()));
+  serveExit = new Promise((resolve) => serve.once('exit', (code) => resolve(code)));
+  await waitFor('gpu-share serve to start and record itself', () => serveOut.includes('GPU Share is running') && existsSync(path.join(home, 'coordinator.json')), {
+    timeoutMs: 60_000,
+    recheckMs: 200,
+    describe: () => serveOut,
+  });
+  // Its own worker joins by itself; runs need it active.
+  await poll('this machine\'s worker to be active', async () => (await json<{ workers: WorkerSnapshot[] }>(['workers', 'list'])).workers.some((w) => w.local && w.state === 'active'));
+});
+
+afterAll(async () => {
+  if (serve.exitCode === null) {
+    serve.kill('SIGKILL');
+    await serveExit;
+  }
+  rmSync(home, { recursive: true, force: true });
+  releaseBuild();
+});
+
+describe('gpu-share runs and workers against gpu-share serve', () => {
+  it('finds the coordinator through coordinator.json (owner-only) and lists this machine as a worker', async () => {
+    const record = JSON.parse(readFileSync(path.join(home, 'coordinator.json'), 'utf8')) as { url: string; pid: number; certSha256: string | null };
+    expect(record).toMatchObject({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), pid: serve.pid, certSha256: null });
+    expect(statSync(path.join(home, 'coordinator.json')).mode & 0o777).toBe(0o600);
+    const { workers } = await json<{ workers: WorkerSnapshot[] }>(['workers', 'list']);
+    expect(workers).toEqual([expect.objectContaining({ node, local: true, state: 'active' })]);
+    const table = await gpuShare(['workers', 'list']);
+    expect(table.out).toMatch(new RegExp(`^ID +NODE +STATE +GPUS +ADDRESS +HEARTBEAT +STEP +WHY\\n\\d+ +${node} \\(this machine\\) +active +CPU only +127\\.0\\.0\\.1 `));
+    expect(await json(['runs', 'list'])).toEqual({ runs: [] });
+  });
+
+  it('starts a run, shows it, prints its output, and stops it', async () => {
+    const started = await json<RunSnapshot>(['runs', 'start', '--name', 'cli-test', '--samples', '100', '--launcher', 'direct', '--', '/bin/sh', '-c', 'echo hello-from-cli-test; sleep 60']);
+    expect(started).toMatchObject({ spec: { name: 'cli-test', samples: 100, launcher: 'direct', command: ['/bin/sh', '-c', 'echo hello-from-cli-test; sleep 60'] } });
+    expect(['waiting', 'running']).toContain(started.state);
+
+    const shown = await json<RunSnapshot>(['runs', 'show', started.id]);
+    expect(shown.id).toBe(started.id);
+    const { runs } = await json<{ runs: RunSnapshot[] }>(['runs', 'list']);
+    expect(runs.map((r) => r.id)).toEqual([started.id]);
+
+    let seen = '';
+    await poll('the run to print its line', async () => (seen = (await gpuShare(['runs', 'logs', started.id])).out).includes(`[${node}] hello-from-cli-test`)).catch((error: Error) => {
+      throw new Error(`${error.message}\nruns logs printed:\n${seen}`);
+    });
+    const logs = await json<{ runId: string; output: string }>(['runs', 'logs', started.id]);
+    expect(logs.runId).toBe(started.id);
+    // The pty ends lines with \r\n, as a terminal does.
+    expect(logs.output).toMatch(new RegExp(`^\\[${node}\\] hello-from-cli-test\\r?\\n`, 'm'));
+
+    const human = await gpuShare(['runs', 'show']);
+    expect(human.out).toMatch(new RegExp(`^Run ${started.id}: cli-test\\n {2}state +running`));
+
+    // One live run at a time: the coordinator's refusal is exit 1 with its sentence.
+    const second = await gpuShare(['runs', 'start', '--samples', '1', '--launcher', 'direct', '--', '/bin/true']);
+    expect(second.code).toBe(1);
+    expect(second.err).toMatch(/^gpu-share runs start: run "cli-test" \(run-[\w-]+\) is still running; stop it/);
+
+    const stopped = await json<RunSnapshot>(['runs', 'stop', started.id]);
+    expect(stopped).toMatchObject({ id: started.id, state: 'stopped' });
+    const again = await gpuShare(['runs', 'stop', started.id]);
+    expect(again).toMatchObject({ code: 0, out: `Run ${started.id} (cli-test) had already ended: stopped — stopped by user. Nothing changed.\n` });
+  });
+
+  it('follows a run to its end: each line once, exit 0 when it finished and 6 when it failed', async () => {
+    const ok = await gpuShare(['runs', 'start', '--follow', '--samples', '10', '--launcher', 'direct', '--', '/bin/sh', '-c', 'for i in 1 2 3; do echo tick $i; sleep 0.4; done']);
+    expect(ok.code).toBe(0);
+    for (const i of [1, 2, 3]) expect(ok.out.match(new RegExp(`^\\[${node}\\] tick ${i}\\r?\\n`, 'gm'))).toHaveLength(1);
+    expect(ok.err).toMatch(/^Started run (run-[\w-]+) \(training run\): \/bin\/sh -c 'for i in/);
+    expect(ok.err).toMatch(/\[gpu-share\] run run-[\w-]+ finished/);
+
+    const failed = await gpuShare(['runs', 'start', '-f', '--json', '--max-restarts', '0', '--samples', '10', '--launcher', 'direct', '--', '/bin/sh', '-c', 'echo bye; exit 3']);
+    expect(failed.code).toBe(6);
+    const lines = failed.out.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines[0]).toMatchObject({ spec: { maxRestarts: 0 } });
+    expect(lines.at(-1)).toMatchObject({ state: 'failed' });
+    expect(lines.some((l) => typeof l.output === 'string' && l.output.includes(`[${node}] bye`))).toBe(true);
+  });
+
+  it('refuses a wrong token (exit 4), an unknown run (exit 5) and an unknown flag (exit 2), each saying what to do', async () => {
+    const token = await gpuShare(['runs', 'list', '--json'], { GPU_SHARE_OPERATOR_TOKEN: 'not-the-token-not-the-token-not-the-token' });
+    expect(token.code).toBe(4);
+    expect(JSON.parse(token.out)).toMatchObject({ kind: 'unauthorized', exitCode: 4 });
+    expect(token.err).toContain('refused the operator token from GPU_SHARE_OPERATOR_TOKEN');
+
+    const unknown = await gpuShare(['runs', 'logs', 'run-404-nope', '--json']);
+    expect(unknown.code).toBe(5);
+    expect(JSON.parse(unknown.out)).toEqual({ error: 'no run "run-404-nope" on this coordinator; run ids are listed by `gpu-share runs list`', kind: 'not-found', exitCode: 5 });
+
+    const flag = await gpuShare(['workers', 'list', '--jsno']);
+    expect(flag).toMatchObject({ code: 2, out: '' });
+    expect(flag.err).toMatch(/^gpu-share workers list: unknown option --jsno \(did you mean --json\?\)\n\nUsage: gpu-share workers list \[--json\]\n/);
+  });
+
+  it('drains this machine by name: the worker leaves and says why', async () => {
+    const { workers } = await json<{ workers: WorkerSnapshot[] }>(['workers', 'drain', node]);
+    expect(workers.find((w) => w.node === node)).toMatchObject({ state: expect.stringMatching(/^(draining|left)$/) });
+    await poll('the drained worker to leave', async () => (await json<{ workers: WorkerSnapshot[] }>(['workers', 'list'])).workers.some((w) => w.state === 'left'));
+    const twice = await gpuShare(['workers', 'drain', node]);
+    expect(twice.code).toBe(1);
+    expect(twice.err).toMatch(/only an active worker can be drained/);
+  });
+
+  it('after serve stops: coordinator.json is gone and the CLI says how to start GPU Share (exit 3)', async () => {
+    serve.kill('SIGINT');
+    expect(await serveExit).toBe(0);
+    expect(existsSync(path.join(home, 'coordinator.json'))).toBe(false);
+    const r = await gpuShare(['runs', 'list', '--json']);
+    expect(r.code).toBe(3);
+    expect(JSON.parse(r.out)).toMatchObject({ kind: 'not-running', exitCode: 3 });
+    expect(r.err).toMatch(/^gpu-share runs list: GPU Share does not seem to be running: .* Start GPU Share with `gpu-share serve` \(or open the desktop app\)/);
+  });
+});
