@@ -1,5 +1,6 @@
 /** Reads the shell's own options from Electron's argv, ignoring Chromium switches and the app path. */
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 
 export interface ShellArgs {
   /** --cluster PATH (or --cluster=PATH), resolved against the working directory. */
@@ -12,32 +13,37 @@ export interface ShellArgs {
   trustAdvertisedHosts?: boolean;
 }
 
-/** Value of `--name VALUE` or `--name=VALUE` at argv[i], and how many entries it used; null if argv[i] is not it. */
-function valueOf(argv: readonly string[], i: number, name: string): { value: string | undefined; used: number } | null {
-  const arg = argv[i]!;
-  if (arg === `--${name}`) {
-    const next = argv[i + 1];
-    return next !== undefined && !next.startsWith('--') ? { value: next, used: 2 } : { value: undefined, used: 1 };
-  }
-  if (arg.startsWith(`--${name}=`)) return { value: arg.slice(name.length + 3) || undefined, used: 1 };
-  return null;
+const options = {
+  cluster: { type: 'string' },
+  'coordinator-host': { type: 'string' },
+  'coordinator-port': { type: 'string' },
+  'trust-advertised-hosts': { type: 'boolean' },
+} as const;
+
+/** A value taken from the next argument that is itself a switch (`--cluster --inspect`) means the value is missing. */
+function isSwitch(value: unknown, inline: boolean | undefined): boolean {
+  return !inline && typeof value === 'string' && value.startsWith('-');
 }
 
+/**
+ * util.parseArgs, not strict: Electron's argv also holds the app path and Chromium's own switches, which are
+ * none of ours. Values that are not usable are dropped (the defaults apply) rather than refused: there is no
+ * terminal to refuse them on.
+ */
 export function parseShellArgs(argv: readonly string[], cwd: string): ShellArgs {
   const args: ShellArgs = {};
-  for (let i = 0; i < argv.length; ) {
-    if (argv[i] === '--trust-advertised-hosts') {
-      args.trustAdvertisedHosts = true;
-      i += 1;
-      continue;
+  const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
+  for (const token of tokens) {
+    if (token.kind !== 'option') continue;
+    if (isSwitch(token.value, token.inlineValue)) {
+      // The switch it swallowed is read again on its own, with everything after it.
+      return { ...args, ...parseShellArgs(argv.slice(token.index + 1), cwd) };
     }
-    const cluster = valueOf(argv, i, 'cluster');
-    const host = cluster ? null : valueOf(argv, i, 'coordinator-host');
-    const port = cluster || host ? null : valueOf(argv, i, 'coordinator-port');
-    if (cluster?.value) args.clusterPath = path.resolve(cwd, cluster.value);
-    if (host?.value && /^[A-Za-z0-9.:%-]{1,255}$/.test(host.value)) args.coordinatorHost = host.value;
-    if (port?.value && /^\d{1,5}$/.test(port.value) && Number(port.value) <= 65535) args.coordinatorPort = Number(port.value);
-    i += (cluster ?? host ?? port)?.used ?? 1;
+    const value = typeof token.value === 'string' && token.value !== '' ? token.value : undefined;
+    if (token.name === 'trust-advertised-hosts' && token.value === undefined) args.trustAdvertisedHosts = true;
+    if (token.name === 'cluster' && value) args.clusterPath = path.resolve(cwd, value);
+    if (token.name === 'coordinator-host' && value && /^[A-Za-z0-9.:%-]{1,255}$/.test(value)) args.coordinatorHost = value;
+    if (token.name === 'coordinator-port' && value && /^\d{1,5}$/.test(value) && Number(value) <= 65535) args.coordinatorPort = Number(value);
   }
   return args;
 }

@@ -1,0 +1,15 @@
+// The desktop shell's options come through util.parseArgs too, not strict (Chromium's switches and the app
+// path share Electron's argv). A flag with its value missing must not swallow the next switch.
+import { describe, expect, it } from 'vitest';
+import { parseShellArgs } from '../../../src-main/electron/shell-args';
+
+describe('parseShellArgs', () => {
+  it('reads the next switch on its own when a value is missing', () => {
+    expect(parseShellArgs(['/app/gpu-share', '--cluster', '--coordinator-host', '10.0.0.5'], '/w')).toEqual({ coordinatorHost: '10.0.0.5' });
+    expect(parseShellArgs(['/app/gpu-share', '--coordinator-port', '--trust-advertised-hosts', '--cluster=c.yaml'], '/w')).toEqual({ trustAdvertisedHosts: true, clusterPath: '/w/c.yaml' });
+  });
+
+  it('ignores empty values and a value given to the boolean', () => {
+    expect(parseShellArgs(['/app/gpu-share', '--cluster=', '--trust-advertised-hosts=yes', '--inspect=9229'], '/w')).toEqual({});
+  });
+});
