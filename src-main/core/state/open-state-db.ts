@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import path from 'node:path';
 import type { BatchOptions } from './batched-writer';
 import { migrate, MIGRATIONS, refuseNewer, type Migration } from './migrations';
+import { sqliteBindingForThisProcess } from './native-binding';
 import { StateDb, type StateLimits } from './state-db';
 import { StateDbTooNewError } from './state-db-errors';
 import { checkStatePath, ensureOwnerOnlyFile, moveAside } from './state-db-file';
@@ -46,7 +47,9 @@ function isCorruption(error: unknown): boolean {
 
 function connect(file: string, opts: OpenStateDbOptions): Database.Database {
   const migrations = opts.migrations ?? MIGRATIONS;
-  const db = new Database(file, { timeout: opts.busyTimeoutMs ?? 5000 });
+  // Electron from a checkout loads its own build of the module; plain Node and a packaged app, node_modules' one.
+  const nativeBinding = sqliteBindingForThisProcess();
+  const db = new Database(file, { timeout: opts.busyTimeoutMs ?? 5000, ...(nativeBinding ? { nativeBinding } : {}) });
   try {
     // Before anything writes to the file: a newer schema is left exactly as it is.
     refuseNewer(db, file, migrations);
