@@ -1,4 +1,5 @@
 /** Confirmations for destructive actions (remove a node, stop a run, drain a worker), as an in-page dialog. */
+import { useEffect, useRef } from 'react';
 import { useCommands } from '../app-context';
 import { closeConfirm } from '../store/actions';
 import { act, useApp } from '../store/app-store';
@@ -9,6 +10,13 @@ export function ConfirmDialog() {
   const runName = useApp((s) => (confirm?.kind === 'stop-run' ? (s.runs.find((r) => r.id === confirm.runId)?.spec.name ?? confirm.runId) : ''));
   const workerNode = useApp((s) => (confirm?.kind === 'drain-worker' ? (s.workers.find((w) => w.id === confirm.workerId)?.node ?? `worker ${confirm.workerId}`) : ''));
   const commands = useCommands();
+  const safe = useRef<HTMLButtonElement>(null);
+  // The safe choice takes focus: Dialog's showModal() focuses the first button, the destructive one, whatever
+  // autoFocus said, so focus moves on once the dialog is open.
+  useEffect(() => {
+    const frame = requestAnimationFrame(() => safe.current?.focus());
+    return () => cancelAnimationFrame(frame);
+  }, [confirm]);
   if (!confirm) return null;
   const cancel = () => act(closeConfirm);
   if (confirm.kind === 'drain-worker') {
@@ -26,7 +34,7 @@ export function ConfirmDialog() {
             <button type="button" className="button danger" onClick={drain}>
               Drain {workerNode}
             </button>
-            <button type="button" className="button ghost" autoFocus onClick={cancel}>
+            <button ref={safe} type="button" className="button ghost" autoFocus onClick={cancel}>
               Keep it
             </button>
           </>
@@ -50,7 +58,7 @@ export function ConfirmDialog() {
             <button type="button" className="button danger" onClick={() => void commands.removeNode(confirm.nodeName)}>
               Remove {confirm.nodeName}
             </button>
-            <button type="button" className="button ghost" autoFocus onClick={cancel}>
+            <button ref={safe} type="button" className="button ghost" autoFocus onClick={cancel}>
               Cancel
             </button>
           </>
@@ -72,7 +80,7 @@ export function ConfirmDialog() {
           <button type="button" className="button danger" onClick={() => void commands.stopRun(confirm.runId)}>
             Stop the run
           </button>
-          <button type="button" className="button ghost" autoFocus onClick={cancel}>
+          <button ref={safe} type="button" className="button ghost" autoFocus onClick={cancel}>
             Keep it running
           </button>
         </>

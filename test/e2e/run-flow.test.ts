@@ -1,9 +1,15 @@
-// Issue 3 end to end: `gpu-share serve` with its in-app worker plus one `gpu-share worker` process, a run of the
-// example trainer on real torchrun (gloo, CPU) started from the page, the shard map and live output, then the
-// external worker SIGKILLed: the toast, the Failed badge and the rebalanced shard map, and the run finishing
-// on the survivor. No process the test started is left afterwards (checked by pid).
+// Issues 3 and 7 end to end: `gpu-share serve` with its in-app worker plus one `gpu-share worker` process, a run
+// of the example trainer on real torchrun (gloo, CPU) started from the page: step N of M, a row per worker, the
+// shard map and the live output by machine (filtered, downloaded, walked through by keyboard). Then the external
+// worker is frozen (SIGSTOP): the page names its silence before the coordinator declares it failed; the toast,
+// the Failed badge, the red count in the navigation, the rebalanced shard map, the coordinator's relaunch line;
+// the run finishes on the survivor as "Finished — 1 worker failed on the way" with generation 2 marked on its
+// loss curve. Run again refills the form, which outlives a change of view; the local worker is drained (after a
+// confirmation) and brought back. No process the test started is left afterwards (checked by pid).
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeProcesses, PidTracker } from '../integration/helpers/pid-tracker';
 import { CLI, ensureBuilt, fakeGpuEnv, LOOKS, openApp, openBrowser, removeDir, ROOT, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
@@ -18,6 +24,31 @@ let browser: BrowserHandle;
 let worker: ChildProcess;
 let workerOut = '';
 const tracker = new PidTracker(100);
+
+/** The text xterm shows now (its rendered rows). */
+async function terminalText(page: Page): Promise<string> {
+  return (await page.locator('.terminal .xterm-rows').textContent()) ?? '';
+}
+
+/** The terminal's text once it contains `needle`, or after `ms` whatever it is (for soft assertions). */
+async function terminalTextWith(page: Page, needle: string, ms: number): Promise<string> {
+  const until = Date.now() + ms;
+  let text = await terminalText(page);
+  while (!text.includes(needle) && Date.now() < until) {
+    await page.waitForTimeout(250);
+    text = await terminalText(page);
+  }
+  return text;
+}
+
+/** What has keyboard focus: the element's tag, class and accessible name, for the keyboard walk. */
+async function focused(page: Page): Promise<string> {
+  return page.evaluate(() => {
+    const el = document.activeElement as HTMLElement | null;
+    if (!el) return 'none';
+    return `${el.tagName.toLowerCase()}.${el.className}|${el.getAttribute('aria-label') ?? el.textContent?.trim() ?? ''}`;
+  });
+}
 
 beforeAll(async () => {
   ensureBuilt();
@@ -88,28 +119,90 @@ describe('a run across two workers, one of them killed', () => {
     const legend = await page.locator('.shard-legend li').allTextContents();
     expect(legend.some((t) => t.startsWith(EXTERNAL))).toBe(true);
     expect(legend.join(' ')).toMatch(/\[0, 5000\).*\[5000, 10000\)/);
-    // Live output: the trainer's progress lines reach xterm through getRunOutput + onRunOutput.
-    await expect.poll(async () => (await page.locator('.terminal .xterm-rows').textContent()) ?? '', { timeout: 60_000 }).toContain('GPU_SHARE_PROGRESS');
-    await expect.poll(async () => Number(await page.textContent('[data-testid="run-step"] dd')), { timeout: 60_000 }).toBeGreaterThan(5);
+    // Live output: the trainer's progress lines reach xterm through getRunOutput + onRunOutput, each line
+    // prefixed with the machine that wrote it, as it streams.
+    await expect.poll(() => terminalText(page), { timeout: 60_000 }).toContain('GPU_SHARE_PROGRESS');
+    // Step N of M, from the trainer's total_steps, with its bar and the time left.
+    await expect.poll(async () => Number(await page.getAttribute('[data-testid="run-progress"]', 'data-step')), { timeout: 60_000 }).toBeGreaterThan(5);
+    expect(await page.textContent('[data-testid="run-step-line"]')).toMatch(/^Step \d+ of 400$/);
+    expect(Number(await page.getAttribute('.step-bar', 'value'))).toBeGreaterThan(0);
+    await expect.poll(async () => (await page.textContent('[data-testid="run-eta"]')) ?? '', { timeout: 30_000 }).toMatch(/about .+ left/);
+    // A row per worker, each with its own step and samples/s.
+    const rows = page.locator('[data-testid="run-workers"] tbody tr');
+    await expect.poll(() => rows.count()).toBe(2);
+    const externalSteps = page.locator(`[data-testid="run-workers"] tr[data-node="${EXTERNAL}"] td:nth-child(3)`);
+    await expect.poll(async () => (await externalSteps.textContent())?.trim(), { timeout: 30_000 }).toMatch(/^\d+$/);
     expect(await page.textContent('[data-testid="residency"]')).toContain('CPU run — no GPU probe');
     for (const scheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme: scheme });
       await screenshot(page, `runs-two-workers-1280x800-${scheme}`);
     }
     await page.emulateMedia({ colorScheme: 'light' });
+    // Streamed lines carry their machine too (soft: the rest of the flow is timed against the running trainer).
+    expect.soft(await terminalTextWith(page, `[${EXTERNAL}] GPU_SHARE_PROGRESS`, 10_000)).toContain(`[${EXTERNAL}] GPU_SHARE_PROGRESS`);
+  });
+
+  it('filters the output to one machine, downloads it as a .log, and lets the keyboard in and out of the terminal', async () => {
+    const { page } = browser;
+    // A fresh load fetches the whole output so far from the core, prefixed by machine.
+    await page.reload();
+    await page.waitForSelector('.app[data-ready="true"]');
+    await page.click('nav [data-view="runs"]');
+    await expect.poll(async () => Number(await page.getAttribute('.terminal', 'data-output-chars')), { timeout: 30_000 }).toBeGreaterThan(0);
+    const filter = page.locator('[data-testid="output-filter"]');
+    await filter.selectOption(EXTERNAL);
+    await page.waitForSelector(`.terminal[data-filter="${EXTERNAL}"]`);
+    await expect.poll(() => terminalText(page)).toContain(`[${EXTERNAL}]`);
+    const shown = (await terminalText(page)).match(/\[[^\]]+\] /g) ?? [];
+    expect(new Set(shown)).toEqual(new Set([`[${EXTERNAL}] `]));
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download .log' }).click()]);
+    expect(download.suggestedFilename()).toMatch(new RegExp(`-${EXTERNAL}\\.log$`));
+    const log = await readFile((await download.path())!, 'utf8');
+    const logLines = log.split('\n').filter(Boolean);
+    expect(logLines.length).toBeGreaterThan(3);
+    expect(logLines.every((l) => l.startsWith(`[${EXTERNAL}] `))).toBe(true);
+    await filter.selectOption('');
+
+    // Keyboard: from Download, Tab goes into the (read-only) terminal; typing there does nothing; Tab leaves it,
+    // Shift+Tab comes back in and Shift+Tab again leaves it backwards.
+    await page.getByRole('button', { name: 'Download .log' }).focus();
+    await page.keyboard.press('Tab');
+    expect(await focused(page)).toContain('xterm-helper-textarea');
+    const before = await page.getAttribute('.terminal', 'data-output-chars');
+    await page.keyboard.type('rm -rf /\n');
+    expect(await focused(page)).toContain('xterm-helper-textarea');
+    await page.keyboard.press('Tab');
+    expect(await focused(page)).not.toContain('xterm-helper-textarea');
+    await page.keyboard.press('Shift+Tab');
+    expect(await focused(page)).toContain('xterm-helper-textarea');
+    await page.keyboard.press('Shift+Tab');
+    expect(await focused(page)).toMatch(/^button\..*Download \.log/);
+    expect(Number(await page.getAttribute('.terminal', 'data-output-chars'))).toBeGreaterThanOrEqual(Number(before));
+    expect(await terminalText(page)).not.toContain('rm -rf');
   });
 
   it('after SIGKILL of the external worker: a toast, the Failed badge, and the shards rebalanced onto the survivor', async () => {
     const { page } = browser;
     const generationBefore = Number(await page.getAttribute('.shard-map', 'data-generation'));
     tracker.scan();
-    worker.kill('SIGKILL');
+    // Frozen, not killed: its connections stay open, so only the missing heartbeats tell. The page says so
+    // before the coordinator declares the failure at the 5 s timeout.
+    worker.kill('SIGSTOP');
+    const silence = page.locator('[data-testid="silence-notice"]');
+    await silence.waitFor({ timeout: 5_000 });
+    expect(await silence.textContent()).toMatch(new RegExp(`No heartbeat from ${EXTERNAL} for [2-4] s — declared failed at 5 s`));
+    expect(await page.locator(`[data-testid="run-workers"] tr[data-node="${EXTERNAL}"] .badge`).textContent()).toMatch(/^No heartbeat for [2-4] s$/);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await screenshot(page, 'runs-silent-worker-1280x800-light');
 
     const toast = page.locator('.toast[data-severity="error"]', { hasText: `Worker ${EXTERNAL} failed` });
     await toast.waitFor({ timeout: 30_000 });
     // A SIGKILLed agent's kernel closes its presence socket, so the coordinator may know before any heartbeat is missed.
     expect(await toast.textContent()).toMatch(/No heartbeat for \d+ s|Its agent process ended/);
+    worker.kill('SIGKILL');
     await page.waitForSelector('.shard-map[data-shards="1"]', { timeout: 30_000 });
+    expect(await page.locator('[data-testid="silence-notice"]').count()).toBe(0);
+    expect(await page.textContent('[data-testid="nav-failed"]')).toBe('1');
     const generationAfter = Number(await page.getAttribute('.shard-map', 'data-generation'));
     expect(generationAfter).toBeGreaterThan(generationBefore);
     const legend = await page.locator('.shard-legend li').allTextContents();
@@ -128,6 +221,16 @@ describe('a run across two workers, one of them killed', () => {
     expect(await row.getAttribute('class')).toContain('highlight');
     expect(await row.locator('.badge').textContent()).toBe('Failed');
     await screenshot(page, 'workers-after-failure-1280x800-light');
+
+    // The coordinator's own lines are in the output, under its name: filtered to them, the relaunch is there.
+    await page.reload();
+    await page.waitForSelector('.app[data-ready="true"]');
+    await page.click('nav [data-view="runs"]');
+    await page.locator('[data-testid="output-filter"]').selectOption('gpu-share');
+    await expect.poll(() => terminalText(page), { timeout: 30_000 }).toMatch(/\[gpu-share\] relaunching as generation \d+ on 1 worker/);
+    expect(await terminalText(page)).toMatch(/\[gpu-share\] launching generation 1 on 2 workers/);
+    await screenshot(page, 'runs-coordinator-lines-1280x800-light');
+    await page.locator('[data-testid="output-filter"]').selectOption('');
   });
 
   it('the run carries on on the survivor and finishes, one restart used', async () => {
@@ -135,12 +238,66 @@ describe('a run across two workers, one of them killed', () => {
     await page.click('nav [data-view="runs"]');
     await page.waitForSelector('.run-detail[data-state="finished"]', { timeout: 150_000 });
     expect(await page.textContent('[data-testid="run-restarts"] dd')).toBe('1 of 3');
-    expect(Number(await page.textContent('[data-testid="run-step"] dd'))).toBe(399);
+    expect(await page.textContent('[data-testid="run-step-line"]')).toBe('Step 400 of 400');
+    expect(await page.textContent('[data-testid="run-outcome"]')).toBe('Finished — 1 worker failed on the way');
+    expect(await page.getAttribute('[data-testid="run-outcome"]', 'data-tone')).toBe('warn');
+    expect(await page.locator(`[data-testid="run-workers"] tr[data-node="${EXTERNAL}"] [data-testid="restarts-caused"]`).textContent()).toBe('1');
+    // The curve has every step once (a resume replaced the steps after its checkpoint), with generation 2 marked.
+    expect(Number(await page.getAttribute('.loss-curve', 'data-points'))).toBe(400);
+    expect(Number(await page.getAttribute('.loss-curve', 'data-marks'))).toBeGreaterThanOrEqual(1);
+    expect(await page.locator('.generation-label').allTextContents()).toContain('gen 2');
     for (const { width, height, colorScheme } of LOOKS) {
       await page.setViewportSize({ width, height });
       await page.emulateMedia({ colorScheme });
       await screenshot(page, `runs-finished-${width}x${height}-${colorScheme}`);
     }
+  });
+
+  it('Run again refills the form from the finished run; what was typed survives a change of view', async () => {
+    const { page } = browser;
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.emulateMedia({ colorScheme: 'light' });
+    const form = page.locator('[data-testid="start-run-form"]');
+    await form.locator('input[name="name"]').fill('typed, then left');
+    await page.click('nav [data-view="workers"]');
+    await page.click('nav [data-view="runs"]');
+    expect(await form.locator('input[name="name"]').inputValue()).toBe('typed, then left');
+    await page.getByRole('button', { name: 'Run again' }).click();
+    expect(await form.locator('input[name="name"]').inputValue()).not.toBe('typed, then left');
+    expect(await form.locator('textarea[name="command"]').inputValue()).toMatch(/--steps 400 .*--step-sleep 0\.05/);
+    expect(await form.locator('input[name="minWorkers"]').inputValue()).toBe('1');
+    expect(await focused(page)).toMatch(/^input\./);
+  });
+
+  it('Workers: the table comes first; Drain asks first (Keep it focused); a drained local worker is brought back', async () => {
+    const { page } = browser;
+    await page.click('nav [data-view="workers"]');
+    const table = page.locator('[data-testid="workers-table"]');
+    await table.waitFor();
+    expect(await page.evaluate(() => {
+      const t = document.querySelector('[data-testid="workers-table"]')!;
+      const join = document.querySelector('.join-card')!;
+      return Boolean(t.compareDocumentPosition(join) & Node.DOCUMENT_POSITION_FOLLOWING);
+    })).toBe(true);
+    const local = table.locator('tr[data-state="active"]:not([data-node="e2e-worker"])');
+    const node = await local.getAttribute('data-node');
+    await local.getByRole('button', { name: `Drain worker ${node}` }).click();
+    const dialog = page.locator('[data-testid="confirm-dialog"]');
+    await dialog.waitFor();
+    expect(await dialog.locator('h2').textContent()).toBe(`Drain ${node}?`);
+    await expect.poll(() => focused(page)).toContain('Keep it');
+    await screenshot(page, 'workers-drain-confirm-1280x800-light');
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+    expect(await local.count()).toBe(1);
+    await local.getByRole('button', { name: `Drain worker ${node}` }).click();
+    await dialog.getByRole('button', { name: `Drain ${node}` }).click();
+    const left = table.locator(`tr[data-node="${node}"][data-state="left"]`);
+    await left.waitFor({ timeout: 30_000 });
+    await screenshot(page, 'workers-drained-local-1280x800-light');
+    await left.getByRole('button', { name: `Bring back worker ${node}` }).click();
+    await page.waitForSelector(`[data-testid="workers-table"] tr[data-node="${node}"][data-state="active"]`, { timeout: 30_000 });
+    await screenshot(page, 'workers-brought-back-1280x800-light');
   });
 
   it('leaves no process behind once serve has stopped', async () => {

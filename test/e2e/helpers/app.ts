@@ -197,7 +197,8 @@ export const LOOKS = [
 export async function screenshot(page: Page, name: string): Promise<string> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   const file = path.join(SCREENSHOTS, `${name}.png`);
-  await page.screenshot({ path: file });
+  // Transitions finished: a screenshot right after a colour-scheme switch must not catch buttons half-way.
+  await page.screenshot({ path: file, animations: 'disabled' });
   return file;
 }
 
