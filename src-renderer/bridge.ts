@@ -8,7 +8,7 @@ import type { UserNotification } from '../src-shared/training';
 import type { Connection } from './api/ws-client';
 import {
   appendEvent,
-  appendRunOutput,
+  appendWorkerOutput,
   applyWorkersChanged,
   focusTarget,
   loadFailed,
@@ -40,7 +40,7 @@ export function eventHandlers(store: AppStore, options: BridgeOptions = {}): Eve
     onCluster: (cluster) => apply(store, setCluster, cluster),
     onWorkersChanged: (diff) => apply(store, applyWorkersChanged, diff),
     onRun: (run) => apply(store, upsertRun, run),
-    onRunOutput: ({ runId, data }) => apply(store, appendRunOutput, runId, data),
+    onRunOutput: (chunk) => apply(store, appendWorkerOutput, chunk),
     onEvent: (event) => apply(store, appendEvent, event),
     onNotification: (notification) => {
       apply(store, pushToast, notification, now());

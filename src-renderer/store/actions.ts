@@ -201,19 +201,6 @@ function trimBuffers(buffers: AppState['runOutput'], keep: string): AppState['ru
   return next;
 }
 
-/** Live output arrived: append, dropping from the front past MAX_OUTPUT_CHARS. */
-export function appendRunOutput(s: AppState, runId: string, data: string): AppState {
-  const prev = s.runOutput[runId] ?? { text: '', epoch: 0, dropped: 0 };
-  let text = prev.text + data;
-  let dropped = prev.dropped;
-  if (text.length > MAX_OUTPUT_CHARS) {
-    const cut = text.length - MAX_OUTPUT_CHARS;
-    text = text.slice(cut);
-    dropped += cut;
-  }
-  return { ...s, runOutput: trimBuffers({ ...s.runOutput, [runId]: { text, epoch: prev.epoch, dropped } }, runId) };
-}
-
 /** An unfinished line longer than this (a progress bar redrawn with \r) is shown as it is, as the core's log does. */
 const MAX_PARTIAL_CHARS = 4096;
 

@@ -130,7 +130,7 @@ describe('bridge', () => {
     expect(s.cluster?.thisMachineNode).toBe('n');
     expect(s.workers.map((w) => w.state)).toEqual(['active']);
     expect(s.runs[0]?.state).toBe('paused');
-    expect(s.runOutput['run-1']?.text).toBe('step 0\nstep 1\n');
+    expect(s.runOutput['run-1']?.text).toBe('step 0\n[box] step 1\n');
     expect(s.events.map((e) => e.seq)).toEqual([1, 2]);
     expect(s.toasts).toEqual([{ id: 'n-1', notification: note, at: 42 }]);
     expect(notified).toEqual([note]);

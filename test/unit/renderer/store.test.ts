@@ -173,23 +173,23 @@ describe('runs, output and events', () => {
     expect(s.runs).toHaveLength(4);
   });
 
-  it('bounds run output from the front and counts what it dropped, so a terminal writes only the new part', () => {
-    let s = A.appendRunOutput(initialState(), 'r', 'x'.repeat(A.MAX_OUTPUT_CHARS - 10));
-    s = A.appendRunOutput(s, 'r', '0123456789ABCDEFGHIJ');
+  it('bounds run output from the front at a line start and counts what it dropped, so a terminal writes only the new part', () => {
+    const out = (s: ReturnType<typeof initialState>, data: string) => A.appendWorkerOutput(s, { runId: 'r', workerId: 0, node: 'a', data });
+    let s = out(initialState(), `${'x'.repeat(A.MAX_OUTPUT_CHARS - 10)}\n`);
+    s = out(s, '0123456789ABCDEFGHIJ\n');
     const b = s.runOutput.r!;
-    expect(b.text.length).toBe(A.MAX_OUTPUT_CHARS);
-    expect(b.dropped).toBe(10);
-    expect(b.text.endsWith('ABCDEFGHIJ')).toBe(true);
-    expect(b.dropped + b.text.length).toBe(A.MAX_OUTPUT_CHARS + 10);
+    // The long first line cannot be kept whole: it goes, and no kept line loses its [node] prefix.
+    expect(b.text).toBe('[a] 0123456789ABCDEFGHIJ\n');
+    expect(b.dropped + b.text.length).toBe(A.MAX_OUTPUT_CHARS - 10 + 5 + 25);
     const replaced = A.replaceRunOutput(s, 'r', 'fresh');
     expect(replaced.runOutput.r).toEqual({ text: 'fresh\n', epoch: 1, dropped: 0 });
   });
 
   it('keeps output of a bounded number of runs, never the one being written', () => {
     let s = initialState();
-    for (let i = 0; i < A.MAX_BUFFERED_RUNS + 3; i++) s = A.appendRunOutput(s, `r${i}`, 'line\n');
+    for (let i = 0; i < A.MAX_BUFFERED_RUNS + 3; i++) s = A.appendWorkerOutput(s, { runId: `r${i}`, workerId: 0, node: 'a', data: 'line\n' });
     expect(Object.keys(s.runOutput)).toHaveLength(A.MAX_BUFFERED_RUNS);
-    expect(s.runOutput[`r${A.MAX_BUFFERED_RUNS + 2}`]?.text).toBe('line\n');
+    expect(s.runOutput[`r${A.MAX_BUFFERED_RUNS + 2}`]?.text).toBe('[a] line\n');
   });
 
   it('orders events by seq and keeps a duplicate (after a reconnect reload) once', () => {
