@@ -391,13 +391,13 @@ describe('CoordinatorService — runs and generations', () => {
     const [a, b] = h.activeWorkers('a', 'b');
     const run = h.svc.startRun(h.spec());
     h.workers.forEach((w) => w.beat());
-    const line = (step: number, gen: number) =>
+    const line = (step: number) =>
       `GPU_SHARE_PROGRESS {"step":${step},"loss":${(1 / (step + 1)).toFixed(4)},"samples_per_sec":50,"rank":0,"world_size":2,"total_steps":300}\r\n`;
     const out = (w: typeof a, gen: number, data: string) =>
       h.svc.report(w!.workerId, { incarnation: w!.incarnation, reports: [{ type: 'output', runId: run.id, generation: gen, data }] });
     // 150 steps in chunks that end mid-line: every one counts, no heartbeat needed.
     let text = '';
-    for (let step = 0; step < 150; step++) text += line(step, 1);
+    for (let step = 0; step < 150; step++) text += line(step);
     for (let i = 0; i < text.length; i += 97) out(a, 1, text.slice(i, i + 97));
     h.run(1000, [a!, b!]);
     let snap = h.liveRun();
