@@ -13,7 +13,8 @@ import { generateToken } from '../src-main/core/api/tokens';
 import { CoordinatorService } from '../src-main/core/coordinator/coordinator-service';
 import { systemClock } from '../src-main/core/ports';
 import { apiPaths } from '../src-shared/worker-protocol';
-import { intFlag, printTable } from './lib/stats';
+import { intFlag } from './lib/flags';
+import { printTable } from './lib/stats';
 
 const JOINS = intFlag('joins', 21_000, 100, 100_000);
 const FLOOD_S = intFlag('flood-s', 8, 1, 60);

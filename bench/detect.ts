@@ -13,16 +13,12 @@ import path from 'node:path';
 import { build } from 'esbuild';
 import { detectHardware } from '../src-main/core/hardware/detect-hardware';
 import { pollLiveHardware } from '../src-main/core/hardware/hardware-monitor';
+import { intFlag } from './lib/flags';
 import { summarize } from './lib/stats';
 
 const root = process.cwd();
-const arg = (name: string, fallback: number) => {
-  const at = process.argv.indexOf(`--${name}`);
-  const n = at === -1 ? NaN : Number(process.argv[at + 1]);
-  return Number.isInteger(n) && n > 0 && n <= 200 ? n : fallback;
-};
-const COLD_RUNS = arg('cold', 15);
-const WARM_RUNS = arg('warm', 40);
+const COLD_RUNS = intFlag('cold', 15, 1, 200);
+const WARM_RUNS = intFlag('warm', 40, 1, 200);
 
 const fakeBin = path.join(root, 'test/fixtures/bin');
 const nodeDir = path.dirname(process.execPath);

@@ -18,15 +18,16 @@ import { AgentHandle } from '../test/integration/helpers/agent-handle';
 import { CoordinatorHarness } from '../test/integration/helpers/coordinator-harness';
 import { PidTracker } from '../test/integration/helpers/pid-tracker';
 import { pulse, waitFor } from '../test/integration/helpers/wait';
-import { choiceFlag, intFlag, printTable, summarize } from './lib/stats';
+import { choiceFlag, intFlag, stringFlag } from './lib/flags';
+import { printTable, summarize } from './lib/stats';
 
 const KILLS = intFlag('kills', 20, 1, 200);
 const MODE = choiceFlag('agent', ['light', 'real'] as const, 'light');
-const timeoutArg = process.argv[process.argv.indexOf('--timeout-ms') + 1];
-const TIMEOUTS = (process.argv.includes('--timeout-ms') && timeoutArg ? timeoutArg : '2000')
+const TIMEOUTS = (stringFlag('timeout-ms') ?? '2000')
   .split(',')
   .map(Number)
   .filter((n) => Number.isInteger(n) && n >= 500 && n <= 60_000);
+if (TIMEOUTS.length === 0) throw new Error('--timeout-ms takes whole milliseconds from 500 to 60000, comma-separated');
 const INTERVAL_MS = 1000;
 
 interface Victim {

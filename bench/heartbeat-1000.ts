@@ -9,6 +9,7 @@
  * listener gets coalesced snapshots, as in the desktop app.
  */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { cpus, loadavg } from 'node:os';
@@ -18,18 +19,10 @@ import { startCoordinatorHttp } from '../src-main/core/api/coordinator-http';
 import { generateToken } from '../src-main/core/api/tokens';
 import { CoordinatorService } from '../src-main/core/coordinator/coordinator-service';
 import { systemClock } from '../src-main/core/ports';
-import { apiPaths, runSpecSchema, type HeartbeatResponse, type JoinResponse } from '../src-shared/worker-protocol';
+import { apiPaths, runSpecSchema, SESSION_HEADER, type HeartbeatResponse, type JoinResponse } from '../src-shared/worker-protocol';
+import { intFlag } from './lib/flags';
+import { summarize } from './lib/stats';
 
-function flag(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  const v = i === -1 ? NaN : Number(process.argv[i + 1]);
-  return Number.isFinite(v) && v > 0 ? v : fallback;
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
 
 // ------------------------------------------------------------------------------------------------------------
 // Child: the simulated workers.
@@ -37,7 +30,8 @@ function percentile(sorted: number[], p: number): number {
 async function child(url: string, token: string, count: number, seconds: number): Promise<void> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
   const target = new URL(url);
-  const post = <T>(path: string, body: unknown): Promise<{ status: number; json: T }> =>
+  // Every worker request after the join carries that worker's session secret.
+  const post = <T>(path: string, body: unknown, session?: string): Promise<{ status: number; json: T }> =>
     new Promise((resolve, reject) => {
       const text = JSON.stringify(body);
       const req = http.request(
@@ -47,7 +41,12 @@ async function child(url: string, token: string, count: number, seconds: number)
           port: target.port,
           path,
           method: 'POST',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) },
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(text),
+            ...(session ? { [SESSION_HEADER]: session } : {}),
+          },
         },
         (res) => {
           let data = '';
@@ -68,6 +67,7 @@ async function child(url: string, token: string, count: number, seconds: number)
         post<JoinResponse>(apiPaths.join, {
           node: `sim-${i + k}`,
           agentVersion: 'bench',
+          machineId: randomBytes(24).toString('base64url'),
           gpus: [],
           cpuCores: 4,
           ramMb: 8192,
@@ -114,7 +114,7 @@ async function child(url: string, token: string, count: number, seconds: number)
         }
         const progress = plan ? { ...plan, step: step++, loss: 1 / (step + 1), samplesPerSec: 100, resumedFrom: null } : null;
         const start = performance.now();
-        post<HeartbeatResponse>(apiPaths.heartbeat(w.workerId), { incarnation: w.incarnation, progress })
+        post<HeartbeatResponse>(apiPaths.heartbeat(w.workerId), { incarnation: w.incarnation, progress }, w.sessionSecret)
           .then((r) => {
             const ms = performance.now() - start;
             if (r.status !== 200) errors++;
@@ -137,8 +137,8 @@ async function child(url: string, token: string, count: number, seconds: number)
 // Parent: the coordinator.
 
 async function parent(): Promise<void> {
-  const count = flag('workers', 1000);
-  const seconds = flag('seconds', 20);
+  const count = intFlag('workers', 1000, 1, 100_000);
+  const seconds = intFlag('seconds', 20, 1, 3600);
   const joinToken = generateToken();
   const operatorToken = generateToken();
   const service = new CoordinatorService({ clock: systemClock, joinToken, operatorToken, maxWorkers: count + 10 });
@@ -175,13 +175,13 @@ async function parent(): Promise<void> {
   await api.close();
   if (code !== 0 || !result) throw new Error(`the simulated workers exited with code ${code}`);
   const { latencies, errors } = result as { latencies: number[]; errors: number };
-  latencies.sort((a, b) => a - b);
+  const latency = summarize(latencies);
   const run = service.runs()[0]!;
   const fmt = (n: number) => n.toFixed(2);
   console.log(`heartbeat-1000: ${count} workers x 1 Hz for ${seconds} s on 127.0.0.1 (node ${process.version})`);
   console.log(`  machine: ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} (the workers' child process shares these cores)`);
-  console.log(`  heartbeats measured: ${latencies.length}   errors: ${errors}`);
-  console.log(`  latency ms: p50 ${fmt(percentile(latencies, 50))}   p99 ${fmt(percentile(latencies, 99))}   max ${fmt(latencies.at(-1) ?? NaN)}   (target p99 < 20)`);
+  console.log(`  heartbeats measured: ${latency.n}   errors: ${errors}`);
+  console.log(`  latency ms: p50 ${fmt(latency.p50)}   p99 ${fmt(latency.p99)}   max ${fmt(latency.max)}   (target p99 < 20)`);
   console.log(`  coordinator CPU: ${cpuPct.toFixed(1)} % of one core   (target < 25)`);
   console.log(
     `  coordinator event-loop delay ms: p50 ${fmt(loopDelay.percentile(50) / 1e6)}   p99 ${fmt(loopDelay.percentile(99) / 1e6)}   max ${fmt(loopDelay.max / 1e6)}`,

@@ -12,7 +12,8 @@ import { performance } from 'node:perf_hooks';
 import { canRunApp } from '../test/multihost/helpers/can-make-hosts';
 import { eventsOf, idOf, trainingTogether } from '../test/multihost/helpers/run-watch';
 import { startTestbed, startWorker, stopTestbed, TRAINER, waitForActive, workerOf, type Testbed } from '../test/multihost/helpers/testbed';
-import { intFlag, printTable, seconds, summarize } from './lib/stats';
+import { hasFlag, intFlag } from './lib/flags';
+import { printTable, seconds, summarize } from './lib/stats';
 
 const KILLS = intFlag('kills', 3, 1, 20);
 const CUTS = intFlag('cuts', 2, 0, 20);
@@ -63,7 +64,7 @@ async function killRound(tb: Testbed, round: number): Promise<KillSample> {
     if (!first) await new Promise((r) => setTimeout(r, 50));
   }
   if (!first) throw new Error('the survivors did not train again within 90 s');
-  if (process.argv.includes('--timeline')) {
+  if (hasFlag('timeline')) {
     // Where the survivor's time went: its agent's lines from the kill to its first step, relative to the kill.
     for (const l of b.proc.lines) {
       if (l.at < killedAt || l.at > first.at) continue;

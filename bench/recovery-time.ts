@@ -24,13 +24,13 @@ import { CoordinatorHarness } from '../test/integration/helpers/coordinator-harn
 import { PidTracker } from '../test/integration/helpers/pid-tracker';
 import { waitFor } from '../test/integration/helpers/wait';
 import { BareTorchrun } from './lib/bare-torchrun';
-import { choiceFlag, intFlag, printTable, seconds } from './lib/stats';
+import { choiceFlag, intFlag, stringFlag } from './lib/flags';
+import { printTable, seconds } from './lib/stats';
 
 type Role = 'host' | 'other';
 const VICTIMS: Role[] = ((v) => (v === 'both' ? ['other', 'host'] : [v]))(choiceFlag('victim', ['other', 'host', 'both'] as const, 'both'));
 const GIVE_UP_MS = intFlag('give-up-s', 120, 10, 600) * 1000;
-const confAt = process.argv.indexOf('--bare-conf');
-const BARE_CONF = confAt === -1 ? null : (process.argv[confAt + 1] ?? null);
+const BARE_CONF = stringFlag('bare-conf') ?? null;
 const TIMEOUT_MS = 5000;
 const CHECKPOINT_EVERY = 5;
 const SAMPLES = 1000;

@@ -26,7 +26,8 @@ import { readProc } from '../test/integration/helpers/proc-table';
 import { waitFor } from '../test/integration/helpers/wait';
 import { BareTorchrun } from './lib/bare-torchrun';
 import { ProgressStream, steadyStepRate, type StepRate } from './lib/progress-stream';
-import { intFlag, median, printTable } from './lib/stats';
+import { intFlag } from './lib/flags';
+import { median, printTable } from './lib/stats';
 
 const STEPS = intFlag('steps', 4000, 100, 100_000);
 const ROUNDS = intFlag('rounds', 5, 1, 20);

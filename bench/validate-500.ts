@@ -16,11 +16,11 @@ import {
 } from '../src-shared/cluster/index';
 import { readYamlDocument } from '../src-shared/cluster/read-yaml';
 import { garbage } from '../test/fixtures/cluster/garbage';
+import { intFlag } from './lib/flags';
 import { summarize } from './lib/stats';
 
 const TARGET_MS = 100;
-const runsArg = Number(process.argv[process.argv.indexOf('--runs') + 1]);
-const RUNS = process.argv.includes('--runs') && Number.isInteger(runsArg) && runsArg > 0 && runsArg <= 500 ? runsArg : 50;
+const RUNS = intFlag('runs', 50, 1, 500);
 /** Slow hostile cases stop after this much measuring time (at least 5 runs). */
 const CASE_BUDGET_MS = 5_000;
 

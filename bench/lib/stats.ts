@@ -1,4 +1,7 @@
-/** Summary figures and plain tables for benchmark output: every bench prints the same way. */
+/**
+ * Summary figures and plain tables for benchmark output: every bench prints the same way, and every median and
+ * percentile a bench reports comes from percentile() here (nearest rank), so figures compare across benches.
+ */
 
 export interface Summary {
   n: number;
@@ -6,6 +9,7 @@ export interface Summary {
   min: number;
   p50: number;
   p95: number;
+  p99: number;
   max: number;
 }
 
@@ -25,6 +29,7 @@ export function summarize(samples: readonly number[]): Summary {
     min: n === 0 ? NaN : sorted[0]!,
     p50: percentile(sorted, 50),
     p95: percentile(sorted, 95),
+    p99: percentile(sorted, 99),
     max: n === 0 ? NaN : sorted[n - 1]!,
   };
 }
@@ -40,20 +45,6 @@ export function printTable(header: string[], rows: string[][]): void {
   console.log(line(header));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const r of rows) console.log(line(r));
-}
-
-/** A whole-number flag `--name N` within [min, max], or the fallback. */
-export function intFlag(name: string, fallback: number, min = 1, max = 1_000_000): number {
-  const at = process.argv.indexOf(`--${name}`);
-  const n = at === -1 ? NaN : Number(process.argv[at + 1]);
-  return Number.isInteger(n) && n >= min && n <= max ? n : fallback;
-}
-
-/** A string flag `--name VALUE` among `allowed`, or the fallback. */
-export function choiceFlag<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
-  const at = process.argv.indexOf(`--${name}`);
-  const v = at === -1 ? undefined : process.argv[at + 1];
-  return allowed.includes(v as T) ? (v as T) : fallback;
 }
 
 export function seconds(ms: number, digits = 2): string {
