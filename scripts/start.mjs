@@ -1,6 +1,7 @@
 // `npm start`: the desktop app when Electron's binary is installed, else headless mode (`gpu-share serve`) with a
-// note on how to get the window. Builds first when dist/ is missing or older than the sources. Never downloads
-// anything itself: Electron's own index.js would fetch the binary when it is missing, so it is not imported here.
+// note on how to get the window. Builds first when dist/ is missing or older than the sources, and before the
+// first Electron launch builds the SQLite module for Electron (scripts/electron-sqlite.mjs: the only download it
+// may start). Never downloads Electron: its own index.js would fetch the binary when missing, so it is not imported.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -152,7 +153,7 @@ function runHeadless(root, args, forced) {
   });
 }
 
-export function main(argv = process.argv.slice(2), root = repoRoot) {
+export async function main(argv = process.argv.slice(2), root = repoRoot) {
   const { headless, forward } = splitArgs(argv);
   const reason = staleReason(root);
   if (reason) {
@@ -164,8 +165,17 @@ export function main(argv = process.argv.slice(2), root = repoRoot) {
     }
   }
   const electron = headless ? { found: false } : findElectronBinary(root);
-  if (electron.found) runElectron(electron.path, root, forward);
-  else runHeadless(root, forward, headless);
+  if (!electron.found) return runHeadless(root, forward, headless);
+  // Loaded only for Electron: headless mode runs under Node and needs none of it.
+  const { ElectronSqliteBuildError, ensureElectronSqlite } = await import('./electron-sqlite.mjs');
+  try {
+    ensureElectronSqlite(root, { electronBinary: electron.path });
+  } catch (error) {
+    if (!(error instanceof ElectronSqliteBuildError)) throw error;
+    console.error(error.message);
+    process.exit(1);
+  }
+  runElectron(electron.path, root, forward);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) main();

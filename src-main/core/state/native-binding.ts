@@ -27,11 +27,14 @@ export interface RuntimeFacts {
   sqliteVersion: string;
 }
 
+/** What names one Electron build: the runtime, the module's version, the machine. */
+export type ElectronBuildFacts = Pick<RuntimeFacts, 'sqlitePackageDir' | 'sqliteVersion' | 'platform' | 'arch'> & { electronVersion: string };
+
 /**
  * Where the Electron build for these versions lives. scripts/electron-sqlite.mjs computes the same path
  * (test/unit/scripts/electron-sqlite.test.ts checks that both agree).
  */
-export function electronBindingPath(facts: Pick<RuntimeFacts, 'sqlitePackageDir' | 'sqliteVersion' | 'platform' | 'arch'> & { electronVersion: string }): string {
+export function electronBindingPath(facts: ElectronBuildFacts): string {
   const folder = `better-sqlite3-${facts.sqliteVersion}-electron-${facts.electronVersion}-${facts.platform}-${facts.arch}`;
   return path.join(path.dirname(facts.sqlitePackageDir), '.cache', 'gpu-share', folder, SQLITE_BINDING_FILE);
 }
@@ -47,7 +50,7 @@ export function isPackagedApp(facts: Pick<RuntimeFacts, 'resourcesPath' | 'codeD
 export class ElectronSqliteMissingError extends Error {
   constructor(
     readonly bindingPath: string,
-    facts: Pick<RuntimeFacts, 'sqlitePackageDir' | 'sqliteVersion'> & { electronVersion: string },
+    facts: ElectronBuildFacts,
   ) {
     // node_modules/better-sqlite3 → the checkout the command runs in.
     const checkout = path.dirname(path.dirname(facts.sqlitePackageDir));

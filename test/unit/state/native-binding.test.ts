@@ -2,7 +2,8 @@
 // the separate Electron build when Electron runs from a checkout, and a message naming the command when that
 // build is missing. The facts are passed in; a real .node file is loaded through the chosen path.
 import Database from 'better-sqlite3';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, type Stats } from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -17,6 +18,7 @@ import {
 } from '../../../src-main/core/state/native-binding';
 import { openStateDb } from '../../../src-main/core/state/index';
 import { tempDataDir } from './temp-state';
+import { parse } from 'yaml';
 
 const repo = path.resolve(__dirname, '../../..');
 const nodeBuild = path.join(repo, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node');
@@ -100,6 +102,25 @@ describe('chooseSqliteBinding', () => {
     const resources = path.join(checkout, 'opt/GPU Share/resources');
     const packaged = devElectron({ resourcesPath: resources, codeDir: path.join(resources, 'app.asar/dist/main') });
     expect(chooseSqliteBinding(packaged, neverAsked)).toBeUndefined();
+  });
+});
+
+describe('the packaged app', () => {
+  // electron-builder's own matcher over electron-builder.yml's asarUnpack (a real build needs the internet).
+  const { FileMatcher } = createRequire(import.meta.url)('app-builder-lib/out/fileMatcher.js') as {
+    FileMatcher: new (from: string, to: string, expand: (s: string) => string, patterns: string[]) => {
+      createFilter(): (file: string, stat: Pick<Stats, 'isDirectory'>) => boolean;
+    };
+  };
+  const config = parse(readFileSync(path.join(repo, 'electron-builder.yml'), 'utf8')) as { asarUnpack: string[]; npmRebuild: boolean };
+
+  it('has better-sqlite3 rebuilt for Electron and its module outside app.asar, where Electron can load it', () => {
+    expect(config.npmRebuild).toBe(true);
+    const unpacked = new FileMatcher(repo, repo, (s) => s, config.asarUnpack).createFilter();
+    const file = { isDirectory: () => false };
+    expect(unpacked(path.join(repo, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node'), file)).toBe(true);
+    expect(unpacked(path.join(repo, 'node_modules/better-sqlite3/lib/database.js'), file)).toBe(true);
+    expect(unpacked(path.join(repo, 'dist/main/electron-main.cjs'), file)).toBe(false);
   });
 });
 
