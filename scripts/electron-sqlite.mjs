@@ -149,6 +149,8 @@ function buildAndInstall(status, root, { electronBinary, env, log }) {
   try {
     cpSync(status.sqlitePackageDir, staging, {
       recursive: true,
+      // A linked package (pnpm, npm link) is copied, not linked: the build must not write into it.
+      dereference: true,
       filter: (source) => !['build', 'node_modules'].includes(path.relative(status.sqlitePackageDir, source).split(path.sep)[0]),
     });
     if (!buildInStaging(root, staging, status, env, log)) throw new ElectronSqliteBuildError(status.electronVersion);
