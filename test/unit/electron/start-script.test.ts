@@ -51,6 +51,10 @@ function freshCheckout(): void {
  */
 function fakeElectron(): string {
   write('node_modules/electron/path.txt', 'electron');
+  // The SQLite module's Electron build, as the first `npm start` leaves it (scripts/electron-sqlite.mjs).
+  write('node_modules/electron/package.json', JSON.stringify({ version: '45.4.1' }));
+  write('node_modules/better-sqlite3/package.json', JSON.stringify({ version: '12.11.1' }));
+  write(`node_modules/.cache/gpu-share/better-sqlite3-12.11.1-electron-45.4.1-${process.platform}-${process.arch}/better_sqlite3.node`);
   const bin = write(
     'node_modules/electron/dist/electron',
     [
@@ -71,7 +75,7 @@ function fakeElectron(): string {
 }
 
 function runStart(args: string[], env: NodeJS.ProcessEnv = {}) {
-  copyFileSync(path.join(repo, 'scripts/start.mjs'), write('scripts/start.mjs'));
+  for (const script of ['start.mjs', 'electron-sqlite.mjs']) copyFileSync(path.join(repo, 'scripts', script), write(`scripts/${script}`));
   const child = spawn(process.execPath, [path.join(root, 'scripts/start.mjs'), ...args], {
     cwd: root,
     env: { PATH: process.env.PATH, HOME: root, FAKE_ELECTRON_OUT: path.join(root, 'electron-args.txt'), ...env },
