@@ -79,7 +79,9 @@ export function intOption(raw: string | undefined, name: string, fallback: numbe
   if (raw === undefined) return fallback;
   if (!/^\d+$/.test(raw)) throw new UsageError(`--${name} must be a whole number, got "${raw}"`);
   const n = Number(raw);
-  if (n < min || n > max) throw new UsageError(`--${name} must be between ${min} and ${max}, got ${n}`);
+  if (n < min || n > max) {
+    throw new UsageError(`--${name} must be ${max >= Number.MAX_SAFE_INTEGER ? `at least ${min}` : `between ${min} and ${max}`}, got ${n}`);
+  }
   return n;
 }
 

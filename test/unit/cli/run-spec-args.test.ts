@@ -57,6 +57,7 @@ describe('runSpecFrom', () => {
     expect(bad({})).toThrow(/^--samples N is required/);
     expect(bad({ example: true }, ['t.py'])).toThrow(new UsageError('give either --example or a training command, not both'));
     expect(bad({ samples: 'many' })).toThrow(new UsageError('--samples must be a whole number, got "many"'));
+    expect(bad({ samples: '0' })).toThrow(new UsageError('--samples must be at least 1, got 0'));
     expect(bad({ samples: '10', 'min-workers': '3', 'max-workers': '2' })).toThrow(new UsageError('--min-workers (3) is more than --max-workers (2)'));
     expect(bad({ samples: '10', 'heartbeat-timeout': '0.1' })).toThrow(new UsageError('--heartbeat-timeout: must be between 0.5 and 600 seconds'));
     expect(bad({ samples: '10', 'heartbeat-timeout': 'soon' })).toThrow(new UsageError('--heartbeat-timeout must be a number of seconds, got "soon"'));
