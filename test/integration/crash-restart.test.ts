@@ -22,6 +22,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RunSnapshot } from '../../src-shared/training';
 import { describeState, type CoordinatorState } from '../multihost/helpers/app';
+import { releaseBuild } from '../multihost/helpers/app-snapshot';
 import { seededRandom } from '../multihost/helpers/fault-proxy';
 import { bundleAgent, findRepoRoot } from './helpers/agent-bundle';
 import { AgentHandle, TORCH_PYTHON } from './helpers/agent-handle';
@@ -101,6 +102,7 @@ afterAll(async () => {
     rmSync(c.work, { recursive: true, force: true });
   }
   if (agentEntry) rmSync(agentEntry, { force: true });
+  releaseBuild();
 });
 
 /** Polls GET /v1/state until `check` holds; the timeout names what was last seen. */
