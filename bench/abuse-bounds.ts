@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { startCoordinatorHttp } from '../src-main/core/api/coordinator-http';
 import { generateToken } from '../src-main/core/api/tokens';
 import { CoordinatorService } from '../src-main/core/coordinator/coordinator-service';
-import { systemClock } from '../src-main/core/ports';
+import { systemClock } from '../src-main/platform/ports';
 import { apiPaths } from '../src-shared/worker-protocol';
 import { intFlag } from './lib/flags';
 import { printTable } from './lib/stats';

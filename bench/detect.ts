@@ -11,8 +11,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
-import { detectHardware } from '../src-main/core/hardware/detect-hardware';
-import { pollLiveHardware } from '../src-main/core/hardware/hardware-monitor';
+import { detectHardware } from '../src-main/platform/hardware/detect-hardware';
+import { pollLiveHardware } from '../src-main/platform/hardware/hardware-monitor';
 import { intFlag } from './lib/flags';
 import { summarize } from './lib/stats';
 

@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { startCoordinatorHttp } from '../src-main/core/api/coordinator-http';
 import { generateToken } from '../src-main/core/api/tokens';
 import { CoordinatorService } from '../src-main/core/coordinator/coordinator-service';
-import { systemClock } from '../src-main/core/ports';
+import { systemClock } from '../src-main/platform/ports';
 import { apiPaths, runSpecSchema, SESSION_HEADER, type HeartbeatResponse, type JoinResponse } from '../src-shared/worker-protocol';
 import { intFlag } from './lib/flags';
 import { summarize } from './lib/stats';

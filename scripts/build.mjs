@@ -23,7 +23,7 @@ const entries = [
   ['src-main/cli/main.ts', 'main/cli.cjs'],
   ['src-main/electron/electron-main.ts', 'main/electron-main.cjs'],
   ['src-main/electron/preload.ts', 'main/preload.cjs'],
-  ['src-main/agent/agent-process.ts', 'main/agent-process.cjs'],
+  ['src-main/cli/agent-process.ts', 'main/agent-process.cjs'],
 ];
 await Promise.all(
   entries

@@ -5,7 +5,7 @@
  * the rank — independent of how (pty, pipe, HTTP reports) and how late the lines travel to us.
  */
 import { performance } from 'node:perf_hooks';
-import { parseProgressLines, type TrainerProgressLine } from '../../src-main/core/runs/progress-line';
+import { parseProgressLines, type TrainerProgressLine } from '../../src-main/platform/runs/progress-line';
 
 export interface StampedProgress {
   at: number;

@@ -6,7 +6,7 @@
  * old session's training is gone.
  */
 import type { JoinResponse } from '../../src-shared/worker-protocol';
-import type { Clock } from '../core/ports';
+import type { Clock } from '../platform/ports';
 import { clampTimeout } from './join-coordinator';
 
 /**

@@ -3,7 +3,7 @@
  * never two at once. A beat that takes long eats into the wait for the next; a poke (the coordinator has
  * instructions waiting) beats at once, or right after the beat in flight.
  */
-import type { Clock } from '../core/ports';
+import type { Clock } from '../platform/ports';
 
 export interface HeartbeatLoopOptions {
   clock: Clock;

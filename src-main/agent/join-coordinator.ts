@@ -5,7 +5,7 @@
  */
 import type { DetectedGpu, HardwareSnapshot } from '../../src-shared/hardware';
 import { NODE_NAME_PATTERN, TIMING_BOUNDS, type JoinRequest, type JoinResponse } from '../../src-shared/worker-protocol';
-import type { Clock } from '../core/ports';
+import type { Clock } from '../platform/ports';
 import { readReply, type CoordinatorClient } from './coordinator-client';
 
 /** Why a join failed, in a form the CLI can turn into an exit code and a message. */

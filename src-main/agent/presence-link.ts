@@ -9,7 +9,7 @@
 import WebSocket from 'ws';
 import { workerApi } from '../../src-shared/worker-api';
 import { PRESENCE_CLOSE, PRESENCE_POKE } from '../../src-shared/worker-protocol';
-import { systemClock, type Clock } from '../core/ports';
+import { systemClock, type Clock } from '../platform/ports';
 import type { Connector } from './pinned-connection';
 
 export const PRESENCE_BACKOFF = { firstMs: 250, maxMs: 2000 } as const;

@@ -5,7 +5,7 @@
  * refusal drops the batch with a log line, since sending it again would be refused again.
  */
 import type { Report } from '../../src-shared/worker-protocol';
-import type { Clock } from '../core/ports';
+import type { Clock } from '../platform/ports';
 import type { ApiReply } from './coordinator-client';
 import { ReportQueue, type ReportBatch } from './report-queue';
 

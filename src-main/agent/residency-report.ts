@@ -3,8 +3,8 @@
  * the reason, never an exception, because "we could not tell" must reach the coordinator as loudly as "no".
  */
 import type { Report } from '../../src-shared/worker-protocol';
-import { locateNvidiaSmi } from '../core/hardware/locate-nvidia-smi';
-import type { ProbeResidencyOptions, ResidencyResult } from '../core/hardware/residency';
+import { locateNvidiaSmi } from '../platform/hardware/locate-nvidia-smi';
+import type { ProbeResidencyOptions, ResidencyResult } from '../platform/hardware/residency';
 
 export type ResidencyReport = Extract<Report, { type: 'residency' }>;
 

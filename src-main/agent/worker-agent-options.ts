@@ -1,9 +1,9 @@
 /** What a WorkerAgent is given, and what it tells about itself (its public API besides the class). */
 import type { HardwareSnapshot } from '../../src-shared/hardware';
 import type { Progress } from '../../src-shared/worker-protocol';
-import type { ProbeResidencyOptions, ResidencyResult } from '../core/hardware/residency';
-import type { Clock, PtySpawner } from '../core/ports';
-import type { findPython } from '../core/runs/python-finder';
+import type { ProbeResidencyOptions, ResidencyResult } from '../platform/hardware/residency';
+import type { Clock, PtySpawner } from '../platform/ports';
+import type { findPython } from '../platform/runs/python-finder';
 
 export interface WorkerAgentOptions {
   coordinatorUrl: string;

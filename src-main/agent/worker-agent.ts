@@ -16,10 +16,10 @@
 import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import type { Instruction, JoinResponse, Report } from '../../src-shared/worker-protocol';
-import { detectHardware } from '../core/hardware/detect-hardware';
-import { systemClock, type Clock } from '../core/ports';
-import { findPython } from '../core/runs/python-finder';
-import { DEFAULT_STOP_GRACE_MS, type ProcessExit } from '../core/runs/training-process';
+import { detectHardware } from '../platform/hardware/detect-hardware';
+import { systemClock, type Clock } from '../platform/ports';
+import { findPython } from '../platform/runs/python-finder';
+import { DEFAULT_STOP_GRACE_MS, type ProcessExit } from '../platform/runs/training-process';
 import { AgentSession } from './agent-session';
 import { CoordinatorClient, describeFailure, findFreePort } from './coordinator-client';
 import { readHeartbeatAnswer } from './heartbeat-answer';

@@ -12,9 +12,9 @@ import path from 'node:path';
 import { MAX_CLUSTER_YAML_BYTES, formatIssue, parseClusterYaml, validateCluster } from '../../src-shared/cluster/index';
 import { rewriteClusterText } from '../../src-shared/cluster/rewrite';
 import type { ClusterConfig, ClusterIssue } from '../../src-shared/cluster/types';
-import { assertWritable, realTarget, replaceFileAtomically } from './files/atomic-replace';
-import { withFileLock } from './files/file-lock';
-import { readRegularFile, type FileReadFailure } from './files/safe-read';
+import { assertWritable, realTarget, replaceFileAtomically } from '../platform/files/atomic-replace';
+import { withFileLock } from '../platform/files/file-lock';
+import { readRegularFile, type FileReadFailure } from '../platform/files/safe-read';
 
 export interface ClusterLoadResult {
   config: ClusterConfig | null;

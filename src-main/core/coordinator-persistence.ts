@@ -153,6 +153,9 @@ export function restoreCoordinator(
   now: () => number = Date.now,
 ): void {
   const store = new SqliteCoordinatorStore(db, now);
-  coordinator.restore(store.load());
+  const state = store.load();
+  // Attached first, so what restoring itself says (the live run's "coordinator restarted" event and output line,
+  // the restored workers' new state) is kept too: a later restart must still find it.
   coordinator.attachStore(store);
+  coordinator.restore(state);
 }

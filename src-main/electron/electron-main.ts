@@ -3,8 +3,8 @@
  * scheme before ready, then starts the shell with the real core and node-pty.
  */
 import { app } from 'electron';
-import { createAppCore } from '../core/app-core';
-import { nodePtySpawner } from '../core/pty/node-pty-spawner';
+import { createAppCore } from '../app/app-core';
+import { nodePtySpawner } from '../platform/pty/node-pty-spawner';
 import { registerAppScheme } from './app-protocol';
 import { startShell } from './shell';
 

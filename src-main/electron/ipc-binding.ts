@@ -5,7 +5,7 @@
  */
 import { ipcMain, type BrowserWindow, type IpcMainEvent, type IpcMainInvokeEvent, type WebContents } from 'electron';
 import { events, requests, type EventMethod, type EventPayloads, type RequestMethod } from '../../src-shared/ipc';
-import type { AppCore } from '../core/app-core-types';
+import type { AppCore } from '../app/app-core-types';
 import { dispatchRequest, RequestError } from '../core/ipc-dispatch';
 import { RendererOutbox } from './renderer-outbox';
 import { isEventChannel, LISTENING_CHANNEL, type IpcReply } from './shell-channels';

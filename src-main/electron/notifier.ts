@@ -5,7 +5,7 @@
  */
 import { Notification } from 'electron';
 import type { UserNotification } from '../../src-shared/training';
-import type { Notifier, TrayPort } from '../core/ports';
+import type { Notifier, TrayPort } from '../platform/ports';
 
 export interface ElectronNotifierOptions {
   /** Shows, restores and focuses the main window. */

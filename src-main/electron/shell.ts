@@ -6,8 +6,8 @@
 import { app, dialog, session, type BrowserWindow } from 'electron';
 import path from 'node:path';
 import type { UserNotification } from '../../src-shared/training';
-import type { AppCore, AppCoreOptions } from '../core/app-core-types';
-import type { Notifier, PtySpawner, TrayPort } from '../core/ports';
+import type { AppCore, AppCoreOptions } from '../app/app-core-types';
+import type { Notifier, PtySpawner, TrayPort } from '../platform/ports';
 import { handleAppProtocol } from './app-protocol';
 import { bindIpc, type IpcBinding } from './ipc-binding';
 import { createElectronNotifier } from './notifier';

@@ -5,7 +5,7 @@
 import { Menu, nativeImage, Tray, type MenuItemConstructorOptions } from 'electron';
 import path from 'node:path';
 import type { AddThisMachineResult } from '../../src-shared/ipc';
-import type { Notifier, TrayPort } from '../core/ports';
+import type { Notifier, TrayPort } from '../platform/ports';
 
 export const TRAY_TOOLTIP = 'GPU Share';
 /** Windows cuts tray tooltips at 127 characters. */

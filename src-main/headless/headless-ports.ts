@@ -4,7 +4,7 @@
  * for whoever watches the terminal, and the tray does nothing.
  */
 import type { UserNotification } from '../../src-shared/training';
-import type { Notifier, TrayPort } from '../core/ports';
+import type { Notifier, TrayPort } from '../platform/ports';
 
 export function logNotifier(write: (line: string) => void): Notifier {
   return {

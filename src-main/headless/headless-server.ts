@@ -11,7 +11,7 @@ import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { MAX_WS_MESSAGE_BYTES, TOKEN_PARAM, WS_PATH, type WsServerMessage } from '../../src-shared/headless-protocol';
 import type { EventMethod, EventPayloads } from '../../src-shared/ipc';
 import { generateToken, tokensEqual } from '../core/api/tokens';
-import type { AppCore } from '../core/app-core-types';
+import type { AppCore } from '../app/app-core-types';
 import { dispatchRequest, RequestError } from '../core/ipc-dispatch';
 import { securityHeaders, serveStatic } from './static-files';
 

@@ -1,16 +1,17 @@
 // The app core with real services (store on disk, detection through the fake nvidia-smi, coordinator on
 // 127.0.0.1): what the UI's requests do to the cluster, and that bad input never replaces good state.
-import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseClusterYaml } from '../../src-shared/cluster/index';
 import type { EventMethod } from '../../src-shared/ipc';
 import type { UserNotification } from '../../src-shared/training';
-import { createAppCore } from '../../src-main/core/app-core';
-import type { AppCore } from '../../src-main/core/app-core-types';
+import { createAppCore } from '../../src-main/app/app-core';
+import { runSpecSchema } from '../../src-shared/worker-protocol';
+import type { AppCore } from '../../src-main/app/app-core-types';
 import { dispatchRequest } from '../../src-main/core/ipc-dispatch';
-import { nodePtySpawner } from '../../src-main/core/pty/node-pty-spawner';
+import { nodePtySpawner } from '../../src-main/platform/pty/node-pty-spawner';
 
 const fixtures = path.resolve(__dirname, '..', 'fixtures');
 const sample = readFileSync(path.join(fixtures, 'cluster', 'sample.yaml'), 'utf8');
@@ -53,6 +54,22 @@ describe('app core', () => {
   afterEach(async () => {
     await core.stop();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('records where its coordinator listens (coordinator.json, 0600) for the CLI, keeps state.db, and removes the record on stop', async () => {
+    const file = path.join(dir, 'coordinator.json');
+    const record = JSON.parse(readFileSync(file, 'utf8')) as { url: string; pid: number; certSha256: string | null };
+    expect(record.url).toBe(core.coordinatorUrl.replace(/\/$/, ''));
+    expect(record).toMatchObject({ pid: process.pid, certSha256: null });
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const run = await core.handlers.startRun(runSpecSchema.parse({ name: 'kept', command: ['train.py'], samples: 10 }));
+    await core.stop();
+    expect(existsSync(file)).toBe(false);
+    // A restarted app knows the run (waiting: nobody trains it) and its events.
+    core = await startCore();
+    const runs = await core.handlers.getRuns(undefined);
+    expect(runs.map((r) => [r.id, r.state])).toEqual([[run.id, 'waiting']]);
+    expect((await core.handlers.getEvents(undefined)).some((e) => e.runId === run.id && e.kind === 'run-started')).toBe(true);
   });
 
   it('starts with an empty cluster and this machine detected through nvidia-smi', async () => {

@@ -12,12 +12,12 @@ import { applyWorkersDiff, type WorkersDiff } from '../../src-shared/worker-diff
 import { startCoordinatorHttp, type CoordinatorHttp } from '../../src-main/core/api/coordinator-http';
 import { loadOrCreateTlsIdentity, type TlsIdentity } from '../../src-main/core/api/tls-identity';
 import { generateToken } from '../../src-main/core/api/tokens';
-import { createAppCore } from '../../src-main/core/app-core';
-import type { AppCore } from '../../src-main/core/app-core-types';
+import { createAppCore } from '../../src-main/app/app-core';
+import type { AppCore } from '../../src-main/app/app-core-types';
 import { CoordinatorService } from '../../src-main/core/coordinator/coordinator-service';
 import { dispatchRequest } from '../../src-main/core/ipc-dispatch';
-import { systemClock } from '../../src-main/core/ports';
-import { nodePtySpawner } from '../../src-main/core/pty/node-pty-spawner';
+import { systemClock } from '../../src-main/platform/ports';
+import { nodePtySpawner } from '../../src-main/platform/pty/node-pty-spawner';
 import { pulse, waitFor } from '../integration/helpers/wait';
 
 const fixtures = path.resolve(__dirname, '..', 'fixtures');

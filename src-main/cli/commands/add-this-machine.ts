@@ -2,10 +2,10 @@
 import path from 'node:path';
 import { formatIssue, serializeClusterYaml, upsertMachineNode, validateCluster } from '../../../src-shared/cluster/index';
 import { ClusterStore } from '../../core/cluster-store';
-import { ReadOnlyFileError } from '../../core/files/atomic-replace';
-import { FileLockTimeout } from '../../core/files/file-lock';
-import { detectHardware, hardwareToNode } from '../../core/hardware/index';
-import { defaultClusterPath } from '../../core/user-data-dir';
+import { ReadOnlyFileError } from '../../platform/files/atomic-replace';
+import { FileLockTimeout } from '../../platform/files/file-lock';
+import { detectHardware, hardwareToNode } from '../../platform/hardware/index';
+import { defaultClusterPath } from '../../platform/user-data-dir';
 import { noMorePositionals, parseCommandLine, type Command } from '../command';
 
 export const addThisMachineCommand: Command = {

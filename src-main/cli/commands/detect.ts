@@ -1,7 +1,7 @@
 /** `gpu-share detect`: what this machine has, as the app sees it (a table, or the snapshot as JSON). */
 import { gpuUsableMb } from '../../../src-shared/cluster/budgets';
 import type { HardwareSnapshot, NvidiaStatus } from '../../../src-shared/hardware';
-import { detectHardware } from '../../core/hardware/index';
+import { detectHardware } from '../../platform/hardware/index';
 import { noMorePositionals, parseCommandLine, type Command } from '../command';
 import { formatTable } from '../text-format';
 

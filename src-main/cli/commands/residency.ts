@@ -1,5 +1,5 @@
 /** `gpu-share residency --pid N`: is this process (or a process it started) really holding GPU memory? */
-import { locateNvidiaSmi, POLL_WINDOW_SECONDS, probeResidency } from '../../core/hardware/index';
+import { locateNvidiaSmi, POLL_WINDOW_SECONDS, probeResidency } from '../../platform/hardware/index';
 import { intOption, noMorePositionals, parseCommandLine, UsageError, type Command } from '../command';
 
 export const residencyCommand: Command = {

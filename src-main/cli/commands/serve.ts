@@ -4,16 +4,15 @@
  */
 import path from 'node:path';
 import { formatIssue } from '../../../src-shared/cluster/index';
-import { createAppCore } from '../../core/app-core';
-import type { AppCore } from '../../core/app-core-types';
-import { nodePtySpawner } from '../../core/pty/node-pty-spawner';
+import { createAppCore } from '../../app/app-core';
+import type { AppCore } from '../../app/app-core-types';
+import { nodePtySpawner } from '../../platform/pty/node-pty-spawner';
 import { loadOrCreateSecrets } from '../../core/secrets';
-import { defaultUserDataDir } from '../../core/user-data-dir';
+import { defaultUserDataDir } from '../../platform/user-data-dir';
 import { findStaticDir, staticDirCandidates } from '../../headless/find-static-dir';
 import { logNotifier, noTray } from '../../headless/headless-ports';
 import { DEFAULT_HEADLESS_PORT, isLoopbackHost, startHeadlessServer, type HeadlessServer } from '../../headless/headless-server';
 import { intOption, noMorePositionals, parseCommandLine, type CliIo, type Command } from '../command';
-import { localCoordinatorUrl, removeCoordinatorRecord, writeCoordinatorRecord } from '../operator/coordinator-record';
 
 const DEFAULT_COORDINATOR_PORT = 7421;
 
@@ -132,11 +131,6 @@ export async function runServe(options: ServeOptions, io: CliIo, stop: AbortSign
     io.err(`${warning.line !== undefined ? formatIssue(warning, cluster.path) : `warning: ${warning.message}`}\n`);
   }
   const info = await core.handlers.getCoordinatorInfo(undefined);
-  // Where `gpu-share runs …` finds this coordinator without being told.
-  const record = { url: localCoordinatorUrl(info.url, options.coordinatorHost), pid: process.pid, certSha256: info.certSha256, startedAt: Date.now() };
-  await writeCoordinatorRecord(options.dataDir, record).catch((error: unknown) =>
-    io.err(`warning: could not record the coordinator in ${options.dataDir} (${error instanceof Error ? error.message : String(error)}); \`gpu-share runs\` will need --url\n`),
-  );
   io.out(`GPU Share is running: ${server.url}\n`);
   io.out(`Add a worker: run this on another machine: ${info.joinCommand}\n`);
   if (!info.reachableFromOtherMachines) io.out(`Note: ${info.reachability}\n`);
@@ -146,7 +140,6 @@ export async function runServe(options: ServeOptions, io: CliIo, stop: AbortSign
   io.out('Stopping GPU Share…\n');
   await server.close();
   await core.stop().catch((error: unknown) => io.err(`gpu-share serve: while stopping: ${error instanceof Error ? error.message : String(error)}\n`));
-  await removeCoordinatorRecord(options.dataDir).catch(() => undefined);
   io.out('Stopped.\n');
   return 0;
 }

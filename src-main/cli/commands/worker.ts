@@ -1,5 +1,5 @@
 /** `GPU_SHARE_JOIN_TOKEN=T gpu-share worker --join URL [--cert-sha256 HEX]`: run this machine as a worker of a coordinator until stopped or drained. */
-import { runWorker, WORKER_USAGE } from '../../agent/run-worker';
+import { runWorker, WORKER_USAGE } from '../run-worker';
 import type { Command } from '../command';
 
 export const workerCommand: Command = {

@@ -10,9 +10,9 @@ import { normalizeCertSha256 } from '../../../src-shared/cert-fingerprint';
 import { CERT_ENV, parseCoordinatorUrl } from '../../agent/coordinator-client';
 import { fingerprintOf, TLS_IDENTITY_FILE } from '../../core/api/tls-identity';
 import { SECRETS_FILE } from '../../core/secrets';
-import { defaultUserDataDir } from '../../core/user-data-dir';
+import { defaultUserDataDir } from '../../platform/user-data-dir';
 import { UsageError, type CliIo } from '../command';
-import { COORDINATOR_RECORD_FILE, processAlive, readCoordinatorRecord } from './coordinator-record';
+import { COORDINATOR_RECORD_FILE, processAlive, readCoordinatorRecord } from '../../core/coordinator-record';
 import { EXIT, OperatorFailure } from './operator-failure';
 
 export const URL_ENV = 'GPU_SHARE_URL';

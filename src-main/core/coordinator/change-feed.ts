@@ -4,7 +4,7 @@
  * run progress at most once a second, so 1,000 workers beating cost one snapshot a second.
  */
 import type { CoordinatorEvent, RunSnapshot, UserNotification, WorkerSnapshot } from '../../../src-shared/training';
-import type { Clock } from '../ports';
+import type { Clock } from '../../platform/ports';
 
 export type CoordinatorChange =
   | { type: 'workers'; workers: WorkerSnapshot[] }

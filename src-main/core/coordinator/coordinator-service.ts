@@ -22,7 +22,7 @@ import type {
   leaveRequestSchema,
 } from '../../../src-shared/worker-protocol';
 import { sanitizeNodeName } from '../../../src-shared/terminal-text';
-import type { Clock } from '../ports';
+import type { Clock } from '../../platform/ports';
 import { ApiProblem } from './api-problem';
 import { ChangeFeed, type CoordinatorChange } from './change-feed';
 import type { CoordinatorStore, RestoredState } from './coordinator-store';
@@ -111,7 +111,8 @@ export class CoordinatorService {
   /**
    * Puts back what the state database kept: events, runs (the live one waits for its workers), and every
    * known worker — not live: its session died with the old process, so its next request is refused (401) and
-   * its agent joins again, keeping its id and its name. Call before start() and before attachStore().
+   * its agent joins again, keeping its id and its name. Call before start(), after attachStore() (so what it
+   * says and changes is kept).
    */
   restore(state: RestoredState): void {
     this.messages.restore(state.events, state.lastEventSeq);
@@ -122,6 +123,7 @@ export class CoordinatorService {
       this.pool.restoreWorker({ workerId: w.id, nodeId: w.node, incarnation: w.incarnation, gpuCount: w.gpus.length, backend: w.backend, joinedAt: w.joinedAt, state: wasLive ? 'failed' : (w.state as 'failed' | 'left'), stateCause });
       this.registry.restore(w, () => this.instructionListener?.(w.id));
       this.gate.restoreBinding(w.node, w.machineHash, w.address);
+      if (wasLive) this.saveWorker(w.id);
     }
     this.runsCtl.restore(state.runs, state.runSeq);
   }

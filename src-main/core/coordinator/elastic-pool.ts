@@ -10,7 +10,7 @@
  */
 import type { WorkerState } from '../../../src-shared/training';
 import { assignShards, type ShardAssignment } from '../../../src-shared/shards';
-import type { Clock } from '../ports';
+import type { Clock } from '../../platform/ports';
 
 export interface PoolWorker {
   /** Stable id: assigned once per machine, kept when it rejoins, never given to another machine. */

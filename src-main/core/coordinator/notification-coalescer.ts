@@ -9,7 +9,7 @@
  * keys share one overflow bucket, and any number of distinct titles still makes a bounded number of alerts.
  */
 import type { EventSeverity, UserNotification } from '../../../src-shared/training';
-import type { Clock } from '../ports';
+import type { Clock } from '../../platform/ports';
 
 export const DEFAULT_COALESCE_WINDOW_MS = 2000;
 /** New keys that may each go out at once within one window before the rest share the overflow bucket. */

@@ -3,7 +3,7 @@
  * peaked at 1.6 GB; output beyond the allowance is dropped (counted, and said once a second in the run's
  * output) so a runaway or hostile worker costs the coordinator a bounded amount of memory and CPU.
  */
-import type { Clock } from '../ports';
+import type { Clock } from '../../platform/ports';
 
 export interface OutputBudgetOptions {
   /** Sustained bytes per second per worker (default 256 KiB/s). */

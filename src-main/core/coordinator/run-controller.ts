@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import type { RunSnapshot, RunSpec, RunState } from '../../../src-shared/training';
 import type { Instruction, Progress } from '../../../src-shared/worker-protocol';
-import type { Clock } from '../ports';
+import type { Clock } from '../../platform/ports';
 import { ApiProblem } from './api-problem';
 import type { ChangeFeed } from './change-feed';
 import type { CoordinatorStore, StoredRun } from './coordinator-store';

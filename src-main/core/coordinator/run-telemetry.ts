@@ -8,7 +8,7 @@
  */
 import type { GenerationMark, LossPoint, RunProgress, RunWorkerRow } from '../../../src-shared/training';
 import type { Progress } from '../../../src-shared/worker-protocol';
-import { parseProgressLines, type TrainerProgressLine } from '../runs/progress-line';
+import { parseProgressLines, type TrainerProgressLine } from '../../platform/runs/progress-line';
 import { RunLossCurve, TRUST, type PointSource } from './run-loss-curve';
 
 /** Generations a run keeps marks for (oldest dropped first; a run relaunched this often has other problems). */

@@ -4,7 +4,7 @@
  * every message reads the same way.
  */
 import type { CoordinatorEvent, CoordinatorEventKind, EventSeverity, UserNotification } from '../../../src-shared/training';
-import type { Clock } from '../ports';
+import type { Clock } from '../../platform/ports';
 import type { ChangeFeed } from './change-feed';
 
 export const MAX_EVENTS = 2000;

@@ -8,7 +8,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { isLoopbackHost } from '../../../src-shared/cluster/loopback';
 import { tokensEqual } from '../api/tokens';
-import { normalizeAddress } from '../runs/local-interface';
+import { normalizeAddress } from '../../platform/runs/local-interface';
 import { ApiProblem } from './api-problem';
 
 /** Where a request came from, as the coordinator's socket saw it. */

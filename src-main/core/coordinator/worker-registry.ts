@@ -6,7 +6,7 @@
 import type { WorkerGpu, WorkerSnapshot } from '../../../src-shared/training';
 import type { JoinRequest, Progress } from '../../../src-shared/worker-protocol';
 import type { RemoteOutputState } from '../../../src-shared/terminal-text';
-import type { Clock } from '../ports';
+import type { Clock } from '../../platform/ports';
 import { ApiProblem } from './api-problem';
 import type { ElasticPool, PoolWorker } from './elastic-pool';
 import { InstructionMailbox } from './instruction-mailbox';

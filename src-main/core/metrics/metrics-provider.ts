@@ -5,8 +5,8 @@
 import { version } from '../../../package.json';
 import type { HardwareSnapshot } from '../../../src-shared/hardware';
 import type { RunSnapshot, WorkerSnapshot } from '../../../src-shared/training';
-import type { Clock } from '../ports';
-import { systemClock } from '../ports';
+import type { Clock } from '../../platform/ports';
+import { systemClock } from '../../platform/ports';
 import { renderMetrics, type BuildInfo } from './render-metrics';
 
 export interface MetricsSources {

@@ -1,5 +1,5 @@
 /**
- * Bundles the standalone worker agent (src-main/agent/agent-process.ts) the way scripts/build.mjs does, into a
+ * Bundles the standalone worker agent (src-main/cli/agent-process.ts) the way scripts/build.mjs does, into a
  * private file. Tests and benchmarks then run the agent from the current source without rebuilding dist/,
  * which other suites may be reading at the same moment.
  */
@@ -40,5 +40,5 @@ export async function bundleEntry(entry: string, name: string, root = findRepoRo
 
 /** The standalone worker agent, with the same esbuild options as scripts/build.mjs uses for dist/main/agent-process.cjs. */
 export function bundleAgent(root = findRepoRoot()): Promise<string> {
-  return bundleEntry('src-main/agent/agent-process.ts', 'agent-process', root);
+  return bundleEntry('src-main/cli/agent-process.ts', 'agent-process', root);
 }

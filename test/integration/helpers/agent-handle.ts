@@ -8,7 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parseProgressLine, type TrainerProgressLine } from '../../../src-main/core/runs/progress-line';
+import { parseProgressLine, type TrainerProgressLine } from '../../../src-main/platform/runs/progress-line';
 import { pulse, waitFor } from './wait';
 
 /** The interpreter Debian's python3-torch installs torch for. */

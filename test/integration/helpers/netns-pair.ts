@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { InterfaceTable } from '../../../src-main/core/runs/local-interface';
+import type { InterfaceTable } from '../../../src-main/platform/runs/local-interface';
 
 export interface NetnsHost {
   ns: string;

@@ -1,12 +1,12 @@
 /**
  * `gpu-share worker` (from dist/) on a namespace host, joined with exactly what the app printed: the URL,
  * the fingerprint when it gives one, the token in GPU_SHARE_JOIN_TOKEN. With --show-output, so the
- * trainer's progress lines reach the test. Its lines are documented in src-main/agent/run-worker.ts.
+ * trainer's progress lines reach the test. Its lines are documented in src-main/cli/run-worker.ts.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseProgressLine, type TrainerProgressLine } from '../../../src-main/core/runs/progress-line';
+import { parseProgressLine, type TrainerProgressLine } from '../../../src-main/platform/runs/progress-line';
 import { productEnv, type App } from './app';
 import { appBuild, type AppBuild } from './app-snapshot';
 import { repoRoot } from './paths';

@@ -17,7 +17,7 @@ export interface AgentProcessOptions {
   env?: NodeJS.ProcessEnv;
   extraArgs?: string[];
   /**
-   * 'source' (default) bundles src-main/agent/agent-process.ts on the fly, so it is always the current code;
+   * 'source' (default) bundles src-main/cli/agent-process.ts on the fly, so it is always the current code;
    * 'built' runs dist/main/agent-process.cjs from `npm run build` (faster to start; stale if not rebuilt).
    */
   entry?: 'source' | 'built';

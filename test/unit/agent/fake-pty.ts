@@ -2,7 +2,7 @@
  * An in-memory pty for the training supervisor's tests: it records the signals sent to it and exits when a
  * test says so, or on SIGKILL (and on SIGTERM unless it was told to ignore it, like a trainer that traps it).
  */
-import type { PtyProcess, PtySpawner, PtySpawnOptions } from '../../../src-main/core/ports';
+import type { PtyProcess, PtySpawner, PtySpawnOptions } from '../../../src-main/platform/ports';
 
 export class FakePty implements PtyProcess {
   readonly signals: NodeJS.Signals[] = [];

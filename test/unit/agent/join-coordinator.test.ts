@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { JoinError, clampTimings, nodeNameFrom, retryJoin } from '../../../src-main/agent/join-coordinator';
-import type { Clock } from '../../../src-main/core/ports';
+import type { Clock } from '../../../src-main/platform/ports';
 
 /** A clock whose timeouts fire at once, recording how long they were asked to wait. */
 function instantClock(waits: number[]): Clock {

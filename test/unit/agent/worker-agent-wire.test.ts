@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { findFreePort } from '../../../src-main/agent/coordinator-client';
 import { JoinError, WorkerAgent, type WorkerAgentOptions } from '../../../src-main/agent/worker-agent';
 import { loadOrCreateTlsIdentity, type TlsIdentity } from '../../../src-main/core/api/tls-identity';
-import { nodePtySpawner } from '../../../src-main/core/pty/node-pty-spawner';
+import { nodePtySpawner } from '../../../src-main/platform/pty/node-pty-spawner';
 import type { HardwareSnapshot } from '../../../src-shared/hardware';
 import { PRESENCE_CLOSE } from '../../../src-shared/worker-protocol';
 import { FakeCoordinator, waitFor } from './fake-coordinator';

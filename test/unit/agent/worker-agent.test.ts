@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { lostAfterMs, WorkerAgent, type WorkerAgentOptions } from '../../../src-main/agent/worker-agent';
-import type { ProbeResidencyOptions, ResidencyResult } from '../../../src-main/core/hardware/residency';
-import { nodePtySpawner } from '../../../src-main/core/pty/node-pty-spawner';
+import type { ProbeResidencyOptions, ResidencyResult } from '../../../src-main/platform/hardware/residency';
+import { nodePtySpawner } from '../../../src-main/platform/pty/node-pty-spawner';
 import { hardware, shellPlan } from './agent-fixtures';
 import { FakeCoordinator, isAlive, waitFor } from './fake-coordinator';
 

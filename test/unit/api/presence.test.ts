@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startCoordinatorHttp, type CoordinatorHttp } from '../../../src-main/core/api/coordinator-http';
 import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
-import { systemClock } from '../../../src-main/core/ports';
+import { systemClock } from '../../../src-main/platform/ports';
 import { apiPaths, PRESENCE_CLOSE, PRESENCE_POKE, SESSION_HEADER, type JoinResponse } from '../../../src-shared/worker-protocol';
 
 const JOIN = 'join-' + 'e'.repeat(24);

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { localCoordinatorUrl, readCoordinatorRecord, removeCoordinatorRecord, writeCoordinatorRecord } from '../../../src-main/cli/operator/coordinator-record';
+import { readCoordinatorRecord, removeCoordinatorRecord, writeCoordinatorRecord } from '../../../src-main/core/coordinator-record';
 import { resolveOperatorTarget } from '../../../src-main/cli/operator/operator-target';
 import { startCoordinatorHttp, type CoordinatorHttp } from '../../../src-main/core/api/coordinator-http';
 import { loadOrCreateTlsIdentity, type TlsIdentity } from '../../../src-main/core/api/tls-identity';
@@ -69,12 +69,6 @@ describe('coordinator.json', () => {
     d = mkdtempSync(path.join(tmpdir(), 'gpu-share-record-'));
     writeFileSync(path.join(d, 'coordinator.json'), '{"url": 5}');
     expect(await readCoordinatorRecord(d)).toMatchObject({ kind: 'unreadable', reason: 'it has no url and pid' });
-  });
-
-  it('holds the address this machine dials: loopback for a coordinator bound to every interface', () => {
-    expect(localCoordinatorUrl('https://192.168.1.20:7421', '0.0.0.0')).toBe('https://127.0.0.1:7421');
-    expect(localCoordinatorUrl('https://[fd00::5]:7421', '::')).toBe('https://[::1]:7421');
-    expect(localCoordinatorUrl('http://127.0.0.1:9000', '127.0.0.1')).toBe('http://127.0.0.1:9000');
   });
 });
 

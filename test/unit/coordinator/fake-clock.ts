@@ -1,5 +1,5 @@
 /** A Clock whose time moves only when a test says so, so heartbeat timeouts take no real time. */
-import type { Clock } from '../../../src-main/core/ports';
+import type { Clock } from '../../../src-main/platform/ports';
 
 interface Timer {
   id: number;

@@ -71,6 +71,23 @@ describe('restart from the state database', () => {
     expect(second.svc.runOutput(run.id)).toContain('[gpu-share] the coordinator restarted');
   });
 
+  it('what a restart itself says is kept for the next restart: a third coordinator still has the second one\'s event and output line', () => {
+    const dir = dataDir();
+    const first = coordinatorOn(dir);
+    first.activeWorkers('alpha');
+    const run = first.svc.startRun(first.spec());
+    first.run(1000);
+    const second = coordinatorOn(dir);
+    const said = second.svc.events().filter((e) => /coordinator restarted/.test(e.message));
+    expect(said).toHaveLength(1);
+    const third = coordinatorOn(dir);
+    const events = third.svc.events();
+    expect(events.filter((e) => /coordinator restarted/.test(e.message)).map((e) => e.seq)).toContain(said[0]!.seq);
+    expect(new Set(events.map((e) => e.seq)).size).toBe(events.length); // no number used twice
+    expect(third.svc.workers()[0]).toMatchObject({ node: 'alpha', state: 'failed' });
+    expect(third.svc.runOutput(run.id).match(/\[gpu-share\] the coordinator restarted/g)).toHaveLength(2);
+  });
+
   it('a name stays with its machine across a restart: another machine claiming it is refused', () => {
     const dir = dataDir();
     const first = coordinatorOn(dir);

@@ -3,7 +3,7 @@
  * and answer with what they were given; events are emitted by the test. The real core has its own tests.
  */
 import { requests, type EventMethod, type EventPayloads, type RequestHandlers, type RequestMethod } from '../../../src-shared/ipc';
-import type { AppCore, CoreListener } from '../../../src-main/core/app-core-types';
+import type { AppCore, CoreListener } from '../../../src-main/app/app-core-types';
 
 export interface FakeCore extends AppCore {
   readonly calls: { method: RequestMethod; arg: unknown }[];

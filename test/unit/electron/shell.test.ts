@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { events, requests } from '../../../src-shared/ipc';
-import type { AppCoreOptions } from '../../../src-main/core/app-core-types';
-import type { PtySpawner } from '../../../src-main/core/ports';
+import type { AppCoreOptions } from '../../../src-main/app/app-core-types';
+import type { PtySpawner } from '../../../src-main/platform/ports';
 import { APP_PAGE_URL } from '../../../src-main/electron/app-protocol';
 import { createPreloadApi } from '../../../src-main/electron/preload-api';
 import { startShell, type ShellDeps } from '../../../src-main/electron/shell';

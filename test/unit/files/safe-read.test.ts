@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src-main/cli/run-cli';
 import { ClusterStore } from '../../../src-main/core/cluster-store';
-import { readRegularFile } from '../../../src-main/core/files/safe-read';
+import { readRegularFile } from '../../../src-main/platform/files/safe-read';
 
 const LIMIT = { maxBytes: 1024, limitText: '1 KiB', expectation: 'a test file is small' };
 let dir: string;

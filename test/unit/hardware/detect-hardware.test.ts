@@ -2,9 +2,9 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { detectHardware, type SystemInfoSource } from '../../../src-main/core/hardware/detect-hardware';
-import { NOT_FOUND_ON_PATH } from '../../../src-main/core/hardware/nvidia-smi';
-import type { GraphicsController } from '../../../src-main/core/hardware/other-gpus';
+import { detectHardware, type SystemInfoSource } from '../../../src-main/platform/hardware/detect-hardware';
+import { NOT_FOUND_ON_PATH } from '../../../src-main/platform/hardware/nvidia-smi';
+import type { GraphicsController } from '../../../src-main/platform/hardware/other-gpus';
 import { CAPTURE_FIELDS, FAKE_NVIDIA_SMI, fakeEnv, fixture, noNvidiaEnv, tempDir } from './fake-env';
 
 const GiB = 1024 ** 3;

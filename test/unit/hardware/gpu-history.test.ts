@@ -3,7 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HardwareMonitor } from '../../../src-main/core/hardware/hardware-monitor';
+import { HardwareMonitor } from '../../../src-main/platform/hardware/hardware-monitor';
 import {
   appendGpuSample,
   emptyGpuHistory,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { gpuTypeSlug, isUnifiedNvidiaName } from '../../../src-main/core/hardware/gpu-slug';
+import { gpuTypeSlug, isUnifiedNvidiaName } from '../../../src-main/platform/hardware/gpu-slug';
 
 describe('gpuTypeSlug', () => {
   const cases: [string, Parameters<typeof gpuTypeSlug>[1], string][] = [

@@ -2,9 +2,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DetectedGpu, HardwareSnapshot } from '../../../src-shared/hardware';
-import type { Clock } from '../../../src-main/core/ports';
-import { detectHardware } from '../../../src-main/core/hardware/detect-hardware';
-import { HardwareMonitor, pollLiveHardware, type LivePollResult } from '../../../src-main/core/hardware/hardware-monitor';
+import type { Clock } from '../../../src-main/platform/ports';
+import { detectHardware } from '../../../src-main/platform/hardware/detect-hardware';
+import { HardwareMonitor, pollLiveHardware, type LivePollResult } from '../../../src-main/platform/hardware/hardware-monitor';
 import { fakeEnv, fixture, tempDir } from './fake-env';
 
 /** A clock whose intervals fire only when the test says so. */

@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { locateNvidiaSmi, WINDOWS_NVIDIA_SMI_LOCATIONS, WSL_NVIDIA_SMI } from '../../../src-main/core/hardware/locate-nvidia-smi';
+import { locateNvidiaSmi, WINDOWS_NVIDIA_SMI_LOCATIONS, WSL_NVIDIA_SMI } from '../../../src-main/platform/hardware/locate-nvidia-smi';
 import { FAKE_NVIDIA_SMI, tempDirsForEachTest } from './fake-env';
 
 const dir = tempDirsForEachTest();

@@ -1,7 +1,7 @@
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { NOT_FOUND_ON_PATH, queryNvidia, runNvidiaSmi } from '../../../src-main/core/hardware/nvidia-smi';
+import { NOT_FOUND_ON_PATH, queryNvidia, runNvidiaSmi } from '../../../src-main/platform/hardware/nvidia-smi';
 import { CAPTURE_FIELDS, FAKE_NVIDIA_SMI, fakeEnv, fixture, tempDirsForEachTest } from './fake-env';
 
 const dir = tempDirsForEachTest();

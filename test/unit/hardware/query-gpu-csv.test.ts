@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseQueryGpuCsv, QUERY_GPU_FIELDS, queryGpuArgs, QueryGpuParseError } from '../../../src-main/core/hardware/query-gpu-csv';
+import { parseQueryGpuCsv, QUERY_GPU_FIELDS, queryGpuArgs, QueryGpuParseError } from '../../../src-main/platform/hardware/query-gpu-csv';
 import { CAPTURE_FIELDS, fixture } from './fake-env';
 
 const read = (name: string) => readFileSync(fixture(name), 'utf8');

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { descendantPids, parentPidFromStat } from '../../../src-main/core/hardware/process-tree';
+import { descendantPids, parentPidFromStat } from '../../../src-main/platform/hardware/process-tree';
 import {
   judgeResidency,
   MIN_USED_MIB,
@@ -12,7 +12,7 @@ import {
   probeResidency,
   residencyVerdict,
   type ComputeApp,
-} from '../../../src-main/core/hardware/residency';
+} from '../../../src-main/platform/hardware/residency';
 import { FAKE_NVIDIA_SMI, fakeEnv, fixture, tempDir } from './fake-env';
 
 const U32_MAX = 4_294_967_295;

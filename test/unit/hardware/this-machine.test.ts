@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { validateCluster } from '../../../src-shared/cluster/validate';
 import type { HardwareSnapshot } from '../../../src-shared/hardware';
-import { detectHardware } from '../../../src-main/core/hardware/detect-hardware';
-import { hardwareToNode, nodeNameFromHostname, suggestedMaxAdapters } from '../../../src-main/core/hardware/this-machine';
+import { detectHardware } from '../../../src-main/platform/hardware/detect-hardware';
+import { hardwareToNode, nodeNameFromHostname, suggestedMaxAdapters } from '../../../src-main/platform/hardware/this-machine';
 import { detectedGpu as gpu } from '../helpers/detected-gpu';
 import { CAPTURE_FIELDS, fakeEnv, fixture, noNvidiaEnv } from './fake-env';
 

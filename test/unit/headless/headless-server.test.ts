@@ -4,7 +4,7 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { MAX_WS_MESSAGE_BYTES } from '../../../src-shared/headless-protocol';
-import type { AppCore } from '../../../src-main/core/app-core-types';
+import type { AppCore } from '../../../src-main/app/app-core-types';
 import { HEADLESS_CSP } from '../../../src-main/core/static-content';
 import { resolveStaticPath } from '../../../src-main/headless/static-files';
 import { startHeadlessServer, type HeadlessServer } from '../../../src-main/headless/headless-server';

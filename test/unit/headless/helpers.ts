@@ -3,9 +3,9 @@
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createAppCore } from '../../../src-main/core/app-core';
-import type { AppCore } from '../../../src-main/core/app-core-types';
-import { nodePtySpawner } from '../../../src-main/core/pty/node-pty-spawner';
+import { createAppCore } from '../../../src-main/app/app-core';
+import type { AppCore } from '../../../src-main/app/app-core-types';
+import { nodePtySpawner } from '../../../src-main/platform/pty/node-pty-spawner';
 import type { UserNotification } from '../../../src-shared/training';
 
 export const FAKE_NVIDIA_SMI = path.resolve(__dirname, '..', '..', 'fixtures', 'bin', 'nvidia-smi');

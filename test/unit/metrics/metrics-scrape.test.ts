@@ -5,7 +5,7 @@
 import parsePrometheusTextFormat, { type ParsedFamily } from 'parse-prometheus-text-format';
 import { describe, expect, it } from 'vitest';
 import { startCoordinatorHttp } from '../../../src-main/core/api/coordinator-http';
-import { HardwareMonitor } from '../../../src-main/core/hardware/hardware-monitor';
+import { HardwareMonitor } from '../../../src-main/platform/hardware/hardware-monitor';
 import { createMetricsProvider } from '../../../src-main/core/metrics/metrics-provider';
 import { renderMetrics } from '../../../src-main/core/metrics/render-metrics';
 import { apiPaths } from '../../../src-shared/worker-protocol';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildTrainingEnv, filterInheritedEnv, isBlockedEnvKey } from '../../../src-main/core/runs/child-env';
+import { buildTrainingEnv, filterInheritedEnv, isBlockedEnvKey } from '../../../src-main/platform/runs/child-env';
 
 describe('filterInheritedEnv', () => {
   it("drops Electron's and Node's switches, our own secrets and stale launcher state; keeps the rest", () => {

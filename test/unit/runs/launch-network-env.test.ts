@@ -1,6 +1,6 @@
 import type { NetworkInterfaceInfo } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { buildNetworkEnv, LOCAL_ADDR_ENV, SOCKET_IFNAME_VARS } from '../../../src-main/core/runs/launch-network-env';
+import { buildNetworkEnv, LOCAL_ADDR_ENV, SOCKET_IFNAME_VARS } from '../../../src-main/platform/runs/launch-network-env';
 
 const v4 = (address: string, internal = false) => ({ address, family: 'IPv4', internal, netmask: '255.0.0.0', mac: '', cidr: null }) as NetworkInterfaceInfo;
 const v6 = (address: string, internal = false) => ({ address, family: 'IPv6', internal, netmask: '', mac: '', cidr: null, scopeid: 0 }) as NetworkInterfaceInfo;

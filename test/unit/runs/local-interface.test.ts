@@ -1,6 +1,6 @@
 import type { NetworkInterfaceInfo } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { findInterfaceFor, normalizeAddress, type InterfaceTable } from '../../../src-main/core/runs/local-interface';
+import { findInterfaceFor, normalizeAddress, type InterfaceTable } from '../../../src-main/platform/runs/local-interface';
 
 function info(address: string, internal = false): NetworkInterfaceInfo {
   const v6 = address.includes(':');

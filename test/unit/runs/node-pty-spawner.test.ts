@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { nodePtySpawner } from '../../../src-main/core/pty/node-pty-spawner';
-import type { PtyProcess } from '../../../src-main/core/ports';
+import { nodePtySpawner } from '../../../src-main/platform/pty/node-pty-spawner';
+import type { PtyProcess } from '../../../src-main/platform/ports';
 import { isAlive, waitFor } from '../agent/fake-coordinator';
 
 const started: number[] = [];

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_CARRY_CHARS, parseProgressLine, parseProgressLines } from '../../../src-main/core/runs/progress-line';
+import { MAX_CARRY_CHARS, parseProgressLine, parseProgressLines } from '../../../src-main/platform/runs/progress-line';
 
 const LINE = 'GPU_SHARE_PROGRESS {"step":12,"total_steps":300,"loss":0.53,"samples_per_sec":812.3,"rank":0,"world_size":2,"shard":[0,500],"resumed_from":10}';
 

@@ -9,7 +9,7 @@ import {
   findPythonDetailed,
   probePythons,
   pythonCandidates,
-} from '../../../src-main/core/runs/python-finder';
+} from '../../../src-main/platform/runs/python-finder';
 
 // Stand-in interpreters: shell scripts that answer `-c "import torch; …"` the way a real one would.
 const dir = mkdtempSync(path.join(tmpdir(), 'gpu-share-python-'));

@@ -10,7 +10,7 @@ import {
   needsRedirectWorkaround,
   resolveNproc,
   torchMajor,
-} from '../../../src-main/core/runs/torchrun-command';
+} from '../../../src-main/platform/runs/torchrun-command';
 import type { LaunchPlan } from '../../../src-shared/worker-protocol';
 
 const ASSETS = '/opt/gpu-share/assets';

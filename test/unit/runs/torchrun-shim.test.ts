@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launcherShimPath } from '../../../src-main/core/runs/torchrun-command';
+import { launcherShimPath } from '../../../src-main/platform/runs/torchrun-command';
 
 // Module bodies shaped like torch 2.5's: where the agent, the store info and the node name read the address.
 const FAKE_TORCH: Record<string, string> = {

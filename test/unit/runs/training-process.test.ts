@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { nodePtySpawner } from '../../../src-main/core/pty/node-pty-spawner';
-import { systemClock } from '../../../src-main/core/ports';
-import { TrainingProcess } from '../../../src-main/core/runs/training-process';
-import type { TrainerProgressLine } from '../../../src-main/core/runs/progress-line';
+import { nodePtySpawner } from '../../../src-main/platform/pty/node-pty-spawner';
+import { systemClock } from '../../../src-main/platform/ports';
+import { TrainingProcess } from '../../../src-main/platform/runs/training-process';
+import type { TrainerProgressLine } from '../../../src-main/platform/runs/progress-line';
 import { isAlive, waitFor } from '../agent/fake-coordinator';
 
 const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };

@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { runSpecSchema, type RunSpecInput } from '../../../../src-shared/worker-protocol';
-import { findAssetsDir } from '../../../core/assets-dir';
+import { findAssetsDir } from '../../../platform/assets-dir';
 import { intOption, UsageError } from '../../command';
 
 export const runSpecOptions = {

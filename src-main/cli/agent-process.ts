@@ -1,9 +1,9 @@
 /**
  * Entry point of a standalone worker agent process (dist/main/agent-process.cjs, or
- * `node scripts/run-ts.mjs src-main/agent/agent-process.ts --join URL --token T …`). Same options and output as
+ * `node scripts/run-ts.mjs src-main/cli/agent-process.ts --join URL --token T …`). Same options and output as
  * `gpu-share worker`; kept separate so tests and benchmarks can start agents without the whole CLI.
  */
-import { UsageError } from '../cli/command';
+import { UsageError } from './command';
 import { runWorker, WORKER_USAGE } from './run-worker';
 
 const args = process.argv.slice(2);

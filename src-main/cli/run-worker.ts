@@ -10,13 +10,13 @@
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { UsageError, type CliIo } from '../cli/command';
-import { nodePtySpawner } from '../core/pty/node-pty-spawner';
-import type { PtySpawner } from '../core/ports';
-import { defaultUserDataDir } from '../core/user-data-dir';
+import { UsageError, type CliIo } from './command';
+import { nodePtySpawner } from '../platform/pty/node-pty-spawner';
+import type { PtySpawner } from '../platform/ports';
+import { defaultUserDataDir } from '../platform/user-data-dir';
 import { NODE_NAME_PATTERN } from '../../src-shared/worker-protocol';
-import { CERT_ENV, parseCoordinatorUrl, trustProblem } from './coordinator-client';
-import { JoinError, WorkerAgent } from './worker-agent';
+import { CERT_ENV, parseCoordinatorUrl, trustProblem } from '../agent/coordinator-client';
+import { JoinError, WorkerAgent } from '../agent/worker-agent';
 
 /** The join token may come from the environment instead of the command line, where `ps` would show it. */
 export const TOKEN_ENV = 'GPU_SHARE_JOIN_TOKEN';

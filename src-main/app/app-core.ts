@@ -24,20 +24,21 @@ import { diffWorkers, isEmptyWorkersDiff } from '../../src-shared/worker-diff';
 import type { RunSpecInput } from '../../src-shared/worker-protocol';
 import { WorkerAgent } from '../agent/worker-agent';
 import type { AppCore, AppCoreOptions, CoreListener } from './app-core-types';
-import { findAssetsDir } from './assets-dir';
-import { startCoordinatorHttp } from './api/coordinator-http';
-import { loadOrCreateTlsIdentity } from './api/tls-identity';
-import { ClusterChangedError, ClusterStore } from './cluster-store';
-import { CoordinatorService } from './coordinator/coordinator-service';
-import { restoreCoordinator } from './coordinator-persistence';
-import { createMetricsProvider } from './metrics/metrics-provider';
-import { openStateDb } from './state';
-import { NotificationCoalescer } from './coordinator/notification-coalescer';
-import { HardwareMonitor, hardwareToNode } from './hardware/index';
-import { RequestError } from './ipc-dispatch';
-import { systemClock } from './ports';
+import { findAssetsDir } from '../platform/assets-dir';
+import { startCoordinatorHttp } from '../core/api/coordinator-http';
+import { loadOrCreateTlsIdentity } from '../core/api/tls-identity';
+import { ClusterChangedError, ClusterStore } from '../core/cluster-store';
+import { CoordinatorService } from '../core/coordinator/coordinator-service';
+import { restoreCoordinator } from '../core/coordinator-persistence';
+import { removeCoordinatorRecord, writeCoordinatorRecord } from '../core/coordinator-record';
+import { createMetricsProvider } from '../core/metrics/metrics-provider';
+import { openStateDb } from '../core/state';
+import { NotificationCoalescer } from '../core/coordinator/notification-coalescer';
+import { HardwareMonitor, hardwareToNode } from '../platform/hardware/index';
+import { RequestError } from '../core/ipc-dispatch';
+import { systemClock } from '../platform/ports';
 import { RemoteMembership } from './remote-membership';
-import { loadOrCreateSecrets } from './secrets';
+import { loadOrCreateSecrets } from '../core/secrets';
 
 const DEFAULT_COORDINATOR_PORT = 7421;
 
@@ -173,6 +174,11 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   const bracket = (host: string): string => (host.includes(':') ? `[${host}]` : host);
   // The app's worker dials whatever the coordinator listens on: loopback when bound to every interface.
   const localDialHost = bindHost === '0.0.0.0' ? '127.0.0.1' : bindHost === '::' ? '::1' : bindHost;
+  // Where `gpu-share runs …` on this machine finds this coordinator without being told (desktop app and serve alike).
+  const record = { url: `${scheme}://${bracket(localDialHost)}:${http.port}`, pid: process.pid, certSha256: tls?.fingerprint256 ?? null, startedAt: clock.now() };
+  await writeCoordinatorRecord(opts.userData, record).catch((error: unknown) =>
+    announce({ id: 'coordinator-record', title: 'The CLI will need --url', body: `Could not record the coordinator in ${opts.userData}: ${error instanceof Error ? error.message : String(error)}`, severity: 'warning' }),
+  );
   // The list the pages were last told about: each change goes out as the diff from it, not the whole list.
   let sentWorkers: readonly WorkerSnapshot[] = [];
   // One report of 1,000 residency failures once made 1,000 OS notifications: alike ones within 2 s become one.
@@ -340,6 +346,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
       notifications.stop();
       unsubscribeCoordinator();
       await http.close();
+      await removeCoordinatorRecord(opts.userData).catch(() => undefined);
       stateDb.close();
       listeners.clear();
     },

@@ -11,8 +11,8 @@
 import type { MembershipState } from '../../src-shared/ipc';
 import { JoinError, WorkerAgent, type AgentExit, type WorkerAgentOptions } from '../agent/worker-agent';
 import { parseCoordinatorUrl } from '../agent/coordinator-client';
-import { RequestError } from './ipc-dispatch';
-import type { Clock } from './ports';
+import { RequestError } from '../core/ipc-dispatch';
+import type { Clock } from '../platform/ports';
 
 /** This machine's own worker, as the core runs it against its own coordinator. */
 export interface LocalWorkerControl {

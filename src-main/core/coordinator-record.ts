@@ -72,14 +72,3 @@ export function processAlive(pid: number): boolean {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
-
-/**
- * The URL this machine dials for a coordinator bound to `bindHost` whose join URL is `joinUrl`: the join URL
- * names the LAN address other machines use, while this machine reaches every-interface binds on loopback.
- */
-export function localCoordinatorUrl(joinUrl: string, bindHost: string): string {
-  const url = new URL(joinUrl);
-  const host = bindHost === '0.0.0.0' ? '127.0.0.1' : bindHost === '::' ? '::1' : bindHost;
-  url.hostname = host.includes(':') ? `[${host}]` : host;
-  return url.origin;
-}

@@ -1,6 +1,6 @@
 /** The surface of the app's core that the two shells (Electron, headless) bind to. */
 import type { EventMethod, EventPayloads, RequestHandlers } from '../../src-shared/ipc';
-import type { Clock, Notifier, PtySpawner, TrayPort } from './ports';
+import type { Clock, Notifier, PtySpawner, TrayPort } from '../platform/ports';
 
 export type CoreListener = <E extends EventMethod>(event: E, payload: EventPayloads[E]) => void;
 
