@@ -190,6 +190,12 @@ def main(argv):
     stop_asked = []
     signal.signal(signal.SIGTERM, lambda signum, frame: stop_asked.append(signum))
 
+    if start_step >= args.steps > 0:
+        # Resumed from a checkpoint of the last step (the run ended while its coordinator was away): say where it
+        # stands, or the run would end showing the step it last heard of.
+        emit({"step": args.steps - 1, "total_steps": args.steps, "loss": None, "samples_per_sec": 0.0, "rank": rank,
+              "world_size": world_size, "shard": [lo, hi], "resumed_from": start_step})
+
     last = time.perf_counter()
     for step in range(start_step, args.steps):
         if n > 0:
