@@ -30,7 +30,7 @@ import { ElasticPool, LIVE_STATES, type PoolTransition } from './elastic-pool';
 import { OutputBudget, type OutputBudgetOptions } from './output-budget';
 import { RunController } from './run-controller';
 import { handleReport } from './run-reports';
-import { UserMessages } from './user-messages';
+import { transitionEvent, UserMessages } from './user-messages';
 import { connectionFacts, WorkerGate, type ConnectionFacts } from './worker-gate';
 import { WorkerRegistry } from './worker-registry';
 
@@ -381,24 +381,8 @@ export class CoordinatorService {
 
   private onTransition(t: PoolTransition): void {
     if (t.from === null || t.rejoined) return; // join() writes these itself, with the hardware
-    const node = this.registry.get(t.workerId)?.node ?? t.nodeId;
-    const ctx = { workerId: t.workerId };
-    switch (t.to) {
-      case 'active':
-        this.messages.event('worker-active', 'info', `Worker ${node} is active: ${t.cause}`, ctx);
-        break;
-      case 'draining':
-        this.messages.event('worker-draining', 'info', `Worker ${node} is draining: ${t.cause}`, ctx);
-        break;
-      case 'left':
-        this.messages.event('worker-left', 'info', t.cause.startsWith('left') ? `Worker ${node} ${t.cause}` : `Worker ${node} left — ${t.cause}`, ctx);
-        break;
-      case 'failed':
-        this.messages.event('worker-failed', t.from === 'active' ? 'error' : 'warning', `Worker ${node} failed — ${t.cause}`, ctx);
-        break;
-      case 'syncing':
-        break;
-    }
+    const said = transitionEvent(t, this.registry.get(t.workerId)?.node ?? t.nodeId);
+    if (said) this.messages.event(said.kind, said.severity, said.message, { workerId: t.workerId });
     this.feed.workersChanged('state');
     this.saveWorker(t.workerId);
   }

@@ -9,7 +9,7 @@
  * resumes from its checkpoint.
  */
 import { randomBytes } from 'node:crypto';
-import type { RunSnapshot, RunSpec, RunState } from '../../../src-shared/training';
+import type { RunSnapshot, RunSpec } from '../../../src-shared/training';
 import type { Instruction, Progress } from '../../../src-shared/worker-protocol';
 import type { Clock } from '../../platform/ports';
 import { ApiProblem } from './api-problem';
@@ -17,16 +17,12 @@ import type { ChangeFeed } from './change-feed';
 import type { CoordinatorStore, StoredRun } from './coordinator-store';
 import type { ElasticPool } from './elastic-pool';
 import { launchGeneration } from './generation-launch';
+import { afterFailures, expireUnstarted } from './run-failures';
 import { ENDED, newRunRecord, refreshProgress, restoreRunRecord, runSnapshot, type LaunchWhy, type RunRecord } from './run-record';
 import { capitalize, plural, type UserMessages } from './user-messages';
 import type { WorkerRecord, WorkerRegistry } from './worker-registry';
 
-/**
- * A member whose start was handed out but that reported neither `started` nor `exited` within this long is
- * failed like a silent one: the others wait in the rendezvous for it, so without a bound they would wait forever.
- * Launching (even after stopping the previous generation's process with its grace) takes a few seconds at most.
- */
-export const START_TIMEOUT_MS = 30_000;
+export { START_TIMEOUT_MS } from './run-failures';
 const MAX_RUNS_KEPT = 20;
 /** Output lines the coordinator writes itself carry this node name and worker id. */
 export const COORDINATOR_NODE = 'gpu-share';
@@ -140,7 +136,7 @@ export class RunController {
   tick(): void {
     const run = this.liveRun;
     if (!run) return;
-    this.expireUnstarted(run);
+    expireUnstarted(this, run);
     if (run.pendingRestart) this.maybeRestart(run);
     if (this.reconcileDueAt !== null && this.opts.clock.monotonic() >= this.reconcileDueAt) {
       this.reconcileDueAt = null;
@@ -193,50 +189,9 @@ export class RunController {
     }
   }
 
-  /**
-   * After workers were declared failed: charge a restart if the live run lost a member, relaunch or pause
-   * or fail it, then tell the user. Failures found in one check are one incident and cost one restart; a
-   * failure of a worker that never started the generation launched to recover from the previous failure is
-   * the same incident, not a new one.
-   */
+  /** See run-failures.ts. */
   afterFailures(failedIds: number[], notifyCauses: Map<number, string>, runCause?: string): void {
-    const run = this.liveRun;
-    let runOutcome: 'rebalanced' | 'paused' | 'failed' | 'none' = 'none';
-    for (const id of failedIds) {
-      const rec = this.opts.workers.get(id);
-      if (rec) {
-        rec.mailbox.clear();
-        rec.progress = null;
-      }
-    }
-    this.opts.feed.workersChanged('state');
-    if (run && run.state === 'running') {
-      const lost = failedIds.filter((id) => run.workerIds.includes(id));
-      if (lost.length > 0) {
-        const recovering = run.launchedBy === 'failure' || run.launchedBy === 'restart';
-        const sameIncident = run.pendingRestart !== null || (recovering && lost.every((id) => !run.members.get(id)?.started));
-        if (!sameIncident) run.restartsUsed += 1;
-        const names = lost.map((id) => this.opts.workers.get(id)!.node).join(', ');
-        const cause = runCause ?? `worker ${names} failed`;
-        lost.forEach((id, i) => run.telemetry.onWorkerFailed(id, this.opts.workers.get(id)!.node, !sameIncident && i === 0));
-        for (const id of lost) this.say(run, `worker ${this.opts.workers.get(id)!.node} failed: ${this.opts.pool.worker(id)?.stateCause ?? 'failed'}`);
-        if (run.restartsUsed > run.spec.maxRestarts) {
-          this.failRun(run, `${cause} and all ${run.spec.maxRestarts} restarts are used`);
-          runOutcome = 'failed';
-        } else {
-          this.reconcile(run, cause, 'failure', true);
-          runOutcome = (run.state as RunState) === 'paused' ? 'paused' : 'rebalanced';
-        }
-      }
-    }
-    const remaining = this.opts.pool.activeCount();
-    const tail = { rebalanced: ', shards rebalanced.', paused: '; the run is paused.', failed: '; the run failed.', none: '.' }[runOutcome];
-    for (const id of failedIds) {
-      const cause = notifyCauses.get(id);
-      if (!cause) continue; // never active: nothing the user was counting on
-      const node = this.opts.workers.get(id)!.node;
-      this.opts.messages.notify(`Worker ${node} failed`, `${cause}. ${plural(remaining, 'worker')} left${tail}`, 'error', { view: 'workers', workerId: id });
-    }
+    afterFailures(this, failedIds, notifyCauses, runCause);
   }
 
   /** Brings the live run in line with the active set: relaunch, pause or resume. */
@@ -394,31 +349,6 @@ export class RunController {
       o.pool.setLimits({ minWorkers: 1, maxWorkers: o.defaultMaxWorkers, heartbeatTimeoutMs: o.defaultTimeoutMs });
     }
     this.emitRun(run);
-  }
-
-  /**
-   * Fails the members of the current generation that took their start more than START_TIMEOUT_MS ago and
-   * have reported neither `started` nor `exited` (their spawn failed and the report got lost, or a bug), the
-   * same way as a silent worker: it goes `failed` (its agent must join again, which kills whatever it runs),
-   * the run is charged as for any failure and relaunched without it.
-   */
-  private expireUnstarted(run: RunRecord): void {
-    if (run.state !== 'running' || run.pendingRestart) return;
-    const now = this.opts.clock.monotonic();
-    const stuck: number[] = [];
-    for (const [id, m] of run.members) {
-      if (m.started || m.exit || m.startSentAt === null || now - m.startSentAt <= START_TIMEOUT_MS) continue;
-      if (this.opts.pool.worker(id)?.state === 'active') stuck.push(id);
-    }
-    if (stuck.length === 0) return;
-    const within = `run "${run.spec.name}" generation ${run.generation} within ${Math.round(START_TIMEOUT_MS / 1000)} s`;
-    const causes = new Map<number, string>();
-    for (const id of stuck) {
-      this.opts.pool.failWorker(id, `did not start ${within}`);
-      causes.set(id, `Did not start ${within}`);
-    }
-    const names = stuck.map((id) => this.opts.workers.get(id)!.node).join(', ');
-    this.afterFailures(stuck, causes, `worker ${names} did not start ${within}`);
   }
 
   private trimRuns(): void {
