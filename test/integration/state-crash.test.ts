@@ -8,6 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COUNTERS, openStateDb } from '../../src-main/core/state/index';
 import { bundleEntry } from './helpers/agent-bundle';
+import { seededRandom } from '../multihost/helpers/fault-proxy';
 
 const SEEDS = 20;
 let writer = '';
@@ -20,18 +21,6 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   if (writer) rmSync(writer, { force: true });
 });
-
-/** mulberry32: the kill moments are random but the same for a seed on every run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Runs the writer until `killAfterMs` after it is ready, SIGKILLs it, and returns the complete lines it printed. */
 function runAndKill(dir: string, killAfterMs: number): Promise<string[]> {
@@ -60,7 +49,7 @@ describe('state.db under SIGKILL', () => {
     dirs.push(dir);
     const acked = { run: new Set<string>(), event: new Set<number>(), worker: new Set<number>(), output: new Set<string>(), counter: 0 };
     for (let seed = 1; seed <= SEEDS; seed++) {
-      const killAfterMs = 20 + Math.floor(random(seed)() * 400);
+      const killAfterMs = 20 + Math.floor(seededRandom(seed)() * 400);
       const lines = await runAndKill(dir, killAfterMs);
       for (const line of lines) {
         const [kind, value] = line.split(' ') as [string, string];

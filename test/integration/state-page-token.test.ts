@@ -3,13 +3,13 @@
 // the join command stays the same too, so joined workers keep trusting it.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { TOKEN_PARAM, WS_PATH } from '../../src-shared/headless-protocol';
 import { CLI, ensureBuilt, ROOT } from '../e2e/helpers/app';
+import { freePort } from './helpers/serve-process';
 
 const dirs: string[] = [];
 beforeAll(() => ensureBuilt());
@@ -21,14 +21,6 @@ function tempDir(): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'gpu-share-page-token-'));
   dirs.push(dir);
   return dir;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 interface Served {
