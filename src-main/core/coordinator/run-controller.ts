@@ -267,7 +267,8 @@ export class RunController {
   finishRun(run: RunRecord): void {
     this.refresh(run);
     const step = run.progress?.step;
-    this.endRun(run, 'finished', `all ${plural(run.workerIds.length, 'worker')} finished (exit code 0)`);
+    const n = run.workerIds.length;
+    this.endRun(run, 'finished', `${n === 1 ? 'its worker' : `all ${n} workers`} finished (exit code 0)`);
     const loss = run.progress?.loss;
     const detail = [step !== undefined ? `step ${step}` : null, loss !== null && loss !== undefined ? `loss ${loss.toPrecision(4)}` : null, plural(run.restartsUsed, 'restart') + ' used']
       .filter(Boolean)
