@@ -28,7 +28,7 @@ export interface WorkerAgentOptions {
   env?: NodeJS.ProcessEnv;
   /** Where relative script paths resolve; default the current directory. */
   workDir?: string;
-  /** Residency probe; default the nvidia-smi one from core/hardware. */
+  /** Residency probe; default the nvidia-smi one from platform/hardware. */
   probeResidency?: (opts: ProbeResidencyOptions) => Promise<ResidencyResult>;
   /** SIGTERM → SIGKILL grace when stopping training; default 3 s. */
   stopGraceMs?: number;

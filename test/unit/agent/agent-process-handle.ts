@@ -43,7 +43,7 @@ export function startAgentProcess(opts: AgentProcessOptions): AgentProcessHandle
   const built = path.join(root, 'dist', 'main', 'agent-process.cjs');
   if (opts.entry === 'built' && !existsSync(built)) throw new Error(`${built} is missing: run \`npm run build\` first`);
   const entry =
-    opts.entry === 'built' ? [built] : [path.join(root, 'scripts', 'run-ts.mjs'), path.join(root, 'src-main', 'agent', 'agent-process.ts')];
+    opts.entry === 'built' ? [built] : [path.join(root, 'scripts', 'run-ts.mjs'), path.join(root, 'src-main', 'cli', 'agent-process.ts')];
   const child = spawn(
     process.execPath,
     [...entry, '--join', opts.coordinatorUrl, '--name', opts.name, '--data-dir', opts.dataDir, ...(opts.extraArgs ?? [])],
