@@ -165,9 +165,7 @@ export class RunController {
   recordProgress(rec: WorkerRecord, progress: Progress): void {
     const run = this.liveRun;
     if (!run || run.state !== 'running' || progress.runId !== run.id || progress.generation !== run.generation) return;
-    const member = run.members.get(rec.id);
-    if (!member) return;
-    member.progress = progress;
+    if (!run.members.has(rec.id)) return;
     run.telemetry.onHeartbeatProgress(rec.id, rec.node, progress);
     this.progressed(run);
   }

@@ -3,7 +3,6 @@
  * need (members and their processes, a relaunch waiting for proof of life, the output and loss history).
  */
 import type { ResidencyVerdict, RunSnapshot, RunSpec, RunState, ShardMap } from '../../../src-shared/training';
-import type { Progress } from '../../../src-shared/worker-protocol';
 import { RunOutputLog } from './run-output-log';
 import { RunTelemetry } from './run-telemetry';
 
@@ -11,7 +10,6 @@ export interface MemberStatus {
   started: boolean;
   pid: number | null;
   exit: { exitCode: number | null; signal: number | null } | null;
-  progress: Progress | null;
   /** Monotonic ms at which its start was first handed out in a heartbeat answer; null until then. */
   startSentAt: number | null;
 }
@@ -78,7 +76,7 @@ export function restoreRunRecord(snapshot: RunSnapshot, outputTail: string, now:
 }
 
 export function newMember(): MemberStatus {
-  return { started: false, pid: null, exit: null, progress: null, startSentAt: null };
+  return { started: false, pid: null, exit: null, startSentAt: null };
 }
 
 /**
@@ -89,7 +87,7 @@ export function newMember(): MemberStatus {
 export function refreshProgress(run: RunRecord): number | null {
   if (!run.progressStale) return null;
   run.progressStale = false;
-  const progress = run.telemetry.snapshot().progress;
+  const progress = run.telemetry.progress();
   if (!progress) return null;
   run.progress = progress;
   return progress.step;

@@ -139,7 +139,8 @@ export class RunTelemetry {
     };
   }
 
-  private progress(): RunProgress | null {
+  /** The latest progress alone, without copying the curve (what snapshot().progress would be). */
+  progress(): RunProgress | null {
     if (!this.latest) return null;
     let samplesPerSec: number | null = null;
     for (const w of this.workers.values()) {
