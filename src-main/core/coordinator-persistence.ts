@@ -8,11 +8,11 @@
  */
 import type { RunSnapshot, RunWorkerRow } from '../../src-shared/training';
 import type { CoordinatorStore, RestoredState, StoredWorker } from './coordinator/coordinator-store';
+import { MAX_RUNS_KEPT } from './coordinator/run-controller';
 import { RunOutputLog } from './coordinator/run-output-log';
+import { MAX_EVENTS } from './coordinator/user-messages';
 import { COUNTERS, type StateDb } from './state';
 
-/** Runs kept in the database, as the coordinator keeps in memory. */
-const RUNS_KEPT = 20;
 
 interface RunProgressMark {
   lastMapGeneration: number;
@@ -23,6 +23,8 @@ interface RunProgressMark {
 
 export class SqliteCoordinatorStore implements CoordinatorStore {
   private readonly written = new Map<string, RunProgressMark>();
+  /** Names bound in the database already (binding is first-come and never changes, so once is enough). */
+  private readonly bound = new Set<string>();
 
   constructor(
     private readonly db: StateDb,
@@ -31,7 +33,9 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
 
   /** What the database kept, for CoordinatorService.restore(). */
   load(): RestoredState & { names: { node: string; machineHash: string; firstFrom: string | null }[] } {
-    this.db.runs.prune(RUNS_KEPT);
+    this.db.runs.prune(MAX_RUNS_KEPT);
+    const names = this.db.nodeNames.list();
+    for (const n of names) this.bound.add(n.node);
     const runs = this.db.loadRuns().map((run) => {
       this.noteWritten(run);
       const log = new RunOutputLog();
@@ -40,11 +44,11 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
     });
     return {
       runs,
-      events: this.db.events.recent(2000),
+      events: this.db.events.recent(MAX_EVENTS),
       lastEventSeq: this.db.events.lastSeq(),
       workers: this.db.workers.list(),
       runSeq: this.db.kv.counter(COUNTERS.runSeq),
-      names: this.db.nodeNames.list(),
+      names,
     };
   }
 
@@ -77,7 +81,9 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
 
   saveWorker(worker: StoredWorker): void {
     this.db.workers.save(worker);
+    if (this.bound.has(worker.node)) return;
     this.db.nodeNames.bind({ node: worker.node, machineHash: worker.machineHash, firstFrom: worker.address, boundAt: this.now() });
+    this.bound.add(worker.node);
   }
 
   forgetWorker(workerId: number): void {
@@ -90,7 +96,7 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
 
   saveRunSeq(runSeq: number): void {
     this.db.kv.raise(COUNTERS.runSeq, runSeq);
-    this.db.runs.prune(RUNS_KEPT);
+    this.db.runs.prune(MAX_RUNS_KEPT);
   }
 
   private progressMark(runId: string): RunProgressMark {

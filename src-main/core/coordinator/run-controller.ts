@@ -23,7 +23,8 @@ import { capitalize, plural, type UserMessages } from './user-messages';
 import type { WorkerRecord, WorkerRegistry } from './worker-registry';
 
 export { START_TIMEOUT_MS } from './run-failures';
-const MAX_RUNS_KEPT = 20;
+/** Runs kept (in memory, and in the state database); the oldest ended ones go first. */
+export const MAX_RUNS_KEPT = 20;
 /** Output lines the coordinator writes itself carry this node name and worker id. */
 export const COORDINATOR_NODE = 'gpu-share';
 export const COORDINATOR_OUTPUT_ID = -1;
