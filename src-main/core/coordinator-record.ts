@@ -62,13 +62,3 @@ export async function readCoordinatorRecord(dataDir: string): Promise<RecordRead
     return { kind: 'unreadable', file, reason: 'it is not JSON' };
   }
 }
-
-/** Whether process `pid` exists (EPERM: it does, owned by someone else). */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}

@@ -12,7 +12,8 @@ import { fingerprintOf, TLS_IDENTITY_FILE } from '../../core/api/tls-identity';
 import { SECRETS_FILE } from '../../core/secrets';
 import { defaultUserDataDir } from '../../platform/user-data-dir';
 import { UsageError, type CliIo } from '../command';
-import { COORDINATOR_RECORD_FILE, processAlive, readCoordinatorRecord } from '../../core/coordinator-record';
+import { COORDINATOR_RECORD_FILE, readCoordinatorRecord } from '../../core/coordinator-record';
+import { isPidAlive } from '../../platform/files/errno';
 import { EXIT, OperatorFailure } from './operator-failure';
 
 export const URL_ENV = 'GPU_SHARE_URL';
@@ -79,7 +80,7 @@ async function locateUrl(flags: OperatorFlags, env: NodeJS.ProcessEnv, dataDir: 
   if (env[URL_ENV]) return { raw: env[URL_ENV], source: 'env', ...none };
   const read = await readCoordinatorRecord(dataDir);
   if (read.kind === 'found') {
-    if (processAlive(read.record.pid)) {
+    if (isPidAlive(read.record.pid)) {
       return { raw: read.record.url, source: 'record', note: null, pid: read.record.pid, recordCert: read.record.certSha256 };
     }
     const note = `${read.file} names process ${read.record.pid}, which is not running (a coordinator that did not stop cleanly)`;

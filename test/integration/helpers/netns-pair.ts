@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { InterfaceTable } from '../../../src-main/platform/runs/local-interface';
+import { isPidAlive } from '../../../src-main/platform/files/errno';
 
 export interface NetnsHost {
   ns: string;
@@ -42,15 +43,6 @@ export function netnsUnavailableReason(): string | null {
   return null;
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** Kills what still runs inside one of our namespaces (only our processes can be there), then drops it. */
 function destroyNamespace(ns: string): void {
   for (const pid of ip(['netns', 'pids', ns], true).split(/\s+/).filter(Boolean).map(Number)) {
@@ -70,7 +62,7 @@ function sweepStale(prefix: string): void {
   for (const line of ip(['netns', 'list'], true).split('\n')) {
     const name = line.split(' ')[0] ?? '';
     const m = new RegExp(`^${prefix}-(\\d+)-[ab]$`).exec(name);
-    if (m && !isAlive(Number(m[1]))) destroyNamespace(name);
+    if (m && !isPidAlive(Number(m[1]))) destroyNamespace(name);
   }
 }
 

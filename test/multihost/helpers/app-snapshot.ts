@@ -7,7 +7,7 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { waitFor } from '../../integration/helpers/wait';
-import { pidAlive } from './namespace-registry';
+import { isPidAlive } from '../../../src-main/platform/files/errno';
 import { distDir, repoRoot } from './paths';
 
 const PREFIX = 'multihost-app-';
@@ -31,7 +31,7 @@ async function copyBuild(): Promise<AppBuild> {
   // Copies of test processes that died before their teardown.
   for (const name of existsSync(resultsDir) ? readdirSync(resultsDir) : []) {
     const pid = Number(name.startsWith(PREFIX) ? name.slice(PREFIX.length) : NaN);
-    if (Number.isInteger(pid) && !pidAlive(pid)) rmSync(path.join(resultsDir, name), { recursive: true, force: true });
+    if (Number.isInteger(pid) && !isPidAlive(pid)) rmSync(path.join(resultsDir, name), { recursive: true, force: true });
   }
   const dir = path.join(resultsDir, `${PREFIX}${process.pid}`);
   rmSync(dir, { recursive: true, force: true });

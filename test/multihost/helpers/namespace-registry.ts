@@ -7,6 +7,7 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { shQuiet } from './sh';
+import { isPidAlive } from '../../../src-main/platform/files/errno';
 
 /** gpu-share multihost: the prefix of every namespace this harness makes, followed by the creating pid. */
 export const NS_PREFIX = 'gsmh';
@@ -54,22 +55,12 @@ export function removeAllTracked(): void {
   for (const name of [...live]) removeNamespace(name);
 }
 
-/** Whether a process with this pid exists (a leftover named after a dead pid is safe to remove). */
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** Removes namespaces an earlier run of this harness left (its pid is dead); returns their names. */
 export function sweepLeftovers(): string[] {
   const swept: string[] = [];
   for (const name of listNamespaces()) {
     const m = OWNED.exec(name);
-    if (!m || Number(m[1]) === process.pid || pidAlive(Number(m[1]))) continue;
+    if (!m || Number(m[1]) === process.pid || isPidAlive(Number(m[1]))) continue;
     removeNamespace(name);
     swept.push(name);
   }

@@ -9,7 +9,7 @@ import { bundleEntry } from '../../integration/helpers/agent-bundle';
 import type { FaultPlan } from './fault-proxy';
 import type { Host } from './hosts';
 import type { HostProcess } from './host-process';
-import { pidAlive } from './namespace-registry';
+import { isPidAlive } from '../../../src-main/platform/files/errno';
 import { repoRoot } from './paths';
 
 const bundleDir = path.join(repoRoot, 'test-results', 'agent-bundle');
@@ -20,7 +20,7 @@ let bundled: Promise<string> | null = null;
 export function proxyBundle(): Promise<string> {
   for (const name of existsSync(bundleDir) ? readdirSync(bundleDir) : []) {
     const m = BUNDLE.exec(name);
-    if (m && !pidAlive(Number(m[1]))) rmSync(path.join(bundleDir, name), { force: true });
+    if (m && !isPidAlive(Number(m[1]))) rmSync(path.join(bundleDir, name), { force: true });
   }
   bundled ??= bundleEntry('test/multihost/helpers/fault-proxy-main.ts', 'fault-proxy', repoRoot);
   return bundled;
