@@ -2,7 +2,6 @@
 // real coordinator (CoordinatorService + its HTTP API on 127.0.0.1:0, started here), and comes back on every way
 // out — a refused join, Leave, a drain by the other side — while a lost coordinator keeps it away and retrying.
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -19,6 +18,8 @@ import { dispatchRequest } from '../../src-main/core/ipc-dispatch';
 import { systemClock } from '../../src-main/platform/ports';
 import { nodePtySpawner } from '../../src-main/platform/pty/node-pty-spawner';
 import { pulse, waitFor } from '../integration/helpers/wait';
+// A loopback port bound and released: nothing listens there.
+import { freePort } from '../integration/helpers/serve-process';
 
 const fixtures = path.resolve(__dirname, '..', 'fixtures');
 const WAIT = { timeoutMs: 20_000 };
@@ -61,18 +62,6 @@ class RemoteCoordinator {
     await this.http?.close();
     this.http = null;
   }
-}
-
-/** A loopback port nothing listens on (bound, then released). */
-function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 describe('joining another cluster from the app', { timeout: 60_000 }, () => {
@@ -181,7 +170,7 @@ describe('joining another cluster from the app', { timeout: 60_000 }, () => {
 
   it('unreachable coordinator: error state that says what to check, and the local worker back', async () => {
     const before = localActive()!;
-    const url = `http://127.0.0.1:${await closedPort()}`;
+    const url = `http://127.0.0.1:${await freePort()}`;
     const state = await core.handlers.joinCluster({ url, token: remote.joinToken });
     expect(state.mode).toBe('error');
     expect(state.message).toMatch(new RegExp(`^Cannot reach the coordinator at ${url.replace(/[.]/g, '\\.')}: nothing is listening at 127\\.0\\.0\\.1:\\d+ \\(connection refused\\)\\.`));
