@@ -3,6 +3,7 @@ import type { MetricsInput } from '../../../src-main/core/metrics/render-metrics
 import type { DetectedGpu, HardwareSnapshot } from '../../../src-shared/hardware';
 import type { RunSnapshot, WorkerSnapshot } from '../../../src-shared/training';
 import { detectedGpu } from '../helpers/detected-gpu';
+import { runSnapshot, workerSnapshot } from '../helpers/snapshots';
 
 export const NOW = Date.UTC(2026, 0, 1, 12, 0, 0);
 /** Names built to break a naive exposition: quotes, backslashes, a newline that starts a forged sample. */
@@ -11,58 +12,11 @@ export const HOSTILE_RUN = 'run "quoted" \\ back\nslash } {';
 export const HOSTILE_GPU = 'NVIDIA "Fake" GPU\\1, 2\n# TYPE forged gauge';
 
 export function worker(id: number, extra: Partial<WorkerSnapshot> = {}): WorkerSnapshot {
-  return {
-    id,
-    node: `n${id}`,
-    incarnation: 1,
-    state: 'active',
-    stateCause: 'first heartbeat',
-    gpus: [],
-    backend: 'cpu',
-    joinedAt: NOW - 60_000,
-    lastHeartbeatAt: NOW - 1500,
-    step: null,
-    loss: null,
-    samplesPerSec: null,
-    address: '10.0.0.2',
-    local: false,
-    ...extra,
-  };
+  return workerSnapshot(id, { stateCause: 'first heartbeat', joinedAt: NOW - 60_000, lastHeartbeatAt: NOW - 1500, address: '10.0.0.2', local: false, ...extra });
 }
 
 export function run(id: string, extra: Partial<RunSnapshot> = {}): RunSnapshot {
-  return {
-    id,
-    spec: {
-      name: 'demo',
-      command: ['train.py'],
-      samples: 100,
-      minWorkers: 1,
-      maxWorkers: 4,
-      heartbeatTimeoutMs: 5000,
-      maxRestarts: 3,
-      nprocPerNode: 1,
-      useGpus: false,
-      launcher: 'torchrun',
-      env: {},
-    },
-    state: 'running',
-    stateCause: 'started by user',
-    generation: 1,
-    restartsUsed: 0,
-    startedAt: NOW - 30_000,
-    endedAt: null,
-    workerIds: [],
-    shardHistory: [],
-    progress: null,
-    lossHistory: [],
-    generationMarks: [],
-    workerRows: [],
-    workerFailures: 0,
-    residency: {},
-    rdzvEndpoint: null,
-    ...extra,
-  };
+  return runSnapshot({ id, spec: { ...runSnapshot().spec, name: 'demo', samples: 100 }, stateCause: 'started by user', startedAt: NOW - 30_000, workerIds: [], ...extra });
 }
 
 /** GPU `index` of this machine, 1000 MiB used and 40 % busy. */

@@ -9,7 +9,7 @@ import type { RunSnapshot, UserNotification } from '../../../src-shared/training
 import { createWsClient, type SocketLike } from '../../../src-renderer/api/ws-client';
 import { connectBridge, eventHandlers } from '../../../src-renderer/bridge';
 import { createAppStore } from '../../../src-renderer/store/app-store';
-import { runSnapshot, workerSnapshot } from './snapshots';
+import { runSnapshot, workerSnapshot } from '../helpers/snapshots';
 
 const hw: HardwareSnapshot = {
   hostname: 'box',

@@ -8,7 +8,7 @@ import { colourOutput, filterOutput, logFileName, outputNodes } from '../../../s
 import * as A from '../../../src-renderer/store/actions';
 import { emptyRunForm, editRunForm, fieldsFromSpec, fillRunForm } from '../../../src-renderer/store/run-form';
 import { initialState } from '../../../src-renderer/store/state';
-import { runSnapshot, workerSnapshot } from './snapshots';
+import { runSnapshot, workerSnapshot } from '../helpers/snapshots';
 
 const T0 = Date.UTC(2026, 0, 1, 12);
 

@@ -20,7 +20,7 @@ import {
   WORKER_PALETTE,
 } from '../../../src-renderer/store/derive';
 import { apply, createAppStore } from '../../../src-renderer/store/app-store';
-import { runSnapshot } from './snapshots';
+import { runSnapshot } from '../helpers/snapshots';
 
 /** The seed's 3-node sample (entrenar's cluster.yaml tests). */
 const sample: ClusterConfig = {

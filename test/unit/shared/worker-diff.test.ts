@@ -3,25 +3,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { WorkerSnapshot } from '../../../src-shared/training';
 import { applyWorkersDiff, diffWorkers, isEmptyWorkersDiff } from '../../../src-shared/worker-diff';
+import { workerSnapshot } from '../helpers/snapshots';
 
 function worker(id: number, extra: Partial<WorkerSnapshot> = {}): WorkerSnapshot {
-  return {
-    id,
-    node: `node-${id}`,
-    incarnation: 1,
-    state: 'active',
-    stateCause: 'joined',
-    gpus: [{ uuid: `GPU-${id}`, name: 'RTX 4090', vramTotalMb: 24564 }],
-    backend: 'cuda',
-    joinedAt: 1000 + id,
-    lastHeartbeatAt: 5000,
-    step: null,
-    loss: null,
-    samplesPerSec: null,
-    address: '10.0.0.2',
-    local: false,
-    ...extra,
-  };
+  const gpus = [{ uuid: `GPU-${id}`, name: 'RTX 4090', vramTotalMb: 24564 }];
+  return workerSnapshot(id, { node: `node-${id}`, gpus, backend: 'cuda', joinedAt: 1000 + id, lastHeartbeatAt: 5000, address: '10.0.0.2', local: false, ...extra });
 }
 
 const thousand = Array.from({ length: 1000 }, (_, i) => worker(i));

@@ -1,4 +1,4 @@
-/** Snapshots as the coordinator sends them, for the renderer's tests: a plain run and worker, overridden per test. */
+/** Snapshots as the coordinator sends them, for any test: a plain run and worker, overridden per test. */
 import type { RunSnapshot, WorkerSnapshot } from '../../../src-shared/training';
 
 export function runSnapshot(over: Partial<RunSnapshot> = {}): RunSnapshot {
