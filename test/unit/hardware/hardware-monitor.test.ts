@@ -6,6 +6,7 @@ import type { Clock } from '../../../src-main/platform/ports';
 import { detectHardware } from '../../../src-main/platform/hardware/detect-hardware';
 import { HardwareMonitor, pollLiveHardware, type LivePollResult } from '../../../src-main/platform/hardware/hardware-monitor';
 import { fakeEnv, fixture, tempDir } from './fake-env';
+import { hardwareSnapshot } from '../helpers/snapshots';
 
 /** A clock whose intervals fire only when the test says so. */
 class ManualClock implements Clock {
@@ -43,19 +44,7 @@ const gpu: DetectedGpu = {
   temperatureC: 40,
   source: 'nvidia-smi',
 };
-const base: HardwareSnapshot = {
-  hostname: 'desktop',
-  os: 'Linux',
-  arch: 'x64',
-  physicalCores: 8,
-  logicalCores: 16,
-  ramTotalMb: 32768,
-  ramAvailableMb: 20000,
-  gpus: [gpu],
-  nvidia: { available: true, path: '/usr/bin/nvidia-smi', reason: null, driverVersion: '550.54.14' },
-  detectedAt: new Date(0).toISOString(),
-  tookMs: 5,
-};
+const base: HardwareSnapshot = hardwareSnapshot({ gpus: [gpu] });
 const flush = () => new Promise((r) => setTimeout(r, 0));
 
 function setup(polls: ((prev: HardwareSnapshot) => LivePollResult | Promise<LivePollResult>)[]) {

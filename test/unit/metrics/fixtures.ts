@@ -3,7 +3,7 @@ import type { MetricsInput } from '../../../src-main/core/metrics/render-metrics
 import type { DetectedGpu, HardwareSnapshot } from '../../../src-shared/hardware';
 import type { RunSnapshot, WorkerSnapshot } from '../../../src-shared/training';
 import { detectedGpu } from '../helpers/detected-gpu';
-import { runSnapshot, workerSnapshot } from '../helpers/snapshots';
+import { hardwareSnapshot, runSnapshot, workerSnapshot } from '../helpers/snapshots';
 
 export const NOW = Date.UTC(2026, 0, 1, 12, 0, 0);
 /** Names built to break a naive exposition: quotes, backslashes, a newline that starts a forged sample. */
@@ -25,20 +25,7 @@ export function gpu(index: number, extra: Partial<DetectedGpu> = {}): DetectedGp
 }
 
 export function hardware(extra: Partial<HardwareSnapshot> = {}): HardwareSnapshot {
-  return {
-    hostname: 'desktop',
-    os: 'Linux',
-    arch: 'x64',
-    physicalCores: 8,
-    logicalCores: 16,
-    ramTotalMb: 32768,
-    ramAvailableMb: 20000,
-    gpus: [gpu(0)],
-    nvidia: { available: true, path: '/usr/bin/nvidia-smi', reason: null, driverVersion: '550.54.14' },
-    detectedAt: new Date(NOW).toISOString(),
-    tookMs: 5,
-    ...extra,
-  };
+  return hardwareSnapshot({ gpus: [gpu(0)], detectedAt: new Date(NOW).toISOString(), ...extra });
 }
 
 export const BUILD = { version: '0.1.0', nodeVersion: '20.20.2', platform: 'linux', arch: 'x64' };
