@@ -16,7 +16,8 @@ import { COUNTERS, type StateDb } from './state';
 
 interface RunProgressMark {
   lastMapGeneration: number;
-  lastMark: string;
+  /** Step written for each generation's mark (a mark's step is settled by its generation's first progress line). */
+  marks: Map<number, number>;
   lastLoss: { step: number; generation: number } | null;
   rows: Map<number, string>;
 }
@@ -61,11 +62,10 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
       this.db.generations.recordShardMap(run.id, map);
       mark.lastMapGeneration = map.generation;
     }
-    const lastMark = generationMarks.at(-1);
-    const markKey = lastMark ? `${lastMark.generation}:${lastMark.step}` : '';
-    if (lastMark && markKey !== mark.lastMark) {
-      for (const m of generationMarks) if (m.generation >= lastMark.generation - 1) this.db.generations.markGeneration(run.id, m);
-      mark.lastMark = markKey;
+    for (const m of generationMarks) {
+      if (mark.marks.get(m.generation) === m.step) continue;
+      this.db.generations.markGeneration(run.id, m);
+      mark.marks.set(m.generation, m.step);
     }
     this.saveLoss(run.id, lossHistory, mark);
     for (const row of workerRows) this.saveRow(run.id, row, mark);
@@ -102,7 +102,7 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
   private progressMark(runId: string): RunProgressMark {
     let mark = this.written.get(runId);
     if (!mark) {
-      mark = { lastMapGeneration: 0, lastMark: '', lastLoss: null, rows: new Map() };
+      mark = { lastMapGeneration: 0, marks: new Map(), lastLoss: null, rows: new Map() };
       this.written.set(runId, mark);
     }
     return mark;
@@ -112,8 +112,7 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
   private noteWritten(run: RunSnapshot): void {
     const mark = this.progressMark(run.id);
     mark.lastMapGeneration = run.shardHistory.at(-1)?.generation ?? 0;
-    const last = run.generationMarks.at(-1);
-    mark.lastMark = last ? `${last.generation}:${last.step}` : '';
+    for (const m of run.generationMarks) mark.marks.set(m.generation, m.step);
     const loss = run.lossHistory.at(-1);
     mark.lastLoss = loss ? { step: loss.step, generation: loss.generation } : null;
     for (const row of run.workerRows) mark.rows.set(row.workerId, JSON.stringify(row));

@@ -51,6 +51,8 @@ describe('restart from the state database', () => {
     expect(restored).toMatchObject({ state: 'paused', generation: 2, restartsUsed: 1 });
     expect(restored.stateCause).toMatch(/coordinator restarted/);
     expect(restored.shardHistory.map((m) => m.generation)).toEqual([1, 2]);
+    expect(restored.generationMarks).toEqual(before.generationMarks);
+    expect(restored.generationMarks.map((m) => m.generation)).toEqual([1, 2]);
     expect(second.svc.events().length).toBeGreaterThanOrEqual(eventsBefore);
     expect(second.svc.events().some((e) => e.kind === 'run-started' && e.runId === run.id)).toBe(true);
     const workers = second.svc.workers();
