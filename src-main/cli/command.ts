@@ -84,29 +84,3 @@ export function intOption(raw: string | undefined, name: string, fallback: numbe
   }
   return n;
 }
-
-// --- the older list-based form, kept for callers outside the CLI (the worker agent's command line) ---------
-
-export interface ParsedArgs {
-  flags: Record<string, string | true>;
-  positionals: string[];
-}
-
-/** `valueFlags` take a value, `boolFlags` do not; parsed by util.parseArgs like every other command line. */
-export function parseArgs(args: string[], valueFlags: string[], boolFlags: string[] = []): ParsedArgs {
-  const options: OptionsConfig = {};
-  for (const name of valueFlags) options[name] = { type: 'string' };
-  for (const name of boolFlags) options[name] = { type: 'boolean' };
-  const parsed = parseCommandLine(args, options);
-  const flags: Record<string, string | true> = {};
-  for (const [name, value] of Object.entries(parsed.values)) {
-    if (typeof value === 'string') flags[name] = value;
-    else if (value === true) flags[name] = true;
-  }
-  return { flags, positionals: parsed.positionals };
-}
-
-export function flagString(parsed: ParsedArgs, name: string): string | undefined {
-  const v = parsed.flags[name];
-  return typeof v === 'string' ? v : undefined;
-}
