@@ -12,6 +12,7 @@ import { workerApi, type EndpointBody, type EndpointName, type EndpointParams, t
 import { SESSION_HEADER } from '../../src-shared/worker-protocol';
 import { MAX_REPLY_BYTES, postJson, type PostOptions, type RawReply } from './http-post';
 import { CERT_MISMATCH, pinnedConnector, type Connector } from './pinned-connection';
+import { normalizeAddress } from '../platform/runs/local-interface';
 
 export type ApiReply =
   | { kind: 'ok'; status: number; body: unknown }
@@ -213,7 +214,9 @@ export class CoordinatorClient {
       };
       socket.setTimeout(timeoutMs, () => done({ ok: false, message: `no answer from ${this.base.host} within ${timeoutMs / 1000} s` }));
       socket.once('connect', () => {
-        const address = (socket.localAddress ?? '').replace(/^::ffff:/, '');
+        // An IPv4 peer on a dual-stack socket shows as ::ffff:a.b.c.d; normalizeAddress gives the plain form.
+        const local = normalizeAddress(socket.localAddress ?? '');
+        const address = local ? (local.zone ? `${local.address}%${local.zone}` : local.address) : '';
         done(address ? { ok: true, address } : { ok: false, message: 'could not read the local address of the connection' });
       });
       socket.once('error', (error) => done({ ok: false, message: describeNetworkError(error, this.base) }));
