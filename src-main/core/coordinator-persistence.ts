@@ -19,7 +19,8 @@ interface RunProgressMark {
   /** Step written for each generation's mark (a mark's step is settled by its generation's first progress line). */
   marks: Map<number, number>;
   lastLoss: { step: number; generation: number } | null;
-  rows: Map<number, string>;
+  /** The last row written for each worker (snapshot rows are fresh copies, so keeping one is safe). */
+  rows: Map<number, RunWorkerRow>;
 }
 
 export class SqliteCoordinatorStore implements CoordinatorStore {
@@ -115,7 +116,7 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
     for (const m of run.generationMarks) mark.marks.set(m.generation, m.step);
     const loss = run.lossHistory.at(-1);
     mark.lastLoss = loss ? { step: loss.step, generation: loss.generation } : null;
-    for (const row of run.workerRows) mark.rows.set(row.workerId, JSON.stringify(row));
+    for (const row of run.workerRows) mark.rows.set(row.workerId, row);
   }
 
   /** Points past the last one written; a point at or before it (a resumed generation) is written too. */
@@ -133,18 +134,15 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
   }
 
   private saveRow(runId: string, row: RunWorkerRow, mark: RunProgressMark): void {
-    const key = JSON.stringify(row);
-    const before = mark.rows.get(row.workerId);
-    if (before === key) return;
-    mark.rows.set(row.workerId, key);
-    const old = before ? (JSON.parse(before) as RunWorkerRow) : null;
+    const old = mark.rows.get(row.workerId);
+    const sameRow = old !== undefined && old.member === row.member && old.restartsCaused === row.restartsCaused && old.node === row.node;
+    if (sameRow && old.step === row.step && old.loss === row.loss && old.samplesPerSec === row.samplesPerSec) return;
+    mark.rows.set(row.workerId, row);
     // Only progress changed: batched. Membership, restarts caused or a new row: acknowledged.
-    if (old && old.member === row.member && old.restartsCaused === row.restartsCaused && old.node === row.node) {
-      this.db.runWorkers.setProgress(runId, row.workerId, { step: row.step, loss: row.loss, samplesPerSec: row.samplesPerSec });
-    } else {
-      this.db.runWorkers.save(runId, row);
-    }
+    if (sameRow) this.db.runWorkers.setProgress(runId, row.workerId, { step: row.step, loss: row.loss, samplesPerSec: row.samplesPerSec });
+    else this.db.runWorkers.save(runId, row);
   }
+
 }
 
 /**

@@ -52,6 +52,8 @@ describe('restart from the state database', () => {
     expect(restored.stateCause).toMatch(/coordinator restarted/);
     expect(restored.shardHistory.map((m) => m.generation)).toEqual([1, 2]);
     expect(restored.generationMarks).toEqual(before.generationMarks);
+    expect(restored.workerRows.map((r) => [r.node, r.restartsCaused])).toEqual(before.workerRows.map((r) => [r.node, r.restartsCaused]));
+    expect(restored.workerRows.find((r) => r.node === 'beta')?.restartsCaused).toBe(1);
     expect(restored.generationMarks.map((m) => m.generation)).toEqual([1, 2]);
     expect(second.svc.events().length).toBeGreaterThanOrEqual(eventsBefore);
     expect(second.svc.events().some((e) => e.kind === 'run-started' && e.runId === run.id)).toBe(true);
