@@ -15,6 +15,7 @@ import type {
   WorkerSnapshot,
 } from './training';
 import type { WorkersDiff } from './worker-diff';
+import { jobEvents, jobRequests, type JobEventPayloads, type JobRequestResults } from './jobs/ipc-jobs';
 import { runSpecSchema } from './worker-protocol';
 
 /** The cluster as the app holds it, with everything the Nodes view needs precomputed. */
@@ -164,10 +165,11 @@ export const requests = {
   joinCluster: { channel: 'cluster:join', arg: joinClusterArg },
   leaveCluster: { channel: 'cluster:leave', arg: z.undefined() },
   getMembership: { channel: 'cluster:membership', arg: z.undefined() },
+  ...jobRequests,
 } as const;
 
 /** What each request resolves to. */
-export interface RequestResults {
+export interface RequestResults extends JobRequestResults {
   getHardware: HardwareSnapshot;
   detectHardware: HardwareSnapshot;
   /** This machine's GPU utilisation and memory over the last 10 minutes (at most 600 samples × 16 GPUs). */
@@ -206,9 +208,10 @@ export const events = {
   onNotification: 'notify',
   onFocus: 'app:focus',
   onMembership: 'membership:changed',
+  ...jobEvents,
 } as const;
 
-export interface EventPayloads {
+export interface EventPayloads extends JobEventPayloads {
   onHardware: HardwareSnapshot;
   onCluster: ClusterState;
   /**

@@ -9,6 +9,8 @@ export interface WorkerGpu {
   uuid: string | null;
   name: string;
   vramTotalMb: number | null;
+  /** As the worker detected it; discrete when it did not say. */
+  memoryType?: 'discrete' | 'unified';
 }
 
 export interface WorkerSnapshot {
@@ -33,6 +35,9 @@ export interface WorkerSnapshot {
   address: string | null;
   /** True for the worker that runs inside the app itself. */
   local: boolean;
+  /** What the worker detected at join, for placement: physical cores, RAM in MB, Python with torch found. */
+  cpuCores?: number;
+  ramMb?: number;
 }
 
 export interface ShardRange {

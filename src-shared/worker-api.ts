@@ -6,6 +6,8 @@
  */
 import { z } from 'zod';
 import type { CoordinatorEvent, RunSnapshot, WorkerSnapshot } from './training';
+import { jobAckSchema, jobCompleteSchema, jobFailSchema, jobOutputSchema, jobStartedSchema, manifestSubmitSchema } from './jobs/job-protocol';
+import type { ArtifactSnapshot, JobSnapshot, JobsState, ManifestSubmitResult } from './jobs/types';
 import {
   API_VERSION,
   apiPaths,
@@ -25,7 +27,7 @@ import {
 export type ApiAuth = 'none' | 'worker' | 'session' | 'operator';
 
 /** How an endpoint is reached: a JSON request, or a WebSocket upgrade (presence-server.ts serves those). */
-export type ApiTransport = 'json' | 'prometheus-text' | 'websocket';
+export type ApiTransport = 'json' | 'prometheus-text' | 'websocket' | 'binary-upload' | 'binary-download';
 
 export interface EndpointPath<P extends unknown[]> {
   /** Matches the concrete path; each capture group is one parameter, in order, still URL-encoded. */
@@ -39,7 +41,7 @@ export interface Endpoint<
   R extends z.ZodType = z.ZodType,
   T extends ApiTransport = ApiTransport,
 > {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PUT';
   path: EndpointPath<P>;
   auth: ApiAuth;
   /** Schema of the JSON body; null when the endpoint takes none. */
@@ -81,6 +83,18 @@ export const okReplySchema = z.object({ ok: z.literal(true) });
 export const stateReplySchema = z.object({ workers: z.array(workerSnapshotSchema), runs: z.array(runSnapshotSchema), events: z.array(eventSchema) });
 export const runOutputReplySchema = z.object({ runId: z.string(), output: z.string() });
 
+const jobSnapshotSchema = z.custom<JobSnapshot>((v) => isRecord(v) && typeof v.id === 'string' && typeof v.status === 'string', 'expected a job snapshot');
+const jobsStateSchema = z.custom<JobsState>((v) => isRecord(v) && Array.isArray(v.jobs) && Array.isArray(v.ledger), 'expected the jobs state');
+const artifactSchema = z.custom<ArtifactSnapshot>((v) => isRecord(v) && typeof v.sha256 === 'string', 'expected an artifact');
+const manifestResultSchema = z.custom<ManifestSubmitResult>((v) => isRecord(v) && typeof v.ok === 'boolean', 'expected a manifest result');
+
+/** /v1/workers/<worker>/jobs/<job>/<action>: a worker's call about one of its job claims. */
+const workerJobPath = (action: string) =>
+  paramPath(new RegExp(`^/v1/workers/([^/]+)/jobs/([^/]+)/${action}$`), (workerId: number, jobId: string) => `/v1/workers/${workerId}/jobs/${jobId}/${action}`);
+/** /v1/jobs/<job>[/<action>]: the operator's view of and actions on one job. */
+const jobPath = (action: string | null) =>
+  paramPath(new RegExp(`^/v1/jobs/([^/]+)${action ? `/${action}` : ''}$`), (jobId: string) => `/v1/jobs/${encodeURIComponent(jobId)}${action ? `/${action}` : ''}`);
+
 const workerIdPath = (action: string) => paramPath(new RegExp(`^/v1/workers/([^/]+)/${action}$`), (workerId: number) => `/v1/workers/${workerId}/${action}`);
 
 export const workerApi = {
@@ -98,6 +112,38 @@ export const workerApi = {
   run: endpoint({ method: 'GET', path: paramPath(/^\/v1\/runs\/([^/]+)$/, apiPaths.run), auth: 'operator', body: null, reply: runSnapshotSchema }),
   runOutput: endpoint({ method: 'GET', path: paramPath(/^\/v1\/runs\/([^/]+)\/output$/, apiPaths.runOutput), auth: 'operator', body: null, reply: runOutputReplySchema }),
   stopRun: endpoint({ method: 'POST', path: paramPath(/^\/v1\/runs\/([^/]+)\/stop$/, apiPaths.stopRun), auth: 'operator', body: null, reply: runSnapshotSchema }),
+  // --- adapter jobs: the worker side (session auth; the claim token fences each call) --------------------------
+  jobStarted: endpoint({ method: 'POST', path: workerJobPath('started'), auth: 'session', body: jobStartedSchema, reply: jobAckSchema }),
+  jobOutput: endpoint({ method: 'POST', path: workerJobPath('output'), auth: 'session', body: jobOutputSchema, reply: jobAckSchema }),
+  jobComplete: endpoint({ method: 'POST', path: workerJobPath('complete'), auth: 'session', body: jobCompleteSchema, reply: jobAckSchema }),
+  jobFail: endpoint({ method: 'POST', path: workerJobPath('fail'), auth: 'session', body: jobFailSchema, reply: jobAckSchema }),
+  /** Body: the tarball, streamed; its sha256 must be the one in the path; the claim token in CLAIM_TOKEN_HEADER. */
+  uploadArtifact: endpoint({
+    method: 'PUT',
+    path: paramPath(/^\/v1\/workers\/([^/]+)\/jobs\/([^/]+)\/artifact\/([^/]+)$/, (workerId: number, jobId: string, sha256: string) => `/v1/workers/${workerId}/jobs/${jobId}/artifact/${sha256}`),
+    auth: 'session',
+    body: null,
+    reply: z.object({ sha256: z.string(), sizeBytes: z.number(), stored: z.enum(['new', 'existing']) }),
+    status: 201,
+    transport: 'binary-upload',
+  }),
+  // --- adapter jobs: the operator side --------------------------------------------------------------------
+  jobsState: endpoint({ method: 'GET', path: fixedPath('/v1/jobs'), auth: 'operator', body: null, reply: jobsStateSchema }),
+  submitManifest: endpoint({ method: 'POST', path: fixedPath('/v1/jobs/manifest'), auth: 'operator', body: manifestSubmitSchema, reply: manifestResultSchema }),
+  job: endpoint({ method: 'GET', path: jobPath(null), auth: 'operator', body: null, reply: jobSnapshotSchema }),
+  jobLog: endpoint({ method: 'GET', path: jobPath('output'), auth: 'operator', body: null, reply: z.object({ jobId: z.string(), output: z.string() }) }),
+  cancelJob: endpoint({ method: 'POST', path: jobPath('cancel'), auth: 'operator', body: null, reply: jobSnapshotSchema }),
+  requeueJob: endpoint({ method: 'POST', path: jobPath('requeue'), auth: 'operator', body: null, reply: jobSnapshotSchema }),
+  listArtifacts: endpoint({ method: 'GET', path: fixedPath('/v1/artifacts'), auth: 'operator', body: null, reply: z.object({ artifacts: z.array(artifactSchema) }) }),
+  /** The tarball (application/gzip). */
+  downloadArtifact: endpoint({
+    method: 'GET',
+    path: paramPath(/^\/v1\/artifacts\/([0-9a-f]{64})$/, (sha256: string) => `/v1/artifacts/${sha256}`),
+    auth: 'operator',
+    body: null,
+    reply: z.instanceof(Uint8Array),
+    transport: 'binary-download',
+  }),
   /** Prometheus text format 0.0.4; 404 when the coordinator was started without metrics. */
   metrics: endpoint({ method: 'GET', path: fixedPath(apiPaths.metrics), auth: 'operator', body: null, reply: z.string(), transport: 'prometheus-text' }),
 } as const;

@@ -4,6 +4,7 @@
  * agent's client are built from). Human documentation with examples lives in docs/api.md; keep the two in step.
  */
 import { z } from 'zod';
+import { cancelJobInstructionSchema, gpuFreeSchema, jobBeatSchema, runJobInstructionSchema } from './jobs/job-protocol';
 
 export const API_VERSION = 1;
 
@@ -63,6 +64,8 @@ const gpuSchema = z.object({
   uuid: z.string().max(FIELD_CAPS.name).nullable(),
   name: z.string().max(FIELD_CAPS.name),
   vramTotalMb: z.number().nonnegative().nullable(),
+  /** Unified memory (Jetson, Apple) plans with a 60 % reserve instead of 85 %; discrete when left out. */
+  memoryType: z.enum(['discrete', 'unified']).optional(),
 });
 
 /** What a worker says about itself when it joins. */
@@ -121,6 +124,10 @@ export const heartbeatRequestSchema = z.object({
    * coordinator had answered) loses no instruction. Left out, each instruction is handed out once (older agents).
    */
   ack: z.number().int().nonnegative().optional(),
+  /** The adapter jobs it runs now, each with its claim token, measured VRAM and progress. */
+  jobs: z.array(jobBeatSchema).max(256).optional(),
+  /** Free memory per GPU (nvidia-smi), so no budget promises more than the GPU has. */
+  gpuFree: z.array(gpuFreeSchema).max(64).optional(),
 });
 export type HeartbeatRequest = z.input<typeof heartbeatRequestSchema>;
 
@@ -156,6 +163,9 @@ export const instructionSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('stop'), runId: z.string(), generation: z.number().int().nonnegative(), reason: z.string() }),
   /** Finish the current step, stop training, then leave. */
   z.object({ kind: z.literal('drain'), reason: z.string() }),
+  /** Run one adapter job attempt beside whatever else runs (jobs/job-protocol.ts). */
+  runJobInstructionSchema,
+  cancelJobInstructionSchema,
 ]);
 export type Instruction = z.infer<typeof instructionSchema>;
 

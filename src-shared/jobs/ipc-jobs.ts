@@ -1,0 +1,46 @@
+/**
+ * The Jobs and Artifacts views' channels, spread into ipc.ts's maps (kept here so the contract for jobs reads
+ * in one place). The handlers live in src-main/core/jobs; the transports carry them like every other channel.
+ */
+import { z } from 'zod';
+import { JOB_ID_PATTERN, SHA256_PATTERN } from './job-protocol';
+import type { ArtifactSnapshot, JobsState, ManifestSubmitResult, PlacementPolicy } from './types';
+
+const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
+const jobIdArg = z.object({ jobId: z.string().regex(JOB_ID_PATTERN, 'a job id is 64 lowercase hex digits') });
+
+export const jobRequests = {
+  getJobs: { channel: 'jobs:state', arg: z.undefined() },
+  /** A dropped or chosen manifest (TOML); one character over the cap so the parser names the file when too large. */
+  submitManifest: { channel: 'jobs:submit', arg: z.object({ fileName: z.string().max(1024), text: z.string().max(MAX_MANIFEST_BYTES + 1) }) },
+  /** Submits the last manifest's file again (it was changed on disk). */
+  reloadManifest: { channel: 'jobs:reload', arg: z.undefined() },
+  cancelJob: { channel: 'jobs:cancel', arg: jobIdArg },
+  requeueJob: { channel: 'jobs:requeue', arg: jobIdArg },
+  getJobOutput: { channel: 'jobs:output', arg: jobIdArg },
+  setPlacementPolicy: { channel: 'jobs:placement', arg: z.object({ policy: z.enum(['binpack', 'spread']) }) },
+  getArtifacts: { channel: 'artifacts:list', arg: z.undefined() },
+  /** The tarball, base64, for the page to save (adapters are MBs; larger ones are refused with the CLI command to use). */
+  getArtifact: { channel: 'artifacts:get', arg: z.object({ sha256: z.string().regex(SHA256_PATTERN, 'an artifact id is 64 lowercase hex digits') }) },
+} as const;
+
+export interface JobRequestResults {
+  getJobs: JobsState;
+  submitManifest: ManifestSubmitResult;
+  reloadManifest: ManifestSubmitResult;
+  cancelJob: JobsState;
+  requeueJob: JobsState;
+  getJobOutput: { jobId: string; text: string };
+  setPlacementPolicy: { policy: PlacementPolicy };
+  getArtifacts: ArtifactSnapshot[];
+  getArtifact: { fileName: string; base64: string };
+}
+
+export const jobEvents = {
+  /** The queue, placements or ledger changed (coalesced to a few per second). */
+  onJobs: 'jobs:changed',
+} as const;
+
+export interface JobEventPayloads {
+  onJobs: JobsState;
+}
