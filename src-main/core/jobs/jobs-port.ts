@@ -1,0 +1,46 @@
+/**
+ * What the HTTP API and the IPC handlers need from the job service (job-service.ts implements it), so the
+ * routes can be written and tested without the scheduler behind them. Every method throws ApiProblem with the
+ * status to answer: 404 unknown job, 409 a claim token that is not the job's current claim, 400 bad input.
+ */
+import type { Readable } from 'node:stream';
+import type { z } from 'zod';
+import type { jobCompleteSchema, jobFailSchema, jobOutputSchema, jobStartedSchema } from '../../../src-shared/jobs/job-protocol';
+import type { ArtifactSnapshot, JobSnapshot, JobsState, ManifestSubmitResult } from '../../../src-shared/jobs/types';
+
+export interface JobAck {
+  ok: true;
+  /** The job's status after the call. */
+  status: string;
+}
+
+export interface StoredArtifact {
+  sha256: string;
+  sizeBytes: number;
+  stored: 'new' | 'existing';
+}
+
+export interface JobsPort {
+  // --- the worker side: `workerId` is the authenticated caller; the token must be its current claim ---
+  started(workerId: number, jobId: string, body: z.output<typeof jobStartedSchema>): JobAck;
+  output(workerId: number, jobId: string, body: z.output<typeof jobOutputSchema>): JobAck;
+  /** The artifact must have been uploaded first (400 otherwise). */
+  complete(workerId: number, jobId: string, body: z.output<typeof jobCompleteSchema>): JobAck;
+  fail(workerId: number, jobId: string, body: z.output<typeof jobFailSchema>): JobAck;
+  /**
+   * Streams an upload into the artifact store: checks the claim before reading a byte (409), refuses more than
+   * the size cap (413) or bytes whose sha256 is not `sha256` (400), keeping nothing in either case.
+   */
+  upload(workerId: number, jobId: string, claimToken: string, sha256: string, body: Readable, contentLength: number | null): Promise<StoredArtifact>;
+
+  // --- the operator side ---
+  state(): JobsState;
+  submit(fileName: string, text: string): ManifestSubmitResult;
+  job(jobId: string): JobSnapshot;
+  jobOutput(jobId: string): string;
+  cancel(jobId: string): JobSnapshot;
+  requeue(jobId: string): JobSnapshot;
+  artifacts(): ArtifactSnapshot[];
+  /** The stored tarball to stream out, or null (404). */
+  openArtifact(sha256: string): { stream: Readable; sizeBytes: number } | null;
+}
