@@ -65,3 +65,16 @@ export function findNode(config: ClusterConfig, name: string): NodeConfig | unde
 export function isCpuOnly(node: NodeConfig): boolean {
   return node.gpus.length === 0;
 }
+
+export const MB_PER_SUGGESTED_ADAPTER = 8192;
+export const MAX_SUGGESTED_ADAPTERS = 8;
+
+/**
+ * The max_adapters add-this-machine suggests, and the slots an undeclared worker gets: one per 8 GiB of usable
+ * memory (summed per-GPU floors), clamped to 1..8; a CPU-only machine gets 1.
+ */
+export function suggestedMaxAdapters(gpus: GpuConfig[]): number {
+  if (gpus.length === 0) return 1;
+  const usable = gpus.reduce((sum, g) => sum + gpuUsableMb(g), 0);
+  return Math.min(MAX_SUGGESTED_ADAPTERS, Math.max(1, Math.floor(usable / MB_PER_SUGGESTED_ADAPTER)));
+}

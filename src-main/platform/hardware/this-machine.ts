@@ -16,12 +16,12 @@
  *   clamped to 1..8. An RTX 4090 (24564 MB → 20879 usable) gets 2; a Jetson with 15 GB of RAM (about 9400 usable) gets 1.
  * - CPU-only: no GPUs, cpu_cores = physical cores, ram_mb = system RAM, max_adapters 1.
  */
-import { gpuUsableMb } from '../../../src-shared/cluster/budgets';
+import { suggestedMaxAdapters } from '../../../src-shared/cluster/budgets';
 import type { GpuConfig, NodeConfig } from '../../../src-shared/cluster/types';
 import type { DetectedGpu, HardwareSnapshot } from '../../../src-shared/hardware';
 
-export const MB_PER_SUGGESTED_ADAPTER = 8192;
-export const MAX_SUGGESTED_ADAPTERS = 8;
+// The suggestion lives in shared code: placement gives an undeclared worker the same slots.
+export { MAX_SUGGESTED_ADAPTERS, MB_PER_SUGGESTED_ADAPTER, suggestedMaxAdapters } from '../../../src-shared/cluster/budgets';
 
 export function nodeNameFromHostname(hostname: string): string {
   const label = hostname.trim().split('.')[0] ?? '';
@@ -54,12 +54,6 @@ export function trainableGpus(gpus: DetectedGpu[]): DetectedGpu[] {
     kept.push(gpu);
   }
   return kept;
-}
-
-export function suggestedMaxAdapters(gpus: GpuConfig[]): number {
-  if (gpus.length === 0) return 1;
-  const usable = gpus.reduce((sum, g) => sum + gpuUsableMb(g), 0);
-  return Math.min(MAX_SUGGESTED_ADAPTERS, Math.max(1, Math.floor(usable / MB_PER_SUGGESTED_ADAPTER)));
 }
 
 export function hardwareToNode(snapshot: HardwareSnapshot): NodeConfig {
