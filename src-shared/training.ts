@@ -198,7 +198,7 @@ export interface UserNotification {
   body: string;
   severity: EventSeverity;
   /** Where a click takes the user. */
-  target?: { view: 'workers' | 'runs' | 'events'; workerId?: number; runId?: string };
+  target?: { view: 'workers' | 'runs' | 'events' | 'jobs'; workerId?: number; runId?: string; jobId?: string };
 }
 
 export interface CoordinatorInfo {

@@ -7,9 +7,7 @@
  * worker's instruction mailbox (instruction-mailbox.ts), the run and its generations (run-controller.ts,
  * generation-launch.ts, run-reports.ts), the change feed (change-feed.ts) and what people are told
  * (user-messages.ts). Instructions travel in heartbeat responses (agents poll; nothing connects to a worker).
- *
- * A worker becomes active on its first heartbeat after joining: by then its agent has detected the hardware
- * and is ready to launch.
+ * A worker becomes active on its first heartbeat after joining (its agent is then ready to launch).
  */
 import { z } from 'zod';
 import type { CoordinatorEvent, RunSnapshot, RunSpec, WorkerGpu, WorkerSnapshot } from '../../../src-shared/training';
@@ -30,6 +28,7 @@ import { ElasticPool, LIVE_STATES, type PoolTransition } from './elastic-pool';
 import { OutputBudget, type OutputBudgetOptions } from './output-budget';
 import { RunController } from './run-controller';
 import { handleReport } from './run-reports';
+import type { CoordinatorJobHooks, Instruction } from './job-hooks';
 import { transitionEvent, UserMessages } from './user-messages';
 import { connectionFacts, WorkerGate, type ConnectionFacts } from './worker-gate';
 import { WorkerRegistry } from './worker-registry';
@@ -72,6 +71,7 @@ export class CoordinatorService {
   private timer: { cancel(): void } | null = null;
   private instructionListener: ((workerId: number) => void) | null = null;
   private store: CoordinatorStore | null = null;
+  private jobHooks: CoordinatorJobHooks | null = null;
 
   constructor(opts: CoordinatorServiceOptions) {
     this.clock = opts.clock;
@@ -148,7 +148,7 @@ export class CoordinatorService {
   join(req: JoinRequest, from: ConnectionFacts | string | null): JoinResponse & { sessionSecret: string } {
     const conn = typeof from === 'object' && from !== null ? from : connectionFacts(from, null);
     this.gate.admit({ node: req.node, machineId: req.machineId, advertiseHost: req.advertiseHost, local: req.local ?? false }, conn);
-    const gpus: WorkerGpu[] = req.gpus.map((g) => ({ uuid: g.uuid === null ? null : sanitizeNodeName(g.uuid), name: sanitizeNodeName(g.name), vramTotalMb: g.vramTotalMb }));
+    const gpus: WorkerGpu[] = req.gpus.map((g) => ({ uuid: g.uuid === null ? null : sanitizeNodeName(g.uuid), name: sanitizeNodeName(g.name), vramTotalMb: g.vramTotalMb, ...(g.memoryType ? { memoryType: g.memoryType } : {}) }));
     const backend = gpus.length > 0 ? 'cuda' : 'cpu';
     const existingId = this.registry.idForNode(req.node);
     const fields = this.registry.joinFields(req, gpus, conn);
@@ -201,8 +201,18 @@ export class CoordinatorService {
   }
 
   /** Told the worker id whenever an instruction is queued for it (the HTTP layer pokes the agent to poll now). */
-  setInstructionListener(listener: ((workerId: number) => void) | null): void {
-    this.instructionListener = listener;
+  setInstructionListener(listener: ((workerId: number) => void) | null): void { this.instructionListener = listener; }
+
+  /** Adapter jobs (core/jobs) hear about job beats through these hooks. */
+  setJobHooks(hooks: CoordinatorJobHooks | null): void { this.jobHooks = hooks; }
+
+  /** Queues an instruction for a live worker (a job to run or stop) and pokes it; false when the worker is not live. */
+  queueInstruction(workerId: number, instruction: Instruction): boolean {
+    const rec = this.registry.get(workerId);
+    const pw = this.pool.worker(workerId);
+    if (!rec || !pw || !LIVE_STATES.has(pw.state)) return false;
+    rec.mailbox.queue(instruction);
+    return true;
   }
 
   /** Throws 401/404 unless `secret` is the worker's current session secret (every worker request after the join). */
@@ -256,6 +266,7 @@ export class CoordinatorService {
     }
     this.runsCtl.provedAlive(workerId);
     this.feed.workersChanged('beat');
+    if (req.jobs || req.gpuFree) this.jobHooks?.beats(workerId, rec.node, req);
     const out = rec.mailbox.handOut(req.ack);
     this.runsCtl.noteStartsHandedOut(rec, out.instructions);
     // The run's timeout travels with every reply, so agents give up on a lost coordinator on the same clock.
@@ -292,13 +303,9 @@ export class CoordinatorService {
   // ---------------------------------------------------------------------------------------------------------
   // Operator actions
 
-  startRun(spec: RunSpec): RunSnapshot {
-    return this.runsCtl.startRun(spec);
-  }
+  startRun(spec: RunSpec): RunSnapshot { return this.runsCtl.startRun(spec); }
 
-  stopRun(runId: string): RunSnapshot {
-    return this.runsCtl.stopRun(runId);
-  }
+  stopRun(runId: string): RunSnapshot { return this.runsCtl.stopRun(runId); }
 
   drainWorker(workerId: number): WorkerSnapshot[] {
     const rec = this.registry.require(workerId);
@@ -317,26 +324,16 @@ export class CoordinatorService {
   // ---------------------------------------------------------------------------------------------------------
   // Snapshots and subscriptions
 
-  workers(): WorkerSnapshot[] {
-    return this.registry.snapshots();
-  }
+  workers(): WorkerSnapshot[] { return this.registry.snapshots(); }
 
-  runs(): RunSnapshot[] {
-    return this.runsCtl.runs();
-  }
+  runs(): RunSnapshot[] { return this.runsCtl.runs(); }
 
-  events(): CoordinatorEvent[] {
-    return this.messages.events();
-  }
+  events(): CoordinatorEvent[] { return this.messages.events(); }
 
   /** The run's recent output, every line prefixed with its node; '' for a run this coordinator does not know. */
-  runOutput(runId: string): string {
-    return this.runsCtl.find(runId)?.output.text() ?? '';
-  }
+  runOutput(runId: string): string { return this.runsCtl.find(runId)?.output.text() ?? ''; }
 
-  subscribe(listener: (change: CoordinatorChange) => void): () => void {
-    return this.feed.subscribe(listener);
-  }
+  subscribe(listener: (change: CoordinatorChange) => void): () => void { return this.feed.subscribe(listener); }
 
   /** Declares silent workers failed, starts settled scale-ups, and sends the coalesced snapshots. */
   tick(): void {

@@ -198,6 +198,8 @@ export class WorkerRegistry {
       samplesPerSec: rec.progress?.samplesPerSec ?? null,
       address: rec.address,
       local: rec.local,
+      cpuCores: rec.cpuCores,
+      ramMb: rec.ramMb,
     };
   }
 }
