@@ -3,7 +3,6 @@
  * workers) and this machine's own worker. Both shells (Electron, `gpu-share serve`) build the core with their
  * own ports and bind its handlers and events to a transport; nothing here knows which.
  */
-import os from 'node:os';
 import path from 'node:path';
 import type { ClusterConfig, ClusterIssue } from '../../src-shared/cluster/types';
 import {
@@ -21,7 +20,6 @@ import type { HardwareSnapshot } from '../../src-shared/hardware';
 import type { ClusterState, EventMethod, EventPayloads, RequestHandlers } from '../../src-shared/ipc';
 import type { UserNotification, WorkerSnapshot } from '../../src-shared/training';
 import { diffWorkers, isEmptyWorkersDiff } from '../../src-shared/worker-diff';
-import type { RunSpecInput } from '../../src-shared/worker-protocol';
 import { WorkerAgent } from '../agent/worker-agent';
 import type { AppCore, AppCoreOptions, CoreListener } from './app-core-types';
 import { findAssetsDir } from '../platform/assets-dir';
@@ -38,6 +36,8 @@ import { HardwareMonitor, hardwareToNode } from '../platform/hardware/index';
 import { RequestError } from '../core/ipc-dispatch';
 import { systemClock } from '../platform/ports';
 import { RemoteMembership } from './remote-membership';
+import { exampleRun, guessLanAddress, notificationGroup, wrap } from './app-core-helpers';
+import { createJobsFeature } from './jobs-feature';
 import { loadOrCreateSecrets } from '../core/secrets';
 
 const DEFAULT_COORDINATOR_PORT = 7421;
@@ -162,7 +162,10 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   // Runs, events and workers survive a restart (or a SIGKILL): state.db in the data folder.
   const stateDb = openStateDb(opts.userData, { onWarning: (message) => announce({ id: `state-db-${clock.now()}`, title: 'Earlier state could not be read', body: message, severity: 'warning' }) });
   restoreCoordinator(stateDb, coordinator, () => clock.now());
+  // Adapter jobs: the persistent queue in the same state.db, placed on the slots and budgets the coordinator's workers offer.
+  const jobs = createJobsFeature({ userData: opts.userData, clock, db: stateDb, coordinator, cluster: () => config, announce, emit });
   const http = await startCoordinatorHttp(coordinator, {
+    jobs: jobs.service,
     metrics: createMetricsProvider({ coordinator, hardware: monitor, clock }),
     host: bindHost,
     port: opts.coordinatorPort ?? DEFAULT_COORDINATOR_PORT,
@@ -328,6 +331,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     joinCluster: async (req) => membership.join(req),
     leaveCluster: async () => membership.leave(),
     getMembership: async () => membership.state(),
+    ...jobs.handlers,
   };
 
   return {
@@ -342,6 +346,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
       monitor.stop();
       await membership.stop();
       await stopLocalWorker('the app is shutting down');
+      jobs.stop();
       coordinator.stop();
       notifications.stop();
       unsubscribeCoordinator();
@@ -351,49 +356,4 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
       listeners.clear();
     },
   };
-}
-
-/** Coordinator errors (a full run, an unknown worker) become messages the UI can show as they are. */
-function wrap<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (error) {
-    throw new RequestError(error instanceof Error ? error.message : String(error));
-  }
-}
-
-/** A run of the bundled DDP example, sized to finish in a minute or two on a CPU. */
-function exampleRun(assetsDir: string, hardware: HardwareSnapshot): RunSpecInput {
-  const hasNvidia = hardware.gpus.some((g) => g.vendor === 'nvidia');
-  return {
-    name: 'DDP example (synthetic regression)',
-    command: [path.join(assetsDir, 'trainers', 'ddp_example.py'), '--steps', '300', '--batch', '32', '--checkpoint-every', '20'],
-    samples: 10_000,
-    minWorkers: 1,
-    maxWorkers: 8,
-    heartbeatTimeoutMs: 5000,
-    maxRestarts: 3,
-    nprocPerNode: 1,
-    useGpus: hasNvidia,
-    launcher: 'torchrun',
-    env: {},
-  };
-}
-
-/** The first non-internal IPv4 address, for the join command shown to the user; loopback if there is none. */
-function guessLanAddress(): string {
-  for (const addrs of Object.values(os.networkInterfaces())) {
-    for (const a of addrs ?? []) {
-      if (a.family === 'IPv4' && !a.internal) return a.address;
-    }
-  }
-  return '127.0.0.1';
-}
-
-/** Notifications alike enough to merge: titles carry node names, so group by what they are about and how bad. */
-function notificationGroup(n: UserNotification): string {
-  const target = n.target;
-  if (target?.runId) return `run:${target.runId}:${n.severity}`;
-  if (target?.view) return `${target.view}:${n.severity}`;
-  return `other:${n.severity}:${n.title}`;
 }
