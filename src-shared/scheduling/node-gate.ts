@@ -1,0 +1,101 @@
+/**
+ * Whether one node can take one job, and the reason when it cannot, in the words the Jobs view and the API show
+ * ("jetson: needs 16 GiB VRAM, 4.8 GiB usable left"). Checks return small values; text is made only for the
+ * previews that are shown, because placing 1,000 jobs over 100 nodes refuses most pairs.
+ */
+import type { JobSpec } from '../jobs/types';
+import type { NodeCapacity } from './capacity';
+import { MB_PER_GIB } from './demand';
+import { formatGib } from './gib';
+import { gpuRemainingMb, type NodeUsage } from './holdings';
+
+export type Refusal =
+  | { code: 'not-online' }
+  | { code: 'allowed-hosts' }
+  | { code: 'denied' }
+  | { code: 'allow-only'; allowed: string[] }
+  | { code: 'slots' }
+  | { code: 'ram' }
+  | { code: 'cores' }
+  | { code: 'no-cuda' }
+  | { code: 'vram'; needMb: number; bestLeftMb: number };
+
+const NOT_ONLINE: Refusal = { code: 'not-online' };
+const ALLOWED_HOSTS: Refusal = { code: 'allowed-hosts' };
+const DENIED: Refusal = { code: 'denied' };
+const SLOTS: Refusal = { code: 'slots' };
+const RAM: Refusal = { code: 'ram' };
+const CORES: Refusal = { code: 'cores' };
+export const NO_CUDA: Refusal = { code: 'no-cuda' };
+
+/**
+ * What every placement needs, GPU or CPU: an active worker, the job's allowed_hosts, the node's [[hosts]] policy
+ * (deny first; names match the job's name or its model), a free slot, and enough RAM and cores where the node's
+ * are known (unknown is not held against it: detection may simply not have reported them).
+ */
+export function baseRefusal(spec: JobSpec, node: NodeCapacity, usage: NodeUsage): Refusal | null {
+  if (!node.online) return NOT_ONLINE;
+  if (spec.allowedHosts !== null && !spec.allowedHosts.includes(node.node)) return ALLOWED_HOSTS;
+  const policy = node.policy;
+  if (policy) {
+    if (policy.denyJobs.includes(spec.name) || policy.denyJobs.includes(spec.model)) return DENIED;
+    if (policy.allowJobs !== null && !policy.allowJobs.includes(spec.name) && !policy.allowJobs.includes(spec.model)) {
+      return { code: 'allow-only', allowed: policy.allowJobs };
+    }
+  }
+  if (usage.slotsHeld >= node.slots) return SLOTS;
+  if (node.ramMb !== null && node.ramMb < spec.minRamGib * MB_PER_GIB) return RAM;
+  if (node.cpuCores !== null && node.cpuCores < spec.minCores) return CORES;
+  return null;
+}
+
+export interface GpuFit {
+  /** Position in the node's `gpus`. */
+  slot: number;
+  remainingMb: number;
+}
+
+/**
+ * The GPU of this node the job would take: among those with `needMb` remaining, the one with the least remaining
+ * (binpack) or the most (spread), the lower index on a tie. Refused with the best GPU's remaining budget otherwise.
+ */
+export function chooseGpu(node: NodeCapacity, usage: NodeUsage, needMb: number, spread: boolean): GpuFit | Refusal {
+  if (node.gpus.length === 0) return NO_CUDA;
+  let best: GpuFit | null = null;
+  let bestLeftMb = 0;
+  for (let slot = 0; slot < node.gpus.length; slot++) {
+    const remainingMb = gpuRemainingMb(node.gpus[slot]!, usage.gpus[slot]!);
+    if (remainingMb > bestLeftMb) bestLeftMb = remainingMb;
+    if (remainingMb < needMb) continue;
+    if (!best || (spread ? remainingMb > best.remainingMb : remainingMb < best.remainingMb)) best = { slot, remainingMb };
+  }
+  return best ?? { code: 'vram', needMb, bestLeftMb };
+}
+
+export function isRefusal(x: GpuFit | Refusal): x is Refusal {
+  return 'code' in x;
+}
+
+/** The reason text, without the node's name in front. */
+export function describeRefusal(r: Refusal, spec: JobSpec, node: NodeCapacity): string {
+  switch (r.code) {
+    case 'not-online':
+      return node.state;
+    case 'allowed-hosts':
+      return "not in the job's allowed_hosts";
+    case 'denied':
+      return `[[hosts]] denies ${spec.name}`;
+    case 'allow-only':
+      return `[[hosts]] allows only ${r.allowed.length > 0 ? r.allowed.join(', ') : 'no jobs'}`;
+    case 'slots':
+      return `all ${node.slots} adapter slot${node.slots === 1 ? '' : 's'} held`;
+    case 'ram':
+      return `needs ${formatGib(spec.minRamGib * MB_PER_GIB, 'up')} RAM, has ${formatGib(node.ramMb ?? 0, 'down')}`;
+    case 'cores':
+      return `needs ${spec.minCores} cores, has ${node.cpuCores ?? 0}`;
+    case 'no-cuda':
+      return 'needs CUDA, has no NVIDIA GPU';
+    case 'vram':
+      return `needs ${formatGib(r.needMb, 'up')} VRAM, ${formatGib(r.bestLeftMb, 'down')} usable left`;
+  }
+}
