@@ -2,6 +2,7 @@
 import type { Command, CommandGroup } from '../command';
 import { addThisMachineCommand } from './add-this-machine';
 import { detectCommand } from './detect';
+import { jobsCommand } from './jobs/index';
 import { residencyCommand } from './residency';
 import { runsCommand } from './runs/index';
 import { serveCommand } from './serve';
@@ -16,6 +17,7 @@ export const commands: (Command | CommandGroup)[] = [
   serveCommand,
   workerCommand,
   runsCommand,
+  jobsCommand,
   workersCommand,
   residencyCommand,
 ];

@@ -3,12 +3,23 @@
  * same pinned TLS, same reply checks) with the operator token, and every failure turned into an OperatorFailure
  * whose message says what to do — start the coordinator, fix the token, list the runs.
  */
-import { CoordinatorClient, readReply, type ApiReply } from '../../agent/coordinator-client';
-import type { EndpointBody, EndpointName, EndpointParams, EndpointReply } from '../../../src-shared/worker-api';
+import http from 'node:http';
+import https from 'node:https';
+import type { Readable } from 'node:stream';
+import { CoordinatorClient, describeNetworkError, readReply, type ApiReply } from '../../agent/coordinator-client';
+import { CERT_MISMATCH } from '../../agent/pinned-connection';
+import { RequestTimeoutError } from '../../agent/http-post';
+import { workerApi, type EndpointBody, type EndpointName, type EndpointParams, type EndpointReply, type WorkerApi } from '../../../src-shared/worker-api';
 import { EXIT, OperatorFailure } from './operator-failure';
 import { OPERATOR_TOKEN_ENV, type OperatorTarget } from './operator-target';
 
-type OperatorEndpoint = Exclude<EndpointName, 'presence' | 'join' | 'heartbeat' | 'report' | 'leave'>;
+type OperatorName = Exclude<EndpointName, 'presence' | 'join' | 'heartbeat' | 'report' | 'leave'>;
+/** Operator endpoints that answer a file (read with `download`), not JSON (read with `call`). */
+type DownloadEndpoint = { [K in OperatorName]: WorkerApi[K]['transport'] extends 'binary-download' ? K : never }[OperatorName];
+type OperatorEndpoint = Exclude<OperatorName, DownloadEndpoint>;
+
+/** Bytes of an error answer read before giving up on it (errors are a short JSON sentence). */
+const MAX_ERROR_BYTES = 64 * 1024;
 
 /** Seconds an answer may take; the coordinator answers operator reads from memory. */
 const TIMEOUT_MS = 10_000;
@@ -32,6 +43,55 @@ export class OperatorClient {
       throw new OperatorFailure(`${this.where()} answered ${name} with something that is not a GPU Share reply; is it a GPU Share coordinator of this version?`, EXIT.unreachable, 'not-a-coordinator');
     }
     return checked;
+  }
+
+  /**
+   * Opens a file endpoint (an artifact tarball) and resolves, once the coordinator answered 2xx, with its body as
+   * a stream for the caller to pipe; any other answer fails as `call` does. Same token, same pinned certificate
+   * (checked before a byte is sent); the deadline is for silence (no byte in TIMEOUT_MS), not the whole transfer.
+   */
+  download<K extends DownloadEndpoint>(name: K, params: EndpointParams<K>, notFound?: string): Promise<{ body: Readable; sizeBytes: number | null }> {
+    const problem = this.client.trustProblem();
+    if (problem) return Promise.reject(this.failure({ kind: 'untrusted', message: problem }, notFound));
+    const url = new URL((workerApi[name].path.build as (...p: EndpointParams<K>) => string)(...params), this.client.base);
+    const pinned = this.client.connector;
+    const agent = url.protocol === 'https:' ? new https.Agent() : new http.Agent();
+    if (pinned) agent.createConnection = pinned as https.Agent['createConnection'];
+    const send = url.protocol === 'https:' ? https.request : http.request;
+    return new Promise((resolve, reject) => {
+      const fail = (reply: Exclude<ApiReply, { kind: 'ok' }>) => {
+        agent.destroy();
+        reject(this.failure(reply, notFound));
+      };
+      const req = send(url, { method: 'GET', agent, headers: this.client.authHeaders() });
+      req.setTimeout(TIMEOUT_MS, () => req.destroy(new RequestTimeoutError()));
+      req.on('error', (error) => {
+        const message = describeNetworkError(error, this.client.base);
+        fail((error as { code?: string }).code === CERT_MISMATCH ? { kind: 'untrusted', message } : { kind: 'network', message });
+      });
+      req.on('response', (res) => {
+        const status = res.statusCode ?? 0;
+        if (status >= 200 && status < 300) {
+          res.once('close', () => agent.destroy());
+          const length = Number(res.headers['content-length']);
+          resolve({ body: res, sizeBytes: Number.isSafeInteger(length) ? length : null });
+          return;
+        }
+        if (status >= 300 && status < 400) {
+          res.destroy();
+          return fail({ kind: 'protocol', status, message: `${this.where()} answered with a redirect (${status}); a GPU Share coordinator never redirects, so something else answers at this address` });
+        }
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          text += chunk;
+          if (text.length > MAX_ERROR_BYTES) res.destroy();
+        });
+        res.on('error', () => undefined); // a cut-off error answer still closes, with what arrived
+        res.on('close', () => fail({ kind: 'http-error', status, message: errorSentence(text, status) }));
+      });
+      req.end();
+    });
   }
 
   close(): void {
@@ -93,4 +153,15 @@ export class OperatorClient {
         return `no coordinator answers at ${this.where()}: ${detail}. Check --url, or ${start.charAt(0).toLowerCase()}${start.slice(1)}.`;
     }
   }
+}
+
+/** The `{ "error": … }` sentence of an error answer, else its first words. */
+function errorSentence(text: string, status: number): string {
+  try {
+    const parsed = JSON.parse(text) as { error?: unknown };
+    if (typeof parsed.error === 'string') return parsed.error.slice(0, 2000);
+  } catch {
+    // Not JSON: show what it is.
+  }
+  return text.slice(0, 300) || `HTTP ${status}`;
 }

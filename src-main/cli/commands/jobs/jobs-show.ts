@@ -1,0 +1,41 @@
+/** `gpu-share jobs show JOB`: one job in full — spec, where and why, the placement verdicts, its last output. */
+import { intOption, noMorePositionals, parseCommandLine, UsageError, type Command } from '../../command';
+import { OPERATOR_OPTIONS_USAGE, operatorOptions, printJson, runOperator } from '../../operator/operator-command';
+import { lastLines } from '../runs/follow-run';
+import { formatJobDetail } from './job-format';
+import { JOB_ARGUMENT_USAGE, LIST_HINT, selectJob } from './job-select';
+
+export const jobsShowCommand: Command = {
+  name: 'show',
+  summary: 'one job: spec, status and why, node and VRAM, placement verdicts, last output',
+  usage: `Usage: gpu-share jobs show JOB [--lines N] [--json]
+
+Shows one job: status and the reason for it, attempts, node and GPU, VRAM held and measured, progress,
+artifact, its spec (command, model, hyper, constraints), where it could go node by node (each node's reason
+when it cannot) and the last lines of its output.
+${JOB_ARGUMENT_USAGE}
+
+Options:
+  --lines N   output lines shown (default 20)
+  --json      {"job": JobSnapshot, "verdicts": [NodeVerdict, …], "output": "<the last N lines>"} (docs/api.md)
+
+${OPERATOR_OPTIONS_USAGE}
+`,
+  async run(args, io) {
+    const { values, positionals } = parseCommandLine(args, { ...operatorOptions, lines: { type: 'string' } });
+    if (positionals[0] === undefined) throw new UsageError(`give the job to show (${LIST_HINT})`);
+    noMorePositionals(positionals, 1);
+    const lines = intOption(values.lines, 'lines', 20, 1, 100_000);
+    return runOperator('gpu-share jobs show', values, io, async (client) => {
+      const state = await client.call('jobsState', [], undefined);
+      const { id } = selectJob(state.jobs, positionals[0]!);
+      const notFound = `job ${id} is gone from this coordinator; ${LIST_HINT}`;
+      const job = await client.call('job', [id], undefined, notFound);
+      const output = lastLines((await client.call('jobLog', [id], undefined, notFound)).output, lines);
+      const verdicts = state.previews.find((p) => p.jobId === id)?.verdicts ?? [];
+      if (values.json) printJson(io, { job, verdicts, output });
+      else io.out(formatJobDetail(job, verdicts, output, Date.now()));
+      return 0;
+    });
+  },
+};
