@@ -9,7 +9,9 @@ import { Nav } from './components/nav';
 import { Toasts } from './components/toasts';
 import { appStore, useApp } from './store/app-store';
 import type { ViewName } from './store/state';
+import { ArtifactsView } from './views/artifacts-view';
 import { EventsView } from './views/events-view';
+import { JobsView } from './views/jobs-view';
 import { MachineView } from './views/machine-view';
 import { NodesView } from './views/nodes-view';
 import { RunsView } from './views/runs-view';
@@ -20,6 +22,8 @@ const VIEW_COMPONENTS: Record<ViewName, ComponentType> = {
   machine: MachineView,
   workers: WorkersView,
   runs: RunsView,
+  jobs: JobsView,
+  artifacts: ArtifactsView,
   events: EventsView,
 };
 

@@ -1,17 +1,27 @@
 /**
- * Makes the whole window a drop target for cluster.yaml: an overlay appears while a file is dragged over the
- * page, and the dropped file goes to the import command. Drags of text or links are left alone.
+ * Makes the whole window a drop target for cluster.yaml and job manifests: an overlay appears while a file is
+ * dragged over the page; a .toml goes to the Jobs view's submit, anything else to the cluster import. Drags of
+ * text or links are left alone.
  */
 import { useEffect, useState } from 'react';
 import { useCommands } from '../app-context';
+import { navigate } from '../store/actions';
+import { act } from '../store/app-store';
 import { UploadIcon } from './icons';
+import { useJobCommands } from './job-commands';
 
 function carriesFiles(e: DragEvent): boolean {
   return !!e.dataTransfer && Array.from(e.dataTransfer.types).includes('Files');
 }
 
+/** A job manifest is TOML; cluster.yaml is YAML (and stays the default for any other name). */
+export function isManifestFile(name: string): boolean {
+  return /\.toml$/i.test(name);
+}
+
 export function DropZone() {
   const commands = useCommands();
+  const jobCommands = useJobCommands();
   const [over, setOver] = useState(false);
 
   useEffect(() => {
@@ -39,7 +49,13 @@ export function DropZone() {
       depth = 0;
       setOver(false);
       const file = e.dataTransfer?.files[0];
-      if (file) void commands.openClusterFile(file);
+      if (!file) return;
+      if (isManifestFile(file.name)) {
+        act(navigate, 'jobs');
+        void jobCommands.submitManifestFile(file);
+      } else {
+        void commands.openClusterFile(file);
+      }
     };
     window.addEventListener('dragenter', onEnter);
     window.addEventListener('dragover', onOver);
@@ -51,14 +67,14 @@ export function DropZone() {
       window.removeEventListener('dragleave', onLeave);
       window.removeEventListener('drop', onDrop);
     };
-  }, [commands]);
+  }, [commands, jobCommands]);
 
   if (!over) return null;
   return (
     <div className="drop-overlay" data-testid="drop-overlay" aria-hidden="true">
       <div className="drop-card">
         <UploadIcon size={40} />
-        <p className="drop-title">Drop cluster.yaml to import it</p>
+        <p className="drop-title">Drop cluster.yaml to import it, or a job manifest (.toml) to submit it</p>
         <p className="muted">It is checked first: an invalid file changes nothing.</p>
       </div>
     </div>

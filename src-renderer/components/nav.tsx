@@ -8,6 +8,8 @@ const LABELS: Record<ViewName, string> = {
   machine: 'This machine',
   workers: 'Workers',
   runs: 'Runs',
+  jobs: 'Jobs',
+  artifacts: 'Artifacts',
   events: 'Events',
 };
 
@@ -18,7 +20,8 @@ export function Nav() {
   const workers = useApp((s) => s.workers.filter((w) => w.state === 'active' || w.state === 'syncing' || w.state === 'draining').length);
   const runs = useApp((s) => s.runs.filter((r) => r.state === 'running' || r.state === 'paused' || r.state === 'waiting').length);
   const failed = useApp((s) => s.workers.filter((w) => w.state === 'failed').length);
-  const badge: Partial<Record<ViewName, number>> = { nodes, workers, runs };
+  const jobs = useApp((s) => (s.jobs.state ? s.jobs.state.counts.pending + s.jobs.state.counts.claimed + s.jobs.state.counts.running : 0));
+  const badge: Partial<Record<ViewName, number>> = { nodes, workers, runs, jobs };
   return (
     <nav className="app-nav" aria-label="Views">
       <ul>

@@ -65,6 +65,8 @@ export function navigate(s: AppState, view: ViewName): AppState {
 export function focusTarget(s: AppState, target: NonNullable<UserNotification['target']>): AppState {
   let next: AppState = { ...s, view: target.view, highlightedWorkerId: target.workerId ?? null };
   if (target.runId && s.runs.some((r) => r.id === target.runId)) next = { ...next, selectedRunId: target.runId };
+  // A job's notification opens its row (inline rather than jobs.ts's expandJob: jobs.ts imports this file).
+  if (target.jobId && !next.jobs.expanded.includes(target.jobId)) next = { ...next, jobs: { ...next.jobs, expanded: [...next.jobs.expanded, target.jobId] } };
   return next;
 }
 

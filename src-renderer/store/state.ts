@@ -5,8 +5,9 @@ import type { ClusterState, MembershipState } from '../../src-shared/ipc';
 import type { CoordinatorEvent, CoordinatorInfo, RunSnapshot, UserNotification, WorkerSnapshot } from '../../src-shared/training';
 import type { RunSpecInput } from '../../src-shared/worker-protocol';
 import type { ConnectionState } from '../api/ws-client';
+import { initialJobsSlice, type JobsSlice } from './jobs';
 
-export const VIEWS = ['nodes', 'machine', 'workers', 'runs', 'events'] as const;
+export const VIEWS = ['nodes', 'machine', 'workers', 'runs', 'jobs', 'artifacts', 'events'] as const;
 export type ViewName = (typeof VIEWS)[number];
 
 /** An import that failed: the file's errors, shown until the next import or a dismiss. */
@@ -85,6 +86,8 @@ export interface AppState {
   membership: MembershipState | null;
   /** A Join or Leave the core refused outright (shown inside the Join panel, not as a page banner). */
   membershipError: string | null;
+  /** Adapter jobs, their artifacts and what the Jobs view has open (store/jobs.ts). */
+  jobs: JobsSlice;
 }
 
 export function initialState(connection?: ConnectionState): AppState {
@@ -113,5 +116,6 @@ export function initialState(connection?: ConnectionState): AppState {
     busy: [],
     membership: null,
     membershipError: null,
+    jobs: initialJobsSlice(),
   };
 }

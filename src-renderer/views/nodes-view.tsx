@@ -6,6 +6,7 @@ import { useRef, type ChangeEvent } from 'react';
 import type { ClusterIssue } from '../../src-shared/cluster/types';
 import { useCommands } from '../app-context';
 import { GpuBar } from '../components/gpu-bar';
+import { NodeBudget } from '../components/node-budget';
 import { DownloadIcon, PlusIcon, TrashIcon, UploadIcon, WarningIcon } from '../components/icons';
 import { formatIssueLine, formatMb } from '../format';
 import { askConfirm, dismissImportProblem, dismissNotice } from '../store/actions';
@@ -34,6 +35,7 @@ function Warnings({ warnings, fileName, testId }: { warnings: ClusterIssue[]; fi
 function NodeCard({ card, fileName }: { card: NodeCardModel; fileName: string }) {
   const { node } = card;
   const removing = useApp((s) => s.busy.includes(`remove:${node.name}`));
+  const ledger = useApp((s) => s.jobs.state?.ledger.find((l) => l.node === node.name && l.declared) ?? null);
   const titleId = `node-${card.index}-title`;
   return (
     <article className={`card node-card${card.isThisMachine ? ' this-machine' : ''}`} data-node-card={node.name} aria-labelledby={titleId}>
@@ -93,6 +95,7 @@ function NodeCard({ card, fileName }: { card: NodeCardModel; fileName: string })
           <span className="muted"> — trains on the CPU, no GPU budget</span>
         </p>
       )}
+      {ledger && <NodeBudget ledger={ledger} />}
       <Warnings warnings={card.warnings} fileName={fileName} testId="node-warnings" />
     </article>
   );
