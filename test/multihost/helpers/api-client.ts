@@ -82,6 +82,34 @@ export class ApiClient {
     });
   }
 
+  /** A binary GET (an artifact's tarball): the body's bytes, or ApiError for a non-2xx answer. */
+  requestBytes(path: string, timeoutMs = 30_000): Promise<Buffer> {
+    return new Promise<Buffer>((resolve, reject) => {
+      const req = http.request(
+        { method: 'GET', path, host: 'coordinator', createConnection: () => this.connect(), headers: { authorization: `Bearer ${this.opts.token}` }, timeout: timeoutMs },
+        (res) => {
+          const pinError = this.checkPin(res.socket);
+          if (pinError) {
+            res.destroy();
+            reject(new Error(pinError));
+            return;
+          }
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const status = res.statusCode ?? 0;
+            const body = Buffer.concat(chunks);
+            if (status >= 200 && status < 300) resolve(body);
+            else reject(new ApiError(status, `GET ${path} → ${status}: ${body.toString('utf8').slice(0, 300)}`));
+          });
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error(`GET ${path}: no answer within ${timeoutMs} ms`)));
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
   private checkPin(socket: net.Socket): string | null {
     if (!this.opts.tls) return null;
     const cert = (socket as tls.TLSSocket).getPeerCertificate?.();

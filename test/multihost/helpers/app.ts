@@ -4,7 +4,7 @@
  * reads that line (join-line.ts), the operator token from the data folder, and talks to the API through a
  * relay inside the host (api-client.ts). `npm run build` must have run (canRunApp() checks).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { TORCH_PYTHON } from '../../integration/helpers/agent-handle';
@@ -34,6 +34,8 @@ export interface AppOptions {
   /** false passes --no-local-worker. */
   localWorker?: boolean;
   startTimeoutMs?: number;
+  /** Written as the app's cluster.yaml before it starts. */
+  clusterYaml?: string;
 }
 
 /**
@@ -65,6 +67,7 @@ export class App {
 
   static async start(host: Host, opts: AppOptions = {}): Promise<App> {
     const dataDir = mkdtempSync(path.join(tmpdir(), `gsmh-app-${host.name}-`));
+    if (opts.clusterYaml !== undefined) writeFileSync(path.join(dataDir, 'cluster.yaml'), opts.clusterYaml);
     const argv = [
       process.execPath, (await appBuild()).cli, 'serve',
       '--coordinator-host', opts.coordinatorHost ?? '0.0.0.0',

@@ -26,6 +26,8 @@ export interface WorkerOptions {
    * machine id its node name is bound to (a new folder is a new machine, and the name is refused).
    */
   dataDir?: string;
+  /** Extra environment for the agent (a fake nvidia-smi on PATH gives a host "GPUs"). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface Progress {
@@ -63,7 +65,7 @@ export class WorkerOnHost {
       '--data-dir', this.dataDir,
       '--show-output',
     ];
-    this.proc = host.spawn(argv, { env: { ...env, GPU_SHARE_JOIN_TOKEN: app.join.token }, cwd: repoRoot, label: `${host.name}:worker` });
+    this.proc = host.spawn(argv, { env: { ...env, ...opts.env, GPU_SHARE_JOIN_TOKEN: app.join.token }, cwd: repoRoot, label: `${host.name}:worker` });
   }
 
   get pid(): number {
