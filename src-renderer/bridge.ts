@@ -23,6 +23,7 @@ import {
   upsertRun,
 } from './store/actions';
 import { apply, type AppStore } from './store/app-store';
+import { jobEventHandlers, loadJobs } from './store/jobs';
 
 export interface BridgeOptions {
   now?: () => number;
@@ -48,6 +49,7 @@ export function eventHandlers(store: AppStore, options: BridgeOptions = {}): Eve
     },
     onFocus: (target) => apply(store, focusTarget, target),
     onMembership: (membership) => apply(store, setMembership, membership),
+    ...jobEventHandlers(store),
   };
 }
 
@@ -69,6 +71,7 @@ export async function loadAll(api: GpuShareApi, store: AppStore): Promise<void> 
     ]);
     const { workers } = store.getState();
     apply(store, loadSucceeded, { hardware, cluster, workers, runs, events: eventList, coordinator, exampleRun, membership });
+    void loadJobs(api, store);
     const selected = store.getState().selectedRunId;
     if (selected) {
       const output = await api.getRunOutput({ runId: selected });
