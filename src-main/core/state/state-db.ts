@@ -3,19 +3,19 @@
  *
  * Acknowledged (committed before the call returns; a SIGKILL right after cannot lose it):
  *   runs.save/delete/prune, generations.*, runWorkers.save/setMembers, events.append, workers.save/setState/remove,
- *   nodeNames.bind/forget, kv.*.
+ *   nodeNames.bind/forget, kv.*, jobs.* (all but appendOutput), artifacts.record, vramPeaks.record.
  * Batched (written within `batch.flushMs`, before the next acknowledged write or read, and on close; a SIGKILL
  * loses at most the last flushMs of them):
- *   output.append, workers.touch (heartbeat times), runs.setProgress, runWorkers.setProgress, lossPoints.add.
- *
- * The job queue (next issue) adds its tables as migration 2 in migrations.ts and its repository beside these,
- * built on `database` and `writer`.
+ *   output.append, workers.touch (heartbeat times), runs.setProgress, runWorkers.setProgress, lossPoints.add,
+ *   jobs.appendOutput.
  */
 import type { Database } from 'better-sqlite3';
 import type { RunSnapshot } from '../../../src-shared/training';
 import { BatchedWriter, type BatchOptions } from './batched-writer';
+import { ArtifactsRepo } from './artifacts-repo';
 import { EventsRepo } from './events-repo';
 import { GenerationsRepo } from './generations-repo';
+import { JobsRepo } from './jobs-repo';
 import { KvRepo } from './kv-repo';
 import { LossPointsRepo } from './loss-points-repo';
 import { NodeNamesRepo } from './node-names-repo';
@@ -23,6 +23,7 @@ import { OutputTailRepo } from './output-tail-repo';
 import { loadRunSnapshot, loadRunSnapshots } from './run-snapshots';
 import { RunWorkersRepo } from './run-workers-repo';
 import { RunsRepo } from './runs-repo';
+import { VramPeaksRepo } from './vram-peaks-repo';
 import { WorkerRegistryRepo } from './worker-registry-repo';
 
 export interface StateLimits {
@@ -47,6 +48,9 @@ export class StateDb {
   readonly workers: WorkerRegistryRepo;
   readonly nodeNames: NodeNamesRepo;
   readonly kv: KvRepo;
+  readonly jobs: JobsRepo;
+  readonly artifacts: ArtifactsRepo;
+  readonly vramPeaks: VramPeaksRepo;
   private closed = false;
 
   constructor(
@@ -69,6 +73,9 @@ export class StateDb {
     this.workers = new WorkerRegistryRepo(database, this.writer);
     this.nodeNames = new NodeNamesRepo(database, this.writer);
     this.kv = new KvRepo(database, this.writer);
+    this.jobs = new JobsRepo(database, this.writer);
+    this.artifacts = new ArtifactsRepo(database, this.writer);
+    this.vramPeaks = new VramPeaksRepo(database, this.writer);
   }
 
   /** The run as the UI last saw it (shard history, loss, marks and worker rows included), or null. */
