@@ -88,14 +88,14 @@ export function describeRefusal(r: Refusal, spec: JobSpec, node: NodeCapacity): 
     case 'allow-only':
       return `[[hosts]] allows only ${r.allowed.length > 0 ? r.allowed.join(', ') : 'no jobs'}`;
     case 'slots':
-      return `all ${node.slots} adapter slot${node.slots === 1 ? '' : 's'} held`;
+      return `all ${node.slots} adapter slots held`;
     case 'ram':
-      return `needs ${formatGib(spec.minRamGib * MB_PER_GIB, 'up')} RAM, has ${formatGib(node.ramMb ?? 0, 'down')}`;
+      return `needs ${formatGib(spec.minRamGib * MB_PER_GIB)} RAM, has ${formatGib(node.ramMb ?? 0)}`;
     case 'cores':
       return `needs ${spec.minCores} cores, has ${node.cpuCores ?? 0}`;
     case 'no-cuda':
       return 'needs CUDA, has no NVIDIA GPU';
     case 'vram':
-      return `needs ${formatGib(r.needMb, 'up')} VRAM, ${formatGib(r.bestLeftMb, 'down')} usable left`;
+      return `needs ${formatGib(r.needMb)} VRAM, ${formatGib(r.bestLeftMb)} usable left`;
   }
 }

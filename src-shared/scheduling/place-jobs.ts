@@ -116,7 +116,7 @@ function verdict(job: PendingJob, plan: Plan, node: NodeCapacity, usage: NodeUsa
   if (base) return say(false, describeRefusal(base, job.spec, node));
   if (gpuOutcome) {
     if (!isRefusal(gpuOutcome)) {
-      return say(true, `GPU ${node.gpus[gpuOutcome.slot]!.index}, ${formatGib(gpuOutcome.remainingMb - job.vramMb, 'down')} left after it`);
+      return say(true, `GPU ${node.gpus[gpuOutcome.slot]!.index}, ${formatGib(gpuOutcome.remainingMb - job.vramMb)} left after it`);
     }
     if (plan === 'gpu-then-cpu' && gpuOutcome.code === 'no-cuda') return say(false, 'no NVIDIA GPU (prefer_cuda takes a CPU only when no GPU fits anywhere)');
     return say(false, describeRefusal(gpuOutcome, job.spec, node));
