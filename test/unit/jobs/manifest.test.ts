@@ -214,6 +214,31 @@ describe('errors, each at its line:column', () => {
     expect(formatManifestIssue({ message: 'm', line: null, col: null, path: [] }, 'f.toml')).toBe('f.toml: error: m');
   });
 
+  it('headers and keys inside multi-line strings and arrays are not taken for real ones', () => {
+    const text = [
+      '[[jobs]]',
+      'name = "a"',
+      'command = [',
+      '  "sh", # [[jobs]]',
+      '  "-c", """',
+      '[[jobs]]',
+      'seed = "no"',
+      '""",',
+      ']',
+      "hyper.note = '''",
+      "[[hosts]]'''",
+      'seed = -1',
+      '[[jobs]]',
+      'name = "b"',
+      'command = ["x"]',
+      'min_cores = "2"',
+    ].join('\n');
+    expect(errorLines(text)).toEqual([
+      '12:8 jobs[0].seed must be a whole number from 0 to 4294967295 (numpy\'s seed range), got the number -1',
+      '16:13 jobs[1].min_cores must be a whole number, got a string ("2"); write it without quotes',
+    ]);
+  });
+
   it('a key written with quotes or spaces around dots is still found', () => {
     expect(errorLines(`[[jobs]]\n${JOB}"min_cores" = -2\nhyper . "__proto__" = 1\n`)).toEqual([
       '4:15 jobs[0].min_cores must be a whole number ≥ 0, got the number -2',
