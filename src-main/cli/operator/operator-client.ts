@@ -13,7 +13,9 @@ import { workerApi, type EndpointBody, type EndpointName, type EndpointParams, t
 import { EXIT, OperatorFailure } from './operator-failure';
 import { OPERATOR_TOKEN_ENV, type OperatorTarget } from './operator-target';
 
-type OperatorName = Exclude<EndpointName, 'presence' | 'join' | 'heartbeat' | 'report' | 'leave'>;
+/** The worker's own endpoints (join token or session), which an operator never calls. */
+type WorkerOnly = 'presence' | 'join' | 'heartbeat' | 'report' | 'leave' | 'jobStarted' | 'jobOutput' | 'jobComplete' | 'jobFail' | 'uploadArtifact';
+type OperatorName = Exclude<EndpointName, WorkerOnly>;
 /** Operator endpoints that answer a file (read with `download`), not JSON (read with `call`). */
 type DownloadEndpoint = { [K in OperatorName]: WorkerApi[K]['transport'] extends 'binary-download' ? K : never }[OperatorName];
 type OperatorEndpoint = Exclude<OperatorName, DownloadEndpoint>;

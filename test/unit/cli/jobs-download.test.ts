@@ -1,0 +1,173 @@
+// `gpu-share jobs artifact`: the tarball is streamed from the coordinator's artifact route into a file, its
+// sha256 checked before it is put in place. Served by a real HTTP(S) server on 127.0.0.1 that answers the
+// operator routes the command uses from a real ArtifactStore (the coordinator's own routes are tested with the
+// store in test/unit/api), plus two routes a healthy coordinator never has: bytes that do not match their hash,
+// and a transfer cut off halfway. Whatever fails, nothing is left behind and an existing file is untouched.
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ArtifactStore } from '../../../src-main/core/jobs/artifact-store';
+import { fingerprintOf, loadOrCreateTlsIdentity } from '../../../src-main/core/api/tls-identity';
+import type { JobsState } from '../../../src-shared/jobs/types';
+import { cli } from './helpers';
+import { artifactSnapshot, jobSnapshot, sha } from './jobs-fixtures';
+
+const OPERATOR = 'operator-token-operator-token-operator-to';
+const BYTES = randomBytes(3 * 1024 * 1024 + 17);
+const GOOD = createHash('sha256').update(BYTES).digest('hex');
+const CORRUPT = sha('served with other bytes');
+const CUT = sha('cut off halfway');
+const GONE = sha('listed, not stored');
+
+let root: string;
+let store: ArtifactStore;
+let plain: http.Server;
+let secure: https.Server;
+let certSha256: string;
+let cwd: string;
+
+const done = jobSnapshot('lora-a', { status: 'completed', attempts: 1, artifact: GOOD });
+const pending = jobSnapshot('lora-b');
+const jobsState: JobsState = {
+  jobs: [done, pending],
+  ledger: [],
+  previews: [],
+  counts: { total: 2, pending: 1, claimed: 0, running: 0, completed: 1, failed: 0, cancelled: 0 },
+  placement: 'binpack',
+  manifestName: null,
+};
+const listed = [GOOD, CORRUPT, CUT, GONE].map((h) => ({ ...artifactSnapshot('x'), sha256: h, producedBy: [{ jobId: done.id, jobName: 'lora-a', attempt: 1 }] }));
+
+function json(res: http.ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+function route(req: http.IncomingMessage, res: http.ServerResponse): void {
+  if (req.headers.authorization !== `Bearer ${OPERATOR}`) return json(res, 401, { error: 'missing or wrong token' });
+  if (req.url === '/v1/jobs') return json(res, 200, jobsState);
+  if (req.url === '/v1/artifacts') return json(res, 200, { artifacts: listed });
+  const hash = /^\/v1\/artifacts\/([0-9a-f]{64})$/.exec(req.url ?? '')?.[1] ?? '';
+  const gzip = (size: number) => res.writeHead(200, { 'content-type': 'application/gzip', 'content-length': String(size) });
+  if (hash === CORRUPT) {
+    gzip(BYTES.length);
+    return void res.end(Buffer.from(BYTES).fill(7, 1000, 1001));
+  }
+  if (hash === CUT) {
+    gzip(BYTES.length);
+    return void res.write(BYTES.subarray(0, BYTES.length / 2), () => res.destroy());
+  }
+  const stored = store.open(hash);
+  if (!stored) return json(res, 404, { error: `no artifact ${hash}` });
+  gzip(stored.sizeBytes);
+  stored.stream.pipe(res);
+}
+
+async function listen<S extends http.Server>(server: S): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return String((server.address() as AddressInfo).port);
+}
+
+let plainUrl: string;
+let secureUrl: string;
+const env = () => ({ GPU_SHARE_URL: plainUrl, GPU_SHARE_OPERATOR_TOKEN: OPERATOR, GPU_SHARE_HOME: root });
+
+/** What the download folder holds: no temp file may stay. */
+const files = () => readdirSync(cwd).sort();
+
+beforeAll(async () => {
+  root = mkdtempSync(path.join(tmpdir(), 'gpu-share-jobs-download-'));
+  store = new ArtifactStore(path.join(root, 'store'));
+  await store.put(Readable.from([BYTES]), GOOD, BYTES.length);
+  plain = http.createServer(route);
+  plainUrl = `http://127.0.0.1:${await listen(plain)}`;
+  const tls = await loadOrCreateTlsIdentity(path.join(root, 'tls'));
+  certSha256 = fingerprintOf(tls.certPem);
+  secure = https.createServer({ cert: tls.certPem, key: tls.keyPem }, route);
+  secureUrl = `https://127.0.0.1:${await listen(secure)}`;
+});
+afterAll(async () => {
+  await new Promise((r) => plain?.close(r));
+  await new Promise((r) => secure?.close(r));
+  rmSync(root, { recursive: true, force: true });
+});
+beforeEach(() => {
+  cwd = mkdtempSync(path.join(root, 'cwd-'));
+});
+
+describe('gpu-share jobs artifact', () => {
+  it('saves a stored artifact under the job name and short hash, byte for byte, and says where and how big', async () => {
+    const r = await cli(['jobs', 'artifact', GOOD], env(), cwd);
+    const name = `lora-a-${GOOD.slice(0, 12)}.tar.gz`;
+    expect(r).toEqual({ code: 0, out: `Saved ${name} (3 MiB, sha256 ${GOOD} checked)\n`, err: '' });
+    expect(readFileSync(path.join(cwd, name)).equals(BYTES)).toBe(true);
+    expect(files()).toEqual([name]);
+  });
+
+  it('takes a job (by name) for its artifact, writes to -o PATH or into -o FOLDER, and --json says path, hash, size', async () => {
+    const r = await cli(['jobs', 'artifact', 'lora-a', '-o', 'out.tgz', '--json'], env(), cwd);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out)).toEqual({ path: path.join(cwd, 'out.tgz'), sha256: GOOD, sizeBytes: BYTES.length });
+    mkdirSync(path.join(cwd, 'into'));
+    expect((await cli(['jobs', 'artifact', done.id.slice(0, 8), '-o', 'into'], env(), cwd)).code).toBe(0);
+    expect(readFileSync(path.join(cwd, 'into', `lora-a-${GOOD.slice(0, 12)}.tar.gz`)).equals(BYTES)).toBe(true);
+  });
+
+  it('refuses to overwrite a file unless --force (exit 1, the file untouched)', async () => {
+    writeFileSync(path.join(cwd, 'keep.tgz'), 'mine');
+    const refused = await cli(['jobs', 'artifact', GOOD, '-o', 'keep.tgz'], env(), cwd);
+    expect(refused).toMatchObject({ code: 1, err: 'gpu-share jobs artifact: keep.tgz exists already; give another -o PATH, or --force to replace it\n' });
+    expect(readFileSync(path.join(cwd, 'keep.tgz'), 'utf8')).toBe('mine');
+    expect((await cli(['jobs', 'artifact', GOOD, '-o', 'keep.tgz', '--force'], env(), cwd)).code).toBe(0);
+    expect(readFileSync(path.join(cwd, 'keep.tgz')).equals(BYTES)).toBe(true);
+    expect(files()).toEqual(['keep.tgz']);
+  });
+
+  it('deletes bytes whose sha256 is not the one asked for (exit 1), even over --force', async () => {
+    writeFileSync(path.join(cwd, 'keep.tgz'), 'mine');
+    const r = await cli(['jobs', 'artifact', CORRUPT, '-o', 'keep.tgz', '--force', '--json'], env(), cwd);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(new RegExp(`^gpu-share jobs artifact: the ${BYTES.length} bytes received hash to sha256 [0-9a-f]{64}, not ${CORRUPT}, so they were deleted`));
+    expect(JSON.parse(r.out)).toMatchObject({ kind: 'refused', exitCode: 1 });
+    expect(readFileSync(path.join(cwd, 'keep.tgz'), 'utf8')).toBe('mine');
+    expect(files()).toEqual(['keep.tgz']);
+  });
+
+  it('keeps nothing of a transfer cut off halfway (exit 3)', async () => {
+    const r = await cli(['jobs', 'artifact', CUT], env(), cwd);
+    expect(r.code).toBe(3);
+    expect(r.err).toMatch(/^gpu-share jobs artifact: the download of artifact [0-9a-f]{12} broke off after \d+ bytes \(.+\); nothing was kept — try again\n$/);
+    expect(files()).toEqual([]);
+  });
+
+  it('a job without an artifact, an artifact not stored, a wrong token: exit 5, 5, 4, nothing written', async () => {
+    expect(await cli(['jobs', 'artifact', 'lora-b'], env(), cwd)).toMatchObject({ code: 5, err: `gpu-share jobs artifact: job ${pending.id.slice(0, 12)} (lora-b) has no artifact: it is pending, and a job stores one when it completes\n` });
+    expect(await cli(['jobs', 'artifact', GONE], env(), cwd)).toMatchObject({ code: 5, err: expect.stringContaining(`artifact ${GONE.slice(0, 12)} is not stored on this coordinator`) });
+    const token = await cli(['jobs', 'artifact', GOOD], { ...env(), GPU_SHARE_OPERATOR_TOKEN: 'wrong-token-wrong-token-wrong-token-wron' }, cwd);
+    expect(token.code).toBe(4);
+    expect(files()).toEqual([]);
+  });
+
+  it('over https, downloads only from the pinned certificate: another fingerprint is refused before a byte is sent', async () => {
+    const pinned = { ...env(), GPU_SHARE_URL: secureUrl, GPU_SHARE_CERT_SHA256: certSha256 };
+    expect((await cli(['jobs', 'artifact', GOOD, '-o', 'a.tgz'], pinned, cwd)).code).toBe(0);
+    expect(readFileSync(path.join(cwd, 'a.tgz')).equals(BYTES)).toBe(true);
+    const impostor = await cli(['jobs', 'artifact', GOOD, '-o', 'b.tgz'], { ...pinned, GPU_SHARE_CERT_SHA256: 'ab'.repeat(32) }, cwd);
+    expect(impostor).toMatchObject({ code: 3, err: expect.stringContaining('so nothing was sent to it') });
+    expect(existsSync(path.join(cwd, 'b.tgz'))).toBe(false);
+    expect(files()).toEqual(['a.tgz']);
+  });
+
+  it('lists the artifacts with --list and `jobs artifacts`', async () => {
+    const list = await cli(['jobs', 'artifacts', '--json'], env(), cwd);
+    expect(JSON.parse(list.out)).toEqual({ artifacts: listed });
+    const table = await cli(['jobs', 'artifact', '--list'], env(), cwd);
+    expect(table.out.split('\n')[0]).toMatch(/^SHA256 +SIZE +STORED +PRODUCED BY$/);
+    expect(table.out).toContain(`${GOOD.slice(0, 12)}  1 B`);
+  });
+});
