@@ -8,7 +8,8 @@ import type { JobSpec, NodeVerdict, PlacementPolicy, PlacementPreview } from '..
 import { compareNames, type NodeCapacity } from './capacity';
 import { formatGib } from './gib';
 import { addHolding, tallyHoldings, type Holding, type NodeUsage } from './holdings';
-import { baseRefusal, chooseGpu, describeRefusal, isRefusal, type GpuFit, type Refusal } from './node-gate';
+import { baseRefusal, chooseGpu, isRefusal, type GpuFit, type Refusal } from './node-gate';
+import { VerdictMemo } from './verdict-memo';
 
 export interface PendingJob {
   id: string;
@@ -58,15 +59,19 @@ export function placeJobs(
   const inNameOrder = nodes.map((_, i) => i).sort((a, b) => compareNames(nodes[a]!.node, nodes[b]!.node));
   const placements: JobPlacement[] = [];
   const previews: PlacementPreview[] = [];
+  const memo = new VerdictMemo(nodes);
+  // Reused for every job: a round looks at jobs × nodes pairs, and fresh arrays per job were most of its garbage.
+  const base: (Refusal | null)[] = new Array(nodes.length);
+  const outcomes: (GpuFit | Refusal)[] = new Array(nodes.length);
 
   for (const job of pending) {
     const plan = jobPlan(job.spec, opts.costModel);
-    const base = nodes.map((node, i) => baseRefusal(job.spec, node, usage[i]!));
+    for (let i = 0; i < nodes.length; i++) base[i] = baseRefusal(job.spec, nodes[i]!, usage[i]!);
     let gpuOutcomes: (GpuFit | Refusal)[] | null = null;
     let chosen: { at: number; gpu: GpuFit | null } | null = null;
 
     if (plan === 'gpu' || plan === 'gpu-then-cpu') {
-      const outcomes = nodes.map((node, i) => base[i] ?? chooseGpu(node, usage[i]!, job.vramMb, spread));
+      for (let i = 0; i < nodes.length; i++) outcomes[i] = base[i] ?? chooseGpu(nodes[i]!, usage[i]!, job.vramMb, spread);
       gpuOutcomes = outcomes;
       for (const i of inNameOrder) {
         const fit = outcomes[i]!;
@@ -90,7 +95,7 @@ export function placeJobs(
     if (!chosen || opts.previewPlaced) {
       // GPU verdicts when the GPU phase decided: a require_cuda job, or a prefer_cuda job that found a GPU.
       const gpuDecided = gpuOutcomes !== null && (plan === 'gpu' || chosen?.gpu != null);
-      const verdicts = nodes.map((node, i) => verdict(job, plan, node, usage[i]!, base[i]!, gpuDecided ? gpuOutcomes![i]! : null));
+      const verdicts = nodes.map((node, i) => verdict(job, plan, memo, i, node, usage[i]!, base[i]!, gpuDecided ? gpuOutcomes![i]! : null));
       previews.push({ jobId: job.id, verdicts });
     }
     if (!chosen) continue;
@@ -111,15 +116,24 @@ function cpuKey(node: NodeCapacity, usage: NodeUsage, spread: boolean, cpuOnlyFi
 }
 
 /** One node's verdict as things stand before the job is placed; `gpuOutcome` is given when the job went to a GPU. */
-function verdict(job: PendingJob, plan: Plan, node: NodeCapacity, usage: NodeUsage, base: Refusal | null, gpuOutcome: GpuFit | Refusal | null): NodeVerdict {
+function verdict(
+  job: PendingJob,
+  plan: Plan,
+  memo: VerdictMemo,
+  at: number,
+  node: NodeCapacity,
+  usage: NodeUsage,
+  base: Refusal | null,
+  gpuOutcome: GpuFit | Refusal | null,
+): NodeVerdict {
   const say = (ok: boolean, text: string): NodeVerdict => ({ node: node.node, ok, reason: `${node.node}: ${text}` });
-  if (base) return say(false, describeRefusal(base, job.spec, node));
+  if (base) return memo.refused(at, base, job.spec);
   if (gpuOutcome) {
     if (!isRefusal(gpuOutcome)) {
       return say(true, `GPU ${node.gpus[gpuOutcome.slot]!.index}, ${formatGib(gpuOutcome.remainingMb - job.vramMb)} left after it`);
     }
     if (plan === 'gpu-then-cpu' && gpuOutcome.code === 'no-cuda') return say(false, 'no NVIDIA GPU (prefer_cuda takes a CPU only when no GPU fits anywhere)');
-    return say(false, describeRefusal(gpuOutcome, job.spec, node));
+    return memo.refused(at, gpuOutcome, job.spec);
   }
   const cpu = `CPU, ${node.slots - usage.slotsHeld - 1} of ${node.slots} slots left after it`;
   if (plan === 'cpu-small' && node.gpus.length > 0) return say(true, `${cpu} (5× PCIe rule: too small for a GPU)`);
