@@ -86,6 +86,18 @@ describe('placeJobs reasons', () => {
     ]);
   });
 
+  it('reasons shared between jobs still follow each job and the state it met', () => {
+    const nodes = matchingCluster([declared('box', [], 1, { cpu_cores: 4, ram_mb: 8192 })], [{ name: 'box', allowJobs: null, denyJobs: ['x', 'y'] }]);
+    const r = placeJobs([job('x'), job('y'), job('r1', { minRamGib: 16 }), job('r2', { minRamGib: 32 }), job('ok'), job('late')], nodes, []);
+    expect(r.previews.map((p) => p.verdicts[0]!.reason)).toEqual([
+      'box: [[hosts]] denies x',
+      'box: [[hosts]] denies y',
+      'box: needs 16 GiB RAM, has 8 GiB',
+      'box: needs 32 GiB RAM, has 8 GiB',
+      'box: all 1 adapter slots held',
+    ]);
+  });
+
   it('placed jobs get no preview unless asked', () => {
     expect(placeJobs([job('a')], cluster(), []).previews).toEqual([]);
   });
