@@ -6,13 +6,17 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { RunSnapshot } from '../../../src-shared/training';
 import { PROMETHEUS_CONTENT_TYPE, workerApi, type ApiAuth, type EndpointName, type HttpEndpointName, type WorkerApi } from '../../../src-shared/worker-api';
 import { API_VERSION, SESSION_HEADER } from '../../../src-shared/worker-protocol';
 import { ApiProblem, isApiProblem } from '../coordinator/api-problem';
 import type { CoordinatorService } from '../coordinator/coordinator-service';
-import { connectionFacts, type ConnectionFacts } from '../coordinator/worker-gate';
+import { connectionFacts } from '../coordinator/worker-gate';
+import type { JobsPort } from '../jobs/jobs-port';
+import { workerIdParam, type BinaryDownload, type HandlerContext, type Handlers } from './api-handlers';
+import { limitRequestTime, sendDownload } from './binary-transfer';
+import { jobHandlers } from './job-routes';
 import { attachPresence } from './presence-server';
 import { tokensEqual } from './tokens';
 
@@ -38,6 +42,8 @@ export interface CoordinatorHttpOptions {
   abruptCloseGraceMs?: number;
   /** The Prometheus text served at GET /metrics (operator token); without it /metrics answers 404. */
   metrics?: () => string;
+  /** The adapter-job service behind the /v1/jobs, /v1/artifacts and worker job endpoints; without it they answer 404. */
+  jobs?: JobsPort;
 }
 
 export interface CoordinatorHttp {
@@ -49,15 +55,6 @@ export interface CoordinatorHttp {
 }
 
 type Endpoint = WorkerApi[HttpEndpointName];
-type BodyOf<K extends HttpEndpointName> = WorkerApi[K]['body'] extends z.ZodType ? z.output<WorkerApi[K]['body']> : undefined;
-interface HandlerContext<K extends HttpEndpointName> {
-  /** The path's parameters, in the order of the table's pattern, still URL-encoded. */
-  params: string[];
-  body: BodyOf<K>;
-  conn: ConnectionFacts;
-}
-/** One handler per HTTP entry of the worker-API table: an entry without one does not compile, nor a route without an entry. */
-type Handlers = { [K in HttpEndpointName]: (ctx: HandlerContext<K>) => z.input<WorkerApi[K]['reply']> };
 
 interface Route {
   endpoint: Endpoint;
@@ -67,13 +64,6 @@ interface Route {
 interface PathEntry {
   pattern: RegExp;
   routes: Route[];
-}
-
-/** A worker id from the path: a plain non-negative integer, or the worker does not exist. */
-function workerIdParam(raw: string): number {
-  const id = /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isSafeInteger(id)) throw new ApiProblem(404, `no worker "${raw.slice(0, 40)}": worker ids are whole numbers from the join response`);
-  return id;
 }
 
 /** A run id from the path, decoded. */
@@ -92,7 +82,8 @@ export function describeZodError(error: z.ZodError): string {
   return parts.join('; ') + more;
 }
 
-function handlers(service: CoordinatorService, metrics: (() => string) | undefined): Handlers {
+function handlers(service: CoordinatorService, opts: CoordinatorHttpOptions): Handlers {
+  const { metrics } = opts;
   const findRun = (raw: string): RunSnapshot => {
     const runId = runIdParam(raw);
     const run = service.runs().find((r) => r.id === runId);
@@ -125,6 +116,7 @@ function handlers(service: CoordinatorService, metrics: (() => string) | undefin
       if (!metrics) throw new ApiProblem(404, 'this coordinator serves no metrics (it was started without them)');
       return metrics();
     },
+    ...jobHandlers(opts.jobs, { uploadIdleMs: opts.bodyTimeoutMs ?? 10_000 }),
   };
 }
 
@@ -209,7 +201,7 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
   const host = opts.host ?? '127.0.0.1';
   const bodyTimeoutMs = opts.bodyTimeoutMs ?? 10_000;
   const headersTimeoutMs = opts.headersTimeoutMs ?? 10_000;
-  const entries = buildRoutes(handlers(service, opts.metrics));
+  const entries = buildRoutes(handlers(service, opts));
 
   const authorize = (req: http.IncomingMessage, auth: ApiAuth): string | null => {
     if (auth === 'none') return null;
@@ -225,7 +217,10 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
     return 'wrong token: use the join token shown in the app\'s "Add a worker" panel or printed by gpu-share serve';
   };
 
+  const requestTimeoutMs = Math.max(bodyTimeoutMs, headersTimeoutMs) + 5_000;
+
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+    const deadline = limitRequestTime(req, requestTimeoutMs);
     let pathname: string;
     try {
       pathname = new URL(req.url ?? '/', 'http://coordinator').pathname;
@@ -245,6 +240,8 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
       return;
     }
     const { endpoint } = route;
+    // An upload may take minutes; it must keep moving instead (watchUploadIdle).
+    if (endpoint.transport === 'binary-upload') deadline.cancel();
     const denied = authorize(req, endpoint.auth === 'session' ? 'worker' : endpoint.auth);
     if (denied) {
       sendError(res, 401, denied, { 'www-authenticate': 'Bearer' });
@@ -273,8 +270,10 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
         body = result.data;
       }
     }
-    const out = route.handle({ params: m.slice(1), body: body as never, conn: connectionFacts(req.socket.remoteAddress, req.socket.localAddress) });
+    const conn = connectionFacts(req.socket.remoteAddress, req.socket.localAddress);
+    const out = await route.handle({ params: m.slice(1), body: body as never, conn, req });
     if (endpoint.transport === 'prometheus-text') sendText(res, endpoint.status, String(out), PROMETHEUS_CONTENT_TYPE);
+    else if (endpoint.transport === 'binary-download') sendDownload(res, out as BinaryDownload);
     else sendJson(res, endpoint.status, out);
   };
 
@@ -285,11 +284,13 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
     req.on('error', () => undefined);
     handle(req, res).catch((error: unknown) => {
       if (isApiProblem(error)) {
-        // After a refused body the connection is closed: the rest of the body is discarded, not parsed.
-        const closing = error.status === 413 || error.status === 408;
+        // After a refused body, or one never read (an upload refused before its first byte), the connection is
+        // closed: the rest of the body is discarded, not parsed.
+        const unread = !req.complete;
+        const closing = error.status === 413 || error.status === 408 || unread;
         sendError(res, error.status, error.message, closing ? { connection: 'close' } : {});
         if (error.status === 408) res.once('finish', () => req.socket.destroy());
-        if (error.status === 413) {
+        else if (closing) {
           req.resume(); // swallow what is still coming so the client can read the answer
           setTimeout(() => req.socket.destroy(), 5_000).unref();
         }
@@ -309,7 +310,8 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
   // A relaunch reaches every member at once instead of at each one's next heartbeat (up to an interval later).
   service.setInstructionListener((workerId) => presence.poke(workerId));
   server.headersTimeout = headersTimeoutMs;
-  server.requestTimeout = Math.max(bodyTimeoutMs, headersTimeoutMs) + 5_000;
+  // Off: Node's whole-request deadline cannot spare uploads; handle() applies the same one to every other request.
+  server.requestTimeout = 0;
   server.keepAliveTimeout = 15_000;
   // Bytes Node cannot parse as HTTP, or headers too slow: answer if the socket still takes it, then close.
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
