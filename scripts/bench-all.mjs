@@ -21,6 +21,7 @@ const BENCHES = {
   'steps-per-second': { quick: ['--steps', '300', '--rounds', '1'], needs: ['torch'] },
   'recovery-time': { quick: ['--victim', 'other', '--give-up-s', '60'], needs: ['torch'] },
   'state-db': { quick: ['--seconds', '0.5'] },
+  'jobs-claim': { quick: ['--jobs', '5000', '--rounds', '1'] },
   'multihost-failure': { quick: ['--kills', '1', '--cuts', '1'], needs: ['root', 'iproute2', 'torch'] },
 };
 
