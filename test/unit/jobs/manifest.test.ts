@@ -1,6 +1,6 @@
 /** parseManifest: values and defaults, and every kind of error at its line:column with what to do. */
 import { describe, expect, it } from 'vitest';
-import { formatManifestIssue } from '../../../src-main/core/jobs/manifest/index';
+import { formatManifestIssue } from '../../../src-main/cli/commands/jobs/job-format';
 import { JOB, errorLines, parseErrors, parseOk } from './manifest-helpers';
 
 describe('a valid manifest', () => {
@@ -210,8 +210,8 @@ describe('errors, each at its line:column', () => {
   it('errors carry their path, and print compiler style', () => {
     const [issue] = parseErrors(`[[jobs]]\n${JOB}[[jobs]]\nname = "b"\ncommand = ["y"]\nmin_cores = 1.5\n`);
     expect(issue!.path).toEqual(['jobs', 1, 'min_cores']);
-    expect(formatManifestIssue(issue!, 'sweep.toml')).toBe('sweep.toml:7:13: error: jobs[1].min_cores must be a whole number ≥ 0, got the number 1.5; drop the fraction');
-    expect(formatManifestIssue({ message: 'm', line: null, col: null, path: [] }, 'f.toml')).toBe('f.toml: error: m');
+    expect(formatManifestIssue(issue!, 'sweep.toml')).toBe('sweep.toml:7:13: jobs[1].min_cores must be a whole number ≥ 0, got the number 1.5; drop the fraction');
+    expect(formatManifestIssue({ message: 'm', line: null, col: null, path: [] }, 'f.toml')).toBe('f.toml: m');
   });
 
   it('headers and keys inside multi-line strings and arrays are not taken for real ones', () => {
