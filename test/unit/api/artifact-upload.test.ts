@@ -165,6 +165,20 @@ describe('artifact upload and download', () => {
     expect(filesUnder(t.storeDir)).toEqual([]);
   });
 
+  it('an upload refused before its body is read closes the connection at once instead of taking the rest', async () => {
+    t = await startJobsApi();
+    const w = t.workers[0]!;
+    const headers = Object.entries({ ...uploadHeaders(w, 'claimOLD01.1'), 'content-length': '1000000' })
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
+    const started = Date.now();
+    const reply = await rawExchange(t.api, `PUT ${uploadPath(w.id, 'e'.repeat(64))} HTTP/1.1\r\nhost: x\r\n${headers}\r\n${'x'.repeat(1000)}`, 4000);
+    expect(reply).toMatch(/^HTTP\/1\.1 409/);
+    expect(reply.toLowerCase()).toContain('connection: close');
+    expect(Date.now() - started).toBeLessThan(2000); // closed by the server, not by the test's wait
+    expect(filesUnder(t.storeDir)).toEqual([]);
+  });
+
   it('an upload whose client goes away midway leaves no temp file', async () => {
     t = await startJobsApi();
     const w = t.workers[0]!;
@@ -215,5 +229,14 @@ describe('artifact upload and download', () => {
     });
     expect(reply.status, reply.body.toString()).toBe(201);
     expect(filesUnder(t.storeDir)).toEqual([storedName(sha256(bytes))]);
+  }, 15_000);
+
+  it('any other request whose body never finishes still has its connection closed at that deadline', async () => {
+    t = await startJobsApi({ http: { bodyTimeoutMs: 400, headersTimeoutMs: 600 } });
+    const started = Date.now();
+    const reply = await rawExchange(t.api, `GET /v1/health HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\n0123456789`, 12_000);
+    expect(reply).toMatch(/^HTTP\/1\.1 200/); // answered at once, then held open by the unfinished body until 5.6 s
+    expect(Date.now() - started).toBeGreaterThan(5000);
+    expect(Date.now() - started).toBeLessThan(9000);
   }, 15_000);
 });
