@@ -244,7 +244,9 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
     if (endpoint.transport === 'binary-upload') deadline.cancel();
     const denied = authorize(req, endpoint.auth === 'session' ? 'worker' : endpoint.auth);
     if (denied) {
-      sendError(res, 401, denied, { 'www-authenticate': 'Bearer' });
+      // The join token is a real credential, just not enough for an operator action: forbidden, not unauthenticated.
+      const forbidden = endpoint.auth === 'operator' && tokensEqual(bearer(req) ?? '', opts.joinToken);
+      sendError(res, forbidden ? 403 : 401, denied, forbidden ? {} : { 'www-authenticate': 'Bearer' });
       return;
     }
     const m = entry.pattern.exec(pathname)!;

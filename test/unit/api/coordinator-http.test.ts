@@ -160,7 +160,7 @@ describe('coordinator HTTP API — refusals', () => {
     expect(wrong.status).toBe(401);
     expect(wrong.json.error).toMatch(/^wrong token/);
     const joinOnOperator = await call('GET', apiPaths.state, { token: JOIN });
-    expect(joinOnOperator.status).toBe(401);
+    expect(joinOnOperator.status).toBe(403);
     expect(joinOnOperator.json.error).toContain('operator token');
     const wrongOperator = await call('POST', apiPaths.runs, { token: 'x', body: { command: ['a'], samples: 1 } });
     expect(wrongOperator).toMatchObject({ status: 401, json: { error: 'wrong token' } });

@@ -62,7 +62,7 @@ describe('GET /v1/runs/{id} and /v1/runs/{id}/output', () => {
   it('are operator-only: the join token and no token get 401', async () => {
     await start();
     const id = await startRun('r');
-    expect((await get(apiPaths.run(id), JOIN)).status).toBe(401);
+    expect((await get(apiPaths.run(id), JOIN)).status).toBe(403);
     expect((await get(apiPaths.runOutput(id), null)).status).toBe(401);
   });
 });
@@ -81,7 +81,7 @@ describe('GET /metrics', () => {
     const r = await get(apiPaths.metrics);
     expect(r).toEqual({ status: 200, type: PROMETHEUS_CONTENT_TYPE, text: exposition });
     expect(scrapes).toBe(1);
-    expect((await get(apiPaths.metrics, JOIN)).status).toBe(401);
+    expect((await get(apiPaths.metrics, JOIN)).status).toBe(403);
     expect((await get(apiPaths.metrics, null)).status).toBe(401);
     expect(scrapes).toBe(1);
   });
