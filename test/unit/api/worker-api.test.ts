@@ -18,6 +18,19 @@ const samples: Record<EndpointName, unknown[]> = {
   runOutput: ['run 1/ä'],
   stopRun: ['run 1/ä'],
   metrics: [],
+  jobStarted: [7, 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'],
+  jobOutput: [7, 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'],
+  jobComplete: [7, 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'],
+  jobFail: [7, 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'],
+  uploadArtifact: [7, 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb'],
+  jobsState: [],
+  submitManifest: [],
+  job: ['aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'],
+  jobLog: ['aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'],
+  cancelJob: ['aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'],
+  requeueJob: ['aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'],
+  listArtifacts: [],
+  downloadArtifact: ['bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb'],
 };
 
 describe('workerApi', () => {
@@ -46,5 +59,7 @@ describe('workerApi', () => {
     for (const name of ['heartbeat', 'report', 'leave', 'presence'] as const) expect(workerApi[name].auth).toBe('session');
     for (const name of ['state', 'listRuns', 'startRun', 'run', 'runOutput', 'stopRun', 'drain', 'metrics'] as const) expect(workerApi[name].auth).toBe('operator');
     expect(workerApi.health.auth).toBe('none');
+    for (const name of ['jobStarted', 'jobOutput', 'jobComplete', 'jobFail', 'uploadArtifact'] as const) expect(workerApi[name].auth).toBe('session');
+    for (const name of ['jobsState', 'submitManifest', 'job', 'jobLog', 'cancelJob', 'requeueJob', 'listArtifacts', 'downloadArtifact'] as const) expect(workerApi[name].auth).toBe('operator');
   });
 });
