@@ -12,6 +12,7 @@ import { workerApi, type EndpointBody, type EndpointName, type EndpointParams, t
 import { SESSION_HEADER } from '../../src-shared/worker-protocol';
 import { MAX_REPLY_BYTES, postJson, type PostOptions, type RawReply } from './http-post';
 import { CERT_MISMATCH, pinnedConnector, type Connector } from './pinned-connection';
+import { putFile } from './artifact-upload';
 import { normalizeAddress } from '../platform/runs/local-interface';
 
 export type ApiReply =
@@ -24,6 +25,17 @@ export type ApiReply =
   | { kind: 'untrusted'; message: string };
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 5000;
+
+/** Endpoints whose body is a file streamed as it is (see workerApi's binary-upload transport). */
+type UploadEndpoint = 'uploadArtifact';
+
+export interface FileUpload {
+  file: string;
+  sizeBytes: number;
+  contentType: string;
+  /** Besides the auth headers (e.g. the claim token). */
+  headers: Record<string, string>;
+}
 
 /** Environment variable that may carry the coordinator's certificate fingerprint instead of --cert-sha256. */
 export const CERT_ENV = 'GPU_SHARE_CERT_SHA256';
@@ -153,10 +165,24 @@ export class CoordinatorClient {
   }
 
   /** Calls the endpoint `name` of the worker-API table: its method, at the path its builder makes of `params`; never throws. */
-  call<K extends Exclude<EndpointName, 'presence'>>(name: K, params: EndpointParams<K>, body: EndpointBody<K>, timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS): Promise<ApiReply> {
+  call<K extends Exclude<EndpointName, 'presence' | UploadEndpoint>>(name: K, params: EndpointParams<K>, body: EndpointBody<K>, timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS): Promise<ApiReply> {
     const endpoint = workerApi[name];
     const path = (endpoint.path.build as (...p: EndpointParams<K>) => string)(...params);
-    return this.request(endpoint.method, path, body, timeoutMs);
+    return this.request(endpoint.method as 'GET' | 'POST', path, body, timeoutMs);
+  }
+
+  /** PUTs a file to the binary-upload endpoint `name`, streamed from disk; never throws. */
+  async upload<K extends UploadEndpoint>(name: K, params: EndpointParams<K>, upload: FileUpload, idleTimeoutMs = 30_000): Promise<ApiReply> {
+    if (this.problem) return { kind: 'untrusted', message: this.problem };
+    const path = (workerApi[name].path.build as (...p: EndpointParams<K>) => string)(...params);
+    const url = new URL(path, this.base);
+    let raw: RawReply;
+    try {
+      raw = await putFile({ url, headers: { ...this.authHeaders(), ...upload.headers }, file: upload.file, sizeBytes: upload.sizeBytes, contentType: upload.contentType, idleTimeoutMs, agent: this.agent });
+    } catch (error) {
+      raw = { kind: 'failed', error };
+    }
+    return this.interpret(raw);
   }
 
   /** POSTs `body` as JSON to `path`; never throws. */
@@ -173,6 +199,11 @@ export class CoordinatorClient {
     } catch (error) {
       raw = { kind: 'failed', error };
     }
+    return this.interpret(raw);
+  }
+
+  /** A raw answer as a tagged reply: what failed and how, or the parsed JSON. */
+  private interpret(raw: RawReply): ApiReply {
     if (raw.kind === 'failed') {
       const message = describeNetworkError(raw.error, this.base);
       return (raw.error as { code?: string })?.code === CERT_MISMATCH ? { kind: 'untrusted', message } : { kind: 'network', message };

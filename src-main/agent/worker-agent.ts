@@ -15,6 +15,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import os from 'node:os';
+import type { EndpointBody } from '../../src-shared/worker-api';
 import type { Instruction, JoinResponse, Report } from '../../src-shared/worker-protocol';
 import { detectHardware } from '../platform/hardware/detect-hardware';
 import { systemClock, type Clock } from '../platform/ports';
@@ -25,6 +26,8 @@ import { CoordinatorClient, describeFailure, findFreePort } from './coordinator-
 import { readHeartbeatAnswer } from './heartbeat-answer';
 import { HeartbeatLoop } from './heartbeat-loop';
 import { InstructionInbox } from './instruction-inbox';
+import { JobRunner } from './job-runner';
+import { JOB_STOP_GRACE_MS } from './job-attempt';
 import { buildJoinRequest, JoinError, joinOnce, nodeNameFrom, retryJoin, usableGpus, type MachineFacts } from './join-coordinator';
 import { loadOrCreateMachineId } from './machine-id';
 import { PresenceLink, presenceUrl } from './presence-link';
@@ -49,6 +52,8 @@ export class WorkerAgent {
   private readonly session: AgentSession;
   private readonly inbox: InstructionInbox;
   private readonly training: TrainingSupervisor;
+  /** Adapter jobs, beside the training (job-runner.ts). */
+  private readonly jobs: JobRunner;
   private readonly reports: ReportSender;
   private readonly beats: HeartbeatLoop;
 
@@ -84,7 +89,8 @@ export class WorkerAgent {
       quiesce: () => this.training.gone(),
     });
     this.inbox = new InstructionInbox({ obey: (instruction, epoch) => this.obey(instruction, epoch), epoch: () => this.session.epoch, log });
-    this.training = new TrainingSupervisor({
+    // What training and jobs both run with: this machine's pty, folders, environment, Python and GPUs.
+    const processes = {
       pty: opts.pty,
       clock,
       log,
@@ -93,6 +99,9 @@ export class WorkerAgent {
       env: this.env,
       python: () => this.facts?.python ?? null,
       gpus: () => usableGpus(this.facts?.hardware ?? null),
+    };
+    this.training = new TrainingSupervisor({
+      ...processes,
       node: () => this.node,
       stopGraceMs: opts.stopGraceMs ?? DEFAULT_STOP_GRACE_MS,
       residencyStartWindowMs: opts.residencyStartWindowMs,
@@ -100,6 +109,22 @@ export class WorkerAgent {
       onOutput: opts.onOutput,
       report: (report, epoch) => this.report(report, epoch),
       onExit: (run, exit, requested) => this.onRunExit(run, exit, requested),
+    });
+    this.jobs = new JobRunner({
+      ...processes,
+      nvidiaSmiPath: () => (this.facts?.hardware.nvidia.available ? this.facts.hardware.nvidia.path : null),
+      stopGraceMs: opts.stopGraceMs ?? JOB_STOP_GRACE_MS,
+      post: async (name, jobId, body) => {
+        const joined = this.session.joined;
+        if (!joined) return { kind: 'network', message: 'not joined to the coordinator' };
+        // The four job calls share one path shape (worker, job); TypeScript cannot see that through the union.
+        return this.client.call(name as 'jobStarted', [joined.workerId, jobId], body as EndpointBody<'jobStarted'>);
+      },
+      upload: async (jobId, sha256, file, sizeBytes, headers) => {
+        const joined = this.session.joined;
+        if (!joined) return { kind: 'network', message: 'not joined to the coordinator' };
+        return this.client.upload('uploadArtifact', [joined.workerId, jobId, sha256], { file, sizeBytes, contentType: 'application/gzip', headers });
+      },
     });
     this.reports = new ReportSender({
       clock,
@@ -205,6 +230,7 @@ export class WorkerAgent {
     this.inbox.reset();
     this.reports.clear();
     this.openPresence(joined);
+    if (again) this.jobs.retryNow();
     const gpus = usableGpus(this.facts?.hardware ?? null).length;
     const torch = this.facts?.python ? `torch ${this.facts.python.torchVersion}` : 'no torch';
     this.log(
@@ -256,7 +282,7 @@ export class WorkerAgent {
     const epoch = this.session.epoch;
     // A hung request must not eat the whole timeout: give up on it halfway and try again.
     const timeoutMs = Math.max(200, Math.min(Math.floor(joined.heartbeatTimeoutMs / 2), 5000));
-    const body = { incarnation: joined.incarnation, progress: this.training.lastProgress, ack: this.inbox.ack };
+    const body = { incarnation: joined.incarnation, progress: this.training.lastProgress, ack: this.inbox.ack, ...this.jobs.beat() };
     const reply = await this.client.call('heartbeat', [joined.workerId], body, timeoutMs);
     if (epoch !== this.session.epoch || this.phase() !== 'joined') return;
     if (reply.kind === 'ok') {
@@ -302,6 +328,12 @@ export class WorkerAgent {
         this.log(`instruction: drain (${instruction.reason})`);
         await this.finish('drained', instruction.reason);
         return;
+      case 'runJob':
+        this.jobs.run(instruction.job);
+        return;
+      case 'cancelJob':
+        await this.jobs.cancel(instruction.jobId, instruction.token, instruction.reason);
+        return;
     }
   }
 
@@ -331,7 +363,7 @@ export class WorkerAgent {
       this.beats.stop();
       this.watchdog?.cancel();
       this.wakeJoinRetry?.();
-      await this.training.stop(detail);
+      await Promise.all([this.training.stop(detail), this.jobs.stopAll(detail)]);
       const joined = this.session.joined;
       if (wasJoined && joined) {
         await this.reports.drain();

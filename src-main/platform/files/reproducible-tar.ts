@@ -93,7 +93,7 @@ export async function packReproducibleTar(root: string, outFile: string): Promis
       // portable leaves folders without an mtime field; a fixed 0 reads the same everywhere.
       entry.noMtime = false;
       entry.mtime = FIXED_MTIME;
-      entry.stat.mode = normalMode(entry.stat);
+      if (entry.stat) entry.stat.mode = normalMode(entry.stat);
     },
   });
   const hash = createHash('sha256');

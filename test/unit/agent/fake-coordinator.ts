@@ -4,7 +4,7 @@
  * instructions, and can be told to fail (5xx, 409, drop connections) the way a real one might. Like the real
  * one it hands out a session secret at join, wants it on every later request, and keeps presence WebSockets.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -20,6 +20,21 @@ import {
   type Instruction,
   type Report,
 } from '../../../src-shared/worker-protocol';
+import { CLAIM_TOKEN_HEADER, jobCompleteSchema, jobFailSchema, jobOutputSchema, jobStartedSchema } from '../../../src-shared/jobs/job-protocol';
+
+export type JobAction = 'started' | 'output' | 'complete' | 'fail';
+const jobBodySchemas = { started: jobStartedSchema, output: jobOutputSchema, complete: jobCompleteSchema, fail: jobFailSchema } as const;
+
+/** An artifact upload as the fake took it: the bytes' real hash next to the one in the path. */
+export interface UploadRecord {
+  jobId: string;
+  pathSha256: string;
+  bytesSha256: string;
+  sizeBytes: number;
+  token: string | undefined;
+  contentLength: string | undefined;
+  bytes: Buffer;
+}
 
 export type FakeMode = 'ok' | 'error-503' | 'stale-409' | 'hang' | 'html-200';
 
@@ -73,6 +88,11 @@ export class FakeCoordinator {
   sessionRefusals = 0;
   /** Every request in arrival order, as "METHOD path", presence upgrades included. */
   readonly requestLog: string[] = [];
+  /** Every job call that arrived (after auth), in order; answered from jobStatuses or 200. */
+  readonly jobCalls: { action: JobAction; jobId: string; body: Record<string, unknown>; status: number }[] = [];
+  readonly uploads: UploadRecord[] = [];
+  /** Statuses to answer the next calls of each action with (then 200): e.g. { complete: [503] }. */
+  jobStatuses: Partial<Record<JobAction | 'upload', number[]>> = {};
   private server: http.Server | https.Server;
   private wss = new WebSocketServer({ noServer: true });
   private incarnation = 0;
@@ -144,6 +164,43 @@ export class FakeCoordinator {
     return this.reportsOf('output').map((r) => r.data).join('');
   }
 
+  /** Job calls of one action (answered with 2xx unless `all`). */
+  jobCallsOf(action: JobAction, all = false): Record<string, unknown>[] {
+    return this.jobCalls.filter((c) => c.action === action && (all || c.status < 300)).map((c) => c.body);
+  }
+
+  /** All output of one job, as taken. */
+  jobOutput(jobId: string): string {
+    return this.jobCalls.filter((c) => c.action === 'output' && c.jobId === jobId && c.status < 300).map((c) => String(c.body.data)).join('');
+  }
+
+  /** Ends the current session as a coordinator restart would: every request with its secret gets 401 until a join. */
+  forgetSession(): void {
+    this.sessions.push(randomBytes(24).toString('base64url'));
+  }
+
+  private nextJobStatus(action: JobAction | 'upload'): number {
+    return this.jobStatuses[action]?.shift() ?? (action === 'upload' ? 201 : 200);
+  }
+
+  private takeUpload(req: http.IncomingMessage, m: RegExpExecArray, raw: Buffer, send: (status: number, body: unknown) => void): void {
+    const token = req.headers[CLAIM_TOKEN_HEADER];
+    const record: UploadRecord = {
+      jobId: m[2]!,
+      pathSha256: m[3]!,
+      bytesSha256: createHash('sha256').update(raw).digest('hex'),
+      sizeBytes: raw.length,
+      token: typeof token === 'string' ? token : undefined,
+      contentLength: req.headers['content-length'],
+      bytes: raw,
+    };
+    const status = this.nextJobStatus('upload');
+    if (status >= 300) return send(status, { error: `upload answered with ${status}` });
+    if (record.bytesSha256 !== record.pathSha256) return send(400, { error: 'the bytes do not hash to the sha256 in the path' });
+    this.uploads.push(record);
+    return send(201, { sha256: record.bytesSha256, sizeBytes: record.sizeBytes, stored: 'new' });
+  }
+
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
@@ -153,6 +210,11 @@ export class FakeCoordinator {
     };
     this.requestLog.push(`${req.method} ${req.url}`);
     if (req.headers.authorization !== `Bearer ${this.token}`) return send(401, { error: 'missing or wrong join token' });
+    const upload = /^\/v1\/workers\/(\d+)\/jobs\/([0-9a-f]{64})\/artifact\/([^/]+)$/.exec(req.url ?? '');
+    if (upload && req.method === 'PUT') {
+      if (req.headers[SESSION_HEADER] !== this.session) return send(401, { error: 'missing or wrong session secret' });
+      return this.takeUpload(req, upload, Buffer.concat(chunks), send);
+    }
     let body: unknown;
     try {
       body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
@@ -184,6 +246,15 @@ export class FakeCoordinator {
     if (req.headers[SESSION_HEADER] !== this.session) {
       this.sessionRefusals += 1;
       return send(401, { error: 'missing or wrong session secret' });
+    }
+    const job = /^\/v1\/workers\/(\d+)\/jobs\/([0-9a-f]{64})\/(started|output|complete|fail)$/.exec(url);
+    if (job) {
+      const action = job[3] as JobAction;
+      const parsed = jobBodySchemas[action].safeParse(body);
+      if (!parsed.success) return send(400, { error: parsed.error.message });
+      const status = this.nextJobStatus(action);
+      this.jobCalls.push({ action, jobId: job[2]!, body: parsed.data as Record<string, unknown>, status });
+      return status < 300 ? send(status, { ok: true, status: action === 'complete' ? 'completed' : action === 'fail' ? 'failed' : 'running' }) : send(status, { error: `${action} answered with ${status}` });
     }
     const m = /^\/v1\/workers\/(\d+)\/(heartbeat|report|leave)$/.exec(url);
     if (!m) return send(404, { error: `no route ${url}` });
