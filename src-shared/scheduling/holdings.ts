@@ -18,8 +18,11 @@ export interface Holding {
 
 export interface GpuUsage {
   heldMb: number;
-  /** Held by work nvidia-smi has not measured yet, so its memory is not in the GPU's reported free memory. */
-  unmeasuredMb: number;
+  /**
+   * Held but not (yet) in use as nvidia-smi measured it (held − measured, per holder, from 0): memory the GPU's
+   * reported free figure still contains, though placed work may grow into it.
+   */
+  unusedHeldMb: number;
   /** Sum of what was measured for the holders; null when none was. */
   measuredMb: number | null;
 }
@@ -33,7 +36,7 @@ export interface NodeUsage {
 
 /** One usage per node, parallel to `nodes`; holdings on nodes or GPUs not listed count nowhere (or only as a slot). */
 export function tallyHoldings(nodes: NodeCapacity[], holdings: Holding[]): NodeUsage[] {
-  const usage = nodes.map((n) => ({ slotsHeld: 0, gpus: n.gpus.map(() => ({ heldMb: 0, unmeasuredMb: 0, measuredMb: null })), holders: [] }) as NodeUsage);
+  const usage = nodes.map((n) => ({ slotsHeld: 0, gpus: n.gpus.map(() => ({ heldMb: 0, unusedHeldMb: 0, measuredMb: null })), holders: [] }) as NodeUsage);
   const at = new Map(nodes.map((n, i) => [n.node, i]));
   for (const h of holdings) {
     const i = at.get(h.node);
@@ -50,17 +53,18 @@ export function addHolding(node: NodeCapacity, usage: NodeUsage, h: Holding): vo
   if (g < 0) return;
   const gpu = usage.gpus[g]!;
   gpu.heldMb += h.vramMb;
-  if (typeof h.measuredMb === 'number') gpu.measuredMb = (gpu.measuredMb ?? 0) + h.measuredMb;
-  else gpu.unmeasuredMb += h.vramMb;
+  const measured = typeof h.measuredMb === 'number' ? h.measuredMb : null;
+  if (measured !== null) gpu.measuredMb = (gpu.measuredMb ?? 0) + measured;
+  gpu.unusedHeldMb += Math.max(0, h.vramMb - (measured ?? 0));
 }
 
 /**
  * VRAM a GPU can still take: its usable reserve less what is held, and never more than nvidia-smi's free memory
- * less what placed but not yet measured work will take (so two jobs placed between heartbeats do not both count
- * the same free memory). Never below 0.
+ * less what placed work holds but does not use yet (so a job claimed between two heartbeats, or one still
+ * loading, is not promised to the next job too). Never below 0.
  */
 export function gpuRemainingMb(gpu: GpuCapacity, usage: GpuUsage): number {
   const byBudget = gpu.usableMb - usage.heldMb;
-  const byFree = gpu.freeMb === null ? Infinity : gpu.freeMb - usage.unmeasuredMb;
+  const byFree = gpu.freeMb === null ? Infinity : gpu.freeMb - usage.unusedHeldMb;
   return Math.max(0, Math.min(byBudget, byFree));
 }

@@ -177,14 +177,17 @@ describe('the 5× PCIe rule (40 µs/MB, 0.01 µs/MFLOP, threshold 5)', () => {
 });
 
 describe('budgets and holdings', () => {
-  it('a GPU never offers more than nvidia-smi shows free, less what was placed but not yet measured', () => {
+  it('a GPU never offers more than nvidia-smi shows free, less what placed work holds but does not use yet', () => {
     const nodes = nodeCapacities({ nodes: [desk] }, [worker('desk', [workerGpu('GPU-d', 24564)], { gpuFreeMb: new Map([[0, 5000]]) })], []);
     expect(reasons(job('big', { requireCuda: true, minVramGib: 6 }), nodes)).toEqual(['no desk: needs 6 GiB VRAM, 4.9 GiB usable left']);
     const twoGib = ['1', '2', '3'].map((id) => job(id, { requireCuda: true, minVramGib: 2 }));
     expect(where(placeJobs(twoGib, nodes, []))).toEqual(['desk:0', 'desk:0']); // 5000 − 2 × 2048 = 904 left
-    // A running job whose memory nvidia-smi measured is already out of the free figure: only its budget counts.
+    // A running job using 1800 of its 2048 MB is mostly out of the free figure already: 5000 − 248 leaves room for two.
     const measured = hold('desk', 'running', { gpuIndex: 0, vramMb: 2048, measuredMb: 1800 });
     expect(where(placeJobs(twoGib, nodes, [measured]))).toEqual(['desk:0', 'desk:0']);
+    // One that has not touched the GPU yet (measured 0) still counts in full: 5000 − 2048 leaves room for one.
+    const loading = hold('desk', 'loading', { gpuIndex: 0, vramMb: 2048, measuredMb: 0 });
+    expect(where(placeJobs(twoGib, nodes, [loading]))).toEqual(['desk:0']);
   });
 
   it('elastic runs hold a slot on each member', () => {
