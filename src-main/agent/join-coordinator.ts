@@ -49,7 +49,8 @@ export function buildJoinRequest(facts: MachineFacts, who: { node: string; adver
     node: who.node,
     agentVersion: AGENT_VERSION,
     machineId: facts.machineId,
-    gpus: usableGpus(hw).map((g) => ({ uuid: g.uuid, name: g.name, vramTotalMb: g.vramTotalMb })),
+    // Unified memory (Jetson, GB10) gets the 60 % reserve; left out means discrete, as older agents sent it.
+    gpus: usableGpus(hw).map((g) => ({ uuid: g.uuid, name: g.name, vramTotalMb: g.vramTotalMb, ...(g.memoryType === 'unified' ? { memoryType: 'unified' as const } : {}) })),
     cpuCores: Math.max(0, Math.round(hw.logicalCores || hw.physicalCores || 0)),
     ramMb: Math.max(0, Math.round(hw.ramTotalMb || 0)),
     advertiseHost: who.advertiseHost,
