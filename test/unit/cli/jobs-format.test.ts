@@ -67,6 +67,7 @@ describe('jobs show', () => {
     expect(lines).toContain('  vram        holds 2 GiB, measured peak 2.6 GiB — OVER what it declared');
     expect(lines).toContain('  progress    step 12/40, loss 1.25');
     expect(lines).toContain('  command     lora_train.py --rank 8');
+    expect(lines).toContain('  model       tiny-gpt (mode lora), seed 1');
     expect(lines).toContain('  hyper       rank=8, lr=0.0003, steps=200');
     expect(lines).toContain('  constraints prefers CUDA, 2 GiB VRAM, 1 GiB RAM, 1 cores');
     expect(text).toContain('Placement (where it could go, node by node)\n  fits    desk: GPU 0, 18.2 GiB left\n  no      jetson: needs 16 GiB VRAM, 4.8 GiB usable left\n');
@@ -74,7 +75,9 @@ describe('jobs show', () => {
   });
 
   it('marks a job a reloaded manifest dropped, and one without output', () => {
-    const text = formatJobDetail(jobSnapshot('old', { inManifest: false }), [], '', NOW);
+    const old = jobSnapshot('old', { inManifest: false });
+    const text = formatJobDetail({ ...old, spec: { ...old.spec, model: '', mode: '' } }, [], '', NOW);
+    expect(text).toContain('\n  model       -, seed 1\n');
     expect(text.split('\n')[0]).toMatch(/: old \(no longer in the manifest\)$/);
     expect(text.endsWith('\nNo output yet\n')).toBe(true);
     expect(text).not.toContain('Placement');

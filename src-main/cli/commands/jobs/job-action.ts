@@ -15,8 +15,13 @@ interface JobAction {
   done: string;
 }
 
+/** "job 3f9a01b2c4d5 (lora-r8)". */
 function describe(job: JobSnapshot): string {
   return `job ${shortId(job.id)} (${job.name})`;
+}
+
+function statusText(job: JobSnapshot): string {
+  return `${job.status}${job.reason ? ` — ${job.reason}` : ''}`;
 }
 
 export function jobActionCommand(action: JobAction): Command {
@@ -41,8 +46,8 @@ ${OPERATOR_OPTIONS_USAGE}
         const before = await fetchJob(client, positionals[0]!);
         const job = await client.call(action.endpoint, [before.id], undefined, `${describe(before)} is gone from this coordinator; ${LIST_HINT}`);
         if (values.json) printJson(io, job);
-        else if (job.status === before.status && job.status !== 'pending') io.out(`${describe(job)} is ${job.status}${job.reason ? ` — ${job.reason}` : ''}. Nothing changed.\n`);
-        else io.out(`${action.done} ${describe(job)}: it was ${before.status}, now ${job.status}${job.reason ? ` — ${job.reason}` : ''}.\n`);
+        else if (job.status === before.status) io.out(`Nothing changed: ${describe(job)} is ${statusText(job)}.\n`);
+        else io.out(`${action.done} ${describe(job)}: it was ${before.status}, now ${statusText(job)}.\n`);
         return 0;
       });
     },

@@ -100,7 +100,7 @@ export function formatJobDetail(job: JobSnapshot, verdicts: readonly NodeVerdict
     `  progress    ${p ? `step ${progressText(job)}${p.loss !== null ? `, loss ${p.loss}` : ''}` : '-'}`,
     `  artifact    ${job.artifact ?? '-'}`,
     `  command     ${shellWords(s.command)}`,
-    `  model       ${s.model} (mode ${s.mode}), seed ${s.seed}`,
+    `  model       ${s.model || '-'}${s.mode ? ` (mode ${s.mode})` : ''}, seed ${s.seed}`,
     `  hyper       ${hyper || '-'}`,
     `  constraints ${constraintsText(job)}`,
     `  times       ${timesText(job, now)}`,
