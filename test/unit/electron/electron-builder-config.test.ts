@@ -37,7 +37,7 @@ describe('electron-builder.yml', () => {
     );
   });
 
-  it('packages what the shell loads at run time and keeps trainers and examples as real files', () => {
+  it('packages what the shell loads at run time and keeps trainers, examples and the corpus as real files', () => {
     expect(config).toMatchObject({ productName: 'GPU Share', appId: expect.stringMatching(/^[a-z]+(\.[a-z-]+)+$/) });
     expect(config.files).toEqual(expect.arrayContaining(['dist/**', 'package.json', 'assets/**']));
     expect(pkg.main).toBe('dist/main/electron-main.cjs');
@@ -46,7 +46,10 @@ describe('electron-builder.yml', () => {
       { from: 'assets/trainers', to: 'assets/trainers' },
       { from: 'assets/launcher', to: 'assets/launcher' },
       { from: 'assets/examples', to: 'assets/examples' },
+      { from: 'assets/corpus', to: 'assets/corpus' },
     ]);
+    // Python reads the corpus next to the trainers: it must not be inside app.asar too.
+    expect(config.files).toContain('!assets/corpus/**');
   });
 
   it('builds AppImage + deb, dmg and nsis, with icons that exist', () => {
