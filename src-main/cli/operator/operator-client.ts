@@ -113,7 +113,8 @@ export class OperatorClient {
       case 'protocol':
         return new OperatorFailure(`${reply.message}; is ${this.where()} a GPU Share coordinator?`, EXIT.unreachable, 'not-a-coordinator');
       case 'http-error':
-        if (reply.status === 401) {
+        // 403: the coordinator knew the token, but it is the join token, which opens no operator action.
+        if (reply.status === 401 || reply.status === 403) {
           return new OperatorFailure(
             `the coordinator at ${this.where()} refused the operator token from ${this.target.tokenSource} (${reply.message}). ` +
               `The right one is in secrets.json in that coordinator's data folder: pass --data-dir DIR (as given to \`gpu-share serve\`), or set ${OPERATOR_TOKEN_ENV}.`,
