@@ -173,6 +173,12 @@ export class JobAttempt {
     this.end();
   }
 
+  /** SIGKILLs the job's group at once (a second Ctrl-C); abandon() still ends the attempt. */
+  kill(): void {
+    this.stopRequested = true;
+    if (this.proc && !this.proc.hasExited) void this.proc.kill();
+  }
+
   /** Waiting final calls try again now (the agent has joined again). */
   retryNow(): void {
     for (const wake of [...this.waiters]) wake();

@@ -86,6 +86,11 @@ export class JobRunner {
     return gpuFree ? { jobs, gpuFree } : { jobs };
   }
 
+  /** SIGKILLs every job's group at once (a second Ctrl-C). */
+  abort(): void {
+    for (const attempt of this.attempts.values()) attempt.kill();
+  }
+
   /** The agent has joined again: calls waiting out a backoff go now. */
   retryNow(): void {
     for (const attempt of this.attempts.values()) attempt.retryNow();

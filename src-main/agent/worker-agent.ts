@@ -206,9 +206,10 @@ export class WorkerAgent {
     return this.finish('stopped', reason);
   }
 
-  /** SIGKILLs the current training group at once (a second Ctrl-C); stop() still has to be awaited. */
+  /** SIGKILLs the current training group and every job's at once (a second Ctrl-C); stop() still has to be awaited. */
   abort(): void {
     this.training.abort();
+    this.jobs.abort();
   }
 
   private phase(): AgentPhase {

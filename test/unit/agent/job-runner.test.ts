@@ -3,7 +3,7 @@
  * the fake coordinator over real HTTP (started, output, artifact upload, complete/fail), what heartbeats carry,
  * and what happens when the claim moves on, the job is cancelled, or the coordinator fails or restarts.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -207,13 +207,40 @@ describe('adapter jobs on the agent', () => {
     expect(x!.artifactSha256).toBe(y!.artifactSha256);
   });
 
-  it('stops every job when the agent stops', async () => {
+  it('fails an attempt whose output cannot be packed or whose upload is refused, after retrying a 503 upload', async () => {
+    await startAgent();
+    coordinator.give({ kind: 'runJob', job: launchOf('leaky') });
+    const leaky = await spawnedFor('leaky');
+    symlinkSync('/etc/passwd', path.join(leaky.options.env.GPU_SHARE_OUTPUT_DIR!, 'secrets'));
+    leaky.exit(0);
+    const packFail = await waitFor('the pack failure', () => coordinator.jobCallsOf('fail')[0]);
+    expect(packFail).toMatchObject({
+      exitCode: 0,
+      error: 'could not pack the output: secrets is a symbolic link to /etc/passwd, outside the output folder; copy the file into the folder instead of linking to it',
+    });
+    expect(coordinator.uploads).toEqual([]);
+
+    coordinator.jobStatuses.upload = [503, 413];
+    coordinator.give({ kind: 'runJob', job: launchOf('too-big') });
+    const big = await spawnedFor('too-big');
+    writeAdapter(big, 2);
+    big.exit(0);
+    const uploadFail = await waitFor('the upload failure', () => coordinator.jobCallsOf('fail')[1], 5000);
+    expect(uploadFail).toMatchObject({ token: launchOf('too-big').token, exitCode: 0, error: 'could not upload the output: 413 upload answered with 413' });
+    expect(coordinator.jobCallsOf('complete', true)).toEqual([]);
+  });
+
+  it('stops every job when the agent stops, at once on abort', async () => {
     await startAgent();
     coordinator.give({ kind: 'runJob', job: launchOf('long') });
     const proc = await spawnedFor('long');
-    await agent!.stop('bye');
+    proc.ignoreTerm = true;
+    const stopping = agent!.stop('bye');
+    await waitFor('SIGTERM to the job', () => proc.signals.includes('SIGTERM'));
+    agent!.abort(); // a second Ctrl-C does not wait for the grace
+    expect(proc.signals.slice(0, 2)).toEqual(['SIGTERM', 'SIGKILL']);
+    await stopping;
     agent = null;
-    expect(proc.signals).toContain('SIGTERM');
     expect(coordinator.jobCalls.filter((c) => c.action === 'complete' || c.action === 'fail')).toEqual([]);
   });
 });
