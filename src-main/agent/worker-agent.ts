@@ -333,7 +333,8 @@ export class WorkerAgent {
         this.jobs.run(instruction.job);
         return;
       case 'cancelJob':
-        await this.jobs.cancel(instruction.jobId, instruction.token, instruction.reason);
+        // Not awaited: the grace of one job's stop must not hold up the instructions behind it.
+        void this.jobs.cancel(instruction.jobId, instruction.token, instruction.reason);
         return;
     }
   }
