@@ -206,7 +206,8 @@ export class JobService implements JobsPort {
   fail(workerId: number, jobId: string, body: { token: string; error: string; outputTail: string }): JobAck {
     const token = this.claimOf(workerId, jobId, body.token);
     const before = this.db.jobs.get(jobId);
-    const error = `attempt ${token.attempt} on ${before?.node ?? 'its node'} failed: ${body.error}`;
+    const lastLine = lastPrintedLine(body.outputTail);
+    const error = `attempt ${token.attempt} on ${before?.node ?? 'its node'} failed: ${body.error}${lastLine ? ` — ${lastLine}` : ''}`;
     const row = this.db.jobs.fail(jobId, token, error, this.clock.now());
     if (!row) throw this.stale(jobId);
     this.db.jobs.appendOutput(jobId, `[gpu-share] ${error}${row.status === 'pending' ? ' — it will be tried again' : ''}\r\n`);
@@ -338,4 +339,10 @@ export class JobService implements JobsPort {
     this.dirty = true;
     this.tick();
   }
+}
+
+/** The last non-empty line a job printed (what usually says why it failed), without terminal escapes, at most 300 characters. */
+function lastPrintedLine(tail: string): string {
+  const lines = sanitizeRemoteOutput(tail).split(/\r?\n|\r/).map((l) => l.trim()).filter((l) => l.length > 0 && !l.startsWith('[gpu-share]'));
+  return (lines.at(-1) ?? '').slice(0, 300);
 }
