@@ -12,11 +12,14 @@ let dataDir: string;
 let serve: ServeHandle;
 let browser: BrowserHandle;
 
-/** A quick job writing `text` into its output folder; the progress line is the DDP example's format. */
+/** A progress line in the DDP example's format (a TOML literal string, so the quotes stay as they are). */
+const progress = (step: number, loss: number) => `echo 'GPU_SHARE_PROGRESS {"step":${step},"total_steps":60,"loss":${loss}}'`;
+
+/** A quick job writing `text` into its output folder. */
 function quickJob(name: string, text: string): string {
   return `[[jobs]]
 name = "${name}"
-command = ["sh", "-c", "echo 'step 1/2 loss 0.5'; printf '${text}' > \\"$GPU_SHARE_OUTPUT_DIR/out.txt\\""]
+command = ["sh", "-c", '''${progress(60, 0.41)}; printf ${text} > "$GPU_SHARE_OUTPUT_DIR/out.txt"''']
 model = "tiny"
 mode = "lora"
 seed = 1
@@ -36,10 +39,12 @@ min_vram_gib = 512
 
 [[jobs]]
 name = "slow"
-command = ["sh", "-c", "sleep 300"]
+command = ["sh", "-c", '''${progress(12, 2.31)}; sleep 300''']
 model = "tiny"
 mode = "lora"
 seed = 2
+prefer_cuda = true
+min_vram_gib = 2
 `;
 
 const BAD_MANIFEST = `[[jobs]]
@@ -73,9 +78,14 @@ describe('Jobs and Artifacts, end to end', () => {
     writeFileSync(file, MANIFEST);
     await dropFile(page, file);
     await page.waitForSelector('[data-testid="jobs-view"]');
-    await expect.poll(() => page.textContent('[data-testid="manifest-notice"]')).toContain('Submitted sweep.toml: 4 new jobs');
-    for (const name of ['quick-a', 'quick-b']) {
-      await expect.poll(() => row(name).getAttribute('data-status'), { timeout: 90_000 }).toBe('completed');
+    try {
+      await expect.poll(() => page.textContent('[data-testid="manifest-notice"]')).toContain('Submitted sweep.toml: 4 new jobs');
+      for (const name of ['quick-a', 'quick-b']) {
+        await expect.poll(() => row(name).getAttribute('data-status'), { timeout: 90_000 }).toBe('completed');
+      }
+    } catch (error) {
+      // What the page and the server said is what tells a failed job from a slow one.
+      throw new Error(`${String(error)}\nPage:\n${await page.locator('main').innerText()}\nServer:\n${serve.output().slice(-4000)}`);
     }
     expect(await page.textContent('[data-testid="job-counts"]')).toMatch(/2 completed/);
     expect(await page.getAttribute('[data-testid="job-counts"]', 'aria-live')).toBe('polite');
@@ -97,7 +107,24 @@ describe('Jobs and Artifacts, end to end', () => {
     expect(readFileSync(shot).length).toBeGreaterThan(10_000);
   });
 
-  it('(3) Cancel asks first, then cancels; focus returns to the job', async () => {
+  it('(3) the node card fills a slot and a GPU budget while a job runs', async () => {
+    const { page } = browser;
+    await page.click('.nav-button[data-view="nodes"]');
+    const budget = page.locator('[data-testid="node-budget"]').first();
+    await budget.waitFor();
+    const pips = budget.locator('[data-testid="node-slot-pips"]');
+    expect(Number(await pips.getAttribute('data-slots'))).toBeGreaterThan(0);
+    expect(Number(await pips.getAttribute('data-held'))).toBe(1);
+    const texts = await budget.locator('[data-testid="budget-text"]').allTextContents();
+    expect(texts.every((t) => /^held \d+\.\d of \d+\.\d GiB usable/.test(t))).toBe(true);
+    expect(texts.some((t) => t.startsWith('held 2.0 of'))).toBe(true);
+    await screenshot(page, 'nodes-budgets');
+    await page.locator('[data-node-card]').first().screenshot({ path: path.join(SCREENSHOTS, 'node-card-budgets.png') });
+    await page.click('.nav-button[data-view="jobs"]');
+    await row('slow').waitFor();
+  });
+
+  it('(4) Cancel asks first, then cancels; focus returns to the job', async () => {
     const { page } = browser;
     await page.click('button[aria-label="Cancel slow"]');
     const dialog = page.locator('[data-testid="job-cancel-dialog"]');
@@ -109,7 +136,7 @@ describe('Jobs and Artifacts, end to end', () => {
     expect(await row('slow').locator('button:has-text("Requeue")').count()).toBe(1);
   });
 
-  it('(4) a bad manifest lists its errors at file:line:col and changes nothing', async () => {
+  it('(5) a bad manifest lists its errors at file:line:col and changes nothing', async () => {
     const { page } = browser;
     const file = path.join(dataDir, 'bad.toml');
     writeFileSync(file, BAD_MANIFEST);
@@ -119,17 +146,6 @@ describe('Jobs and Artifacts, end to end', () => {
     await items.first().waitFor();
     expect(await items.first().textContent()).toMatch(/^bad\.toml:\d+:\d+: /);
     expect(await page.getAttribute('[data-testid="jobs-view"]', 'data-job-count')).toBe(before);
-  });
-
-  it('(5) the node card shows its slots and GPU budgets', async () => {
-    const { page } = browser;
-    await page.click('.nav-button[data-view="nodes"]');
-    const budget = page.locator('[data-testid="node-budget"]').first();
-    await budget.waitFor();
-    expect(Number(await budget.locator('[data-testid="node-slot-pips"]').getAttribute('data-slots'))).toBeGreaterThan(0);
-    expect(await budget.locator('[data-testid="budget-text"]').first().textContent()).toMatch(/^held \d+\.\d of \d+\.\d GiB usable/);
-    await screenshot(page, 'nodes-budgets');
-    await page.locator('[data-node-card]').first().screenshot({ path: path.join(SCREENSHOTS, 'node-card-budgets.png') });
   });
 
   it('(6) the Artifacts view lists both outputs and downloads one with the bytes its sha256 names', async () => {
