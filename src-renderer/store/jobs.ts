@@ -7,8 +7,16 @@ import type { EventPayloads, GpuShareApi, RequestArg } from '../../src-shared/ip
 import type { ArtifactSnapshot, JobsState, ManifestIssue, ManifestSubmitResult } from '../../src-shared/jobs/types';
 import type { FileLike } from '../commands';
 import { actionFailed, clearActionError, setBusy } from './actions';
-import { apply, type AppStore } from './app-store';
+import type { AppStore } from './app-store';
 import type { AppState } from './state';
+
+/**
+ * app-store's apply, restated: state.ts takes this file's initial slice, and app-store builds its store when it
+ * loads, so importing app-store's values here would run that before this file is ready.
+ */
+function apply<A extends unknown[]>(store: AppStore, action: (s: AppState, ...args: A) => AppState, ...args: A): void {
+  store.setState((s) => action(s, ...args), true);
+}
 
 /** The manifest cap the contract allows; a larger file is refused here with its size instead of being sent. */
 export const MAX_MANIFEST_FILE_BYTES = 4 * 1024 * 1024;
