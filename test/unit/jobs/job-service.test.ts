@@ -1,0 +1,199 @@
+// The job service on a real state.db and a real artifact store, with a fake clock and a coordinator stand-in
+// that records instructions: placement into slots, the claim handed out, fencing, a failed worker's claims
+// returned, the stale sweep, measured VRAM steering the next placement, and what the person is told.
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ClusterConfig } from '../../../src-shared/cluster/types';
+import type { RunSnapshot, UserNotification, WorkerSnapshot } from '../../../src-shared/training';
+import type { Instruction } from '../../../src-shared/worker-protocol';
+import type { CoordinatorJobHooks } from '../../../src-main/core/coordinator/job-hooks';
+import { ArtifactStore } from '../../../src-main/core/jobs/artifact-store';
+import { JobService, REJOIN_GRACE_MS } from '../../../src-main/core/jobs/job-service';
+import { isApiProblem } from '../../../src-main/core/coordinator/api-problem';
+import { FakeClock } from '../coordinator/fake-clock';
+import { runSnapshot, workerSnapshot } from '../helpers/snapshots';
+import { openTemp } from '../state/temp-state';
+
+const GPU_UUID = 'GPU-11111111-2222-3333-4444-555555555555';
+const CLUSTER: ClusterConfig = {
+  nodes: [
+    { name: 'desk', host: 'localhost', transport: 'local', gpus: [{ uuid: GPU_UUID, type: 'rtx-4090', vram_mb: 24564, memory_type: 'discrete' }], max_adapters: 2 },
+    { name: 'cpu', host: '10.0.0.5', transport: 'ssh', gpus: [], max_adapters: 1 },
+  ],
+};
+
+const manifest = (jobs: string[]) => jobs.join('\n\n');
+const job = (name: string, extra = '') => `[[jobs]]\nname = "${name}"\ncommand = ["train.py", "${name}"]\nmodel = "tiny-gpt"\nmode = "lora"\n${extra}`;
+
+class FakeCoordinator {
+  workerList: WorkerSnapshot[] = [
+    workerSnapshot(1, { node: 'desk', gpus: [{ uuid: GPU_UUID, name: 'RTX 4090', vramTotalMb: 24564 }], backend: 'cuda', cpuCores: 16, ramMb: 65536 }),
+    workerSnapshot(2, { node: 'cpu', cpuCores: 8, ramMb: 16384 }),
+  ];
+  runList: RunSnapshot[] = [];
+  hooks: CoordinatorJobHooks | null = null;
+  readonly sent: { workerId: number; instruction: Instruction }[] = [];
+  workers = () => this.workerList;
+  runs = () => this.runList;
+  queueInstruction = (workerId: number, instruction: Instruction) => (this.sent.push({ workerId, instruction }), true);
+  setJobHooks = (hooks: CoordinatorJobHooks | null) => void (this.hooks = hooks);
+  runJobs(workerId?: number) {
+    return this.sent.flatMap((s) => (s.instruction.kind === 'runJob' && (workerId === undefined || s.workerId === workerId) ? [{ workerId: s.workerId, job: s.instruction.job }] : []));
+  }
+}
+
+let dir: string;
+let clock: FakeClock;
+let coordinator: FakeCoordinator;
+let notes: UserNotification[];
+let service: JobService;
+
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'gpu-share-jobsvc-'));
+  clock = new FakeClock();
+  coordinator = new FakeCoordinator();
+  notes = [];
+  const db = openTemp(dir);
+  service = new JobService({ clock, db, artifacts: new ArtifactStore(path.join(dir, 'artifacts')), cluster: () => CLUSTER, coordinator, notify: (n) => notes.push(n) });
+});
+
+afterEach(() => {
+  service.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function status(name: string) {
+  return service.state().jobs.find((j) => j.name === name)!;
+}
+
+async function upload(workerId: number, jobId: string, token: string, bytes: Buffer): Promise<string> {
+  const sha = createHash('sha256').update(bytes).digest('hex');
+  await service.upload(workerId, jobId, token, sha, Readable.from([bytes]), bytes.length);
+  return sha;
+}
+
+function problem(fn: () => unknown): number {
+  try {
+    fn();
+  } catch (error) {
+    if (isApiProblem(error)) return error.status;
+    throw error;
+  }
+  return 200;
+}
+
+describe('JobService', () => {
+  it('places jobs into slots and VRAM budgets, hands each claim to its worker, and says why the rest wait', () => {
+    const result = service.submit('sweep.toml', manifest([
+      job('big', 'require_cuda = true\nmin_vram_gib = 16'),
+      job('big2', 'require_cuda = true\nmin_vram_gib = 16'),
+      job('small', 'prefer_cuda = true\nmin_vram_gib = 1'),
+      job('cpu-only'),
+    ]));
+    expect(result).toMatchObject({ ok: true, added: expect.any(Array) });
+    const sent = coordinator.runJobs();
+    // desk: 20,879 MB usable — one 16 GiB job fits, not two; 2 slots. cpu: 1 slot.
+    expect(sent.map((s) => `${s.job.name}@${s.workerId}`).sort()).toEqual(['big@1', 'cpu-only@2', 'small@1']);
+    const big = sent.find((s) => s.job.name === 'big')!.job;
+    expect(big).toMatchObject({ gpuIndex: 0, gpuUuid: GPU_UUID, command: ['train.py', 'big'], attempt: 1 });
+    expect(big.env).toMatchObject({ GPU_SHARE_JOB_NAME: 'big', GPU_SHARE_MODEL: 'tiny-gpt', GPU_SHARE_MODE: 'lora', GPU_SHARE_HYPER: '{}', GPU_SHARE_SEED: '0' });
+    expect(status('big2').status).toBe('pending');
+    expect(status('big2').reason).toContain('desk: all 2 adapter slots held');
+    expect(status('big2').reason, status('big2').reason ?? '').toMatch(/cpu: (needs CUDA|all 1 adapter slots held)/);
+    const ledger = service.state().ledger.find((l) => l.node === 'desk')!;
+    expect(ledger).toMatchObject({ slots: 2, slotsHeld: 2 });
+    expect(ledger.gpus[0]!.heldMb).toBe(16 * 1024 + 1024);
+  });
+
+  it('fences every worker call with the current claim: a wrong worker or an old token gets 409, a beat from one is told to stop', () => {
+    service.submit('m.toml', job('a'));
+    const { workerId, job: launch } = coordinator.runJobs()[0]!;
+    expect(problem(() => service.started(workerId === 1 ? 2 : 1, launch.jobId, { token: launch.token, pid: 10 }))).toBe(409);
+    expect(problem(() => service.started(workerId, launch.jobId, { token: 'zzzzzzzzzzzz.9', pid: 10 }))).toBe(409);
+    expect(service.started(workerId, launch.jobId, { token: launch.token, pid: 10 })).toEqual({ ok: true, status: 'running' });
+    coordinator.hooks!.beats(workerId, 'x', { jobs: [{ jobId: launch.jobId, token: 'oldclaim1234.1', usedMib: null, progress: null }] });
+    expect(coordinator.sent.at(-1)!.instruction).toMatchObject({ kind: 'cancelJob', jobId: launch.jobId, token: 'oldclaim1234.1' });
+  });
+
+  it('a failed worker\'s claim goes back to the queue (after the rejoin grace) and is placed again', () => {
+    service.submit('m.toml', job('a'));
+    const first = coordinator.runJobs()[0]!;
+    service.started(first.workerId, first.job.jobId, { token: first.job.token, pid: 10 });
+    coordinator.workerList = coordinator.workerList.map((w) => (w.id === first.workerId ? { ...w, state: 'failed', stateCause: 'no heartbeat for 5.1 s' } : w));
+    clock.advance(REJOIN_GRACE_MS + 1000);
+    service.tick();
+    const again = coordinator.runJobs().at(-1)!;
+    expect(again.workerId).not.toBe(first.workerId);
+    expect(again.job).toMatchObject({ jobId: first.job.jobId, attempt: 2 });
+    expect(service.jobOutput(first.job.jobId)).toContain('no heartbeat for 5.1 s');
+    // The old claim is fenced off for good.
+    expect(problem(() => service.fail(first.workerId, first.job.jobId, { token: first.job.token, error: 'late', outputTail: '' }))).toBe(409);
+  });
+
+  it('sweeps a claim silent for 600 s, and a job that fails every attempt fails for good and says so once', () => {
+    service.submit('m.toml', job('a', 'max_attempts = 2'));
+    const c1 = coordinator.runJobs().at(-1)!;
+    clock.advance(601_000);
+    service.tick();
+    const c2 = coordinator.runJobs().at(-1)!;
+    expect(c2.job.attempt).toBe(2);
+    service.started(c2.workerId, c2.job.jobId, { token: c2.job.token, pid: 11 });
+    expect(service.fail(c2.workerId, c2.job.jobId, { token: c2.job.token, error: 'exited with code 1', outputTail: 'step 1\nValueError: bad lr\n' })).toEqual({ ok: true, status: 'failed' });
+    expect(status('a').reason).toContain('exited with code 1 — ValueError: bad lr');
+    expect(c1.job.token).not.toBe(c2.job.token);
+    service.tick();
+    const failed = notes.filter((n) => n.title.includes('failed for the last time'));
+    expect(failed).toHaveLength(1);
+    expect(notes.some((n) => n.title.startsWith('Jobs finished'))).toBe(true);
+  });
+
+  it('completes only with an uploaded artifact; the measured peak (+10 %) places the next job of that model', async () => {
+    service.submit('m.toml', job('first', 'require_cuda = true\nmin_vram_gib = 16'));
+    const c = coordinator.runJobs()[0]!;
+    service.started(c.workerId, c.job.jobId, { token: c.job.token, pid: 12 });
+    coordinator.hooks!.beats(c.workerId, 'desk', { jobs: [{ jobId: c.job.jobId, token: c.job.token, usedMib: 2000, progress: { step: 3, totalSteps: 10, loss: 1.5 } }] });
+    expect(status('first').progress).toEqual({ step: 3, totalSteps: 10, loss: 1.5 });
+    const missing = 'f'.repeat(64);
+    expect(problem(() => service.complete(c.workerId, c.job.jobId, { token: c.job.token, artifactSha256: missing, sizeBytes: 1 }))).toBe(400);
+    const sha = await upload(c.workerId, c.job.jobId, c.job.token, Buffer.from('adapter bytes'));
+    expect(service.complete(c.workerId, c.job.jobId, { token: c.job.token, artifactSha256: sha, sizeBytes: 13 })).toEqual({ ok: true, status: 'completed' });
+    expect(service.artifacts().map((a) => a.sha256)).toEqual([sha]);
+    // Two more of the same model now need 2,200 MB each, not 16 GiB: both fit the one GPU together.
+    service.submit('m.toml', manifest([job('first', 'require_cuda = true\nmin_vram_gib = 16'), job('second', 'require_cuda = true\nmin_vram_gib = 16'), job('third', 'require_cuda = true\nmin_vram_gib = 16')]));
+    const placed = coordinator.runJobs().filter((s) => s.job.name !== 'first');
+    expect(placed.map((s) => s.job.name).sort()).toEqual(['second', 'third']);
+    expect(status('second').heldVramMb).toBe(2200);
+  });
+
+  it('flags a job that uses more VRAM than it was placed on, and cancel tells its worker to stop', () => {
+    service.submit('m.toml', job('a', 'require_cuda = true\nmin_vram_gib = 1'));
+    const c = coordinator.runJobs()[0]!;
+    service.started(c.workerId, c.job.jobId, { token: c.job.token, pid: 13 });
+    coordinator.hooks!.beats(c.workerId, 'desk', { jobs: [{ jobId: c.job.jobId, token: c.job.token, usedMib: 4000, progress: null }] });
+    expect(status('a').overBudget).toBe(true);
+    service.cancel(c.job.jobId);
+    expect(status('a').status).toBe('cancelled');
+    expect(coordinator.sent.at(-1)).toMatchObject({ workerId: c.workerId, instruction: { kind: 'cancelJob', jobId: c.job.jobId, token: c.job.token } });
+    expect(problem(() => service.cancel('0'.repeat(64)))).toBe(404);
+  });
+
+  it('an elastic run holds one slot on each member', () => {
+    coordinator.runList = [runSnapshot({ workerIds: [2] })];
+    service.submit('m.toml', job('a'));
+    // The CPU node's only slot is the run's: the job goes to desk.
+    expect(coordinator.runJobs()[0]!.workerId).toBe(1);
+  });
+
+  it('a bad manifest changes nothing and names each error\'s line', () => {
+    service.submit('m.toml', job('a'));
+    const bad = service.submit('m.toml', '[[jobs]]\nname = "b"\ncommand = "not a list"\nmin_cores = -1\n');
+    expect(bad.ok).toBe(false);
+    if (!bad.ok) expect(bad.errors.map((e) => e.line)).toEqual(expect.arrayContaining([3, 4]));
+    expect(service.state().jobs.map((j) => j.name)).toEqual(['a']);
+  });
+});
+
