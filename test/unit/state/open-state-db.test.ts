@@ -64,13 +64,13 @@ describe('openStateDb', () => {
     expect(again.warnings).toEqual([]);
   });
 
-  it('applies a later migration on top of an existing database (how the job queue will add its tables)', () => {
+  it('applies a later migration on top of an existing database (as migration 2 added the job queue)', () => {
     const dir = tempDataDir();
     closeTemp(openTemp(dir));
-    const jobs: Migration = { version: 2, description: 'job queue', up: (db) => db.exec('CREATE TABLE jobs (id INTEGER PRIMARY KEY, spec TEXT NOT NULL) STRICT') };
-    const db = openTemp(dir, { migrations: [...MIGRATIONS, jobs] });
-    expect(db.database.pragma('user_version', { simple: true })).toBe(2);
-    db.database.prepare('INSERT INTO jobs (spec) VALUES (?)').run('{}');
+    const later: Migration = { version: latestVersion() + 1, description: 'a later table', up: (db) => db.exec('CREATE TABLE later_things (id INTEGER PRIMARY KEY, spec TEXT NOT NULL) STRICT') };
+    const db = openTemp(dir, { migrations: [...MIGRATIONS, later] });
+    expect(db.database.pragma('user_version', { simple: true })).toBe(latestVersion() + 1);
+    db.database.prepare('INSERT INTO later_things (spec) VALUES (?)').run('{}');
     closeTemp(db);
     // The older build then refuses that file rather than guessing at it.
     expect(() => openStateDb(dir)).toThrow(StateDbTooNewError);
