@@ -211,7 +211,9 @@ def main(argv):
         if args.step_sleep > 0:
             time.sleep(args.step_sleep)
         done = step + 1
-        if ckpt_path and local_rank == 0 and (done % args.checkpoint_every == 0 or done == args.steps or stop_asked):
+        # Read once: a SIGTERM landing between the save and the exit check must not skip the save yet claim it.
+        stopping = bool(stop_asked)
+        if ckpt_path and local_rank == 0 and (done % args.checkpoint_every == 0 or done == args.steps or stopping):
             save_checkpoint(ckpt_path, model, optimizer, done)
         now = time.perf_counter()
         took = max(now - last, 1e-9)
@@ -226,7 +228,7 @@ def main(argv):
             "shard": [lo, hi],
             "resumed_from": start_step,
         })
-        if stop_asked and done < args.steps:
+        if stopping and done < args.steps:
             sys.stderr.write(f"ddp_example: rank {rank} stopping after step {step} as asked (SIGTERM)"
                              f"{'; checkpoint saved' if ckpt_path and local_rank == 0 else ''}\n")
             sys.stderr.flush()
