@@ -16,6 +16,7 @@ import type {
 } from './training';
 import type { WorkersDiff } from './worker-diff';
 import { jobEvents, jobRequests, type JobEventPayloads, type JobRequestResults } from './jobs/ipc-jobs';
+import { statusRequests, type StatusRequestResults } from './nodes/ipc-status';
 import { runSpecSchema } from './worker-protocol';
 
 /** The cluster as the app holds it, with everything the Nodes view needs precomputed. */
@@ -166,10 +167,11 @@ export const requests = {
   leaveCluster: { channel: 'cluster:leave', arg: z.undefined() },
   getMembership: { channel: 'cluster:membership', arg: z.undefined() },
   ...jobRequests,
+  ...statusRequests,
 } as const;
 
 /** What each request resolves to. */
-export interface RequestResults extends JobRequestResults {
+export interface RequestResults extends JobRequestResults, StatusRequestResults {
   getHardware: HardwareSnapshot;
   detectHardware: HardwareSnapshot;
   /** This machine's GPU utilisation and memory over the last 10 minutes (at most 600 samples × 16 GPUs). */

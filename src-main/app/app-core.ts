@@ -38,6 +38,7 @@ import { systemClock } from '../platform/ports';
 import { RemoteMembership } from './remote-membership';
 import { exampleRun, guessLanAddress, notificationGroup, wrap } from './app-core-helpers';
 import { createJobsFeature } from './jobs-feature';
+import { createStatusFeature } from './status-feature';
 import { loadOrCreateSecrets } from '../core/secrets';
 
 const DEFAULT_COORDINATOR_PORT = 7421;
@@ -164,6 +165,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   restoreCoordinator(stateDb, coordinator, () => clock.now());
   // Adapter jobs: the persistent queue in the same state.db, placed on the slots and budgets the coordinator's workers offer.
   const jobs = createJobsFeature({ userData: opts.userData, clock, db: stateDb, coordinator, cluster: () => config, announce, emit });
+  const status = createStatusFeature({ workers: () => coordinator.workers(), cluster: () => config, refuseWhileUnloaded, commit: (next) => commit(next, fileWarnings) });
   const http = await startCoordinatorHttp(coordinator, {
     jobs: jobs.service,
     metrics: createMetricsProvider({ coordinator, hardware: monitor, clock }),
@@ -332,6 +334,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     leaveCluster: async () => membership.leave(),
     getMembership: async () => membership.state(),
     ...jobs.handlers,
+    ...status.handlers,
   };
 
   return {

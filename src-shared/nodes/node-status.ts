@@ -1,0 +1,125 @@
+/**
+ * Which declared node is up: each cluster.yaml node matched to the worker that is that machine, by name, else
+ * by GPU UUIDs (a worker whose GPUs are exactly a node's is that node, whatever it calls itself). Workers that
+ * match no node are listed apart, so the person can add them. Pure: the page, the CLI and tests share it.
+ */
+import { nodeUsableVramMb } from '../cluster/budgets';
+import type { ClusterConfig, ClusterIssue, NodeConfig } from '../cluster/types';
+import type { WorkerSnapshot, WorkerState } from '../training';
+import { workerDrift } from './node-drift';
+
+export type NodeStatusKind = 'offline' | 'starting' | 'online' | 'failed';
+
+/** An SSH start of a node in progress or failed (filled by the SSH launcher; absent until it exists). */
+export interface SshStartState {
+  state: 'starting' | 'failed';
+  detail: string;
+}
+
+export interface NodeStatus {
+  /** The declared node's name. */
+  node: string;
+  kind: NodeStatusKind;
+  workerId: number | null;
+  workerState: WorkerState | null;
+  /** The name the worker joined under, when it differs from the node's (matched by GPU UUIDs). */
+  joinedAs: string | null;
+  /** Epoch ms of the matched worker's last heartbeat. */
+  lastHeartbeatAt: number | null;
+  /** Why it failed, or what the SSH start is doing; empty otherwise. */
+  detail: string;
+  /** Declared vs reported hardware of the matched worker. */
+  drift: ClusterIssue[];
+}
+
+export interface NodeStatusReport {
+  /** One per declared node, in file order. */
+  declared: NodeStatus[];
+  /** Workers (not left) that are no declared node, by name. */
+  undeclared: WorkerSnapshot[];
+}
+
+const LIVE: ReadonlySet<WorkerState> = new Set(['syncing', 'active', 'draining']);
+
+/** Live beats failed, active beats the other live states, then the newer worker (ids are never reused). */
+function rank(w: WorkerSnapshot): number {
+  return (LIVE.has(w.state) ? 2 ** 41 : 0) + (w.state === 'active' ? 2 ** 40 : 0) + w.id;
+}
+
+function best(workers: WorkerSnapshot[]): WorkerSnapshot | null {
+  let out: WorkerSnapshot | null = null;
+  for (const w of workers) if (!out || rank(w) > rank(out)) out = w;
+  return out;
+}
+
+/** The worker's GPUs are exactly the node's, by UUID (both non-empty, no unknown UUIDs). */
+export function sameGpus(node: NodeConfig, worker: WorkerSnapshot): boolean {
+  if (node.gpus.length === 0 || worker.gpus.length !== node.gpus.length) return false;
+  const declared = new Set(node.gpus.map((g) => g.uuid));
+  return worker.gpus.every((g) => g.uuid !== null && declared.has(g.uuid));
+}
+
+/** The matched worker of each declared node (or null), and the workers no node claims. */
+export function matchWorkers(config: ClusterConfig, workers: readonly WorkerSnapshot[]): { matched: (WorkerSnapshot | null)[]; unclaimed: WorkerSnapshot[] } {
+  const present = workers.filter((w) => w.state !== 'left');
+  const declaredNames = new Set(config.nodes.map((n) => n.name));
+  // A worker named like a node is that node's even when its GPUs differ (that is drift, shown as such).
+  const matched = config.nodes.map((node) => best(present.filter((w) => w.node === node.name)));
+  const byName = new Set(present.filter((w) => declaredNames.has(w.node)));
+  config.nodes.forEach((node, i) => {
+    if (matched[i]) return;
+    matched[i] = best(present.filter((w) => !byName.has(w) && sameGpus(node, w)));
+  });
+  const claimedNames = new Set(matched.filter((w) => w !== null).map((w) => w.node));
+  const unclaimed = present.filter((w) => !declaredNames.has(w.node) && !claimedNames.has(w.node));
+  const newestPerName = new Map<string, WorkerSnapshot>();
+  for (const w of unclaimed) {
+    const seen = newestPerName.get(w.node);
+    if (!seen || rank(w) > rank(seen)) newestPerName.set(w.node, w);
+  }
+  return { matched, unclaimed: [...newestPerName.values()].sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : 0)) };
+}
+
+export function nodeStatuses(
+  config: ClusterConfig,
+  workers: readonly WorkerSnapshot[],
+  sshStates?: ReadonlyMap<string, SshStartState>,
+): NodeStatusReport {
+  const { matched, unclaimed } = matchWorkers(config, workers);
+  const declared = config.nodes.map((node, i): NodeStatus => {
+    const worker = matched[i] ?? null;
+    const ssh = sshStates?.get(node.name) ?? null;
+    const status: NodeStatus = {
+      node: node.name,
+      kind: 'offline',
+      workerId: worker?.id ?? null,
+      workerState: worker?.state ?? null,
+      joinedAs: worker && worker.node !== node.name ? worker.node : null,
+      lastHeartbeatAt: worker?.lastHeartbeatAt ?? null,
+      detail: '',
+      drift: worker ? workerDrift(node, worker, i) : [],
+    };
+    if (worker && LIVE.has(worker.state)) return { ...status, kind: 'online' };
+    if (ssh) return { ...status, kind: ssh.state, detail: ssh.detail };
+    if (worker?.state === 'failed') return { ...status, kind: 'failed', detail: worker.stateCause };
+    return status;
+  });
+  return { declared, undeclared: unclaimed };
+}
+
+export interface CapacityFigures {
+  nodes: number;
+  usableMb: number;
+  slots: number;
+}
+
+/** Declared capacity (every node in the file) next to online capacity (declared nodes whose worker is active). */
+export function capacitySplit(config: ClusterConfig, report: NodeStatusReport): { declared: CapacityFigures; online: CapacityFigures } {
+  const sum = (nodes: NodeConfig[]): CapacityFigures => ({
+    nodes: nodes.length,
+    usableMb: nodes.reduce((n, node) => n + nodeUsableVramMb(node), 0),
+    slots: nodes.reduce((n, node) => n + node.max_adapters, 0),
+  });
+  const online = config.nodes.filter((_, i) => report.declared[i]?.kind === 'online' && report.declared[i]?.workerState === 'active');
+  return { declared: sum(config.nodes), online: sum(online) };
+}

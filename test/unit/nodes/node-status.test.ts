@@ -1,0 +1,209 @@
+// Live status per declared node: matching workers to nodes (name, then exact GPU UUIDs), drift lines from what
+// a worker reported, the SSH hook, undeclared workers, the declared-vs-online capacity split, and the node
+// "Add to cluster.yaml" writes for a worker.
+import { describe, expect, it } from 'vitest';
+import { validateCluster } from '../../../src-shared/cluster/validate';
+import type { ClusterConfig, NodeConfig } from '../../../src-shared/cluster/types';
+import { workerDrift } from '../../../src-shared/nodes/node-drift';
+import { capacitySplit, nodeStatuses } from '../../../src-shared/nodes/node-status';
+import { addWorkerProblem, workerAsNode } from '../../../src-shared/nodes/worker-node';
+import type { WorkerSnapshot } from '../../../src-shared/training';
+import { workerSnapshot } from '../helpers/snapshots';
+
+const desktop: NodeConfig = {
+  name: 'desktop',
+  host: 'localhost',
+  transport: 'local',
+  gpus: [{ uuid: 'GPU-aaa', type: 'rtx-4090', vram_mb: 24564, memory_type: 'discrete' }],
+  max_adapters: 3,
+};
+const jetson: NodeConfig = {
+  name: 'jetson',
+  host: 'jetson.local',
+  transport: 'ssh',
+  gpus: [{ uuid: 'GPU-jjj', type: 'jetson-orin', vram_mb: 8192, memory_type: 'unified' }],
+  max_adapters: 1,
+};
+const cpuBox: NodeConfig = { name: 'intel-box', host: '10.0.0.5', transport: 'ssh', gpus: [], cpu_cores: 16, ram_mb: 65536, max_adapters: 1 };
+const cluster: ClusterConfig = { nodes: [desktop, jetson, cpuBox] };
+
+/** A worker snapshot: active, on loopback, not the app's own, unless told. */
+function worker(over: Partial<WorkerSnapshot> & Pick<WorkerSnapshot, 'id' | 'node'>): WorkerSnapshot {
+  return workerSnapshot(over.id, { joinedAt: 1000, lastHeartbeatAt: 5000, local: false, ...over });
+}
+
+const desktopGpus = [{ uuid: 'GPU-aaa', name: 'NVIDIA GeForce RTX 4090', vramTotalMb: 24564 }];
+
+describe('nodeStatuses: matching', () => {
+  it('every node is offline without workers, and nothing is undeclared', () => {
+    const report = nodeStatuses(cluster, []);
+    expect(report.declared.map((s) => s.kind)).toEqual(['offline', 'offline', 'offline']);
+    expect(report.undeclared).toEqual([]);
+  });
+
+  it('matches by name: online as worker N with its state and heartbeat', () => {
+    const report = nodeStatuses(cluster, [worker({ id: 3, node: 'desktop', gpus: desktopGpus, state: 'syncing', lastHeartbeatAt: 4242 })]);
+    expect(report.declared[0]).toMatchObject({ node: 'desktop', kind: 'online', workerId: 3, workerState: 'syncing', joinedAs: null, lastHeartbeatAt: 4242, drift: [] });
+    expect(report.declared[1]!.kind).toBe('offline');
+  });
+
+  it('matches a differently named worker whose GPUs are exactly a node\'s, and says which name it joined as', () => {
+    const report = nodeStatuses(cluster, [worker({ id: 7, node: 'my-hostname', gpus: desktopGpus })]);
+    expect(report.declared[0]).toMatchObject({ kind: 'online', workerId: 7, joinedAs: 'my-hostname' });
+    expect(report.undeclared).toEqual([]);
+  });
+
+  it('a subset or superset of a node\'s GPUs is not that node: it stays undeclared', () => {
+    const extra = [...desktopGpus, { uuid: 'GPU-zzz', name: 'NVIDIA A100', vramTotalMb: 40960 }];
+    const report = nodeStatuses(cluster, [worker({ id: 8, node: 'lab', gpus: extra })]);
+    expect(report.declared[0]!.kind).toBe('offline');
+    expect(report.undeclared.map((w) => w.id)).toEqual([8]);
+  });
+
+  it('a worker named like a node is that node even with other GPUs; it is not also claimed by UUID elsewhere', () => {
+    const report = nodeStatuses(cluster, [worker({ id: 2, node: 'jetson', gpus: desktopGpus })]);
+    expect(report.declared[1]).toMatchObject({ kind: 'online', workerId: 2 });
+    expect(report.declared[0]!.kind).toBe('offline');
+  });
+
+  it('a failed worker makes the node failed with its cause; a live one of the same node wins over it', () => {
+    const failed = worker({ id: 4, node: 'jetson', state: 'failed', stateCause: 'no heartbeat for 5.2 s' });
+    expect(nodeStatuses(cluster, [failed]).declared[1]).toMatchObject({ kind: 'failed', detail: 'no heartbeat for 5.2 s', workerId: 4 });
+    const back = worker({ id: 9, node: 'jetson', state: 'active' });
+    expect(nodeStatuses(cluster, [back, failed]).declared[1]).toMatchObject({ kind: 'online', workerId: 9 });
+  });
+
+  it('workers that left do not count', () => {
+    const report = nodeStatuses(cluster, [worker({ id: 5, node: 'desktop', state: 'left' }), worker({ id: 6, node: 'stray', state: 'left' })]);
+    expect(report.declared[0]!.kind).toBe('offline');
+    expect(report.undeclared).toEqual([]);
+  });
+
+  it('the SSH hook: starting or failed while no worker is live; a live worker wins', () => {
+    const ssh = new Map([
+      ['jetson', { state: 'starting' as const, detail: 'connecting to jetson.local' }],
+      ['intel-box', { state: 'failed' as const, detail: 'host key changed' }],
+      ['desktop', { state: 'starting' as const, detail: 'copying the agent' }],
+    ]);
+    const report = nodeStatuses(cluster, [worker({ id: 1, node: 'desktop', gpus: desktopGpus })], ssh);
+    expect(report.declared.map((s) => [s.kind, s.detail])).toEqual([
+      ['online', ''],
+      ['starting', 'connecting to jetson.local'],
+      ['failed', 'host key changed'],
+    ]);
+  });
+
+  it('undeclared workers: one per name (the live, newest one), sorted by name', () => {
+    const report = nodeStatuses(cluster, [
+      worker({ id: 10, node: 'zeta' }),
+      worker({ id: 11, node: 'alpha', state: 'failed' }),
+      worker({ id: 12, node: 'alpha', state: 'active' }),
+      worker({ id: 13, node: 'alpha', state: 'failed' }),
+    ]);
+    expect(report.undeclared.map((w) => w.id)).toEqual([12, 10]);
+  });
+});
+
+describe('workerDrift', () => {
+  it('names node, field and both values, with what to do; absolute paths when the index is given', () => {
+    const reported = worker({
+      id: 3,
+      node: 'desktop',
+      gpus: [
+        { uuid: 'GPU-aaa', name: 'RTX 4090', vramTotalMb: 20000, memoryType: 'unified' },
+        { uuid: 'GPU-new', name: 'RTX 3060', vramTotalMb: 12288 },
+      ],
+    });
+    const lines = workerDrift({ ...desktop, gpus: [...desktop.gpus, { uuid: 'GPU-gone', type: 'x', vram_mb: 8000, memory_type: 'discrete' }] }, reported, 0);
+    expect(lines.map((l) => l.message)).toEqual([
+      "node 'desktop': GPU 'GPU-aaa' has vram_mb 24564 in cluster.yaml but worker 3 (desktop) reported 20000 MB — set vram_mb to 20000",
+      "node 'desktop': GPU 'GPU-aaa' has memory_type discrete in cluster.yaml but worker 3 (desktop) reported unified — set memory_type to unified",
+      "node 'desktop': GPU 'GPU-gone' is in cluster.yaml but worker 3 (desktop) did not report it — check the UUID with `nvidia-smi -L` on that machine, or remove the GPU from cluster.yaml",
+      "node 'desktop': GPU 'GPU-new' (RTX 3060, 12288 MB) was reported by worker 3 (desktop) but is not in cluster.yaml — add it to the node's gpus",
+    ]);
+    expect(lines.map((l) => l.path)).toEqual([
+      ['nodes', 0, 'gpus', 0, 'vram_mb'],
+      ['nodes', 0, 'gpus', 0, 'memory_type'],
+      ['nodes', 0, 'gpus', 1, 'uuid'],
+      ['nodes', 0, 'gpus'],
+    ]);
+    expect(lines.every((l) => l.severity === 'warning')).toBe(true);
+  });
+
+  it('VRAM within 1 % is no drift; just over 1 % is', () => {
+    const at = (mb: number) => workerDrift(desktop, worker({ id: 1, node: 'desktop', gpus: [{ uuid: 'GPU-aaa', name: 'g', vramTotalMb: mb }] }));
+    expect(at(24564 * 0.995)).toEqual([]);
+    expect(at(24564 * 1.009)).toEqual([]);
+    expect(at(24564 * 0.985)).toHaveLength(1);
+  });
+
+  it('cores and RAM when both sides say; RAM with the 1 % tolerance', () => {
+    const lines = workerDrift(cpuBox, worker({ id: 2, node: 'intel-box', cpuCores: 8, ramMb: 32000 }));
+    expect(lines.map((l) => l.message)).toEqual([
+      "node 'intel-box': cpu_cores is 16 in cluster.yaml but worker 2 (intel-box) reported 8 — set cpu_cores to 8",
+      "node 'intel-box': ram_mb is 65536 in cluster.yaml but worker 2 (intel-box) reported 32000 MB — set ram_mb to 32000",
+    ]);
+    expect(workerDrift(cpuBox, worker({ id: 2, node: 'intel-box', cpuCores: 16, ramMb: 65000 }))).toEqual([]);
+    expect(workerDrift(cpuBox, worker({ id: 2, node: 'intel-box' }))).toEqual([]);
+  });
+
+  it('nodeStatuses carries the drift of every matched node', () => {
+    const report = nodeStatuses(cluster, [worker({ id: 2, node: 'intel-box', cpuCores: 4 }), worker({ id: 3, node: 'jetson', gpus: [] })]);
+    expect(report.declared[2]!.drift.map((d) => d.path)).toEqual([['nodes', 2, 'cpu_cores']]);
+    expect(report.declared[1]!.drift.map((d) => d.path)).toEqual([['nodes', 1, 'gpus', 0, 'uuid']]);
+  });
+});
+
+describe('capacitySplit', () => {
+  it('declared counts every node; online only declared nodes with an active worker', () => {
+    const workers = [worker({ id: 1, node: 'desktop', gpus: desktopGpus }), worker({ id: 2, node: 'jetson', state: 'syncing' }), worker({ id: 3, node: 'stray' })];
+    const split = capacitySplit(cluster, nodeStatuses(cluster, workers));
+    expect(split.declared).toEqual({ nodes: 3, usableMb: 20879 + 4915, slots: 5 });
+    expect(split.online).toEqual({ nodes: 1, usableMb: 20879, slots: 3 });
+  });
+
+  it('nothing online without workers', () => {
+    expect(capacitySplit(cluster, nodeStatuses(cluster, [])).online).toEqual({ nodes: 0, usableMb: 0, slots: 0 });
+  });
+});
+
+describe('workerAsNode and addWorkerProblem', () => {
+  const slug = (name: string) => name.toLowerCase().replace(/[^a-z0-9]+/g, '-');
+
+  it('a remote worker becomes an ssh node at its address with its GPUs, cores, RAM and suggested slots', () => {
+    const w = worker({
+      id: 4,
+      node: 'lab',
+      address: '192.168.1.30',
+      cpuCores: 32,
+      ramMb: 128000,
+      gpus: [
+        { uuid: 'GPU-l1', name: 'A100', vramTotalMb: 40960 },
+        { uuid: 'GPU-l1', name: 'A100', vramTotalMb: 40960 },
+        { uuid: null, name: 'mystery', vramTotalMb: 1000 },
+        { uuid: 'GPU-l2', name: 'Orin', vramTotalMb: null },
+      ],
+    });
+    const node = workerAsNode(w, slug);
+    expect(node).toEqual({
+      name: 'lab',
+      host: '192.168.1.30',
+      transport: 'ssh',
+      gpus: [{ uuid: 'GPU-l1', type: 'a100', vram_mb: 40960, memory_type: 'discrete' }],
+      max_adapters: 4,
+      cpu_cores: 32,
+      ram_mb: 128000,
+    });
+    expect(validateCluster({ nodes: [...cluster.nodes, node] })).toEqual([]);
+  });
+
+  it('a worker on this machine becomes a local node', () => {
+    expect(workerAsNode(worker({ id: 1, node: 'me', address: '::ffff:127.0.0.1' }), slug)).toMatchObject({ host: 'localhost', transport: 'local', max_adapters: 1 });
+  });
+
+  it('refuses a taken name and a worker that already is a node by its GPUs', () => {
+    expect(addWorkerProblem(cluster, worker({ id: 3, node: 'jetson' }))).toMatch(/already has a node named "jetson"/);
+    expect(addWorkerProblem(cluster, worker({ id: 7, node: 'other', gpus: desktopGpus }))).toMatch(/exactly the GPUs of node "desktop"/);
+    expect(addWorkerProblem(cluster, worker({ id: 8, node: 'stray' }))).toBeNull();
+  });
+});
