@@ -3,8 +3,24 @@
  * terminal (progress bars, colours) and so the launcher and every rank it forks share one process group we
  * can signal at once: node-pty makes the child a session leader, so its pid is also the group id.
  */
-import { spawn as ptySpawn } from 'node-pty';
 import type { PtyProcess, PtySpawner, PtySpawnOptions } from '../ports';
+import { pipeSpawner } from './pipe-spawner';
+
+type NodePty = typeof import('node-pty');
+let nodePty: NodePty | null | undefined;
+
+/** node-pty, or null where its native module cannot load (the agent copied to a node over SSH): pipes then. */
+function loadNodePty(): NodePty | null {
+  if (nodePty === undefined) {
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded lazily so a missing native module falls back instead of failing the import
+      nodePty = require('node-pty') as NodePty;
+    } catch {
+      nodePty = null;
+    }
+  }
+  return nodePty;
+}
 
 /** Sends `signal` to the whole process group led by `pid`, falling back to the pid alone; never throws. */
 export function signalProcessGroup(pid: number, signal: NodeJS.Signals): boolean {
@@ -24,7 +40,9 @@ export function signalProcessGroup(pid: number, signal: NodeJS.Signals): boolean
 
 export const nodePtySpawner: PtySpawner = {
   spawn(file: string, args: string[], options: PtySpawnOptions): PtyProcess {
-    const child = ptySpawn(file, args, {
+    const pty = loadNodePty();
+    if (!pty) return pipeSpawner.spawn(file, args, options);
+    const child = pty.spawn(file, args, {
       name: 'xterm-256color',
       cols: options.cols ?? 120,
       rows: options.rows ?? 30,
