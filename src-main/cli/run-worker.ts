@@ -17,11 +17,15 @@ import { defaultUserDataDir } from '../platform/user-data-dir';
 import { NODE_NAME_PATTERN } from '../../src-shared/worker-protocol';
 import { CERT_ENV, parseCoordinatorUrl, trustProblem } from '../agent/coordinator-client';
 import { JoinError, WorkerAgent } from '../agent/worker-agent';
+import { clusterNameProblem } from '../platform/discovery/discovery-record';
+import { DISCOVER_MS, discoverOne } from '../platform/discovery/pick-coordinator';
+import { normalizeCertSha256 } from '../../src-shared/cert-fingerprint';
 
 /** The join token may come from the environment instead of the command line, where `ps` would show it. */
 export const TOKEN_ENV = 'GPU_SHARE_JOIN_TOKEN';
 
 export const WORKER_USAGE = `Usage: ${TOKEN_ENV}=TOKEN gpu-share worker --join URL [--cert-sha256 HEX] [options]
+       ${TOKEN_ENV}=TOKEN gpu-share worker --discover [--cluster-name NAME] [options]
 
 Joins this machine to a GPU Share coordinator as a worker: reports its GPUs, RAM and cores, heartbeats,
 and runs the training it is given (torchrun in a pseudo-terminal). Until the coordinator first answers it
@@ -33,6 +37,9 @@ Options:
   --join URL              the coordinator, e.g. https://192.168.1.20:7421 (http only on loopback)
   --cert-sha256 HEX       SHA-256 fingerprint of the coordinator's certificate, required for https
                           (or set ${CERT_ENV}); the worker sends nothing to a server with another one
+  --discover              instead of --join: listen on the LAN (mDNS) for ${DISCOVER_MS / 1000} s and join the one
+                          coordinator heard; when several answer, they are listed and it exits with 2
+  --cluster-name NAME     with --discover: only the coordinator started with this pre-shared name
   --token TOKEN           the cluster's join token; better set ${TOKEN_ENV}, since other users of
                           this machine can read a process's command line
   --name NAME             node name shown in the app (default: this machine's hostname)
@@ -60,6 +67,8 @@ const WORKER_OPTIONS = {
   'data-dir': { type: 'string' },
   'advertise-host': { type: 'string' },
   'show-output': { type: 'boolean' },
+  discover: { type: 'boolean' },
+  'cluster-name': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -75,7 +84,7 @@ function parseWorkerArgs(args: string[]) {
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const text = (name: keyof typeof WORKER_OPTIONS) => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
-  return { text, showOutput: values['show-output'] === true };
+  return { text, showOutput: values['show-output'] === true, discover: values.discover === true };
 }
 
 function safeName(name: string): string {
@@ -84,16 +93,36 @@ function safeName(name: string): string {
 
 export async function runWorker(args: string[], io: CliIo, options: RunWorkerOptions = {}): Promise<number> {
   const parsed = parseWorkerArgs(args);
-  const joinRaw = parsed.text('join');
-  if (!joinRaw) throw new UsageError('--join URL is required (the coordinator to join, e.g. http://192.168.1.20:7421)');
-  const url = parseCoordinatorUrl(joinRaw);
-  if (!url.ok) throw new UsageError(`--join: ${url.message}`);
+  const clusterName = parsed.text('cluster-name');
+  if (parsed.discover && parsed.text('join')) throw new UsageError('--discover and --join both name the coordinator: give one of them');
+  if (clusterName !== undefined && !parsed.discover) throw new UsageError('--cluster-name goes with --discover (a coordinator given by --join needs no name)');
+  if (clusterName !== undefined && clusterNameProblem(clusterName)) throw new UsageError(`--cluster-name: ${clusterNameProblem(clusterName)}`);
+  if (!parsed.text('join') && !parsed.discover) throw new UsageError('--join URL is required (the coordinator to join, e.g. http://192.168.1.20:7421), or --discover to find it on the LAN');
   const tokenFlag = parsed.text('token');
   const token = tokenFlag ?? io.env[TOKEN_ENV];
   if (!token) {
     throw new UsageError(`the join token is required: set ${TOKEN_ENV} (or pass --token TOKEN); copy it from the app's "Add a worker" panel or from the output of \`gpu-share serve\``);
   }
-  const certSha256 = parsed.text('cert-sha256') ?? (io.env[CERT_ENV]?.trim() || undefined);
+  let joinRaw = parsed.text('join');
+  let certSha256 = parsed.text('cert-sha256') ?? (io.env[CERT_ENV]?.trim() || undefined);
+  if (parsed.discover) {
+    io.out(`looking for GPU Share coordinators on the LAN for ${DISCOVER_MS / 1000} s${clusterName === undefined ? '' : ` (cluster "${clusterName}")`}…\n`);
+    const pick = await discoverOne({ clusterName, onProblem: (m) => io.err(`gpu-share worker: ${m}\n`) });
+    if (!pick.ok) {
+      io.err(`gpu-share worker: ${pick.message}\n`);
+      return pick.exitCode;
+    }
+    const found = pick.coordinator;
+    if (certSha256 !== undefined && normalizeCertSha256(certSha256) !== found.certSha256) {
+      io.err(`gpu-share worker: ${found.name} at ${found.url} advertises certificate ${found.certSha256}, not the --cert-sha256 given; not joining\n`);
+      return 1;
+    }
+    io.out(`found ${found.name} at ${found.url} (certificate sha256 ${found.certSha256})\n`);
+    joinRaw = found.url;
+    certSha256 = found.certSha256;
+  }
+  const url = parseCoordinatorUrl(joinRaw!);
+  if (!url.ok) throw new UsageError(`--join: ${url.message}`);
   const trust = trustProblem(url.url, certSha256);
   if (trust) throw new UsageError(trust);
   const name = parsed.text('name');
