@@ -38,6 +38,10 @@ export interface WorkerSnapshot {
   /** What the worker detected at join, for placement: physical cores, RAM in MB, Python with torch found. */
   cpuCores?: number;
   ramMb?: number;
+  /** SHA256:… of the node's pinned Ed25519 key; absent for a node whose (older) agent joins unsigned. */
+  keyFingerprint?: string;
+  /** The node presented another key: it may not join until the person accepts that key (Workers view, or the CLI). */
+  keyHeldBack?: { fingerprint: string; since: number };
 }
 
 export interface ShardRange {

@@ -14,6 +14,20 @@ export const API_VERSION = 1;
  */
 export const SESSION_HEADER = 'x-gpu-share-session';
 
+/**
+ * Headers of a signed worker request (docs/api.md, "Node identity"): the node's Ed25519 key signs
+ * signedRequestText(…) of each request, so a stolen join token and session secret are not enough to speak for it.
+ */
+export const SIGNATURE_HEADERS = { time: 'x-gpu-share-time', nonce: 'x-gpu-share-nonce', signature: 'x-gpu-share-signature' } as const;
+
+/** How far a signed request's time may be from the coordinator's clock, either way. */
+export const SIGNATURE_WINDOW_MS = 5 * 60_000;
+
+/** The text a request's signature covers: method, path (with query), time, nonce and the body's SHA-256 (hex). */
+export function signedRequestText(method: string, pathAndQuery: string, time: string, nonce: string, bodySha256Hex: string): string {
+  return `${method.toUpperCase()}\n${pathAndQuery}\n${time}\n${nonce}\n${bodySha256Hex}`;
+}
+
 /** What a node name may be: what `gpu-share worker --name` accepts (no spaces, no control characters). */
 export const NODE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -91,6 +105,11 @@ export const joinRequestSchema = z.object({
   python: z.object({ path: z.string().max(4096), torchVersion: z.string().max(FIELD_CAPS.name) }).nullable(),
   /** True when the agent runs inside the desktop app; refused unless the join comes from the coordinator's own machine. */
   local: z.boolean().default(false),
+  /**
+   * The node's Ed25519 public key (raw 32 bytes, base64url). Pinned at the first join; every later request must
+   * be signed by it. Left out by older agents, which join unsigned.
+   */
+  publicKey: z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'publicKey must be a raw Ed25519 key: 32 bytes in base64url (43 characters)').optional(),
 });
 export type JoinRequest = z.input<typeof joinRequestSchema>;
 

@@ -13,6 +13,8 @@ import { SESSION_HEADER } from '../../src-shared/worker-protocol';
 import { MAX_REPLY_BYTES, postJson, type PostOptions, type RawReply } from './http-post';
 import { CERT_MISMATCH, pinnedConnector, type Connector } from './pinned-connection';
 import { putFile } from './artifact-upload';
+import type { NodeIdentity } from './node-identity';
+import { bodySigner, signatureHeaders, type BodySigner } from './request-signer';
 import { normalizeAddress } from '../platform/runs/local-interface';
 
 export type ApiReply =
@@ -123,6 +125,8 @@ export class CoordinatorClient {
   private readonly problem: string | null;
   private readonly transport: (opts: PostOptions) => Promise<RawReply>;
   private session: string | null = null;
+  private identity: NodeIdentity | null = null;
+  private signer: BodySigner | undefined;
 
   constructor(
     coordinatorUrl: string | URL,
@@ -154,6 +158,15 @@ export class CoordinatorClient {
     this.session = secret;
   }
 
+  /**
+   * The node key that signs every request from now on (the join included, which also presents its public key);
+   * null: unsigned, as older agents and the operator CLI speak.
+   */
+  useIdentity(identity: NodeIdentity | null): void {
+    this.identity = identity;
+    this.signer = identity ? bodySigner(identity) : undefined;
+  }
+
   /** Headers every worker request carries: the join token and, once joined, the session's secret. */
   authHeaders(): Record<string, string> {
     return { authorization: `Bearer ${this.token}`, ...(this.session ? { [SESSION_HEADER]: this.session } : {}) };
@@ -168,7 +181,9 @@ export class CoordinatorClient {
   call<K extends Exclude<EndpointName, 'presence' | UploadEndpoint>>(name: K, params: EndpointParams<K>, body: EndpointBody<K>, timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS): Promise<ApiReply> {
     const endpoint = workerApi[name];
     const path = (endpoint.path.build as (...p: EndpointParams<K>) => string)(...params);
-    return this.request(endpoint.method as 'GET' | 'POST', path, body, timeoutMs);
+    // A signed join presents the key that signs it: the coordinator pins it at the node's first join.
+    const sent = name === 'join' && this.identity ? { ...(body as object), publicKey: this.identity.publicKey } : body;
+    return this.request(endpoint.method as 'GET' | 'POST', path, sent, timeoutMs);
   }
 
   /** PUTs a file to the binary-upload endpoint `name`, streamed from disk; never throws. */
@@ -178,7 +193,10 @@ export class CoordinatorClient {
     const url = new URL(path, this.base);
     let raw: RawReply;
     try {
-      raw = await putFile({ url, headers: { ...this.authHeaders(), ...upload.headers }, file: upload.file, sizeBytes: upload.sizeBytes, contentType: upload.contentType, idleTimeoutMs, agent: this.agent });
+      // The body is streamed, so the signature covers the SHA-256 it announces in the path (the coordinator checks the bytes against it).
+      const announced = String(params.at(-1));
+      const signed = this.identity ? signatureHeaders(this.identity, 'PUT', url.pathname + url.search, announced) : {};
+      raw = await putFile({ url, headers: { ...this.authHeaders(), ...upload.headers, ...signed }, file: upload.file, sizeBytes: upload.sizeBytes, contentType: upload.contentType, idleTimeoutMs, agent: this.agent });
     } catch (error) {
       raw = { kind: 'failed', error };
     }
@@ -195,7 +213,7 @@ export class CoordinatorClient {
     const url = new URL(path, this.base);
     let raw: RawReply;
     try {
-      raw = await this.transport({ url, method, headers: this.authHeaders(), body: JSON.stringify(body ?? null), timeoutMs, agent: this.agent });
+      raw = await this.transport({ url, method, headers: this.authHeaders(), body: JSON.stringify(body ?? null), timeoutMs, agent: this.agent, ...(this.signer ? { sign: this.signer } : {}) });
     } catch (error) {
       raw = { kind: 'failed', error };
     }

@@ -5,6 +5,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
+import type { BodySigner } from './request-signer';
 
 /** Largest answer read; a bigger one is cut off and the request fails. */
 export const MAX_REPLY_BYTES = 8 * 1024 * 1024;
@@ -23,6 +24,8 @@ export interface PostOptions {
   timeoutMs: number;
   agent: http.Agent;
   maxBytes?: number;
+  /** Adds the node's signature headers over the exact bytes sent (request-signer.ts). */
+  sign?: BodySigner;
 }
 
 /** The error a request fails with when its deadline passes. */
@@ -46,10 +49,11 @@ export function postJson(opts: PostOptions): Promise<RawReply> {
     };
     const method = opts.method ?? 'POST';
     const body = method === 'POST' ? Buffer.from(opts.body, 'utf8') : Buffer.alloc(0);
+    const headers = { ...opts.headers, ...(opts.sign ? opts.sign(method, opts.url.pathname + opts.url.search, body) : {}) };
     const req = send(opts.url, {
       method,
       agent: opts.agent,
-      headers: method === 'POST' ? { ...opts.headers, 'content-type': 'application/json', 'content-length': String(body.length) } : opts.headers,
+      headers: method === 'POST' ? { ...headers, 'content-type': 'application/json', 'content-length': String(body.length) } : headers,
     });
     const timer = setTimeout(() => {
       const error = new RequestTimeoutError();

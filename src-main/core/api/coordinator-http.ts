@@ -9,13 +9,14 @@ import type { AddressInfo } from 'node:net';
 import type { z } from 'zod';
 import type { RunSnapshot } from '../../../src-shared/training';
 import { PROMETHEUS_CONTENT_TYPE, workerApi, type ApiAuth, type EndpointName, type HttpEndpointName, type WorkerApi } from '../../../src-shared/worker-api';
-import { API_VERSION, SESSION_HEADER } from '../../../src-shared/worker-protocol';
+import { API_VERSION, SESSION_HEADER, type JoinRequest } from '../../../src-shared/worker-protocol';
 import { ApiProblem, isApiProblem } from '../coordinator/api-problem';
 import type { CoordinatorService } from '../coordinator/coordinator-service';
 import { connectionFacts } from '../coordinator/worker-gate';
 import type { JobsPort } from '../jobs/jobs-port';
 import { workerIdParam, type BinaryDownload, type HandlerContext, type Handlers } from './api-handlers';
 import { limitRequestTime, sendDownload } from './binary-transfer';
+import { sha256Hex, signedPartsOf } from './request-signature';
 import { jobHandlers } from './job-routes';
 import { attachPresence } from './presence-server';
 import { tokensEqual } from './tokens';
@@ -253,6 +254,7 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
     // Checked before the body is read: a request without the worker's session gets nothing from it.
     if (endpoint.auth === 'session') service.authenticate(workerIdParam(m[1]!), sessionOf(req));
     let body: unknown = undefined;
+    let bodySha256Hex = sha256Hex(Buffer.alloc(0));
     if (endpoint.method === 'POST') {
       const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
       if (type !== '' && type !== 'application/json' && !type.endsWith('+json')) {
@@ -260,6 +262,7 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
         return;
       }
       const raw = await readBody(req, bodyTimeoutMs);
+      bodySha256Hex = sha256Hex(raw);
       if (endpoint.body) {
         let parsed: unknown;
         try {
@@ -272,8 +275,14 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
         body = result.data;
       }
     }
+    // Node identity (node-keys.ts): a streamed upload is signed over the SHA-256 its path announces.
+    const signing = { method: req.method ?? '', target: req.url ?? '/', bodySha256Hex: endpoint.transport === 'binary-upload' ? m.at(-1)! : bodySha256Hex, signed: signedPartsOf(req) };
+    const joining = endpoint === workerApi.join ? (body as JoinRequest) : null;
+    const pinAfterJoin = joining ? service.nodeKeys.checkJoin(joining.node, joining.publicKey, signing) : null;
+    if (endpoint.auth === 'session') service.nodeKeys.checkRequest(service.nodeOf(workerIdParam(m[1]!)), signing);
     const conn = connectionFacts(req.socket.remoteAddress, req.socket.localAddress);
     const out = await route.handle({ params: m.slice(1), body: body as never, conn, req });
+    if (joining && pinAfterJoin) service.nodeKeys.pin(joining.node, pinAfterJoin);
     if (endpoint.transport === 'prometheus-text') sendText(res, endpoint.status, String(out), PROMETHEUS_CONTENT_TYPE);
     else if (endpoint.transport === 'binary-download') sendDownload(res, out as BinaryDownload);
     else sendJson(res, endpoint.status, out);

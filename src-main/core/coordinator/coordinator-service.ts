@@ -28,6 +28,7 @@ import { ElasticPool, LIVE_STATES, type PoolTransition } from './elastic-pool';
 import { OutputBudget, type OutputBudgetOptions } from './output-budget';
 import { RunController } from './run-controller';
 import { handleReport } from './run-reports';
+import { NodeKeys } from './node-keys';
 import type { CoordinatorJobHooks, Instruction } from './job-hooks';
 import { transitionEvent, UserMessages } from './user-messages';
 import { connectionFacts, WorkerGate, type ConnectionFacts } from './worker-gate';
@@ -72,6 +73,8 @@ export class CoordinatorService {
   private instructionListener: ((workerId: number) => void) | null = null;
   private store: CoordinatorStore | null = null;
   private jobHooks: CoordinatorJobHooks | null = null;
+  /** Each node's pinned key: the HTTP layer checks signatures with it, snapshots show its fingerprint (node-keys.ts). */
+  readonly nodeKeys = new NodeKeys({ now: () => Date.now() }); // wall time: signatures come from other machines' clocks
 
   constructor(opts: CoordinatorServiceOptions) {
     this.clock = opts.clock;
@@ -91,6 +94,7 @@ export class CoordinatorService {
     this.registry = new WorkerRegistry(this.pool, this.clock);
     this.gate = new WorkerGate({ trustAdvertisedHosts: trustAdvertised, nameInUse: (node) => this.registry.hasNode(node) });
     this.outputBudget = new OutputBudget(this.clock, opts.outputBudget);
+    this.nodeKeys.onChange(() => this.feed.workersChanged('state'));
     this.runsCtl = new RunController({
       clock: this.clock,
       pool: this.pool,
@@ -304,7 +308,6 @@ export class CoordinatorService {
   // Operator actions
 
   startRun(spec: RunSpec): RunSnapshot { return this.runsCtl.startRun(spec); }
-
   stopRun(runId: string): RunSnapshot { return this.runsCtl.stopRun(runId); }
 
   drainWorker(workerId: number): WorkerSnapshot[] {
@@ -324,7 +327,9 @@ export class CoordinatorService {
   // ---------------------------------------------------------------------------------------------------------
   // Snapshots and subscriptions
 
-  workers(): WorkerSnapshot[] { return this.registry.snapshots(); }
+  workers(): WorkerSnapshot[] { return this.nodeKeys.annotate(this.registry.snapshots()); }
+  /** The node name of a known worker (404 otherwise). */
+  nodeOf(workerId: number): string { return this.registry.require(workerId).node; }
 
   runs(): RunSnapshot[] { return this.runsCtl.runs(); }
 
@@ -363,8 +368,6 @@ export class CoordinatorService {
     this.timer?.cancel();
     this.timer = null;
   }
-
-  // ---------------------------------------------------------------------------------------------------------
 
   private pruneGoneWorkers(): void {
     const forgotten = this.registry.pruneGone(new Set(this.runsCtl.live?.workerIds ?? []));

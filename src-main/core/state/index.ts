@@ -8,6 +8,7 @@ export { DEFAULT_STALE_AFTER_MS, JobsRepo, type JobPlacementTarget, type JobRow 
 export { COUNTERS } from './kv-repo';
 export { DEFAULT_MAX_LOSS_POINTS } from './loss-points-repo';
 export { latestVersion, MIGRATIONS, schemaVersion, type Migration } from './migrations';
+export { NodeKeysRepo } from './node-keys-repo';
 export type { NodeNameBinding } from './node-names-repo';
 export { openStateDb, STATE_DB_FILE, type OpenStateDbOptions } from './open-state-db';
 export { DEFAULT_MAX_OUTPUT_BYTES, type OutputChunk } from './output-tail-repo';

@@ -3,7 +3,7 @@
  *
  * Acknowledged (committed before the call returns; a SIGKILL right after cannot lose it):
  *   runs.save/delete/prune, generations.*, runWorkers.save/setMembers, events.append, workers.save/setState/remove,
- *   nodeNames.bind/forget, kv.*, jobs.* (all but appendOutput), artifacts.record, vramPeaks.record.
+ *   nodeNames.bind/forget, nodeKeys.save, kv.*, jobs.* (all but appendOutput), artifacts.record, vramPeaks.record.
  * Batched (written within `batch.flushMs`, before the next acknowledged write or read, and on close; a SIGKILL
  * loses at most the last flushMs of them):
  *   output.append, workers.touch (heartbeat times), runs.setProgress, runWorkers.setProgress, lossPoints.add,
@@ -18,6 +18,7 @@ import { GenerationsRepo } from './generations-repo';
 import { JobsRepo } from './jobs-repo';
 import { KvRepo } from './kv-repo';
 import { LossPointsRepo } from './loss-points-repo';
+import { NodeKeysRepo } from './node-keys-repo';
 import { NodeNamesRepo } from './node-names-repo';
 import { OutputTailRepo } from './output-tail-repo';
 import { loadRunSnapshot, loadRunSnapshots } from './run-snapshots';
@@ -47,6 +48,7 @@ export class StateDb {
   readonly events: EventsRepo;
   readonly workers: WorkerRegistryRepo;
   readonly nodeNames: NodeNamesRepo;
+  readonly nodeKeys: NodeKeysRepo;
   readonly kv: KvRepo;
   readonly jobs: JobsRepo;
   readonly artifacts: ArtifactsRepo;
@@ -72,6 +74,7 @@ export class StateDb {
     this.events = new EventsRepo(database, this.writer, limits.maxEvents);
     this.workers = new WorkerRegistryRepo(database, this.writer);
     this.nodeNames = new NodeNamesRepo(database, this.writer);
+    this.nodeKeys = new NodeKeysRepo(database, this.writer);
     this.kv = new KvRepo(database, this.writer);
     this.jobs = new JobsRepo(database, this.writer);
     this.artifacts = new ArtifactsRepo(database, this.writer);
