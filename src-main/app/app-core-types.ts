@@ -29,6 +29,10 @@ export interface AppCoreOptions {
   coordinatorPort?: number;
   /** Accept workers' advertised addresses that differ from where they connect from (NAT); see worker-gate.ts. */
   trustAdvertisedHosts?: boolean;
+  /** Advertise the coordinator on the LAN over mDNS (default: when it listens beyond loopback); see discovery-feature.ts. */
+  advertise?: boolean;
+  /** Pre-shared cluster name: advertised only as a tag; the join panel lists only that cluster's coordinators. */
+  clusterName?: string;
   /** Run this machine's worker inside the app (default true). */
   localWorker?: boolean;
   /** Live hardware polling interval (ms); 0 turns it off (tests). */

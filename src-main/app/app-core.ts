@@ -38,6 +38,7 @@ import { systemClock } from '../platform/ports';
 import { RemoteMembership } from './remote-membership';
 import { exampleRun, guessLanAddress, notificationGroup, wrap } from './app-core-helpers';
 import { createJobsFeature } from './jobs-feature';
+import { createDiscoveryFeature } from './discovery-feature';
 import { createStatusFeature } from './status-feature';
 import { loadOrCreateSecrets } from '../core/secrets';
 
@@ -176,6 +177,12 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     ...(tls ? { tls: { certPem: tls.certPem, keyPem: tls.keyPem } } : {}),
   });
   const scheme = tls ? 'https' : 'http';
+  const discovery = createDiscoveryFeature({
+    coordinator: { bindHost, port: http.port, certSha256: tls?.fingerprint256 ?? null },
+    ...(opts.advertise === false ? { advertise: false } : {}),
+    ...(opts.clusterName !== undefined ? { clusterName: opts.clusterName } : {}),
+    announce,
+  });
   const bracket = (host: string): string => (host.includes(':') ? `[${host}]` : host);
   // The app's worker dials whatever the coordinator listens on: loopback when bound to every interface.
   const localDialHost = bindHost === '0.0.0.0' ? '127.0.0.1' : bindHost === '::' ? '::1' : bindHost;
@@ -334,6 +341,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     leaveCluster: async () => membership.leave(),
     getMembership: async () => membership.state(),
     ...jobs.handlers,
+    ...discovery.handlers,
     ...status.handlers,
   };
 
@@ -350,6 +358,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
       await membership.stop();
       await stopLocalWorker('the app is shutting down');
       jobs.stop();
+      await discovery.stop();
       coordinator.stop();
       notifications.stop();
       unsubscribeCoordinator();

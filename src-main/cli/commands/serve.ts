@@ -12,7 +12,8 @@ import { defaultUserDataDir } from '../../platform/user-data-dir';
 import { findStaticDir, staticDirCandidates } from '../../headless/find-static-dir';
 import { logNotifier, noTray } from '../../headless/headless-ports';
 import { DEFAULT_HEADLESS_PORT, isLoopbackHost, startHeadlessServer, type HeadlessServer } from '../../headless/headless-server';
-import { intOption, noMorePositionals, parseCommandLine, type CliIo, type Command } from '../command';
+import { intOption, noMorePositionals, parseCommandLine, UsageError, type CliIo, type Command } from '../command';
+import { clusterNameProblem } from '../../platform/discovery/discovery-record';
 
 const DEFAULT_COORDINATOR_PORT = 7421;
 
@@ -34,6 +35,10 @@ Options:
   --trust-advertised-hosts  accept workers' --advertise-host even when they connect from another address
                             (behind NAT); by default a worker is published where it is seen from
   --no-local-worker         do not train on this machine
+  --cluster-name NAME       pre-shared name of this cluster: the LAN advert carries only a tag made from it,
+                            and \`gpu-share worker --discover --cluster-name NAME\` finds only this coordinator
+  --no-advertise            do not advertise the coordinator on the LAN (mDNS); by default it is advertised
+                            whenever --coordinator-host lets other machines in
 `;
 
 export interface ServeOptions {
@@ -45,6 +50,9 @@ export interface ServeOptions {
   coordinatorPort: number;
   localWorker: boolean;
   trustAdvertisedHosts: boolean;
+  /** Default true: advertise over mDNS when the coordinator lets other machines in. */
+  advertise?: boolean;
+  clusterName?: string | undefined;
 }
 
 export function parseServeArgs(args: string[], io: Pick<CliIo, 'cwd' | 'env'>): ServeOptions {
@@ -57,8 +65,12 @@ export function parseServeArgs(args: string[], io: Pick<CliIo, 'cwd' | 'env'>): 
     'coordinator-port': { type: 'string' },
     'no-local-worker': { type: 'boolean' },
     'trust-advertised-hosts': { type: 'boolean' },
+    'no-advertise': { type: 'boolean' },
+    'cluster-name': { type: 'string' },
   });
   noMorePositionals(positionals);
+  const nameProblem = values['cluster-name'] === undefined ? null : clusterNameProblem(values['cluster-name']);
+  if (nameProblem) throw new UsageError(`--cluster-name: ${nameProblem}`);
   return {
     host: values.host ?? '127.0.0.1',
     port: intOption(values.port, 'port', DEFAULT_HEADLESS_PORT, 0, 65535),
@@ -68,6 +80,8 @@ export function parseServeArgs(args: string[], io: Pick<CliIo, 'cwd' | 'env'>): 
     coordinatorPort: intOption(values['coordinator-port'], 'coordinator-port', DEFAULT_COORDINATOR_PORT, 0, 65535),
     localWorker: values['no-local-worker'] !== true,
     trustAdvertisedHosts: values['trust-advertised-hosts'] === true,
+    advertise: values['no-advertise'] !== true,
+    clusterName: values['cluster-name'],
   };
 }
 
@@ -107,6 +121,8 @@ export async function runServe(options: ServeOptions, io: CliIo, stop: AbortSign
       coordinatorPort: options.coordinatorPort,
       localWorker: options.localWorker,
       trustAdvertisedHosts: options.trustAdvertisedHosts,
+      advertise: options.advertise !== false,
+      ...(options.clusterName !== undefined ? { clusterName: options.clusterName } : {}),
       env: io.env,
     });
   } catch (error) {
@@ -134,6 +150,7 @@ export async function runServe(options: ServeOptions, io: CliIo, stop: AbortSign
   io.out(`GPU Share is running: ${server.url}\n`);
   io.out(`Add a worker: run this on another machine: ${info.joinCommand}\n`);
   if (!info.reachableFromOtherMachines) io.out(`Note: ${info.reachability}\n`);
+  else if (options.advertise !== false) io.out(`Advertised on the LAN (mDNS): other machines can run gpu-share worker --discover${options.clusterName === undefined ? '' : ' --cluster-name NAME'}\n`);
   io.out('Press Ctrl+C to stop.\n');
 
   if (!stop.aborted) await new Promise<void>((resolve) => stop.addEventListener('abort', () => resolve(), { once: true }));

@@ -69,15 +69,17 @@ describe('serve options', () => {
       coordinatorPort: 7421,
       localWorker: true,
       trustAdvertisedHosts: false,
+      advertise: true,
+      clusterName: undefined,
     });
   });
 
   it('reads every flag, resolving paths against the working folder', () => {
     const o = parseServeArgs(
-      ['--host', '::1', '--port=0', '--cluster', 'c.yaml', '--data-dir', 'd', '--coordinator-host', '0.0.0.0', '--coordinator-port', '9000', '--no-local-worker', '--trust-advertised-hosts'],
+      ['--host', '::1', '--port=0', '--cluster', 'c.yaml', '--data-dir', 'd', '--coordinator-host', '0.0.0.0', '--coordinator-port', '9000', '--no-local-worker', '--trust-advertised-hosts', '--no-advertise', '--cluster-name', 'our lab'],
       { cwd: '/work', env: {} },
     );
-    expect(o).toEqual({ host: '::1', port: 0, clusterPath: '/work/c.yaml', dataDir: '/work/d', coordinatorHost: '0.0.0.0', coordinatorPort: 9000, localWorker: false, trustAdvertisedHosts: true });
+    expect(o).toEqual({ host: '::1', port: 0, clusterPath: '/work/c.yaml', dataDir: '/work/d', coordinatorHost: '0.0.0.0', coordinatorPort: 9000, localWorker: false, trustAdvertisedHosts: true, advertise: false, clusterName: 'our lab' });
   });
 
   it('refuses bad options with a message naming the flag', () => {
@@ -85,6 +87,7 @@ describe('serve options', () => {
     expect(() => parseServeArgs(['--port', 'http'], { cwd: '/', env: {} })).toThrow(/--port must be a whole number/);
     expect(() => parseServeArgs(['--tokn', 'x'], { cwd: '/', env: {} })).toThrow('unknown option --tokn');
     expect(() => parseServeArgs(['extra'], { cwd: '/', env: {} })).toThrow('unexpected argument "extra"');
+    expect(() => parseServeArgs(['--cluster-name', 'lab '], { cwd: '/', env: {} })).toThrow(/--cluster-name: the cluster name "lab " must be 1 to 128 printable ASCII/);
   });
 
   it('is listed by gpu-share --help and has its own --help', async () => {
