@@ -4,12 +4,13 @@ import { useServices } from '../app-context';
 import { notificationPermission, requestNotificationPermission, type Permission } from '../desktop-notifications';
 import { formatMb } from '../format';
 import { clusterTotals } from '../store/derive';
+import { headerCapacity } from '../store/node-status';
 import { useApp } from '../store/app-store';
 import { BellIcon, LogoMark } from './icons';
 
-function Stat({ value, label, testId }: { value: string; label: string; testId: string }) {
+function Stat({ value, label, testId, online }: { value: string; label: string; testId: string; online?: string }) {
   return (
-    <div className="stat" data-testid={testId}>
+    <div className={`stat${online ? ' stat-online' : ''}`} data-testid={testId} title={online}>
       <span className="stat-value">{value}</span>
       <span className="stat-label">{label}</span>
     </div>
@@ -31,6 +32,8 @@ export function Header() {
   const status = useApp((s) => s.connection.status);
   const { inElectron } = useServices();
   const totals = clusterTotals(cluster);
+  const workers = useApp((s) => s.workers);
+  const { online } = headerCapacity(cluster, workers);
   return (
     <header className="app-header">
       <div className="brand">
@@ -38,9 +41,13 @@ export function Header() {
         <span className="brand-name">GPU Share</span>
       </div>
       <div className="stats" aria-label="Cluster at a glance">
+        {/* Declared (everything in cluster.yaml), each followed by what declared nodes with an active worker offer. */}
         <Stat testId="stat-nodes" value={String(totals.nodes)} label={totals.nodes === 1 ? 'node' : 'nodes'} />
+        <Stat testId="stat-nodes-online" value={String(online.nodes)} label="online" online="declared nodes with an active worker" />
         <Stat testId="stat-vram" value={formatMb(totals.usableMb)} label="usable VRAM" />
+        <Stat testId="stat-vram-online" value={formatMb(online.usableMb)} label="online" online="usable VRAM of declared nodes with an active worker" />
         <Stat testId="stat-slots" value={String(totals.slots)} label={totals.slots === 1 ? 'adapter slot' : 'adapter slots'} />
+        <Stat testId="stat-slots-online" value={String(online.slots)} label="online" online="adapter slots of declared nodes with an active worker" />
       </div>
       <div className="header-end">
         {!inElectron && <NotificationsButton />}

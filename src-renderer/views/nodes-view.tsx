@@ -12,6 +12,11 @@ import { formatIssueLine, formatMb } from '../format';
 import { askConfirm, dismissImportProblem, dismissNotice } from '../store/actions';
 import { act, useApp } from '../store/app-store';
 import { clusterLevelWarnings, nodeCards, type NodeCardModel } from '../store/derive';
+import type { NodeStatus } from '../../src-shared/nodes/node-status';
+import { Badge } from '../components/badge';
+import { UndeclaredWorkers } from '../components/undeclared-workers';
+import { useNow } from '../components/use-now';
+import { cardDrift, nodeStatusBadge, statusReport } from '../store/node-status';
 
 function baseName(path: string): string {
   const parts = path.split(/[\\/]/);
@@ -32,8 +37,20 @@ function Warnings({ warnings, fileName, testId }: { warnings: ClusterIssue[]; fi
   );
 }
 
-function NodeCard({ card, fileName }: { card: NodeCardModel; fileName: string }) {
+/** Live status from the worker list: text and colour (and the dot's shape), never colour alone. */
+function NodeStatusBadge({ status }: { status: NodeStatus }) {
+  const now = useNow();
+  return (
+    <span className="node-status" data-testid="node-status" data-status={status.kind} data-worker-id={status.workerId ?? ''} data-worker-state={status.workerState ?? ''}>
+      <Badge badge={nodeStatusBadge(status, now)} />
+    </span>
+  );
+}
+
+function NodeCard({ card, fileName, status }: { card: NodeCardModel; fileName: string; status: NodeStatus | undefined }) {
   const { node } = card;
+  const workers = useApp((s) => s.workers);
+  const warnings = [...card.warnings, ...cardDrift(status, workers, card.isThisMachine)];
   const removing = useApp((s) => s.busy.includes(`remove:${node.name}`));
   const ledger = useApp((s) => s.jobs.state?.ledger.find((l) => l.node === node.name && l.declared) ?? null);
   const titleId = `node-${card.index}-title`;
@@ -45,6 +62,7 @@ function NodeCard({ card, fileName }: { card: NodeCardModel; fileName: string })
             {node.name}
           </h2>
           {card.isThisMachine && <span className="chip chip-accent">This machine</span>}
+          {status && <NodeStatusBadge status={status} />}
         </div>
         <button
           type="button"
@@ -96,7 +114,7 @@ function NodeCard({ card, fileName }: { card: NodeCardModel; fileName: string })
         </p>
       )}
       {ledger && <NodeBudget ledger={ledger} />}
-      <Warnings warnings={card.warnings} fileName={fileName} testId="node-warnings" />
+      <Warnings warnings={warnings} fileName={fileName} testId="node-warnings" />
     </article>
   );
 }
@@ -139,6 +157,8 @@ export function NodesView() {
   const commands = useCommands();
   const fileInput = useRef<HTMLInputElement>(null);
   const cards = nodeCards(cluster, hardware);
+  const workers = useApp((s) => s.workers);
+  const report = statusReport(cluster, workers);
   const fileName = notice?.fileName ?? baseName(cluster?.path ?? 'cluster.yaml');
   const topWarnings = clusterLevelWarnings(cluster);
 
@@ -217,10 +237,11 @@ export function NodesView() {
       ) : (
         <div className="card-grid">
           {cards.map((card) => (
-            <NodeCard key={card.node.name} card={card} fileName={fileName} />
+            <NodeCard key={card.node.name} card={card} fileName={fileName} status={report.declared[card.index]} />
           ))}
         </div>
       )}
+      <UndeclaredWorkers workers={report.undeclared} />
     </section>
   );
 }

@@ -5,7 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { validateCluster } from '../../../src-shared/cluster/validate';
 import type { ClusterConfig, NodeConfig } from '../../../src-shared/cluster/types';
 import { workerDrift } from '../../../src-shared/nodes/node-drift';
-import { capacitySplit, nodeStatuses } from '../../../src-shared/nodes/node-status';
+import { capacitySplit, nodeStatuses, type NodeStatus } from '../../../src-shared/nodes/node-status';
+import type { ClusterState } from '../../../src-shared/ipc';
+import { cardDrift, headerCapacity, nodeStatusBadge } from '../../../src-renderer/store/node-status';
 import { addWorkerProblem, workerAsNode } from '../../../src-shared/nodes/worker-node';
 import type { WorkerSnapshot } from '../../../src-shared/training';
 import { workerSnapshot } from '../helpers/snapshots';
@@ -205,5 +207,34 @@ describe('workerAsNode and addWorkerProblem', () => {
     expect(addWorkerProblem(cluster, worker({ id: 3, node: 'jetson' }))).toMatch(/already has a node named "jetson"/);
     expect(addWorkerProblem(cluster, worker({ id: 7, node: 'other', gpus: desktopGpus }))).toMatch(/exactly the GPUs of node "desktop"/);
     expect(addWorkerProblem(cluster, worker({ id: 8, node: 'stray' }))).toBeNull();
+  });
+});
+
+describe('the card badge and the header figures (renderer)', () => {
+  const status = (over: Partial<NodeStatus>): NodeStatus => ({ node: 'jetson', kind: 'offline', workerId: null, workerState: null, joinedAs: null, lastHeartbeatAt: null, detail: '', drift: [], ...over });
+
+  it('says each state in words, with the heartbeat age and the name a worker joined as', () => {
+    expect(nodeStatusBadge(status({}), 0)).toMatchObject({ tone: 'neutral', text: 'Offline' });
+    expect(nodeStatusBadge(status({ kind: 'starting', detail: 'copying the agent' }), 0)).toMatchObject({ tone: 'info', text: 'Starting…', detail: 'copying the agent' });
+    expect(nodeStatusBadge(status({ kind: 'failed', detail: 'no heartbeat for 5.2 s' }), 0)).toMatchObject({ tone: 'bad', text: 'Failed: no heartbeat for 5.2 s' });
+    expect(nodeStatusBadge(status({ kind: 'online', workerId: 3, workerState: 'active', lastHeartbeatAt: 10_000 }), 10_400).text).toBe('Online as worker 3 · beat 0.4 s ago');
+    expect(nodeStatusBadge(status({ kind: 'online', workerId: 3, workerState: 'syncing', lastHeartbeatAt: 10_000, joinedAs: 'host-a' }), 12_000)).toMatchObject({
+      tone: 'info',
+      text: 'Online as worker 3 (syncing) · beat 2.0 s ago · joined as host-a',
+    });
+  });
+
+  it('skips drift of this machine\'s own worker on its card (the live detection already compares), keeps it elsewhere', () => {
+    const drift = [{ severity: 'warning' as const, message: "node 'desktop': x", path: [] }];
+    const local = worker({ id: 0, node: 'desktop', local: true });
+    expect(cardDrift(status({ workerId: 0, drift }), [local], true)).toEqual([]);
+    expect(cardDrift(status({ workerId: 0, drift }), [local], false)).toEqual(drift);
+    expect(cardDrift(status({ workerId: 4, drift }), [worker({ id: 4, node: 'desktop' })], true)).toEqual(drift);
+  });
+
+  it('headerCapacity splits the cluster state by the live worker list', () => {
+    const state: ClusterState = { config: cluster, path: 'cluster.yaml', warnings: [], thisMachineNode: null, summary: '' };
+    expect(headerCapacity(state, [worker({ id: 1, node: 'my-host', gpus: desktopGpus })]).online).toEqual({ nodes: 1, usableMb: 20879, slots: 3 });
+    expect(headerCapacity(null, [])).toEqual({ declared: { nodes: 0, usableMb: 0, slots: 0 }, online: { nodes: 0, usableMb: 0, slots: 0 } });
   });
 });
