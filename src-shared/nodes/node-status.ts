@@ -53,7 +53,7 @@ function best(workers: WorkerSnapshot[]): WorkerSnapshot | null {
 }
 
 /** The worker's GPUs are exactly the node's, by UUID (both non-empty, no unknown UUIDs). */
-export function sameGpus(node: NodeConfig, worker: WorkerSnapshot): boolean {
+export function sameGpus(node: NodeConfig, worker: Pick<WorkerSnapshot, 'gpus'>): boolean {
   if (node.gpus.length === 0 || worker.gpus.length !== node.gpus.length) return false;
   const declared = new Set(node.gpus.map((g) => g.uuid));
   return worker.gpus.every((g) => g.uuid !== null && declared.has(g.uuid));

@@ -3,6 +3,7 @@
  * of the two winning (as the training fleet's capability gate does). One resource model for jobs and elastic runs:
  * adapter slots per node and, per GPU, its usable reserve.
  */
+import { sameGpus } from '../nodes/node-status';
 import { gpuUsableMb, suggestedMaxAdapters } from '../cluster/budgets';
 import type { ClusterConfig, GpuConfig, MemoryType, NodeConfig } from '../cluster/types';
 import type { HostPolicy } from '../jobs/types';
@@ -56,9 +57,18 @@ export interface NodeCapacity {
 export function nodeCapacities(config: ClusterConfig, workers: WorkerFacts[], hosts: HostPolicy[]): NodeCapacity[] {
   const byName = currentWorkers(workers);
   const policyOf = (name: string) => hosts.find((h) => h.name === name) ?? null;
-  const out: NodeCapacity[] = config.nodes.map((node) => declaredCapacity(node, byName.get(node.name) ?? null, policyOf(node.name)));
   const declared = new Set(config.nodes.map((n) => n.name));
-  const undeclared = [...byName.values()].filter((w) => !declared.has(w.node)).sort((a, b) => compareNames(a.node, b.node));
+  // A worker under another name whose GPUs are exactly a declared node's is that node (as the Nodes view shows it).
+  const claimedByGpus = new Set<string>();
+  const workerOf = (node: NodeConfig): WorkerFacts | null => {
+    const named = byName.get(node.name);
+    if (named) return named;
+    const twin = [...byName.values()].find((w) => !declared.has(w.node) && !claimedByGpus.has(w.node) && sameGpus(node, w));
+    if (twin) claimedByGpus.add(twin.node);
+    return twin ?? null;
+  };
+  const out: NodeCapacity[] = config.nodes.map((node) => declaredCapacity(node, workerOf(node), policyOf(node.name)));
+  const undeclared = [...byName.values()].filter((w) => !declared.has(w.node) && !claimedByGpus.has(w.node)).sort((a, b) => compareNames(a.node, b.node));
   for (const worker of undeclared) out.push(undeclaredCapacity(worker, policyOf(worker.node)));
   return out;
 }

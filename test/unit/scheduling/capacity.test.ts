@@ -27,6 +27,11 @@ describe('nodeCapacities', () => {
     expect(box!.ramMb).toBe(32768);
   });
 
+  it('a worker under another name whose GPUs are exactly a node\'s is that node, not an undeclared one', () => {
+    const nodes = nodeCapacities({ nodes: [declared('workstation', [gpuConfig('GPU-a', 24576)], 3)] }, [worker('vm-host', [workerGpu('GPU-a', 24576)], { workerId: 7 })], []);
+    expect(nodes.map((n) => [n.node, n.workerId, n.online])).toEqual([['workstation', 7, true]]);
+  });
+
   it('undeclared workers get the slots add-this-machine would suggest', () => {
     const caps = nodeCapacities({ nodes: [] }, [worker('big', [workerGpu('GPU-h', 81559)]), worker('desk', [workerGpu('GPU-4', 24564)]), worker('cpu', [])], []);
     expect(caps.map((c) => [c.node, c.slots, c.declared, c.cuda])).toEqual([
