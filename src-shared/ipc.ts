@@ -17,6 +17,7 @@ import type {
 import type { WorkersDiff } from './worker-diff';
 import { jobEvents, jobRequests, type JobEventPayloads, type JobRequestResults } from './jobs/ipc-jobs';
 import { statusRequests, type StatusRequestResults } from './nodes/ipc-status';
+import { identityRequests, type IdentityRequestResults } from './nodes/ipc-identity';
 import { discoveryRequests, type DiscoveryRequestResults } from './nodes/ipc-discovery';
 import { runSpecSchema } from './worker-protocol';
 
@@ -169,11 +170,12 @@ export const requests = {
   getMembership: { channel: 'cluster:membership', arg: z.undefined() },
   ...jobRequests,
   ...statusRequests,
+  ...identityRequests,
   ...discoveryRequests,
 } as const;
 
 /** What each request resolves to. */
-export interface RequestResults extends JobRequestResults, StatusRequestResults, DiscoveryRequestResults {
+export interface RequestResults extends JobRequestResults, StatusRequestResults, IdentityRequestResults, DiscoveryRequestResults {
   getHardware: HardwareSnapshot;
   detectHardware: HardwareSnapshot;
   /** This machine's GPU utilisation and memory over the last 10 minutes (at most 600 samples × 16 GPUs). */

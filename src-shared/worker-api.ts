@@ -106,6 +106,14 @@ export const workerApi = {
   /** Held open while the agent lives; its end tells the coordinator at once (see presence-server.ts). */
   presence: endpoint({ method: 'GET', path: workerIdPath('presence'), auth: 'session', body: null, reply: z.null(), transport: 'websocket' }),
   drain: endpoint({ method: 'POST', path: workerIdPath('drain'), auth: 'operator', body: null, reply: z.object({ workers: z.array(workerSnapshotSchema) }) }),
+  /** Pins the new key a node presented (held back since): docs/api.md, "Node identity". */
+  acceptNodeKey: endpoint({
+    method: 'POST',
+    path: paramPath(/^\/v1\/nodes\/([^/]+)\/accept-key$/, (node: string) => `/v1/nodes/${encodeURIComponent(node)}/accept-key`),
+    auth: 'operator',
+    body: null,
+    reply: z.object({ workers: z.array(workerSnapshotSchema) }),
+  }),
   state: endpoint({ method: 'GET', path: fixedPath(apiPaths.state), auth: 'operator', body: null, reply: stateReplySchema }),
   listRuns: endpoint({ method: 'GET', path: fixedPath(apiPaths.runs), auth: 'operator', body: null, reply: z.object({ runs: z.array(runSnapshotSchema) }) }),
   startRun: endpoint({ method: 'POST', path: fixedPath(apiPaths.runs), auth: 'operator', body: runSpecSchema, reply: runSnapshotSchema, status: 201 }),

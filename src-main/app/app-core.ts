@@ -38,6 +38,7 @@ import { systemClock } from '../platform/ports';
 import { RemoteMembership } from './remote-membership';
 import { exampleRun, guessLanAddress, notificationGroup, wrap } from './app-core-helpers';
 import { createJobsFeature } from './jobs-feature';
+import { createIdentityFeature } from './identity-feature';
 import { createDiscoveryFeature } from './discovery-feature';
 import { createStatusFeature } from './status-feature';
 import { loadOrCreateSecrets } from '../core/secrets';
@@ -164,6 +165,8 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   // Runs, events and workers survive a restart (or a SIGKILL): state.db in the data folder.
   const stateDb = openStateDb(opts.userData, { onWarning: (message) => announce({ id: `state-db-${clock.now()}`, title: 'Earlier state could not be read', body: message, severity: 'warning' }) });
   restoreCoordinator(stateDb, coordinator, () => clock.now());
+  // Node keys pinned at first join (and new ones held back) are kept in the same state.db.
+  const identity = createIdentityFeature({ db: stateDb, coordinator });
   // Adapter jobs: the persistent queue in the same state.db, placed on the slots and budgets the coordinator's workers offer.
   const jobs = createJobsFeature({ userData: opts.userData, clock, db: stateDb, coordinator, cluster: () => config, announce, emit });
   const status = createStatusFeature({ workers: () => coordinator.workers(), cluster: () => config, refuseWhileUnloaded, commit: (next) => commit(next, fileWarnings) });
@@ -341,6 +344,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     leaveCluster: async () => membership.leave(),
     getMembership: async () => membership.state(),
     ...jobs.handlers,
+    ...identity.handlers,
     ...discovery.handlers,
     ...status.handlers,
   };

@@ -1,5 +1,6 @@
 /**
- * Every worker the coordinator knows: state with its cause, a ticking last-heartbeat, GPUs, progress, Drain
+ * Every worker the coordinator knows: state with its cause, a ticking last-heartbeat, GPUs, progress, its node's
+ * key fingerprint (and Accept, after a confirmation, when the node came back with a new key), Drain
  * (after a confirmation) and, for this app's own worker once drained, Bring back; below it, the command that
  * adds a worker on another machine, ready to copy, and the other direction: this machine joining another
  * machine's cluster.
@@ -86,6 +87,53 @@ function BringBackButton({ worker }: { worker: WorkerSnapshot }) {
   );
 }
 
+/** The node's key: its fingerprint, "unsigned" for an older agent, and a new key held back with Accept (confirmed first). */
+function NodeKeyCell({ worker }: { worker: WorkerSnapshot }) {
+  const { api } = useServices();
+  const [confirming, setConfirming] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const held = worker.keyHeldBack;
+  const accept = async () => {
+    setBusy(true);
+    act(clearActionError);
+    try {
+      act(setWorkers, await api.acceptNodeKey({ node: worker.node }));
+      setConfirming(false);
+    } catch (error) {
+      act(actionFailed, `Could not accept the new key of ${worker.node}: ${error instanceof Error ? error.message : String(error)}`);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <td data-testid="node-key">
+      {worker.keyFingerprint ? <div className="mono small" title="SHA-256 of the node's Ed25519 key, pinned at its first join">{worker.keyFingerprint.slice(0, 19)}…</div> : <span className="muted small">unsigned</span>}
+      {held && (
+        <div className="small warning-text" data-testid="key-held-back">
+          Held back: key changed to <span className="mono">{held.fingerprint.slice(0, 19)}…</span>
+          {!confirming ? (
+            <button type="button" className="button small" onClick={() => setConfirming(true)} aria-label={`Accept the new key of ${worker.node}`}>
+              Accept
+            </button>
+          ) : (
+            <div role="alertdialog" aria-label={`Accept the new key of ${worker.node}?`}>
+              <p>
+                Accept only if you reinstalled {worker.node} or deleted its node-key: compare <span className="mono">{held.fingerprint}</span> with the fingerprint its agent prints. The old key will no longer speak for it.
+              </p>
+              <button type="button" className="button small" disabled={busy} onClick={() => void accept()}>
+                {busy ? 'Accepting…' : 'Accept new key'}
+              </button>
+              <button type="button" className="button small" disabled={busy} onClick={() => setConfirming(false)}>
+                Cancel
+              </button>
+            </div>
+          )}
+        </div>
+      )}
+    </td>
+  );
+}
+
 function WorkerRow({ worker, now, highlighted }: { worker: WorkerSnapshot; now: number; highlighted: boolean }) {
   const draining = useApp((s) => s.busy.includes(`drain:${worker.id}`));
   const rowRef = useRef<HTMLTableRowElement>(null);
@@ -130,6 +178,7 @@ function WorkerRow({ worker, now, highlighted }: { worker: WorkerSnapshot; now: 
       <td className="num">{formatLoss(worker.loss)}</td>
       <td className="num">{formatRate(worker.samplesPerSec)}</td>
       <td className="mono small">{worker.address ?? '—'}</td>
+      <NodeKeyCell worker={worker} />
       <td>
         {worker.state === 'active' && (
           <button type="button" className="button small" disabled={draining} onClick={() => act(askConfirm, { kind: 'drain-worker', workerId: worker.id })} aria-label={`Drain worker ${worker.node}`}>
@@ -184,6 +233,7 @@ export function WorkersView() {
                     Throughput
                   </th>
                   <th scope="col">Address</th>
+                  <th scope="col">Node key</th>
                   <th scope="col">
                     <span className="visually-hidden">Actions</span>
                   </th>

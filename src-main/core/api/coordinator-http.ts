@@ -104,6 +104,10 @@ function handlers(service: CoordinatorService, opts: CoordinatorHttpOptions): Ha
       return { ok: true };
     },
     drain: ({ params }) => ({ workers: service.drainWorker(workerIdParam(params[0]!)) }),
+    acceptNodeKey: ({ params }) => {
+      service.nodeKeys.accept(params[0]!.slice(0, 200)); // node names need no URL encoding; an unknown one is a 404 there
+      return { workers: service.workers() };
+    },
     state: () => ({ workers: service.workers(), runs: service.runs(), events: service.events() }),
     listRuns: () => ({ runs: service.runs() }),
     startRun: ({ body }) => service.startRun(body),
