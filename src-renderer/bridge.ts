@@ -24,6 +24,7 @@ import {
 } from './store/actions';
 import { apply, type AppStore } from './store/app-store';
 import { jobEventHandlers, loadJobs } from './store/jobs';
+import { discoveryEventHandlers } from './store/discovery';
 
 export interface BridgeOptions {
   now?: () => number;
@@ -50,6 +51,7 @@ export function eventHandlers(store: AppStore, options: BridgeOptions = {}): Eve
     onFocus: (target) => apply(store, focusTarget, target),
     onMembership: (membership) => apply(store, setMembership, membership),
     ...jobEventHandlers(store),
+    ...discoveryEventHandlers(store),
   };
 }
 

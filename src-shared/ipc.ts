@@ -18,7 +18,7 @@ import type { WorkersDiff } from './worker-diff';
 import { jobEvents, jobRequests, type JobEventPayloads, type JobRequestResults } from './jobs/ipc-jobs';
 import { statusRequests, type StatusRequestResults } from './nodes/ipc-status';
 import { identityRequests, type IdentityRequestResults } from './nodes/ipc-identity';
-import { discoveryRequests, type DiscoveryRequestResults } from './nodes/ipc-discovery';
+import { discoveryEvents, discoveryRequests, type DiscoveryEventPayloads, type DiscoveryRequestResults } from './nodes/ipc-discovery';
 import { runSpecSchema } from './worker-protocol';
 
 /** The cluster as the app holds it, with everything the Nodes view needs precomputed. */
@@ -215,9 +215,10 @@ export const events = {
   onFocus: 'app:focus',
   onMembership: 'membership:changed',
   ...jobEvents,
+  ...discoveryEvents,
 } as const;
 
-export interface EventPayloads extends JobEventPayloads {
+export interface EventPayloads extends JobEventPayloads, DiscoveryEventPayloads {
   onHardware: HardwareSnapshot;
   onCluster: ClusterState;
   /**

@@ -185,6 +185,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     ...(opts.advertise === false ? { advertise: false } : {}),
     ...(opts.clusterName !== undefined ? { clusterName: opts.clusterName } : {}),
     announce,
+    onChange: (list) => emit('onDiscovered', list),
   });
   const bracket = (host: string): string => (host.includes(':') ? `[${host}]` : host);
   // The app's worker dials whatever the coordinator listens on: loopback when bound to every interface.

@@ -6,6 +6,7 @@ import type { CoordinatorEvent, CoordinatorInfo, RunSnapshot, UserNotification, 
 import type { RunSpecInput } from '../../src-shared/worker-protocol';
 import type { ConnectionState } from '../api/ws-client';
 import { initialJobsSlice, type JobsSlice } from './jobs';
+import { initialDiscoverySlice, type DiscoverySlice } from './discovery';
 
 export const VIEWS = ['nodes', 'machine', 'workers', 'runs', 'jobs', 'artifacts', 'events'] as const;
 export type ViewName = (typeof VIEWS)[number];
@@ -88,6 +89,8 @@ export interface AppState {
   membershipError: string | null;
   /** Adapter jobs, their artifacts and what the Jobs view has open (store/jobs.ts). */
   jobs: JobsSlice;
+  /** Coordinators heard on the LAN, for the join panel (store/discovery.ts). */
+  discovery: DiscoverySlice;
 }
 
 export function initialState(connection?: ConnectionState): AppState {
@@ -117,5 +120,6 @@ export function initialState(connection?: ConnectionState): AppState {
     membership: null,
     membershipError: null,
     jobs: initialJobsSlice(),
+    discovery: initialDiscoverySlice(),
   };
 }

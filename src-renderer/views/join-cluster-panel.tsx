@@ -4,10 +4,12 @@
  * the core keeps current: joining, joined, lost and retrying, or why a join failed) and offers Join or Leave.
  */
 import { useEffect, useRef, useState, type FormEvent, type Ref } from 'react';
-import { useCommands } from '../app-context';
+import { useCommands, useServices } from '../app-context';
 import { Badge } from '../components/badge';
 import { FormField } from '../components/form-field';
-import { useApp } from '../store/app-store';
+import { appStore, useApp } from '../store/app-store';
+import { fillFromDiscovered, loadDiscovered, shortFingerprint, type DiscoverySlice } from '../store/discovery';
+import type { DiscoveredCoordinator } from '../../src-shared/nodes/ipc-discovery';
 import { canJoin, checkJoinForm, membershipBadge, type JoinFormErrors, type JoinFormFields } from '../store/join-form';
 
 /** Input ids, so the first field with an error can take the focus. */
@@ -62,6 +64,40 @@ function TextField({
   );
 }
 
+/** Coordinators heard on the LAN; picking one fills the URL and fingerprint (the token still comes from its owner). */
+export function FoundOnNetwork({ coordinators, error, onPick }: DiscoverySlice & { onPick: (found: DiscoveredCoordinator) => void }) {
+  return (
+    <section className="discovered" aria-labelledby="discovered-title" data-testid="discovered">
+      <h3 id="discovered-title" className="discovered-title">
+        Found on your network
+      </h3>
+      {error ? (
+        <p className="hint" role="status">
+          {error}
+        </p>
+      ) : coordinators === null ? (
+        <p className="hint">Looking…</p>
+      ) : coordinators.length === 0 ? (
+        <p className="hint" data-testid="discovered-none">
+          None heard yet. A coordinator is found here when it listens beyond this machine (serve --host 0.0.0.0) on the same network; otherwise paste its URL below.
+        </p>
+      ) : (
+        <ul className="discovered-list">
+          {coordinators.map((found) => (
+            <li key={found.url} data-testid="discovered-item">
+              <button type="button" className="link-button" onClick={() => onPick(found)} aria-label={`Use ${found.name} at ${found.url}`}>
+                {found.name}
+              </button>{' '}
+              <span className="mono">{found.url}</span> <span className="mono muted" title={found.certSha256}>{shortFingerprint(found.certSha256)}</span>{' '}
+              <Badge badge={found.clusterName ? { tone: 'ok', text: `Cluster ${found.clusterName}` } : { tone: 'neutral', text: 'No cluster tag' }} />
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
 export function JoinClusterPanel() {
   const membership = useApp((s) => s.membership);
   const refused = useApp((s) => s.membershipError);
@@ -69,6 +105,8 @@ export function JoinClusterPanel() {
   const leaving = useApp((s) => s.busy.includes('leave'));
   const ownName = useApp((s) => s.workers.find((w) => w.local)?.node ?? s.hardware?.hostname ?? '');
   const commands = useCommands();
+  const { api } = useServices();
+  const discovery = useApp((s) => s.discovery);
   const [fields, setFields] = useState<JoinFormFields>(EMPTY);
   const [errors, setErrors] = useState<JoinFormErrors>({});
   const urlRef = useRef<HTMLInputElement>(null);
@@ -88,6 +126,17 @@ export function JoinClusterPanel() {
     if (mode === 'joined' || mode === 'lost') leaveRef.current?.focus();
     else if (mode === 'own-coordinator' || mode === 'error') urlRef.current?.focus();
   }, [mode]);
+
+  // Listening for coordinators starts when the panel first shows the form, not when the app starts.
+  useEffect(() => {
+    if (formShown) void loadDiscovered(api, appStore);
+  }, [api, formShown]);
+
+  const pick = (found: DiscoveredCoordinator) => {
+    setFields((f) => fillFromDiscovered(f, found));
+    setErrors((e) => ({ ...e, url: undefined, certSha256: undefined }));
+    document.getElementById(FIELD_IDS.token)?.focus();
+  };
 
   const set = (key: keyof JoinFormFields) => (value: string) => {
     setFields((f) => ({ ...f, [key]: value }));
@@ -141,6 +190,7 @@ export function JoinClusterPanel() {
       )}
       {formShown ? (
         <form onSubmit={(e) => void submit(e)} noValidate data-testid="join-cluster-form" className="join-form">
+          <FoundOnNetwork {...discovery} onPick={pick} />
           <TextField
             id={FIELD_IDS.url}
             name="url"
