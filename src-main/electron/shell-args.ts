@@ -1,6 +1,7 @@
 /** Reads the shell's own options from Electron's argv, ignoring Chromium switches and the app path. */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { clusterNameProblem } from '../platform/discovery/discovery-record';
 
 export interface ShellArgs {
   /** --cluster PATH (or --cluster=PATH), resolved against the working directory. */
@@ -11,6 +12,10 @@ export interface ShellArgs {
   coordinatorPort?: number;
   /** --trust-advertised-hosts: accept workers' advertised addresses behind NAT (see worker-gate.ts). */
   trustAdvertisedHosts?: boolean;
+  /** --cluster-name NAME: the pre-shared name advertised as a tag, and the only one the join panel lists. */
+  clusterName?: string;
+  /** --no-advertise: never announce the coordinator on the LAN (mDNS). */
+  advertise?: false;
 }
 
 const options = {
@@ -18,6 +23,8 @@ const options = {
   'coordinator-host': { type: 'string' },
   'coordinator-port': { type: 'string' },
   'trust-advertised-hosts': { type: 'boolean' },
+  'cluster-name': { type: 'string' },
+  'no-advertise': { type: 'boolean' },
 } as const;
 
 /** A value taken from the next argument that is itself a switch (`--cluster --inspect`) means the value is missing. */
@@ -41,6 +48,8 @@ export function parseShellArgs(argv: readonly string[], cwd: string): ShellArgs 
     }
     const value = typeof token.value === 'string' && token.value !== '' ? token.value : undefined;
     if (token.name === 'trust-advertised-hosts' && token.value === undefined) args.trustAdvertisedHosts = true;
+    if (token.name === 'no-advertise' && token.value === undefined) args.advertise = false;
+    if (token.name === 'cluster-name' && value && clusterNameProblem(value) === null) args.clusterName = value;
     if (token.name === 'cluster' && value) args.clusterPath = path.resolve(cwd, value);
     if (token.name === 'coordinator-host' && value && /^[A-Za-z0-9.:%-]{1,255}$/.test(value)) args.coordinatorHost = value;
     if (token.name === 'coordinator-port' && value && /^\d{1,5}$/.test(value) && Number(value) <= 65535) args.coordinatorPort = Number(value);

@@ -12,4 +12,13 @@ describe('parseShellArgs', () => {
   it('ignores empty values and a value given to the boolean', () => {
     expect(parseShellArgs(['/app/gpu-share', '--cluster=', '--trust-advertised-hosts=yes', '--inspect=9229'], '/w')).toEqual({});
   });
+
+  it('reads LAN discovery options as serve does: --cluster-name NAME and --no-advertise', () => {
+    expect(parseShellArgs(['/app/gpu-share', '--cluster-name', 'lab one', '--no-advertise'], '/w')).toEqual({ clusterName: 'lab one', advertise: false });
+    expect(parseShellArgs(['/app/gpu-share', '--cluster-name=lab'], '/w')).toEqual({ clusterName: 'lab' });
+    // A name serve would refuse (leading space, too long) is dropped rather than advertised half-right; so is --no-advertise=x.
+    expect(parseShellArgs(['/app/gpu-share', '--cluster-name= lab', '--no-advertise=yes'], '/w')).toEqual({});
+    expect(parseShellArgs(['/app/gpu-share', `--cluster-name=${'x'.repeat(129)}`], '/w')).toEqual({});
+    expect(parseShellArgs(['/app/gpu-share', '--cluster-name', '--no-advertise'], '/w')).toEqual({ advertise: false });
+  });
 });
