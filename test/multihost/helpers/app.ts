@@ -36,6 +36,8 @@ export interface AppOptions {
   startTimeoutMs?: number;
   /** Written as the app's cluster.yaml before it starts. */
   clusterYaml?: string;
+  /** More `serve` options (e.g. --cluster-name NAME). */
+  extraArgs?: string[];
 }
 
 /**
@@ -76,6 +78,7 @@ export class App {
       '--data-dir', dataDir,
       '--cluster', path.join(dataDir, 'cluster.yaml'),
       ...(opts.localWorker === false ? ['--no-local-worker'] : []),
+      ...(opts.extraArgs ?? []),
     ];
     const proc = host.spawn(argv, { env: await productEnv(), cwd: repoRoot, label: `${host.name}:serve` });
     let relay: ProxyOnHost | null = null;
