@@ -1,0 +1,56 @@
+/**
+ * Workers of `transport: ssh` nodes, started and stopped from the app: the NodeLauncher over the cluster the
+ * app holds and the join details of its own coordinator, its IPC handlers, and each node's changes sent to
+ * the pages. app-core.ts builds it next to the coordinator.
+ */
+import type { ClusterConfig } from '../../src-shared/cluster/types';
+import type { NodeSshStatus, SshRequestResults } from '../../src-shared/nodes/ipc-ssh';
+import { RequestError } from '../core/ipc-dispatch';
+import { findAgentBundle } from '../core/ssh/agent-bundle';
+import { NodeLauncher, type CoordinatorJoin } from '../core/ssh/node-launcher';
+
+/** The handlers of ipc-ssh.ts's channels (spread into app-core's handlers). */
+export interface SshHandlers {
+  startNode(arg: { name: string }): Promise<SshRequestResults['startNode']>;
+  stopNode(arg: { name: string }): Promise<SshRequestResults['stopNode']>;
+  startAllNodes(): Promise<SshRequestResults['startAllNodes']>;
+  getNodeSsh(): Promise<SshRequestResults['getNodeSsh']>;
+  answerHostKey(arg: { name: string; fingerprint: string; accept: boolean }): Promise<SshRequestResults['answerHostKey']>;
+}
+
+export interface SshFeature {
+  launcher: NodeLauncher;
+  handlers: SshHandlers;
+  /** Closes the SSH connections; the workers go on running on their nodes. */
+  stop(): void;
+}
+
+export function createSshFeature(opts: {
+  cluster: () => ClusterConfig;
+  coordinator: () => CoordinatorJoin;
+  emit: (event: 'onNodeSsh', status: NodeSshStatus) => void;
+  env?: NodeJS.ProcessEnv;
+}): SshFeature {
+  const launcher = new NodeLauncher({
+    cluster: opts.cluster,
+    coordinator: opts.coordinator,
+    bundle: () => findAgentBundle(opts.env),
+    onChange: (status) => opts.emit('onNodeSsh', status),
+    ...(opts.env ? { env: opts.env } : {}),
+  });
+  const asRequest = async <T>(fn: () => Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (error) {
+      throw new RequestError(error instanceof Error ? error.message : String(error));
+    }
+  };
+  const handlers: SshHandlers = {
+    startNode: ({ name }) => asRequest(() => launcher.start(name)),
+    stopNode: ({ name }) => asRequest(() => launcher.stop(name)),
+    startAllNodes: () => asRequest(() => launcher.startAll()),
+    getNodeSsh: async () => launcher.statuses(),
+    answerHostKey: ({ name, fingerprint, accept }) => asRequest(() => launcher.answerHostKey(name, fingerprint, accept)),
+  };
+  return { launcher, handlers, stop: () => launcher.close() };
+}

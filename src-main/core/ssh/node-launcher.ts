@@ -1,0 +1,224 @@
+/**
+ * Starts and stops the workers of cluster.yaml's `transport: ssh` nodes, one state per node: connect (host key
+ * checked; an unknown one waits for the person's yes), check the node, install the agent when absent, start it
+ * detached and stream its log until it says it joined. Every change goes to onChange, output included.
+ */
+import os from 'node:os';
+import type { Duplex } from 'node:stream';
+import type { ClientChannel } from 'ssh2';
+import type { ClusterConfig, NodeConfig } from '../../../src-shared/cluster/types';
+import type { NodeSshState, NodeSshStatus } from '../../../src-shared/nodes/ipc-ssh';
+import { checkRemote, describeProblems } from './remote-preflight';
+import { installAgent, type AgentBundle } from './remote-install';
+import { followRemoteLog, remoteWorkerPid, startRemoteWorker, stopRemoteWorker } from './remote-worker';
+import { SshError, SshSession, type SshTarget } from './ssh-session';
+
+const MAX_OUTPUT = 64 * 1024;
+const READY = /worker ready: id=(\d+)/;
+
+export interface CoordinatorJoin {
+  url: string;
+  token: string;
+  certSha256: string | null;
+  /** False while the coordinator listens on loopback only: no other machine could join it. */
+  reachableFromOtherMachines: boolean;
+}
+
+export interface NodeLauncherOptions {
+  cluster: () => ClusterConfig;
+  coordinator: () => CoordinatorJoin;
+  /** The agent to install; throws with a reason when it was not built. */
+  bundle: () => AgentBundle;
+  onChange: (status: NodeSshStatus) => void;
+  env?: NodeJS.ProcessEnv;
+  /** Where known_hosts and the keys are (default ~/.ssh). */
+  sshDir?: string;
+  /** A stream to the node's SSH server instead of TCP (like ProxyCommand); tests reach namespace hosts with it. */
+  openSock?: (node: NodeConfig) => Promise<Duplex>;
+  stopGraceS?: number;
+}
+
+interface NodeEntry {
+  status: NodeSshStatus;
+  session: SshSession | null;
+  log: ClientChannel | null;
+  home: string;
+  acceptedFingerprint?: string;
+  busy: Promise<unknown> | null;
+}
+
+export class NodeLauncher {
+  private readonly nodes = new Map<string, NodeEntry>();
+
+  constructor(private readonly opts: NodeLauncherOptions) {}
+
+  statuses(): NodeSshStatus[] {
+    return [...this.nodes.values()].map((e) => ({ ...e.status }));
+  }
+
+  status(name: string): NodeSshStatus {
+    return { ...(this.nodes.get(name)?.status ?? { name, state: 'offline', detail: 'not started from this app' }) };
+  }
+
+  /** Starts every ssh node that is not online or starting; resolves with each one's status. */
+  async startAll(): Promise<NodeSshStatus[]> {
+    const names = this.opts.cluster().nodes.filter((n) => n.transport === 'ssh').map((n) => n.name);
+    if (names.length === 0) throw new Error('cluster.yaml has no node with transport: ssh');
+    return Promise.all(names.map((n) => this.start(n)));
+  }
+
+  async start(name: string): Promise<NodeSshStatus> {
+    const node = this.sshNode(name);
+    const entry = this.entry(name);
+    if (entry.status.state === 'online' || entry.busy) return this.status(name);
+    const job = this.run(entry, node).finally(() => (entry.busy = null));
+    entry.busy = job;
+    await job;
+    return this.status(name);
+  }
+
+  /** The person's answer to an unknown host key: yes starts the node again with that key trusted. */
+  async answerHostKey(name: string, fingerprint: string, accept: boolean): Promise<NodeSshStatus> {
+    const entry = this.entry(name);
+    if (entry.status.state !== 'awaiting-host-key' || entry.status.fingerprint !== fingerprint) {
+      throw new Error(`${name} is not waiting for host key ${fingerprint} (it is ${entry.status.state})`);
+    }
+    if (!accept) {
+      this.set(entry, 'failed', `you did not accept ${fingerprint} as the host key of ${name}; nothing was sent to it`);
+      return this.status(name);
+    }
+    entry.acceptedFingerprint = fingerprint;
+    return this.start(name);
+  }
+
+  async stop(name: string): Promise<NodeSshStatus> {
+    const node = this.sshNode(name);
+    const entry = this.entry(name);
+    await entry.busy?.catch(() => undefined);
+    this.set(entry, 'stopping', `stopping the worker on ${node.host}`);
+    try {
+      const session = entry.session ?? (await this.connect(node, entry));
+      const home = entry.home || (await checkRemote(session)).facts.home;
+      const stopped = await stopRemoteWorker(session, home, name, this.opts.stopGraceS);
+      this.closeSession(entry);
+      const killed = stopped.killed.length > 0 ? `; killed ${stopped.killed.length} process(es) that did not stop in time` : '';
+      this.set(entry, 'offline', stopped.wasRunning ? `stopped${killed}` : 'no worker was running there');
+    } catch (error) {
+      this.closeSession(entry);
+      this.set(entry, 'failed', `could not stop the worker on ${name}: ${message(error)}`, error instanceof SshError ? error.fingerprint : undefined);
+    }
+    return this.status(name);
+  }
+
+  /** Whether the node's agent runs, asked over SSH (for `gpu-share nodes status`). */
+  async probe(name: string): Promise<{ running: boolean; pgid: number | null }> {
+    const node = this.sshNode(name);
+    const entry = this.entry(name);
+    const session = entry.session ?? (await this.connect(node, entry));
+    try {
+      const home = entry.home || (await checkRemote(session)).facts.home;
+      const pgid = await remoteWorkerPid(session, home, name);
+      return { running: pgid !== null, pgid };
+    } finally {
+      if (!entry.log) this.closeSession(entry);
+    }
+  }
+
+  /** Closes every SSH connection; the workers keep running on their nodes. */
+  close(): void {
+    for (const entry of this.nodes.values()) this.closeSession(entry);
+  }
+
+  private async run(entry: NodeEntry, node: NodeConfig): Promise<void> {
+    const join = this.opts.coordinator();
+    if (!join.reachableFromOtherMachines) {
+      this.set(entry, 'failed', `this coordinator listens on loopback only, so ${node.name} could not join it: start GPU Share with --coordinator-host 0.0.0.0 (or this machine's LAN address)`);
+      return;
+    }
+    entry.status.output = '';
+    try {
+      this.set(entry, 'starting', `connecting to ${this.user(node)}@${node.host}`);
+      const session = await this.connect(node, entry);
+      this.set(entry, 'starting', `checking ${node.host}: Node.js, Python with torch, free disk`);
+      const { facts, problems } = await checkRemote(session);
+      if (problems.length > 0) throw new Error(describeProblems(`${node.name} (${node.host})`, problems));
+      entry.home = facts.home;
+      const installed = await installAgent(session, facts.home, this.opts.bundle(), (line) => this.set(entry, 'starting', line));
+      this.set(entry, 'starting', `starting the worker agent${installed.installed ? ' (just installed)' : ''}`);
+      const started = await startRemoteWorker(session, { name: node.name, home: facts.home, agentDir: installed.dir, node: facts.node, python: facts.python, coordinatorUrl: join.url, certSha256: join.certSha256, token: join.token });
+      this.set(entry, 'starting', `${started.alreadyRunning ? 'already running' : 'started'} as process group ${started.pgid}; waiting for it to join`);
+      entry.log = await followRemoteLog(session, facts.home, node.name, (text) => this.onOutput(entry, text));
+      entry.log.on('close', () => {
+        entry.log = null;
+        if (entry.status.state === 'online' || entry.status.state === 'starting') {
+          const last = (entry.status.output ?? '').trim().split('\n').slice(-3).join(' | ');
+          this.set(entry, 'failed', `the worker on ${node.name} ended${last ? `: ${last}` : ''}`);
+        }
+      });
+    } catch (error) {
+      this.closeSession(entry);
+      if (error instanceof SshError && error.kind === 'unknown-host-key') {
+        this.set(entry, 'awaiting-host-key', error.message, error.fingerprint);
+      } else {
+        this.set(entry, 'failed', message(error), error instanceof SshError ? error.fingerprint : undefined);
+      }
+    }
+  }
+
+  private onOutput(entry: NodeEntry, text: string): void {
+    entry.status.output = ((entry.status.output ?? '') + text).slice(-MAX_OUTPUT);
+    const ready = READY.exec(text);
+    if (ready && entry.status.state === 'starting') this.set(entry, 'online', `joined as worker ${ready[1]}`);
+    else this.opts.onChange({ ...entry.status });
+  }
+
+  private async connect(node: NodeConfig, entry: NodeEntry): Promise<SshSession> {
+    const target: SshTarget = {
+      host: node.host,
+      user: this.user(node),
+      env: this.opts.env ?? process.env,
+      ...(this.opts.sshDir ? { sshDir: this.opts.sshDir } : {}),
+      ...(entry.acceptedFingerprint ? { acceptFingerprint: entry.acceptedFingerprint } : {}),
+      ...(this.opts.openSock ? { sock: await this.opts.openSock(node) } : {}),
+    };
+    entry.session = await SshSession.open(target);
+    return entry.session;
+  }
+
+  private user(node: NodeConfig): string {
+    return node.user ?? os.userInfo().username;
+  }
+
+  private sshNode(name: string): NodeConfig {
+    const node = this.opts.cluster().nodes.find((n) => n.name === name);
+    if (!node) throw new Error(`cluster.yaml has no node named "${name}"`);
+    if (node.transport !== 'ssh') throw new Error(`node "${name}" has transport: ${node.transport}; only transport: ssh nodes are started over SSH`);
+    return node;
+  }
+
+  private entry(name: string): NodeEntry {
+    let entry = this.nodes.get(name);
+    if (!entry) {
+      entry = { status: { name, state: 'offline', detail: 'not started from this app' }, session: null, log: null, home: '', busy: null };
+      this.nodes.set(name, entry);
+    }
+    return entry;
+  }
+
+  private set(entry: NodeEntry, state: NodeSshState, detail: string, fingerprint?: string): void {
+    entry.status = { ...entry.status, state, detail, ...(fingerprint ? { fingerprint } : {}) };
+    if (!fingerprint) delete entry.status.fingerprint;
+    this.opts.onChange({ ...entry.status });
+  }
+
+  private closeSession(entry: NodeEntry): void {
+    entry.log?.close();
+    entry.log = null;
+    entry.session?.close();
+    entry.session = null;
+  }
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
