@@ -39,6 +39,17 @@ await Promise.all(
     ),
 );
 
+// The worker agent that SSH nodes get (src-main/core/ssh): one file with every dependency inside but node-pty,
+// whose native module is not copied (the agent falls back to pipes without it).
+await build({
+  ...common,
+  packages: undefined,
+  external: ['node-pty'],
+  sourcemap: false,
+  entryPoints: [path.join(root, 'src-main/cli/agent-process.ts')],
+  outfile: path.join(out, 'agent/gpu-share-agent.cjs'),
+});
+
 if (existsSync(path.join(root, 'src-renderer/index.html'))) {
   const { build: viteBuild } = await import('vite');
   await viteBuild({ configFile: path.join(root, 'vite.config.ts'), logLevel: 'warn' });
