@@ -2,6 +2,11 @@ import { defineConfig } from 'vitest/config';
 
 // Four projects: fast pure/unit tests, integration tests with real processes, e2e tests in Chromium, and
 // multihost tests: real hosts (network namespaces, as root) running the built app, one case at a time.
+// mDNS would multicast on this machine's real interfaces; tests may only talk to loopback or to namespaces they
+// made, so every app a test starts from this process's environment keeps discovery off (app/discovery-feature.ts).
+// The multihost harness builds its hosts' environment from scratch: discovery stays on inside the namespaces.
+process.env.GPU_SHARE_NO_DISCOVERY ??= '1';
+
 export default defineConfig({
   test: {
     projects: [

@@ -184,6 +184,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     coordinator: { bindHost, port: http.port, certSha256: tls?.fingerprint256 ?? null },
     ...(opts.advertise === false ? { advertise: false } : {}),
     ...(opts.clusterName !== undefined ? { clusterName: opts.clusterName } : {}),
+    disabled: env.GPU_SHARE_NO_DISCOVERY === '1',
     announce,
     onChange: (list) => emit('onDiscovered', list),
   });

@@ -26,6 +26,11 @@ export interface DiscoveryFeatureOptions {
   coordinator: { bindHost: string; port: number; certSha256: string | null };
   /** false: never advertise (--no-advertise). Default: advertise when beyond loopback. */
   advertise?: boolean;
+  /**
+   * Neither advertise nor listen (GPU_SHARE_NO_DISCOVERY=1): the test suites set it, because mDNS would multicast on
+   * the machine's real interfaces, and tests may only talk to loopback or to namespaces they made.
+   */
+  disabled?: boolean;
   /** Pre-shared cluster name: advertised as a tag, and the panel lists only that cluster's coordinators. */
   clusterName?: string;
   announce: (n: UserNotification) => void;
@@ -38,6 +43,7 @@ export function createDiscoveryFeature(opts: DiscoveryFeatureOptions): Discovery
     opts.announce({ id: `discovery-${message}`, title: 'LAN discovery does not work', body: `${message}. Other machines can still join with the command shown in Workers.`, severity: 'warning' });
   const { bindHost, port, certSha256 } = opts.coordinator;
   let advertiser: Advertiser | null = null;
+  if (opts.disabled) return { advertising: false, handlers: { getDiscovered: async () => [] }, stop: async () => undefined };
   if (opts.advertise !== false && certSha256) {
     const ownAddress = /^\d+\.\d+\.\d+\.\d+$/.test(bindHost) && bindHost !== '0.0.0.0' ? bindHost : undefined;
     advertiser = startAdvertiser({ port, certSha256, version, clusterName: opts.clusterName, interfaceAddress: ownAddress, onProblem: problem });
