@@ -30,6 +30,7 @@ import { JobRunner } from './job-runner';
 import { JOB_STOP_GRACE_MS } from './job-attempt';
 import { buildJoinRequest, JoinError, joinOnce, nodeNameFrom, retryJoin, usableGpus, type MachineFacts } from './join-coordinator';
 import { loadOrCreateMachineId } from './machine-id';
+import { loadOrCreateNodeIdentity } from './node-identity';
 import { PresenceLink, presenceUrl } from './presence-link';
 import { ReportSender } from './report-sender';
 import { TrainingSupervisor } from './training-supervisor';
@@ -167,6 +168,10 @@ export class WorkerAgent {
       const problem = this.client.trustProblem();
       if (problem) throw new JoinError('untrusted', problem); // before anything else, the token least of all, is sent
       const machineId = loadOrCreateMachineId(this.opts.dataDir);
+      // Signs every request from the join on; a data folder copied from another machine is refused here.
+      const identity = loadOrCreateNodeIdentity(this.opts.dataDir);
+      this.client.useIdentity(identity);
+      this.log(`node key ${identity.fingerprint}`);
       const detect = this.opts.detect ?? (() => detectHardware({ env: this.env }));
       const find = this.opts.findPython ?? findPython;
       const [hardware, python, rdzvPort] = await Promise.all([detect(), find(this.env), findFreePort()]);
