@@ -149,6 +149,8 @@ export async function startShell(deps: ShellDeps): Promise<Shell | null> {
       ...(args.coordinatorHost ? { coordinatorHost: args.coordinatorHost } : {}),
       ...(args.coordinatorPort !== undefined ? { coordinatorPort: args.coordinatorPort } : {}),
       ...(args.trustAdvertisedHosts ? { trustAdvertisedHosts: true } : {}),
+      ...(args.clusterName !== undefined ? { clusterName: args.clusterName } : {}),
+      ...(args.advertise === false ? { advertise: false } : {}),
       notifier,
       tray: trayPort,
       pty: deps.pty,
