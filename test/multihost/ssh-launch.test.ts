@@ -18,6 +18,7 @@ import type { AgentBundle } from '../../src-main/core/ssh/remote-install';
 import { waitFor } from '../integration/helpers/wait';
 import { canRunApp, required } from './helpers/can-make-hosts';
 import { startApp, stopTestbed, TRAINER, type Testbed } from './helpers/testbed';
+import { appBuild } from './helpers/app-snapshot';
 import { bundleShippedAgent, makeClientSshDir, pathWithout, publicKeyBlob, sockVia, startSshd, type Sshd } from './helpers/sshd';
 
 const NO_PYTHON_PORT = 2222;
@@ -217,4 +218,32 @@ describe.skipIf(!required(canRunApp(), 'the SSH launcher cases'))('workers start
     await tb!.app.waitForState('nodeb gone', (st) => !st.workers.some((w) => w.node === 'nodeb' && w.state === 'active'), 30_000);
     l.close();
   }, 180_000);
+
+  it('the CLI on A: nodes start (host key given on the command line), status, stop', async () => {
+    const a = tb!.cluster.host('a');
+    const cliHome = path.join(dir, 'cli-home');
+    makeClientSshDir(path.join(cliHome, '.ssh'));
+    // The CLI's own key: B must accept it too, so it is added to B's authorized_keys.
+    writeFileSync(path.join(dir, 'server', 'authorized_keys'), readFileSync(path.join(cliHome, '.ssh', 'id_ed25519.pub')), { flag: 'a' });
+    const clusterFile = path.join(dir, 'cli-cluster.yaml');
+    writeFileSync(clusterFile, `nodes:\n  - name: nodeb\n    host: ${tb!.cluster.host('b').address}\n    transport: ssh\n    user: root\n    gpus: []\n    max_adapters: 1\n`);
+    const cliPath = (await appBuild()).cli;
+    const cli = (args: string[]) =>
+      a.run(['env', `HOME=${cliHome}`, `PATH=${process.env.PATH}`, `GPU_SHARE_AGENT_BUNDLE=${bundle.file}`, `GPU_SHARE_ASSETS=${bundle.assetsDir}`, process.execPath, cliPath, 'nodes', ...args, '--cluster', clusterFile, '--data-dir', tb!.app.dataDir], 120_000);
+    const refused = cli(['start', 'nodeb', '--json']);
+    expect(refused.code).toBe(1);
+    expect(refused.out).toContain(`--accept-host-key ${sshd.fingerprint}`);
+    const started = cli(['start', 'nodeb', '--accept-host-key', sshd.fingerprint]);
+    expect(started.code, started.out).toBe(0);
+    expect(started.out).toMatch(/nodeb: online — joined as worker \d+/);
+    await tb!.app.waitForState('nodeb active (CLI)', (st) => st.workers.some((w) => w.node === 'nodeb' && w.state === 'active'), 30_000);
+    const status = cli(['status', '--all', '--json']);
+    expect(status.code, status.out).toBe(0);
+    expect(JSON.parse(status.out)).toMatchObject([{ name: 'nodeb', state: 'online' }]);
+    const stopped = cli(['stop', 'nodeb']);
+    expect(stopped.code, stopped.out).toBe(0);
+    expect(stopped.out).toMatch(/nodeb: offline — stopped/);
+    expect(JSON.parse(cli(['status', 'nodeb', '--json']).out)).toMatchObject([{ name: 'nodeb', state: 'offline' }]);
+  }, 240_000);
 });
+

@@ -3,6 +3,7 @@ import type { Command, CommandGroup } from '../command';
 import { addThisMachineCommand } from './add-this-machine';
 import { detectCommand } from './detect';
 import { jobsCommand } from './jobs/index';
+import { nodesCommand } from './nodes/index';
 import { residencyCommand } from './residency';
 import { runsCommand } from './runs/index';
 import { serveCommand } from './serve';
@@ -19,5 +20,6 @@ export const commands: (Command | CommandGroup)[] = [
   runsCommand,
   jobsCommand,
   workersCommand,
+  nodesCommand,
   residencyCommand,
 ];
