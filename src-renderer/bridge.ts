@@ -25,6 +25,7 @@ import {
 import { apply, type AppStore } from './store/app-store';
 import { jobEventHandlers, loadJobs } from './store/jobs';
 import { discoveryEventHandlers } from './store/discovery';
+import { loadNodeSsh, nodeSshEventHandlers } from './store/node-ssh';
 
 export interface BridgeOptions {
   now?: () => number;
@@ -52,6 +53,7 @@ export function eventHandlers(store: AppStore, options: BridgeOptions = {}): Eve
     onMembership: (membership) => apply(store, setMembership, membership),
     ...jobEventHandlers(store),
     ...discoveryEventHandlers(store),
+    ...nodeSshEventHandlers(store),
   };
 }
 
@@ -74,6 +76,7 @@ export async function loadAll(api: GpuShareApi, store: AppStore): Promise<void> 
     const { workers } = store.getState();
     apply(store, loadSucceeded, { hardware, cluster, workers, runs, events: eventList, coordinator, exampleRun, membership });
     void loadJobs(api, store);
+    void loadNodeSsh(api, store);
     const selected = store.getState().selectedRunId;
     if (selected) {
       const output = await api.getRunOutput({ runId: selected });

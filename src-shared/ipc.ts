@@ -19,6 +19,7 @@ import { jobEvents, jobRequests, type JobEventPayloads, type JobRequestResults }
 import { statusRequests, type StatusRequestResults } from './nodes/ipc-status';
 import { identityRequests, type IdentityRequestResults } from './nodes/ipc-identity';
 import { discoveryEvents, discoveryRequests, type DiscoveryEventPayloads, type DiscoveryRequestResults } from './nodes/ipc-discovery';
+import { sshEvents, sshRequests, type SshEventPayloads, type SshRequestResults } from './nodes/ipc-ssh';
 import { runSpecSchema } from './worker-protocol';
 
 /** The cluster as the app holds it, with everything the Nodes view needs precomputed. */
@@ -172,10 +173,11 @@ export const requests = {
   ...statusRequests,
   ...identityRequests,
   ...discoveryRequests,
+  ...sshRequests,
 } as const;
 
 /** What each request resolves to. */
-export interface RequestResults extends JobRequestResults, StatusRequestResults, IdentityRequestResults, DiscoveryRequestResults {
+export interface RequestResults extends JobRequestResults, StatusRequestResults, IdentityRequestResults, DiscoveryRequestResults, SshRequestResults {
   getHardware: HardwareSnapshot;
   detectHardware: HardwareSnapshot;
   /** This machine's GPU utilisation and memory over the last 10 minutes (at most 600 samples × 16 GPUs). */
@@ -216,9 +218,10 @@ export const events = {
   onMembership: 'membership:changed',
   ...jobEvents,
   ...discoveryEvents,
+  ...sshEvents,
 } as const;
 
-export interface EventPayloads extends JobEventPayloads, DiscoveryEventPayloads {
+export interface EventPayloads extends JobEventPayloads, DiscoveryEventPayloads, SshEventPayloads {
   onHardware: HardwareSnapshot;
   onCluster: ClusterState;
   /**

@@ -41,6 +41,7 @@ import { createJobsFeature } from './jobs-feature';
 import { createIdentityFeature } from './identity-feature';
 import { createDiscoveryFeature } from './discovery-feature';
 import { createStatusFeature } from './status-feature';
+import { createSshFeature } from './ssh-feature';
 import { loadOrCreateSecrets } from '../core/secrets';
 
 const DEFAULT_COORDINATOR_PORT = 7421;
@@ -271,6 +272,13 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   const joinHost = bindHost === '0.0.0.0' || bindHost === '::' ? guessLanAddress() : bindHost;
   const coordinatorUrl = `${scheme}://${bracket(joinHost)}:${http.port}`;
   const assetsDir = findAssetsDir(env);
+  // Workers of transport: ssh nodes, started over SSH and joining this coordinator at the address shown above.
+  const ssh = createSshFeature({
+    cluster: () => config,
+    coordinator: () => ({ url: coordinatorUrl, token: secrets.joinToken, certSha256: tls?.fingerprint256 ?? null, reachableFromOtherMachines: !loopbackOnly }),
+    emit,
+    env,
+  });
 
   const handlers: RequestHandlers = {
     getHardware: async () => hardware,
@@ -349,6 +357,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     ...identity.handlers,
     ...discovery.handlers,
     ...status.handlers,
+    ...ssh.handlers,
   };
 
   return {
@@ -364,6 +373,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
       await membership.stop();
       await stopLocalWorker('the app is shutting down');
       jobs.stop();
+      ssh.stop();
       await discovery.stop();
       coordinator.stop();
       notifications.stop();

@@ -5,13 +5,16 @@
  */
 import type { ClusterIssue } from '../../src-shared/cluster/types';
 import type { ClusterState } from '../../src-shared/ipc';
-import { capacitySplit, nodeStatuses, type CapacityFigures, type NodeStatus, type NodeStatusReport } from '../../src-shared/nodes/node-status';
+import { capacitySplit, nodeStatuses, type CapacityFigures, type NodeStatus, type NodeStatusReport, type SshStartState } from '../../src-shared/nodes/node-status';
 import type { WorkerSnapshot } from '../../src-shared/training';
 import { formatAgo } from '../format';
 import type { Badge } from './derive';
 
-export function statusReport(cluster: ClusterState | null, workers: readonly WorkerSnapshot[]): NodeStatusReport {
-  return nodeStatuses(cluster?.config ?? { nodes: [] }, workers);
+/** SSH start states (store/node-ssh.ts's sshStartStates) make an ssh node's badge Starting or Failed before it joins. */
+export type SshStartStates = ReadonlyMap<string, SshStartState>;
+
+export function statusReport(cluster: ClusterState | null, workers: readonly WorkerSnapshot[], sshStates?: SshStartStates): NodeStatusReport {
+  return nodeStatuses(cluster?.config ?? { nodes: [] }, workers, sshStates);
 }
 
 export function nodeStatusBadge(status: NodeStatus, now: number): Badge {
@@ -41,7 +44,7 @@ export function cardDrift(status: NodeStatus | undefined, workers: readonly Work
   return isThisMachine && worker?.local ? [] : status.drift;
 }
 
-export function headerCapacity(cluster: ClusterState | null, workers: readonly WorkerSnapshot[]): { declared: CapacityFigures; online: CapacityFigures } {
+export function headerCapacity(cluster: ClusterState | null, workers: readonly WorkerSnapshot[], sshStates?: SshStartStates): { declared: CapacityFigures; online: CapacityFigures } {
   const config = cluster?.config ?? { nodes: [] };
-  return capacitySplit(config, nodeStatuses(config, workers));
+  return capacitySplit(config, nodeStatuses(config, workers, sshStates));
 }

@@ -7,6 +7,7 @@ import type { RunSpecInput } from '../../src-shared/worker-protocol';
 import type { ConnectionState } from '../api/ws-client';
 import { initialJobsSlice, type JobsSlice } from './jobs';
 import { initialDiscoverySlice, type DiscoverySlice } from './discovery';
+import { initialNodeSshSlice, type NodeSshSlice } from './node-ssh';
 
 export const VIEWS = ['nodes', 'machine', 'workers', 'runs', 'jobs', 'artifacts', 'events'] as const;
 export type ViewName = (typeof VIEWS)[number];
@@ -91,6 +92,8 @@ export interface AppState {
   jobs: JobsSlice;
   /** Coordinators heard on the LAN, for the join panel (store/discovery.ts). */
   discovery: DiscoverySlice;
+  /** Start / stop of the transport: ssh nodes and the host key waiting for a yes (store/node-ssh.ts). */
+  nodeSsh: NodeSshSlice;
 }
 
 export function initialState(connection?: ConnectionState): AppState {
@@ -121,5 +124,6 @@ export function initialState(connection?: ConnectionState): AppState {
     membershipError: null,
     jobs: initialJobsSlice(),
     discovery: initialDiscoverySlice(),
+    nodeSsh: initialNodeSshSlice(),
   };
 }

@@ -1,0 +1,149 @@
+/**
+ * The SSH side of the Nodes view: each `transport: ssh` node's start state as the core last sent it (getNodeSsh
+ * at load and after a reconnect, then onNodeSsh per node), which agent logs the person opened, and the host key
+ * waiting for a yes. Pure transitions first, then what the bridge subscribes and the commands the cards call.
+ */
+import type { EventPayloads, GpuShareApi } from '../../src-shared/ipc';
+import type { NodeSshStatus } from '../../src-shared/nodes/ipc-ssh';
+import type { SshStartState } from '../../src-shared/nodes/node-status';
+import { actionFailed, clearActionError, setBusy } from './actions';
+import type { AppStore } from './app-store';
+import type { AppState } from './state';
+
+export interface NodeSshSlice {
+  /** By node name; a node absent here was not started from this app. */
+  byName: Record<string, NodeSshStatus>;
+  /** Nodes whose agent log tail is shown. */
+  logOpen: string[];
+  loadError: string | null;
+}
+
+export function initialNodeSshSlice(): NodeSshSlice {
+  return { byName: {}, logOpen: [], loadError: null };
+}
+
+/** app-store's apply, restated: state.ts imports this file, so importing app-store's values here would be a cycle. */
+function apply<A extends unknown[]>(store: AppStore, action: (s: AppState, ...args: A) => AppState, ...args: A): void {
+  store.setState((s) => action(s, ...args), true);
+}
+
+/** The core's whole list replaces the page's (a reconnect may have missed changes). */
+export function setNodeSshList(s: AppState, list: NodeSshStatus[]): AppState {
+  return { ...s, nodeSsh: { ...s.nodeSsh, byName: Object.fromEntries(list.map((n) => [n.name, n])), loadError: null } };
+}
+
+export function upsertNodeSsh(s: AppState, status: NodeSshStatus): AppState {
+  return { ...s, nodeSsh: { ...s.nodeSsh, byName: { ...s.nodeSsh.byName, [status.name]: status } } };
+}
+
+export function nodeSshLoadFailed(s: AppState, message: string): AppState {
+  return { ...s, nodeSsh: { ...s.nodeSsh, loadError: message } };
+}
+
+export function toggleSshLog(s: AppState, name: string): AppState {
+  const open = s.nodeSsh.logOpen.includes(name);
+  return { ...s, nodeSsh: { ...s.nodeSsh, logOpen: open ? s.nodeSsh.logOpen.filter((n) => n !== name) : [...s.nodeSsh.logOpen, name] } };
+}
+
+/**
+ * What the card badges take from SSH: anything between Start and the join reads Starting (a host key waiting
+ * for a yes says so), a failed start reads Failed with its cause. Online and offline come from the worker list.
+ */
+export function sshStartStates(slice: NodeSshSlice): Map<string, SshStartState> {
+  const out = new Map<string, SshStartState>();
+  for (const status of Object.values(slice.byName)) {
+    if (status.state === 'starting' || status.state === 'stopping') out.set(status.name, { state: 'starting', detail: status.detail });
+    else if (status.state === 'awaiting-host-key') out.set(status.name, { state: 'starting', detail: 'waiting for you to accept its host key' });
+    else if (status.state === 'failed') out.set(status.name, { state: 'failed', detail: status.detail });
+  }
+  return out;
+}
+
+/** The host key the page asks about: the first node (by name) waiting for one. */
+export function pendingHostKey(slice: NodeSshSlice): { name: string; fingerprint: string } | null {
+  const waiting = Object.values(slice.byName)
+    .filter((n) => n.state === 'awaiting-host-key' && n.fingerprint)
+    .sort((a, b) => a.name.localeCompare(b.name));
+  const first = waiting[0];
+  return first?.fingerprint ? { name: first.name, fingerprint: first.fingerprint } : null;
+}
+
+export interface SshButtons {
+  start: 'Start' | 'Start again' | null;
+  stop: boolean;
+  /** Set while a stop is under way: the card shows it instead of the buttons. */
+  pending: string | null;
+}
+
+/** Which buttons a card shows for its SSH state (a host key waiting for a yes is answered in the dialog). */
+export function sshButtons(status: NodeSshStatus | undefined): SshButtons {
+  switch (status?.state ?? 'offline') {
+    case 'offline':
+      return { start: 'Start', stop: false, pending: null };
+    case 'failed':
+      return { start: 'Start again', stop: true, pending: null };
+    case 'starting':
+    case 'online':
+      return { start: null, stop: true, pending: null };
+    case 'awaiting-host-key':
+      return { start: null, stop: false, pending: 'Waiting for the host key answer' };
+    case 'stopping':
+      return { start: null, stop: false, pending: 'Stopping…' };
+  }
+}
+
+/** What the bridge does with the SSH event (spread into its handlers). */
+export function nodeSshEventHandlers(store: AppStore): { onNodeSsh: (status: EventPayloads['onNodeSsh']) => void } {
+  return { onNodeSsh: (status) => apply(store, upsertNodeSsh, status) };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Fetches every node's SSH state; at start and after each reconnect. Never throws. */
+export async function loadNodeSsh(api: GpuShareApi, store: AppStore): Promise<void> {
+  try {
+    apply(store, setNodeSshList, await api.getNodeSsh());
+  } catch (error) {
+    apply(store, nodeSshLoadFailed, `Could not load the SSH nodes' state: ${messageOf(error)}`);
+  }
+}
+
+export type NodeSshCommands = ReturnType<typeof createNodeSshCommands>;
+
+export function createNodeSshCommands(api: GpuShareApi, store: AppStore) {
+  /** One request with a busy flag; its answer lands in the slice, a refusal becomes the page's error banner. */
+  async function attempt(busyName: string, failure: string, fn: () => Promise<NodeSshStatus | NodeSshStatus[]>): Promise<void> {
+    apply(store, setBusy, busyName, true);
+    apply(store, clearActionError);
+    try {
+      const answer = await fn();
+      for (const status of Array.isArray(answer) ? answer : [answer]) apply(store, upsertNodeSsh, status);
+    } catch (error) {
+      apply(store, actionFailed, `${failure}: ${messageOf(error)}`);
+    } finally {
+      apply(store, setBusy, busyName, false);
+    }
+  }
+
+  return {
+    startNode: (name: string) => attempt(`ssh:start:${name}`, `Could not start ${name}`, () => api.startNode({ name })),
+    stopNode: (name: string) => attempt(`ssh:stop:${name}`, `Could not stop ${name}`, () => api.stopNode({ name })),
+    startAllNodes: () => attempt('ssh:start-all', 'Could not start the SSH nodes', () => api.startAllNodes()),
+    answerHostKey: (name: string, fingerprint: string, accept: boolean) =>
+      attempt(`ssh:host-key:${name}`, `Could not answer the host key of ${name}`, () => api.answerHostKey({ name, fingerprint, accept })),
+  };
+}
+
+const commandsByApi = new WeakMap<GpuShareApi, NodeSshCommands>();
+
+/** One set of SSH commands per API (components call this on each render). */
+export function nodeSshCommandsFor(api: GpuShareApi, store: AppStore): NodeSshCommands {
+  let commands = commandsByApi.get(api);
+  if (!commands) {
+    commands = createNodeSshCommands(api, store);
+    commandsByApi.set(api, commands);
+  }
+  return commands;
+}
