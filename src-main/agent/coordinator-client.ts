@@ -14,7 +14,7 @@ import { MAX_REPLY_BYTES, postJson, type PostOptions, type RawReply } from './ht
 import { CERT_MISMATCH, pinnedConnector, type Connector } from './pinned-connection';
 import { putFile } from './artifact-upload';
 import type { NodeIdentity } from './node-identity';
-import { bodySigner, signatureHeaders, type BodySigner } from './request-signer';
+import { bodySigner, sha256Hex, signatureHeaders, type BodySigner } from './request-signer';
 import { normalizeAddress } from '../platform/runs/local-interface';
 
 export type ApiReply =
@@ -165,6 +165,11 @@ export class CoordinatorClient {
   useIdentity(identity: NodeIdentity | null): void {
     this.identity = identity;
     this.signer = identity ? bodySigner(identity) : undefined;
+  }
+
+  /** The auth headers plus, with a node key, a fresh signature of a body-less GET of `url` (the presence upgrade). */
+  signedGetHeaders(url: URL): Record<string, string> {
+    return { ...this.authHeaders(), ...(this.identity ? signatureHeaders(this.identity, 'GET', url.pathname + url.search, sha256Hex('')) : {}) };
   }
 
   /** Headers every worker request carries: the join token and, once joined, the session's secret. */

@@ -21,8 +21,8 @@ export const MAX_REASON_BYTES = 100;
 export interface PresenceLinkOptions {
   /** ws:// or wss:// URL of the session's presence endpoint. */
   url: URL;
-  /** The join token and the session's secret. */
-  headers: Record<string, string>;
+  /** The join token, the session's secret and a signature; asked for at every connect (a signature's nonce is used once). */
+  headers: () => Record<string, string>;
   /** The pinned TLS connection for wss (null for ws). */
   connector: Connector | null;
   /** The failure timeout in force: a ping unanswered for half of it marks the socket stale. */
@@ -121,7 +121,7 @@ export class PresenceLink {
 
   private connect(): void {
     const ws = new WebSocket(this.opts.url, {
-      headers: this.opts.headers,
+      headers: this.opts.headers(),
       perMessageDeflate: false,
       followRedirects: false,
       maxPayload: 64 * 1024,

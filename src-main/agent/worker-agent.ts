@@ -249,9 +249,10 @@ export class WorkerAgent {
   private openPresence(joined: JoinResponse): void {
     if (this.opts.presence === false) return;
     const epoch = this.session.epoch;
+    const url = presenceUrl(this.client.base, joined.workerId);
     const link = new PresenceLink({
-      url: presenceUrl(this.client.base, joined.workerId),
-      headers: this.client.authHeaders(),
+      url,
+      headers: () => this.client.signedGetHeaders(url),
       connector: this.client.connector,
       heartbeatTimeoutMs: () => this.session.joined?.heartbeatTimeoutMs ?? joined.heartbeatTimeoutMs,
       onRefused: (reason) => {

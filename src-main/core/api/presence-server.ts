@@ -12,11 +12,16 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { PRESENCE_CLOSE, PRESENCE_POKE } from '../../../src-shared/worker-protocol';
 import { isApiProblem } from '../coordinator/api-problem';
+import type { NodeKeys } from '../coordinator/node-keys';
+import { sha256Hex, signedPartsOf } from './request-signature';
 
 export interface PresenceService {
   presenceOpened(workerId: number, secret: string | null): { incarnation: number; node: string };
   presenceBye(workerId: number, incarnation: number, reason: string): void;
   presenceLost(workerId: number, incarnation: number): void;
+  /** Node identity: the upgrade of a node with a pinned key must be signed by it. */
+  readonly nodeKeys: Pick<NodeKeys, 'checkRequest'>;
+  nodeOf(workerId: number): string;
 }
 
 export interface PresenceOptions {
@@ -99,6 +104,8 @@ export function attachPresence(server: http.Server, service: PresenceService, op
     let opened: { incarnation: number };
     try {
       opened = service.presenceOpened(workerId, opts.sessionOf(req));
+      // Node identity: a pinned node's upgrade must be signed like its other requests (node-keys.ts).
+      service.nodeKeys.checkRequest(service.nodeOf(workerId), { method: 'GET', target: req.url ?? '/', bodySha256Hex: sha256Hex(Buffer.alloc(0)), signed: signedPartsOf(req) });
     } catch (error) {
       return refuse(socket, isApiProblem(error) ? error.status : 400, error instanceof Error ? error.message : String(error));
     }

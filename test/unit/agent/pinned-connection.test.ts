@@ -77,14 +77,14 @@ describe('a pinned coordinator client', () => {
     const c = new CoordinatorClient(base, 'tok', { certSha256: identity.fingerprint256 });
     const url = new URL(`${base.replace('https', 'wss')}/v1/workers/1/presence`);
     const logs: string[] = [];
-    const link = new PresenceLink({ url, headers: c.authHeaders(), connector: c.connector, heartbeatTimeoutMs: () => 5000, onRefused: () => undefined, log: (l) => logs.push(l) });
+    const link = new PresenceLink({ url, headers: () => c.authHeaders(), connector: c.connector, heartbeatTimeoutMs: () => 5000, onRefused: () => undefined, log: (l) => logs.push(l) });
     link.start();
     await waitFor('the wss link', () => link.isOpen());
     await link.close('bye');
     await waitFor('the BYE at the server', () => closes.includes(PRESENCE_CLOSE.BYE));
 
     const wrong = new CoordinatorClient(base, 'tok', { certSha256: impostor.fingerprint256 });
-    const bad = new PresenceLink({ url, headers: wrong.authHeaders(), connector: wrong.connector, heartbeatTimeoutMs: () => 5000, onRefused: () => undefined, log: (l) => logs.push(l) });
+    const bad = new PresenceLink({ url, headers: () => wrong.authHeaders(), connector: wrong.connector, heartbeatTimeoutMs: () => 5000, onRefused: () => undefined, log: (l) => logs.push(l) });
     const before = closes.length;
     bad.start();
     await waitFor('the refusal in the log', () => logs.some((l) => l.includes('this is not the coordinator you were given')));

@@ -39,7 +39,7 @@ async function startServer(autoPong: boolean): Promise<void> {
 function link(extra: { timeoutMs?: number; onRefused?: (r: string) => void; onPoke?: () => void } = {}): PresenceLink {
   const l = new PresenceLink({
     url,
-    headers: { authorization: 'Bearer tok', 'x-gpu-share-session': 'sess' },
+    headers: () => ({ authorization: 'Bearer tok', 'x-gpu-share-session': 'sess' }),
     connector: null,
     heartbeatTimeoutMs: () => extra.timeoutMs ?? 5000,
     onRefused: extra.onRefused ?? (() => undefined),
