@@ -38,6 +38,10 @@ export interface AppOptions {
   clusterYaml?: string;
   /** More `serve` options (e.g. --cluster-name NAME). */
   extraArgs?: string[];
+  /** serve's --port on the host's loopback (default PAGE_PORT); page-relay.ts needs its own. */
+  pagePort?: number;
+  /** More environment for serve (e.g. HOME with a throwaway ~/.ssh for the SSH client). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /**
@@ -74,13 +78,13 @@ export class App {
       process.execPath, (await appBuild()).cli, 'serve',
       '--coordinator-host', opts.coordinatorHost ?? '0.0.0.0',
       '--coordinator-port', String(COORDINATOR_PORT),
-      '--port', String(PAGE_PORT),
+      '--port', String(opts.pagePort ?? PAGE_PORT),
       '--data-dir', dataDir,
       '--cluster', path.join(dataDir, 'cluster.yaml'),
       ...(opts.localWorker === false ? ['--no-local-worker'] : []),
       ...(opts.extraArgs ?? []),
     ];
-    const proc = host.spawn(argv, { env: await productEnv(), cwd: repoRoot, label: `${host.name}:serve` });
+    const proc = host.spawn(argv, { env: await productEnv(opts.env), cwd: repoRoot, label: `${host.name}:serve` });
     let relay: ProxyOnHost | null = null;
     try {
       const line = await proc.waitForLine(JOIN_LINE, opts.startTimeoutMs ?? 60_000);
