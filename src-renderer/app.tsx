@@ -4,6 +4,7 @@ import { ActionErrorBanner, ConnectionBanner, LoadErrorBanner } from './componen
 import { ConfirmDialog } from './components/confirm-dialog';
 import { DropZone } from './components/drop-zone';
 import { Header } from './components/header';
+import { HostKeyDialog } from './components/host-key-dialog';
 import { ImportDialog } from './components/import-dialog';
 import { Nav } from './components/nav';
 import { Toasts } from './components/toasts';
@@ -59,6 +60,7 @@ export function App() {
       <DropZone />
       <ImportDialog />
       <ConfirmDialog />
+      <HostKeyDialog />
       <Toasts />
     </div>
   );

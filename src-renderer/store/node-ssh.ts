@@ -45,16 +45,19 @@ export function toggleSshLog(s: AppState, name: string): AppState {
   return { ...s, nodeSsh: { ...s.nodeSsh, logOpen: open ? s.nodeSsh.logOpen.filter((n) => n !== name) : [...s.nodeSsh.logOpen, name] } };
 }
 
+/** What a failed SSH start's badge says; the whole cause is the sentence under it, not repeated in the badge. */
+export const SSH_FAILED_BADGE = 'could not start over SSH (see below)';
+
 /**
  * What the card badges take from SSH: anything between Start and the join reads Starting (a host key waiting
- * for a yes says so), a failed start reads Failed with its cause. Online and offline come from the worker list.
+ * for a yes says so), a failed start reads Failed. Online and offline come from the worker list.
  */
 export function sshStartStates(slice: NodeSshSlice): Map<string, SshStartState> {
   const out = new Map<string, SshStartState>();
   for (const status of Object.values(slice.byName)) {
     if (status.state === 'starting' || status.state === 'stopping') out.set(status.name, { state: 'starting', detail: status.detail });
     else if (status.state === 'awaiting-host-key') out.set(status.name, { state: 'starting', detail: 'waiting for you to accept its host key' });
-    else if (status.state === 'failed') out.set(status.name, { state: 'failed', detail: status.detail });
+    else if (status.state === 'failed') out.set(status.name, { state: 'failed', detail: SSH_FAILED_BADGE });
   }
   return out;
 }

@@ -17,6 +17,8 @@ import { Badge } from '../components/badge';
 import { UndeclaredWorkers } from '../components/undeclared-workers';
 import { useNow } from '../components/use-now';
 import { cardDrift, nodeStatusBadge, statusReport } from '../store/node-status';
+import { sshStartStates } from '../store/node-ssh';
+import { NodeSshControls, StartAllSshButton } from '../components/node-ssh-controls';
 
 function baseName(path: string): string {
   const parts = path.split(/[\\/]/);
@@ -114,6 +116,7 @@ function NodeCard({ card, fileName, status }: { card: NodeCardModel; fileName: s
         </p>
       )}
       {ledger && <NodeBudget ledger={ledger} />}
+      {node.transport === 'ssh' && <NodeSshControls name={node.name} />}
       <Warnings warnings={warnings} fileName={fileName} testId="node-warnings" />
     </article>
   );
@@ -158,7 +161,9 @@ export function NodesView() {
   const fileInput = useRef<HTMLInputElement>(null);
   const cards = nodeCards(cluster, hardware);
   const workers = useApp((s) => s.workers);
-  const report = statusReport(cluster, workers);
+  const nodeSsh = useApp((s) => s.nodeSsh);
+  const report = statusReport(cluster, workers, sshStartStates(nodeSsh));
+  const sshNodeCount = cards.filter((c) => c.node.transport === 'ssh').length;
   const fileName = notice?.fileName ?? baseName(cluster?.path ?? 'cluster.yaml');
   const topWarnings = clusterLevelWarnings(cluster);
 
@@ -205,6 +210,7 @@ export function NodesView() {
           <button type="button" className="button" onClick={() => void exportFile()} disabled={cards.length === 0}>
             <DownloadIcon /> Export cluster.yaml
           </button>
+          <StartAllSshButton count={sshNodeCount} />
         </div>
       </div>
 

@@ -1,7 +1,10 @@
 // The SSH nodes' slice: the core's list and each onNodeSsh land by node name, a reconnect's list replaces what
 // was there, card badges read Starting / Failed from it, the buttons follow the state, the host key prompt is the
 // node waiting for one, and the commands put the core's answers (or its refusal, in words) into the store.
+import { createElement } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
+import { HostKeyPrompt } from '../../../src-renderer/components/host-key-dialog';
 import { eventHandlers } from '../../../src-renderer/bridge';
 import { createAppStore } from '../../../src-renderer/store/app-store';
 import { headerCapacity, nodeStatusBadge, statusReport } from '../../../src-renderer/store/node-status';
@@ -10,6 +13,7 @@ import {
   loadNodeSsh,
   pendingHostKey,
   setNodeSshList,
+  SSH_FAILED_BADGE,
   sshButtons,
   sshStartStates,
   toggleSshLog,
@@ -45,16 +49,16 @@ describe('node SSH slice', () => {
     expect(toggleSshLog(open, 'jetson').nodeSsh.logOpen).toEqual([]);
   });
 
-  it('card badges read Starting (host key: waiting for you) and Failed from SSH; online stays the worker list\'s', () => {
+  it('card badges read Starting (host key: waiting for you) and Failed (cause below, not repeated) from SSH; online stays the worker list\'s', () => {
     const failed = { name: 'jetson', state: 'failed', detail: 'connect ECONNREFUSED 127.0.0.1:22' } as const;
     const slice = setNodeSshList(initialState(), [failed, attic, { name: 'x', state: 'online', detail: 'joined' }]).nodeSsh;
     const states = sshStartStates(slice);
     expect([...states.entries()]).toEqual([
-      ['jetson', { state: 'failed', detail: failed.detail }],
+      ['jetson', { state: 'failed', detail: SSH_FAILED_BADGE }],
       ['attic', { state: 'starting', detail: 'waiting for you to accept its host key' }],
     ]);
     const report = statusReport(cluster, [], states);
-    expect(nodeStatusBadge(report.declared[0]!, 0).text).toBe(`Failed: ${failed.detail}`);
+    expect(nodeStatusBadge(report.declared[0]!, 0).text).toBe('Failed: could not start over SSH (see below)');
     expect(nodeStatusBadge(report.declared[1]!, 0).text).toBe('Starting…');
     expect(headerCapacity(cluster, [], states).online.nodes).toBe(0);
     expect(statusReport(cluster, []).declared.map((d) => d.kind)).toEqual(['offline', 'offline']);
@@ -114,5 +118,18 @@ describe('node SSH slice', () => {
     expect(pendingHostKey(store.getState().nodeSsh)).toBeNull();
     await commands.stopNode('ghost');
     expect(store.getState().actionError).toBe('Could not stop ghost: cluster.yaml has no node named "ghost"');
+  });
+});
+
+describe('host key prompt', () => {
+  it('asks as ssh does, with the host and the whole fingerprint; Connect first, Cancel after it; both off while answering', () => {
+    const props = { name: 'attic', host: 'attic.local', fingerprint: FP, answering: false, onAnswer: () => undefined };
+    const html = renderToStaticMarkup(createElement(HostKeyPrompt, props));
+    const text = html.replace(/<[^>]+>/g, '').replace(/&#x27;/g, "'");
+    expect(text).toContain(`The authenticity of host attic.local can't be established. Its key fingerprint is ${FP}. Connect and remember it?`);
+    expect(text).toContain('Connect to attic?');
+    expect(html.indexOf('>Connect</button>')).toBeLessThan(html.indexOf('>Cancel</button>'));
+    expect(html).not.toContain('disabled');
+    expect(renderToStaticMarkup(createElement(HostKeyPrompt, { ...props, answering: true })).match(/disabled=""/g)).toHaveLength(2);
   });
 });
