@@ -5,9 +5,7 @@
 import type { GpuShareApi, MembershipState, RequestArg } from '../src-shared/ipc';
 import type { RunSpecInput } from '../src-shared/worker-protocol';
 import {
-  actionFailed,
   askImportMode,
-  clearActionError,
   closeConfirm,
   importFinished,
   importRefused,
@@ -25,6 +23,8 @@ import {
   upsertRun,
 } from './store/actions';
 import { apply, type AppStore } from './store/app-store';
+import { messageOf } from './store/apply';
+import { busyRequest } from './store/busy-request';
 
 /** cluster.yaml's size limit; larger files are refused here with their size instead of being sent. */
 export const MAX_CLUSTER_FILE_BYTES = 1024 * 1024;
@@ -36,26 +36,10 @@ export interface FileLike {
   text(): Promise<string>;
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 export type Commands = ReturnType<typeof createCommands>;
 
 export function createCommands(api: GpuShareApi, store: AppStore) {
-  /** Runs one request with a busy flag; on failure shows "Could not …: reason" and resolves undefined. */
-  async function run<T>(busyName: string, failure: string, fn: () => Promise<T>): Promise<T | undefined> {
-    apply(store, setBusy, busyName, true);
-    apply(store, clearActionError);
-    try {
-      return await fn();
-    } catch (error) {
-      apply(store, actionFailed, `${failure}: ${messageOf(error)}`);
-      return undefined;
-    } finally {
-      apply(store, setBusy, busyName, false);
-    }
-  }
+  const run = <T>(busyName: string, failure: string, fn: () => Promise<T>) => busyRequest(store, busyName, failure, fn);
 
   async function membershipCall(busyName: string, fn: () => Promise<MembershipState>): Promise<MembershipState | undefined> {
     apply(store, setBusy, busyName, true);

@@ -5,7 +5,7 @@
  */
 import type { EventPayloads, GpuShareApi } from '../../src-shared/ipc';
 import type { DiscoveredCoordinator } from '../../src-shared/nodes/ipc-discovery';
-import type { AppStore } from './app-store';
+import { apply, type AppStore } from './apply';
 import type { AppState } from './state';
 import type { JoinFormFields } from './join-form';
 
@@ -20,10 +20,6 @@ export function initialDiscoverySlice(): DiscoverySlice {
   return { coordinators: null, error: null };
 }
 
-/** app-store's apply, restated: state.ts imports this file, so importing app-store's values here would be a cycle. */
-function apply<A extends unknown[]>(store: AppStore, action: (s: AppState, ...args: A) => AppState, ...args: A): void {
-  store.setState((s) => action(s, ...args), true);
-}
 
 /** The core's whole list replaces the page's, sorted by name then URL so rows do not jump as answers arrive. */
 export function setDiscovered(s: AppState, coordinators: DiscoveredCoordinator[]): AppState {

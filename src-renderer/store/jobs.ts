@@ -6,17 +6,10 @@
 import type { EventPayloads, GpuShareApi, RequestArg } from '../../src-shared/ipc';
 import type { ArtifactSnapshot, JobsState, ManifestIssue, ManifestSubmitResult } from '../../src-shared/jobs/types';
 import type { FileLike } from '../commands';
-import { actionFailed, clearActionError, setBusy } from './actions';
-import type { AppStore } from './app-store';
+import { busyRequest } from './busy-request';
+import { apply, messageOf, type AppStore } from './apply';
 import type { AppState } from './state';
 
-/**
- * app-store's apply, restated: state.ts takes this file's initial slice, and app-store builds its store when it
- * loads, so importing app-store's values here would run that before this file is ready.
- */
-function apply<A extends unknown[]>(store: AppStore, action: (s: AppState, ...args: A) => AppState, ...args: A): void {
-  store.setState((s) => action(s, ...args), true);
-}
 
 /** The manifest cap the contract allows; a larger file is refused here with its size instead of being sent. */
 export const MAX_MANIFEST_FILE_BYTES = 4 * 1024 * 1024;
@@ -124,9 +117,6 @@ export function jobEventHandlers(store: AppStore): { onJobs: (state: EventPayloa
   return { onJobs: (state) => apply(store, setJobs, state) };
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 /** Fetches the queue and the artifacts; at start, after a reconnect, and when a jobs view opens. Never throws. */
 export async function loadJobs(api: GpuShareApi, store: AppStore): Promise<void> {
@@ -150,19 +140,7 @@ export function base64Bytes(base64: string): Uint8Array {
 export type JobCommands = ReturnType<typeof createJobCommands>;
 
 export function createJobCommands(api: GpuShareApi, store: AppStore) {
-  /** One request with a busy flag; a failure becomes the page's error banner and resolves undefined. */
-  async function attempt<T>(busyName: string, failure: string, fn: () => Promise<T>): Promise<T | undefined> {
-    apply(store, setBusy, busyName, true);
-    apply(store, clearActionError);
-    try {
-      return await fn();
-    } catch (error) {
-      apply(store, actionFailed, `${failure}: ${messageOf(error)}`);
-      return undefined;
-    } finally {
-      apply(store, setBusy, busyName, false);
-    }
-  }
+  const attempt = <T>(busyName: string, failure: string, fn: () => Promise<T>) => busyRequest(store, busyName, failure, fn);
 
   async function refresh(): Promise<void> {
     const state = await attempt('jobs:load', 'Could not load the jobs', () => api.getJobs());

@@ -6,8 +6,8 @@
 import type { EventPayloads, GpuShareApi } from '../../src-shared/ipc';
 import type { NodeSshStatus } from '../../src-shared/nodes/ipc-ssh';
 import type { SshStartState } from '../../src-shared/nodes/node-status';
-import { actionFailed, clearActionError, setBusy } from './actions';
-import type { AppStore } from './app-store';
+import { busyRequest } from './busy-request';
+import { apply, messageOf, type AppStore } from './apply';
 import type { AppState } from './state';
 
 export interface NodeSshSlice {
@@ -22,10 +22,6 @@ export function initialNodeSshSlice(): NodeSshSlice {
   return { byName: {}, logOpen: [], loadError: null };
 }
 
-/** app-store's apply, restated: state.ts imports this file, so importing app-store's values here would be a cycle. */
-function apply<A extends unknown[]>(store: AppStore, action: (s: AppState, ...args: A) => AppState, ...args: A): void {
-  store.setState((s) => action(s, ...args), true);
-}
 
 /** The core's whole list replaces the page's (a reconnect may have missed changes). */
 export function setNodeSshList(s: AppState, list: NodeSshStatus[]): AppState {
@@ -100,9 +96,6 @@ export function nodeSshEventHandlers(store: AppStore): { onNodeSsh: (status: Eve
   return { onNodeSsh: (status) => apply(store, upsertNodeSsh, status) };
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 /** Fetches every node's SSH state; at start and after each reconnect. Never throws. */
 export async function loadNodeSsh(api: GpuShareApi, store: AppStore): Promise<void> {
@@ -118,16 +111,9 @@ export type NodeSshCommands = ReturnType<typeof createNodeSshCommands>;
 export function createNodeSshCommands(api: GpuShareApi, store: AppStore) {
   /** One request with a busy flag; its answer lands in the slice, a refusal becomes the page's error banner. */
   async function attempt(busyName: string, failure: string, fn: () => Promise<NodeSshStatus | NodeSshStatus[]>): Promise<void> {
-    apply(store, setBusy, busyName, true);
-    apply(store, clearActionError);
-    try {
-      const answer = await fn();
-      for (const status of Array.isArray(answer) ? answer : [answer]) apply(store, upsertNodeSsh, status);
-    } catch (error) {
-      apply(store, actionFailed, `${failure}: ${messageOf(error)}`);
-    } finally {
-      apply(store, setBusy, busyName, false);
-    }
+    const answer = await busyRequest(store, busyName, failure, fn);
+    if (answer === undefined) return;
+    for (const status of Array.isArray(answer) ? answer : [answer]) apply(store, upsertNodeSsh, status);
   }
 
   return {
