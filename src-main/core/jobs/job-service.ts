@@ -276,12 +276,7 @@ export class JobService implements JobsPort {
   private releaseGoneWorkers(now: number): void {
     if (now - this.startedAt < (this.opts.rejoinGraceMs ?? REJOIN_GRACE_MS)) return;
     const workers = new Map(this.opts.coordinator.workers().map((w) => [w.id, w]));
-    const gone = new Set<number>();
-    for (const row of this.db.jobs.list()) {
-      if ((row.status !== 'claimed' && row.status !== 'running') || row.workerId === null) continue;
-      const worker = workers.get(row.workerId);
-      if (!worker || !LIVE_WORKER_STATES.has(worker.state)) gone.add(row.workerId);
-    }
+    const gone = this.db.jobs.claimHolders().filter((id) => !LIVE_WORKER_STATES.has(workers.get(id)?.state ?? 'gone'));
     for (const workerId of gone) {
       const worker = workers.get(workerId);
       const why = worker ? `worker ${worker.node} ${worker.state}${worker.stateCause ? ` (${worker.stateCause})` : ''}` : `worker ${workerId} is gone`;

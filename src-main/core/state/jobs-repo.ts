@@ -79,6 +79,7 @@ export class JobsRepo {
   private readonly unlistStmt: Statement<{ id: string; now: number }>;
   private readonly getStmt: Statement<[string], JobDbRow>;
   private readonly listStmt: Statement<[], JobDbRow>;
+  private readonly holdersStmt: Statement<[], { worker_id: number }>;
   private readonly countsStmt: Statement<[], { status: string; n: number }>;
   private readonly outputTail: JobOutputTail;
 
@@ -136,6 +137,7 @@ export class JobsRepo {
     this.unlistStmt = db.prepare('UPDATE jobs SET in_manifest = 0, updated_at = @now WHERE id = @id AND in_manifest = 1');
     this.getStmt = db.prepare('SELECT * FROM jobs WHERE id = ?');
     this.listStmt = db.prepare('SELECT * FROM jobs ORDER BY seq');
+    this.holdersStmt = db.prepare("SELECT DISTINCT worker_id FROM jobs WHERE status IN ('claimed', 'running')");
     this.countsStmt = db.prepare('SELECT status, count(*) AS n FROM jobs GROUP BY status');
     this.outputTail = new JobOutputTail(db, writer, maxOutputBytes);
   }
@@ -267,6 +269,11 @@ export class JobsRepo {
   /** Every job, in queue order. */
   list(): JobRow[] {
     return this.writer.read(() => this.listStmt.all()).map(jobFromDbRow);
+  }
+
+  /** The workers holding a claim now (an index lookup, not the whole queue: the service asks twice a second). */
+  claimHolders(): number[] {
+    return this.writer.read(() => this.holdersStmt.all()).map((r) => r.worker_id);
   }
 
   counts(): SweepCounts {

@@ -26,6 +26,7 @@ describe('JobsRepo.releaseWorker', () => {
     const b = db.jobs.claimNext(target(1), T0)!;
     db.jobs.markRunning(b.id, tokenOf(b), T0 + 1);
     const c = db.jobs.claimNext(target(2), T0)!;
+    expect(db.jobs.claimHolders().sort()).toEqual([1, 2]);
     db.jobs.sync(jobList(4, 'job', { maxAttempts: 2 }), T0 + 2); // a and b get a second attempt; statuses kept
     const released = db.jobs.releaseWorker(1, 'worker node-1 left', T0 + 3);
     expect(released.map((r) => [r.id, r.status, r.reason, r.node, r.lastNode])).toEqual([
@@ -35,6 +36,7 @@ describe('JobsRepo.releaseWorker', () => {
     expect(db.jobs.get(c.id)).toMatchObject({ status: 'claimed', workerId: 2 });
     expect(db.jobs.fail(a.id, tokenOf(a), 'late', T0 + 4)).toBeNull();
     expect(db.jobs.releaseWorker(1, 'again', T0 + 5)).toEqual([]);
+    expect(db.jobs.claimHolders()).toEqual([2]);
   });
 
   it('fails a job whose last attempt it was', () => {
