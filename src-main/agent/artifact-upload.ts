@@ -7,7 +7,7 @@
 import { createReadStream } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import { RequestTimeoutError, type RawReply } from './http-post';
+import { readReply, RequestTimeoutError, type RawReply } from './http-post';
 
 /** An upload's answer is a small JSON object; anything larger is not from the coordinator. */
 const MAX_UPLOAD_REPLY_BYTES = 64 * 1024;
@@ -43,21 +43,7 @@ export function putFile(opts: PutFileOptions): Promise<RawReply> {
       req.destroy(error);
     });
     req.on('error', (error) => finish({ kind: 'failed', error }));
-    req.on('response', (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > MAX_UPLOAD_REPLY_BYTES) {
-          finish({ kind: 'too-large', status: res.statusCode ?? 0 });
-          req.destroy();
-          return;
-        }
-        chunks.push(chunk);
-      });
-      res.on('end', () => finish({ kind: 'answer', status: res.statusCode ?? 0, location: res.headers.location, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', (error) => finish({ kind: 'failed', error }));
-    });
+    req.on('response', (res) => readReply(req, res, MAX_UPLOAD_REPLY_BYTES, finish));
     const body = createReadStream(opts.file);
     body.on('error', (error) => {
       finish({ kind: 'failed', error });

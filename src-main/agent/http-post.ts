@@ -62,23 +62,26 @@ export function postJson(opts: PostOptions): Promise<RawReply> {
     }, opts.timeoutMs);
     timer.unref?.();
     req.on('error', (error) => finish({ kind: 'failed', error }));
-    req.on('response', (res) => {
-      const tooLarge = () => {
-        finish({ kind: 'too-large', status: res.statusCode ?? 0 });
-        req.destroy();
-      };
-      if (Number(res.headers['content-length'] ?? 0) > maxBytes) return tooLarge();
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > maxBytes) return tooLarge();
-        chunks.push(chunk);
-      });
-      res.on('end', () => finish({ kind: 'answer', status: res.statusCode ?? 0, location: res.headers.location, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', (error) => finish({ kind: 'failed', error }));
-      res.on('aborted', () => finish({ kind: 'failed', error: Object.assign(new Error('the answer was cut off'), { code: 'ECONNRESET' }) }));
-    });
+    req.on('response', (res) => readReply(req, res, maxBytes, finish));
     req.end(body);
   });
+}
+
+/** Reads an answer of at most `maxBytes` (declared or streamed) into a RawReply; a larger one ends the request. */
+export function readReply(req: http.ClientRequest, res: http.IncomingMessage, maxBytes: number, finish: (reply: RawReply) => void): void {
+  const tooLarge = () => {
+    finish({ kind: 'too-large', status: res.statusCode ?? 0 });
+    req.destroy();
+  };
+  if (Number(res.headers['content-length'] ?? 0) > maxBytes) return tooLarge();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  res.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > maxBytes) return tooLarge();
+    chunks.push(chunk);
+  });
+  res.on('end', () => finish({ kind: 'answer', status: res.statusCode ?? 0, location: res.headers.location, text: Buffer.concat(chunks).toString('utf8') }));
+  res.on('error', (error) => finish({ kind: 'failed', error }));
+  res.on('aborted', () => finish({ kind: 'failed', error: Object.assign(new Error('the answer was cut off'), { code: 'ECONNRESET' }) }));
 }
