@@ -3,18 +3,14 @@
 // folder. Jobs are tiny `sh -c` commands, so the real queue, placement, agent, tarball and artifact store all run
 // in seconds: submit, list --json, show by prefix and by name, a bad manifest refused with nothing changed,
 // reload, cancel, requeue, the artifact downloaded and its hash checked, and a wrong token.
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobSnapshot, ManifestSubmitResult } from '../../src-shared/jobs/types';
-import type { WorkerSnapshot } from '../../src-shared/training';
-import { appBuild, releaseBuild, type AppBuild } from '../multihost/helpers/app-snapshot';
-import { waitFor } from './helpers/wait';
-
-const FAKE_NVIDIA_SMI = path.resolve(__dirname, '..', 'fixtures', 'bin', 'nvidia-smi');
+import { CliServe } from './helpers/cli-serve';
 
 /** A job that writes its adapter into GPU_SHARE_OUTPUT_DIR and ends; one that runs until stopped; one no CPU node takes. */
 const QUICK = `[[jobs]]
@@ -37,32 +33,10 @@ name = "slow"
 command = ["/bin/sh", "-c", "echo slow-started; sleep 300"]
 `;
 
-let build: AppBuild;
-let home: string;
-let work: string;
-let serve: ChildProcess;
-let serveOut = '';
-let serveExit: Promise<number | null>;
+let cli: CliServe;
+const gpuShare = (args: string[], env?: NodeJS.ProcessEnv) => cli.gpuShare(args, env);
 
-interface Result {
-  code: number;
-  out: string;
-  err: string;
-}
-
-function gpuShare(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Result> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [build.cli, ...args], { cwd: work, env: { ...process.env, GPU_SHARE_HOME: home, ...env }, timeout: 60_000 }, (error, out, err) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, out, err });
-    });
-  });
-}
-
-async function json<T>(args: string[]): Promise<T> {
-  const r = await gpuShare([...args, '--json']);
-  expect(r, `gpu-share ${args.join(' ')}`).toMatchObject({ code: 0 });
-  return JSON.parse(r.out) as T;
-}
+const json = <T>(args: string[]) => cli.json<T>(args);
 
 interface Row {
   id: string;
@@ -77,44 +51,19 @@ interface Row {
 const rows = () => json<Row[]>(['jobs', 'list']);
 const row = async (name: string) => (await rows()).find((r) => r.name === name)!;
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; jobs: ${JSON.stringify(await rows())}\ngpu-share serve printed:\n${serveOut.slice(-4000)}`);
-    await new Promise((r) => setTimeout(r, 300));
-  }
-}
+const until = (what: string, check: () => Promise<boolean>, timeoutMs = 60_000) => cli.poll(what, check, timeoutMs, async () => `jobs: ${JSON.stringify(await rows())}`);
 
 beforeAll(async () => {
-  build = await appBuild();
-  home = mkdtempSync(path.join(tmpdir(), 'gpu-share-jobs-it-'));
-  work = mkdtempSync(path.join(tmpdir(), 'gpu-share-jobs-cwd-'));
-  serve = spawn(process.execPath, [build.cli, 'serve', '--port', '0', '--coordinator-port', '0'], {
-    env: { ...process.env, GPU_SHARE_HOME: home, GPU_SHARE_STATIC_DIR: build.staticDir, GPU_SHARE_NVIDIA_SMI: FAKE_NVIDIA_SMI, FAKE_NVIDIA_SMI_QUERY_GPU: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  for (const stream of [serve.stdout!, serve.stderr!]) stream.on('data', (d: Buffer) => (serveOut += d.toString()));
-  serveExit = new Promise((resolve) => serve.once('exit', (code) => resolve(code)));
-  await waitFor('gpu-share serve to start and record itself', () => serveOut.includes('GPU Share is running') && existsSync(path.join(home, 'coordinator.json')), {
-    timeoutMs: 60_000,
-    recheckMs: 200,
-    describe: () => serveOut,
-  });
-  await until('this machine\'s worker to be active', async () => (await json<{ workers: WorkerSnapshot[] }>(['workers', 'list'])).workers.some((w) => w.local && w.state === 'active'));
+  cli = await CliServe.start('gpu-share-jobs-it');
 });
 
 afterAll(async () => {
-  if (serve?.exitCode === null) {
-    serve.kill('SIGKILL');
-    await serveExit;
-  }
-  for (const dir of [home, work]) if (dir) rmSync(dir, { recursive: true, force: true });
-  releaseBuild();
+  await cli?.close();
 });
 
 describe('gpu-share jobs against gpu-share serve', () => {
   it('submits a manifest, lists the jobs as [{id, name, status, node, attempts, reason, artifact}] and runs them', async () => {
-    writeFileSync(path.join(work, 'sweep.toml'), QUICK + GPU_ONLY);
+    writeFileSync(path.join(cli.cwd, 'sweep.toml'), QUICK + GPU_ONLY);
     const submitted = await gpuShare(['jobs', 'submit', 'sweep.toml']);
     expect(submitted).toMatchObject({ code: 0, out: 'sweep.toml: 2 added (pending), 0 kept as they were, 0 no longer in the manifest\n' });
 
@@ -154,7 +103,7 @@ describe('gpu-share jobs against gpu-share serve', () => {
 
   it('refuses a bad manifest with every error at FILE:LINE:COL (exit 1) and changes nothing', async () => {
     const before = await rows();
-    writeFileSync(path.join(work, 'bad.toml'), `${QUICK}min_vram_gb = 4\n\n[[jobs]]\nname = "broken"\ncommand = ["/bin/true"]\nmin_cores = "two"\n`);
+    writeFileSync(path.join(cli.cwd, 'bad.toml'), `${QUICK}min_vram_gb = 4\n\n[[jobs]]\nname = "broken"\ncommand = ["/bin/true"]\nmin_cores = "two"\n`);
     const r = await gpuShare(['jobs', 'submit', 'bad.toml']);
     expect(r.code).toBe(1);
     const lines = r.err.trim().split('\n');
@@ -163,14 +112,14 @@ describe('gpu-share jobs against gpu-share serve', () => {
     expect(lines.at(-1)).toBe('2 errors; nothing was changed. Fix bad.toml and submit it again.');
     const asJson = await gpuShare(['jobs', 'submit', 'bad.toml', '--json']);
     expect(asJson.code).toBe(1);
-    expect(JSON.parse(asJson.out)).toMatchObject({ ok: false, fileName: path.join(work, 'bad.toml'), errors: [expect.objectContaining({ line: 7 }), expect.objectContaining({ line: 12 })] });
+    expect(JSON.parse(asJson.out)).toMatchObject({ ok: false, fileName: path.join(cli.cwd, 'bad.toml'), errors: [expect.objectContaining({ line: 7 }), expect.objectContaining({ line: 12 })] });
     expect(await rows()).toEqual(before);
   });
 
   it('reloads the edited manifest by itself, then cancels and requeues a running job', async () => {
-    writeFileSync(path.join(work, 'sweep.toml'), QUICK + GPU_ONLY + SLOW);
+    writeFileSync(path.join(cli.cwd, 'sweep.toml'), QUICK + GPU_ONLY + SLOW);
     const reloaded = await json<ManifestSubmitResult>(['jobs', 'reload']);
-    expect(reloaded).toMatchObject({ ok: true, fileName: path.join(work, 'sweep.toml') });
+    expect(reloaded).toMatchObject({ ok: true, fileName: path.join(cli.cwd, 'sweep.toml') });
     if (!reloaded.ok) throw new Error('unreachable');
     expect([reloaded.added.length, reloaded.kept.length, reloaded.missing.length]).toEqual([1, 2, 0]);
 
@@ -190,13 +139,13 @@ describe('gpu-share jobs against gpu-share serve', () => {
     const r = await gpuShare(['jobs', 'artifact', 'quick']);
     const name = `quick-${quick.artifact!.slice(0, 12)}.tar.gz`;
     expect(r).toMatchObject({ code: 0, out: expect.stringMatching(new RegExp(`^Saved ${name} \\(\\d+ B, sha256 ${quick.artifact} checked\\)\\n$`)) });
-    const bytes = readFileSync(path.join(work, name));
+    const bytes = readFileSync(path.join(cli.cwd, name));
     expect(createHash('sha256').update(bytes).digest('hex')).toBe(quick.artifact);
-    expect(execFileSync('tar', ['-tzf', path.join(work, name)], { encoding: 'utf8' })).toMatch(/(^|\n)(\.\/)?adapter\.txt\n/);
+    expect(execFileSync('tar', ['-tzf', path.join(cli.cwd, name)], { encoding: 'utf8' })).toMatch(/(^|\n)(\.\/)?adapter\.txt\n/);
 
     const again = await gpuShare(['jobs', 'artifact', quick.artifact!]);
     expect(again).toMatchObject({ code: 1, err: `gpu-share jobs artifact: ${name} exists already; give another -o PATH, or --force to replace it\n` });
-    expect(readdirSync(work).filter((f) => f.endsWith('.part'))).toEqual([]);
+    expect(readdirSync(cli.cwd).filter((f) => f.endsWith('.part'))).toEqual([]);
 
     const { artifacts } = await json<{ artifacts: { sha256: string; producedBy: { jobName: string }[] }[] }>(['jobs', 'artifacts']);
     expect(artifacts).toEqual([expect.objectContaining({ sha256: quick.artifact, producedBy: [expect.objectContaining({ jobName: 'quick' })] })]);

@@ -2,91 +2,33 @@
 // `gpu-share serve` (the built CLI, its own worker on this machine, a temp data folder), and the CLI as separate
 // processes that find it through the data folder alone. --json answers are parsed and checked; the errors a
 // person meets (wrong token, unknown run, nothing running) are checked with their exit codes.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunSnapshot, WorkerSnapshot } from '../../src-shared/training';
-import { appBuild, releaseBuild, type AppBuild } from '../multihost/helpers/app-snapshot';
-import { waitFor } from './helpers/wait';
+import { CliServe } from './helpers/cli-serve';
 
-const FAKE_NVIDIA_SMI = path.resolve(__dirname, '..', 'fixtures', 'bin', 'nvidia-smi');
-
-let build: AppBuild;
-let home: string;
-let serve: ChildProcess;
-let serveOut = '';
-let serveExit: Promise<number | null>;
-
-interface Result {
-  code: number;
-  out: string;
-  err: string;
-}
-
-/** `gpu-share ARGS…` as its own process, with the data folder in GPU_SHARE_HOME like a person's shell. */
-function gpuShare(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Result> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [build.cli, ...args], { env: { ...process.env, GPU_SHARE_HOME: home, ...env }, timeout: 60_000 }, (error, out, err) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-      resolve({ code, out, err });
-    });
-  });
-}
-
-/** With --json before any `--` (after it, the words are the training command's). */
-async function json<T>(args: string[], env?: NodeJS.ProcessEnv): Promise<T> {
-  const end = args.includes('--') ? args.indexOf('--') : args.length;
-  const r = await gpuShare([...args.slice(0, end), '--json', ...args.slice(end)], env);
-  expect(r, `gpu-share ${args.join(' ')}`).toMatchObject({ code: 0 });
-  return JSON.parse(r.out) as T;
-}
+let cli: CliServe;
+const gpuShare = (args: string[], env?: NodeJS.ProcessEnv) => cli.gpuShare(args, env);
+const json = <T>(args: string[], env?: NodeJS.ProcessEnv) => cli.json<T>(args, env);
+const poll = (what: string, check: () => Promise<boolean>, timeoutMs?: number) => cli.poll(what, check, timeoutMs);
 
 const node = hostname();
 
-/** Re-runs an async check (CLI calls) until it holds; fails naming what was awaited. */
-async function poll(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; gpu-share serve printed:\n${serveOut}`);
-    await new Promise((r) => setTimeout(r, 300));
-  }
-}
-
 beforeAll(async () => {
-  build = await appBuild();
-  home = mkdtempSync(path.join(tmpdir(), 'gpu-share-cli-it-'));
-  serve = spawn(process.execPath, [build.cli, 'serve', '--port', '0', '--coordinator-port', '0'], {
-    env: { ...process.env, GPU_SHARE_HOME: home, GPU_SHARE_STATIC_DIR: build.staticDir, GPU_SHARE_NVIDIA_SMI: FAKE_NVIDIA_SMI, FAKE_NVIDIA_SMI_QUERY_GPU: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  serve.stdout!.on('data', (d: Buffer) => (serveOut += d.toString()));
-  serve.stderr!.on('data', (d: Buffer) => (serveOut += d.toString()));
-  serveExit = new Promise((resolve) => serve.once('exit', (code) => resolve(code)));
-  await waitFor('gpu-share serve to start and record itself', () => serveOut.includes('GPU Share is running') && existsSync(path.join(home, 'coordinator.json')), {
-    timeoutMs: 60_000,
-    recheckMs: 200,
-    describe: () => serveOut,
-  });
-  // Its own worker joins by itself; runs need it active.
-  await poll('this machine\'s worker to be active', async () => (await json<{ workers: WorkerSnapshot[] }>(['workers', 'list'])).workers.some((w) => w.local && w.state === 'active'));
+  cli = await CliServe.start('gpu-share-cli-it');
 });
 
 afterAll(async () => {
-  if (serve.exitCode === null) {
-    serve.kill('SIGKILL');
-    await serveExit;
-  }
-  rmSync(home, { recursive: true, force: true });
-  releaseBuild();
+  await cli?.close();
 });
 
 describe('gpu-share runs and workers against gpu-share serve', () => {
   it('finds the coordinator through coordinator.json (owner-only) and lists this machine as a worker', async () => {
-    const record = JSON.parse(readFileSync(path.join(home, 'coordinator.json'), 'utf8')) as { url: string; pid: number; certSha256: string | null };
-    expect(record).toMatchObject({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), pid: serve.pid, certSha256: null });
-    expect(statSync(path.join(home, 'coordinator.json')).mode & 0o777).toBe(0o600);
+    const record = JSON.parse(readFileSync(path.join(cli.home, 'coordinator.json'), 'utf8')) as { url: string; pid: number; certSha256: string | null };
+    expect(record).toMatchObject({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), pid: cli.serve.pid, certSha256: null });
+    expect(statSync(path.join(cli.home, 'coordinator.json')).mode & 0o777).toBe(0o600);
     const { workers } = await json<{ workers: WorkerSnapshot[] }>(['workers', 'list']);
     expect(workers).toEqual([expect.objectContaining({ node, local: true, state: 'active' })]);
     const table = await gpuShare(['workers', 'list']);
@@ -167,9 +109,9 @@ describe('gpu-share runs and workers against gpu-share serve', () => {
   });
 
   it('after serve stops: coordinator.json is gone and the CLI says how to start GPU Share (exit 3)', async () => {
-    serve.kill('SIGINT');
-    expect(await serveExit).toBe(0);
-    expect(existsSync(path.join(home, 'coordinator.json'))).toBe(false);
+    cli.serve.kill('SIGINT');
+    expect(await cli.exited).toBe(0);
+    expect(existsSync(path.join(cli.home, 'coordinator.json'))).toBe(false);
     const r = await gpuShare(['runs', 'list', '--json']);
     expect(r.code).toBe(3);
     expect(JSON.parse(r.out)).toMatchObject({ kind: 'not-running', exitCode: 3 });
