@@ -1,23 +1,12 @@
 // The queue's operator and failure paths on a real state.db: a worker leaving, cancel, requeue, the sweep
 // counts, and the batched output tail.
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_JOB_OUTPUT_BYTES, type JobRow, type StateDb } from '../../../src-main/core/state/index';
-import type { ClaimToken } from '../../../src-shared/jobs/job-protocol';
+import { DEFAULT_MAX_JOB_OUTPUT_BYTES, type JobRow } from '../../../src-main/core/state/index';
 import { jobIdOf, jobList, target } from './jobs-fixtures';
+import { queueOf, T0, tokenOf } from './jobs-queue';
 import { closeTemp, openTemp, tempDataDir } from './temp-state';
 
-const T0 = 1_700_000_000_000;
 const ARTIFACT = 'c'.repeat(64);
-
-function tokenOf(row: JobRow): ClaimToken {
-  return { claimId: row.claimId!, attempt: row.attempts };
-}
-
-function queueOf(count: number, over = {}): StateDb {
-  const db = openTemp();
-  db.jobs.sync(jobList(count, 'job', over), T0);
-  return db;
-}
 
 describe('JobsRepo.releaseWorker', () => {
   it("ends every claimed or running job of that worker as a failed attempt, and only that worker's", () => {

@@ -2,24 +2,13 @@
 // fencing of old claims, and the stale-claim sweep at its boundary.
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_STALE_AFTER_MS, type JobRow, type StateDb } from '../../../src-main/core/state/index';
-import type { ClaimToken } from '../../../src-shared/jobs/job-protocol';
+import { DEFAULT_STALE_AFTER_MS } from '../../../src-main/core/state/index';
 import { CLAIM_TOKEN_PATTERN, formatClaimToken } from '../../../src-shared/jobs/job-protocol';
 import { jobIdOf, jobList, jobSpec, target } from './jobs-fixtures';
+import { queueOf, T0, tokenOf } from './jobs-queue';
 import { closeTemp, openTemp, tempDataDir } from './temp-state';
 
-const T0 = 1_700_000_000_000;
 const ARTIFACT = 'a'.repeat(64);
-
-function tokenOf(row: JobRow): ClaimToken {
-  return { claimId: row.claimId!, attempt: row.attempts };
-}
-
-function queueOf(count: number, over = {}): StateDb {
-  const db = openTemp();
-  db.jobs.sync(jobList(count, 'job', over), T0);
-  return db;
-}
 
 describe('JobsRepo.sync', () => {
   it('inserts new jobs pending in the list order, and a reload keeps statuses, updates specs and reports what went missing', () => {
