@@ -1,8 +1,10 @@
 /**
  * ~/.ssh/known_hosts, read the way OpenSSH reads it: plain and hashed (|1|salt|hmac) host patterns, `[host]:port`
  * for ports other than 22, wildcards and negations, @revoked lines. A key the file does not know is "unknown" (the
- * person is shown its fingerprint and asked); a different key of the same type for a known host is "changed" and
- * refused, as OpenSSH does, because that is exactly what a man in the middle looks like.
+ * person is shown its fingerprint and asked); a different key for a known host is "changed" and refused, because
+ * that is exactly what a man in the middle looks like. That holds for a key of ANOTHER type too (ed25519 known, RSA
+ * presented): offering it as merely "unknown" would let an interceptor downgrade the check to a click. OpenSSH
+ * avoids the case by asking for the known type first and warns when it still happens; GPU Share refuses.
  */
 import { createHash, createHmac } from 'node:crypto';
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
@@ -11,7 +13,8 @@ import path from 'node:path';
 export type HostKeyVerdict =
   | { status: 'known' }
   | { status: 'unknown'; fingerprint: string; keyType: string }
-  | { status: 'changed'; fingerprint: string; keyType: string; line: number }
+  /** `keyType` is the presented key's type; `knownKeyType` the type of the key on `line`, which may differ. */
+  | { status: 'changed'; fingerprint: string; keyType: string; knownKeyType: string; line: number }
   | { status: 'revoked'; fingerprint: string; line: number };
 
 /** OpenSSH's fingerprint of a public key blob: SHA256: and unpadded base64. */
@@ -63,6 +66,7 @@ export function checkHostKey(knownHostsText: string, host: string, port: number,
   const presented = keyBlob.toString('base64');
   const fingerprint = hostKeyFingerprint(keyBlob);
   let changedLine = 0;
+  let changedType = '';
   let known = false;
   const lines = knownHostsText.split('\n');
   for (let i = 0; i < lines.length; i++) {
@@ -77,12 +81,17 @@ export function checkHostKey(knownHostsText: string, host: string, port: number,
       if (key === presented) return { status: 'revoked', fingerprint, line: i + 1 };
       continue;
     }
-    if (type !== keyType) continue;
-    if (key === presented) known = true;
-    else if (changedLine === 0) changedLine = i + 1;
+    if (type === keyType && key === presented) {
+      known = true;
+    } else if (changedLine === 0 || (changedType !== keyType && type === keyType)) {
+      // Any other key for this host, of any type, means the presented one is not the machine's: the first line of
+      // the presented type is named when there is one, else the first line of another type.
+      changedLine = i + 1;
+      changedType = type;
+    }
   }
   if (known) return { status: 'known' };
-  if (changedLine > 0) return { status: 'changed', fingerprint, keyType, line: changedLine };
+  if (changedLine > 0) return { status: 'changed', fingerprint, keyType, knownKeyType: changedType, line: changedLine };
   return { status: 'unknown', fingerprint, keyType };
 }
 

@@ -22,6 +22,7 @@ function key(name: string, type = 'ed25519'): { blob: Buffer; line: string; file
 const host = key('host');
 const other = key('other');
 const ecdsa = key('ecdsa', 'ecdsa');
+const rsa = key('rsa', 'rsa');
 const typeAndKey = (k: { line: string }) => k.line.split(/\s+/).slice(0, 2).join(' ');
 
 describe('known_hosts', () => {
@@ -50,10 +51,40 @@ describe('known_hosts', () => {
     expect(checkHostKey(text, '10.0.0.9', 22, other.blob)).toMatchObject({ status: 'changed', line: 2 });
   });
 
-  it('a different key of the same type is changed (with its line); another type only is unknown', () => {
+  it('a different key of the same type is changed (with its line)', () => {
     const text = `a ${typeAndKey(ecdsa)}\n10.0.0.2 ${typeAndKey(other)}\n`;
     expect(checkHostKey(text, '10.0.0.2', 22, host.blob)).toMatchObject({ status: 'changed', line: 2, fingerprint: hostKeyFingerprint(host.blob) });
-    expect(checkHostKey(`10.0.0.2 ${typeAndKey(ecdsa)}\n`, '10.0.0.2', 22, host.blob).status).toBe('unknown');
+  });
+
+  it('a key of another type than the known one is changed, not unknown (no downgrade to a click)', () => {
+    // ed25519 known, RSA presented: what an interceptor without the host's ed25519 key would do.
+    const text = `# lab\n10.0.0.2 ${typeAndKey(host)}\n`;
+    expect(checkHostKey(text, '10.0.0.2', 22, rsa.blob)).toEqual({
+      status: 'changed',
+      fingerprint: hostKeyFingerprint(rsa.blob),
+      keyType: 'ssh-rsa',
+      knownKeyType: 'ssh-ed25519',
+      line: 2,
+    });
+    expect(checkHostKey(`10.0.0.2 ${typeAndKey(ecdsa)}\n`, '10.0.0.2', 22, host.blob)).toMatchObject({ status: 'changed', knownKeyType: 'ecdsa-sha2-nistp256', line: 1 });
+    // Both types known: each is known, a third key of either type is changed on its own type's line.
+    const both = `10.0.0.2 ${typeAndKey(host)}\n10.0.0.2 ${typeAndKey(rsa)}\n`;
+    expect(checkHostKey(both, '10.0.0.2', 22, rsa.blob).status).toBe('known');
+    expect(checkHostKey(both, '10.0.0.2', 22, host.blob).status).toBe('known');
+    expect(checkHostKey(both, '10.0.0.2', 22, other.blob)).toMatchObject({ status: 'changed', line: 1, knownKeyType: 'ssh-ed25519' });
+    // Another host's key of another type is not this host's business.
+    expect(checkHostKey(`10.0.0.3 ${typeAndKey(host)}\n`, '10.0.0.2', 22, rsa.blob).status).toBe('unknown');
+  });
+
+  it('a key of another type is changed for hashed entries too', () => {
+    const file = path.join(dir, 'hashed-types');
+    writeFileSync(file, `gpu-box ${typeAndKey(host)}\n[gpu-box]:2200 ${typeAndKey(host)}\n`);
+    execFileSync('ssh-keygen', ['-H', '-f', file], { stdio: 'ignore' });
+    const text = readFileSync(file, 'utf8');
+    expect(text).not.toContain('gpu-box');
+    expect(checkHostKey(text, 'gpu-box', 22, rsa.blob)).toMatchObject({ status: 'changed', keyType: 'ssh-rsa', knownKeyType: 'ssh-ed25519', line: 1 });
+    expect(checkHostKey(text, 'gpu-box', 2200, rsa.blob)).toMatchObject({ status: 'changed', line: 2 });
+    expect(checkHostKey(text, 'other-box', 22, rsa.blob).status).toBe('unknown');
   });
 
   it('wildcards match, negations exclude, @revoked refuses, @cert-authority is not a host key', () => {
