@@ -1,8 +1,11 @@
 /**
  * Checking a worker request's Ed25519 signature (the agent makes it in src-main/agent/request-signer.ts): the
  * signature over method, path, time, nonce and body hash; the time within SIGNATURE_WINDOW_MS of this clock;
- * and the nonce not seen before within that window. Each refusal is a 401 whose sentence names the check that
- * failed, so a person reading an agent's log knows whether to fix a clock, a key or suspect a replay.
+ * and the nonce not seen before within that window. Nonces are remembered per public key, and only once the
+ * signature verifies against it, so a stranger's flood fills only its own key's (capped) memory and never
+ * makes anyone else's request look replayed (issue 14). Each refusal is a 401 (a 429 for a key over its cap)
+ * whose sentence names the check that failed, so a person reading an agent's log knows whether to fix a
+ * clock, a key or suspect a replay.
  */
 import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
 import type http from 'node:http';
@@ -54,24 +57,41 @@ export interface RequestToCheck {
 export interface SignatureCheckerOptions {
   now: () => number;
   windowMs?: number;
-  /** Nonces remembered at most (default 100,000); see the floor in check(). */
-  maxNonces?: number;
+  /** Nonces remembered per key inside the window (default 20,000); a key past it is refused with a 429. */
+  maxNoncesPerKey?: number;
+  /** Keys whose nonces are remembered at once (default 50,000); a key beyond it is refused with a 429 until some expire. */
+  maxKeys?: number;
 }
+
+/**
+ * One key's nonces, each with the time until which it must be remembered (its request time plus the window:
+ * a replay after that is refused by the window check), in arrival order.
+ */
+type NonceMap = Map<string, number>;
 
 export class SignatureChecker {
   private readonly windowMs: number;
-  private readonly maxNonces: number;
-  /** Nonce → the request time it came with, in arrival order. */
-  private readonly seen = new Map<string, number>();
-  /** Requests at or before this time are refused: a nonce of theirs may have been forgotten to keep the cache bounded. */
-  private floorTime = -Infinity;
+  private readonly maxNoncesPerKey: number;
+  private readonly maxKeys: number;
+  /**
+   * Public key → its nonces. Written only after a signature verifies against that key, so a request only ever
+   * costs the key that signed it: there is no floor or cache shared between keys that one key's flood can move.
+   */
+  private readonly byKey = new Map<string, NonceMap>();
+  private nonces = 0;
+  private nextSweepAt = -Infinity;
 
   constructor(private readonly opts: SignatureCheckerOptions) {
     this.windowMs = opts.windowMs ?? SIGNATURE_WINDOW_MS;
-    this.maxNonces = opts.maxNonces ?? 100_000;
+    this.maxNoncesPerKey = opts.maxNoncesPerKey ?? 20_000;
+    this.maxKeys = opts.maxKeys ?? 50_000;
   }
 
-  /** Throws a 401 ApiProblem naming the failed check unless `request` is signed by `publicKey` (raw, base64url), fresh and new. */
+  /**
+   * Throws an ApiProblem naming the failed check unless `request` is signed by `publicKey` (raw, base64url), fresh
+   * and new: 401 for a missing, stale or bad signature or a replay; 429 when this key already sent as many signed
+   * requests as one key may within the window.
+   */
   check(request: RequestToCheck, publicKey: string, who: string): void {
     const signed = request.signed;
     if (!signed) throw new ApiProblem(401, `${who} has a pinned node key, but this request is not signed: send the x-gpu-share-time, -nonce and -signature headers (an older agent? update it)`);
@@ -83,7 +103,7 @@ export class SignatureChecker {
     if (Math.abs(time - now) > this.windowMs) {
       throw new ApiProblem(
         401,
-        `the signed request of ${who} is ${skewS > 0 ? `${skewS} s in the future` : `${-skewS} s old`}, outside the ${this.windowMs / 60_000}-minute window: ` +
+        `the signed request of ${who} is ${skewS > 0 ? `${skewS} s in the future` : `${-skewS} s old`}, outside the ±${this.windowMs / 1000} s window: ` +
           "check the clocks of the worker and the coordinator's machines (both should sync with NTP)",
       );
     }
@@ -96,28 +116,69 @@ export class SignatureChecker {
       valid = false;
     }
     if (!valid) throw new ApiProblem(401, `bad signature: this request was not signed by the pinned node key of ${who}, or its method, path or body changed on the way`);
-    this.forgetExpired(now);
-    if (this.seen.has(signed.nonce) || time <= this.floorTime) {
-      throw new ApiProblem(401, `replayed request: ${who} already sent a request with this nonce (or one too old to tell); each request needs a fresh nonce`);
+    this.remember(publicKey, signed.nonce, time + this.windowMs, now, who);
+  }
+
+  /** Records a verified request's nonce under its key; throws on a replay or a full map (that key only). */
+  private remember(publicKey: string, nonce: string, keepUntil: number, now: number, who: string): void {
+    this.sweepAll(now);
+    let seen = this.byKey.get(publicKey);
+    if (seen) this.forgetExpired(seen, now);
+    if (seen?.has(nonce)) throw new ApiProblem(401, `replayed request: ${who} already sent a request with this nonce; each request needs a fresh nonce`);
+    const windowS = this.windowMs / 1000;
+    if (seen && seen.size >= this.maxNoncesPerKey) {
+      throw new ApiProblem(429, `too many signed requests from ${who} in ${windowS} s (at most ${this.maxNoncesPerKey} per node key): slow down and try again`, windowS);
     }
-    this.seen.set(signed.nonce, time);
-    if (this.seen.size > this.maxNonces) {
-      const [oldest, oldestTime] = this.seen.entries().next().value as [string, number];
-      this.seen.delete(oldest);
-      this.floorTime = Math.max(this.floorTime, oldestTime);
+    if (!seen) {
+      if (this.byKey.size >= this.maxKeys) {
+        throw new ApiProblem(429, `the coordinator is tracking signed requests of ${this.maxKeys} node keys in the last ${windowS} s, its most; ${who} should try again in a minute`, windowS);
+      }
+      seen = new Map();
+      this.byKey.set(publicKey, seen);
+    }
+    seen.set(nonce, keepUntil);
+    this.nonces++;
+  }
+
+  /** Drops the nonces of `seen` no longer needed; arrival order is nearly time order, so stop at the first one still kept. */
+  private forgetExpired(seen: NonceMap, now: number): void {
+    for (const [nonce, keepUntil] of seen) {
+      if (keepUntil >= now) break;
+      seen.delete(nonce);
+      this.nonces--;
     }
   }
 
-  private forgetExpired(now: number): void {
-    // Arrival order is nearly time order; stop at the first one still inside the window.
-    for (const [nonce, time] of this.seen) {
-      if (time >= now - this.windowMs) break;
-      this.seen.delete(nonce);
+  /** Every few seconds, drops expired nonces of every key and the keys left with none (memory goes back by time). */
+  private sweepAll(now: number): void {
+    if (now < this.nextSweepAt) return;
+    this.nextSweepAt = now + Math.max(1_000, this.windowMs / 10);
+    for (const [publicKey, seen] of this.byKey) {
+      this.forgetExpired(seen, now);
+      if (seen.size === 0) this.byKey.delete(publicKey);
     }
   }
 
-  /** Nonces remembered now (for tests and metrics). */
+  /** Forgets every nonce of `publicKey` (its node was forgotten: a key nobody approved must not keep memory). */
+  forgetKey(publicKey: string): void {
+    const seen = this.byKey.get(publicKey);
+    if (!seen) return;
+    this.nonces -= seen.size;
+    this.byKey.delete(publicKey);
+  }
+
+  /** Nonces remembered now, all keys together (for tests and metrics). */
   size(): number {
-    return this.seen.size;
+    return this.nonces;
+  }
+
+  /** Keys with nonces remembered now (for metrics and the bench). */
+  keyCount(): number {
+    return this.byKey.size;
+  }
+
+  /** Nonces remembered now for one key. */
+  sizeOf(publicKey: string): number {
+    return this.byKey.get(publicKey)?.size ?? 0;
   }
 }

@@ -70,13 +70,13 @@ describe('signed requests', () => {
 
   it('refuses expired and future timestamps, saying by how much', async () => {
     const { beat } = await joinedSigned();
-    const old = await beat({ signAs: { time: Date.now() - 6 * 60_000 } });
+    const old = await beat({ signAs: { time: Date.now() - 90_000 } });
     expect(old.status).toBe(401);
-    expect(old.error).toMatch(/is 3\d\d s old, outside the 5-minute window: check the clocks/);
-    const future = await beat({ signAs: { time: Date.now() + 10 * 60_000 } });
+    expect(old.error).toMatch(/is 9\d s old, outside the ±60 s window: check the clocks/);
+    const future = await beat({ signAs: { time: Date.now() + 90_000 } });
     expect(future.status).toBe(401);
     expect(future.error).toContain('s in the future');
-    expect((await beat({ signAs: { time: Date.now() - 4 * 60_000 } })).status).toBe(200);
+    expect((await beat({ signAs: { time: Date.now() - 50_000 } })).status).toBe(200);
   });
 
   it('refuses an unsigned request, and an unsigned join, for a node whose key is pinned', async () => {
