@@ -20,8 +20,11 @@ export const SESSION_HEADER = 'x-gpu-share-session';
  */
 export const SIGNATURE_HEADERS = { time: 'x-gpu-share-time', nonce: 'x-gpu-share-nonce', signature: 'x-gpu-share-signature' } as const;
 
-/** How far a signed request's time may be from the coordinator's clock, either way. */
-export const SIGNATURE_WINDOW_MS = 5 * 60_000;
+/**
+ * How far a signed request's time may be from the coordinator's clock, either way (±60 s: NTP keeps clocks far
+ * closer; a shorter window bounds how long each key's nonces must be remembered).
+ */
+export const SIGNATURE_WINDOW_MS = 60_000;
 
 /** The text a request's signature covers: method, path (with query), time, nonce and the body's SHA-256 (hex). */
 export function signedRequestText(method: string, pathAndQuery: string, time: string, nonce: string, bodySha256Hex: string): string {
