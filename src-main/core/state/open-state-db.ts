@@ -67,7 +67,10 @@ function connect(file: string, opts: OpenStateDbOptions): Database.Database {
   }
 }
 
-/** Opens (creating or migrating) the state database in `dataDir`. Throws StateDbPathError / StateDbTooNewError. */
+/**
+ * Opens (creating or migrating) the state database in `dataDir`. Throws StateDbPathError / StateDbTooNewError,
+ * and SymlinkRefusedError when state.db (or its -wal/-shm) is a symbolic link, which is then left untouched.
+ */
 export function openStateDb(dataDir: string, opts: OpenStateDbOptions = {}): StateDb {
   const file = path.join(dataDir, opts.fileName ?? STATE_DB_FILE);
   const now = opts.now ?? Date.now;

@@ -1,8 +1,11 @@
 /**
  * The state database as a file: what may sit at its path, owner-only permissions, and moving a damaged file
  * aside (with its -wal and -shm companions, which belong to it and must never be replayed onto a fresh file).
+ * A symbolic link at any of those paths is refused, never followed: chmod or rename through it would change the
+ * file it points at.
  */
-import { chmodSync, closeSync, mkdirSync, openSync, renameSync, statSync, type Stats } from 'node:fs';
+import { closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, renameSync, type Stats } from 'node:fs';
+import { openNoFollow, refuseSymlink } from '../../platform/files/refuse-symlink';
 import { StateDbPathError } from './state-db-errors';
 
 /** The files SQLite keeps beside the database in WAL mode. */
@@ -18,13 +21,16 @@ function kindOf(stats: Stats): string | null {
 }
 
 /**
- * Throws StateDbPathError at once when the path holds anything but a regular file (following a symlink);
+ * Throws SymlinkRefusedError when the database or one of its companions is a symbolic link (the link and its
+ * target are left untouched), and StateDbPathError at once when the path holds anything but a regular file;
  * SQLite would block on a FIFO or fail obscurely on the rest. A missing file is fine: it is created.
  */
 export function checkStatePath(file: string): void {
+  refuseSymlink(file, 'the state database');
+  for (const suffix of COMPANION_SUFFIXES) refuseSymlink(`${file}${suffix}`, `the state database's ${suffix.slice(1)} file`);
   let stats: Stats;
   try {
-    stats = statSync(file);
+    stats = lstatSync(file);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
     throw error;
@@ -39,8 +45,13 @@ export function checkStatePath(file: string): void {
  */
 export function ensureOwnerOnlyFile(file: string, dir: string): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  closeSync(openSync(file, 'a', 0o600));
-  if (process.platform !== 'win32' && (statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
+  // O_NOFOLLOW, and the mode fixed through the open descriptor: never through a path a link could redirect.
+  const fd = openNoFollow(file, 'the state database', constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND, 0o600);
+  try {
+    if (process.platform !== 'win32' && (fstatSync(fd).mode & 0o077) !== 0) fchmodSync(fd, 0o600);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** A file-name-safe UTC stamp: 2025-03-01T09-30-00-123Z. */
@@ -51,6 +62,8 @@ export function fileStamp(now: number): string {
 /** Renames the database and its companions to <file>.corrupt-<stamp>[-wal|-shm]; returns the new database path. */
 export function moveAside(file: string, now: number): string {
   const target = `${file}.corrupt-${fileStamp(now)}`;
+  // Checked at open already; checked again so a link is never what gets renamed aside.
+  refuseSymlink(file, 'the state database');
   renameSync(file, target);
   for (const suffix of COMPANION_SUFFIXES) {
     try {

@@ -2,10 +2,11 @@
 // aside, and anything but a regular file refused at once.
 import Database from 'better-sqlite3';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { latestVersion, MIGRATIONS, openStateDb, STATE_DB_FILE, StateDbPathError, StateDbTooNewError, type Migration } from '../../../src-main/core/state/index';
+import { SymlinkRefusedError } from '../../../src-main/platform/files/refuse-symlink';
 import { closeTemp, openTemp, tempDataDir } from './temp-state';
 
 const posix = process.platform !== 'win32';
@@ -149,5 +150,49 @@ describe('openStateDb', () => {
     expect(() => openStateDb(dir)).toThrow(/is a FIFO \(named pipe\), not a regular file/);
     expect(performance.now() - started).toBeLessThan(1000);
     expect(statSync(file).isFIFO()).toBe(true);
+  });
+
+  it.runIf(posix)('refuses state.db as a symlink, naming it, and leaves the link, its target\'s mode and its bytes untouched', () => {
+    const dir = tempDataDir();
+    const outside = tempDataDir();
+    const target = path.join(outside, 'someone-elses.db');
+    // A real database elsewhere, readable by others: following the link would chmod it to 0600 and (as a
+    // "corrupt" file) rename it aside.
+    const seed = new Database(target);
+    seed.exec('CREATE TABLE t (x); INSERT INTO t VALUES (42);');
+    seed.close();
+    chmodSync(target, 0o644);
+    const before = readFileSync(target);
+    const file = path.join(dir, STATE_DB_FILE);
+    symlinkSync(target, file);
+    expect(() => openStateDb(dir)).toThrow(SymlinkRefusedError);
+    expect(() => openStateDb(dir)).toThrow(`${file} (the state database) is a symbolic link to ${target}`);
+    expect(lstatSync(file).isSymbolicLink()).toBe(true);
+    expect(readlinkSync(file)).toBe(target);
+    expect(statSync(target).mode & 0o777).toBe(0o644);
+    expect(readFileSync(target).equals(before)).toBe(true);
+    expect(readdirSync(dir)).toEqual([STATE_DB_FILE]);
+    expect(readdirSync(outside)).toEqual(['someone-elses.db']);
+  });
+
+  it.runIf(posix)('refuses a symlink at state.db even when it points at garbage that would be "moved aside"', () => {
+    const dir = tempDataDir();
+    const target = path.join(tempDataDir(), 'notes.txt');
+    writeFileSync(target, 'not a database at all, but mine');
+    chmodSync(target, 0o664);
+    symlinkSync(target, path.join(dir, STATE_DB_FILE));
+    expect(() => openStateDb(dir)).toThrow(/is a symbolic link to .*notes\.txt: GPU Share does not follow links/);
+    expect(readFileSync(target, 'utf8')).toBe('not a database at all, but mine');
+    expect(statSync(target).mode & 0o777).toBe(0o664);
+    expect(readdirSync(dir)).toEqual([STATE_DB_FILE]);
+  });
+
+  it.runIf(posix)('refuses a symlinked -wal companion (SQLite would write the log through it)', () => {
+    const dir = tempDataDir();
+    const target = path.join(tempDataDir(), 'victim');
+    writeFileSync(target, 'precious');
+    symlinkSync(target, path.join(dir, `${STATE_DB_FILE}-wal`));
+    expect(() => openStateDb(dir)).toThrow(/state\.db-wal \(the state database's wal file\) is a symbolic link/);
+    expect(readFileSync(target, 'utf8')).toBe('precious');
   });
 });
