@@ -6,8 +6,11 @@
  * (always stored as files) and the gzip header's time and name. The sha256 is computed while the file is
  * written, so the archive is read once.
  *
- * A symlink is packed as a link, never followed; one pointing outside the folder refuses the whole pack (it
- * would let a trainer hand out any file of the worker). Sockets, FIFOs and devices are skipped.
+ * A symlink is packed as a link, never followed; one leading outside the folder refuses the whole pack (it
+ * would let a trainer hand out any file of the worker). Where a link leads is resolved the way the file system
+ * resolves it (link-resolve.ts: every link on the way followed before a `..` applies), not read as text: `t ->
+ * d/s/..` with `d/s -> ..` leads outside although its text does not. The coordinator checks an uploaded tarball
+ * with the same rule. Sockets, FIFOs and devices are skipped.
  */
 import { createHash } from 'node:crypto';
 import { createWriteStream, lstatSync, readdirSync, readlinkSync, type Stats } from 'node:fs';
@@ -15,6 +18,8 @@ import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Pack, type WriteEntry } from 'tar';
+import { errnoCode } from './errno';
+import { resolveLinkInside, type LinkLookup } from './link-resolve';
 
 export interface PackedTar {
   sha256: string;
@@ -56,11 +61,28 @@ export function listPackable(root: string): string[] {
   return found.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
+/** What sits at a path under `root`, by lstat: links are reported with their text, never followed. */
+function lookupUnder(root: string): LinkLookup {
+  return (rel) => {
+    const full = path.join(root, ...rel.split('/'));
+    let stat: Stats;
+    try {
+      stat = lstatSync(full);
+    } catch (error) {
+      const code = errnoCode(error);
+      if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+      throw error;
+    }
+    if (stat.isSymbolicLink()) return { kind: 'link', target: readlinkSync(full) };
+    return { kind: stat.isDirectory() ? 'dir' : stat.isFile() ? 'file' : 'other' };
+  };
+}
+
 function checkLinkInside(root: string, rel: string, target: string): void {
-  const resolved = path.resolve(path.dirname(path.join(root, rel)), target);
-  const inside = path.relative(root, resolved);
-  if (path.isAbsolute(target) || inside === '..' || inside.startsWith(`..${path.sep}`) || path.isAbsolute(inside)) {
-    throw new PackRefusedError(`${rel} is a symbolic link to ${target}, outside the output folder; copy the file into the folder instead of linking to it`);
+  if (resolveLinkInside(rel, target, lookupUnder(root)) === null) {
+    throw new PackRefusedError(
+      `${rel} is a symbolic link to ${target}, which leads outside the output folder once the links on its way are followed (or loops); copy the file into the folder instead of linking to it`,
+    );
   }
 }
 

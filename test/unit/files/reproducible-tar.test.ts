@@ -5,7 +5,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, linkSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -115,9 +115,52 @@ describe('packReproducibleTar', () => {
       const file = path.join(out, 'x.tar.gz');
       const error = await packReproducibleTar(root, file).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(PackRefusedError);
-      expect((error as Error).message).toBe(`sub/escape is a symbolic link to ${target}, outside the output folder; copy the file into the folder instead of linking to it`);
+      expect((error as Error).message).toBe(
+        `sub/escape is a symbolic link to ${target}, which leads outside the output folder once the links on its way are followed (or loops); copy the file into the folder instead of linking to it`,
+      );
       expect(() => readFileSync(file)).toThrow();
     }
+  });
+
+  it('resolves links as the file system does: t -> d/s/.. with d/s -> .. leads outside and is refused', async () => {
+    const [root, out] = [tempDir(), tempDir()];
+    mkdirSync(path.join(root, 'd'));
+    symlinkSync('..', path.join(root, 'd', 's')); // d/s is the output folder itself: inside
+    symlinkSync('d/s/..', path.join(root, 't')); // as text inside; followed, the folder above the output
+    const file = path.join(out, 'x.tar.gz');
+    const error = await packReproducibleTar(root, file).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PackRefusedError);
+    expect((error as Error).message).toContain('t is a symbolic link to d/s/.., which leads outside the output folder');
+    expect(() => readFileSync(file)).toThrow();
+    // What the OS says, for the record: the link really does reach the parent of the output folder (the kernel's
+    // realpath; Node's JS realpathSync applies the `..` as text first and would say "d").
+    expect(path.relative(root, realpathSync.native(path.join(root, 't')))).toBe('..');
+  });
+
+  it('refuses a link loop and a link through a link that leaves, and still packs links that stay inside', async () => {
+    for (const make of [
+      (root: string) => {
+        symlinkSync('b', path.join(root, 'a'));
+        symlinkSync('a', path.join(root, 'b'));
+      },
+      (root: string) => {
+        mkdirSync(path.join(root, 'x'));
+        symlinkSync('..', path.join(root, 'up'));
+        symlinkSync('../up/..', path.join(root, 'x', 'far')); // x/.. = root, root/up = root/.., .. = above that
+      },
+    ]) {
+      const [root, out] = [tempDir(), tempDir()];
+      make(root);
+      await expect(packReproducibleTar(root, path.join(out, 'x.tar.gz'))).rejects.toBeInstanceOf(PackRefusedError);
+    }
+    const [root, out] = [tempDir(), tempDir()];
+    mkdirSync(path.join(root, 'd', 'e'), { recursive: true });
+    writeFileSync(path.join(root, 'd', 'e', 'w.bin'), 'weights');
+    symlinkSync('e', path.join(root, 'd', 'cur')); // d/cur -> d/e
+    symlinkSync('d/cur/../e/w.bin', path.join(root, 'latest')); // d/cur/.. = d: inside
+    symlinkSync('missing/../d', path.join(root, 'dangling-ok'));
+    const packed = await packReproducibleTar(root, path.join(out, 'ok.tar.gz'));
+    expect(packed.entries).toEqual(['d/', 'd/cur', 'd/e/', 'd/e/w.bin', 'dangling-ok', 'latest']);
   });
 
   it('skips FIFOs and sockets', async () => {
