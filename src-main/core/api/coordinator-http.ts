@@ -20,6 +20,8 @@ import { sha256Hex, signedPartsOf } from './request-signature';
 import { jobHandlers } from './job-routes';
 import { attachPresence } from './presence-server';
 import { tokensEqual } from './tokens';
+import { answerClientErrors, guardConnections, type ConnectionLimits } from './connection-guard';
+import { JoinRateLimit, type JoinRateLimitOptions } from './join-rate-limit';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -45,6 +47,10 @@ export interface CoordinatorHttpOptions {
   metrics?: () => string;
   /** The adapter-job service behind the /v1/jobs, /v1/artifacts and worker job endpoints; without it they answer 404. */
   jobs?: JobsPort;
+  /** Joins per source address (join-rate-limit.ts; default 10 at once, 2 a second, loopback exempt). */
+  joinRateLimit?: Omit<JoinRateLimitOptions, 'now'>;
+  /** Connection caps (connection-guard.ts); see startCoordinatorHttp for the defaults. */
+  connections?: ConnectionLimits;
 }
 
 export interface CoordinatorHttp {
@@ -52,6 +58,8 @@ export interface CoordinatorHttp {
   port: number;
   /** Agents holding a presence connection now. */
   presenceCount(): number;
+  /** Connections the port holds now (connection-guard.ts). */
+  openConnections(): number;
   close(): Promise<void>;
 }
 
@@ -206,6 +214,7 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
   const host = opts.host ?? '127.0.0.1';
   const bodyTimeoutMs = opts.bodyTimeoutMs ?? 10_000;
   const headersTimeoutMs = opts.headersTimeoutMs ?? 10_000;
+  const joinLimit = new JoinRateLimit({ now: () => Date.now(), ...opts.joinRateLimit });
   const entries = buildRoutes(handlers(service, opts));
 
   const authorize = (req: http.IncomingMessage, auth: ApiAuth): string | null => {
@@ -233,6 +242,7 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
       sendError(res, 400, 'request target is not a valid URL path');
       return;
     }
+    joinLimit.admit(pathname, req.socket.remoteAddress); // before anything is read or checked
     const entry = entries.find((e) => e.pattern.test(pathname));
     if (!entry) {
       sendError(res, 404, `no endpoint ${pathname.slice(0, 200)} (see docs/api.md for the API, version ${API_VERSION})`);
@@ -303,7 +313,7 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
         // closed: the rest of the body is discarded, not parsed.
         const unread = !req.complete;
         const closing = error.status === 413 || error.status === 408 || unread;
-        sendError(res, error.status, error.message, closing ? { connection: 'close' } : {});
+        sendError(res, error.status, error.message, { ...(closing ? { connection: 'close' } : {}), ...(error.retryAfterS ? { 'retry-after': String(error.retryAfterS) } : {}) });
         if (error.status === 408) res.once('finish', () => req.socket.destroy());
         else if (closing) {
           req.resume(); // swallow what is still coming so the client can read the answer
@@ -315,7 +325,7 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
     });
   };
   const server: http.Server = opts.tls
-    ? https.createServer({ ...serverOptions, cert: opts.tls.certPem, key: opts.tls.keyPem }, onRequest)
+    ? https.createServer({ ...serverOptions, handshakeTimeout: headersTimeoutMs, cert: opts.tls.certPem, key: opts.tls.keyPem }, onRequest)
     : http.createServer(serverOptions, onRequest);
   const presence = attachPresence(server, service, {
     authorizeWorker: (req) => authorize(req, 'worker'),
@@ -328,12 +338,11 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
   // Off: Node's whole-request deadline cannot spare uploads; handle() applies the same one to every other request.
   server.requestTimeout = 0;
   server.keepAliveTimeout = 15_000;
-  // Bytes Node cannot parse as HTTP, or headers too slow: answer if the socket still takes it, then close.
-  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
-    const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
-    if (socket.writable && err.code !== 'ECONNRESET') socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
-    else socket.destroy();
-  });
+  // 64 connections per address; 2,048 per loopback address (the app's own worker, the CLI, the 1,000-worker
+  // bench — anyone there already holds the tokens), all under the process's descriptor limit (connection-guard.ts).
+  const guard = guardConnections(server, opts.connections ?? { perAddress: 64, perLoopbackAddress: 2_048 });
+  // Bytes Node cannot parse as HTTP, or headers too slow: answered, then the socket is destroyed, not half-closed.
+  answerClientErrors(server);
 
   return new Promise((resolve, reject) => {
     const onError = (e: Error) => reject(new Error(`coordinator API could not listen on ${host}:${opts.port ?? 0}: ${e.message}`));
@@ -347,6 +356,7 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
         url: `${opts.tls ? 'https' : 'http'}://${shownHost}:${port}`,
         port,
         presenceCount: () => presence.connected(),
+        openConnections: () => guard.open(),
         close: () =>
           new Promise<void>((done) => {
             service.setInstructionListener(null);
