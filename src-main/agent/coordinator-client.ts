@@ -8,6 +8,7 @@ import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import { normalizeCertSha256 } from '../../src-shared/cert-fingerprint';
+import { clearTextProblem, type ClearTextUse } from '../../src-shared/net/clear-text';
 import { workerApi, type EndpointBody, type EndpointName, type EndpointParams, type EndpointReply } from '../../src-shared/worker-api';
 import { SESSION_HEADER } from '../../src-shared/worker-protocol';
 import { MAX_REPLY_BYTES, postJson, type PostOptions, type RawReply } from './http-post';
@@ -55,7 +56,7 @@ export function parseCoordinatorUrl(raw: string): { ok: true; url: URL } | { ok:
   try {
     url = new URL(raw);
   } catch {
-    return { ok: false, message: `"${raw}" is not a URL; expected something like http://192.168.1.20:7421` };
+    return { ok: false, message: `"${raw}" is not a URL; expected something like https://192.168.1.20:7421 (or http://127.0.0.1:7421 on this machine)` };
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     return { ok: false, message: `"${raw}" uses ${url.protocol.replace(/:$/, '')}://; the coordinator speaks http:// or https:// only` };
@@ -70,9 +71,10 @@ export function parseCoordinatorUrl(raw: string): { ok: true; url: URL } | { ok:
  * Whether `url` may be spoken to with this fingerprint: https needs one (the coordinator's certificate is
  * self-signed, so only the pin can tell it from an impostor), and http with one is refused too, because the
  * join command that carried it was for https: following an http URL instead would send the token in the clear.
- * Null when fine, else the message for the person.
+ * Plain http beyond loopback is refused as well (clear-text.ts), before anything is sent. Null when fine, else
+ * the message for the person.
  */
-export function trustProblem(url: URL, certSha256: string | undefined): string | null {
+export function trustProblem(url: URL, certSha256: string | undefined, use: ClearTextUse = 'worker'): string | null {
   const given = certSha256?.trim() ? certSha256.trim() : undefined;
   if (given !== undefined && !normalizeCertSha256(given)) {
     return `"${given}" is not a SHA-256 certificate fingerprint (64 hex digits); copy the whole join command from the coordinator's "Add a worker" panel`;
@@ -83,7 +85,7 @@ export function trustProblem(url: URL, certSha256: string | undefined): string |
   if (url.protocol === 'http:' && given !== undefined) {
     return `a certificate fingerprint was given but ${url.origin} is plain http, where the join token would travel unencrypted; use the https:// URL of the join command`;
   }
-  return null;
+  return clearTextProblem(url, use);
 }
 
 /** A sentence for why a request got no answer; exported for tests. */

@@ -109,6 +109,8 @@ export async function joinOnce(
           `the coordinator at ${where} refused the join token (${reply.status}: ${reply.message}). Copy the token from the app's "Add a worker" panel, or from the output of \`gpu-share serve\`, and pass it in GPU_SHARE_JOIN_TOKEN.`,
         );
       }
+      // Too many joins from this address (join-rate-limit.ts): wait and try again, as for a coordinator not up yet.
+      if (reply.status === 429) throw new JoinError('unreachable', `the coordinator at ${where} asks this worker to slow down (429: ${reply.message})`);
       if (reply.status >= 500) throw new JoinError('unreachable', `the coordinator at ${where} failed to answer the join (${reply.status}: ${reply.message})`);
       throw new JoinError('refused', `the coordinator at ${where} refused this worker (${reply.status}): ${reply.message}`);
     case 'ok':
