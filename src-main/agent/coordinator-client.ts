@@ -8,7 +8,7 @@ import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import { normalizeCertSha256 } from '../../src-shared/cert-fingerprint';
-import { clearTextProblem, type ClearTextUse } from '../../src-shared/net/clear-text';
+import { clearTextProblem, type ClearTextUse } from '../../src-shared/cluster/clear-text';
 import { workerApi, type EndpointBody, type EndpointName, type EndpointParams, type EndpointReply } from '../../src-shared/worker-api';
 import { SESSION_HEADER } from '../../src-shared/worker-protocol';
 import { MAX_REPLY_BYTES, postJson, type PostOptions, type RawReply } from './http-post';

@@ -11,6 +11,7 @@
 import type { MembershipState } from '../../src-shared/ipc';
 import { JoinError, WorkerAgent, type AgentExit, type WorkerAgentOptions } from '../agent/worker-agent';
 import { parseCoordinatorUrl } from '../agent/coordinator-client';
+import { clearTextProblem } from '../../src-shared/cluster/clear-text';
 import { RequestError } from '../core/ipc-dispatch';
 import type { Clock } from '../platform/ports';
 
@@ -95,6 +96,8 @@ export class RemoteMembership {
   join(req: JoinRequest): Promise<MembershipState> {
     const parsed = parseCoordinatorUrl(req.url.trim());
     if (!parsed.ok) return Promise.reject(new RequestError(`Cannot join: ${parsed.message}.`));
+    const clear = clearTextProblem(parsed.url, 'panel');
+    if (clear) return Promise.reject(new RequestError(`Cannot join: ${clear}`));
     if (this.stopped) return Promise.reject(new RequestError('Cannot join: the app is shutting down.'));
     const { mode, url } = this.current;
     if (this.leaving) return Promise.reject(new RequestError(`Cannot join yet: this machine is still leaving ${url}. Try again in a moment.`));

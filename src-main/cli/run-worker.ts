@@ -97,7 +97,7 @@ export async function runWorker(args: string[], io: CliIo, options: RunWorkerOpt
   if (parsed.discover && parsed.text('join')) throw new UsageError('--discover and --join both name the coordinator: give one of them');
   if (clusterName !== undefined && !parsed.discover) throw new UsageError('--cluster-name goes with --discover (a coordinator given by --join needs no name)');
   if (clusterName !== undefined && clusterNameProblem(clusterName)) throw new UsageError(`--cluster-name: ${clusterNameProblem(clusterName)}`);
-  if (!parsed.text('join') && !parsed.discover) throw new UsageError('--join URL is required (the coordinator to join, e.g. http://192.168.1.20:7421), or --discover to find it on the LAN');
+  if (!parsed.text('join') && !parsed.discover) throw new UsageError('--join URL is required (the coordinator to join, e.g. https://192.168.1.20:7421 with --cert-sha256), or --discover to find it on the LAN');
   const tokenFlag = parsed.text('token');
   const token = tokenFlag ?? io.env[TOKEN_ENV];
   if (!token) {

@@ -5,6 +5,7 @@
  */
 import { normalizeCertSha256 } from '../../src-shared/cert-fingerprint';
 import { coordinatorUrlProblem, type MembershipState, type RequestArg } from '../../src-shared/ipc';
+import { clearTextProblem } from '../../src-shared/cluster/clear-text';
 import type { Badge } from './derive';
 
 export interface JoinFormFields {
@@ -34,7 +35,8 @@ export function checkJoinForm(fields: JoinFormFields): JoinFormResult {
     errors.url = "Paste the other machine's coordinator URL, e.g. https://192.168.1.20:7421";
   } else {
     // People type "192.168.1.20:7421" without a scheme: http, the coordinator's default on one machine; https
-    // when they also gave a fingerprint, since only an https coordinator has a certificate.
+    // when they also gave a fingerprint, since only an https coordinator has a certificate. Plain http is for
+    // this machine only: beyond loopback the token would cross the network in clear (clear-text.ts).
     if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) url = `${certText ? 'https' : 'http'}://${url}`;
     const problem = url.length > MAX_URL ? `is longer than ${MAX_URL} characters` : coordinatorUrlProblem(url);
     if (problem) errors.url = `"${fields.url.trim().slice(0, 80)}" ${problem}.`;
@@ -42,6 +44,8 @@ export function checkJoinForm(fields: JoinFormFields): JoinFormResult {
       errors.certSha256 = "Needed for an https:// coordinator: paste the --cert-sha256 value from the other machine's join command.";
     } else if (/^http:/i.test(url) && certText) {
       errors.url = `"${fields.url.trim().slice(0, 80)}" is plain http://, but a certificate fingerprint was given: use the https:// URL from the join command.`;
+    } else if (clearTextProblem(url, 'panel')) {
+      errors.url = clearTextProblem(url, 'panel')!;
     }
   }
   const token = fields.token.trim();

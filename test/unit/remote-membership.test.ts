@@ -253,6 +253,10 @@ describe('joining another cluster from the app', { timeout: 60_000 }, () => {
     await expect(dispatchRequest(core.handlers, 'leaveCluster', { now: true })).rejects.toThrow(/leaveCluster: invalid argument/);
     // The core checks again for callers that skip the contract.
     await expect(core.handlers.joinCluster({ url: 'file:///etc/passwd', token: remote.joinToken })).rejects.toThrow(/Cannot join: .* uses file:\/\//);
+    // Plain http to another machine would carry the join token in clear: refused before the agent starts.
+    await expect(core.handlers.joinCluster({ url: 'http://192.0.2.10:7421', token: remote.joinToken })).rejects.toThrow(
+      /^Cannot join: http:\/\/192\.0\.2\.10:7421 is plain http to a host other than this machine's loopback .* nothing was sent\. Use the https:\/\/ URL and its certificate fingerprint/,
+    );
     expect(memberships).toEqual([]);
     expect(remote.service.workers()).toEqual([]);
     expect(localActive()?.id).toBe(before.id);

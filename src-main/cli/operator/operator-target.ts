@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { normalizeCertSha256 } from '../../../src-shared/cert-fingerprint';
+import { clearTextProblem } from '../../../src-shared/cluster/clear-text';
 import { CERT_ENV, parseCoordinatorUrl } from '../../agent/coordinator-client';
 import { fingerprintOf, TLS_IDENTITY_FILE } from '../../core/api/tls-identity';
 import { SECRETS_FILE } from '../../core/secrets';
@@ -51,6 +52,9 @@ export async function resolveOperatorTarget(flags: OperatorFlags, io: Pick<CliIo
   const parsed = parseCoordinatorUrl(located.raw);
   if (!parsed.ok) throw new UsageError(`${located.source === 'env' ? URL_ENV : '--url'}: ${parsed.message}`);
   const url = parsed.url;
+  // Before the token is even looked up: plain http beyond loopback would carry it across the network in clear.
+  const clear = clearTextProblem(url, 'operator');
+  if (clear) throw new UsageError(`${urlSourceName(located)}: ${clear}`);
   const cert = await locateCert(flags, io.env, url, dataDir, located.recordCert);
   const token = await locateToken(flags, io, dataDir);
   return {
@@ -64,6 +68,13 @@ export async function resolveOperatorTarget(flags: OperatorFlags, io: Pick<CliIo
     tokenSource: token.source,
     recordPid: located.pid,
   };
+}
+
+/** The flag, variable or file the URL came from, as the person would change it. */
+function urlSourceName(located: LocatedUrl): string {
+  if (located.source === 'flag') return '--url';
+  if (located.source === 'env') return URL_ENV;
+  return located.source === 'record' ? COORDINATOR_RECORD_FILE : 'the default URL';
 }
 
 interface LocatedUrl {

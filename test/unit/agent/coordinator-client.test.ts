@@ -13,7 +13,7 @@ describe('parseCoordinatorUrl', () => {
   it('refuses anything else with a reason', () => {
     const cases: [string, RegExp][] = [
       ['127.0.0.1:7421', /uses 127\.0\.0\.1:\/\/|not a URL/],
-      ['not a url', /is not a URL; expected something like http:\/\//],
+      ['not a url', /is not a URL; expected something like https:\/\/192\.168\.1\.20:7421 \(or http:\/\/127\.0\.0\.1:7421 on this machine\)/],
       ['ftp://host:21', /uses ftp:\/\/; the coordinator speaks http:\/\/ or https:\/\/ only/],
       ['ws://host:7421', /uses ws:\/\//],
       ['http://user:pw@host:7421', /carries a user name or password/],
@@ -136,6 +136,23 @@ describe('trustProblem', () => {
     expect(trustProblem(new URL('https://10.0.0.1:7421'), undefined)).toMatch(/speaks https.*--cert-sha256 HEX, or GPU_SHARE_CERT_SHA256.*copy the whole join command/);
     expect(trustProblem(new URL('http://10.0.0.1:7421'), fp)).toMatch(/plain http, where the join token would travel unencrypted/);
     expect(trustProblem(new URL('https://10.0.0.1:7421'), 'abc')).toMatch(/"abc" is not a SHA-256 certificate fingerprint/);
+  });
+
+  it('refuses plain http to a host that is not loopback, and such a client hands its transport nothing', async () => {
+    for (const url of ['http://192.0.2.10:7421', 'http://gpu.example:7421', 'http://[fe80::1]:7421']) {
+      expect(trustProblem(new URL(url), undefined), url).toMatch(/is plain http to a host other than this machine's loopback .* the join token would cross the network unencrypted; nothing was sent\. Use the https:\/\/ URL with --cert-sha256/);
+    }
+    expect(trustProblem(new URL('http://[::1]:7421'), undefined)).toBeNull();
+    const sent: unknown[] = [];
+    const c = new CoordinatorClient('http://192.0.2.10:7421', 't', {
+      transport: (opts) => {
+        sent.push(opts);
+        return Promise.reject(new Error('must not be called'));
+      },
+    });
+    expect(c.trustProblem()).toMatch(/^http:\/\/192\.0\.2\.10:7421 is plain http/);
+    expect(await c.post('/v1/join', {})).toEqual({ kind: 'untrusted', message: expect.stringMatching(/plain http/) });
+    expect(sent).toEqual([]);
   });
 
   it('an https client without a fingerprint sends nothing', async () => {

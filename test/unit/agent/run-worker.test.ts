@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../../src-main/cli/run-cli';
 import { findFreePort } from '../../../src-main/agent/coordinator-client';
 import { loadOrCreateTlsIdentity } from '../../../src-main/core/api/tls-identity';
@@ -59,6 +60,21 @@ describe('gpu-share worker', () => {
       const c = io();
       expect(await runCli(['worker', ...args], c.io), args.join(' ')).toBe(2);
       expect(c.err.join(''), args.join(' ')).toMatch(why);
+    }
+  });
+
+  it('refuses --join http:// to a host that is not loopback before any connection (exit 2)', async () => {
+    const connect = vi.spyOn(net.Socket.prototype, 'connect');
+    try {
+      const c = io();
+      expect(await runCli(['worker', '--join', 'http://192.0.2.10:7421'], { ...c.io, env: { ...c.io.env, GPU_SHARE_JOIN_TOKEN: TOKEN } })).toBe(2);
+      expect(c.err.join('')).toContain(
+        "gpu-share worker: http://192.0.2.10:7421 is plain http to a host other than this machine's loopback (127.0.0.1, ::1, localhost), so the join token would cross the network unencrypted; nothing was sent. " +
+          "Use the https:// URL with --cert-sha256 from the coordinator's Add a worker panel (or `gpu-share serve` output).\n",
+      );
+      expect(connect).not.toHaveBeenCalled();
+    } finally {
+      connect.mockRestore();
     }
   });
 

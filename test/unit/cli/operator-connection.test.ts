@@ -1,10 +1,11 @@
 // How an operator command finds its coordinator and token (flags, environment, the data folder's
 // coordinator.json and secrets.json), and what it says when it cannot: against a real coordinator HTTP API on
 // 127.0.0.1, over plain HTTP and over HTTPS with the certificate pinned.
+import net from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readCoordinatorRecord, removeCoordinatorRecord, writeCoordinatorRecord } from '../../../src-main/core/coordinator-record';
 import { resolveOperatorTarget } from '../../../src-main/cli/operator/operator-target';
 import { startCoordinatorHttp, type CoordinatorHttp } from '../../../src-main/core/api/coordinator-http';
@@ -107,6 +108,29 @@ describe('resolveOperatorTarget', () => {
       '--cert-sha256 is for https coordinators, and http://127.0.0.1:1111 is plain http',
     );
     await expect(resolveOperatorTarget({ 'data-dir': d, url: 'ftp://x' }, io())).rejects.toThrow(/^--url: "ftp:\/\/x" uses ftp:\/\//);
+  });
+});
+
+describe('plain http beyond loopback (issue 14, item 2)', () => {
+  it('refuses --url, GPU_SHARE_URL and a recorded URL before the token is read or anything is sent', async () => {
+    const connect = vi.spyOn(net.Socket.prototype, 'connect');
+    try {
+      const d = dataDir();
+      const r = await cli(['runs', 'list', '--url', 'http://10.0.0.1:7421', '--data-dir', d], { GPU_SHARE_OPERATOR_TOKEN: OPERATOR });
+      expect(r.code).toBe(2);
+      expect(r.out).toBe('');
+      expect(r.err).toContain(
+        '--url: http://10.0.0.1:7421 is plain http to a host other than this machine\'s loopback (127.0.0.1, ::1, localhost), so the operator token would cross the network unencrypted; nothing was sent. ' +
+          "Run the command on the coordinator's machine, or over an SSH tunnel: ssh -L 7421:127.0.0.1:7421 10.0.0.1, then --url http://127.0.0.1:7421",
+      );
+      const env = await cli(['workers', 'list', '--data-dir', d], { GPU_SHARE_URL: 'http://[fe80::1]:9000' });
+      expect([env.code, env.err]).toEqual([2, expect.stringMatching(/^gpu-share workers list: GPU_SHARE_URL: http:\/\/\[fe80::1\]:9000 is plain http/)]);
+      const recorded = dataDir({ url: 'http://192.0.2.10:7421', pid: process.pid, certSha256: null });
+      await expect(resolveOperatorTarget({ 'data-dir': recorded }, { env: {}, cwd: dir, err: () => undefined })).rejects.toThrow(/^coordinator\.json: http:\/\/192\.0\.2\.10:7421 is plain http/);
+      expect(connect).not.toHaveBeenCalled();
+    } finally {
+      connect.mockRestore();
+    }
   });
 });
 

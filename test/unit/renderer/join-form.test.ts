@@ -11,14 +11,24 @@ const COLONS = FINGERPRINT.match(/../g)!.join(':');
 
 describe('join form', () => {
   it('accepts a URL and token as pasted, trims them, and leaves out an empty name', () => {
-    const result = checkJoinForm({ url: ' http://192.168.1.20:7421 \n', token: ` ${TOKEN}\n`, name: '  ', certSha256: '' });
-    expect(result).toEqual({ ok: true, request: { url: 'http://192.168.1.20:7421', token: TOKEN } });
+    const result = checkJoinForm({ url: ' http://127.0.0.1:7421 \n', token: ` ${TOKEN}\n`, name: '  ', certSha256: '' });
+    expect(result).toEqual({ ok: true, request: { url: 'http://127.0.0.1:7421', token: TOKEN } });
     if (result.ok) expect(requests.joinCluster.arg.safeParse(result.request).success).toBe(true);
   });
 
   it('takes host:port without a scheme as http://', () => {
-    const result = checkJoinForm({ url: 'desktop.local:7421', token: TOKEN, name: 'jetson', certSha256: '' });
-    expect(result).toEqual({ ok: true, request: { url: 'http://desktop.local:7421', token: TOKEN, name: 'jetson' } });
+    const result = checkJoinForm({ url: 'localhost:7421', token: TOKEN, name: 'jetson', certSha256: '' });
+    expect(result).toEqual({ ok: true, request: { url: 'http://localhost:7421', token: TOKEN, name: 'jetson' } });
+  });
+
+  it('refuses plain http:// to another machine, saying to use the https:// URL and its fingerprint', () => {
+    for (const url of ['http://192.168.1.20:7421', 'desktop.local:7421', 'http://[fe80::1]:7421']) {
+      const result = checkJoinForm({ url, token: TOKEN, name: '', certSha256: '' });
+      expect(result.ok, url).toBe(false);
+      expect(result.ok === false && result.errors.url, url).toMatch(
+        /^http:\/\/\S+ is plain http to a host other than this machine's loopback .* the join token would cross the network unencrypted; nothing was sent\. Use the https:\/\/ URL and its certificate fingerprint \(--cert-sha256\) from the other machine's Add a worker panel\.$/,
+      );
+    }
   });
 
   it('says what is wrong with each field', () => {
@@ -42,7 +52,7 @@ describe('join form', () => {
   });
 
   it('every URL the form accepts, the contract accepts too', () => {
-    for (const url of ['10.0.0.2:7421', 'http://[::1]:7421', 'localhost:7421']) {
+    for (const url of ['127.0.0.2:7421', 'http://[::1]:7421', 'localhost:7421']) {
       const result = checkJoinForm({ url, token: TOKEN, name: '', certSha256: '' });
       expect(result.ok, url).toBe(true);
       if (result.ok) expect(requests.joinCluster.arg.safeParse(result.request).success, url).toBe(true);
