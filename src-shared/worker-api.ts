@@ -7,7 +7,8 @@
 import { z } from 'zod';
 import type { CoordinatorEvent, RunSnapshot, WorkerSnapshot } from './training';
 import { jobAckSchema, jobCompleteSchema, jobFailSchema, jobOutputSchema, jobStartedSchema, manifestSubmitSchema } from './jobs/job-protocol';
-import type { ArtifactSnapshot, JobSnapshot, JobsState, ManifestSubmitResult } from './jobs/types';
+import type { ArtifactSnapshot, JobSnapshot, JobsPageQuery, JobsState, ManifestSubmitResult } from './jobs/types';
+import { jobsPageSearch } from './jobs/jobs-page';
 import {
   API_VERSION,
   apiPaths,
@@ -136,7 +137,14 @@ export const workerApi = {
     transport: 'binary-upload',
   }),
   // --- adapter jobs: the operator side --------------------------------------------------------------------
-  jobsState: endpoint({ method: 'GET', path: fixedPath('/v1/jobs'), auth: 'operator', body: null, reply: jobsStateSchema }),
+  /** One page of the queue with counts of all of it: ?offset=&limit=&status= (src-shared/jobs/jobs-page.ts). */
+  jobsState: endpoint({
+    method: 'GET',
+    path: paramPath(/^\/v1\/jobs$/, (query?: Partial<JobsPageQuery>) => `/v1/jobs${jobsPageSearch(query)}`),
+    auth: 'operator',
+    body: null,
+    reply: jobsStateSchema,
+  }),
   submitManifest: endpoint({ method: 'POST', path: fixedPath('/v1/jobs/manifest'), auth: 'operator', body: manifestSubmitSchema, reply: manifestResultSchema }),
   job: endpoint({ method: 'GET', path: jobPath(null), auth: 'operator', body: null, reply: jobSnapshotSchema }),
   jobLog: endpoint({ method: 'GET', path: jobPath('output'), auth: 'operator', body: null, reply: z.object({ jobId: z.string(), output: z.string() }) }),

@@ -5,6 +5,8 @@
 import path from 'node:path';
 import type { ClusterConfig } from '../../src-shared/cluster/types';
 import type { JobRequestResults } from '../../src-shared/jobs/ipc-jobs';
+import { clampJobsPage, DEFAULT_JOBS_PAGE } from '../../src-shared/jobs/jobs-page';
+import type { JobsPageQuery } from '../../src-shared/jobs/types';
 import type { EmitEvent, RequestHandlers } from '../../src-shared/ipc';
 import type { UserNotification } from '../../src-shared/training';
 import { isApiProblem } from '../core/coordinator/api-problem';
@@ -40,22 +42,30 @@ export function createJobsFeature(opts: {
 }): JobsFeature {
   const artifacts = new ArtifactStore(path.join(opts.userData, 'artifacts'), opts.maxArtifactBytes === undefined ? {} : { maxBytes: opts.maxArtifactBytes });
   const service = new JobService({ clock: opts.clock, db: opts.db, artifacts, cluster: opts.cluster, coordinator: opts.coordinator, notify: opts.announce });
-  const unsubscribe = service.subscribe((state) => opts.emit('onJobs', state));
+  // The feed sends the page the view asked for last (the first page until it asks for another), never the whole queue.
+  let feedPage: JobsPageQuery = DEFAULT_JOBS_PAGE;
+  const unsubscribe = service.subscribe(
+    (state) => opts.emit('onJobs', state),
+    () => feedPage,
+  );
   service.start();
 
   const handlers: JobHandlers = {
-    getJobs: async () => service.state(),
-    submitManifest: async ({ fileName, text }) => asRequest(() => service.submit(fileName, text)),
+    getJobs: async (page) => {
+      feedPage = clampJobsPage(page);
+      return service.state(feedPage);
+    },
+    submitManifest: async ({ fileName, text }) => asRequestAsync(() => service.submit(fileName, text)),
     reloadManifest: async () => {
       const fileName = service.state().manifestName;
       if (!fileName) throw new RequestError('no manifest was submitted yet: drop one on the window or choose "Submit manifest…"');
       if (!path.isAbsolute(fileName)) throw new RequestError(`${fileName} was dropped on the window, so GPU Share cannot read it again by itself: drop the changed file again`);
       const read = await readRegularFile(fileName, { maxBytes: MAX_MANIFEST_BYTES, limitText: '4 MiB', expectation: 'a job manifest is a few KB' });
       if (!read.ok) throw new RequestError(read.failure.message);
-      return asRequest(() => service.submit(fileName, read.bytes.toString('utf8')));
+      return asRequestAsync(() => service.submit(fileName, read.bytes.toString('utf8')));
     },
-    cancelJob: async ({ jobId }) => asRequest(() => (service.cancel(jobId), service.state())),
-    requeueJob: async ({ jobId }) => asRequest(() => (service.requeue(jobId), service.state())),
+    cancelJob: async ({ jobId }) => asRequest(() => (service.cancel(jobId), service.state(feedPage))),
+    requeueJob: async ({ jobId }) => asRequest(() => (service.requeue(jobId), service.state(feedPage))),
     getJobOutput: async ({ jobId }) => asRequest(() => ({ jobId, text: service.jobOutput(jobId) })),
     setPlacementPolicy: async ({ policy }) => ({ policy: service.setPolicy(policy) }),
     getArtifacts: async () => service.artifacts(),
@@ -81,6 +91,16 @@ export function createJobsFeature(opts: {
       service.stop();
     },
   };
+}
+
+/** asRequest for the service's asynchronous calls (a manifest is taken a step at a time). */
+async function asRequestAsync<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (isApiProblem(error)) throw new RequestError(error.message);
+    throw error;
+  }
 }
 
 /** The service speaks HTTP statuses (ApiProblem); the page gets their message as it is. */

@@ -4,13 +4,25 @@
  */
 import { z } from 'zod';
 import { JOB_ID_PATTERN, SHA256_PATTERN } from './job-protocol';
+import { MAX_JOBS_PAGE_LIMIT } from './jobs-page';
 import type { ArtifactSnapshot, JobsState, ManifestSubmitResult, PlacementPolicy } from './types';
 
 const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
 const jobIdArg = z.object({ jobId: z.string().regex(JOB_ID_PATTERN, 'a job id is 64 lowercase hex digits') });
 
 export const jobRequests = {
-  getJobs: { channel: 'jobs:state', arg: z.undefined() },
+  /** The counts and one page of the queue (the first 200 jobs when no page is given); the onJobs feed then sends that page. */
+  getJobs: {
+    channel: 'jobs:state',
+    arg: z
+      .object({
+        offset: z.number().int().min(0).max(999_999_999),
+        limit: z.number().int().min(1).max(MAX_JOBS_PAGE_LIMIT),
+        status: z.enum(['pending', 'claimed', 'running', 'completed', 'failed', 'cancelled']).nullable(),
+      })
+      .partial()
+      .optional(),
+  },
   /** A dropped or chosen manifest (TOML); one character over the cap so the parser names the file when too large. */
   submitManifest: { channel: 'jobs:submit', arg: z.object({ fileName: z.string().max(1024), text: z.string().max(MAX_MANIFEST_BYTES + 1) }) },
   /** Submits the last manifest's file again (it was changed on disk). */
@@ -37,7 +49,7 @@ export interface JobRequestResults {
 }
 
 export const jobEvents = {
-  /** The queue, placements or ledger changed (coalesced to a few per second). */
+  /** The queue, placements or ledger changed (coalesced to a few per second): the page the last getJobs asked for. */
   onJobs: 'jobs:changed',
 } as const;
 

@@ -171,12 +171,25 @@ export interface SweepCounts {
   cancelled: number;
 }
 
-/** Everything the Jobs view needs, sent again (coalesced) whenever it changes. */
+/** Which part of the queue a JobsState lists (GET /v1/jobs?offset=&limit=&status=, the Jobs view's pager). */
+export interface JobsPageQuery {
+  offset: number;
+  limit: number;
+  /** Only jobs in this status; null: every job. */
+  status: JobStatus | null;
+}
+
+/** Everything the Jobs view needs, sent again (coalesced) whenever it changes: the counts of the whole queue and one page of it. */
 export interface JobsState {
+  /** One page of the queue, in queue order (see `page`). */
   jobs: JobSnapshot[];
   ledger: NodeLedger[];
+  /** Per-node verdicts of the page's pending jobs that the latest placement round looked at (live nodes only). */
   previews: PlacementPreview[];
+  /** Counts over the whole queue, not the page. */
   counts: SweepCounts;
+  /** The page `jobs` is; `matching` counts the jobs the query's status filter matches in the whole queue. Absent from coordinators before paging. */
+  page?: JobsPageQuery & { matching: number };
   placement: PlacementPolicy;
   /** Name of the manifest last submitted, for "Reload". */
   manifestName: string | null;

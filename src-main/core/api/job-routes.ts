@@ -4,6 +4,7 @@
  * port's to check. A coordinator started without a job service answers 404 on all of them.
  */
 import { CLAIM_TOKEN_HEADER, CLAIM_TOKEN_PATTERN, JOB_ID_PATTERN, SHA256_PATTERN } from '../../../src-shared/jobs/job-protocol';
+import { readJobsPageQuery } from '../../../src-shared/jobs/jobs-page';
 import { ApiProblem } from '../coordinator/api-problem';
 import type { JobsPort } from '../jobs/jobs-port';
 import { workerIdParam, type Handlers } from './api-handlers';
@@ -67,7 +68,11 @@ export function jobHandlers(jobs: JobsPort | undefined, opts: JobRoutesOptions):
       watchUploadIdle(req, opts.uploadIdleMs);
       return service.upload(workerId, jobId, token, sha256, req, contentLengthOf(req));
     },
-    jobsState: () => port().state(),
+    jobsState: ({ req }) => {
+      const read = readJobsPageQuery(new URL(req.url ?? '/', 'http://coordinator').searchParams);
+      if (!read.ok) throw new ApiProblem(400, `GET /v1/jobs: ${read.message} (docs/api.md, "Paging the queue")`);
+      return port().state(read.query);
+    },
     submitManifest: ({ body }) => port().submit(body.fileName, body.text),
     job: ({ params }) => port().job(jobIdParam(params[0]!)),
     jobLog: ({ params }) => {

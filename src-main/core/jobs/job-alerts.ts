@@ -2,7 +2,7 @@
  * What a person hears about jobs without looking: a job that failed for the last time, and a sweep (everything
  * submitted) that has finished. Each is said once.
  */
-import type { JobsState } from '../../../src-shared/jobs/types';
+import type { SweepCounts } from '../../../src-shared/jobs/types';
 import type { UserNotification } from '../../../src-shared/training';
 
 export interface JobAlertState {
@@ -12,8 +12,14 @@ export interface JobAlertState {
   sweepActive: boolean;
 }
 
-export function jobAlerts(state: JobsState, seen: JobAlertState, notify: (n: UserNotification) => void): void {
-  for (const job of state.jobs) {
+/** What the alerts look at: the whole queue's counts and the jobs that failed for good since the last look. */
+export interface JobAlertInputs {
+  counts: SweepCounts;
+  failed: { id: string; name: string; status: string; attempts: number; maxAttempts: number; reason: string | null }[];
+}
+
+export function jobAlerts(state: JobAlertInputs, seen: JobAlertState, notify: (n: UserNotification) => void): void {
+  for (const job of state.failed) {
     if (job.status !== 'failed' || seen.announcedFinal.has(job.id)) continue;
     seen.announcedFinal.add(job.id);
     // A job that had already failed before this process started is not news.

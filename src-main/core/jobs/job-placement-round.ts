@@ -1,7 +1,8 @@
 /**
  * One placement round: what the cluster offers (cluster.yaml ∩ what each worker detected), what holds it now
  * (claimed and running jobs, the live run's members), and which pending jobs go where. Pure apart from its
- * inputs, so the service can run it whenever something changed.
+ * inputs, so the service can run it whenever something changed. The service hands it only the head of the
+ * queue (PLACEMENT_WINDOW pending jobs), so a round costs the same for 300 jobs as for 10,000.
  */
 import type { ClusterConfig } from '../../../src-shared/cluster/types';
 import type { HostPolicy, JobSpec, PlacementPolicy, PlacementPreview } from '../../../src-shared/jobs/types';
@@ -14,6 +15,8 @@ import type { JobRow } from '../state/jobs-repo';
 
 /** Run states whose members still hold their slots. */
 const HOLDING_RUN_STATES = new Set(['waiting', 'running', 'paused']);
+/** Worker states whose node is shown a verdict for each previewed job (only 'active' ones take work). */
+const LIVE_NODE_STATES = new Set(['syncing', 'active', 'draining']);
 
 export interface RoundInputs {
   config: ClusterConfig;
@@ -23,6 +26,7 @@ export interface RoundInputs {
   /** VRAM measured now per running job (MiB), from the latest heartbeats. */
   measured: ReadonlyMap<string, number>;
   hosts: HostPolicy[];
+  /** Claimed and running jobs (what holds slots) and the pending jobs this round looks at, in queue order. */
   rows: JobRow[];
   runs: RunSnapshot[];
   /** Highest VRAM measured for earlier jobs of this model and mode, or null. */
@@ -73,6 +77,9 @@ export function placementRound(input: RoundInputs): RoundResult {
   const pending = input.rows
     .filter((row) => row.status === 'pending')
     .map((row) => ({ id: row.id, spec: row.spec, vramMb: jobVramDemandMb(row.spec, input.measuredPeak(row.spec)).mb }));
-  const { placements, previews } = placeJobs(pending, nodes, holdings, { policy: input.policy });
+  // Only live nodes take work or get a verdict: the up to 100 failed workers the coordinator keeps (and declared
+  // nodes with no worker) would otherwise add a line per pending job each, for nodes that cannot take any of them.
+  const live = nodes.filter((n) => LIVE_NODE_STATES.has(n.state));
+  const { placements, previews } = placeJobs(pending, live, holdings, { policy: input.policy });
   return { nodes, holdings, placements, previews };
 }

@@ -9,7 +9,8 @@ import type { Readable } from 'node:stream';
 import type { ClaimToken } from '../../../src-shared/jobs/job-protocol';
 import { formatClaimToken, parseClaimToken } from '../../../src-shared/jobs/job-protocol';
 import type { GpuFree, JobBeat } from '../../../src-shared/jobs/job-protocol';
-import type { ArtifactSnapshot, HostPolicy, JobSnapshot, JobsState, ManifestSubmitResult, PlacementPolicy } from '../../../src-shared/jobs/types';
+import { DEFAULT_JOBS_PAGE, PLACEMENT_WINDOW } from '../../../src-shared/jobs/jobs-page';
+import type { ArtifactSnapshot, HostPolicy, JobSnapshot, JobsPageQuery, JobsState, ManifestSubmitResult, PlacementPolicy } from '../../../src-shared/jobs/types';
 import { sanitizeRemoteOutput } from '../../../src-shared/terminal-text';
 import type { ClusterConfig } from '../../../src-shared/cluster/types';
 import type { UserNotification, WorkerSnapshot } from '../../../src-shared/training';
@@ -24,7 +25,7 @@ import { runJobInstruction } from './job-launch';
 import { placementRound, type RoundInputs, type RoundResult } from './job-placement-round';
 import { jobSnapshot, jobsState } from './job-snapshots';
 import type { JobAck, JobsPort, StoredArtifact } from './jobs-port';
-import { manifestJobs, parseManifest } from './manifest/index';
+import { manifestJobsYielding, nextTurn, parseManifestYielding } from './manifest-yielding';
 
 /** Claims without a heartbeat this long are swept back to pending (design.md's default). */
 export const STALE_CLAIM_MS = 600_000;
@@ -33,6 +34,8 @@ export const REJOIN_GRACE_MS = 30_000;
 const TICK_MS = 500;
 const MANIFEST_KEY = 'jobs.manifest';
 const LIVE_WORKER_STATES = new Set(['syncing', 'active', 'draining']);
+/** Most jobs one tick announces as failed for good (a whole sweep failing at once is one story, not 10,000). */
+const MAX_ALERTED_FAILURES = 100;
 
 export interface JobServiceOptions {
   clock: Clock;
@@ -51,6 +54,11 @@ interface ManifestMeta {
   placement: PlacementPolicy;
 }
 
+/** The artifact store's key for one claim (attempt) of a job: one upload at a time, the latest one kept. */
+function uploadClaim(jobId: string, claimToken: string): string {
+  return `${jobId}/${claimToken}`;
+}
+
 export class JobService implements JobsPort {
   private readonly clock: Clock;
   private readonly db: StateDb;
@@ -60,9 +68,13 @@ export class JobService implements JobsPort {
   private readonly measured = new Map<string, number>();
   /** Claims already told to stop, so a worker that keeps beating for one is not told again every second. */
   private readonly cancelled = new Set<string>();
-  private readonly listeners = new Set<(state: JobsState) => void>();
+  private readonly listeners = new Map<(state: JobsState) => void, () => JobsPageQuery>();
   private readonly alerts: JobAlertState = { announcedFinal: new Set(), sweepActive: false };
   private lastRound: RoundResult | null = null;
+  /** When the alerts last looked for jobs that failed for good (they look only at rows changed since). */
+  private alertsCheckedAt = 0;
+  /** Manifest submissions, one after another (each yields to the event loop between its steps). */
+  private submitting: Promise<unknown> = Promise.resolve();
   private workersSeen = '';
   private dirty = true;
   private timer: { cancel(): void } | null = null;
@@ -71,6 +83,8 @@ export class JobService implements JobsPort {
     this.clock = opts.clock;
     this.db = opts.db;
     this.store = opts.artifacts;
+    // Stored tarballs the index refers to are never removed; others only after a grace (artifact-store.ts).
+    this.store.useIndex((sha256) => this.db.artifacts.has(sha256));
     this.startedAt = opts.clock.now();
     opts.coordinator.setJobHooks({ beats: (workerId, _node, req) => this.beats(workerId, req.jobs ?? [], req.gpuFree) });
   }
@@ -87,9 +101,9 @@ export class JobService implements JobsPort {
     this.opts.coordinator.setJobHooks(null);
   }
 
-  /** Hears the jobs state after every change (at most one per tick). Returns the unsubscribe. */
-  subscribe(listener: (state: JobsState) => void): () => void {
-    this.listeners.add(listener);
+  /** Hears the jobs state (the page `page` names, the first by default) after every change (at most one per tick). Returns the unsubscribe. */
+  subscribe(listener: (state: JobsState) => void, page: () => JobsPageQuery = () => DEFAULT_JOBS_PAGE): () => void {
+    this.listeners.set(listener, page);
     return () => this.listeners.delete(listener);
   }
 
@@ -99,6 +113,7 @@ export class JobService implements JobsPort {
     const swept = this.db.jobs.sweepStale(now, this.opts.staleAfterMs ?? STALE_CLAIM_MS);
     if (swept.requeued.length + swept.failed.length > 0) this.dirty = true;
     this.releaseGoneWorkers(now);
+    this.store.sweepUnindexed();
     const workers = this.opts.coordinator.workers();
     const seen = workers.map((w) => `${w.id}:${w.state}`).join(',');
     if (seen !== this.workersSeen) {
@@ -108,26 +123,44 @@ export class JobService implements JobsPort {
     if (!this.dirty) return;
     this.dirty = false;
     this.schedule(now);
-    const state = this.state();
-    jobAlerts(state, this.alerts, this.opts.notify);
-    for (const listener of this.listeners) listener(state);
+    const counts = this.db.jobs.counts();
+    const failed = this.db.jobs.failedSince(this.alertsCheckedAt, MAX_ALERTED_FAILURES);
+    this.alertsCheckedAt = now;
+    jobAlerts({ counts, failed }, this.alerts, this.opts.notify);
+    for (const [listener, page] of this.listeners) listener(this.state(page()));
   }
 
   // --- the operator side ------------------------------------------------------------------------------------
 
-  state(): JobsState {
+  /** The counts of the whole queue and one page of it (the first 200 jobs by default). */
+  state(query: JobsPageQuery = DEFAULT_JOBS_PAGE): JobsState {
     const meta = this.manifestMeta();
-    return jobsState(this.db.jobs.list(), this.lastRound, this.policy(), meta?.fileName ?? null);
+    const counts = this.db.jobs.counts();
+    const rows = this.db.jobs.page(query);
+    const firstPending = rows.find((r) => r.status === 'pending');
+    const pendingAhead = firstPending ? this.db.jobs.pendingBefore(firstPending.seq) : 0;
+    const matching = query.status ? counts[query.status] : counts.total;
+    return jobsState({ rows, query, matching, counts, pendingAhead }, this.lastRound, this.policy(), meta?.fileName ?? null);
   }
 
-  submit(fileName: string, text: string): ManifestSubmitResult {
-    const parsed = parseManifest(text, fileName);
-    if (!parsed.ok) return { ok: false, fileName, errors: parsed.errors };
-    const result = this.db.jobs.sync(manifestJobs(parsed.manifest), this.clock.now());
-    const meta: ManifestMeta = { fileName, hosts: parsed.manifest.hosts, placement: parsed.manifest.placement };
-    this.db.kv.set(MANIFEST_KEY, meta);
-    this.changed();
-    return { ok: true, fileName, ...result };
+  /**
+   * Loads a manifest: parsed, its ids hashed, then synced into the queue in one transaction, yielding to the
+   * event loop between those steps so heartbeats and requests are answered while a 10,000-job manifest is taken.
+   */
+  submit(fileName: string, text: string): Promise<ManifestSubmitResult> {
+    const run = this.submitting.then(async (): Promise<ManifestSubmitResult> => {
+      const parsed = await parseManifestYielding(text, fileName);
+      if (!parsed.ok) return { ok: false, fileName, errors: parsed.errors };
+      const jobs = await manifestJobsYielding(parsed.manifest);
+      const result = this.db.jobs.sync(jobs, this.clock.now());
+      const meta: ManifestMeta = { fileName, hosts: parsed.manifest.hosts, placement: parsed.manifest.placement };
+      this.db.kv.set(MANIFEST_KEY, meta);
+      await nextTurn();
+      this.changed();
+      return { ok: true, fileName, ...result };
+    });
+    this.submitting = run.catch(() => undefined);
+    return run;
   }
 
   setPolicy(policy: PlacementPolicy): PlacementPolicy {
@@ -139,7 +172,8 @@ export class JobService implements JobsPort {
 
   job(jobId: string): JobSnapshot {
     const row = this.require(jobId);
-    return jobSnapshot(row, this.lastRound?.previews.find((p) => p.jobId === jobId));
+    const preview = this.lastRound?.previews.find((p) => p.jobId === jobId);
+    return jobSnapshot(row, preview, row.status === 'pending' && !preview ? this.db.jobs.pendingBefore(row.seq) : null);
   }
 
   jobOutput(jobId: string): string {
@@ -196,6 +230,7 @@ export class JobService implements JobsPort {
     const row = this.db.jobs.complete(jobId, token, body.artifactSha256, now);
     if (!row) throw this.stale(jobId);
     this.db.artifacts.record(body.artifactSha256, this.store.sizeOf(body.artifactSha256) ?? body.sizeBytes, jobId, token.attempt, now);
+    this.store.indexed(uploadClaim(jobId, body.token));
     if (row.peakVramMb !== null && row.peakVramMb > 0) this.db.vramPeaks.record(row.spec.model, row.spec.mode, row.peakVramMb, now);
     this.db.jobs.appendOutput(jobId, `[gpu-share] completed; artifact ${body.artifactSha256.slice(0, 12)} (${body.sizeBytes} bytes)\r\n`);
     this.measured.delete(jobId);
@@ -218,7 +253,7 @@ export class JobService implements JobsPort {
 
   async upload(workerId: number, jobId: string, claimToken: string, sha256: string, body: Readable, contentLength: number | null): Promise<StoredArtifact> {
     this.current(workerId, jobId, claimToken);
-    return this.store.put(body, sha256, contentLength);
+    return this.store.put(body, sha256, contentLength, uploadClaim(jobId, claimToken));
   }
 
   // --- internals ---------------------------------------------------------------------------------------------
@@ -265,7 +300,7 @@ export class JobService implements JobsPort {
       gpuFree: this.gpuFree,
       measured: this.measured,
       hosts: this.manifestMeta()?.hosts ?? [],
-      rows: this.db.jobs.list(),
+      rows: [...this.db.jobs.active(), ...this.db.jobs.pendingHead(PLACEMENT_WINDOW)],
       runs: this.opts.coordinator.runs(),
       measuredPeak: (spec) => this.db.vramPeaks.get(spec.model, spec.mode),
       policy: this.policy(),

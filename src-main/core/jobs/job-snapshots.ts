@@ -1,5 +1,10 @@
-/** Jobs as the UI, the API and the CLI see them: queue rows with a reason for every wait, and the ledger. */
-import type { JobSnapshot, JobsState, NodeVerdict, PlacementPolicy, PlacementPreview, SweepCounts } from '../../../src-shared/jobs/types';
+/**
+ * Jobs as the UI, the API and the CLI see them: queue rows with a reason for every wait, and the ledger. A state
+ * is one page of the queue with the counts of all of it, and every reason is capped, so its size does not grow
+ * with the queue or with the nodes the coordinator remembers.
+ */
+import { PLACEMENT_WINDOW } from '../../../src-shared/jobs/jobs-page';
+import type { JobSnapshot, JobsPageQuery, JobsState, NodeVerdict, PlacementPolicy, PlacementPreview, SweepCounts } from '../../../src-shared/jobs/types';
 import { buildLedger } from '../../../src-shared/scheduling/ledger';
 import type { JobRow } from '../state/jobs-repo';
 import type { RoundResult } from './job-placement-round';
@@ -8,12 +13,40 @@ import type { RoundResult } from './job-placement-round';
 export function waitingReason(verdicts: NodeVerdict[] | undefined): string {
   if (!verdicts || verdicts.length === 0) return 'waiting for a worker to join';
   const no = verdicts.filter((v) => !v.ok);
-  if (no.length === verdicts.length) return `no node fits now: ${no.map((v) => v.reason).join('; ')}`;
+  if (no.length === verdicts.length) return `no node fits now: ${joinCapped(no.map((v) => v.reason))}`;
   return 'waiting for its turn';
 }
 
-export function jobSnapshot(row: JobRow, preview?: PlacementPreview): JobSnapshot {
-  const reason = row.status === 'pending' && preview ? (row.reason ? `${row.reason}; ${waitingReason(preview.verdicts)}` : waitingReason(preview.verdicts)) : row.reason;
+/** Longest list of node reasons in one job's reason; the rest are counted ("… and 40 more nodes"). */
+export const MAX_REASON_CHARS = 1000;
+
+function joinCapped(reasons: string[]): string {
+  let text = '';
+  for (let i = 0; i < reasons.length; i++) {
+    const next = text ? `${text}; ${reasons[i]}` : reasons[i]!;
+    if (next.length > MAX_REASON_CHARS && i > 0) return `${text}; … and ${reasons.length - i} more node${reasons.length - i === 1 ? '' : 's'}`;
+    text = next.length > MAX_REASON_CHARS ? `${next.slice(0, MAX_REASON_CHARS)}…` : next;
+  }
+  return text;
+}
+
+/** Why a pending job the placement round did not look at waits: the pending jobs ahead of it. */
+export function behindReason(ahead: number): string {
+  return `waiting behind ${ahead} earlier pending job${ahead === 1 ? '' : 's'} (each placement round looks at the first ${PLACEMENT_WINDOW})`;
+}
+
+/**
+ * A pending job's wait: its preview's verdicts when the round looked at it, else the jobs ahead of it when it is
+ * beyond the round's window (`ahead`, when known). Any earlier failure stays in front.
+ */
+function pendingReason(row: JobRow, preview: PlacementPreview | undefined, ahead: number | null): string | null {
+  const wait = preview ? waitingReason(preview.verdicts) : ahead !== null && ahead >= PLACEMENT_WINDOW ? behindReason(ahead) : null;
+  if (wait === null) return row.reason;
+  return row.reason ? `${row.reason}; ${wait}` : wait;
+}
+
+export function jobSnapshot(row: JobRow, preview?: PlacementPreview, ahead: number | null = null): JobSnapshot {
+  const reason = row.status === 'pending' ? pendingReason(row, preview, ahead) : row.reason;
   return {
     id: row.id,
     name: row.name,
@@ -42,23 +75,35 @@ export function emptyCounts(): SweepCounts {
   return { total: 0, pending: 0, claimed: 0, running: 0, completed: 0, failed: 0, cancelled: 0 };
 }
 
-export function countRows(rows: JobRow[]): SweepCounts {
-  const counts = emptyCounts();
-  for (const row of rows) {
-    counts.total += 1;
-    counts[row.status] += 1;
-  }
-  return counts;
+/** One page of the queue and what goes with it (JobService.state gathers these from the queue). */
+export interface PageInputs {
+  rows: JobRow[];
+  query: JobsPageQuery;
+  /** Jobs in the whole queue that the query's status filter matches. */
+  matching: number;
+  counts: SweepCounts;
+  /** Pending jobs ahead of the page's first pending row (so the page's pending rows know their place). */
+  pendingAhead: number;
 }
 
-export function jobsState(rows: JobRow[], round: RoundResult | null, policy: PlacementPolicy, manifestName: string | null): JobsState {
+export function jobsState(page: PageInputs, round: RoundResult | null, policy: PlacementPolicy, manifestName: string | null): JobsState {
   const previews = new Map((round?.previews ?? []).map((p) => [p.jobId, p]));
+  let ahead = page.pendingAhead;
+  const jobs: JobSnapshot[] = [];
+  const shown: PlacementPreview[] = [];
+  for (const row of page.rows) {
+    const preview = previews.get(row.id);
+    if (preview) shown.push(preview);
+    jobs.push(jobSnapshot(row, preview, row.status === 'pending' ? ahead : null));
+    if (row.status === 'pending') ahead += 1;
+  }
   return {
-    jobs: rows.map((row) => jobSnapshot(row, previews.get(row.id))),
+    jobs,
     ledger: round ? buildLedger(round.nodes, round.holdings) : [],
-    previews: round?.previews ?? [],
-    counts: countRows(rows),
+    previews: shown,
+    counts: page.counts,
     placement: policy,
     manifestName,
+    page: { ...page.query, matching: page.matching },
   };
 }

@@ -6,7 +6,7 @@
 import type { Readable } from 'node:stream';
 import type { z } from 'zod';
 import type { jobCompleteSchema, jobFailSchema, jobOutputSchema, jobStartedSchema } from '../../../src-shared/jobs/job-protocol';
-import type { ArtifactSnapshot, JobSnapshot, JobsState, ManifestSubmitResult } from '../../../src-shared/jobs/types';
+import type { ArtifactSnapshot, JobSnapshot, JobsPageQuery, JobsState, ManifestSubmitResult } from '../../../src-shared/jobs/types';
 
 export interface JobAck {
   ok: true;
@@ -34,8 +34,10 @@ export interface JobsPort {
   upload(workerId: number, jobId: string, claimToken: string, sha256: string, body: Readable, contentLength: number | null): Promise<StoredArtifact>;
 
   // --- the operator side ---
-  state(): JobsState;
-  submit(fileName: string, text: string): ManifestSubmitResult;
+  /** The whole queue's counts and one page of it (the first DEFAULT_JOBS_PAGE_LIMIT jobs by default). */
+  state(query?: JobsPageQuery): JobsState;
+  /** Resolves once the manifest is in the queue; the work yields to the event loop between its steps. */
+  submit(fileName: string, text: string): Promise<ManifestSubmitResult>;
   job(jobId: string): JobSnapshot;
   jobOutput(jobId: string): string;
   cancel(jobId: string): JobSnapshot;

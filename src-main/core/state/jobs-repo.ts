@@ -12,7 +12,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import type { ClaimToken } from '../../../src-shared/jobs/job-protocol';
-import { FINAL_JOB_STATUSES, type JobProgress, type JobSpec, type SweepCounts } from '../../../src-shared/jobs/types';
+import { FINAL_JOB_STATUSES, type JobProgress, type JobSpec, type JobStatus, type SweepCounts } from '../../../src-shared/jobs/types';
 import type { BatchedWriter } from './batched-writer';
 import { JobOutputTail } from './job-output';
 import { currentClaim, endAttempt, HOLDS_TOKEN, jobFromDbRow, OFF_NODE, type JobDbRow, type JobPlacementTarget, type JobRow } from './job-rows';
@@ -81,6 +81,13 @@ export class JobsRepo {
   private readonly listStmt: Statement<[], JobDbRow>;
   private readonly holdersStmt: Statement<[], { worker_id: number }>;
   private readonly countsStmt: Statement<[], { status: string; n: number }>;
+  private readonly idStatusStmt: Statement<[], { id: string; status: string }>;
+  private readonly pageStmt: Statement<{ limit: number; offset: number }, JobDbRow>;
+  private readonly pageByStatusStmt: Statement<{ status: string; limit: number; offset: number }, JobDbRow>;
+  private readonly pendingHeadStmt: Statement<[number], JobDbRow>;
+  private readonly activeStmt: Statement<[], JobDbRow>;
+  private readonly pendingBeforeStmt: Statement<[number], { n: number }>;
+  private readonly failedSinceStmt: Statement<{ since: number; limit: number }, JobDbRow>;
   private readonly outputTail: JobOutputTail;
 
   constructor(
@@ -139,6 +146,13 @@ export class JobsRepo {
     this.listStmt = db.prepare('SELECT * FROM jobs ORDER BY seq');
     this.holdersStmt = db.prepare("SELECT DISTINCT worker_id FROM jobs WHERE status IN ('claimed', 'running')");
     this.countsStmt = db.prepare('SELECT status, count(*) AS n FROM jobs GROUP BY status');
+    this.idStatusStmt = db.prepare('SELECT id, status FROM jobs');
+    this.pageStmt = db.prepare('SELECT * FROM jobs ORDER BY seq LIMIT @limit OFFSET @offset');
+    this.pageByStatusStmt = db.prepare('SELECT * FROM jobs WHERE status = @status ORDER BY seq LIMIT @limit OFFSET @offset');
+    this.pendingHeadStmt = db.prepare("SELECT * FROM jobs WHERE status = 'pending' ORDER BY seq LIMIT ?");
+    this.activeStmt = db.prepare("SELECT * FROM jobs WHERE status IN ('claimed', 'running') ORDER BY seq");
+    this.pendingBeforeStmt = db.prepare("SELECT count(*) AS n FROM jobs WHERE status = 'pending' AND seq < ?");
+    this.failedSinceStmt = db.prepare("SELECT * FROM jobs WHERE status = 'failed' AND updated_at >= @since ORDER BY seq LIMIT @limit");
     this.outputTail = new JobOutputTail(db, writer, maxOutputBytes);
   }
 
@@ -156,7 +170,8 @@ export class JobsRepo {
       listed.set(id, spec);
     }
     return this.writer.writeNow(() => {
-      const existing = new Map(this.listStmt.all().map((r) => [r.id, r.status]));
+      // Ids and statuses only: parsing every stored spec here cost more than the inserts themselves.
+      const existing = new Map(this.idStatusStmt.all().map((r) => [r.id, r.status]));
       const added: string[] = [];
       const kept: string[] = [];
       for (const [id, spec] of listed) {
@@ -269,6 +284,33 @@ export class JobsRepo {
   /** Every job, in queue order. */
   list(): JobRow[] {
     return this.writer.read(() => this.listStmt.all()).map(jobFromDbRow);
+  }
+
+  /** One page of the queue, in queue order, optionally of one status only (GET /v1/jobs, the Jobs view). */
+  page(query: { offset: number; limit: number; status: JobStatus | null }): JobRow[] {
+    const { offset, limit, status } = query;
+    const rows = this.writer.read(() => (status ? this.pageByStatusStmt.all({ status, limit, offset }) : this.pageStmt.all({ limit, offset })));
+    return rows.map(jobFromDbRow);
+  }
+
+  /** The first `limit` pending jobs in queue order: what one placement round looks at (an index range, not the queue). */
+  pendingHead(limit: number): JobRow[] {
+    return this.writer.read(() => this.pendingHeadStmt.all(limit)).map(jobFromDbRow);
+  }
+
+  /** Claimed and running jobs (what holds slots now), in queue order. */
+  active(): JobRow[] {
+    return this.writer.read(() => this.activeStmt.all()).map(jobFromDbRow);
+  }
+
+  /** How many pending jobs come before queue position `seq`. */
+  pendingBefore(seq: number): number {
+    return this.writer.read(() => this.pendingBeforeStmt.get(seq))?.n ?? 0;
+  }
+
+  /** Failed jobs changed at or after `since` (epoch ms), at most `limit`, in queue order. */
+  failedSince(since: number, limit: number): JobRow[] {
+    return this.writer.read(() => this.failedSinceStmt.all({ since, limit })).map(jobFromDbRow);
   }
 
   /** The workers holding a claim now (an index lookup, not the whole queue: the service asks twice a second). */

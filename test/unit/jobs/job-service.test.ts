@@ -87,8 +87,8 @@ function problem(fn: () => unknown): number {
 }
 
 describe('JobService', () => {
-  it('places jobs into slots and VRAM budgets, hands each claim to its worker, and says why the rest wait', () => {
-    const result = service.submit('sweep.toml', manifest([
+  it('places jobs into slots and VRAM budgets, hands each claim to its worker, and says why the rest wait', async () => {
+    const result = await service.submit('sweep.toml', manifest([
       job('big', 'require_cuda = true\nmin_vram_gib = 16'),
       job('big2', 'require_cuda = true\nmin_vram_gib = 16'),
       job('small', 'prefer_cuda = true\nmin_vram_gib = 1'),
@@ -109,8 +109,8 @@ describe('JobService', () => {
     expect(ledger.gpus[0]!.heldMb).toBe(16 * 1024 + 1024);
   });
 
-  it('fences every worker call with the current claim: a wrong worker or an old token gets 409, a beat from one is told to stop', () => {
-    service.submit('m.toml', job('a'));
+  it('fences every worker call with the current claim: a wrong worker or an old token gets 409, a beat from one is told to stop', async () => {
+    await service.submit('m.toml', job('a'));
     const { workerId, job: launch } = coordinator.runJobs()[0]!;
     expect(problem(() => service.started(workerId === 1 ? 2 : 1, launch.jobId, { token: launch.token, pid: 10 }))).toBe(409);
     expect(problem(() => service.started(workerId, launch.jobId, { token: 'zzzzzzzzzzzz.9', pid: 10 }))).toBe(409);
@@ -119,8 +119,8 @@ describe('JobService', () => {
     expect(coordinator.sent.at(-1)!.instruction).toMatchObject({ kind: 'cancelJob', jobId: launch.jobId, token: 'oldclaim1234.1' });
   });
 
-  it('a failed worker\'s claim goes back to the queue (after the rejoin grace) and is placed again', () => {
-    service.submit('m.toml', job('a'));
+  it('a failed worker\'s claim goes back to the queue (after the rejoin grace) and is placed again', async () => {
+    await service.submit('m.toml', job('a'));
     const first = coordinator.runJobs()[0]!;
     service.started(first.workerId, first.job.jobId, { token: first.job.token, pid: 10 });
     coordinator.workerList = coordinator.workerList.map((w) => (w.id === first.workerId ? { ...w, state: 'failed', stateCause: 'no heartbeat for 5.1 s' } : w));
@@ -134,8 +134,8 @@ describe('JobService', () => {
     expect(problem(() => service.fail(first.workerId, first.job.jobId, { token: first.job.token, error: 'late', outputTail: '' }))).toBe(409);
   });
 
-  it('sweeps a claim silent for 600 s, and a job that fails every attempt fails for good and says so once', () => {
-    service.submit('m.toml', job('a', 'max_attempts = 2'));
+  it('sweeps a claim silent for 600 s, and a job that fails every attempt fails for good and says so once', async () => {
+    await service.submit('m.toml', job('a', 'max_attempts = 2'));
     const c1 = coordinator.runJobs().at(-1)!;
     clock.advance(601_000);
     service.tick();
@@ -152,7 +152,7 @@ describe('JobService', () => {
   });
 
   it('completes only with an uploaded artifact; the measured peak (+10 %) places the next job of that model', async () => {
-    service.submit('m.toml', job('first', 'require_cuda = true\nmin_vram_gib = 16'));
+    await service.submit('m.toml', job('first', 'require_cuda = true\nmin_vram_gib = 16'));
     const c = coordinator.runJobs()[0]!;
     service.started(c.workerId, c.job.jobId, { token: c.job.token, pid: 12 });
     coordinator.hooks!.beats(c.workerId, 'desk', { jobs: [{ jobId: c.job.jobId, token: c.job.token, usedMib: 2000, progress: { step: 3, totalSteps: 10, loss: 1.5 } }] });
@@ -163,14 +163,14 @@ describe('JobService', () => {
     expect(service.complete(c.workerId, c.job.jobId, { token: c.job.token, artifactSha256: sha, sizeBytes: 13 })).toEqual({ ok: true, status: 'completed' });
     expect(service.artifacts().map((a) => a.sha256)).toEqual([sha]);
     // Two more of the same model now need 2,200 MB each, not 16 GiB: both fit the one GPU together.
-    service.submit('m.toml', manifest([job('first', 'require_cuda = true\nmin_vram_gib = 16'), job('second', 'require_cuda = true\nmin_vram_gib = 16'), job('third', 'require_cuda = true\nmin_vram_gib = 16')]));
+    await service.submit('m.toml', manifest([job('first', 'require_cuda = true\nmin_vram_gib = 16'), job('second', 'require_cuda = true\nmin_vram_gib = 16'), job('third', 'require_cuda = true\nmin_vram_gib = 16')]));
     const placed = coordinator.runJobs().filter((s) => s.job.name !== 'first');
     expect(placed.map((s) => s.job.name).sort()).toEqual(['second', 'third']);
     expect(status('second').heldVramMb).toBe(2200);
   });
 
-  it('flags a job that uses more VRAM than it was placed on, and cancel tells its worker to stop', () => {
-    service.submit('m.toml', job('a', 'require_cuda = true\nmin_vram_gib = 1'));
+  it('flags a job that uses more VRAM than it was placed on, and cancel tells its worker to stop', async () => {
+    await service.submit('m.toml', job('a', 'require_cuda = true\nmin_vram_gib = 1'));
     const c = coordinator.runJobs()[0]!;
     service.started(c.workerId, c.job.jobId, { token: c.job.token, pid: 13 });
     coordinator.hooks!.beats(c.workerId, 'desk', { jobs: [{ jobId: c.job.jobId, token: c.job.token, usedMib: 4000, progress: null }] });
@@ -181,16 +181,16 @@ describe('JobService', () => {
     expect(problem(() => service.cancel('0'.repeat(64)))).toBe(404);
   });
 
-  it('an elastic run holds one slot on each member', () => {
+  it('an elastic run holds one slot on each member', async () => {
     coordinator.runList = [runSnapshot({ workerIds: [2] })];
-    service.submit('m.toml', job('a'));
+    await service.submit('m.toml', job('a'));
     // The CPU node's only slot is the run's: the job goes to desk.
     expect(coordinator.runJobs()[0]!.workerId).toBe(1);
   });
 
-  it('a bad manifest changes nothing and names each error\'s line', () => {
-    service.submit('m.toml', job('a'));
-    const bad = service.submit('m.toml', '[[jobs]]\nname = "b"\ncommand = "not a list"\nmin_cores = -1\n');
+  it('a bad manifest changes nothing and names each error\'s line', async () => {
+    await service.submit('m.toml', job('a'));
+    const bad = await service.submit('m.toml', '[[jobs]]\nname = "b"\ncommand = "not a list"\nmin_cores = -1\n');
     expect(bad.ok).toBe(false);
     if (!bad.ok) expect(bad.errors.map((e) => e.line)).toEqual(expect.arrayContaining([3, 4]));
     expect(service.state().jobs.map((j) => j.name)).toEqual(['a']);
