@@ -1,7 +1,9 @@
 /**
  * `gpu-share serve`'s transport: the built renderer over HTTP and the ipc.ts contract over a WebSocket, so the
  * real UI runs in any browser. Guarded by a random token in the URL (compared in constant time) and, by default,
- * bound to 127.0.0.1; the socket also checks that the page asking is this server's own.
+ * bound to 127.0.0.1; the socket also checks that the page asking is this server's own. Its sockets are bounded
+ * as the coordinator port's are (connection-guard.ts): header and request deadlines, a cap per address and in
+ * all, and a socket answered for being slow or malformed is destroyed, not half-closed.
  */
 import { realpathSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
@@ -10,6 +12,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { MAX_WS_MESSAGE_BYTES, TOKEN_PARAM, WS_PATH, type WsServerMessage } from '../../src-shared/headless-protocol';
 import type { EventMethod, EventPayloads } from '../../src-shared/ipc';
+import { answerAndDestroy, answerClientErrors, guardConnections, type ConnectionLimits } from '../core/api/connection-guard';
 import { generateToken, tokensEqual } from '../core/api/tokens';
 import type { AppCore } from '../app/app-core-types';
 import { dispatchRequest, RequestError } from '../core/ipc-dispatch';
@@ -31,6 +34,15 @@ export interface HeadlessServerOptions {
    * reconnects) survive a restart; without it a fresh random one is made.
    */
   token?: string;
+  /** Request headers must arrive within this long (ms) of the connection's first byte (default 10 s). */
+  headersTimeoutMs?: number;
+  /** A whole request must arrive within this long (ms) (default 30 s); an upgraded WebSocket is not limited. */
+  requestTimeoutMs?: number;
+  /**
+   * Connection caps (default 32 per address, loopback included: a browser holds at most 6 per host besides its
+   * WebSocket, so 32 is room for several tabs; 512 in all).
+   */
+  connections?: ConnectionLimits;
 }
 
 export interface HeadlessServer {
@@ -38,6 +50,8 @@ export interface HeadlessServer {
   url: string;
   port: number;
   token: string;
+  /** Connections the port holds now (connection-guard.ts). */
+  openConnections(): number;
   close(): Promise<void>;
 }
 
@@ -78,7 +92,8 @@ export function originAllowed(req: IncomingMessage, boundHost: string, port: num
 
 function refuseUpgrade(socket: Duplex, status: number, reason: string): void {
   const body = `${reason}\n`;
-  socket.end(
+  answerAndDestroy(
+    socket,
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
@@ -121,12 +136,19 @@ export async function startHeadlessServer(core: AppCore, opts: HeadlessServerOpt
   const root = realpathSync(opts.staticDir);
   let boundPort = 0;
 
-  const server = createServer((req, res) => {
+  const headersTimeoutMs = opts.headersTimeoutMs ?? 10_000;
+  // Node checks these deadlines only every connectionsCheckingInterval (30 s by default).
+  const server = createServer({ connectionsCheckingInterval: Math.min(2_000, Math.max(100, headersTimeoutMs / 2)) }, (req, res) => {
     serveStatic(root, req, res).catch(() => {
       if (!res.headersSent) res.writeHead(500, { ...securityHeaders(), 'Content-Type': 'text/plain; charset=utf-8' });
       res.end('Internal error\n');
     });
   });
+  server.headersTimeout = headersTimeoutMs;
+  // Node's requestTimeout ends once a request is upgraded, so it holds for page files and not for the WebSocket.
+  server.requestTimeout = Math.max(opts.requestTimeoutMs ?? 30_000, headersTimeoutMs);
+  const guard = guardConnections(server, opts.connections ?? { perAddress: 32, total: 512 });
+  answerClientErrors(server);
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_WS_MESSAGE_BYTES });
   const alive = new WeakMap<WebSocket, boolean>();
 
@@ -215,6 +237,7 @@ export async function startHeadlessServer(core: AppCore, opts: HeadlessServerOpt
     url: `http://${urlHost(host)}:${boundPort}/?${TOKEN_PARAM}=${encodeURIComponent(token)}`,
     port: boundPort,
     token,
+    openConnections: () => guard.open(),
     close() {
       closing ??= new Promise<void>((resolve) => {
         clearInterval(pinger);

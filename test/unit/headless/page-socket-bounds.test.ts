@@ -1,0 +1,126 @@
+// The page port under socket abuse (issue 14, item 5), over real sockets with short deadlines: header and request
+// deadlines hold, dripping sockets are destroyed (not half-closed), connections per address are capped while
+// another address is served, and an open WebSocket is not cut by the request deadline.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import type { AppCore } from '../../../src-main/app/app-core-types';
+import { startHeadlessServer, type HeadlessServer, type HeadlessServerOptions } from '../../../src-main/headless/headless-server';
+
+const TOKEN = 'page-token-' + 'c'.repeat(20);
+/** The server touches only subscribe and handlers; no request here reaches a handler. */
+const core = { subscribe: () => () => undefined, handlers: {} } as unknown as AppCore;
+
+let dir = '';
+let server: HeadlessServer | null = null;
+const sockets: net.Socket[] = [];
+
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'gpu-share-page-bounds-'));
+  writeFileSync(path.join(dir, 'index.html'), '<!doctype html><title>page</title>');
+});
+
+afterEach(async () => {
+  while (sockets.length) sockets.pop()!.destroy();
+  await server?.close();
+  server = null;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function start(extra: Partial<HeadlessServerOptions>): Promise<HeadlessServer> {
+  server = await startHeadlessServer(core, { host: '127.0.0.1', port: 0, staticDir: dir, token: TOKEN, ...extra });
+  return server;
+}
+
+function dripper(port: number, payload: string | null, localAddress = '127.0.0.1'): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect({ host: '127.0.0.1', port, localAddress });
+    sockets.push(sock);
+    sock.on('error', () => undefined);
+    sock.once('connect', () => {
+      if (payload !== null) sock.write(payload);
+      sock.pause();
+      resolve(sock);
+    });
+    sock.once('error', reject);
+  });
+}
+
+async function waitFor(test: () => boolean, ms: number): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (test()) return true;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return test();
+}
+
+function getPage(port: number, localAddress: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path: '/', localAddress, agent: false, headers: { host: `127.0.0.1:${port}` } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+  });
+}
+
+describe('page port socket bounds', () => {
+  it('destroys 200 sockets that send a partial request and never read, within the header deadline + 1 s', async () => {
+    const { port } = await start({ headersTimeoutMs: 500 });
+    const started = Date.now();
+    await Promise.all(Array.from({ length: 200 }, (_, i) => dripper(port, i % 2 ? 'GET / HTTP/1.1\r\nhost: x\r\nx-slow: ' : 'GET /ind', `127.0.0.${2 + (i % 10)}`)));
+    expect(await waitFor(() => server!.openConnections() === 200, 400)).toBe(true);
+    expect(await waitFor(() => server!.openConnections() === 0, 1_500 - (Date.now() - started))).toBe(true);
+  });
+
+  it('ends a request whose body drips past the request deadline', async () => {
+    const { port } = await start({ headersTimeoutMs: 300, requestTimeoutMs: 800 });
+    const sock = await dripper(port, 'POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 1000\r\n\r\n');
+    const drip = setInterval(() => sock.write('x'), 100);
+    try {
+      expect(await waitFor(() => server!.openConnections() === 1, 300)).toBe(true);
+      expect(await waitFor(() => server!.openConnections() === 0, 2_500)).toBe(true);
+    } finally {
+      clearInterval(drip);
+    }
+  });
+
+  it('keeps an open WebSocket past the request deadline', async () => {
+    const { port } = await start({ headersTimeoutMs: 300, requestTimeoutMs: 500 });
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/ws?token=${TOKEN}`);
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(ws.readyState).toBe(WebSocket.OPEN);
+    const answer = new Promise<string>((resolve) => ws.once('message', (d: Buffer) => resolve(d.toString())));
+    ws.send('not json');
+    expect(JSON.parse(await answer)).toMatchObject({ ok: false, error: expect.stringContaining('not JSON') });
+    ws.close();
+  });
+
+  it('closes the 33rd concurrent socket of one address at once, while another address is still served', async () => {
+    const { port } = await start({});
+    await Promise.all(Array.from({ length: 32 }, () => dripper(port, null)));
+    expect(await waitFor(() => server!.openConnections() === 32, 1_000)).toBe(true);
+    const extra = await dripper(port, `GET / HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n\r\n`);
+    extra.resume();
+    let got = '';
+    extra.on('data', (d: Buffer) => (got += d.toString()));
+    await new Promise((resolve) => extra.once('close', resolve));
+    expect(got).toBe('');
+    expect(await getPage(port, '127.0.0.2')).toBe(200);
+  });
+
+  it('destroys a refused upgrade even when the client never reads the refusal', async () => {
+    const { port } = await start({});
+    await dripper(port, `GET /ws?token=wrong HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\nupgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-key: ${Buffer.alloc(16).toString('base64')}\r\nsec-websocket-version: 13\r\n\r\n`);
+    expect(await waitFor(() => server!.openConnections() === 0, 1_500)).toBe(true);
+  });
+});
