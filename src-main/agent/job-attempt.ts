@@ -18,7 +18,7 @@ import type { DetectedGpu } from '../../src-shared/hardware';
 import { findAssetsDir } from '../platform/assets-dir';
 import { packReproducibleTar } from '../platform/files/reproducible-tar';
 import type { Clock, PtySpawner } from '../platform/ports';
-import { filterInheritedEnv } from '../platform/runs/child-env';
+import { filterInheritedEnv, trainerEnv } from '../platform/runs/child-env';
 import { TrainingProcess, type ProcessExit } from '../platform/runs/training-process';
 import { JobOutputSender } from './job-output';
 import { resolveScript } from './resolve-script';
@@ -189,7 +189,7 @@ export class JobAttempt {
     return {
       ...filterInheritedEnv(this.opts.env),
       PYTHONUNBUFFERED: '1',
-      ...launch.env,
+      ...trainerEnv(launch.env),
       GPU_SHARE_JOB_ID: launch.jobId,
       GPU_SHARE_OUTPUT_DIR: this.outDir,
       GPU_SHARE_ATTEMPT: String(launch.attempt),

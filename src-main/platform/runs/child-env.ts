@@ -39,6 +39,50 @@ export function isBlockedEnvKey(key: string): boolean {
   return BLOCKED_ENV_KEYS.has(key) || BLOCKED_ENV_PREFIXES.some((p) => key.startsWith(p));
 }
 
+/**
+ * The GPU_SHARE_* names a trainer or launcher may see (docs/api.md "Environment of a training process", docs/
+ * jobs.md "The job's environment", and the example trainers' own settings). Every other GPU_SHARE_* name is
+ * dropped even from the run's or job's own env and the launcher's: GPU_SHARE_JOIN_TOKEN, GPU_SHARE_OPERATOR_TOKEN
+ * and whatever secret a later version might name GPU_SHARE_* can never reach training, whoever put it there.
+ */
+export const TRAINER_GPU_SHARE_NAMES: ReadonlySet<string> = new Set([
+  // An elastic run's plan (launch-plan.ts) and the agent's own additions.
+  'GPU_SHARE_RUN_ID',
+  'GPU_SHARE_GENERATION',
+  'GPU_SHARE_WORKER_ID',
+  'GPU_SHARE_NODE',
+  'GPU_SHARE_SAMPLES',
+  'GPU_SHARE_SHARD_START',
+  'GPU_SHARE_SHARD_END',
+  'GPU_SHARE_NUM_WORKERS',
+  'GPU_SHARE_CHECKPOINT_DIR',
+  'GPU_SHARE_LOCAL_ADDR',
+  // An adapter job (job-launch.ts) and the agent's additions.
+  'GPU_SHARE_JOB_ID',
+  'GPU_SHARE_JOB_NAME',
+  'GPU_SHARE_MODEL',
+  'GPU_SHARE_MODE',
+  'GPU_SHARE_HYPER',
+  'GPU_SHARE_SEED',
+  'GPU_SHARE_OUTPUT_DIR',
+  'GPU_SHARE_ATTEMPT',
+  // Settings the example trainers read, which a run's or job's env may set.
+  'GPU_SHARE_CACHE_DIR',
+  'GPU_SHARE_CORPUS_DIR',
+]);
+
+/** Whether a name given for a training process (plan, job, launcher) is kept: GPU_SHARE_* only from the list. */
+export function isTrainerEnvKey(key: string): boolean {
+  return !key.startsWith('GPU_SHARE_') || TRAINER_GPU_SHARE_NAMES.has(key);
+}
+
+/** A copy of `env` (a plan's, a job's or a launcher's) without the GPU_SHARE_* names a trainer never gets. */
+export function trainerEnv(env: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) if (isTrainerEnvKey(key)) out[key] = value;
+  return out;
+}
+
 /** A copy of `env` without blocked names or undefined values. */
 export function filterInheritedEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
@@ -63,14 +107,14 @@ export interface TrainingEnvInput {
 
 /**
  * Builds the env of a launch. Later sources win: inherited < plan < launcher < ours, so a plan cannot point
- * checkpoints or GPUs somewhere this agent did not choose.
+ * checkpoints or GPUs somewhere this agent did not choose; no GPU Share token gets in from any of them.
  */
 export function buildTrainingEnv(input: TrainingEnvInput): Record<string, string> {
   return {
     ...filterInheritedEnv(input.inherited),
     PYTHONUNBUFFERED: '1',
-    ...input.planEnv,
-    ...(input.launcherEnv ?? {}),
+    ...trainerEnv(input.planEnv),
+    ...trainerEnv(input.launcherEnv ?? {}),
     GPU_SHARE_CHECKPOINT_DIR: input.checkpointDir,
     CUDA_VISIBLE_DEVICES: input.gpuUuids.join(','),
   };
