@@ -1,9 +1,11 @@
 /**
- * Node identity in the app: the coordinator's pinned node keys kept in state.db (so a restart keeps every pin
- * and every key held back), and the Workers view's Accept. app-core.ts builds it right after the coordinator's
- * state is restored, before the API serves.
+ * Node identity in the app: the coordinator's approved node keys kept in state.db (so a restart keeps every
+ * approval), the machines awaiting approval sent to the pages as they change, and the Workers view's Approve,
+ * Revoke and Accept. app-core.ts builds it right after the coordinator's state is restored, before the API serves.
  */
 import type { RequestHandlers } from '../../src-shared/ipc';
+import { loadOrCreateNodeIdentity } from '../agent/node-identity';
+import type { AwaitingMachine } from '../../src-shared/nodes/awaiting-machine';
 import type { IdentityRequestResults } from '../../src-shared/nodes/ipc-identity';
 import { isApiProblem } from '../core/coordinator/api-problem';
 import type { CoordinatorService } from '../core/coordinator/coordinator-service';
@@ -14,21 +16,53 @@ type IdentityHandlers = Pick<RequestHandlers, keyof IdentityRequestResults>;
 
 export interface IdentityFeature {
   handlers: IdentityHandlers;
+  /** The app's own worker (node `node`, data folder `dataDir`) is approved by construction, whichever address it dials. */
+  approveOwnWorker(node: string, dataDir: string): void;
+  stop(): void;
 }
 
-export function createIdentityFeature(opts: { db: StateDb; coordinator: CoordinatorService }): IdentityFeature {
-  opts.coordinator.nodeKeys.useStore(opts.db.nodeKeys);
+export function createIdentityFeature(opts: {
+  db: StateDb;
+  coordinator: CoordinatorService;
+  /** `serve --auto-approve`: every signed join is approved (closed labs only). */
+  autoApprove?: boolean;
+  emit?: (event: 'onAwaiting', awaiting: AwaitingMachine[]) => void;
+}): IdentityFeature {
+  const keys = opts.coordinator.nodeKeys;
+  keys.useStore(opts.db.nodeKeys);
+  keys.setAutoApprove(opts.autoApprove ?? false);
+  // Sent only when the list really changed: a waiting agent asks again every few seconds.
+  let last = JSON.stringify(keys.awaitingList().map(({ lastSeen: _seen, ...rest }) => rest));
+  const unsubscribe = keys.onChange(() => {
+    const awaiting = keys.awaitingList();
+    const now = JSON.stringify(awaiting.map(({ lastSeen: _seen, ...rest }) => rest));
+    if (now === last) return;
+    last = now;
+    opts.emit?.('onAwaiting', awaiting);
+  });
+  const asRequest = <T>(fn: () => T): T => {
+    try {
+      return fn();
+    } catch (error) {
+      if (isApiProblem(error)) throw new RequestError(error.message);
+      throw error;
+    }
+  };
+  const state = () => ({ workers: opts.coordinator.workers(), awaiting: keys.awaitingList() });
   return {
     handlers: {
-      acceptNodeKey: async ({ node }) => {
-        try {
-          opts.coordinator.nodeKeys.accept(node);
-        } catch (error) {
-          if (isApiProblem(error)) throw new RequestError(error.message);
-          throw error;
-        }
-        return opts.coordinator.workers();
-      },
+      acceptNodeKey: async ({ node, fingerprint }) => asRequest(() => (keys.accept(node, fingerprint), opts.coordinator.workers())),
+      approveNode: async ({ node, fingerprint }) => asRequest(() => (keys.approve(node, fingerprint), state())),
+      revokeNode: async ({ node }) => asRequest(() => (keys.revoke(node), state())),
+      getAwaiting: async () => keys.awaitingList(),
     },
+    approveOwnWorker: (node, dataDir) => {
+      try {
+        keys.preApprove(node, loadOrCreateNodeIdentity(dataDir).publicKey);
+      } catch {
+        // A key it cannot use (made on another machine): the agent's own start refuses it and says why.
+      }
+    },
+    stop: unsubscribe,
   };
 }

@@ -16,6 +16,8 @@ export interface ShellArgs {
   clusterName?: string;
   /** --no-advertise: never announce the coordinator on the LAN (mDNS). */
   advertise?: false;
+  /** --auto-approve: every machine holding the join token is approved at its join (closed labs only). */
+  autoApprove?: true;
 }
 
 const options = {
@@ -25,6 +27,7 @@ const options = {
   'trust-advertised-hosts': { type: 'boolean' },
   'cluster-name': { type: 'string' },
   'no-advertise': { type: 'boolean' },
+  'auto-approve': { type: 'boolean' },
 } as const;
 
 /** A value taken from the next argument that is itself a switch (`--cluster --inspect`) means the value is missing. */
@@ -49,6 +52,7 @@ export function parseShellArgs(argv: readonly string[], cwd: string): ShellArgs 
     const value = typeof token.value === 'string' && token.value !== '' ? token.value : undefined;
     if (token.name === 'trust-advertised-hosts' && token.value === undefined) args.trustAdvertisedHosts = true;
     if (token.name === 'no-advertise' && token.value === undefined) args.advertise = false;
+    if (token.name === 'auto-approve' && token.value === undefined) args.autoApprove = true;
     if (token.name === 'cluster-name' && value && clusterNameProblem(value) === null) args.clusterName = value;
     if (token.name === 'cluster' && value) args.clusterPath = path.resolve(cwd, value);
     if (token.name === 'coordinator-host' && value && /^[A-Za-z0-9.:%-]{1,255}$/.test(value)) args.coordinatorHost = value;

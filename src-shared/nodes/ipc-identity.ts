@@ -1,16 +1,44 @@
 /**
- * The node-identity channel, spread into ipc.ts's requests: the person accepts the new key a node presented
- * (the Workers view's "key changed — Accept"). The handler lives in src-main/app/identity-feature.ts.
+ * The node-identity channels, spread into ipc.ts's maps: which machines await approval, approving exactly the
+ * key a person saw, revoking an approval, and accepting the new key a node presented (the Workers view's
+ * "Awaiting approval" section, Approve, Revoke and "key changed — Accept"). Handlers: src-main/app/identity-feature.ts.
  */
 import { z } from 'zod';
 import type { WorkerSnapshot } from '../training';
 import { NODE_NAME_PATTERN } from '../worker-protocol';
+import type { AwaitingMachine } from './awaiting-machine';
+
+const node = z.string().regex(NODE_NAME_PATTERN, 'not a node name');
+const fingerprint = z.string().regex(/^SHA256:[A-Za-z0-9+/]{43}$/, 'a key fingerprint looks like SHA256: and 43 base64 characters');
 
 export const identityRequests = {
-  /** Pins the key the node presented in place of its old one; answers the workers with their fingerprints. */
-  acceptNodeKey: { channel: 'nodes:accept-key', arg: z.object({ node: z.string().regex(NODE_NAME_PATTERN, 'not a node name') }) },
+  /** Pins exactly the held-back key `fingerprint` in place of the node's old one; answers the workers. */
+  acceptNodeKey: { channel: 'nodes:accept-key', arg: z.object({ node, fingerprint }) },
+  /** Approves exactly the key `fingerprint` of a machine awaiting approval. */
+  approveNode: { channel: 'nodes:approve', arg: z.object({ node, fingerprint }) },
+  /** Takes back a node's approval: its session ends and it leaves every run. */
+  revokeNode: { channel: 'nodes:revoke', arg: z.object({ node }) },
+  getAwaiting: { channel: 'nodes:awaiting', arg: z.undefined() },
 } as const;
+
+/** What approve and revoke answer: the workers and the machines still awaiting. */
+export interface ApprovalState {
+  workers: WorkerSnapshot[];
+  awaiting: AwaitingMachine[];
+}
 
 export interface IdentityRequestResults {
   acceptNodeKey: WorkerSnapshot[];
+  approveNode: ApprovalState;
+  revokeNode: ApprovalState;
+  getAwaiting: AwaitingMachine[];
+}
+
+export const identityEvents = {
+  /** The machines awaiting approval changed (one joined, was approved, forgotten or revoked). */
+  onAwaiting: 'nodes:awaiting-changed',
+} as const;
+
+export interface IdentityEventPayloads {
+  onAwaiting: AwaitingMachine[];
 }

@@ -1,28 +1,38 @@
 /**
- * Which Ed25519 key speaks for each node: pinned at the node's first signed join (trust on first use, as SSH
- * does with host keys), then required on every later join and worker request. A join that presents a different
- * key — a reinstalled machine, or someone else — is held back until the person accepts the new key in the
- * Workers view or with `gpu-share workers accept-key NAME`. Nodes of older agents, which send no key, stay
- * unsigned (the Workers view says so). Pins and held-back keys are kept in state.db (node-keys-repo.ts).
+ * Which Ed25519 key speaks for each node, and which machines are let in at all: a key is *approved* for a node
+ * (kept in state.db, node-keys-repo.ts), and only a join signed by the approved key enters the pool. A signed
+ * join with a key nobody approved is recorded as awaiting approval (awaiting-approval.ts: in memory, bounded) and
+ * answered 202 — no worker id, no session, no run, no other member's address — until a person approves exactly
+ * that key (`gpu-share workers approve NAME --key SHA256:…`, the Workers view's Approve). Approved by
+ * construction: a join over loopback (the coordinator's own machine), every join under `serve --auto-approve`,
+ * and machines this app starts over SSH (preApprove, with the key read over the verified SSH channel). A node
+ * presenting another key than its approved one is held back the same way until `accept-key NAME --key …`
+ * names exactly the new key. Pins from before approvals existed count as approved.
  */
 import { createHash } from 'node:crypto';
 import type { WorkerSnapshot } from '../../../src-shared/training';
+import type { AwaitingMachine } from '../../../src-shared/nodes/awaiting-machine';
+import type { JoinAwaitingReply, JoinRequest } from '../../../src-shared/worker-protocol';
 import { ed25519Key, SignatureChecker, type RequestToCheck } from '../api/request-signature';
+import { sanitizeNodeName } from '../../../src-shared/terminal-text';
 import { ApiProblem } from './api-problem';
+import { AwaitingApproval, type AwaitingEntry } from './awaiting-approval';
+import { isLoopbackAddress, type ConnectionFacts } from './worker-gate';
 
 export interface NodeKeyRecord {
   node: string;
-  /** Raw Ed25519 public key, base64url. */
+  /** Raw Ed25519 public key, base64url: the approved one. */
   publicKey: string;
   pinnedAt: number;
-  /** A new key the node presented (with a valid signature by it), waiting for the person's yes. */
+  /** A new key the node presented (with a valid signature by it), held back for the person's yes (memory only). */
   pending: { publicKey: string; at: number } | null;
 }
 
-/** Where pins are kept across restarts (the state database's node_keys table). */
+/** Where approvals are kept across restarts (the state database's node_keys table). */
 export interface NodeKeyStore {
   list(): NodeKeyRecord[];
   save(record: NodeKeyRecord): void;
+  remove(node: string): void;
 }
 
 /** SHA256:<base64 without padding> of a raw public key, as OpenSSH prints key fingerprints. */
@@ -30,92 +40,173 @@ export function fingerprintOf(publicKeyBase64url: string): string {
   return `SHA256:${createHash('sha256').update(Buffer.from(publicKeyBase64url, 'base64url')).digest('base64').replace(/=+$/, '')}`;
 }
 
+/** How long an awaiting agent waits before asking again. */
+export const AWAITING_RETRY_AFTER_MS = 3000;
+
 export interface NodeKeysOptions {
   now: () => number;
   checker?: SignatureChecker;
+  /** Machines awaiting approval kept at most (default MAX_AWAITING). */
+  maxAwaiting?: number;
 }
 
+/** What a join's key check decided: admit it (pinning `pin` once the join succeeds), or answer 202. */
+export type JoinAdmission = { admit: true; pin: string | null } | { admit: false; awaiting: JoinAwaitingReply };
+
+type Stored = Omit<NodeKeyRecord, 'pending'>;
+
 export class NodeKeys {
-  private readonly records = new Map<string, NodeKeyRecord>();
+  private readonly records = new Map<string, Stored>();
   private readonly listeners = new Set<() => void>();
+  private readonly revokeListeners = new Set<(node: string) => void>();
   private readonly checker: SignatureChecker;
+  private readonly awaiting: AwaitingApproval;
   private store: NodeKeyStore | null = null;
+  private autoApprove = false;
 
   constructor(private readonly opts: NodeKeysOptions) {
     this.checker = opts.checker ?? new SignatureChecker({ now: opts.now });
+    this.awaiting = new AwaitingApproval({ max: opts.maxAwaiting, onEvict: (key) => this.forgetNonces(key) });
   }
 
-  /** Puts back the pins `store` kept and keeps every later change there (call before the API serves). */
+  /** Puts back the approvals `store` kept and keeps every later change there (call before the API serves). */
   useStore(store: NodeKeyStore): void {
-    for (const r of this.records.values()) store.save(r);
-    for (const r of store.list()) this.records.set(r.node, r);
+    for (const r of this.records.values()) store.save({ ...r, pending: null });
+    for (const r of store.list()) this.records.set(r.node, { node: r.node, publicKey: r.publicKey, pinnedAt: r.pinnedAt });
     this.store = store;
     this.changed();
   }
 
+  /** `serve --auto-approve`: every signed join is approved (closed labs only: any join-token holder then trains). */
+  setAutoApprove(on: boolean): void {
+    this.autoApprove = on;
+  }
+
+  get autoApproves(): boolean {
+    return this.autoApprove;
+  }
+
   /**
-   * Checks a join before the coordinator admits it; returns the key to pin once the join succeeds (a first signed
-   * join), else null. Throws 401 for a bad or missing signature, 409 when the node presents a new key (held back).
+   * Checks a join's key before the coordinator admits it. Throws 400 for a malformed key, 401 for a bad or missing
+   * signature, 403 for an unsigned join from another machine, 409 when an approved node presents another key.
    */
-  checkJoin(node: string, presentedKey: string | undefined, request: RequestToCheck): string | null {
+  checkJoin(join: Pick<JoinRequest, 'node' | 'publicKey' | 'gpus' | 'cpuCores' | 'ramMb' | 'python'>, conn: ConnectionFacts, request: RequestToCheck): JoinAdmission {
+    const { node, publicKey: presentedKey } = join;
     const record = this.records.get(node);
     if (presentedKey !== undefined && !ed25519Key(presentedKey)) throw new ApiProblem(400, `the publicKey ${node} sent is not an Ed25519 public key`);
-    if (!record) {
-      if (presentedKey === undefined) return null; // an older agent: joins unsigned, shown as such
-      this.checker.check(request, presentedKey, node);
-      return presentedKey;
+    const loopback = isLoopbackAddress(conn.seenFrom);
+    if (presentedKey === undefined) {
+      if (record) this.checker.check(request, record.publicKey, node); // refuses: the node's key must sign
+      if (!loopback) throw new ApiProblem(403, `${node} sent an unsigned join: update the agent: joins must be signed (an agent of this version signs every request with its node key)`);
+      return { admit: true, pin: null }; // an older agent on this very machine
     }
-    if (presentedKey !== undefined && presentedKey !== record.publicKey) {
-      // Only a key that signed this very join is recorded: nobody can park a key they do not hold.
-      this.checker.check(request, presentedKey, node);
-      if (record.pending?.publicKey !== presentedKey) {
-        record.pending = { publicKey: presentedKey, at: this.opts.now() };
-        this.store?.save(record);
-        this.changed();
-      }
+    // Only a key that signed this very join is recorded anywhere: nobody can park a key they do not hold.
+    this.checker.check(request, presentedKey, node);
+    const now = this.opts.now();
+    if (record && presentedKey !== record.publicKey) {
+      this.awaiting.record({ ...this.entryOf(join, presentedKey, conn, now), heldBackFrom: fingerprintOf(record.publicKey) });
+      this.changed();
       throw new ApiProblem(
         409,
         `node ${node} presents a new key (fingerprint ${fingerprintOf(presentedKey)}; the pinned one is ${fingerprintOf(record.publicKey)}); ` +
-          `accept it in the Workers view or with \`gpu-share workers accept-key ${node}\``,
+          `accept it in the Workers view or with \`gpu-share workers accept-key ${node} --key ${fingerprintOf(presentedKey)}\``,
       );
     }
-    this.checker.check(request, record.publicKey, node);
-    return null;
+    if (record) return { admit: true, pin: null };
+    if (loopback || this.autoApprove) return { admit: true, pin: presentedKey };
+    this.awaiting.record(this.entryOf(join, presentedKey, conn, now));
+    this.changed();
+    return { admit: false, awaiting: { status: 'awaiting-approval', node, fingerprint: fingerprintOf(presentedKey), retryAfterMs: AWAITING_RETRY_AFTER_MS } };
   }
 
-  /** Pins `publicKey` for a node that has none yet (after its first signed join was admitted). */
+  /** Approves `publicKey` for a node that has none yet (after its first join was admitted by loopback or auto-approve). */
   pin(node: string, publicKey: string): void {
     if (this.records.has(node)) return;
-    const record: NodeKeyRecord = { node, publicKey, pinnedAt: this.opts.now(), pending: null };
-    this.records.set(node, record);
-    this.store?.save(record);
-    this.changed();
+    this.setApproved(node, publicKey);
   }
 
-  /** Throws 401 unless a worker request of `node` is signed by its pinned key; requests of unsigned nodes pass. */
+  /**
+   * Approves `publicKey` for `node` without a join first, replacing any key approved before: the app started that
+   * machine over SSH and read its key over the verified channel, or it is the app's own worker.
+   */
+  preApprove(node: string, publicKey: string): void {
+    if (!ed25519Key(publicKey)) throw new ApiProblem(400, `the key given for ${node} is not an Ed25519 public key`);
+    if (this.records.get(node)?.publicKey === publicKey) return;
+    this.setApproved(node, publicKey);
+  }
+
+  /** Throws 401 unless a worker request of `node` is signed by its approved key; requests of unsigned nodes pass. */
   checkRequest(node: string, request: RequestToCheck): void {
     const record = this.records.get(node);
     if (record) this.checker.check(request, record.publicKey, node);
   }
 
-  /** The person accepted the node's new key: it is pinned, the old one no longer speaks for the node. */
-  accept(node: string): NodeKeyRecord {
+  /** The person approved the awaiting machine `node` with exactly the key `fingerprint`; its next join is admitted. */
+  approve(node: string, fingerprint: string): NodeKeyRecord {
     const record = this.records.get(node);
-    if (!record?.pending) {
-      throw new ApiProblem(404, record ? `node ${node} has no new key waiting to be accepted (its key is ${fingerprintOf(record.publicKey)})` : `no node named ${node} has joined with a key`);
+    const entries = this.awaiting.ofNode(node);
+    if (record) {
+      if (fingerprintOf(record.publicKey) === fingerprint) return this.get(node)!;
+      const held = entries.find((e) => e.heldBackFrom && e.fingerprint === fingerprint);
+      if (held) throw new ApiProblem(409, `${node} is already approved with key ${fingerprintOf(record.publicKey)}; to replace it by ${fingerprint}, use \`gpu-share workers accept-key ${node} --key ${fingerprint}\``);
+      throw new ApiProblem(409, `${node} is already approved with key ${fingerprintOf(record.publicKey)}, not ${fingerprint}; revoke it first (\`gpu-share workers revoke ${node}\`) to approve another key`);
     }
-    record.publicKey = record.pending.publicKey;
-    record.pinnedAt = this.opts.now();
-    record.pending = null;
-    this.store?.save(record);
-    this.changed();
-    return { ...record };
+    const candidates = entries.filter((e) => !e.heldBackFrom);
+    if (candidates.length === 0) throw new ApiProblem(404, `no machine named ${node} is awaiting approval (see \`gpu-share workers list\`; a machine not seen lately may have been forgotten: it appears again at its next join)`);
+    const match = candidates.find((e) => e.fingerprint === fingerprint);
+    if (!match) throw new ApiProblem(409, mismatch(node, 'awaiting approval', candidates, fingerprint));
+    this.awaiting.forgetNode(node);
+    this.setApproved(node, match.publicKey);
+    return this.get(node)!;
   }
 
-  /** The key record of a node, or null when it never joined signed. */
+  /** The person accepted exactly the held-back key `fingerprint` of `node`: it is approved, the old one no longer speaks for the node. */
+  accept(node: string, fingerprint: string): NodeKeyRecord {
+    const record = this.records.get(node);
+    const held = this.awaiting.ofNode(node).filter((e) => e.heldBackFrom);
+    if (!record) {
+      const waiting = this.awaiting.ofNode(node).length > 0;
+      throw new ApiProblem(404, waiting ? `${node} has no approved key yet: approve it with \`gpu-share workers approve ${node} --key SHA256:…\`` : `no node named ${node} has joined with a key`);
+    }
+    if (held.length === 0) throw new ApiProblem(404, `node ${node} has no new key waiting to be accepted (its key is ${fingerprintOf(record.publicKey)})`);
+    const match = held.find((e) => e.fingerprint === fingerprint);
+    if (!match) throw new ApiProblem(409, mismatch(node, 'held back', held, fingerprint));
+    this.awaiting.forgetNode(node);
+    this.setApproved(node, match.publicKey);
+    return this.get(node)!;
+  }
+
+  /** Takes back the approval of `node`: removed from state.db, its session ends (onRevoke), its next join awaits again. */
+  revoke(node: string): void {
+    if (!this.records.has(node)) throw new ApiProblem(404, `no node named ${node} is approved (see \`gpu-share workers list\`)`);
+    this.records.delete(node);
+    this.awaiting.forgetNode(node);
+    this.store?.remove(node);
+    for (const l of this.revokeListeners) l(node);
+    this.changed();
+  }
+
+  /** True when `publicKey` is the key approved for `node`. */
+  isApproved(node: string, publicKey: string): boolean {
+    return this.records.get(node)?.publicKey === publicKey;
+  }
+
+  /** Whether `publicKey` is awaiting approval (or held back) for some node now. */
+  isAwaiting(publicKey: string): boolean {
+    return this.awaiting.hasKey(publicKey);
+  }
+
+  /** The approval record of a node (with the newest key held back for it, if any), or null when none is approved. */
   get(node: string): NodeKeyRecord | null {
     const r = this.records.get(node);
-    return r ? { ...r, pending: r.pending ? { ...r.pending } : null } : null;
+    if (!r) return null;
+    const held = this.heldBack(node);
+    return { ...r, pending: held ? { publicKey: held.publicKey, at: held.lastSeen } : null };
+  }
+
+  /** Machines awaiting approval or held back, oldest first. */
+  awaitingList(): AwaitingMachine[] {
+    return this.awaiting.list();
   }
 
   /** Worker snapshots with their node's key fingerprint and, when one waits, the held-back key. */
@@ -123,17 +214,59 @@ export class NodeKeys {
     return workers.map((w) => {
       const r = this.records.get(w.node);
       if (!r) return w;
-      return { ...w, keyFingerprint: fingerprintOf(r.publicKey), ...(r.pending ? { keyHeldBack: { fingerprint: fingerprintOf(r.pending.publicKey), since: r.pending.at } } : {}) };
+      const held = this.heldBack(w.node);
+      return { ...w, keyFingerprint: fingerprintOf(r.publicKey), ...(held ? { keyHeldBack: { fingerprint: held.fingerprint, since: held.firstSeen } } : {}) };
     });
   }
 
-  /** Called after every pin, held-back key and acceptance; returns the unsubscribe. */
+  /** Called after every approval, awaiting machine, held-back key and revocation; returns the unsubscribe. */
   onChange(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
+  /** Told the node whose approval was revoked (the coordinator ends its session); returns the unsubscribe. */
+  onRevoke(listener: (node: string) => void): () => void {
+    this.revokeListeners.add(listener);
+    return () => this.revokeListeners.delete(listener);
+  }
+
+  private setApproved(node: string, publicKey: string): void {
+    const record: Stored = { node, publicKey, pinnedAt: this.opts.now() };
+    this.records.set(node, record);
+    this.awaiting.forgetNode(node);
+    this.store?.save({ ...record, pending: null });
+    this.changed();
+  }
+
+  private heldBack(node: string): AwaitingEntry | undefined {
+    return this.awaiting.ofNode(node).filter((e) => e.heldBackFrom).at(-1);
+  }
+
+  private entryOf(join: Pick<JoinRequest, 'node' | 'gpus' | 'cpuCores' | 'ramMb' | 'python'>, publicKey: string, conn: ConnectionFacts, now: number): AwaitingEntry {
+    return {
+      node: join.node,
+      publicKey,
+      fingerprint: fingerprintOf(publicKey),
+      address: conn.seenFrom,
+      hardware: { gpus: join.gpus.slice(0, 16).map((g) => ({ name: sanitizeNodeName(g.name).slice(0, 100), vramTotalMb: g.vramTotalMb })), cpuCores: join.cpuCores, ramMb: join.ramMb, torch: join.python ? sanitizeNodeName(join.python.torchVersion).slice(0, 50) : null },
+      firstSeen: now,
+      lastSeen: now,
+    };
+  }
+
+  private forgetNonces(publicKey: string): void {
+    if ([...this.records.values()].some((r) => r.publicKey === publicKey)) return;
+    const checker = this.checker as SignatureChecker & { forgetKey?: (key: string) => void };
+    checker.forgetKey?.(publicKey);
+  }
+
   private changed(): void {
     for (const l of this.listeners) l();
   }
+}
+
+function mismatch(node: string, what: string, entries: AwaitingEntry[], given: string): string {
+  const seen = entries.map((e) => `${e.fingerprint} (from ${e.address ?? 'an unknown address'})`).join(', ');
+  return `the key ${what} for ${node} is ${seen}, not ${given}: nothing was approved. Compare the fingerprint the machine's agent prints and give exactly that one`;
 }
