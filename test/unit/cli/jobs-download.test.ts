@@ -50,7 +50,7 @@ function json(res: http.ServerResponse, status: number, body: unknown): void {
 
 function route(req: http.IncomingMessage, res: http.ServerResponse): void {
   if (req.headers.authorization !== `Bearer ${OPERATOR}`) return json(res, 401, { error: 'missing or wrong token' });
-  if (req.url === '/v1/jobs') return json(res, 200, jobsState);
+  if (req.url === '/v1/jobs' || req.url?.startsWith('/v1/jobs?')) return json(res, 200, jobsState);
   if (req.url === '/v1/artifacts') return json(res, 200, { artifacts: listed });
   const hash = /^\/v1\/artifacts\/([0-9a-f]{64})$/.exec(req.url ?? '')?.[1] ?? '';
   const gzip = (size: number) => res.writeHead(200, { 'content-type': 'application/gzip', 'content-length': String(size) });

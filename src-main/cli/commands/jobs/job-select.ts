@@ -7,6 +7,7 @@ import { UsageError } from '../../command';
 import type { OperatorClient } from '../../operator/operator-client';
 import { EXIT, OperatorFailure } from '../../operator/operator-failure';
 import { SHORT_ID, shortId } from './job-format';
+import { allJobs } from './job-pages';
 
 /** Fewest hex digits accepted as an id prefix: fewer would match by accident. */
 export const MIN_PREFIX = 6;
@@ -42,6 +43,5 @@ export function selectJob(jobs: readonly JobSnapshot[], given: string): JobSnaps
 
 /** Reads the coordinator's jobs and picks the one `given` means. */
 export async function fetchJob(client: OperatorClient, given: string): Promise<JobSnapshot> {
-  const { jobs } = await client.call('jobsState', [], undefined);
-  return selectJob(jobs, given);
+  return selectJob(await allJobs(client), given);
 }

@@ -6,6 +6,7 @@ import type { OperatorClient } from '../../operator/operator-client';
 import { EXIT, OperatorFailure } from '../../operator/operator-failure';
 import { artifactTarget, defaultArtifactFileName, saveArtifact } from './artifact-download';
 import { humanBytes, shortId } from './job-format';
+import { allJobs } from './job-pages';
 import { ARTIFACTS_JSON_USAGE, listArtifacts } from './jobs-artifacts';
 import { JOB_ARGUMENT_USAGE, selectJob } from './job-select';
 
@@ -18,8 +19,7 @@ async function resolveArtifact(client: OperatorClient, given: string): Promise<{
     const stored = artifacts.find((a) => a.sha256 === given);
     if (stored) return { sha256: stored.sha256, jobName: stored.producedBy.at(-1)?.jobName ?? null };
   }
-  const { jobs } = await client.call('jobsState', [], undefined);
-  const job = selectJob(jobs, given);
+  const job = selectJob(await allJobs(client), given);
   if (!job.artifact) {
     throw new OperatorFailure(`job ${shortId(job.id)} (${job.name}) has no artifact: it is ${job.status}, and a job stores one when it completes`, EXIT.notFound, 'not-found');
   }

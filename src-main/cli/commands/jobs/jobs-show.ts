@@ -3,6 +3,7 @@ import { intOption, noMorePositionals, parseCommandLine, UsageError, type Comman
 import { OPERATOR_OPTIONS_USAGE, operatorOptions, printJson, runOperator } from '../../operator/operator-command';
 import { lastLines } from '../runs/follow-run';
 import { formatJobDetail } from './job-format';
+import { allJobs } from './job-pages';
 import { JOB_ARGUMENT_USAGE, LIST_HINT, selectJob } from './job-select';
 
 export const jobsShowCommand: Command = {
@@ -27,12 +28,14 @@ ${OPERATOR_OPTIONS_USAGE}
     noMorePositionals(positionals, 1);
     const lines = intOption(values.lines, 'lines', 20, 1, 100_000);
     return runOperator('gpu-share jobs show', values, io, async (client) => {
-      const state = await client.call('jobsState', [], undefined);
-      const { id } = selectJob(state.jobs, positionals[0]!);
+      const jobs = await allJobs(client);
+      const { id } = selectJob(jobs, positionals[0]!);
       const notFound = `job ${id} is gone from this coordinator; ${LIST_HINT}`;
       const job = await client.call('job', [id], undefined, notFound);
       const output = lastLines((await client.call('jobLog', [id], undefined, notFound)).output, lines);
-      const verdicts = state.previews.find((p) => p.jobId === id)?.verdicts ?? [];
+      // Its per-node verdicts come with the page it is on (the one-job page at its place in the queue).
+      const around = await client.call('jobsState', [{ offset: jobs.findIndex((j) => j.id === id), limit: 1 }], undefined);
+      const verdicts = around.previews.find((p) => p.jobId === id)?.verdicts ?? [];
       if (values.json) printJson(io, { job, verdicts, output });
       else io.out(formatJobDetail(job, verdicts, output, Date.now()));
       return 0;
