@@ -61,6 +61,7 @@ export const FIELD_CAPS = { id: 200, name: 200, text: 2000 } as const;
 export const apiPaths = {
   health: '/v1/health',
   join: '/v1/join',
+  joinChallenge: '/v1/join/challenge',
   heartbeat: (workerId: number) => `/v1/workers/${workerId}/heartbeat`,
   report: (workerId: number) => `/v1/workers/${workerId}/report`,
   leave: (workerId: number) => `/v1/workers/${workerId}/leave`,
@@ -84,6 +85,29 @@ const gpuSchema = z.object({
   /** Unified memory (Jetson, Apple) plans with a 60 % reserve instead of 85 %; discrete when left out. */
   memoryType: z.enum(['discrete', 'unified']).optional(),
 });
+
+/**
+ * The join's first step (docs/api.md, "Joining"): the worker proves nothing yet and sends nothing about itself,
+ * only a nonce, which token it holds (an HMAC id, not the token) and the node key the proofs will bind; the
+ * coordinator answers with its own nonce and a proof that it holds that token (src-main/platform/join-proof.ts).
+ */
+export const joinChallengeRequestSchema = z.object({
+  workerNonce: z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'workerNonce must be 32 random bytes in base64url (43 characters)'),
+  tokenId: z.string().regex(/^[0-9a-f]{16}$/, 'tokenId must be 16 lower-case hex digits'),
+  nodePublicKey: z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'nodePublicKey must be a raw Ed25519 key: 32 bytes in base64url (43 characters)').optional(),
+});
+export type JoinChallengeRequest = z.input<typeof joinChallengeRequestSchema>;
+
+export const joinChallengeReplySchema = z.object({
+  challengeId: z.string().regex(/^[A-Za-z0-9_-]{16,64}$/),
+  coordinatorNonce: z.string().regex(/^[A-Za-z0-9_-]{43}$/),
+  proof: z.string().regex(/^[A-Za-z0-9_-]{43}$/),
+});
+export type JoinChallengeReply = z.infer<typeof joinChallengeReplySchema>;
+
+/** Headers of the join itself: the challenge it answers and the worker's proof (it carries no Authorization header). */
+export const JOIN_CHALLENGE_HEADER = 'x-gpu-share-join-challenge';
+export const JOIN_PROOF_HEADER = 'x-gpu-share-join-proof';
 
 /** What a worker says about itself when it joins. */
 export const joinRequestSchema = z.object({

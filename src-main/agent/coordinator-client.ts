@@ -1,7 +1,7 @@
 /**
- * The worker's side of the coordinator HTTP API: JSON over node:http(s) with the join token as a bearer token
- * and, once joined, the session's secret. Every call resolves to a tagged reply instead of throwing, because the
- * agent treats "no answer", "refused", "answered with an error" and "that is not our coordinator" very
+ * The worker's side of the coordinator HTTP API: JSON over node:http(s), the join proved by a challenge on the
+ * join token (join-proof.ts; the token itself is never sent) and, once joined, the session's secret. Every call
+ * resolves to a tagged reply instead of throwing, because the agent treats "no answer", "refused", "answered with an error" and "that is not our coordinator" very
  * differently (keep trying, rejoin, give up with a message, or refuse to say anything at all).
  */
 import http from 'node:http';
@@ -125,6 +125,8 @@ export class CoordinatorClient {
   readonly connector: Connector | null;
   private readonly agent: http.Agent;
   private readonly problem: string | null;
+  /** The fingerprint pinned for this URL (lower-case hex), or null over http: the join proof binds it. */
+  readonly certSha256: string | null;
   private readonly transport: (opts: PostOptions) => Promise<RawReply>;
   private session: string | null = null;
   private identity: NodeIdentity | null = null;
@@ -132,11 +134,13 @@ export class CoordinatorClient {
 
   constructor(
     coordinatorUrl: string | URL,
-    private readonly token: string,
+    /** Only ever used to compute the join's proofs (join-proof.ts): it is never sent. */
+    readonly token: string,
     options: CoordinatorClientOptions = {},
   ) {
     this.base = new URL(String(coordinatorUrl));
     this.problem = trustProblem(this.base, options.certSha256);
+    this.certSha256 = this.base.protocol === 'https:' && !this.problem ? (normalizeCertSha256(options.certSha256!) ?? null) : null;
     this.transport = options.transport ?? postJson;
     const pinned = this.base.protocol === 'https:' && !this.problem ? pinnedConnector(options.certSha256!) : null;
     this.connector = pinned;
@@ -174,9 +178,14 @@ export class CoordinatorClient {
     return { ...this.authHeaders(), ...(this.identity ? signatureHeaders(this.identity, 'GET', url.pathname + url.search, sha256Hex('')) : {}) };
   }
 
-  /** Headers every worker request carries: the join token and, once joined, the session's secret. */
+  /** The node key's public half (base64url) that signs the join, or null for an unsigned agent. */
+  publicKey(): string | null {
+    return this.identity?.publicKey ?? null;
+  }
+
+  /** Headers every worker request carries: once joined, the session's secret (never the join token). */
   authHeaders(): Record<string, string> {
-    return { authorization: `Bearer ${this.token}`, ...(this.session ? { [SESSION_HEADER]: this.session } : {}) };
+    return this.session ? { [SESSION_HEADER]: this.session } : {};
   }
 
   /** Frees the kept-alive connections (the agent has stopped). */
@@ -185,12 +194,19 @@ export class CoordinatorClient {
   }
 
   /** Calls the endpoint `name` of the worker-API table: its method, at the path its builder makes of `params`; never throws. */
-  call<K extends Exclude<EndpointName, 'presence' | UploadEndpoint>>(name: K, params: EndpointParams<K>, body: EndpointBody<K>, timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS): Promise<ApiReply> {
+  call<K extends Exclude<EndpointName, 'presence' | UploadEndpoint>>(
+    name: K,
+    params: EndpointParams<K>,
+    body: EndpointBody<K>,
+    timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS,
+    /** Besides the auth headers (the join's challenge and proof). */
+    headers: Record<string, string> = {},
+  ): Promise<ApiReply> {
     const endpoint = workerApi[name];
     const path = (endpoint.path.build as (...p: EndpointParams<K>) => string)(...params);
     // A signed join presents the key that signs it: the coordinator pins it at the node's first join.
     const sent = name === 'join' && this.identity ? { ...(body as object), publicKey: this.identity.publicKey } : body;
-    return this.request(endpoint.method as 'GET' | 'POST', path, sent, timeoutMs);
+    return this.request(endpoint.method as 'GET' | 'POST', path, sent, timeoutMs, headers);
   }
 
   /** PUTs a file to the binary-upload endpoint `name`, streamed from disk; never throws. */
@@ -215,12 +231,12 @@ export class CoordinatorClient {
     return this.request('POST', path, body, timeoutMs);
   }
 
-  private async request(method: 'GET' | 'POST', path: string, body: unknown, timeoutMs: number): Promise<ApiReply> {
+  private async request(method: 'GET' | 'POST', path: string, body: unknown, timeoutMs: number, headers: Record<string, string> = {}): Promise<ApiReply> {
     if (this.problem) return { kind: 'untrusted', message: this.problem };
     const url = new URL(path, this.base);
     let raw: RawReply;
     try {
-      raw = await this.transport({ url, method, headers: this.authHeaders(), body: JSON.stringify(body ?? null), timeoutMs, agent: this.agent, ...(this.signer ? { sign: this.signer } : {}) });
+      raw = await this.transport({ url, method, headers: { ...this.authHeaders(), ...headers }, body: JSON.stringify(body ?? null), timeoutMs, agent: this.agent, ...(this.signer ? { sign: this.signer } : {}) });
     } catch (error) {
       raw = { kind: 'failed', error };
     }

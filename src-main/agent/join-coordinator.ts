@@ -6,14 +6,20 @@
 import type { DetectedGpu, HardwareSnapshot } from '../../src-shared/hardware';
 import { NODE_NAME_PATTERN, TIMING_BOUNDS, type JoinRequest, type JoinResponse } from '../../src-shared/worker-protocol';
 import type { Clock } from '../platform/ports';
-import { readReply, type CoordinatorClient } from './coordinator-client';
+import { DEFAULT_REQUEST_TIMEOUT_MS, readReply, type ApiReply, type CoordinatorClient } from './coordinator-client';
+import { challengeCoordinator } from './coordinator-proof';
 
 /** Why a join failed, in a form the CLI can turn into an exit code and a message. */
 export class JoinError extends Error {
   constructor(
-    /** unreachable: no answer or a 5xx (worth retrying); untrusted: not the coordinator the join command named. */
-    readonly kind: 'unreachable' | 'unauthorized' | 'refused' | 'protocol' | 'untrusted',
+    /**
+     * unreachable: no answer or a 5xx (worth retrying); untrusted: not the coordinator the join command named;
+     * awaiting: the coordinator has not approved this machine's key yet (retried every retryAfterMs).
+     */
+    readonly kind: 'unreachable' | 'unauthorized' | 'refused' | 'protocol' | 'untrusted' | 'awaiting',
     message: string,
+    /** For 'awaiting': when the coordinator asked to be asked again. */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
     this.name = 'JoinError';
@@ -94,34 +100,52 @@ export async function joinOnce(
   }
   const host = advertiseHost ?? local.address;
   client.useSession(null);
-  const reply = await client.call('join', [], request(host));
+  // The coordinator proves it holds the join token before this worker says anything about itself.
+  const challenge = await challengeCoordinator(client);
+  if (challenge.kind === 'unproved') {
+    throw new JoinError(challenge.why === 'bad-proof' ? 'untrusted' : 'unauthorized', `${challenge.message}.`);
+  }
+  if (challenge.kind === 'failed') throwFailedReply(challenge.reply, where, 'the join challenge');
+  const reply = await client.call('join', [], request(host), DEFAULT_REQUEST_TIMEOUT_MS, challenge.headers);
+  if (reply.kind !== 'ok') throwFailedReply(reply, where, 'the join');
+  const parsed = readReply('join', reply.body);
+  if (!parsed) {
+    throw new JoinError('protocol', `the server at ${where} answered the join with something that is not a GPU Share join response (is it a GPU Share coordinator of the same version?)`);
+  }
+  if ('status' in parsed) {
+    // 202: listed on the coordinator as awaiting approval; nothing else until a person approves this key.
+    const approve = `gpu-share workers approve ${parsed.node} --key ${parsed.fingerprint}`;
+    throw new JoinError(
+      'awaiting',
+      `waiting for approval on the coordinator: this machine's key is ${parsed.fingerprint} — approve it there with "${approve}" or the Approve button in the Workers view`,
+      parsed.retryAfterMs,
+    );
+  }
+  client.useSession(parsed.sessionSecret);
+  return { joined: clampTimings(parsed), advertiseHost: host };
+}
+
+/** A failed answer to the join (or its challenge) as the JoinError a person can act on. */
+function throwFailedReply(reply: Exclude<ApiReply, { kind: 'ok' }>, where: string, what: string): never {
   switch (reply.kind) {
     case 'network':
       throw new JoinError('unreachable', `cannot reach the coordinator at ${where}: ${reply.message}`);
     case 'untrusted':
       throw new JoinError('untrusted', reply.message);
     case 'protocol':
-      throw new JoinError('protocol', `the server at ${where} did not answer the join as a GPU Share coordinator does: ${reply.message}`);
+      throw new JoinError('protocol', `the server at ${where} did not answer ${what} as a GPU Share coordinator does: ${reply.message}`);
     case 'http-error':
       if (reply.status === 401 || reply.status === 403) {
         throw new JoinError(
           'unauthorized',
-          `the coordinator at ${where} refused the join token (${reply.status}: ${reply.message}). Copy the token from the app's "Add a worker" panel, or from the output of \`gpu-share serve\`, and pass it in GPU_SHARE_JOIN_TOKEN.`,
+          `the coordinator at ${where} refused ${what} (${reply.status}: ${reply.message}). Copy the join command again from the app's "Add a worker" panel, or from the output of \`gpu-share serve\`, and pass the token in GPU_SHARE_JOIN_TOKEN.`,
         );
       }
       // Too many joins from this address (join-rate-limit.ts): wait and try again, as for a coordinator not up yet.
       if (reply.status === 429) throw new JoinError('unreachable', `the coordinator at ${where} asks this worker to slow down (429: ${reply.message})`);
-      if (reply.status >= 500) throw new JoinError('unreachable', `the coordinator at ${where} failed to answer the join (${reply.status}: ${reply.message})`);
+      if (reply.status >= 500) throw new JoinError('unreachable', `the coordinator at ${where} failed to answer ${what} (${reply.status}: ${reply.message})`);
       throw new JoinError('refused', `the coordinator at ${where} refused this worker (${reply.status}): ${reply.message}`);
-    case 'ok':
-      break;
   }
-  const parsed = readReply('join', reply.body);
-  if (!parsed) {
-    throw new JoinError('protocol', `the server at ${where} answered the join with something that is not a GPU Share join response (is it a GPU Share coordinator of the same version?)`);
-  }
-  client.useSession(parsed.sessionSecret);
-  return { joined: clampTimings(parsed), advertiseHost: host };
 }
 
 export const FIRST_JOIN_BACKOFF = { firstMs: 1000, maxMs: 30_000 } as const;
@@ -135,25 +159,33 @@ export interface RetryOptions {
   onWait?: (wake: (() => void) | null) => void;
 }
 
+/** How often an agent awaiting approval asks again, whatever the coordinator's retryAfterMs says. */
+export const AWAITING_RETRY_BOUNDS = { min: 2000, max: 30_000 } as const;
+
 /**
  * Runs `attempt` until it succeeds, retrying only what may pass by itself (no answer, a 5xx) with a backoff of
- * 1 s doubling to 30 s. Each distinct failure is logged once, so a long wait does not flood the log.
+ * 1 s doubling to 30 s, and a machine awaiting approval every retryAfterMs (clamped to AWAITING_RETRY_BOUNDS).
+ * Each distinct failure is logged once, so a long wait does not flood the log.
  */
 export async function retryJoin<T>(attempt: () => Promise<T>, opts: RetryOptions): Promise<T> {
   let delayMs: number = FIRST_JOIN_BACKOFF.firstMs;
   let lastMessage = '';
+  let awaiting = false;
   for (;;) {
+    let waitMs = delayMs;
     try {
       return await attempt();
     } catch (error) {
-      if (!(error instanceof JoinError) || error.kind !== 'unreachable' || opts.stopped()) throw error;
+      if (!(error instanceof JoinError) || (error.kind !== 'unreachable' && error.kind !== 'awaiting') || opts.stopped()) throw error;
+      awaiting = error.kind === 'awaiting';
+      if (awaiting) waitMs = clamp(error.retryAfterMs ?? AWAITING_RETRY_BOUNDS.min, AWAITING_RETRY_BOUNDS);
       if (error.message !== lastMessage) {
-        opts.log(`${error.message.replace(/\.$/, '')} — retrying in ${delayMs / 1000} s, and on until it answers (Ctrl-C to stop)`);
+        opts.log(awaiting ? error.message : `${error.message.replace(/\.$/, '')} — retrying in ${delayMs / 1000} s, and on until it answers (Ctrl-C to stop)`);
         lastMessage = error.message;
       }
     }
     await new Promise<void>((resolve) => {
-      const timer = opts.clock.setTimeout(() => wake(), delayMs);
+      const timer = opts.clock.setTimeout(() => wake(), waitMs);
       const wake = () => {
         timer.cancel();
         opts.onWait?.(null);
@@ -161,7 +193,9 @@ export async function retryJoin<T>(attempt: () => Promise<T>, opts: RetryOptions
       };
       opts.onWait?.(wake);
     });
-    if (opts.stopped()) throw new JoinError('unreachable', `stopped before the coordinator answered (${lastMessage})`);
-    delayMs = Math.min(FIRST_JOIN_BACKOFF.maxMs, delayMs * 2);
+    if (opts.stopped()) {
+      throw awaiting ? new JoinError('awaiting', 'stopped while waiting for approval on the coordinator') : new JoinError('unreachable', `stopped before the coordinator answered (${lastMessage})`);
+    }
+    if (!awaiting) delayMs = Math.min(FIRST_JOIN_BACKOFF.maxMs, delayMs * 2);
   }
 }

@@ -21,7 +21,7 @@ export const MAX_REASON_BYTES = 100;
 export interface PresenceLinkOptions {
   /** ws:// or wss:// URL of the session's presence endpoint. */
   url: URL;
-  /** The join token, the session's secret and a signature; asked for at every connect (a signature's nonce is used once). */
+  /** The session's secret and a signature (never the join token); asked for at every connect (a signature's nonce is used once). */
   headers: () => Record<string, string>;
   /** The pinned TLS connection for wss (null for ws). */
   connector: Connector | null;

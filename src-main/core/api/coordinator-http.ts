@@ -22,6 +22,9 @@ import { attachPresence } from './presence-server';
 import { tokensEqual } from './tokens';
 import { answerClientErrors, guardConnections, type ConnectionLimits } from './connection-guard';
 import { JoinRateLimit, type JoinRateLimitOptions } from './join-rate-limit';
+import { ChallengeProblem, JoinChallenges, type JoinTokens } from './join-challenges';
+import { checkProvedJoin, proveJoin } from './join-auth';
+import { fingerprintOf } from './tls-identity';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -31,6 +34,10 @@ export interface CoordinatorHttpOptions {
   /** 0 picks a free port. */
   port?: number;
   joinToken: string;
+  /** The join tokens now (current and retired), read at each challenge; without it, `joinToken` alone. */
+  joinTokens?: () => JoinTokens;
+  /** Makes, keeps and starts using a new join token (POST /v1/join-token/rotate); without it that answers 404. */
+  rotateJoinToken?: () => Promise<string>;
   operatorToken: string;
   /** A body must arrive within this long (ms) once its headers have (default 10 s). */
   bodyTimeoutMs?: number;
@@ -91,7 +98,7 @@ export function describeZodError(error: z.ZodError): string {
   return parts.join('; ') + more;
 }
 
-function handlers(service: CoordinatorService, opts: CoordinatorHttpOptions): Handlers {
+function handlers(service: CoordinatorService, opts: CoordinatorHttpOptions, challenges: JoinChallenges): Handlers {
   const { metrics } = opts;
   const findRun = (raw: string): RunSnapshot => {
     const runId = runIdParam(raw);
@@ -101,6 +108,17 @@ function handlers(service: CoordinatorService, opts: CoordinatorHttpOptions): Ha
   };
   return {
     health: () => ({ status: 'ok', apiVersion: API_VERSION }),
+    joinChallenge: ({ body }) => {
+      try {
+        return challenges.issue(body);
+      } catch (error) {
+        throw error instanceof ChallengeProblem ? new ApiProblem(error.status, error.message) : error;
+      }
+    },
+    rotateJoinToken: async () => {
+      if (!opts.rotateJoinToken) throw new ApiProblem(404, 'this coordinator cannot replace its join token (it was started without a secrets file)');
+      return { joinToken: await opts.rotateJoinToken() };
+    },
     join: ({ body, conn }) => service.join(body, conn),
     heartbeat: ({ params, body }) => service.heartbeat(workerIdParam(params[0]!), body),
     report: ({ params, body }) => {
@@ -215,20 +233,19 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
   const bodyTimeoutMs = opts.bodyTimeoutMs ?? 10_000;
   const headersTimeoutMs = opts.headersTimeoutMs ?? 10_000;
   const joinLimit = new JoinRateLimit({ now: () => Date.now(), ...opts.joinRateLimit });
-  const entries = buildRoutes(handlers(service, opts));
+  const joinTokens = opts.joinTokens ?? (() => ({ current: opts.joinToken, retired: [] }));
+  const challenges = new JoinChallenges({ now: () => Date.now(), tokens: joinTokens, certSha256: opts.tls ? fingerprintOf(opts.tls.certPem) : null });
+  const entries = buildRoutes(handlers(service, opts, challenges));
 
   const authorize = (req: http.IncomingMessage, auth: ApiAuth): string | null => {
-    if (auth === 'none') return null;
+    // The join proves the token by its challenge (proveJoin); later worker requests by their session secret and
+    // node signature: no worker request carries the join token itself.
+    if (auth === 'none' || auth === 'join-proof' || auth === 'session') return null;
     const token = bearer(req);
     if (token === null) return 'missing bearer token: send "Authorization: Bearer <token>"';
-    if (auth === 'operator') {
-      if (tokensEqual(token, opts.operatorToken)) return null;
-      if (tokensEqual(token, opts.joinToken)) return 'wrong token: this is an operator action and the join token only lets workers join; use the operator token';
-      return 'wrong token';
-    }
-    // Worker endpoints: the join token, or the operator's (which can do everything a worker can).
-    if (tokensEqual(token, opts.joinToken) || tokensEqual(token, opts.operatorToken)) return null;
-    return 'wrong token: use the join token shown in the app\'s "Add a worker" panel or printed by gpu-share serve';
+    if (tokensEqual(token, opts.operatorToken)) return null;
+    if (tokensEqual(token, joinTokens().current)) return 'wrong token: this is an operator action and the join token only lets workers join; use the operator token';
+    return 'wrong token';
   };
 
   const requestTimeoutMs = Math.max(bodyTimeoutMs, headersTimeoutMs) + 5_000;
@@ -257,16 +274,17 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
     const { endpoint } = route;
     // An upload may take minutes; it must keep moving instead (watchUploadIdle).
     if (endpoint.transport === 'binary-upload') deadline.cancel();
-    const denied = authorize(req, endpoint.auth === 'session' ? 'worker' : endpoint.auth);
+    const denied = authorize(req, endpoint.auth);
     if (denied) {
       // The join token is a real credential, just not enough for an operator action: forbidden, not unauthenticated.
-      const forbidden = endpoint.auth === 'operator' && tokensEqual(bearer(req) ?? '', opts.joinToken);
+      const forbidden = endpoint.auth === 'operator' && tokensEqual(bearer(req) ?? '', joinTokens().current);
       sendError(res, forbidden ? 403 : 401, denied, forbidden ? {} : { 'www-authenticate': 'Bearer' });
       return;
     }
     const m = entry.pattern.exec(pathname)!;
     // Checked before the body is read: a request without the worker's session gets nothing from it.
     if (endpoint.auth === 'session') service.authenticate(workerIdParam(m[1]!), sessionOf(req));
+    const proved = endpoint.auth === 'join-proof' ? proveJoin(req, challenges) : null;
     let body: unknown = undefined;
     let bodySha256Hex = sha256Hex(Buffer.alloc(0));
     if (endpoint.method === 'POST') {
@@ -328,7 +346,6 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
     ? https.createServer({ ...serverOptions, handshakeTimeout: headersTimeoutMs, cert: opts.tls.certPem, key: opts.tls.keyPem }, onRequest)
     : http.createServer(serverOptions, onRequest);
   const presence = attachPresence(server, service, {
-    authorizeWorker: (req) => authorize(req, 'worker'),
     sessionOf,
     ...(opts.abruptCloseGraceMs !== undefined ? { abruptCloseGraceMs: opts.abruptCloseGraceMs } : {}),
   });

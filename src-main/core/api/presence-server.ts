@@ -25,8 +25,6 @@ export interface PresenceService {
 }
 
 export interface PresenceOptions {
-  /** Message when the request's bearer token is not allowed to act as a worker; null when it is. */
-  authorizeWorker(req: http.IncomingMessage): string | null;
   sessionOf(req: http.IncomingMessage): string | null;
   /** How long an abruptly closed agent has to reconnect before it is failed (default 300 ms). */
   abruptCloseGraceMs?: number;
@@ -98,8 +96,7 @@ export function attachPresence(server: http.Server, service: PresenceService, op
     }
     const m = PATH.exec(pathname);
     if (!m) return refuse(socket, 404, `no WebSocket endpoint ${pathname.slice(0, 200)}`);
-    const denied = opts.authorizeWorker(req);
-    if (denied) return refuse(socket, 401, denied);
+    // No join token here (it never crosses the wire): the session secret and the node's signature authenticate the upgrade.
     const workerId = Number(m[1]);
     let opened: { incarnation: number };
     try {

@@ -12,14 +12,19 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import {
+  JOIN_CHALLENGE_HEADER,
+  JOIN_PROOF_HEADER,
   SESSION_HEADER,
   heartbeatRequestSchema,
+  joinChallengeRequestSchema,
   joinRequestSchema,
   leaveRequestSchema,
   reportRequestSchema,
   type Instruction,
   type Report,
 } from '../../../src-shared/worker-protocol';
+import { JoinChallenges } from '../../../src-main/core/api/join-challenges';
+import { fingerprintOf } from '../../../src-main/core/api/tls-identity';
 import { CLAIM_TOKEN_HEADER, jobCompleteSchema, jobFailSchema, jobOutputSchema, jobStartedSchema } from '../../../src-shared/jobs/job-protocol';
 
 export type JobAction = 'started' | 'output' | 'complete' | 'fail';
@@ -93,6 +98,11 @@ export class FakeCoordinator {
   readonly uploads: UploadRecord[] = [];
   /** Statuses to answer the next calls of each action with (then 200): e.g. { complete: [503] }. */
   jobStatuses: Partial<Record<JobAction | 'upload', number[]>> = {};
+  /** Every raw request as it arrived: headers and body text (to assert what a worker never sends). */
+  readonly rawRequests: { method: string; url: string; headers: http.IncomingHttpHeaders; body: string }[] = [];
+  /** Answer challenges with a proof that does not match (as a server without the token would). */
+  forgeProof = false;
+  private challenges: JoinChallenges;
   private server: http.Server | https.Server;
   private wss = new WebSocketServer({ noServer: true });
   private incarnation = 0;
@@ -105,6 +115,7 @@ export class FakeCoordinator {
     /** Serve https with this certificate (as a coordinator does beyond loopback). */
     private readonly tls?: { certPem: string; keyPem: string },
   ) {
+    this.challenges = new JoinChallenges({ now: () => Date.now(), tokens: () => ({ current: token, retired: [] }), certSha256: tls ? fingerprintOf(tls.certPem) : null });
     const handler = (req: http.IncomingMessage, res: http.ServerResponse) => void this.handle(req, res);
     this.server = tls ? https.createServer({ cert: tls.certPem, key: tls.keyPem }, handler) : http.createServer(handler);
     this.server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
@@ -119,7 +130,7 @@ export class FakeCoordinator {
     this.requestLog.push(`UPGRADE ${req.url}`);
     const m = /^\/v1\/workers\/(\d+)\/presence$/.exec(req.url ?? '');
     const session = req.headers[SESSION_HEADER];
-    if (!m || req.headers.authorization !== `Bearer ${this.token}` || typeof session !== 'string' || session !== this.session) {
+    if (!m || req.headers.authorization !== undefined || typeof session !== 'string' || session !== this.session) {
       socket.end('HTTP/1.1 401 Unauthorized\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
       return;
     }
@@ -133,6 +144,11 @@ export class FakeCoordinator {
       });
       ws.on('error', () => undefined);
     });
+  }
+
+  /** Proves the token over another certificate's fingerprint: a relay in front of the coordinator that holds it. */
+  proveAsCertificate(certSha256: string): void {
+    this.challenges = new JoinChallenges({ now: () => Date.now(), tokens: () => ({ current: this.token, retired: [] }), certSha256 });
   }
 
   /** Presence sockets open now. */
@@ -209,7 +225,9 @@ export class FakeCoordinator {
       res.end(JSON.stringify(body));
     };
     this.requestLog.push(`${req.method} ${req.url}`);
-    if (req.headers.authorization !== `Bearer ${this.token}`) return send(401, { error: 'missing or wrong join token' });
+    this.rawRequests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+    // The join token never crosses the wire: a request that carries any Authorization header is a bug in the agent.
+    if (req.headers.authorization !== undefined) return send(400, { error: 'a worker request carried an Authorization header' });
     const upload = /^\/v1\/workers\/(\d+)\/jobs\/([0-9a-f]{64})\/artifact\/([^/]+)$/.exec(req.url ?? '');
     if (upload && req.method === 'PUT') {
       if (req.headers[SESSION_HEADER] !== this.session) return send(401, { error: 'missing or wrong session secret' });
@@ -222,7 +240,23 @@ export class FakeCoordinator {
       return send(400, { error: 'body is not JSON' });
     }
     const url = req.url ?? '';
+    if (url === '/v1/join/challenge') {
+      const parsed = joinChallengeRequestSchema.safeParse(body);
+      if (!parsed.success) return send(400, { error: parsed.error.message });
+      try {
+        const answer = this.challenges.issue(parsed.data);
+        return send(200, this.forgeProof ? { ...answer, proof: randomBytes(32).toString('base64url') } : answer);
+      } catch (error) {
+        return send(401, { error: (error as Error).message });
+      }
+    }
     if (url === '/v1/join') {
+      try {
+        const proved = this.challenges.prove(String(req.headers[JOIN_CHALLENGE_HEADER] ?? ''), String(req.headers[JOIN_PROOF_HEADER] ?? ''));
+        if ((body as { publicKey?: string }).publicKey !== (proved.nodePublicKey ?? undefined)) return send(401, { error: 'the join presents another key than its challenge' });
+      } catch (error) {
+        return send(401, { error: (error as Error).message });
+      }
       if (this.joinStatus !== null) return send(this.joinStatus, { error: `join refused with ${this.joinStatus}` });
       if (this.failJoins > 0) {
         this.failJoins -= 1;

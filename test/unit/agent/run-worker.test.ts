@@ -103,7 +103,7 @@ describe('gpu-share worker', () => {
   it('a wrong token exits 1 and says where to find the right one', async () => {
     const c = io();
     expect(await runCli(['worker', '--join', url, '--token', 'wrong', '--name', 'alpha'], c.io)).toBe(1);
-    expect(c.err.join('')).toMatch(/gpu-share worker: the coordinator at http:\/\/127\.0\.0\.1:\d+ refused the join token \(401.*"Add a worker" panel.*`gpu-share serve`/);
+    expect(c.err.join('')).toMatch(/gpu-share worker: the coordinator at http:\/\/127\.0\.0\.1:\d+ does not hold your join token \(401\): nothing about this machine was sent to it.*"Add a worker" panel.*`gpu-share serve`/);
   });
 
   it('keeps trying a coordinator that is not there yet, and joins once it listens', async () => {

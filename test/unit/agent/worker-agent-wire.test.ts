@@ -122,7 +122,7 @@ describe('WorkerAgent on the wire (http)', () => {
     const error = await a.start().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(JoinError);
     expect((error as JoinError).kind).toBe('unauthorized');
-    expect((error as JoinError).message).toMatch(/refused the join token \(401: missing or wrong join token\).*"Add a worker" panel.*gpu-share serve/);
+    expect((error as JoinError).message).toMatch(/does not hold your join token \(401\): nothing about this machine was sent to it.*"Add a worker" panel.*gpu-share serve/);
   });
 
   it('start() says clearly when nothing listens at the URL', async () => {

@@ -6,6 +6,7 @@ import { generateToken, tokensEqual } from '../../../src-main/core/api/tokens';
 import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
 import { apiPaths, heartbeatResponseSchema, joinResponseSchema, SESSION_HEADER, type JoinRequest } from '../../../src-shared/worker-protocol';
 import { FakeClock } from '../coordinator/fake-clock';
+import { joinProofHeaders } from './join-proof-client';
 
 const JOIN = 'join-' + 'a'.repeat(20);
 const OPERATOR = 'op-' + 'b'.repeat(20);
@@ -44,7 +45,9 @@ function joinBody(node = 'desktop'): JoinRequest {
 async function call(method: string, path: string, opts: { token?: string | null; body?: unknown; raw?: string; type?: string; session?: string | null } = {}) {
   const headers: Record<string, string> = {};
   const token = opts.token === undefined ? JOIN : opts.token;
-  if (token !== null) headers.authorization = `Bearer ${token}`;
+  // A join proves the token by its challenge (the token is never sent); other calls carry it as a bearer token.
+  if (token !== null && path === apiPaths.join && method === 'POST') Object.assign(headers, await joinProofHeaders(api.url, token));
+  else if (token !== null) headers.authorization = `Bearer ${token}`;
   const worker = /^\/v1\/workers\/(\d+)\//.exec(path);
   const session = opts.session === undefined ? (worker ? sessions.get(Number(worker[1])) : undefined) : opts.session;
   if (session) headers[SESSION_HEADER] = session;
@@ -55,6 +58,13 @@ async function call(method: string, path: string, opts: { token?: string | null;
   const res = await fetch(api.url + path, { method, headers, ...(body !== undefined ? { body } : {}) });
   const text = await res.text();
   return { status: res.status, headers: res.headers, json: text ? JSON.parse(text) : null };
+}
+
+/** The join proof's headers as raw header lines, for requests written by hand on a socket. */
+async function proofLines(): Promise<string> {
+  return Object.entries(await joinProofHeaders(api.url, JOIN))
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
 }
 
 /** Writes raw bytes on a socket and returns everything the server sends back until it closes (or timeout). */
@@ -144,9 +154,13 @@ describe('coordinator HTTP API — happy paths', () => {
     expect(stopped).toMatchObject({ status: 200, json: { state: 'stopped' } });
   });
 
-  it('the operator token also works on worker endpoints', async () => {
-    const r = await call('POST', apiPaths.join, { token: OPERATOR, body: joinBody() });
-    expect(r.status).toBe(200);
+  it('a bearer token is no join: neither the join token nor the operator token joins without the proof', async () => {
+    for (const token of [JOIN, OPERATOR]) {
+      const r = await fetch(api.url + apiPaths.join, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(joinBody()) });
+      expect(r.status).toBe(401);
+      expect(((await r.json()) as { error: string }).error).toMatch(/^a join must answer a challenge/);
+    }
+    expect(svc.workers()).toHaveLength(0);
   });
 });
 
@@ -154,11 +168,14 @@ describe('coordinator HTTP API — refusals', () => {
   it('401 without a token, with a wrong token, and with the join token on an operator endpoint', async () => {
     const none = await call('POST', apiPaths.join, { token: null, body: joinBody() });
     expect(none.status).toBe(401);
-    expect(none.json.error).toMatch(/^missing bearer token/);
-    expect(none.headers.get('www-authenticate')).toBe('Bearer');
-    const wrong = await call('POST', apiPaths.join, { token: 'nope', body: joinBody() });
+    expect(none.json.error).toMatch(/^a join must answer a challenge/);
+    const noneOperator = await call('GET', apiPaths.state, { token: null });
+    expect(noneOperator.status).toBe(401);
+    expect(noneOperator.json.error).toMatch(/^missing bearer token/);
+    expect(noneOperator.headers.get('www-authenticate')).toBe('Bearer');
+    const wrong = await call('POST', apiPaths.join, { token: 'nope-not-the-token-xxxxxxxxx', body: joinBody() });
     expect(wrong.status).toBe(401);
-    expect(wrong.json.error).toMatch(/^wrong token/);
+    expect(wrong.json.error).toMatch(/^a join must answer a challenge/);
     const joinOnOperator = await call('GET', apiPaths.state, { token: JOIN });
     expect(joinOnOperator.status).toBe(403);
     expect(joinOnOperator.json.error).toContain('operator token');
@@ -221,7 +238,7 @@ describe('coordinator HTTP API — refusals', () => {
     expect(r.status).toBe(413);
     expect(r.json.error).toContain('1048576-byte limit');
     // chunked, no content-length: refused once the limit is crossed
-    const head = `POST ${apiPaths.join} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${JOIN}\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n`;
+    const head = `POST ${apiPaths.join} HTTP/1.1\r\nhost: x\r\n${await proofLines()}content-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n`;
     const chunk = 'a'.repeat(64 * 1024);
     const chunks = Array.from({ length: 20 }, () => `${chunk.length.toString(16)}\r\n${chunk}\r\n`).join('');
     const reply = await raw(head + chunks + '0\r\n\r\n');
@@ -256,7 +273,7 @@ describe('coordinator HTTP API — refusals', () => {
   });
 
   it('408 and a closed connection for a body that stalls (slow loris)', async () => {
-    const head = `POST ${apiPaths.join} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${JOIN}\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n{"node":`;
+    const head = `POST ${apiPaths.join} HTTP/1.1\r\nhost: x\r\n${await proofLines()}content-type: application/json\r\ncontent-length: 500\r\n\r\n{"node":`;
     const started = Date.now();
     const reply = await raw(head, { waitMs: 5000 });
     expect(reply).toMatch(/^HTTP\/1\.1 408/);

@@ -5,6 +5,7 @@ import { startCoordinatorHttp, type CoordinatorHttp } from '../../../src-main/co
 import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
 import { apiPaths, joinResponseSchema, SESSION_HEADER, type JoinRequest } from '../../../src-shared/worker-protocol';
 import { FakeClock } from '../coordinator/fake-clock';
+import { joinProofHeaders } from './join-proof-client';
 
 const JOIN = 'join-' + 'c'.repeat(24);
 const OPERATOR = 'op-' + 'd'.repeat(24);
@@ -37,7 +38,10 @@ function body(node: string, machine = node, extra: Partial<JoinRequest> = {}): J
 }
 
 async function post(path: string, json: unknown, opts: { token?: string; session?: string } = {}) {
-  const headers: Record<string, string> = { authorization: `Bearer ${opts.token ?? JOIN}`, 'content-type': 'application/json' };
+  // A join proves the join token by its challenge; the token itself is never sent, so neither is it on later calls.
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (path === apiPaths.join) Object.assign(headers, await joinProofHeaders(api.url, opts.token ?? JOIN));
+  else if (opts.token) headers.authorization = `Bearer ${opts.token}`;
   if (opts.session) headers[SESSION_HEADER] = opts.session;
   const res = await fetch(api.url + path, { method: 'POST', headers, body: JSON.stringify(json) });
   const text = await res.text();

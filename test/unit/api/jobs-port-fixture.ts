@@ -14,6 +14,7 @@ import type { JobAck, JobsPort, StoredArtifact } from '../../../src-main/core/jo
 import { CLAIM_TOKEN_HEADER } from '../../../src-shared/jobs/job-protocol';
 import type { ArtifactSnapshot, JobSnapshot, JobsState, ManifestSubmitResult } from '../../../src-shared/jobs/types';
 import { apiPaths, joinResponseSchema, SESSION_HEADER } from '../../../src-shared/worker-protocol';
+import { joinProofHeaders } from './join-proof-client';
 import { jobSnapshot } from '../cli/jobs-fixtures';
 import { FakeClock } from '../coordinator/fake-clock';
 
@@ -132,7 +133,7 @@ export async function startJobsApi(opts: { maxBytes?: number; jobs?: boolean; ht
   for (const node of ['alpha', 'beta']) {
     const res = await fetch(api.url + apiPaths.join, {
       method: 'POST',
-      headers: { authorization: `Bearer ${JOIN}`, 'content-type': 'application/json' },
+      headers: { ...(await joinProofHeaders(api.url, JOIN)), 'content-type': 'application/json' },
       body: JSON.stringify({ node, agentVersion: 'test', machineId: `machine-${node}`.padEnd(24, 'm'), gpus: [], cpuCores: 4, ramMb: 8192, advertiseHost: '127.0.0.1', rdzvPort: 29500, python: { path: '/usr/bin/python3', torchVersion: '1.13.1' } }),
     });
     const joined = joinResponseSchema.parse(await res.json());
@@ -193,9 +194,9 @@ export function request(
   });
 }
 
-/** Headers of worker `w`'s upload: join token, its session, the claim token. */
+/** Headers of worker `w`'s upload: its session, the claim token (no join token: it never crosses the wire). */
 export function uploadHeaders(w: { session: string }, token: string | null = TOKEN): Record<string, string> {
-  return { authorization: `Bearer ${JOIN}`, [SESSION_HEADER]: w.session, 'content-type': 'application/gzip', ...(token ? { [CLAIM_TOKEN_HEADER]: token } : {}) };
+  return { [SESSION_HEADER]: w.session, 'content-type': 'application/gzip', ...(token ? { [CLAIM_TOKEN_HEADER]: token } : {}) };
 }
 
 export function uploadPath(workerId: number, sha: string, jobId = JOB): string {

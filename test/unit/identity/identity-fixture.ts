@@ -9,6 +9,17 @@ import { startCoordinatorHttp, type CoordinatorHttp } from '../../../src-main/co
 import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
 import { SESSION_HEADER, type JoinRequest } from '../../../src-shared/worker-protocol';
 import { FakeClock } from '../coordinator/fake-clock';
+import { joinProofHeaders } from '../api/join-proof-client';
+
+/** The publicKey a join body presents, if it is one. */
+function publicKeyIn(body: string): string | undefined {
+  try {
+    const key = (JSON.parse(body) as { publicKey?: unknown }).publicKey;
+    return typeof key === 'string' ? key : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 export const JOIN = 'join-' + 'e'.repeat(24);
 export const OPERATOR = 'op-' + 'f'.repeat(24);
@@ -74,6 +85,8 @@ export async function send(api: CoordinatorHttp, r: RawRequest): Promise<{ statu
   const method = r.method ?? 'POST';
   const body = r.body ?? '';
   const headers: Record<string, string> = { authorization: `Bearer ${JOIN}`, 'content-type': 'application/json', ...(r.session ? { [SESSION_HEADER]: r.session } : {}) };
+  // A join proves the join token by a challenge bound to the key it presents (join-proof.ts).
+  if (r.path === '/v1/join' && method === 'POST') Object.assign(headers, await joinProofHeaders(api.url, JOIN, { nodePublicKey: publicKeyIn(body) }));
   if (r.identity) Object.assign(headers, signatureHeaders(r.identity, method, r.signAs?.path ?? r.path, sha256Hex(r.signAs?.body ?? body), r.signAs?.time ?? Date.now()));
   Object.assign(headers, r.headers ?? {});
   const res = await fetch(api.url + r.path, { method, headers, ...(method === 'POST' ? { body } : {}) });

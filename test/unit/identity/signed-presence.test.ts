@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { CoordinatorClient } from '../../../src-main/agent/coordinator-client';
+import { challengeCoordinator } from '../../../src-main/agent/coordinator-proof';
 import { presenceUrl } from '../../../src-main/agent/presence-link';
 import { joinResponseSchema } from '../../../src-shared/worker-protocol';
 import { JOIN, joinBody, newIdentity, startCoordinator } from './identity-fixture';
@@ -25,7 +26,10 @@ describe('signed presence upgrade', () => {
     const { api } = await startCoordinator();
     const client = new CoordinatorClient(api.url, JOIN);
     client.useIdentity(newIdentity());
-    const joined = await client.call('join', [], joinBody('presence-node'));
+    // The join answers the coordinator's challenge first (join-proof.ts).
+    const challenge = await challengeCoordinator(client);
+    if (challenge.kind !== 'proved') throw new Error('the coordinator did not prove the join token');
+    const joined = await client.call('join', [], joinBody('presence-node'), undefined, challenge.headers);
     const session = joinResponseSchema.parse((joined as { body: unknown }).body);
     client.useSession(session.sessionSecret);
     const url = presenceUrl(client.base, session.workerId);

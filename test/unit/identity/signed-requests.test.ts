@@ -2,6 +2,7 @@
 // nonce, an old or future time, and a missing signature are each refused with a 401 that says which check failed.
 import { describe, expect, it } from 'vitest';
 import { CoordinatorClient } from '../../../src-main/agent/coordinator-client';
+import { challengeCoordinator } from '../../../src-main/agent/coordinator-proof';
 import { apiPaths, joinResponseSchema } from '../../../src-shared/worker-protocol';
 import { JOIN, joinBody, newIdentity, send, startCoordinator } from './identity-fixture';
 
@@ -28,7 +29,10 @@ describe('signed requests', () => {
     const identity = newIdentity();
     const client = new CoordinatorClient(api.url, JOIN);
     client.useIdentity(identity);
-    const joined = await client.call('join', [], joinBody('client-node'));
+    // The join answers the coordinator's challenge first (join-proof.ts).
+    const challenge = await challengeCoordinator(client);
+    if (challenge.kind !== 'proved') throw new Error('the coordinator did not prove the join token');
+    const joined = await client.call('join', [], joinBody('client-node'), undefined, challenge.headers);
     expect(joined.kind).toBe('ok');
     const session = joinResponseSchema.parse((joined as { body: unknown }).body);
     client.useSession(session.sessionSecret);
