@@ -43,6 +43,7 @@ import { createDiscoveryFeature } from './discovery-feature';
 import { createStatusFeature } from './status-feature';
 import { createSshFeature } from './ssh-feature';
 import { loadOrCreateSecrets } from '../core/secrets';
+import { appTrainingSpawner } from '../platform/runs/sandbox';
 
 const DEFAULT_COORDINATOR_PORT = 7421;
 
@@ -228,6 +229,9 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   // This machine trains too: its worker runs in-process and joins over loopback like any other. It is stopped
   // while the machine is a worker of another cluster, and a fresh one starts when it comes back.
   let localAgent: WorkerAgent | null = null;
+  // Both of this app's agents run launchers with the data folder (secrets.json) hidden, where bubblewrap works.
+  const sandbox = appTrainingSpawner(opts.pty, opts.userData, [path.join(opts.userData, 'worker'), path.join(opts.userData, 'remote-worker')]);
+  if (sandbox.warning) announce({ id: 'training-sandbox', title: 'Training can read the app data folder', body: sandbox.warning, severity: 'info' });
   const startLocalWorker = (): void => {
     if (localAgent && localAgent.status().phase !== 'stopped') return;
     const agent = new WorkerAgent({
@@ -235,7 +239,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
       token: secrets.joinToken,
       name: hardwareToNode(hardware).name,
       dataDir: path.join(opts.userData, 'worker'),
-      pty: opts.pty,
+      pty: sandbox.pty,
       clock,
       ...(tls ? { certSha256: tls.fingerprint256 } : {}),
       local: true,
@@ -261,7 +265,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   // "Join a cluster": this machine as a worker of another coordinator, instead of its own.
   const membership = new RemoteMembership({
     clock,
-    agent: { dataDir: path.join(opts.userData, 'remote-worker'), pty: opts.pty, env },
+    agent: { dataDir: path.join(opts.userData, 'remote-worker'), pty: sandbox.pty, env },
     defaultName: () => hardwareToNode(hardware).name,
     ...((opts.localWorker ?? true) ? { localWorker: { start: startLocalWorker, stop: stopLocalWorker } } : {}),
     onChange: (state) => emit('onMembership', state),

@@ -1,0 +1,126 @@
+/**
+ * The training sandbox (issue 14, item 4): the bwrap argv, the probe's answers, and — where bwrap runs — a real
+ * launcher that cannot read the data folder's secrets.json yet writes its checkpoint, exits with its own code,
+ * and still gets SIGTERM's grace period.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { pipeSpawner } from '../../../src-main/platform/pty/pipe-spawner';
+import { appTrainingSpawner, fromWrappedExit, NO_BWRAP_WARNING, probeSandbox, sandboxArgv } from '../../../src-main/platform/runs/sandbox';
+import type { PtySpawner } from '../../../src-main/platform/ports';
+
+const BWRAP_WORKS = process.platform === 'linux' && probeSandbox(tmpdir()).ok;
+
+describe('sandboxArgv', () => {
+  it('binds the whole machine, hides the data folder, binds back what training writes, and resets SIGTERM for the command', () => {
+    expect(sandboxArgv({ bwrap: 'bwrap', hide: '/home/me/.config/GPU Share', expose: ['/home/me/.config/GPU Share/worker/checkpoints'] }, 'python3', ['-u', 'train.py'])).toEqual([
+      '/bin/sh',
+      '-c',
+      `trap '' TERM; exec "$0" "$@"`,
+      'bwrap',
+      '--bind',
+      '/',
+      '/',
+      '--dev-bind',
+      '/dev',
+      '/dev',
+      '--tmpfs',
+      '/home/me/.config/GPU Share',
+      '--bind',
+      '/home/me/.config/GPU Share/worker/checkpoints',
+      '/home/me/.config/GPU Share/worker/checkpoints',
+      '--',
+      '/usr/bin/env',
+      '--default-signal=TERM',
+      'python3',
+      '-u',
+      'train.py',
+    ]);
+  });
+
+  it('turns 128+N back into signal N, as a shell shows it', () => {
+    expect(fromWrappedExit({ exitCode: 143, signal: null })).toEqual({ exitCode: null, signal: 15 });
+    expect(fromWrappedExit({ exitCode: 3, signal: null })).toEqual({ exitCode: 3, signal: null });
+    expect(fromWrappedExit({ exitCode: null, signal: 9 })).toEqual({ exitCode: null, signal: 9 });
+  });
+});
+
+describe('probeSandbox', () => {
+  it('says to install bubblewrap when there is none, and why when it cannot start', () => {
+    const missing = probeSandbox('/d', { platform: 'linux', run: () => ({ status: null, stderr: '', error: new Error('spawnSync bwrap ENOENT') }) });
+    expect(missing).toEqual({ ok: false, warning: NO_BWRAP_WARNING });
+    expect(NO_BWRAP_WARNING).toBe("training processes can read this app's data folder (secrets.json): install bubblewrap (apt install bubblewrap) to hide it");
+    const calls: string[][] = [];
+    const refused = probeSandbox('/d', {
+      platform: 'linux',
+      run: (file, args) => {
+        calls.push([file, ...args]);
+        return file === 'bwrap' ? { status: 0, stderr: '', error: undefined } : { status: 1, stderr: 'bwrap: setting up uid map: Permission denied\n', error: undefined };
+      },
+    });
+    expect(refused.ok === false && refused.warning).toMatch(/bubblewrap is installed but could not start here \(bwrap: setting up uid map: Permission denied\); allow unprivileged user namespaces/);
+    expect(calls[1]).toEqual(sandboxArgv({ bwrap: 'bwrap', hide: '/d', expose: [] }, 'true', []));
+    expect(probeSandbox('/d', { platform: 'darwin' }).ok).toBe(false);
+  });
+
+  it('leaves the spawner as it is, with the warning, when the probe fails', () => {
+    const inner: PtySpawner = { spawn: () => ({ pid: 1, onData: () => undefined, onExit: () => undefined, kill: () => undefined }) };
+    const r = appTrainingSpawner(inner, '/d', ['/d/worker'], () => ({ ok: false, warning: NO_BWRAP_WARNING }));
+    expect(r).toEqual({ pty: inner, warning: NO_BWRAP_WARNING });
+  });
+});
+
+describe.skipIf(!BWRAP_WORKS)('a launcher under bwrap', () => {
+  let data: string;
+  beforeEach(() => {
+    data = mkdtempSync(path.join(tmpdir(), 'gpu-share-sandbox-'));
+    writeFileSync(path.join(data, 'secrets.json'), '{"operatorToken":"operator-secret-xyz"}', { mode: 0o600 });
+  });
+  afterEach(() => rmSync(data, { recursive: true, force: true }));
+
+  function run(pty: PtySpawner, script: string, stopAfterMs?: number): Promise<{ output: string; exit: { exitCode: number | null; signal: number | null } }> {
+    return new Promise((resolve) => {
+      let output = '';
+      const proc = pty.spawn('/bin/sh', ['-c', script], { cwd: data, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+      proc.onData((d) => (output += d));
+      proc.onExit((exit) => resolve({ output, exit }));
+      if (stopAfterMs !== undefined) setTimeout(() => proc.kill('SIGTERM'), stopAfterMs);
+    });
+  }
+
+  it('cannot read secrets.json, but writes its checkpoint and exits with its own code', async () => {
+    const worker = path.join(data, 'worker');
+    const { pty, warning } = appTrainingSpawner(pipeSpawner, data, [worker]);
+    expect(warning).toBeNull();
+    const ckpt = path.join(worker, 'checkpoints', 'run-1');
+    mkdirSync(ckpt, { recursive: true });
+    const r = await run(pty, `cat '${data}/secrets.json' || echo "no secrets"; ls -A '${data}/worker' | tr '\\n' ' '; echo; echo step-7 > '${ckpt}/ckpt.txt'; exit 5`);
+    expect(r.output).not.toContain('operator-secret-xyz');
+    expect(r.output).toContain('no secrets');
+    expect(r.exit).toEqual({ exitCode: 5, signal: null });
+    expect(readFileSync(path.join(ckpt, 'ckpt.txt'), 'utf8')).toBe('step-7\n');
+    // Outside, the data folder is untouched.
+    expect(readFileSync(path.join(data, 'secrets.json'), 'utf8')).toContain('operator-secret-xyz');
+    // The same script without the sandbox reads it: the test would notice a sandbox that hides nothing.
+    const plain = await run(pipeSpawner, `cat '${data}/secrets.json'`);
+    expect(plain.output).toContain('operator-secret-xyz');
+  });
+
+  it('gets the SIGTERM grace period: its trap runs and the launcher exits after it', async () => {
+    const { pty } = appTrainingSpawner(pipeSpawner, data, [path.join(data, 'worker')]);
+    const marker = path.join(data, 'worker', 'logs', 'stopped');
+    const r = await run(pty, `trap 'sleep 0.3; echo saved > "${marker}"; exit 0' TERM; echo ready; sleep 5 & wait`, 500);
+    expect(r.exit).toEqual({ exitCode: 0, signal: null });
+    expect(existsSync(marker)).toBe(true);
+    const killed = await run(pty, 'sleep 5', 300);
+    expect(killed.exit).toEqual({ exitCode: null, signal: 15 });
+  });
+});
+
+it('bwrap is installed where the CI installs it (.ci/run)', () => {
+  expect(readFileSync(path.join(__dirname, '../../../.ci/run'), 'utf8')).toMatch(/for pkg in [^;]*\bbubblewrap\b/);
+  if (process.env.CI && process.platform === 'linux') expect(spawnSync('bwrap', ['--version']).status).toBe(0);
+});
