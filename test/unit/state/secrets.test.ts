@@ -3,7 +3,7 @@
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadOrCreateSecrets, SECRETS_FILE } from '../../../src-main/core/secrets';
+import { loadOrCreateSecrets, MAX_RETIRED_JOIN_TOKENS, rotateJoinToken, SECRETS_FILE } from '../../../src-main/core/secrets';
 import { tempDataDir } from './temp-state';
 
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
@@ -41,5 +41,32 @@ describe('loadOrCreateSecrets', () => {
     const fresh = await loadOrCreateSecrets(dir);
     expect(fresh.joinToken).not.toBe('j'.repeat(43));
     expect(await loadOrCreateSecrets(dir)).toEqual(fresh);
+  });
+});
+
+describe('rotateJoinToken', () => {
+  it('makes a new join token, keeps the replaced ones newest first (at most 8), and a reload sees the same', async () => {
+    const dir = tempDataDir();
+    const secrets = await loadOrCreateSecrets(dir);
+    expect(secrets.retiredJoinTokens).toEqual([]);
+    const before = { operator: secrets.operatorToken, page: secrets.pageToken };
+    const seen = [secrets.joinToken];
+    for (let i = 0; i < 10; i += 1) {
+      const next = await rotateJoinToken(dir, secrets);
+      expect(next).toMatch(TOKEN);
+      expect(secrets.joinToken).toBe(next); // changed in place: the running coordinator takes it at once
+      seen.unshift(next);
+    }
+    expect(secrets.retiredJoinTokens).toEqual(seen.slice(1, 1 + MAX_RETIRED_JOIN_TOKENS));
+    expect(MAX_RETIRED_JOIN_TOKENS).toBe(8);
+    expect(secrets).toMatchObject({ operatorToken: before.operator, pageToken: before.page });
+    expect(await loadOrCreateSecrets(dir)).toEqual(secrets);
+    if (process.platform !== 'win32') expect(statSync(path.join(dir, SECRETS_FILE)).mode & 0o777).toBe(0o600);
+  });
+
+  it('drops retired entries that are not tokens', async () => {
+    const dir = tempDataDir();
+    writeFileSync(path.join(dir, SECRETS_FILE), JSON.stringify({ joinToken: 'j'.repeat(43), operatorToken: 'o'.repeat(43), pageToken: 'p'.repeat(43), retiredJoinTokens: ['r'.repeat(43), 'bad', 7] }));
+    expect((await loadOrCreateSecrets(dir)).retiredJoinTokens).toEqual(['r'.repeat(43)]);
   });
 });
