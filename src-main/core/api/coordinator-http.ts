@@ -54,7 +54,7 @@ export interface CoordinatorHttpOptions {
   metrics?: () => string;
   /** The adapter-job service behind the /v1/jobs, /v1/artifacts and worker job endpoints; without it they answer 404. */
   jobs?: JobsPort;
-  /** Joins per source address (join-rate-limit.ts; default 10 at once, 2 a second, loopback exempt). */
+  /** Join requests per source address (join-rate-limit.ts; default 10 joins at once, 2 a second, loopback exempt). */
   joinRateLimit?: Omit<JoinRateLimitOptions, 'now'>;
   /** Connection caps (connection-guard.ts); see startCoordinatorHttp for the defaults. */
   connections?: ConnectionLimits;

@@ -11,9 +11,9 @@ import { ApiProblem } from '../coordinator/api-problem';
 
 export interface JoinRateLimitOptions {
   now: () => number;
-  /** Attempts an address may make at once (default 10). */
+  /** Requests an address may make at once (default 20: ten joins, each a challenge and the join itself). */
   burst?: number;
-  /** Attempts it earns back per second (default 2). */
+  /** Requests it earns back per second (default 4: two joins a second). */
   perSecond?: number;
   /** Addresses tracked at most (default 4,096); the least recently seen is forgotten first. */
   maxAddresses?: number;
@@ -56,8 +56,8 @@ export class JoinRateLimit {
   private readonly buckets = new Map<string, Bucket>();
 
   constructor(private readonly opts: JoinRateLimitOptions) {
-    this.burst = opts.burst ?? 10;
-    this.perSecond = opts.perSecond ?? 2;
+    this.burst = opts.burst ?? 20;
+    this.perSecond = opts.perSecond ?? 4;
     this.maxAddresses = opts.maxAddresses ?? 4_096;
   }
 
@@ -80,7 +80,7 @@ export class JoinRateLimit {
     return {
       ok: false,
       retryAfterS,
-      message: `too many join attempts from ${address}: at most ${this.burst} at once and ${this.perSecond} a second per address; try again in ${retryAfterS} s`,
+      message: `too many join requests from ${address}: at most ${this.burst} at once and ${this.perSecond} a second per address (a join takes two: its challenge and itself); try again in ${retryAfterS} s`,
     };
   }
 

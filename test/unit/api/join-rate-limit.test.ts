@@ -5,18 +5,22 @@ import { addressKey, isLoopbackAddress, JoinRateLimit } from '../../../src-main/
 import { ApiProblem } from '../../../src-main/core/coordinator/api-problem';
 
 describe('JoinRateLimit', () => {
-  it('lets a burst of 10 through, then 2 a second, saying when to try again', () => {
+  it('lets a burst of 20 requests (10 joins) through, then 4 a second, saying when to try again', () => {
     let now = 0;
     const limit = new JoinRateLimit({ now: () => now });
-    for (let i = 0; i < 10; i++) expect(limit.take('10.0.0.9').ok).toBe(true);
+    for (let i = 0; i < 20; i++) expect(limit.take('10.0.0.9').ok).toBe(true);
     const refused = limit.take('10.0.0.9');
-    expect(refused).toEqual({ ok: false, retryAfterS: 1, message: 'too many join attempts from 10.0.0.9: at most 10 at once and 2 a second per address; try again in 1 s' });
+    expect(refused).toEqual({
+      ok: false,
+      retryAfterS: 1,
+      message: 'too many join requests from 10.0.0.9: at most 20 at once and 4 a second per address (a join takes two: its challenge and itself); try again in 1 s',
+    });
     expect(limit.take('10.0.0.10').ok).toBe(true);
-    now += 500;
+    now += 250;
     expect(limit.take('10.0.0.9').ok).toBe(true);
     expect(limit.take('10.0.0.9').ok).toBe(false);
     now += 60_000;
-    for (let i = 0; i < 10; i++) expect(limit.take('10.0.0.9').ok).toBe(true);
+    for (let i = 0; i < 20; i++) expect(limit.take('10.0.0.9').ok).toBe(true);
     expect(limit.take('10.0.0.9').ok).toBe(false);
   });
 

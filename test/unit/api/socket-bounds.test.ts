@@ -114,7 +114,7 @@ describe('coordinator port socket bounds', () => {
     const limited = await get(port, apiPaths.join, '127.0.0.6', 'POST');
     expect(limited.status).toBe(429);
     expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-    expect(JSON.parse(limited.body).error).toMatch(/^too many join attempts from 127\.0\.0\.6: at most 3 at once and 1 a second per address; try again in \d+ s$/);
+    expect(JSON.parse(limited.body).error).toMatch(/^too many join requests from 127\.0\.0\.6: at most 3 at once and 1 a second per address \(a join takes two: its challenge and itself\); try again in \d+ s$/);
     expect((await get(port, `${apiPaths.join}/challenge`, '127.0.0.6', 'POST')).status).toBe(429);
     expect((await get(port, apiPaths.join, '127.0.0.7', 'POST')).status).not.toBe(429);
     expect((await get(port, apiPaths.health, '127.0.0.6')).status).toBe(200);
