@@ -1,0 +1,94 @@
+/**
+ * The nonce flood of issue 14 (item 3): a stranger holding the join token sends signed joins by one key of its
+ * own, each dated +59 s (just inside the ±60 s window), from a process of its own, while an honest worker is
+ * joined. Before the fix, 100,500 of them moved a shared eviction floor into the future and every honest
+ * request was refused as "replayed" for minutes. Now each key's nonces are its own and capped: the figures say
+ * whether the honest worker's next signed request is still accepted (and its replay refused), how the flood
+ * was answered, how long it took and what it cost the coordinator's memory.
+ *
+ *   node --expose-gc scripts/run-ts.mjs bench/abuse-nonce-flood.ts [--nonce-requests 100500] [--nonce-max-s 240]
+ */
+import { generateKeyPairSync, sign } from 'node:crypto';
+import { CoordinatorClient } from '../src-main/agent/coordinator-client';
+import { joinOnce } from '../src-main/agent/join-coordinator';
+import type { NodeIdentity } from '../src-main/agent/node-identity';
+import { sha256Hex, signatureHeaders } from '../src-main/agent/request-signer';
+import { startCoordinatorHttp } from '../src-main/core/api/coordinator-http';
+import type { SignatureChecker } from '../src-main/core/api/request-signature';
+import { generateToken } from '../src-main/core/api/tokens';
+import { CoordinatorService } from '../src-main/core/coordinator/coordinator-service';
+import { systemClock } from '../src-main/platform/ports';
+import { apiPaths, SESSION_HEADER, type JoinRequest } from '../src-shared/worker-protocol';
+import { collect, rssMb, runAttacker, runMain, startedAs } from './lib/abuse-harness';
+import { intFlag } from './lib/flags';
+import { printTable } from './lib/stats';
+
+export const NONCE_FLOOD_HEADER = ['attack', 'coordinator now', 'before the fix', 'took'];
+
+function memoryIdentity(): NodeIdentity {
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  return { publicKey: publicKey.export({ format: 'jwk' }).x!, fingerprint: '', sign: (data) => sign(null, Buffer.from(data), privateKey).toString('base64url') };
+}
+
+function honestJoin(advertiseHost: string, publicKey: string): JoinRequest {
+  return { node: 'honest', agentVersion: 'bench', machineId: 'h'.repeat(32), gpus: [], cpuCores: 1, ramMb: 1, advertiseHost, rdzvPort: 29500, python: null, publicKey };
+}
+
+/** Runs the flood against a fresh coordinator on 127.0.0.1; one table row. */
+export async function nonceFlood(opts: { requests: number; maxS: number }): Promise<string[][]> {
+  const joinToken = generateToken();
+  const operatorToken = generateToken();
+  const svc = new CoordinatorService({ clock: systemClock, joinToken, operatorToken });
+  const api = await startCoordinatorHttp(svc, { host: '127.0.0.1', port: 0, joinToken, operatorToken });
+  svc.start();
+  try {
+    // The honest worker joins as the agent does (over loopback: approved by construction).
+    const honest = memoryIdentity();
+    const client = new CoordinatorClient(api.url, joinToken);
+    client.useIdentity(honest);
+    const { joined } = await joinOnce(client, (host) => honestJoin(host, honest.publicKey));
+    collect();
+    const before = rssMb();
+    const flood = await runAttacker('bench/lib/abuse-attacker.ts', ['nonce-flood', api.url, joinToken, String(opts.requests), String(opts.maxS)]);
+    collect();
+    const after = rssMb();
+
+    // The honest worker's next signed heartbeat, sent by hand so it can be replayed byte for byte.
+    const body = JSON.stringify({ incarnation: joined.incarnation });
+    const path = apiPaths.heartbeat(joined.workerId);
+    const headers = { authorization: `Bearer ${joinToken}`, 'content-type': 'application/json', [SESSION_HEADER]: joined.sessionSecret, ...signatureHeaders(honest, 'POST', path, sha256Hex(body)) };
+    const send = () => fetch(api.url + path, { method: 'POST', headers, body });
+    const first = await send();
+    const accepted = first.status;
+    if (accepted !== 200) console.error(`honest heartbeat: ${accepted} ${await first.text()}`);
+    const replay = await send();
+    const replayError = ((await replay.json()) as { error?: string }).error ?? '';
+    client.close();
+
+    const checker = (svc.nodeKeys as unknown as { checker?: SignatureChecker }).checker;
+    const r = flood.result;
+    const tooMany = r.http429 ?? 0;
+    const admitted = (r.http200 ?? 0) + (r.http202 ?? 0);
+    return [
+      [
+        `${r.sent} signed joins of one stranger's key, dated +59 s`,
+        `honest heartbeat after: ${accepted}${accepted === 200 ? ' (accepted)' : ''}, its replay: ${replay.status}${replayError.startsWith('replayed') ? ' (replayed)' : ''}; ` +
+          `flood: ${admitted} admitted, ${tooMany} refused 429, ${r.sent - admitted - tooMany} other; ` +
+          `${checker ? `${checker.size() - checker.sizeOf(honest.publicKey)} nonces kept for the stranger's key, ${checker.keyCount()} keys tracked; ` : ''}` +
+          `RSS ${before.toFixed(0)} → peak ${flood.peakRssMb.toFixed(0)} → ${after.toFixed(0)} MB`,
+        '100,500 in 76 s: every honest signed request refused as "replayed request" for ~220 s',
+        `${flood.seconds.toFixed(1)} s`,
+      ],
+    ];
+  } finally {
+    svc.stop();
+    await api.close();
+  }
+}
+
+if (startedAs('abuse-nonce-flood.ts')) {
+  runMain(async () => {
+    const rows = await nonceFlood({ requests: intFlag('nonce-requests', 100_500, 1, 1_000_000), maxS: intFlag('nonce-max-s', 240, 1, 3_600) });
+    printTable(NONCE_FLOOD_HEADER, rows);
+  });
+}
