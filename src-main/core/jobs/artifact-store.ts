@@ -1,8 +1,11 @@
 /**
  * The job artifacts, content-addressed: each tarball is kept once, at <dir>/sha256/<first 2 hex>/<sha256>.tar.gz,
  * however many job attempts produced those exact bytes. An upload is streamed to a private temp file while it is
- * hashed and counted, and only bytes whose sha256 is the announced one, within the size cap, are ever kept:
- * anything else is removed before the refusal is answered. Only validated 64-hex ids become parts of a path.
+ * hashed and counted, and only bytes whose sha256 is the announced one, within the size cap, that read as a
+ * tarball safe to unpack (tarball-inspect.ts) are ever kept: anything else is removed before the refusal is
+ * answered. One upload at a time per claim; what is kept before a completion indexes it is bounded
+ * (unindexed-uploads.ts). Only validated 64-hex ids become parts of a path, and no path here is followed
+ * through a symbolic link.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -12,12 +15,25 @@ import { finished, pipeline } from 'node:stream/promises';
 import { DEFAULT_MAX_ARTIFACT_BYTES, SHA256_PATTERN } from '../../../src-shared/jobs/job-protocol';
 import { ApiProblem } from '../coordinator/api-problem';
 import { errnoCode, isPidAlive } from '../../platform/files/errno';
+import { O_NOFOLLOW, refuseSymlink } from '../../platform/files/refuse-symlink';
 import type { StoredArtifact } from './jobs-port';
+import { DEFAULT_TARBALL_LIMITS, inspectTarball, TarballRefusedError, type TarballLimits } from './tarball-inspect';
+import { UnindexedUploads } from './unindexed-uploads';
 
 export interface ArtifactStoreOptions {
   /** Largest tarball taken (default DEFAULT_MAX_ARTIFACT_BYTES). */
   maxBytes?: number;
+  /** Caps on what a tarball may hold (default DEFAULT_TARBALL_LIMITS). */
+  tarball?: TarballLimits;
+  /** How long an upload no completion indexed is kept (default UNINDEXED_GRACE_MS). */
+  unindexedGraceMs?: number;
+  now?: () => number;
 }
+
+/** An upload the job's completion has not indexed within this long is removed (the claim went stale meanwhile). */
+export const UNINDEXED_GRACE_MS = 15 * 60_000;
+/** sweepUnindexed does its work at most this often, however often it is called. */
+const SWEEP_EVERY_MS = 10_000;
 
 /** upload-<pid>-<random>.part: the pid says whether its writer may still be running. */
 const TEMP_NAME = /^upload-(\d+)-[0-9a-f]{16}\.part$/;
@@ -30,27 +46,82 @@ export class ArtifactStore {
   readonly maxBytes: number;
   private readonly byHash: string;
   private readonly tempDir: string;
+  private readonly tarball: TarballLimits;
+  private readonly now: () => number;
+  private readonly startedAt: number;
+  /** Claims with an upload in progress: a second one at the same time is refused. */
+  private readonly inFlight = new Set<string>();
+  private readonly unindexed: UnindexedUploads;
+  private lastSweep = 0;
 
   constructor(readonly dir: string, opts: ArtifactStoreOptions = {}) {
     this.maxBytes = opts.maxBytes ?? DEFAULT_MAX_ARTIFACT_BYTES;
+    this.tarball = opts.tarball ?? DEFAULT_TARBALL_LIMITS;
+    this.now = opts.now ?? Date.now;
+    this.startedAt = Date.now();
     this.byHash = path.join(dir, 'sha256');
     this.tempDir = path.join(dir, 'tmp');
+    this.unindexed = new UnindexedUploads(opts.unindexedGraceMs ?? UNINDEXED_GRACE_MS, (sha256) => this.remove(sha256));
+    refuseSymlink(this.byHash, 'the artifact store');
+    refuseSymlink(this.tempDir, "the artifact store's temp folder");
     fs.mkdirSync(this.byHash, { recursive: true, mode: 0o700 });
     fs.mkdirSync(this.tempDir, { recursive: true, mode: 0o700 });
     this.removeLeftoverTemps();
   }
 
   /**
-   * Streams `body` into the store; resolves once the tarball is durably stored (or was already). Refuses with
-   * ApiProblem: 400 a malformed id or bytes whose sha256 is not `expectedSha256`, 413 over the cap (before a
-   * byte is read when `contentLength` says so). The caller's stream is never destroyed here, so the HTTP layer
-   * can still answer the refusal.
+   * Tells the store which tarballs the artifact index refers to (the job service does, at its start): those are
+   * never removed. Tarballs on disk that it does not know are removed once the grace has passed, counted from
+   * now, since a worker may still complete its job after a coordinator restart.
    */
-  async put(body: Readable, expectedSha256: string, contentLength: number | null): Promise<StoredArtifact> {
+  useIndex(isIndexed: (sha256: string) => boolean): void {
+    this.unindexed.useIndex(isIndexed);
+    const at = this.now();
+    for (const sub of fs.readdirSync(this.byHash)) {
+      if (!/^[0-9a-f]{2}$/.test(sub)) continue;
+      for (const name of fs.readdirSync(path.join(this.byHash, sub))) {
+        const sha256 = name.replace(/\.tar\.gz$/, '');
+        if (SHA256_PATTERN.test(sha256) && sha256.startsWith(sub)) this.unindexed.foundOnDisk(sha256, at);
+      }
+    }
+  }
+
+  /** The upload kept under `claim` was indexed by its job's completion: it is no longer removed as unindexed. */
+  indexed(claim: string): void {
+    this.unindexed.indexed(claim);
+  }
+
+  /** Removes uploads that no completion indexed within the grace (at most every 10 s); returns how many files went. */
+  sweepUnindexed(): number {
+    const now = this.now();
+    if (now - this.lastSweep < SWEEP_EVERY_MS) return 0;
+    this.lastSweep = now;
+    return this.unindexed.sweep(now);
+  }
+
+  /** How many claims' (or leftover) uploads are kept but not indexed. */
+  get unindexedCount(): number {
+    return this.unindexed.pending;
+  }
+
+  /**
+   * Streams `body` into the store; resolves once the tarball is durably stored (or was already). Refuses with
+   * ApiProblem: 400 a malformed id or bytes whose sha256 is not `expectedSha256`, 409 a second upload under a
+   * `claim` that has one in progress, 413 over the cap (before a byte is read when `contentLength` says so),
+   * 422 a tarball that is not safe to unpack (the member named). The caller's stream is never destroyed here,
+   * so the HTTP layer can still answer the refusal. Under a `claim` (a job's attempt), the upload replaces
+   * that claim's previous one until `indexed(claim)` (once useIndex has said what the index holds).
+   */
+  async put(body: Readable, expectedSha256: string, contentLength: number | null, claim?: string): Promise<StoredArtifact> {
     if (!SHA256_PATTERN.test(expectedSha256)) {
       throw new ApiProblem(400, `"${expectedSha256.slice(0, 80)}" is not an artifact id: send the tarball's sha256 as 64 lowercase hex digits`);
     }
     if (contentLength !== null && contentLength > this.maxBytes) throw this.tooLarge(contentLength);
+    if (claim !== undefined && this.inFlight.has(claim)) {
+      throw new ApiProblem(409, 'another upload for this claim of the job is still in progress; wait for it to finish (or fail) before sending the artifact again');
+    }
+    if (claim !== undefined) this.inFlight.add(claim);
+    this.unindexed.receivingStarted(expectedSha256);
     const temp = path.join(this.tempDir, `upload-${process.pid}-${randomBytes(8).toString('hex')}.part`);
     try {
       const { sha256, sizeBytes } = await this.receive(body, temp);
@@ -60,10 +131,31 @@ export class ArtifactStore {
           `the uploaded bytes have sha256 ${sha256}, not the ${expectedSha256} announced: they changed on the way or the file changed while it was sent; nothing was kept, upload it again`,
         );
       }
-      return { sha256, sizeBytes, stored: await this.keep(temp, sha256) };
+      await this.inspect(temp);
+      const stored = await this.keep(temp, sha256);
+      if (claim !== undefined) this.unindexed.stored(claim, { sha256, at: this.now() });
+      return { sha256, sizeBytes, stored };
     } finally {
+      this.unindexed.receivingEnded(expectedSha256);
+      if (claim !== undefined) this.inFlight.delete(claim);
       await fs.promises.rm(temp, { force: true });
     }
+  }
+
+  /** 422 with the member named when the tarball would unpack outside its folder (or is not one). */
+  private async inspect(temp: string): Promise<void> {
+    try {
+      await inspectTarball(temp, this.tarball);
+    } catch (error) {
+      if (error instanceof TarballRefusedError) throw new ApiProblem(422, `${error.message}; nothing was kept`);
+      throw error;
+    }
+  }
+
+  /** Removes a stored tarball (one no index entry refers to: unindexed-uploads.ts decides). */
+  private remove(sha256: string): void {
+    const file = this.pathOf(sha256);
+    if (file) fs.rmSync(file, { force: true });
   }
 
   has(sha256: string): boolean {
@@ -74,7 +166,7 @@ export class ArtifactStore {
     const file = this.pathOf(sha256);
     if (!file) return null;
     try {
-      const stat = fs.statSync(file);
+      const stat = fs.lstatSync(file);
       return stat.isFile() ? stat.size : null;
     } catch {
       return null;
@@ -87,9 +179,10 @@ export class ArtifactStore {
     if (!file) return null;
     let fd: number;
     try {
-      fd = fs.openSync(file, 'r');
+      fd = fs.openSync(file, fs.constants.O_RDONLY | O_NOFOLLOW);
     } catch (error) {
-      if (errnoCode(error) === 'ENOENT') return null;
+      // ELOOP: a symbolic link planted in the store is not an artifact.
+      if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ELOOP') return null;
       throw error;
     }
     // The size from the open descriptor: what is streamed is what content-length says.
@@ -157,12 +250,22 @@ export class ArtifactStore {
     return 'new';
   }
 
-  /** Temp files of uploads whose process died (a crash or kill mid-upload); a live process's, this one's included, are left alone. */
+  /**
+   * Temp files of uploads that cannot be in progress: their process died (a crash or kill mid-upload), or they
+   * were last written before this store started (a reused pid says nothing). This process's own are left alone:
+   * each is removed by the upload that made it.
+   */
   private removeLeftoverTemps(): void {
     for (const name of fs.readdirSync(this.tempDir)) {
+      const file = path.join(this.tempDir, name);
       const match = TEMP_NAME.exec(name);
-      if (match && (Number(match[1]) === process.pid || isPidAlive(Number(match[1])))) continue;
-      fs.rmSync(path.join(this.tempDir, name), { force: true, recursive: true });
+      if (match) {
+        const pid = Number(match[1]);
+        if (pid === process.pid) continue;
+        const stat = fs.lstatSync(file, { throwIfNoEntry: false });
+        if (stat && stat.mtimeMs >= this.startedAt && isPidAlive(pid)) continue;
+      }
+      fs.rmSync(file, { force: true, recursive: true });
     }
   }
 }

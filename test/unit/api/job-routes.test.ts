@@ -3,6 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { apiPaths, SESSION_HEADER } from '../../../src-shared/worker-protocol';
 import { JOB, JOIN, OPERATOR, OTHER_JOB, request, sha256, startJobsApi, TOKEN, uploadHeaders, uploadPath, type JobsApi } from './jobs-port-fixture';
+import { tarballOf } from '../jobs/hand-made-tar';
 
 let t: JobsApi;
 afterEach(async () => {
@@ -32,7 +33,7 @@ describe('job routes: the worker side', () => {
       status: 'failed',
     });
     // Complete needs the artifact uploaded first: the port's 400 passes through, then the upload makes it work.
-    const bytes = Buffer.from('tarball');
+    const bytes = tarballOf(Buffer.from('adapter'));
     const sha = sha256(bytes);
     const early = await call('POST', workerJob(alpha.id, 'complete'), { ...as, body: { token: TOKEN, artifactSha256: sha, sizeBytes: bytes.length } });
     expect(early).toEqual({ status: 400, json: { error: 'upload the artifact first' } });

@@ -35,8 +35,12 @@ export class ClaimsJobsPort implements JobsPort {
   readonly claims = new Map<string, { workerId: number; token: string }>();
   readonly calls: string[] = [];
   readonly uploads: { settled: 'ok' | 'refused'; error?: string }[] = [];
+  /** The artifact index: what completions referred to (the store never removes those). */
+  readonly indexed = new Set<string>();
 
-  constructor(readonly store: ArtifactStore) {}
+  constructor(readonly store: ArtifactStore) {
+    store.useIndex((sha) => this.indexed.has(sha));
+  }
 
   private check(workerId: number, jobId: string, token: string): void {
     const claim = this.claims.get(jobId);
@@ -58,7 +62,10 @@ export class ClaimsJobsPort implements JobsPort {
   }
   complete(workerId: number, jobId: string, body: { token: string; artifactSha256: string }): JobAck {
     if (!this.store.has(body.artifactSha256)) throw new ApiProblem(400, 'upload the artifact first');
-    return this.ack('complete', workerId, jobId, body.token, body.artifactSha256);
+    const ack = this.ack('complete', workerId, jobId, body.token, body.artifactSha256);
+    this.indexed.add(body.artifactSha256);
+    this.store.indexed(`${jobId}/${body.token}`);
+    return ack;
   }
   fail(workerId: number, jobId: string, body: { token: string; error: string }): JobAck {
     return this.ack('fail', workerId, jobId, body.token, body.error);
@@ -67,7 +74,7 @@ export class ClaimsJobsPort implements JobsPort {
   async upload(workerId: number, jobId: string, claimToken: string, sha: string, body: Readable, contentLength: number | null): Promise<StoredArtifact> {
     this.check(workerId, jobId, claimToken);
     try {
-      const stored = await this.store.put(body, sha, contentLength);
+      const stored = await this.store.put(body, sha, contentLength, `${jobId}/${claimToken}`);
       this.uploads.push({ settled: 'ok' });
       return stored;
     } catch (error) {

@@ -17,9 +17,10 @@ import { fingerprintOf, loadOrCreateTlsIdentity } from '../../../src-main/core/a
 import type { JobsState } from '../../../src-shared/jobs/types';
 import { cli } from './helpers';
 import { artifactSnapshot, jobSnapshot, sha } from './jobs-fixtures';
+import { tarballOf } from '../jobs/hand-made-tar';
 
 const OPERATOR = 'operator-token-operator-token-operator-to';
-const BYTES = randomBytes(3 * 1024 * 1024 + 17);
+const BYTES = tarballOf(randomBytes(3 * 1024 * 1024 + 17));
 const GOOD = createHash('sha256').update(BYTES).digest('hex');
 const CORRUPT = sha('served with other bytes');
 const CUT = sha('cut off halfway');

@@ -8,6 +8,7 @@ import { CoordinatorClient } from '../../../src-main/agent/coordinator-client';
 import { filesUnder, JOB, JOIN, request, sha256, startJobsApi, uploadHeaders, uploadPath, type JobsApi } from '../api/jobs-port-fixture';
 import { newIdentity } from './identity-fixture';
 import { signatureHeaders } from '../../../src-main/agent/request-signer';
+import { tarballOf } from '../jobs/hand-made-tar';
 
 let t: JobsApi;
 afterEach(async () => {
@@ -20,7 +21,7 @@ describe('signed artifact upload', () => {
     const identity = newIdentity();
     t.svc.nodeKeys.pin('alpha', identity.publicKey);
     const w = t.workers[0]!;
-    const bytes = randomBytes(50_000);
+    const bytes = tarballOf(randomBytes(50_000));
     const sha = sha256(bytes);
 
     const unsigned = await request(t.api, 'PUT', uploadPath(w.id, sha), { headers: uploadHeaders(w), body: bytes });

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ArtifactStore } from '../../../src-main/core/jobs/artifact-store';
+import { tarballOf } from './hand-made-tar';
 
 let dir: string;
 
@@ -37,7 +38,7 @@ function chunked(bytes: Buffer, size = 64 * 1024): Readable {
 describe('ArtifactStore', () => {
   it('stores a tarball under its sha256, owner-only, and gives it back byte for byte', async () => {
     const store = new ArtifactStore(dir);
-    const bytes = randomBytes(300_000);
+    const bytes = tarballOf(randomBytes(300_000));
     const id = sha(bytes);
     const stored = await store.put(chunked(bytes), id, bytes.length);
     expect(stored).toEqual({ sha256: id, sizeBytes: bytes.length, stored: 'new' });
@@ -55,15 +56,15 @@ describe('ArtifactStore', () => {
 
   it('keeps identical bytes once: the second put is "existing"', async () => {
     const store = new ArtifactStore(dir);
-    const bytes = randomBytes(5000);
+    const bytes = tarballOf(randomBytes(5000));
     expect((await store.put(chunked(bytes), sha(bytes), null)).stored).toBe('new');
-    expect(await store.put(chunked(bytes), sha(bytes), null)).toEqual({ sha256: sha(bytes), sizeBytes: 5000, stored: 'existing' });
+    expect(await store.put(chunked(bytes), sha(bytes), null)).toEqual({ sha256: sha(bytes), sizeBytes: bytes.length, stored: 'existing' });
     expect(filesIn(dir)).toHaveLength(1);
   });
 
   it('concurrent puts of the same bytes leave one file, and exactly one of them is "new"', async () => {
     const store = new ArtifactStore(dir);
-    const bytes = randomBytes(200_000);
+    const bytes = tarballOf(randomBytes(200_000));
     const results = await Promise.all(Array.from({ length: 8 }, () => store.put(chunked(bytes, 4096), sha(bytes), bytes.length)));
     expect(results.filter((r) => r.stored === 'new')).toHaveLength(1);
     expect(results.filter((r) => r.stored === 'existing')).toHaveLength(7);

@@ -2,7 +2,7 @@
 // that records instructions: placement into slots, the claim handed out, fencing, a failed worker's claims
 // returned, the stale sweep, measured VRAM steering the next placement, and what the person is told.
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -17,6 +17,7 @@ import { isApiProblem } from '../../../src-main/core/coordinator/api-problem';
 import { FakeClock } from '../coordinator/fake-clock';
 import { runSnapshot, workerSnapshot } from '../helpers/snapshots';
 import { openTemp } from '../state/temp-state';
+import { tarballOf } from './hand-made-tar';
 
 const GPU_UUID = 'GPU-11111111-2222-3333-4444-555555555555';
 const CLUSTER: ClusterConfig = {
@@ -58,7 +59,7 @@ beforeEach(() => {
   coordinator = new FakeCoordinator();
   notes = [];
   const db = openTemp(dir);
-  service = new JobService({ clock, db, artifacts: new ArtifactStore(path.join(dir, 'artifacts')), cluster: () => CLUSTER, coordinator, notify: (n) => notes.push(n) });
+  service = new JobService({ clock, db, artifacts: new ArtifactStore(path.join(dir, 'artifacts'), { now: () => clock.now() }), cluster: () => CLUSTER, coordinator, notify: (n) => notes.push(n) });
 });
 
 afterEach(() => {
@@ -159,7 +160,7 @@ describe('JobService', () => {
     expect(status('first').progress).toEqual({ step: 3, totalSteps: 10, loss: 1.5 });
     const missing = 'f'.repeat(64);
     expect(problem(() => service.complete(c.workerId, c.job.jobId, { token: c.job.token, artifactSha256: missing, sizeBytes: 1 }))).toBe(400);
-    const sha = await upload(c.workerId, c.job.jobId, c.job.token, Buffer.from('adapter bytes'));
+    const sha = await upload(c.workerId, c.job.jobId, c.job.token, tarballOf(Buffer.from('adapter bytes')));
     expect(service.complete(c.workerId, c.job.jobId, { token: c.job.token, artifactSha256: sha, sizeBytes: 13 })).toEqual({ ok: true, status: 'completed' });
     expect(service.artifacts().map((a) => a.sha256)).toEqual([sha]);
     // Two more of the same model now need 2,200 MB each, not 16 GiB: both fit the one GPU together.
@@ -167,6 +168,22 @@ describe('JobService', () => {
     const placed = coordinator.runJobs().filter((s) => s.job.name !== 'first');
     expect(placed.map((s) => s.job.name).sort()).toEqual(['second', 'third']);
     expect(status('second').heldVramMb).toBe(2200);
+  });
+
+  it('keeps one unindexed upload per claim, never removes an indexed one, and drops one never completed after the grace', async () => {
+    const storedFiles = () => readdirSync(path.join(dir, 'artifacts', 'sha256'), { recursive: true }).filter((f) => String(f).endsWith('.tar.gz')).length;
+    await service.submit('m.toml', manifest([job('a', 'require_cuda = true\nmin_vram_gib = 1'), job('b', 'require_cuda = true\nmin_vram_gib = 1')]));
+    const [a, b] = coordinator.runJobs() as [ReturnType<typeof coordinator.runJobs>[number], ReturnType<typeof coordinator.runJobs>[number]];
+    for (let i = 0; i < 5; i++) await upload(a.workerId, a.job.jobId, a.job.token, tarballOf(Buffer.from(`try ${i}`), `f${i}`));
+    expect(storedFiles()).toBe(1);
+    const sha = await upload(a.workerId, a.job.jobId, a.job.token, tarballOf(Buffer.from('final')));
+    service.complete(a.workerId, a.job.jobId, { token: a.job.token, artifactSha256: sha, sizeBytes: 5 });
+    await upload(b.workerId, b.job.jobId, b.job.token, tarballOf(Buffer.from('never completed')));
+    expect(storedFiles()).toBe(2);
+    clock.advance(16 * 60_000); // past the 15 min grace
+    service.tick();
+    expect(storedFiles()).toBe(1);
+    expect(service.openArtifact(sha)).not.toBe(null);
   });
 
   it('flags a job that uses more VRAM than it was placed on, and cancel tells its worker to stop', async () => {
