@@ -29,6 +29,8 @@ export function createSshFeature(opts: {
   cluster: () => ClusterConfig;
   coordinator: () => CoordinatorJoin;
   emit: (event: 'onNodeSsh', status: NodeSshStatus) => void;
+  /** Approves the key read over SSH (the coordinator's node keys: preApprove). */
+  approveKey?: (node: string, publicKey: string) => void;
   env?: NodeJS.ProcessEnv;
 }): SshFeature {
   const launcher = new NodeLauncher({
@@ -36,6 +38,7 @@ export function createSshFeature(opts: {
     coordinator: opts.coordinator,
     bundle: () => findAgentBundle(opts.env),
     onChange: (status) => opts.emit('onNodeSsh', status),
+    ...(opts.approveKey ? { approveKey: opts.approveKey } : {}),
     ...(opts.env ? { env: opts.env } : {}),
   });
   const asRequest = async <T>(fn: () => Promise<T>): Promise<T> => {

@@ -1,6 +1,7 @@
 /**
  * Every worker the coordinator knows: state with its cause, a ticking last-heartbeat, GPUs, progress, its node's
- * key fingerprint (and Accept, after a confirmation, when the node came back with a new key), Drain
+ * key fingerprint (and Accept, after a confirmation, when the node came back with a new key), Revoke (confirmed),
+ * the machines awaiting approval with Approve (node-approval.tsx), Drain
  * (after a confirmation) and, for this app's own worker once drained, Bring back; below it, the command that
  * adds a worker on another machine, ready to copy, and the other direction: this machine joining another
  * machine's cluster.
@@ -16,6 +17,7 @@ import { actionFailed, askConfirm, clearActionError, setWorkers } from '../store
 import { workerBadge, workerColor } from '../store/derive';
 import { act, useApp } from '../store/app-store';
 import { JoinClusterPanel } from './join-cluster-panel';
+import { AwaitingApprovalSection, RevokeButton } from '../components/node-approval';
 
 function JoinCommand() {
   const info = useApp((s) => s.coordinator);
@@ -97,7 +99,7 @@ function NodeKeyCell({ worker }: { worker: WorkerSnapshot }) {
     setBusy(true);
     act(clearActionError);
     try {
-      act(setWorkers, await api.acceptNodeKey({ node: worker.node }));
+      act(setWorkers, await api.acceptNodeKey({ node: worker.node, fingerprint: held!.fingerprint }));
       setConfirming(false);
     } catch (error) {
       act(actionFailed, `Could not accept the new key of ${worker.node}: ${error instanceof Error ? error.message : String(error)}`);
@@ -186,6 +188,7 @@ function WorkerRow({ worker, now, highlighted }: { worker: WorkerSnapshot; now: 
           </button>
         )}
         {worker.local && worker.state === 'left' && <BringBackButton worker={worker} />}
+        {!worker.local && worker.keyFingerprint && <RevokeButton worker={worker} />}
       </td>
     </tr>
   );
@@ -209,6 +212,7 @@ export function WorkersView() {
           <p className="view-sub muted">Heartbeat every second; a worker silent past the run's timeout is marked failed and its shards go to the others.</p>
         </div>
       </div>
+      <AwaitingApprovalSection />
       <div className="card table-card">
         {sorted.length === 0 ? (
           <p className="muted">No worker has joined yet. This machine joins by itself when the app starts; run the command below on the others.</p>

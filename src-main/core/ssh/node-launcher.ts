@@ -10,7 +10,7 @@ import type { ClusterConfig, NodeConfig } from '../../../src-shared/cluster/type
 import type { NodeSshState, NodeSshStatus } from '../../../src-shared/nodes/ipc-ssh';
 import { checkRemote, describeProblems } from './remote-preflight';
 import { installAgent, type AgentBundle } from './remote-install';
-import { followRemoteLog, remoteWorkerPid, startRemoteWorker, stopRemoteWorker } from './remote-worker';
+import { followRemoteLog, readRemoteNodeKey, remoteWorkerPid, startRemoteWorker, stopRemoteWorker } from './remote-worker';
 import { SshError, SshSession, type SshTarget } from './ssh-session';
 
 const MAX_OUTPUT = 64 * 1024;
@@ -30,6 +30,8 @@ export interface NodeLauncherOptions {
   /** The agent to install; throws with a reason when it was not built. */
   bundle: () => AgentBundle;
   onChange: (status: NodeSshStatus) => void;
+  /** Approves the node key read over SSH for the node's name before its agent joins (starting it is the approval). */
+  approveKey?: (node: string, publicKey: string) => void;
   env?: NodeJS.ProcessEnv;
   /** Where known_hosts and the keys are (default ~/.ssh). */
   sshDir?: string;
@@ -144,7 +146,9 @@ export class NodeLauncher {
       if (problems.length > 0) throw new Error(describeProblems(`${node.name} (${node.host})`, problems));
       entry.home = facts.home;
       const installed = await installAgent(session, facts.home, this.opts.bundle(), (line) => this.set(entry, 'starting', line));
-      this.set(entry, 'starting', `starting the worker agent${installed.installed ? ' (just installed)' : ''}`);
+      const key = await readRemoteNodeKey(session, { name: node.name, home: facts.home, agentDir: installed.dir, node: facts.node });
+      this.opts.approveKey?.(node.name, key.publicKey);
+      this.set(entry, 'starting', `starting the worker agent${installed.installed ? ' (just installed)' : ''}; its key ${key.fingerprint} is approved`);
       const started = await startRemoteWorker(session, { name: node.name, home: facts.home, agentDir: installed.dir, node: facts.node, python: facts.python, coordinatorUrl: join.url, certSha256: join.certSha256, token: join.token });
       this.set(entry, 'starting', `${started.alreadyRunning ? 'already running' : 'started'} as process group ${started.pgid}; waiting for it to join`);
       entry.log = await followRemoteLog(session, facts.home, node.name, (text) => this.onOutput(entry, text));

@@ -1,5 +1,6 @@
 /**
- * The worker agent on a node, started and stopped over SSH. It runs detached (setsid nohup) so it outlives the
+ * The worker agent on a node, started and stopped over SSH; its node key read over the same channel first, so
+ * the coordinator approves exactly that key (the person started this machine from the app). It runs detached (setsid nohup) so it outlives the
  * SSH session, in its own process group, with a marker in its environment that everything it starts inherits.
  * The join token goes over SFTP into a 0600 file that the agent's shell reads and deletes: it is never in any
  * process's argv. Stop sends SIGTERM to the group (the agent stops its training and leaves the cluster), then
@@ -73,6 +74,19 @@ export async function startRemoteWorker(session: SshSession, spec: RemoteWorkerS
   const pgid = Number.parseInt(/pid=(\d+)/.exec(started.stdout)?.[1] ?? '', 10);
   if (!Number.isInteger(pgid)) throw new Error(`the agent did not start on ${session.label}: ${(started.stderr || started.stdout).trim() || 'no pid written'}`);
   return { pgid, alreadyRunning: false };
+}
+
+/**
+ * The node key of the agent in the node's data folder, made there first if it has none: read over the verified
+ * SSH channel, so the coordinator can approve exactly this key before the agent joins (node-keys.ts preApprove).
+ */
+export async function readRemoteNodeKey(session: SshSession, spec: Pick<RemoteWorkerSpec, 'name' | 'home' | 'agentDir' | 'node'>): Promise<{ publicKey: string; fingerprint: string }> {
+  const run = runDir(spec.home, spec.name);
+  const args = [spec.node, path.posix.join(spec.agentDir, AGENT_FILE), '--print-node-key', '--name', spec.name, '--data-dir', `${run}/data`];
+  const r = await session.exec(`mkdir -p ${shQuote(run)}/data && chmod 700 ${shQuote(run)} && ${args.map(shQuote).join(' ')}`, { timeoutMs: 30_000 });
+  const m = /^node-key ([A-Za-z0-9_-]{43}) (SHA256:[A-Za-z0-9+/]{43})$/m.exec(r.stdout);
+  if (r.code !== 0 || !m) throw new Error(`could not read the node key of the agent on ${session.label}: ${(r.stderr || r.stdout).trim().slice(0, 300) || `exit code ${r.code}`}`);
+  return { publicKey: m[1]!, fingerprint: m[2]! };
 }
 
 /** The running agent's process group id, or null when none runs. */

@@ -25,14 +25,14 @@ describe('key pinning', () => {
     expect(held.status).toBe(409);
     expect(held.error).toBe(
       `node gpu-box presents a new key (fingerprint ${newKey.fingerprint}; the pinned one is ${oldKey.fingerprint}); ` +
-        'accept it in the Workers view or with `gpu-share workers accept-key gpu-box`',
+        `accept it in the Workers view or with \`gpu-share workers accept-key gpu-box --key ${newKey.fingerprint}\``,
     );
     expect(svc.workers()[0]).toMatchObject({ keyFingerprint: oldKey.fingerprint, keyHeldBack: { fingerprint: newKey.fingerprint } });
     // The old key still works until the person decides.
     const session = joinResponseSchema.parse(first.json);
     expect((await send(api, { path: apiPaths.heartbeat(session.workerId), body: '{"incarnation":1}', session: session.sessionSecret, identity: oldKey })).status).toBe(200);
 
-    expect(svc.nodeKeys.accept('gpu-box').publicKey).toBe(newKey.publicKey);
+    expect(svc.nodeKeys.accept('gpu-box', newKey.fingerprint).publicKey).toBe(newKey.publicKey);
     expect(svc.workers()[0]!.keyFingerprint).toBe(newKey.fingerprint);
     expect(svc.workers()[0]!.keyHeldBack).toBeUndefined();
     expect((await signedJoin(api, 'gpu-box', newKey)).status).toBe(200);
@@ -47,10 +47,10 @@ describe('key pinning', () => {
     const forged = await send(api, { path: apiPaths.join, body: JSON.stringify(joinBody('gpu-box', { publicKey: claimed.publicKey })), identity: real });
     expect(forged.status).toBe(401);
     expect(svc.nodeKeys.get('gpu-box')?.pending).toBeNull();
-    expect(() => svc.nodeKeys.accept('gpu-box')).toThrow('has no new key waiting to be accepted');
+    expect(() => svc.nodeKeys.accept('gpu-box', claimed.fingerprint)).toThrow('has no new key waiting to be accepted');
   });
 
-  it('keeps the pin and a held-back key across a restart of the coordinator (state.db)', async () => {
+  it('keeps the approval across a restart of the coordinator (state.db), but no held-back key: that is memory only, bounded', async () => {
     const dir = tempDataDir();
     const key = newIdentity('machine-a');
     const other = newIdentity('machine-b');
@@ -67,11 +67,12 @@ describe('key pinning', () => {
     closeTemp(before.db);
 
     const after = await boot();
-    expect(after.svc.nodeKeys.get('gpu-box')).toMatchObject({ publicKey: key.publicKey, pending: { publicKey: other.publicKey } });
+    expect(after.svc.nodeKeys.get('gpu-box')).toMatchObject({ publicKey: key.publicKey, pending: null });
     const unsigned = await send(after.api, { path: apiPaths.join, body: JSON.stringify(joinBody('gpu-box')) });
     expect(unsigned.status).toBe(401);
     expect((await signedJoin(after.api, 'gpu-box', key)).status).toBe(200);
-    after.svc.nodeKeys.accept('gpu-box');
+    expect((await signedJoin(after.api, 'gpu-box', other)).status).toBe(409);
+    after.svc.nodeKeys.accept('gpu-box', other.fingerprint);
     await after.api.close();
     closeTemp(after.db);
 
