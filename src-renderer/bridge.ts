@@ -26,6 +26,7 @@ import { apply, type AppStore } from './store/app-store';
 import { jobEventHandlers, loadJobs } from './store/jobs';
 import { discoveryEventHandlers } from './store/discovery';
 import { loadNodeSsh, nodeSshEventHandlers } from './store/node-ssh';
+import { approvalEventHandlers, loadAwaiting } from './store/approval';
 
 export interface BridgeOptions {
   now?: () => number;
@@ -54,6 +55,7 @@ export function eventHandlers(store: AppStore, options: BridgeOptions = {}): Eve
     ...jobEventHandlers(store),
     ...discoveryEventHandlers(store),
     ...nodeSshEventHandlers(store),
+    ...approvalEventHandlers(store),
   };
 }
 
@@ -77,6 +79,7 @@ export async function loadAll(api: GpuShareApi, store: AppStore): Promise<void> 
     apply(store, loadSucceeded, { hardware, cluster, workers, runs, events: eventList, coordinator, exampleRun, membership });
     void loadJobs(api, store);
     void loadNodeSsh(api, store);
+    void loadAwaiting(api, store);
     const selected = store.getState().selectedRunId;
     if (selected) {
       const output = await api.getRunOutput({ runId: selected });

@@ -17,7 +17,7 @@ import type {
 import type { WorkersDiff } from './worker-diff';
 import { jobEvents, jobRequests, type JobEventPayloads, type JobRequestResults } from './jobs/ipc-jobs';
 import { statusRequests, type StatusRequestResults } from './nodes/ipc-status';
-import { identityRequests, type IdentityRequestResults } from './nodes/ipc-identity';
+import { identityEvents, identityRequests, type IdentityEventPayloads, type IdentityRequestResults } from './nodes/ipc-identity';
 import { discoveryEvents, discoveryRequests, type DiscoveryEventPayloads, type DiscoveryRequestResults } from './nodes/ipc-discovery';
 import { sshEvents, sshRequests, type SshEventPayloads, type SshRequestResults } from './nodes/ipc-ssh';
 import { runSpecSchema } from './worker-protocol';
@@ -221,7 +221,8 @@ export const events = {
   ...sshEvents,
 } as const;
 
-export interface EventPayloads extends JobEventPayloads, DiscoveryEventPayloads, SshEventPayloads {
+export interface EventPayloads extends JobEventPayloads, DiscoveryEventPayloads, SshEventPayloads, IdentityEventPayloads {
+  ...identityEvents,
   onHardware: HardwareSnapshot;
   onCluster: ClusterState;
   /**

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import type { CoordinatorEvent, RunSnapshot, WorkerSnapshot } from './training';
+import type { AwaitingMachine } from './nodes/awaiting-machine';
 import { jobAckSchema, jobCompleteSchema, jobFailSchema, jobOutputSchema, jobStartedSchema, manifestSubmitSchema } from './jobs/job-protocol';
 import type { ArtifactSnapshot, JobSnapshot, JobsPageQuery, JobsState, ManifestSubmitResult } from './jobs/types';
 import { jobsPageSearch } from './jobs/jobs-page';
@@ -14,18 +15,21 @@ import {
   apiPaths,
   heartbeatRequestSchema,
   heartbeatResponseSchema,
+  joinChallengeReplySchema,
+  joinChallengeRequestSchema,
   joinRequestSchema,
-  joinResponseSchema,
+  joinReplySchema,
   leaveRequestSchema,
   reportRequestSchema,
   runSpecSchema,
 } from './worker-protocol';
 
 /**
- * none: anyone. worker: the join token (or the operator's). session: a worker request after the join, which
- * also needs the session secret of the worker in the path. operator: the operator token.
+ * none: anyone. join-proof: the worker's proof of the join token for a challenge it took (the token itself is
+ * never sent). session: a worker request after the join, authenticated by the session secret of the worker in
+ * the path (and the node's signature). operator: the operator token.
  */
-export type ApiAuth = 'none' | 'worker' | 'session' | 'operator';
+export type ApiAuth = 'none' | 'join-proof' | 'session' | 'operator';
 
 /** How an endpoint is reached: a JSON request, or a WebSocket upgrade (presence-server.ts serves those). */
 export type ApiTransport = 'json' | 'prometheus-text' | 'websocket' | 'binary-upload' | 'binary-download';
@@ -81,7 +85,18 @@ const eventSchema = z.custom<CoordinatorEvent>((v) => isRecord(v) && typeof v.se
 
 export const healthReplySchema = z.object({ status: z.literal('ok'), apiVersion: z.literal(API_VERSION) });
 export const okReplySchema = z.object({ ok: z.literal(true) });
-export const stateReplySchema = z.object({ workers: z.array(workerSnapshotSchema), runs: z.array(runSnapshotSchema), events: z.array(eventSchema) });
+const awaitingSchema = z.custom<AwaitingMachine>((v) => isRecord(v) && typeof v.node === 'string' && typeof v.fingerprint === 'string', 'expected a machine awaiting approval');
+export const stateReplySchema = z.object({
+  workers: z.array(workerSnapshotSchema),
+  runs: z.array(runSnapshotSchema),
+  events: z.array(eventSchema),
+  /** Machines awaiting approval (or a held-back key); older coordinators leave it out. */
+  awaiting: z.array(awaitingSchema).default([]),
+});
+/** Body of approve and accept-key: exactly the key the person saw. */
+export const nodeKeyChoiceSchema = z.object({ fingerprint: z.string().regex(/^SHA256:[A-Za-z0-9+/]{43}$/, 'fingerprint must be SHA256: and 43 base64 characters, as `gpu-share workers list` shows it') });
+const nodePath = (action: string) =>
+  paramPath(new RegExp(`^/v1/nodes/([^/]+)/${action}$`), (node: string) => `/v1/nodes/${encodeURIComponent(node)}/${action}`);
 export const runOutputReplySchema = z.object({ runId: z.string(), output: z.string() });
 
 const jobSnapshotSchema = z.custom<JobSnapshot>((v) => isRecord(v) && typeof v.id === 'string' && typeof v.status === 'string', 'expected a job snapshot');
@@ -100,7 +115,10 @@ const workerIdPath = (action: string) => paramPath(new RegExp(`^/v1/workers/([^/
 
 export const workerApi = {
   health: endpoint({ method: 'GET', path: fixedPath(apiPaths.health), auth: 'none', body: null, reply: healthReplySchema }),
-  join: endpoint({ method: 'POST', path: fixedPath(apiPaths.join), auth: 'worker', body: joinRequestSchema, reply: joinResponseSchema }),
+  /** The join's first step: the coordinator proves it holds the worker's join token (nothing about the worker is sent yet). */
+  joinChallenge: endpoint({ method: 'POST', path: fixedPath(apiPaths.joinChallenge), auth: 'none', body: joinChallengeRequestSchema, reply: joinChallengeReplySchema }),
+  /** Carries the worker's proof for a challenge in JOIN_CHALLENGE_HEADER / JOIN_PROOF_HEADER, no bearer token. */
+  join: endpoint({ method: 'POST', path: fixedPath(apiPaths.join), auth: 'join-proof', body: joinRequestSchema, reply: joinReplySchema }),
   heartbeat: endpoint({ method: 'POST', path: workerIdPath('heartbeat'), auth: 'session', body: heartbeatRequestSchema, reply: heartbeatResponseSchema }),
   report: endpoint({ method: 'POST', path: workerIdPath('report'), auth: 'session', body: reportRequestSchema, reply: okReplySchema }),
   leave: endpoint({ method: 'POST', path: workerIdPath('leave'), auth: 'session', body: leaveRequestSchema, reply: okReplySchema }),
@@ -108,13 +126,13 @@ export const workerApi = {
   presence: endpoint({ method: 'GET', path: workerIdPath('presence'), auth: 'session', body: null, reply: z.null(), transport: 'websocket' }),
   drain: endpoint({ method: 'POST', path: workerIdPath('drain'), auth: 'operator', body: null, reply: z.object({ workers: z.array(workerSnapshotSchema) }) }),
   /** Pins the new key a node presented (held back since): docs/api.md, "Node identity". */
-  acceptNodeKey: endpoint({
-    method: 'POST',
-    path: paramPath(/^\/v1\/nodes\/([^/]+)\/accept-key$/, (node: string) => `/v1/nodes/${encodeURIComponent(node)}/accept-key`),
-    auth: 'operator',
-    body: null,
-    reply: z.object({ workers: z.array(workerSnapshotSchema) }),
-  }),
+  acceptNodeKey: endpoint({ method: 'POST', path: nodePath('accept-key'), auth: 'operator', body: nodeKeyChoiceSchema, reply: z.object({ workers: z.array(workerSnapshotSchema) }) }),
+  /** Approves exactly the key of a machine awaiting approval: docs/api.md, "Node identity". */
+  approveNode: endpoint({ method: 'POST', path: nodePath('approve'), auth: 'operator', body: nodeKeyChoiceSchema, reply: z.object({ workers: z.array(workerSnapshotSchema), awaiting: z.array(awaitingSchema) }) }),
+  /** Takes a node's approval back: its session ends, it leaves every run, its next join awaits approval again. */
+  revokeNode: endpoint({ method: 'POST', path: nodePath('revoke'), auth: 'operator', body: null, reply: z.object({ workers: z.array(workerSnapshotSchema), awaiting: z.array(awaitingSchema) }) }),
+  /** Replaces the join token; machines already approved keep joining with the old one (docs/api.md, "Joining"). */
+  rotateJoinToken: endpoint({ method: 'POST', path: fixedPath('/v1/join-token/rotate'), auth: 'operator', body: null, reply: z.object({ joinToken: z.string() }) }),
   state: endpoint({ method: 'GET', path: fixedPath(apiPaths.state), auth: 'operator', body: null, reply: stateReplySchema }),
   listRuns: endpoint({ method: 'GET', path: fixedPath(apiPaths.runs), auth: 'operator', body: null, reply: z.object({ runs: z.array(runSnapshotSchema) }) }),
   startRun: endpoint({ method: 'POST', path: fixedPath(apiPaths.runs), auth: 'operator', body: runSpecSchema, reply: runSnapshotSchema, status: 201 }),

@@ -150,6 +150,20 @@ export const joinResponseSchema = z.object({
 });
 export type JoinResponse = z.infer<typeof joinResponseSchema>;
 
+/**
+ * HTTP 202 to a join whose node key nobody approved yet: the machine is listed as awaiting approval and gets
+ * nothing else (no worker id, no session); its agent asks again after retryAfterMs.
+ */
+export const joinAwaitingSchema = z.object({
+  status: z.literal('awaiting-approval'),
+  node: z.string().max(FIELD_CAPS.name),
+  fingerprint: z.string().regex(/^SHA256:[A-Za-z0-9+/]{43}$/),
+  retryAfterMs: z.number().int().nonnegative(),
+});
+export type JoinAwaitingReply = z.infer<typeof joinAwaitingSchema>;
+/** Every 2xx answer to a join: admitted (200) or awaiting approval (202). */
+export const joinReplySchema = z.union([joinResponseSchema, joinAwaitingSchema]);
+
 /** Progress a trainer printed, as the agent last parsed it. */
 export const progressSchema = z.object({
   runId: z.string().max(FIELD_CAPS.id),

@@ -33,6 +33,8 @@ export interface AppCoreOptions {
   advertise?: boolean;
   /** Pre-shared cluster name: advertised only as a tag; the join panel lists only that cluster's coordinators. */
   clusterName?: string;
+  /** Approve every machine that joins (`serve --auto-approve`; closed labs only): see node-keys.ts. */
+  autoApprove?: boolean;
   /** Run this machine's worker inside the app (default true). */
   localWorker?: boolean;
   /** Live hardware polling interval (ms); 0 turns it off (tests). */

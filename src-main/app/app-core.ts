@@ -168,7 +168,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   const stateDb = openStateDb(opts.userData, { onWarning: (message) => announce({ id: `state-db-${clock.now()}`, title: 'Earlier state could not be read', body: message, severity: 'warning' }) });
   restoreCoordinator(stateDb, coordinator, () => clock.now());
   // Node keys pinned at first join (and new ones held back) are kept in the same state.db.
-  const identity = createIdentityFeature({ db: stateDb, coordinator });
+  const identity = createIdentityFeature({ db: stateDb, coordinator, autoApprove: opts.autoApprove ?? false, emit });
   // Adapter jobs: the persistent queue in the same state.db, placed on the slots and budgets the coordinator's workers offer.
   const jobs = createJobsFeature({ userData: opts.userData, clock, db: stateDb, coordinator, cluster: () => config, announce, emit });
   const status = createStatusFeature({ workers: () => coordinator.workers(), cluster: () => config, refuseWhileUnloaded, commit: (next) => commit(next, fileWarnings) });
@@ -238,6 +238,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
       coordinatorUrl: `${scheme}://${bracket(localDialHost)}:${http.port}`,
       token: secrets.joinToken,
       name: hardwareToNode(hardware).name,
+    identity.approveOwnWorker(hardwareToNode(hardware).name, path.join(opts.userData, 'worker'));
       dataDir: path.join(opts.userData, 'worker'),
       pty: sandbox.pty,
       clock,
@@ -285,6 +286,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   });
 
   const handlers: RequestHandlers = {
+    approveKey: (node, publicKey) => coordinator.nodeKeys.preApprove(node, publicKey),
     getHardware: async () => hardware,
     getGpuHistory: async () => monitor.gpuHistory(),
     detectHardware: async () => {
@@ -379,6 +381,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
       jobs.stop();
       ssh.stop();
       await discovery.stop();
+      identity.stop();
       coordinator.stop();
       notifications.stop();
       unsubscribeCoordinator();

@@ -17,6 +17,7 @@ import { defaultUserDataDir } from '../platform/user-data-dir';
 import { NODE_NAME_PATTERN } from '../../src-shared/worker-protocol';
 import { CERT_ENV, parseCoordinatorUrl, trustProblem } from '../agent/coordinator-client';
 import { JoinError, WorkerAgent } from '../agent/worker-agent';
+import { loadOrCreateNodeIdentity } from '../agent/node-identity';
 import { clusterNameProblem } from '../platform/discovery/discovery-record';
 import { DISCOVER_MS, discoverOne } from '../platform/discovery/pick-coordinator';
 import { normalizeCertSha256 } from '../../src-shared/cert-fingerprint';
@@ -48,6 +49,8 @@ Options:
                           the connection to the coordinator); the coordinator refuses any other
                           address unless it was started with --trust-advertised-hosts
   --show-output           also print the training output here
+  --print-node-key        print this machine's node key (made in the data folder if there is none yet) as
+                          "node-key KEY SHA256:…" and exit: what the coordinator approves
 
 Environment: GPU_SHARE_PYTHON names the Python interpreter that has PyTorch (found automatically
 otherwise); GPU_SHARE_NVIDIA_SMI names nvidia-smi.
@@ -69,6 +72,7 @@ const WORKER_OPTIONS = {
   'show-output': { type: 'boolean' },
   discover: { type: 'boolean' },
   'cluster-name': { type: 'string' },
+  'print-node-key': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -84,7 +88,7 @@ function parseWorkerArgs(args: string[]) {
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const text = (name: keyof typeof WORKER_OPTIONS) => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
-  return { text, showOutput: values['show-output'] === true, discover: values.discover === true };
+  return { text, showOutput: values['show-output'] === true, discover: values.discover === true, printNodeKey: values['print-node-key'] === true };
 }
 
 function safeName(name: string): string {
@@ -93,6 +97,14 @@ function safeName(name: string): string {
 
 export async function runWorker(args: string[], io: CliIo, options: RunWorkerOptions = {}): Promise<number> {
   const parsed = parseWorkerArgs(args);
+  if (parsed.printNodeKey) {
+    // The app that starts this machine over SSH reads the key here and approves it before the agent joins.
+    const node = parsed.text('name') ?? os.hostname();
+    const dir = parsed.text('data-dir');
+    const identity = loadOrCreateNodeIdentity(dir ? path.resolve(io.cwd, dir) : path.join(defaultUserDataDir(io.env), 'workers', safeName(node)));
+    io.out(`node-key ${identity.publicKey} ${identity.fingerprint}\n`);
+    return 0;
+  }
   const clusterName = parsed.text('cluster-name');
   if (parsed.discover && parsed.text('join')) throw new UsageError('--discover and --join both name the coordinator: give one of them');
   if (clusterName !== undefined && !parsed.discover) throw new UsageError('--cluster-name goes with --discover (a coordinator given by --join needs no name)');
@@ -172,6 +184,10 @@ export async function runWorker(args: string[], io: CliIo, options: RunWorkerOpt
     try {
       joined = await agent.start();
     } catch (error) {
+      if (error instanceof JoinError && signalled > 0) {
+        say(`worker stopped before it joined: ${error.message}`); // Ctrl-C while waiting (for approval, say) is no failure
+        return 0;
+      }
       if (error instanceof JoinError) {
         io.err(`gpu-share worker: ${error.message}\n`);
         return 1;

@@ -151,6 +151,7 @@ export async function startShell(deps: ShellDeps): Promise<Shell | null> {
       ...(args.trustAdvertisedHosts ? { trustAdvertisedHosts: true } : {}),
       ...(args.clusterName !== undefined ? { clusterName: args.clusterName } : {}),
       ...(args.advertise === false ? { advertise: false } : {}),
+      ...(args.autoApprove ? { autoApprove: true } : {}),
       notifier,
       tray: trayPort,
       pty: deps.pty,

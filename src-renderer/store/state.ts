@@ -8,6 +8,7 @@ import type { ConnectionState } from '../api/ws-client';
 import { initialJobsSlice, type JobsSlice } from './jobs';
 import { initialDiscoverySlice, type DiscoverySlice } from './discovery';
 import { initialNodeSshSlice, type NodeSshSlice } from './node-ssh';
+import type { AwaitingMachine } from '../../src-shared/nodes/awaiting-machine';
 
 export const VIEWS = ['nodes', 'machine', 'workers', 'runs', 'jobs', 'artifacts', 'events'] as const;
 export type ViewName = (typeof VIEWS)[number];
@@ -94,6 +95,8 @@ export interface AppState {
   discovery: DiscoverySlice;
   /** Start / stop of the transport: ssh nodes and the host key waiting for a yes (store/node-ssh.ts). */
   nodeSsh: NodeSshSlice;
+  /** Machines that joined with a key nobody approved yet (store/approval.ts). */
+  awaiting: AwaitingMachine[];
 }
 
 export function initialState(connection?: ConnectionState): AppState {
@@ -125,5 +128,6 @@ export function initialState(connection?: ConnectionState): AppState {
     jobs: initialJobsSlice(),
     discovery: initialDiscoverySlice(),
     nodeSsh: initialNodeSshSlice(),
+    awaiting: [],
   };
 }

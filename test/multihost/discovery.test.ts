@@ -32,7 +32,7 @@ describe.skipIf(!required(canRunApp(), 'the multihost discovery cases'))('coordi
   };
 
   beforeAll(async () => {
-    tb = await startApp({ hosts: ['a', 'b', 'c', 'd'], app: { extraArgs: ['--cluster-name', 'lab'], localWorker: false } });
+    tb = await startApp({ hosts: ['a', 'b', 'c', 'd'], app: { extraArgs: ['--cluster-name', 'lab'], localWorker: false, autoApprove: true } });
     // A namespace has no default route; mDNS needs one for 224.0.0.251, as any real LAN has.
     for (const host of tb.cluster.hosts) sh('ip', ['-n', host.ns, 'route', 'add', '224.0.0.0/4', 'dev', HOST_DEV]);
     other = await App.start(tb.cluster.host('b'), { extraArgs: ['--cluster-name', 'other'], localWorker: false });

@@ -72,7 +72,7 @@ describe.skipIf(!required(canRunApp(), 'the multihost adapter-job sweep'))('an 8
   beforeAll(async () => {
     tb = await startTestbed({
       hosts: ['a', 'b', 'c', 'd'],
-      app: (cluster) => ({ localWorker: false, clusterYaml: clusterYaml(cluster) }),
+      app: (cluster) => ({ localWorker: false, autoApprove: true, clusterYaml: clusterYaml(cluster) }),
       workers: [
         { host: 'b', opts: { env: fakeGpus('query-gpu-csv-header-units-consumer-x3.txt') } },
         { host: 'c' },

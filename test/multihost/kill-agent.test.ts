@@ -18,7 +18,7 @@ describe.skipIf(!required(canRunApp(), 'the multihost training cases'))('SIGKILL
   let tb: Testbed | null = null;
 
   beforeAll(async () => {
-    tb = await startTestbed({ hosts: ['a', 'b', 'c'] });
+    tb = await startTestbed({ hosts: ['a', 'b', 'c'], app: { autoApprove: true } });
   });
 
   afterAll(async () => {

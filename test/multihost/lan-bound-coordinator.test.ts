@@ -13,7 +13,7 @@ describe.skipIf(!required(canRunApp(), 'the multihost training cases'))('coordin
   let tb: Testbed | null = null;
 
   beforeAll(async () => {
-    tb = await startApp({ hosts: ['a', 'b'], app: (cluster) => ({ coordinatorHost: cluster.host('a').address }) });
+    tb = await startApp({ hosts: ['a', 'b'], app: (cluster) => ({ coordinatorHost: cluster.host('a').address, autoApprove: true }) });
     await startWorker(tb, 'b');
     await tb.workers.get('b')!.ready();
   });

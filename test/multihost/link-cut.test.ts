@@ -19,7 +19,7 @@ describe.skipIf(!required(canRunApp(), 'the multihost training cases'))("a worke
   let tb: Testbed | null = null;
 
   beforeAll(async () => {
-    tb = await startTestbed({ hosts: ['a', 'b'] });
+    tb = await startTestbed({ hosts: ['a', 'b'], app: { autoApprove: true } });
   });
 
   afterAll(async () => {

@@ -44,7 +44,7 @@ describe.skipIf(!required(canRunApp(), 'the multihost training cases'))('a poor 
   const proxies: ProxyOnHost[] = [];
 
   beforeAll(async () => {
-    tb = await startApp({ hosts: ['a', 'b', 'c'], app: { localWorker: false } });
+    tb = await startApp({ hosts: ['a', 'b', 'c'], app: { localWorker: false, autoApprove: true } });
     const a = tb.cluster.host('a');
     for (const name of ['b', 'c']) {
       const host = tb.cluster.host(name);

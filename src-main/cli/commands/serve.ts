@@ -39,6 +39,9 @@ Options:
                             and \`gpu-share worker --discover --cluster-name NAME\` finds only this coordinator
   --no-advertise            do not advertise the coordinator on the LAN (mDNS); by default it is advertised
                             whenever --coordinator-host lets other machines in
+  --auto-approve            approve every machine that joins, without \`gpu-share workers approve\`. Risk: any
+                            machine holding the join token trains, and can run code on every member machine
+                            including this one; for closed labs only
 `;
 
 export interface ServeOptions {
@@ -53,6 +56,8 @@ export interface ServeOptions {
   /** Default true: advertise over mDNS when the coordinator lets other machines in. */
   advertise?: boolean;
   clusterName?: string | undefined;
+  /** --auto-approve: every machine holding the join token is approved at its join (closed labs only). */
+  autoApprove?: boolean;
 }
 
 export function parseServeArgs(args: string[], io: Pick<CliIo, 'cwd' | 'env'>): ServeOptions {
@@ -67,6 +72,7 @@ export function parseServeArgs(args: string[], io: Pick<CliIo, 'cwd' | 'env'>): 
     'trust-advertised-hosts': { type: 'boolean' },
     'no-advertise': { type: 'boolean' },
     'cluster-name': { type: 'string' },
+    'auto-approve': { type: 'boolean' },
   });
   noMorePositionals(positionals);
   const nameProblem = values['cluster-name'] === undefined ? null : clusterNameProblem(values['cluster-name']);
@@ -82,6 +88,7 @@ export function parseServeArgs(args: string[], io: Pick<CliIo, 'cwd' | 'env'>): 
     trustAdvertisedHosts: values['trust-advertised-hosts'] === true,
     advertise: values['no-advertise'] !== true,
     clusterName: values['cluster-name'],
+    autoApprove: values['auto-approve'] === true,
   };
 }
 
@@ -123,6 +130,7 @@ export async function runServe(options: ServeOptions, io: CliIo, stop: AbortSign
       trustAdvertisedHosts: options.trustAdvertisedHosts,
       advertise: options.advertise !== false,
       ...(options.clusterName !== undefined ? { clusterName: options.clusterName } : {}),
+      ...(options.autoApprove ? { autoApprove: true } : {}),
       env: io.env,
     });
   } catch (error) {

@@ -130,11 +130,20 @@ function handlers(service: CoordinatorService, opts: CoordinatorHttpOptions, cha
       return { ok: true };
     },
     drain: ({ params }) => ({ workers: service.drainWorker(workerIdParam(params[0]!)) }),
-    acceptNodeKey: ({ params }) => {
-      service.nodeKeys.accept(params[0]!.slice(0, 200)); // node names need no URL encoding; an unknown one is a 404 there
+    // Node names need no URL encoding; an unknown one is a 404 in node-keys.ts.
+    acceptNodeKey: ({ params, body }) => {
+      service.nodeKeys.accept(params[0]!.slice(0, 200), body.fingerprint);
       return { workers: service.workers() };
     },
-    state: () => ({ workers: service.workers(), runs: service.runs(), events: service.events() }),
+    approveNode: ({ params, body }) => {
+      service.nodeKeys.approve(params[0]!.slice(0, 200), body.fingerprint);
+      return { workers: service.workers(), awaiting: service.nodeKeys.awaitingList() };
+    },
+    revokeNode: ({ params }) => {
+      service.nodeKeys.revoke(params[0]!.slice(0, 200));
+      return { workers: service.workers(), awaiting: service.nodeKeys.awaitingList() };
+    },
+    state: () => ({ workers: service.workers(), runs: service.runs(), events: service.events(), awaiting: service.nodeKeys.awaitingList() }),
     listRuns: () => ({ runs: service.runs() }),
     startRun: ({ body }) => service.startRun(body),
     run: ({ params }) => findRun(params[0]!),
@@ -310,9 +319,13 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
     // Node identity (node-keys.ts): a streamed upload is signed over the SHA-256 its path announces.
     const signing = { method: req.method ?? '', target: req.url ?? '/', bodySha256Hex: endpoint.transport === 'binary-upload' ? m.at(-1)! : bodySha256Hex, signed: signedPartsOf(req) };
     const joining = endpoint === workerApi.join ? (body as JoinRequest) : null;
-    const pinAfterJoin = joining ? service.nodeKeys.checkJoin(joining.node, joining.publicKey, signing) : null;
-    if (endpoint.auth === 'session') service.nodeKeys.checkRequest(service.nodeOf(workerIdParam(m[1]!)), signing);
+    if (joining && proved) checkProvedJoin(joining, proved, service);
     const conn = connectionFacts(req.socket.remoteAddress, req.socket.localAddress);
+    // A key nobody approved: listed as awaiting approval and answered 202, with nothing of the cluster (node-keys.ts).
+    const admission = joining ? service.nodeKeys.checkJoin(joining, conn, signing) : null;
+    if (admission && !admission.admit) return sendJson(res, 202, admission.awaiting);
+    const pinAfterJoin = admission?.pin ?? null;
+    if (endpoint.auth === 'session') service.nodeKeys.checkRequest(service.nodeOf(workerIdParam(m[1]!)), signing);
     const out = await route.handle({ params: m.slice(1), body: body as never, conn, req });
     if (joining && pinAfterJoin) service.nodeKeys.pin(joining.node, pinAfterJoin);
     if (endpoint.transport === 'prometheus-text') sendText(res, endpoint.status, String(out), PROMETHEUS_CONTENT_TYPE);

@@ -11,14 +11,7 @@
  */
 import { z } from 'zod';
 import type { CoordinatorEvent, RunSnapshot, RunSpec, WorkerGpu, WorkerSnapshot } from '../../../src-shared/training';
-import type {
-  HeartbeatRequest,
-  HeartbeatResponse,
-  JoinRequest,
-  JoinResponse,
-  ReportRequest,
-  leaveRequestSchema,
-} from '../../../src-shared/worker-protocol';
+import type { HeartbeatRequest, HeartbeatResponse, JoinRequest, JoinResponse, ReportRequest, leaveRequestSchema } from '../../../src-shared/worker-protocol';
 import { sanitizeNodeName } from '../../../src-shared/terminal-text';
 import type { Clock } from '../../platform/ports';
 import { ApiProblem } from './api-problem';
@@ -95,6 +88,7 @@ export class CoordinatorService {
     this.gate = new WorkerGate({ trustAdvertisedHosts: trustAdvertised, nameInUse: (node) => this.registry.hasNode(node) });
     this.outputBudget = new OutputBudget(this.clock, opts.outputBudget);
     this.nodeKeys.onChange(() => this.feed.workersChanged('state'));
+    this.nodeKeys.onRevoke((node) => this.expelNode(node));
     this.runsCtl = new RunController({
       clock: this.clock,
       pool: this.pool,
@@ -245,13 +239,20 @@ export class CoordinatorService {
    * The agent's presence connection ended by an orderly close from its machine without a goodbye: its kernel
    * closed the socket because the process is gone. Failed now, instead of at the heartbeat timeout.
    */
-  presenceLost(workerId: number, incarnation: number): void {
+  presenceLost(workerId: number, incarnation: number, why = { cause: 'its agent process ended (connection closed without a goodbye)', run: 'Its agent process ended' }): void {
     const pw = this.pool.worker(workerId);
     const rec = this.registry.get(workerId);
     if (!pw || !rec || pw.incarnation !== incarnation || !LIVE_STATES.has(pw.state)) return;
     const wasActive = pw.state === 'active';
-    this.pool.failWorker(workerId, 'its agent process ended (connection closed without a goodbye)');
-    this.runsCtl.afterFailures([workerId], new Map(wasActive ? [[workerId, 'Its agent process ended']] : []));
+    this.pool.failWorker(workerId, why.cause);
+    this.runsCtl.afterFailures([workerId], new Map(wasActive ? [[workerId, why.run]] : []));
+  }
+
+  /** Its approval was revoked (node-keys.ts): the session ends, it leaves the runs, its next join awaits approval. */
+  private expelNode(node: string): void {
+    const id = this.registry.idForNode(node);
+    if (id !== undefined) this.gate.closeSession(id);
+    if (id !== undefined) this.presenceLost(id, this.pool.worker(id)?.incarnation ?? -1, { cause: 'its approval was revoked', run: 'Its approval was revoked' });
   }
 
   heartbeat(workerId: number, req: HeartbeatRequest): HeartbeatResponse {

@@ -4,6 +4,7 @@
  * reads that line (join-line.ts), the operator token from the data folder, and talks to the API through a
  * relay inside the host (api-client.ts). `npm run build` must have run (canRunApp() checks).
  */
+import type { AwaitingMachine } from '../../../src-shared/nodes/awaiting-machine';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -26,6 +27,8 @@ export interface CoordinatorState {
   workers: WorkerSnapshot[];
   runs: RunSnapshot[];
   events: CoordinatorEvent[];
+  /** Machines awaiting approval (GET /v1/state). */
+  awaiting?: AwaitingMachine[];
 }
 
 export interface AppOptions {
@@ -36,6 +39,8 @@ export interface AppOptions {
   startTimeoutMs?: number;
   /** Written as the app's cluster.yaml before it starts. */
   clusterYaml?: string;
+  /** --auto-approve: every machine that joins trains at once (for cases that are not about approval). */
+  autoApprove?: boolean;
   /** More `serve` options (e.g. --cluster-name NAME). */
   extraArgs?: string[];
   /** serve's --port on the host's loopback (default PAGE_PORT); page-relay.ts needs its own. */
@@ -82,6 +87,7 @@ export class App {
       '--data-dir', dataDir,
       '--cluster', path.join(dataDir, 'cluster.yaml'),
       ...(opts.localWorker === false ? ['--no-local-worker'] : []),
+      ...(opts.autoApprove ? ['--auto-approve'] : []),
       ...(opts.extraArgs ?? []),
     ];
     const proc = host.spawn(argv, { env: await productEnv(opts.env), cwd: repoRoot, label: `${host.name}:serve` });
