@@ -165,6 +165,7 @@ export const requests = {
   getRunOutput: { channel: 'runs:output', arg: z.object({ runId: z.string().min(1).max(128) }) },
   getEvents: { channel: 'events:list', arg: z.undefined() },
   getCoordinatorInfo: { channel: 'coordinator:info', arg: z.undefined() },
+  rotateJoinToken: { channel: 'coordinator:rotate-join-token', arg: z.undefined() },
   getExampleRun: { channel: 'runs:example', arg: z.undefined() },
   joinCluster: { channel: 'cluster:join', arg: joinClusterArg },
   leaveCluster: { channel: 'cluster:leave', arg: z.undefined() },
@@ -197,6 +198,8 @@ export interface RequestResults extends JobRequestResults, StatusRequestResults,
   getRunOutput: { runId: string; text: string };
   getEvents: CoordinatorEvent[];
   getCoordinatorInfo: CoordinatorInfo;
+  /** Replaces the join token (machines already approved keep joining with the old one); answers the new join command. */
+  rotateJoinToken: CoordinatorInfo;
   /** A ready-to-start run of the bundled example trainer, for the Start run form. */
   getExampleRun: z.input<typeof runSpecSchema>;
   /** Resolves once the join succeeded or failed; the state says which (a failed join is not a thrown error). */

@@ -42,7 +42,8 @@ import { createIdentityFeature } from './identity-feature';
 import { createDiscoveryFeature } from './discovery-feature';
 import { createStatusFeature } from './status-feature';
 import { createSshFeature } from './ssh-feature';
-import { loadOrCreateSecrets } from '../core/secrets';
+import { loadOrCreateSecrets, rotateJoinToken } from '../core/secrets';
+import { createJoinTokenFeature } from './join-token-feature';
 import { appTrainingSpawner } from '../platform/runs/sandbox';
 
 const DEFAULT_COORDINATOR_PORT = 7421;
@@ -178,6 +179,9 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     host: bindHost,
     port: opts.coordinatorPort ?? DEFAULT_COORDINATOR_PORT,
     joinToken: secrets.joinToken,
+    // Read at every challenge: `gpu-share token rotate` (or the Workers view's button) takes effect at once.
+    joinTokens: () => ({ current: secrets.joinToken, retired: secrets.retiredJoinTokens }),
+    rotateJoinToken: () => rotateJoinToken(opts.userData, secrets),
     operatorToken: secrets.operatorToken,
     ...(tls ? { tls: { certPem: tls.certPem, keyPem: tls.keyPem } } : {}),
   });
@@ -234,11 +238,11 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   if (sandbox.warning) announce({ id: 'training-sandbox', title: 'Training can read the app data folder', body: sandbox.warning, severity: 'info' });
   const startLocalWorker = (): void => {
     if (localAgent && localAgent.status().phase !== 'stopped') return;
+    identity.approveOwnWorker(hardwareToNode(hardware).name, path.join(opts.userData, 'worker'));
     const agent = new WorkerAgent({
       coordinatorUrl: `${scheme}://${bracket(localDialHost)}:${http.port}`,
       token: secrets.joinToken,
       name: hardwareToNode(hardware).name,
-    identity.approveOwnWorker(hardwareToNode(hardware).name, path.join(opts.userData, 'worker'));
       dataDir: path.join(opts.userData, 'worker'),
       pty: sandbox.pty,
       clock,
@@ -282,11 +286,13 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     cluster: () => config,
     coordinator: () => ({ url: coordinatorUrl, token: secrets.joinToken, certSha256: tls?.fingerprint256 ?? null, reachableFromOtherMachines: !loopbackOnly }),
     emit,
+    approveKey: (node, publicKey) => coordinator.nodeKeys.preApprove(node, publicKey),
     env,
   });
 
+  const joinToken = createJoinTokenFeature({ userData: opts.userData, secrets, coordinatorUrl, certSha256: tls?.fingerprint256 ?? null, bindHost, port: http.port, loopbackOnly });
+
   const handlers: RequestHandlers = {
-    approveKey: (node, publicKey) => coordinator.nodeKeys.preApprove(node, publicKey),
     getHardware: async () => hardware,
     getGpuHistory: async () => monitor.gpuHistory(),
     detectHardware: async () => {
@@ -345,20 +351,11 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     stopRun: async ({ runId }) => wrap(() => coordinator.stopRun(runId)),
     getRunOutput: async ({ runId }) => ({ runId, text: coordinator.runOutput(runId) }),
     getEvents: async () => coordinator.events(),
-    getCoordinatorInfo: async () => ({
-      url: coordinatorUrl,
-      joinToken: secrets.joinToken,
-      joinCommand: `GPU_SHARE_JOIN_TOKEN=${secrets.joinToken} gpu-share worker --join ${coordinatorUrl}${tls ? ` --cert-sha256 ${tls.fingerprint256}` : ''}`,
-      certSha256: tls?.fingerprint256 ?? null,
-      reachableFromOtherMachines: !loopbackOnly,
-      reachability: loopbackOnly
-        ? `The coordinator listens on ${bindHost} only, so only workers on this machine can join. To let your other machines join, start GPU Share with --coordinator-host 0.0.0.0 (or this machine's LAN address).`
-        : `The coordinator listens on ${bindHost}:${http.port} over HTTPS; any machine that can reach ${coordinatorUrl} and has the token can join, and the fingerprint in the command lets it check it reached this machine.`,
-    }),
     getExampleRun: async () => exampleRun(assetsDir, hardware),
     joinCluster: async (req) => membership.join(req),
     leaveCluster: async () => membership.leave(),
     getMembership: async () => membership.state(),
+    ...joinToken.handlers,
     ...jobs.handlers,
     ...identity.handlers,
     ...discovery.handlers,
@@ -381,10 +378,10 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
       jobs.stop();
       ssh.stop();
       await discovery.stop();
-      identity.stop();
       coordinator.stop();
       notifications.stop();
       unsubscribeCoordinator();
+      identity.stop();
       await http.close();
       await removeCoordinatorRecord(opts.userData).catch(() => undefined);
       stateDb.close();
