@@ -1,0 +1,57 @@
+/**
+ * Training cannot reach the operator (issue 14, item 4), end to end: a real `gpu-share serve` whose own worker
+ * runs a direct-launcher trainer that tries to read the data folder's secrets.json and prints its environment.
+ * Where bubblewrap works the read fails and no token is printed, while the trainer still writes its checkpoint
+ * and the run finishes; without bubblewrap serve says once why the folder is readable.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { probeSandbox } from '../../src-main/platform/runs/sandbox';
+import { CliServe } from './helpers/cli-serve';
+
+const BWRAP_WORKS = process.platform === 'linux' && probeSandbox(tmpdir()).ok;
+
+let cli: CliServe;
+
+beforeAll(async () => {
+  cli = await CliServe.start('gpu-share-sandbox-it');
+}, 120_000);
+afterAll(async () => {
+  await cli?.close();
+});
+
+describe('a trainer launched by the app’s own worker', { timeout: 120_000 }, () => {
+  it.skipIf(!BWRAP_WORKS)('cannot read secrets.json or see a token, and still trains to the end', async () => {
+    const secretsFile = path.join(cli.home, 'secrets.json');
+    const secrets = JSON.parse(readFileSync(secretsFile, 'utf8')) as Record<string, string>;
+    const tokens = Object.values(secrets).filter((v) => typeof v === 'string' && v.length >= 16);
+    expect(tokens.length).toBeGreaterThanOrEqual(2);
+    const script = [
+      `if cat '${secretsFile}'; then echo SECRETS-READ; else echo SECRETS-HIDDEN; fi`,
+      'env',
+      'echo step-3 > "$GPU_SHARE_CHECKPOINT_DIR/ckpt.txt"',
+      'echo TRAINED',
+    ].join('; ');
+    const r = await cli.gpuShare(['runs', 'start', '--follow', '--max-restarts', '0', '--samples', '10', '--launcher', 'direct', '--', '/bin/sh', '-c', script]);
+    expect(r.code, `${r.out}\n${r.err}`).toBe(0);
+    expect(r.out).toContain('SECRETS-HIDDEN');
+    expect(r.out).not.toContain('SECRETS-READ');
+    expect(r.out).toContain('TRAINED');
+    for (const token of tokens) expect(r.out).not.toContain(token);
+    expect(r.out).not.toMatch(/GPU_SHARE_(JOIN|OPERATOR|PAGE)_TOKEN/);
+    const runId = /Started run (run-[\w-]+)/.exec(r.err)?.[1];
+    expect(runId, r.err).toBeTruthy();
+    // The checkpoint went where the agent keeps it, outside the sandbox too.
+    expect(readFileSync(path.join(cli.home, 'worker', 'checkpoints', runId!, 'ckpt.txt'), 'utf8')).toBe('step-3\n');
+    // The data folder itself is as it was.
+    expect(JSON.parse(readFileSync(secretsFile, 'utf8'))).toEqual(secrets);
+    expect(cli.serveOut).not.toContain('training processes can read this app');
+  });
+
+  it.skipIf(BWRAP_WORKS)('without a working bubblewrap, serve says once that the data folder is readable and how to fix it', () => {
+    expect(cli.serveOut.match(/training processes can read this app's data folder \(secrets\.json\)/g)).toHaveLength(1);
+    expect(existsSync(path.join(cli.home, 'secrets.json'))).toBe(true);
+  });
+});
