@@ -152,7 +152,7 @@ export class JobService implements JobsPort {
       const parsed = await parseManifestYielding(text, fileName);
       if (!parsed.ok) return { ok: false, fileName, errors: parsed.errors };
       const jobs = await manifestJobsYielding(parsed.manifest);
-      const result = this.db.jobs.sync(jobs, this.clock.now());
+      const result = await this.db.jobs.syncInSteps(jobs, () => this.clock.now(), nextTurn);
       const meta: ManifestMeta = { fileName, hosts: parsed.manifest.hosts, placement: parsed.manifest.placement };
       this.db.kv.set(MANIFEST_KEY, meta);
       await nextTurn();

@@ -4,7 +4,7 @@
  * worker declared failed). The work is cut into steps with a turn of the event loop (setImmediate) between them.
  */
 import type { JobManifest, JobSpec, ManifestParseResult } from '../../../src-shared/jobs/types';
-import { jobId, parseManifest } from './manifest/index';
+import { jobId, parseManifestSteps } from './manifest/index';
 
 /** Jobs hashed between two turns of the event loop. */
 const HASH_CHUNK = 1000;
@@ -14,12 +14,14 @@ export function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-/** parseManifest, with a turn of the event loop before and after it. */
+/** parseManifest, with a turn of the event loop at each of its steps (smol-toml a piece at a time, the jobs a chunk at a time). */
 export async function parseManifestYielding(text: string, fileName: string): Promise<ManifestParseResult> {
-  await nextTurn();
-  const parsed = parseManifest(text, fileName);
-  await nextTurn();
-  return parsed;
+  const steps = parseManifestSteps(text, fileName);
+  for (;;) {
+    await nextTurn();
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
 }
 
 /** manifestJobs (each job with its id, in manifest order), HASH_CHUNK jobs per turn. */

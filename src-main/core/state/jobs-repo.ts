@@ -15,6 +15,7 @@ import type { ClaimToken } from '../../../src-shared/jobs/job-protocol';
 import { FINAL_JOB_STATUSES, type JobProgress, type JobSpec, type JobStatus, type SweepCounts } from '../../../src-shared/jobs/types';
 import type { BatchedWriter } from './batched-writer';
 import { JobOutputTail } from './job-output';
+import { ManifestSync, type ManifestSyncResult } from './jobs-manifest-sync';
 import { currentClaim, endAttempt, HOLDS_TOKEN, jobFromDbRow, OFF_NODE, type JobDbRow, type JobPlacementTarget, type JobRow } from './job-rows';
 
 export type { JobPlacementTarget, JobRow } from './job-rows';
@@ -56,6 +57,17 @@ function tokenParams(id: string, token: ClaimToken, now: number): TokenParams {
   return { id, claimId: token.claimId, attempt: token.attempt, now };
 }
 
+/** The list as given, or an error naming the two jobs that share an id (nothing is changed then). */
+function uniqueIds(specs: { id: string; spec: JobSpec }[]): { id: string; spec: JobSpec }[] {
+  const listed = new Map<string, JobSpec>();
+  for (const { id, spec } of specs) {
+    const twin = listed.get(id);
+    if (twin) throw new Error(`jobs "${twin.name}" and "${spec.name}" have the same id ${id} (identical defining fields): list each job once`);
+    listed.set(id, spec);
+  }
+  return specs;
+}
+
 function bySeq(rows: JobDbRow[]): JobRow[] {
   return rows.map(jobFromDbRow).sort((a, b) => a.seq - b.seq);
 }
@@ -74,14 +86,10 @@ export class JobsRepo {
   private readonly cancelStmt: Statement<{ id: string; reason: string; now: number }, JobDbRow>;
   private readonly releaseToPending: Statement<{ id: string; now: number }, JobDbRow>;
   private readonly resetToPending: Statement<{ id: string; now: number }, JobDbRow>;
-  private readonly insertStmt: Statement<{ id: string; name: string; spec: string; maxAttempts: number; now: number }>;
-  private readonly updateSpecStmt: Statement<{ id: string; name: string; spec: string; maxAttempts: number; now: number }>;
-  private readonly unlistStmt: Statement<{ id: string; now: number }>;
   private readonly getStmt: Statement<[string], JobDbRow>;
   private readonly listStmt: Statement<[], JobDbRow>;
   private readonly holdersStmt: Statement<[], { worker_id: number }>;
   private readonly countsStmt: Statement<[], { status: string; n: number }>;
-  private readonly idStatusStmt: Statement<[], { id: string; status: string }>;
   private readonly pageStmt: Statement<{ limit: number; offset: number }, JobDbRow>;
   private readonly pageByStatusStmt: Statement<{ status: string; limit: number; offset: number }, JobDbRow>;
   private readonly pendingHeadStmt: Statement<[number], JobDbRow>;
@@ -89,6 +97,7 @@ export class JobsRepo {
   private readonly pendingBeforeStmt: Statement<[number], { n: number }>;
   private readonly failedSinceStmt: Statement<{ since: number; limit: number }, JobDbRow>;
   private readonly outputTail: JobOutputTail;
+  private readonly manifests: ManifestSync;
 
   constructor(
     db: Database,
@@ -133,20 +142,10 @@ export class JobsRepo {
       `UPDATE jobs SET status = 'pending', attempts = 0, artifact = NULL, reason = NULL, started_at = NULL, finished_at = NULL, updated_at = @now, ${OFF_NODE}
        WHERE id = @id RETURNING *`,
     );
-    this.insertStmt = db.prepare(
-      `INSERT INTO jobs (id, name, spec, status, attempts, max_attempts, held_vram_mb, over_budget, in_manifest, created_at, updated_at)
-       VALUES (@id, @name, @spec, 'pending', 0, @maxAttempts, 0, 0, 1, @now, @now)`,
-    );
-    this.updateSpecStmt = db.prepare(
-      `UPDATE jobs SET name = @name, spec = @spec, max_attempts = @maxAttempts, in_manifest = 1, updated_at = @now
-       WHERE id = @id AND (name <> @name OR spec <> @spec OR max_attempts <> @maxAttempts OR in_manifest = 0)`,
-    );
-    this.unlistStmt = db.prepare('UPDATE jobs SET in_manifest = 0, updated_at = @now WHERE id = @id AND in_manifest = 1');
     this.getStmt = db.prepare('SELECT * FROM jobs WHERE id = ?');
     this.listStmt = db.prepare('SELECT * FROM jobs ORDER BY seq');
     this.holdersStmt = db.prepare("SELECT DISTINCT worker_id FROM jobs WHERE status IN ('claimed', 'running')");
     this.countsStmt = db.prepare('SELECT status, count(*) AS n FROM jobs GROUP BY status');
-    this.idStatusStmt = db.prepare('SELECT id, status FROM jobs');
     this.pageStmt = db.prepare('SELECT * FROM jobs ORDER BY seq LIMIT @limit OFFSET @offset');
     this.pageByStatusStmt = db.prepare('SELECT * FROM jobs WHERE status = @status ORDER BY seq LIMIT @limit OFFSET @offset');
     this.pendingHeadStmt = db.prepare("SELECT * FROM jobs WHERE status = 'pending' ORDER BY seq LIMIT ?");
@@ -154,6 +153,7 @@ export class JobsRepo {
     this.pendingBeforeStmt = db.prepare("SELECT count(*) AS n FROM jobs WHERE status = 'pending' AND seq < ?");
     this.failedSinceStmt = db.prepare("SELECT * FROM jobs WHERE status = 'failed' AND updated_at >= @since ORDER BY seq LIMIT @limit");
     this.outputTail = new JobOutputTail(db, writer, maxOutputBytes);
+    this.manifests = new ManifestSync(db, writer);
   }
 
   /**
@@ -162,36 +162,16 @@ export class JobsRepo {
    * no longer names are marked out of the manifest; the non-final ones among them are returned as `missing`
    * (they stay until cancelled). Throws, changing nothing, when the list names one id twice.
    */
-  sync(specs: { id: string; spec: JobSpec }[], now: number): { added: string[]; kept: string[]; missing: string[] } {
-    const listed = new Map<string, JobSpec>();
-    for (const { id, spec } of specs) {
-      const twin = listed.get(id);
-      if (twin) throw new Error(`jobs "${twin.name}" and "${spec.name}" have the same id ${id} (identical defining fields): list each job once`);
-      listed.set(id, spec);
-    }
-    return this.writer.writeNow(() => {
-      // Ids and statuses only: parsing every stored spec here cost more than the inserts themselves.
-      const existing = new Map(this.idStatusStmt.all().map((r) => [r.id, r.status]));
-      const added: string[] = [];
-      const kept: string[] = [];
-      for (const [id, spec] of listed) {
-        const params = { id, name: spec.name, spec: JSON.stringify(spec), maxAttempts: spec.maxAttempts, now };
-        if (existing.has(id)) {
-          this.updateSpecStmt.run(params);
-          kept.push(id);
-        } else {
-          this.insertStmt.run(params);
-          added.push(id);
-        }
-      }
-      const missing: string[] = [];
-      for (const [id, status] of existing) {
-        if (listed.has(id)) continue;
-        this.unlistStmt.run({ id, now });
-        if (!FINAL_JOB_STATUSES.includes(status as JobRow['status'])) missing.push(id);
-      }
-      return { added, kept, missing };
-    });
+  sync(specs: { id: string; spec: JobSpec }[], now: number): ManifestSyncResult {
+    return this.manifests.sync(uniqueIds(specs), now);
+  }
+
+  /**
+   * sync, for a long manifest: the jobs are staged a chunk at a time with `between()` awaited between chunks
+   * (the caller lets the event loop turn), then the queue changes in one transaction at `now()`.
+   */
+  syncInSteps(specs: { id: string; spec: JobSpec }[], now: () => number, between: () => Promise<void>): Promise<ManifestSyncResult> {
+    return this.manifests.syncInSteps(uniqueIds(specs), now, between);
   }
 
   /** Claims the first pending job (queue order) for `target`; null when none is pending. */

@@ -11,6 +11,7 @@ import { describeValue, FieldReader, IssueList, type PendingIssue, type Table } 
 import { jobId } from './job-id';
 import { readHost, readJob } from './read-entries';
 import { pathKey, scanToml, type PathPart, type Place } from './toml-positions';
+import { ENTRIES_PER_PIECE, parsePieces } from './toml-pieces';
 
 /** Largest manifest accepted (the API and IPC caps match). 10,000 jobs take about 1 MiB. */
 export const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
@@ -49,8 +50,12 @@ function tomlErrorText(error: TomlError): string {
   return (error.message.split('\n')[0] ?? '').replace(/^Invalid TOML document:\s*/, '');
 }
 
-/** Parses TOML within the limits, or says why the text is not a manifest at all. */
-function readToml(text: string, fileName: string): { ok: true; doc: Table } | { ok: false; result: ManifestParseResult } {
+/** Jobs read (checked field by field) between two turns of the event loop. */
+const JOBS_PER_STEP = 1000;
+const TOML_OPTIONS = { integersAsBigInt: 'asNeeded', maxDepth: MAX_TOML_DEPTH } as const;
+
+/** Parses TOML within the limits, or says why the text is not a manifest at all; yields between long steps. */
+function* readToml(text: string, fileName: string): Generator<void, { ok: true; doc: Table } | { ok: false; result: ManifestParseResult }> {
   const refuse = (message: string, place?: Place | null) => ({ ok: false as const, result: fileError(message, place) });
   if (typeof text !== 'string') return refuse(`${fileName} must be text`);
   if (text.length > MAX_MANIFEST_BYTES || utf8ByteLength(text, MAX_MANIFEST_BYTES) > MAX_MANIFEST_BYTES) {
@@ -60,10 +65,16 @@ function readToml(text: string, fileName: string): { ok: true; doc: Table } | { 
   if (nul !== -1) {
     return refuse(`${fileName} contains a NUL byte, so it is a binary file (or UTF-16), not TOML text; pick the manifest itself, saved as UTF-8`, placeAt(text, nul));
   }
-  const { tooDeep } = scanToml(text, MAX_KEY_PARTS, new Set());
+  const { tooDeep, splitPoints } = scanToml(text, MAX_KEY_PARTS, new Set());
   if (tooDeep) return refuse(`${fileName}: a key here has more than ${MAX_KEY_PARTS} dotted parts; a manifest needs at most 3 (jobs.hyper.lr) — check for a runaway key`, tooDeep);
+  yield;
+  if (splitPoints && splitPoints.length > ENTRIES_PER_PIECE) {
+    const doc = yield* parsePieces(text, splitPoints, TOML_OPTIONS);
+    if (doc) return { ok: true, doc };
+    yield;
+  }
   try {
-    return { ok: true, doc: parse(text, { integersAsBigInt: 'asNeeded', maxDepth: MAX_TOML_DEPTH }) as Table };
+    return { ok: true, doc: parse(text, TOML_OPTIONS) as Table };
   } catch (error) {
     if (error instanceof TomlError) {
       const what = tomlErrorText(error);
@@ -166,7 +177,16 @@ function locate(text: string, pending: CrossIssue[]): ManifestIssue[] {
 }
 
 export function parseManifest(text: string, fileName: string): ManifestParseResult {
-  const toml = readToml(text, fileName);
+  const steps = parseManifestSteps(text, fileName);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** parseManifest as steps: each `yield` is a point where the caller may let the event loop turn (manifest-yielding.ts). */
+export function* parseManifestSteps(text: string, fileName: string): Generator<void, ManifestParseResult> {
+  const toml = yield* readToml(text, fileName);
   if (!toml.ok) return toml.result;
   const { doc } = toml;
   const issues = new IssueList();
@@ -185,7 +205,12 @@ export function parseManifest(text: string, fileName: string): ManifestParseResu
   if (rawHosts.length > MAX_MANIFEST_HOSTS) {
     return fileError(`${fileName} has ${rawHosts.length} [[hosts]] entries; at most ${MAX_MANIFEST_HOSTS} are accepted`);
   }
-  const jobs = (rawJobs ?? []).map((value, index) => readJob(value, index, issues));
+  const jobs: (JobSpec | null)[] = [];
+  for (const [index, value] of (rawJobs ?? []).entries()) {
+    if (index > 0 && index % JOBS_PER_STEP === 0) yield;
+    jobs.push(readJob(value, index, issues));
+  }
+  yield;
   const hosts = rawHosts.map((value, index) => readHost(value, index, issues));
   const pending: CrossIssue[] = [...issues.items];
   crossCheck(jobs, hosts, pending);

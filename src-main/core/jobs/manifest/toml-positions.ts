@@ -89,7 +89,18 @@ export interface ScanResult {
   places: TomlPlaces;
   /** The first key (or header) with more dotted parts than allowed, if any; scanning stopped there. */
   tooDeep: Place | null;
+  /**
+   * Where the text may be cut into pieces that parse alone and add up to the whole (manifest-chunks.ts): the line
+   * starts of the `[[jobs]]` / `[[hosts]]` headers, with the line number there. Null when it may not be cut: a
+   * header of another table, a sub-table of a list that is not the one open, a top-level `jobs`/`hosts` key,
+   * or more than MAX_SPLIT_POINTS headers.
+   */
+  splitPoints: { offset: number; line: number }[] | null;
 }
+
+/** Most split points recorded (10,000 jobs and 10,000 hosts fit). */
+export const MAX_SPLIT_POINTS = 20_001;
+const LISTS = new Set(['jobs', 'hosts']);
 
 /** Looks up where a path's key or value is, falling back to the nearest enclosing path the scanner saw. */
 export class TomlPlaces {
@@ -116,6 +127,9 @@ export function scanToml(text: string, maxKeyParts: number, wanted?: ReadonlySet
   const c = new Cursor(text);
   let table: PathPart[] = [];
   let tooDeep: Place | null = null;
+  let splitPoints: { offset: number; line: number }[] | null = [];
+  /** The list whose `[[…]]` header came last (its sub-tables may follow it), null before the first header. */
+  let openList: string | null = null;
 
   const record = (path: PathPart[], key: Place, value: Place | null) => {
     const k = pathKey(path);
@@ -147,7 +161,17 @@ export function scanToml(text: string, maxKeyParts: number, wanted?: ReadonlySet
     const isArray = c.peek() === OPEN_BRACKET;
     if (isArray) c.next();
     const parts = readKey();
-    if (parts === null || c.peek() !== CLOSE_BRACKET) return;
+    if (parts === null || c.peek() !== CLOSE_BRACKET) {
+      splitPoints = null; // a header the scanner does not understand: let smol-toml see the text whole
+      return;
+    }
+    if (splitPoints !== null) {
+      if (isArray && parts.length === 1 && LISTS.has(parts[0]!)) {
+        openList = parts[0]!;
+        if (splitPoints.length < MAX_SPLIT_POINTS) splitPoints.push({ offset: c.lineStart, line: at.line });
+        else splitPoints = null;
+      } else if (parts.length < 2 || parts[0] !== openList) splitPoints = null;
+    }
     const resolved: PathPart[] = [];
     parts.forEach((part, n) => {
       resolved.push(part);
@@ -170,6 +194,7 @@ export function scanToml(text: string, maxKeyParts: number, wanted?: ReadonlySet
     const at = c.place();
     const parts = readKey();
     if (parts === null || c.peek() !== EQUALS) return;
+    if (table.length === 0 && LISTS.has(parts[0]!)) splitPoints = null;
     c.next();
     c.skipBlanks();
     const valueAt = c.place();
@@ -190,7 +215,7 @@ export function scanToml(text: string, maxKeyParts: number, wanted?: ReadonlySet
     else if (ch !== HASH && ch !== CR) readKeyValue();
     c.skipRestOfLine();
   }
-  return { places: new TomlPlaces(entries), tooDeep };
+  return { places: new TomlPlaces(entries), tooDeep, splitPoints };
 }
 
 function readKeyPart(c: Cursor): string | null {
