@@ -48,6 +48,8 @@ export interface CoordinatorClientOptions {
   certSha256?: string;
   /** Stand-in for the HTTP layer, for tests. */
   transport?: (opts: PostOptions) => Promise<RawReply>;
+  /** The operator CLI's token, sent as a bearer token with every request (a worker's join token never is). */
+  operatorToken?: string;
 }
 
 /** Checks a --join value: an http(s) URL with a host and nothing after the path; the message says what is wrong. */
@@ -131,6 +133,7 @@ export class CoordinatorClient {
   private session: string | null = null;
   private identity: NodeIdentity | null = null;
   private signer: BodySigner | undefined;
+  private readonly operatorToken: string | null;
 
   constructor(
     coordinatorUrl: string | URL,
@@ -142,6 +145,7 @@ export class CoordinatorClient {
     this.problem = trustProblem(this.base, options.certSha256);
     this.certSha256 = this.base.protocol === 'https:' && !this.problem ? (normalizeCertSha256(options.certSha256!) ?? null) : null;
     this.transport = options.transport ?? postJson;
+    this.operatorToken = options.operatorToken ?? null;
     const pinned = this.base.protocol === 'https:' && !this.problem ? pinnedConnector(options.certSha256!) : null;
     this.connector = pinned;
     if (this.base.protocol === 'https:') {
@@ -183,9 +187,9 @@ export class CoordinatorClient {
     return this.identity?.publicKey ?? null;
   }
 
-  /** Headers every worker request carries: once joined, the session's secret (never the join token). */
+  /** Headers every request carries: once joined, the session's secret (never the join token); the operator's token. */
   authHeaders(): Record<string, string> {
-    return this.session ? { [SESSION_HEADER]: this.session } : {};
+    return { ...(this.operatorToken ? { authorization: `Bearer ${this.operatorToken}` } : {}), ...(this.session ? { [SESSION_HEADER]: this.session } : {}) };
   }
 
   /** Frees the kept-alive connections (the agent has stopped). */

@@ -7,6 +7,7 @@ import { nodesCommand } from './nodes/index';
 import { residencyCommand } from './residency';
 import { runsCommand } from './runs/index';
 import { serveCommand } from './serve';
+import { tokenCommand } from './token/index';
 import { validateCommand } from './validate';
 import { workerCommand } from './worker';
 import { workersCommand } from './workers/index';
@@ -20,6 +21,7 @@ export const commands: (Command | CommandGroup)[] = [
   runsCommand,
   jobsCommand,
   workersCommand,
+  tokenCommand,
   nodesCommand,
   residencyCommand,
 ];

@@ -30,7 +30,8 @@ export class OperatorClient {
   private readonly client: CoordinatorClient;
 
   constructor(readonly target: OperatorTarget) {
-    this.client = new CoordinatorClient(target.url, target.token, target.certSha256 ? { certSha256: target.certSha256 } : {});
+    // The operator token goes as a bearer token; the client's join-token slot stays empty (it never joins).
+    this.client = new CoordinatorClient(target.url, '', { operatorToken: target.token, ...(target.certSha256 ? { certSha256: target.certSha256 } : {}) });
   }
 
   /**

@@ -43,6 +43,7 @@ describe('gpu-share dispatch', () => {
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/^ {2}runs +start, list, show, stop and follow training runs/m);
     expect(r.out).toMatch(/^ {2}workers +list the workers, drain one/m);
+    expect(r.out).toMatch(/^ {2}token +replace the join token/m);
   });
 
   it('shows a group its subcommands: on --help (exit 0) and when none is given (exit 2, stderr)', async () => {

@@ -14,6 +14,7 @@ import { apiPaths } from '../../../src-shared/worker-protocol';
 import { FakeClock } from '../coordinator/fake-clock';
 import { joinProofHeaders } from '../api/join-proof-client';
 import { joinBody, newIdentity, OPERATOR } from '../identity/identity-fixture';
+import { cli } from '../cli/helpers';
 
 async function start() {
   const secrets: ClusterSecrets = { joinToken: generateToken(), operatorToken: OPERATOR, pageToken: generateToken(), retiredJoinTokens: [] };
@@ -87,6 +88,27 @@ describe('join-token rotation', () => {
       }
       expect(secrets.retiredJoinTokens).not.toContain(first);
       expect(await joinProofHeaders(api.url, first)).toEqual({}); // the challenge is refused: 401, not held
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('gpu-share token rotate replaces it through the operator API and prints the new token', async () => {
+    const { api, secrets } = await start();
+    try {
+      const old = secrets.joinToken;
+      const r = await cli(['token', 'rotate', '--url', api.url], { GPU_SHARE_OPERATOR_TOKEN: OPERATOR });
+      expect(r.err).toBe('');
+      expect(r.code).toBe(0);
+      expect(secrets.joinToken).not.toBe(old);
+      expect(secrets.retiredJoinTokens).toEqual([old]);
+      expect(r.out).toContain(`New join token: ${secrets.joinToken}`);
+      expect(r.out).toContain('Machines already approved keep working');
+      const json = await cli(['token', 'rotate', '--url', api.url, '--json'], { GPU_SHARE_OPERATOR_TOKEN: OPERATOR });
+      expect(JSON.parse(json.out)).toEqual({ joinToken: secrets.joinToken });
+      const refused = await cli(['token', 'rotate', '--url', api.url], { GPU_SHARE_OPERATOR_TOKEN: secrets.joinToken });
+      expect(refused.code).not.toBe(0);
+      expect(refused.err).toMatch(/operator token/);
     } finally {
       await api.close();
     }
