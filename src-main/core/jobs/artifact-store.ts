@@ -32,6 +32,8 @@ export interface ArtifactStoreOptions {
 
 /** An upload the job's completion has not indexed within this long is removed (the claim went stale meanwhile). */
 export const UNINDEXED_GRACE_MS = 15 * 60_000;
+/** When a second upload under a claim is told to ask again: about the time a dead one takes to be cut off. */
+const IN_FLIGHT_RETRY_S = 10;
 /** sweepUnindexed does its work at most this often, however often it is called. */
 const SWEEP_EVERY_MS = 10_000;
 
@@ -106,8 +108,8 @@ export class ArtifactStore {
 
   /**
    * Streams `body` into the store; resolves once the tarball is durably stored (or was already). Refuses with
-   * ApiProblem: 400 a malformed id or bytes whose sha256 is not `expectedSha256`, 409 a second upload under a
-   * `claim` that has one in progress, 413 over the cap (before a byte is read when `contentLength` says so),
+   * ApiProblem: 400 a malformed id or bytes whose sha256 is not `expectedSha256`, 429 (retry-after) a second
+   * upload under a `claim` that has one in progress, 413 over the cap (before a byte is read when `contentLength` says so),
    * 422 a tarball that is not safe to unpack (the member named). The caller's stream is never destroyed here,
    * so the HTTP layer can still answer the refusal. Under a `claim` (a job's attempt), the upload replaces
    * that claim's previous one until `indexed(claim)` (once useIndex has said what the index holds).
@@ -118,7 +120,13 @@ export class ArtifactStore {
     }
     if (contentLength !== null && contentLength > this.maxBytes) throw this.tooLarge(contentLength);
     if (claim !== undefined && this.inFlight.has(claim)) {
-      throw new ApiProblem(409, 'another upload for this claim of the job is still in progress; wait for it to finish (or fail) before sending the artifact again');
+      // 429, not 409: to a worker 409 means "the claim moved on, stop", and an agent retrying after a dropped
+      // connection may reach us before the dead upload is cut off (10 s without a byte). It tries again later.
+      throw new ApiProblem(
+        429,
+        'another upload for this claim of the job is still in progress; wait for it to finish (or be cut off after 10 s without a byte) before sending the artifact again',
+        IN_FLIGHT_RETRY_S,
+      );
     }
     if (claim !== undefined) this.inFlight.add(claim);
     this.unindexed.receivingStarted(expectedSha256);

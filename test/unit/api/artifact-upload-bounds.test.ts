@@ -37,7 +37,7 @@ describe('artifact upload bounds', () => {
     expect(filesUnder(t.storeDir)).toHaveLength(1); // no temp file either
   }, 60_000);
 
-  it('a second PUT under the same claim while one is in progress is 409 with a sentence; neither leaves a temp file', async () => {
+  it('a second PUT under the same claim while one is in progress is 429 with a sentence and retry-after; neither leaves a temp file', async () => {
     t = await startJobsApi();
     const w = t.workers[0]!;
     const slow = tarballOf(randomBytes(400_000), 'slow.bin');
@@ -49,9 +49,12 @@ describe('artifact upload bounds', () => {
       },
     });
     await new Promise((r) => setTimeout(r, 150));
-    const second = await upload(tarballOf(randomBytes(1000), 'second.bin'));
-    expect(second.status).toBe(409);
-    expect(second.json.error).toContain('another upload for this claim of the job is still in progress');
+    const other = tarballOf(randomBytes(1000), 'second.bin');
+    const second = await request(t.api, 'PUT', uploadPath(w.id, sha256(other)), { headers: uploadHeaders(w), body: other });
+    // 429, not 409: a worker takes 409 as "the claim moved on" and would give the job up; this one asks again.
+    expect(second.status).toBe(429);
+    expect(second.headers['retry-after']).toBe('10');
+    expect(JSON.parse(second.body.toString()).error).toContain('another upload for this claim of the job is still in progress');
     expect((await first).status).toBe(201);
     expect(kept()).toEqual([path.join('sha256', sha256(slow).slice(0, 2), `${sha256(slow)}.tar.gz`)]);
     expect(filesUnder(path.join(t.storeDir, 'tmp'))).toEqual([]);

@@ -111,7 +111,7 @@ describe('ArtifactStore bounds', () => {
     expect(stored()).toEqual([sha(kept)]);
   });
 
-  it('refuses a second upload under the same claim while one is in progress (409), and takes it after', async () => {
+  it('refuses a second upload under the same claim while one is in progress (429, ask again), and takes it after', async () => {
     const store = new ArtifactStore(dir);
     store.useIndex(() => false);
     const tarball = tarballOf(randomBytes(100_000));
@@ -121,7 +121,8 @@ describe('ArtifactStore bounds', () => {
     await new Promise((r) => setTimeout(r, 20));
     const other = tarballOf(randomBytes(1000), 'other');
     await expect(put(store, other, 'job-a/claimAAAA1.1')).rejects.toMatchObject({
-      status: 409,
+      status: 429,
+      retryAfterS: 10,
       message: expect.stringContaining('another upload for this claim of the job is still in progress'),
     });
     expect(temps()).toHaveLength(1); // the first upload's own, nothing from the refused one
