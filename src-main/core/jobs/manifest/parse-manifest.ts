@@ -10,7 +10,7 @@ import type { HostPolicy, JobSpec, ManifestIssue, ManifestParseResult, Placement
 import { describeValue, FieldReader, IssueList, type PendingIssue, type Table } from './field-reader';
 import { jobId } from './job-id';
 import { readHost, readJob } from './read-entries';
-import { pathKey, scanToml, type PathPart, type Place } from './toml-positions';
+import { pathKey, scanToml, scanTomlSteps, type PathPart, type Place } from './toml-positions';
 import { ENTRIES_PER_PIECE, parsePieces } from './toml-pieces';
 
 /** Largest manifest accepted (the API and IPC caps match). 10,000 jobs take about 1 MiB. */
@@ -65,7 +65,7 @@ function* readToml(text: string, fileName: string): Generator<void, { ok: true; 
   if (nul !== -1) {
     return refuse(`${fileName} contains a NUL byte, so it is a binary file (or UTF-16), not TOML text; pick the manifest itself, saved as UTF-8`, placeAt(text, nul));
   }
-  const { tooDeep, splitPoints } = scanToml(text, MAX_KEY_PARTS, new Set());
+  const { tooDeep, splitPoints } = yield* scanTomlSteps(text, MAX_KEY_PARTS, new Set());
   if (tooDeep) return refuse(`${fileName}: a key here has more than ${MAX_KEY_PARTS} dotted parts; a manifest needs at most 3 (jobs.hyper.lr) — check for a runaway key`, tooDeep);
   yield;
   if (splitPoints && splitPoints.length > ENTRIES_PER_PIECE) {
@@ -105,12 +105,13 @@ function readList(doc: Table, key: 'jobs' | 'hosts', issues: IssueList): unknown
   return null;
 }
 
-/** Two entries with one name, or two entries that define the same job (same id). */
-function crossCheck(jobs: (JobSpec | null)[], hosts: (HostPolicy | null)[], issues: CrossIssue[]): void {
+/** Two entries with one name, or two entries that define the same job (same id); yields every JOBS_PER_STEP jobs. */
+function* crossCheck(jobs: (JobSpec | null)[], hosts: (HostPolicy | null)[], issues: CrossIssue[]): Generator<void, void> {
   const byId = new Map<string, number>();
   const byName = new Map<string, number>();
-  jobs.forEach((spec, index) => {
-    if (!spec) return;
+  for (const [index, spec] of jobs.entries()) {
+    if (index > 0 && index % JOBS_PER_STEP === 0) yield;
+    if (!spec) continue;
     const id = jobId(spec);
     const sameJob = byId.get(id);
     const sameName = byName.get(spec.name);
@@ -131,7 +132,7 @@ function crossCheck(jobs: (JobSpec | null)[], hosts: (HostPolicy | null)[], issu
     }
     if (!byId.has(id)) byId.set(id, index);
     if (!byName.has(spec.name)) byName.set(spec.name, index);
-  });
+  }
   const hostNames = new Map<string, number>();
   hosts.forEach((host, index) => {
     if (!host) return;
@@ -213,7 +214,7 @@ export function* parseManifestSteps(text: string, fileName: string): Generator<v
   yield;
   const hosts = rawHosts.map((value, index) => readHost(value, index, issues));
   const pending: CrossIssue[] = [...issues.items];
-  crossCheck(jobs, hosts, pending);
+  yield* crossCheck(jobs, hosts, pending);
 
   if (pending.length > 0 || placement === undefined) return { ok: false, errors: locate(text, pending) };
   return { ok: true, manifest: { jobs: jobs as JobSpec[], hosts: hosts as HostPolicy[], placement } };

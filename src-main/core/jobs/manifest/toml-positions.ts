@@ -122,6 +122,18 @@ export class TomlPlaces {
  * memory per key; without it every key is. Stops at the first key of more than `maxKeyParts` dotted parts.
  */
 export function scanToml(text: string, maxKeyParts: number, wanted?: ReadonlySet<string>): ScanResult {
+  const steps = scanTomlSteps(text, maxKeyParts, wanted);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** Characters scanned between two yields of scanTomlSteps (a few milliseconds). */
+const SCAN_STEP_CHARS = 128 * 1024;
+
+/** scanToml as steps: it yields after every SCAN_STEP_CHARS characters, so a caller can let the event loop turn. */
+export function* scanTomlSteps(text: string, maxKeyParts: number, wanted?: ReadonlySet<string>): Generator<void, ScanResult> {
   const entries = new Map<string, Entry>();
   const arrayCounts = new Map<string, number>();
   const c = new Cursor(text);
@@ -204,7 +216,12 @@ export function scanToml(text: string, maxKeyParts: number, wanted?: ReadonlySet
     skipValue(c);
   };
 
+  let stepEnd = SCAN_STEP_CHARS;
   while (!c.done && tooDeep === null) {
+    if (c.i >= stepEnd) {
+      yield;
+      stepEnd = c.i + SCAN_STEP_CHARS;
+    }
     c.skipBlanks();
     const ch = c.peek();
     if (ch === LF) {
