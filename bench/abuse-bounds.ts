@@ -3,49 +3,32 @@
  * attacker in a process of its own (bench/lib/abuse-client.ts): what each attack costs the coordinator in
  * memory (peak RSS while it lasts, heap still held after a full GC) and reply size, now that rows, fields and
  * output are bounded. The figures measured before the bounds (the two-machines issue) are printed beside them.
+ * Then the attacks of issue 14, each a module of its own that also runs alone: the nonce flood
+ * (abuse-nonce-flood.ts), the join flood (abuse-join-flood.ts) and descriptor exhaustion (abuse-sockets.ts).
  *
  *   node --expose-gc scripts/run-ts.mjs bench/abuse-bounds.ts [--joins 21000] [--flood-s 8]
+ *     [--nonce-requests 100500] [--nonce-max-s 240] [--join-flood 40000] [--join-flood-s 240] [--join-limited-s 20]
+ *     [--sockets 3000] [--header-deadline-ms 10000] [--only-issue-14]
  */
-import { spawn } from 'node:child_process';
-import { performance } from 'node:perf_hooks';
 import { startCoordinatorHttp } from '../src-main/core/api/coordinator-http';
 import { generateToken } from '../src-main/core/api/tokens';
 import { CoordinatorService } from '../src-main/core/coordinator/coordinator-service';
 import { systemClock } from '../src-main/platform/ports';
 import { apiPaths } from '../src-shared/worker-protocol';
-import { intFlag } from './lib/flags';
+import { joinFlood } from './abuse-join-flood';
+import { nonceFlood } from './abuse-nonce-flood';
+import { socketExhaustion } from './abuse-sockets';
+import { heldMb, MB, runAttacker, runMain } from './lib/abuse-harness';
+import { hasFlag, intFlag } from './lib/flags';
 import { printTable } from './lib/stats';
 
 const JOINS = intFlag('joins', 21_000, 100, 100_000);
 const FLOOD_S = intFlag('flood-s', 8, 1, 60);
-const MB = 1024 * 1024;
 
-function heldMb(): number {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  if (!gc) throw new Error('run with node --expose-gc so held memory can be measured');
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed / MB;
-}
+const attack = (args: string[]) => runAttacker('bench/lib/abuse-client.ts', args);
 
-/** Runs the attacker to its end while sampling this process's RSS; its JSON result, the peak and the time. */
-function attack(args: string[]): Promise<{ result: Record<string, number>; peakRssMb: number; seconds: number }> {
-  const t0 = performance.now();
-  let peak = process.memoryUsage().rss;
-  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
-  const child = spawn(process.execPath, ['scripts/run-ts.mjs', 'bench/lib/abuse-client.ts', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  return new Promise((resolve, reject) => {
-    child.on('exit', (code) => {
-      clearInterval(sampler);
-      if (code !== 0) reject(new Error(`abuse-client exited with ${code}`));
-      else resolve({ result: JSON.parse(out.trim().split('\n').at(-1)!) as Record<string, number>, peakRssMb: peak / MB, seconds: (performance.now() - t0) / 1000 });
-    });
-  });
-}
-
-async function main(): Promise<void> {
+/** The attacks of the two-machines issue: a join-token holder's joins, oversized fields and output flood. */
+async function tokenHolderRows(): Promise<string[][]> {
   const joinToken = generateToken();
   const operatorToken = generateToken();
   const svc = new CoordinatorService({ clock: systemClock, joinToken, operatorToken });
@@ -87,12 +70,15 @@ async function main(): Promise<void> {
     `${flood.seconds.toFixed(1)} s`,
   ]);
 
-  printTable(['attack', 'coordinator now', 'before the bounds', 'took'], rows);
   svc.stop();
   await api.close();
+  return rows;
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
+runMain(async () => {
+  const rows = hasFlag('only-issue-14') ? [] : await tokenHolderRows();
+  rows.push(...(await nonceFlood({ requests: intFlag('nonce-requests', 100_500, 1, 1_000_000), maxS: intFlag('nonce-max-s', 240, 1, 3_600) })));
+  rows.push(...(await joinFlood({ count: intFlag('join-flood', 40_000, 1, 1_000_000), maxS: intFlag('join-flood-s', 240, 1, 3_600), limitedS: intFlag('join-limited-s', 20, 1, 600) })));
+  rows.push(...(await socketExhaustion({ sockets: intFlag('sockets', 3_000, 1, 12_000), headerDeadlineMs: intFlag('header-deadline-ms', 10_000, 100, 120_000) })));
+  printTable(['attack', 'coordinator now', 'before the bounds', 'took'], rows);
 });

@@ -7,7 +7,7 @@
  * The strangers come from 127.0.0.1 and 127.0.1.x (traffic stays on this machine), but the coordinator would
  * approve a join from its own machine by construction, and its rate limit spares loopback; so this bench tells
  * the coordinator they are LAN machines: their addresses are shown to the key check as 192.0.2.x (an address
- * block reserved for documentation), and the rate limit is told to spare no address.
+ * block reserved for documentation; joinsLookLikeLan), and the rate limit is told to spare no address.
  *
  *   node --expose-gc scripts/run-ts.mjs bench/abuse-join-flood.ts [--join-flood 40000] [--join-flood-s 120] [--join-limited-s 20]
  */
@@ -22,7 +22,7 @@ import { restoreCoordinator } from '../src-main/core/coordinator-persistence';
 import { openStateDb } from '../src-main/core/state';
 import { systemClock } from '../src-main/platform/ports';
 import { apiPaths } from '../src-shared/worker-protocol';
-import { collect, rssMb, runAttacker, runMain, startedAs } from './lib/abuse-harness';
+import { answered, collect, joinsLookLikeLan, rssMb, runAttacker, runMain, startedAs } from './lib/abuse-harness';
 import { intFlag } from './lib/flags';
 import { printTable } from './lib/stats';
 
@@ -46,9 +46,7 @@ async function start(rateLimited: boolean): Promise<Coordinator> {
   const db = openStateDb(dir);
   restoreCoordinator(db, svc, () => Date.now());
   svc.nodeKeys.useStore(db.nodeKeys);
-  const keys = svc.nodeKeys as unknown as { checkJoin: (join: unknown, conn: { seenFrom: string }, request: unknown) => unknown };
-  const check = keys.checkJoin.bind(svc.nodeKeys);
-  keys.checkJoin = (join, conn, request) => check(join, { ...conn, seenFrom: conn.seenFrom.replace(/^(::ffff:)?127\.\d+\./, '192.0.') }, request);
+  joinsLookLikeLan(svc, 'none');
   const api = await startCoordinatorHttp(svc, {
     host: '127.0.0.1',
     port: 0,
@@ -103,13 +101,9 @@ async function floodRow(label: string, opts: { count: number; addresses: number;
     const db = rows(c.dir);
     const awaiting = await awaitingCount(c);
     const r = flood.result;
-    const answered = Object.entries(r)
-      .filter(([k]) => k.startsWith('http'))
-      .map(([k, n]) => `${n} × ${k === 'http0' ? 'no answer' : k.slice(4)}`)
-      .join(', ');
     return [
       label,
-      `${r.sent} sent (${answered}); awaiting ${awaiting}; node_keys ${dbBefore.keys} → ${db.keys}, node_names ${dbBefore.names} → ${db.names}, state.db ${(db.bytes / 1024).toFixed(0)} KiB; ` +
+      `${r.sent} sent (${answered(r)}); awaiting ${awaiting}; node_keys ${dbBefore.keys} → ${db.keys}, node_names ${dbBefore.names} → ${db.names}, state.db ${(db.bytes / 1024).toFixed(0)} KiB; ` +
         `RSS ${before.toFixed(0)} → peak ${flood.peakRssMb.toFixed(0)} → ${after.toFixed(0)} MB`,
       opts.before,
       `${flood.seconds.toFixed(1)} s`,

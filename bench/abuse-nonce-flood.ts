@@ -8,10 +8,8 @@
  *
  *   node --expose-gc scripts/run-ts.mjs bench/abuse-nonce-flood.ts [--nonce-requests 100500] [--nonce-max-s 240]
  */
-import { generateKeyPairSync, sign } from 'node:crypto';
 import { CoordinatorClient } from '../src-main/agent/coordinator-client';
 import { joinOnce } from '../src-main/agent/join-coordinator';
-import type { NodeIdentity } from '../src-main/agent/node-identity';
 import { sha256Hex, signatureHeaders } from '../src-main/agent/request-signer';
 import { startCoordinatorHttp } from '../src-main/core/api/coordinator-http';
 import type { SignatureChecker } from '../src-main/core/api/request-signature';
@@ -19,16 +17,12 @@ import { generateToken } from '../src-main/core/api/tokens';
 import { CoordinatorService } from '../src-main/core/coordinator/coordinator-service';
 import { systemClock } from '../src-main/platform/ports';
 import { apiPaths, SESSION_HEADER, type JoinRequest } from '../src-shared/worker-protocol';
-import { collect, rssMb, runAttacker, runMain, startedAs } from './lib/abuse-harness';
+import { answered, collect, joinsLookLikeLan, rssMb, runAttacker, runMain, startedAs } from './lib/abuse-harness';
+import { memoryIdentity } from './lib/abuse-join';
 import { intFlag } from './lib/flags';
 import { printTable } from './lib/stats';
 
 export const NONCE_FLOOD_HEADER = ['attack', 'coordinator now', 'before the fix', 'took'];
-
-function memoryIdentity(): NodeIdentity {
-  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
-  return { publicKey: publicKey.export({ format: 'jwk' }).x!, fingerprint: '', sign: (data) => sign(null, Buffer.from(data), privateKey).toString('base64url') };
-}
 
 function honestJoin(advertiseHost: string, publicKey: string): JoinRequest {
   return { node: 'honest', agentVersion: 'bench', machineId: 'h'.repeat(32), gpus: [], cpuCores: 1, ramMb: 1, advertiseHost, rdzvPort: 29500, python: null, publicKey };
@@ -42,14 +36,25 @@ export async function nonceFlood(opts: { requests: number; maxS: number }): Prom
   const api = await startCoordinatorHttp(svc, { host: '127.0.0.1', port: 0, joinToken, operatorToken });
   svc.start();
   try {
-    // The honest worker joins as the agent does (over loopback: approved by construction).
+    // The stranger is a LAN machine (awaiting approval); the honest worker joins as the agent does, over
+    // loopback from 127.0.0.1 (approved by construction), and heartbeats through the flood.
+    joinsLookLikeLan(svc, '127.0.0.1');
     const honest = memoryIdentity();
     const client = new CoordinatorClient(api.url, joinToken);
     client.useIdentity(honest);
     const { joined } = await joinOnce(client, (host) => honestJoin(host, honest.publicKey));
     collect();
     const before = rssMb();
+    const beats = { sent: 0, ok: 0, refused: [] as string[] };
+    const beating = setInterval(() => {
+      beats.sent++;
+      void client.call('heartbeat', [joined.workerId], { incarnation: joined.incarnation }).then((reply) => {
+        if (reply.kind === 'ok') beats.ok++;
+        else beats.refused.push('status' in reply ? String(reply.status) : reply.kind);
+      });
+    }, Math.min(1_000, joined.heartbeatIntervalMs));
     const flood = await runAttacker('bench/lib/abuse-attacker.ts', ['nonce-flood', api.url, joinToken, String(opts.requests), String(opts.maxS)]);
+    clearInterval(beating);
     collect();
     const after = rssMb();
 
@@ -67,13 +72,12 @@ export async function nonceFlood(opts: { requests: number; maxS: number }): Prom
 
     const checker = (svc.nodeKeys as unknown as { checker?: SignatureChecker }).checker;
     const r = flood.result;
-    const tooMany = r.http429 ?? 0;
-    const admitted = (r.http200 ?? 0) + (r.http202 ?? 0);
     return [
       [
         `${r.sent} signed joins of one stranger's key, dated +59 s`,
-        `honest heartbeat after: ${accepted}${accepted === 200 ? ' (accepted)' : ''}, its replay: ${replay.status}${replayError.startsWith('replayed') ? ' (replayed)' : ''}; ` +
-          `flood: ${admitted} admitted, ${tooMany} refused 429, ${r.sent - admitted - tooMany} other; ` +
+        `honest worker's heartbeats during: ${beats.ok} of ${beats.sent} accepted${beats.refused.length ? ` (refused: ${[...new Set(beats.refused)].join(', ')})` : ''}; ` +
+          `one after: ${accepted}${accepted === 200 ? ' (accepted)' : ''}, its replay: ${replay.status}${replayError.startsWith('replayed') ? ' (replayed)' : ''}; ` +
+          `flood answered ${answered(r)}; ` +
           `${checker ? `${checker.size() - checker.sizeOf(honest.publicKey)} nonces kept for the stranger's key, ${checker.keyCount()} keys tracked; ` : ''}` +
           `RSS ${before.toFixed(0)} → peak ${flood.peakRssMb.toFixed(0)} → ${after.toFixed(0)} MB`,
         '100,500 in 76 s: every honest signed request refused as "replayed request" for ~220 s',

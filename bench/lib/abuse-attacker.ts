@@ -4,30 +4,23 @@
  * with keys of its own, as the agent does (join challenge, proof, Ed25519 signature), over raw HTTP so it can
  * pick its source address among 127.0.0.0/8.
  *   node scripts/run-ts.mjs bench/lib/abuse-attacker.ts nonce-flood URL JOIN_TOKEN COUNT MAX_S
- *     COUNT joins by one fresh key under one name, each dated +59 s (just inside the window)
+ *     COUNT joins by one fresh key under one name from 127.0.0.2, each dated +59 s (just inside the window)
  *   node scripts/run-ts.mjs bench/lib/abuse-attacker.ts join-flood URL JOIN_TOKEN COUNT ADDRESSES MAX_S LANES
  *     COUNT joins, each by a fresh key under a distinct name, LANES in flight, lane i from source address
  *     127.0.1.(1 + i % ADDRESSES) (ADDRESSES 1: 127.0.0.1). A 429 is waited out as its retry-after says.
  * Stops at COUNT or after MAX_S seconds; prints one JSON line: how many were sent and how each was answered.
  */
-import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { NodeIdentity } from '../../src-main/agent/node-identity';
-import { sha256Hex, signatureHeaders } from '../../src-main/agent/request-signer';
-import { coordinatorProof, joinKey, joinNonce, joinTranscript, tokenId, transcriptCert, workerProof } from '../../src-main/platform/join-proof';
-import { apiPaths, JOIN_CHALLENGE_HEADER, JOIN_PROOF_HEADER } from '../../src-shared/worker-protocol';
+import { memoryIdentity, signedJoin as provedJoin, type Post, type Reply } from './abuse-join';
 
 const [mode = '', url = '', token = '', ...args] = process.argv.slice(2);
 const MAX_LANES = 16;
 const agents = new Map<string, http.Agent>();
 
-function identity(): NodeIdentity {
-  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
-  return { publicKey: publicKey.export({ format: 'jwk' }).x!, fingerprint: '', sign: (data) => sign(null, Buffer.from(data), privateKey).toString('base64url') };
-}
-
-function post(path: string, body: string, headers: Record<string, string>, localAddress: string): Promise<{ status: number; text: string; retryAfterS: number }> {
+function post(path: string, body: string, headers: Record<string, string>, localAddress: string): Promise<Reply> {
   let agent = agents.get(localAddress);
   if (!agent) agents.set(localAddress, (agent = new http.Agent({ keepAlive: true, maxSockets: MAX_LANES, localAddress })));
   const target = new URL(path, url);
@@ -43,36 +36,15 @@ function post(path: string, body: string, headers: Record<string, string>, local
   });
 }
 
-/** One signed join as the agent sends it (challenge, then the join with the proof and the signature); its status. */
+/** One signed join from `from` (challenge, proof, signature); its status, after waiting out a 429. */
 async function signedJoin(who: NodeIdentity, node: string, from: string, timeSkewMs: number, machineId = randomBytes(24).toString('base64url')): Promise<number> {
-  const workerNonce = joinNonce();
-  const challenge = await post(apiPaths.joinChallenge, JSON.stringify({ workerNonce, tokenId: tokenId(token), nodePublicKey: who.publicKey }), {}, from);
-  if (challenge.status !== 200) return waitIfLimited(challenge);
-  const answer = JSON.parse(challenge.text) as { challengeId: string; coordinatorNonce: string; proof: string };
-  const transcript = joinTranscript({ workerNonce, coordinatorNonce: answer.coordinatorNonce, certSha256: transcriptCert(null), nodePublicKey: who.publicKey });
-  if (answer.proof !== coordinatorProof(joinKey(token), transcript)) throw new Error('the coordinator answered a wrong proof');
-  const body = JSON.stringify({
-    node,
-    agentVersion: 'abuse',
-    machineId,
-    gpus: [],
-    cpuCores: 1,
-    ramMb: 1,
-    advertiseHost: from,
-    rdzvPort: 29500,
-    python: null,
-    publicKey: who.publicKey,
-  });
-  const headers = {
-    [JOIN_CHALLENGE_HEADER]: answer.challengeId,
-    [JOIN_PROOF_HEADER]: workerProof(joinKey(token), transcript),
-    ...signatureHeaders(who, 'POST', apiPaths.join, sha256Hex(body), Date.now() + timeSkewMs),
-  };
-  return waitIfLimited(await post(apiPaths.join, body, headers, from));
+  const send: Post = (path, body, headers) => post(path, body, headers, from);
+  const join = { node, agentVersion: 'abuse', machineId, gpus: [], cpuCores: 1, ramMb: 1, advertiseHost: from, rdzvPort: 29500, python: null };
+  return waitIfLimited(await provedJoin(send, token, who, join, timeSkewMs));
 }
 
 /** A 429's status, after waiting as long as its retry-after asks: the most joins a rate-limited attacker gets through. */
-async function waitIfLimited(reply: { status: number; retryAfterS: number }): Promise<number> {
+async function waitIfLimited(reply: Reply): Promise<number> {
   if (reply.status === 429) await new Promise((r) => setTimeout(r, Math.max(1, reply.retryAfterS) * 1000));
   return reply.status;
 }
@@ -97,9 +69,9 @@ async function flood(count: number, maxS: number, lanes: number, attempt: (i: nu
 async function main(): Promise<Record<string, number>> {
   if (mode === 'nonce-flood') {
     const [count, maxS] = [Number(args[0]), Number(args[1])];
-    const stranger = identity();
+    const stranger = memoryIdentity();
     const machineId = randomBytes(24).toString('base64url');
-    return flood(count, maxS, MAX_LANES, () => signedJoin(stranger, 'stranger', '127.0.0.1', 59_000, machineId));
+    return flood(count, maxS, MAX_LANES, () => signedJoin(stranger, 'stranger', '127.0.0.2', 59_000, machineId));
   }
   if (mode === 'join-flood') {
     const [count, addresses, maxS] = [Number(args[0]), Number(args[1]), Number(args[2])];
@@ -107,7 +79,7 @@ async function main(): Promise<Record<string, number>> {
     const tag = randomBytes(3).toString('hex');
     const lanes = Math.max(1, Number(args[3] ?? MAX_LANES));
     const from = (lane: number) => (addresses <= 1 ? '127.0.0.1' : `127.0.1.${1 + (lane % addresses)}`);
-    return flood(count, maxS, lanes, (i, lane) => signedJoin(identity(), `flood-${tag}-${i}`, from(lane), 0));
+    return flood(count, maxS, lanes, (i, lane) => signedJoin(memoryIdentity(), `flood-${tag}-${i}`, from(lane), 0));
   }
   throw new Error(`unknown mode ${mode}`);
 }

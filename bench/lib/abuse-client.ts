@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { apiPaths, joinResponseSchema, SESSION_HEADER } from '../../src-shared/worker-protocol';
+import { fetchPost, memoryIdentity, signedJoin } from './abuse-join';
 
 const [url, token, mode, ...args] = process.argv.slice(2);
 
@@ -26,8 +27,10 @@ async function main(): Promise<Record<string, number>> {
     const n = Number(args[0]);
     for (let i = 0; i < n; i++) {
       const node = `n${i}-${randomBytes(4).toString('hex')}`;
-      const r = await post(apiPaths.join, { node, agentVersion: 'abuse', machineId: randomBytes(24).toString('base64url'), gpus: [], cpuCores: 1, ramMb: 1, advertiseHost: '127.0.0.1', rdzvPort: 29500, python: null });
-      const j = joinResponseSchema.parse(r.json);
+      // Signed and proved as the agent joins (issue 14); over loopback, so approved by construction.
+      const join = { node, agentVersion: 'abuse', machineId: randomBytes(24).toString('base64url'), gpus: [], cpuCores: 1, ramMb: 1, advertiseHost: '127.0.0.1', rdzvPort: 29500, python: null };
+      const r = await signedJoin(fetchPost(url!), token!, memoryIdentity(), join);
+      const j = joinResponseSchema.parse(JSON.parse(r.text));
       await post(apiPaths.leave(j.workerId), { incarnation: j.incarnation, reason: 'gone' }, j.sessionSecret);
     }
     return { joins: n };

@@ -1,10 +1,12 @@
 /**
  * What the abuse benches share (bench/abuse-*.ts): memory figures of this process (the coordinator's), an
  * attacker run in a process of its own (bench/lib/abuse-client.ts or abuse-attacker.ts) while this one's peak
- * RSS is sampled, and "run main() when started as this file" for benches that are also modules.
+ * RSS is sampled, "run main() when started as this file" for benches that are also modules, and the disguise
+ * that makes joins from 127.0.0.x look like a LAN's.
  */
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
+import type { CoordinatorService } from '../../src-main/core/coordinator/coordinator-service';
 
 export const MB = 1024 * 1024;
 
@@ -51,6 +53,14 @@ export function runAttacker(script: string, args: string[]): Promise<AttackResul
   });
 }
 
+/** "12 × 202, 3 × 429" from an attacker's counts by status (keys http<status>; 0: no answer). */
+export function answered(result: Record<string, number>): string {
+  return Object.entries(result)
+    .filter(([k]) => k.startsWith('http'))
+    .map(([k, n]) => `${n} × ${k === 'http0' ? 'no answer' : k.slice(4)}`)
+    .join(', ');
+}
+
 /** True when this process was started to run `file` itself (scripts/run-ts.mjs sets argv[1] to the entry). */
 export function startedAs(file: string): boolean {
   return (process.argv[1] ?? '').endsWith(`/bench/${file}`);
@@ -62,4 +72,19 @@ export function runMain(main: () => Promise<void>): void {
     console.error(error);
     process.exit(1);
   });
+}
+
+/**
+ * The attackers of these benches connect from 127.0.0.0/8 (traffic stays on this machine), but the coordinator
+ * approves a join from its own machine by construction. This shows the key check every such address as one
+ * in 192.0.2.0/24 (reserved for documentation), so the joins are treated as a LAN machine's. Only
+ * `exceptFrom` (the honest worker's address) is shown as it is.
+ */
+export function joinsLookLikeLan(svc: CoordinatorService, exceptFrom = '127.0.0.1'): void {
+  const keys = svc.nodeKeys as unknown as { checkJoin: (join: unknown, conn: { seenFrom: string }, request: unknown) => unknown };
+  const check = keys.checkJoin.bind(svc.nodeKeys);
+  keys.checkJoin = (join, conn, request) => {
+    const from = conn.seenFrom.replace(/^::ffff:/, '');
+    return check(join, from === exceptFrom ? conn : { ...conn, seenFrom: from.replace(/^127\.\d+\.\d+\./, '192.0.2.') }, request);
+  };
 }

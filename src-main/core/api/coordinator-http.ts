@@ -65,8 +65,9 @@ export interface CoordinatorHttp {
   port: number;
   /** Agents holding a presence connection now. */
   presenceCount(): number;
-  /** Connections the port holds now (connection-guard.ts). */
+  /** Connections the port holds now, and those it closed at once for being over a cap (connection-guard.ts). */
   openConnections(): number;
+  refusedConnections(): number;
   close(): Promise<void>;
 }
 
@@ -387,6 +388,7 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
         port,
         presenceCount: () => presence.connected(),
         openConnections: () => guard.open(),
+        refusedConnections: () => guard.refused(),
         close: () =>
           new Promise<void>((done) => {
             service.setInstructionListener(null);
