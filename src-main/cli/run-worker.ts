@@ -19,8 +19,12 @@ import { CERT_ENV, parseCoordinatorUrl, trustProblem } from '../agent/coordinato
 import { JoinError, WorkerAgent } from '../agent/worker-agent';
 import { loadOrCreateNodeIdentity } from '../agent/node-identity';
 import { clusterNameProblem } from '../platform/discovery/discovery-record';
-import { DISCOVER_MS, discoverOne } from '../platform/discovery/pick-coordinator';
+import { DISCOVER_MS, discoverOne, ignoredLine } from '../platform/discovery/pick-coordinator';
+import { proveCoordinator } from '../agent/coordinator-proof';
 import { normalizeCertSha256 } from '../../src-shared/cert-fingerprint';
+
+/** How long a heard coordinator has to answer the join challenge before it is ignored. */
+const DISCOVER_PROOF_TIMEOUT_MS = 3_000;
 
 /** The join token may come from the environment instead of the command line, where `ps` would show it. */
 export const TOKEN_ENV = 'GPU_SHARE_JOIN_TOKEN';
@@ -39,7 +43,9 @@ Options:
   --cert-sha256 HEX       SHA-256 fingerprint of the coordinator's certificate, required for https
                           (or set ${CERT_ENV}); the worker sends nothing to a server with another one
   --discover              instead of --join: listen on the LAN (mDNS) for ${DISCOVER_MS / 1000} s and join the one
-                          coordinator heard; when several answer, they are listed and it exits with 2
+                          coordinator heard that proves it holds your join token (the others are named and
+                          ignored; they get a nonce and an id of the token, never the token); when several
+                          prove it, they are listed and it exits with 2
   --cluster-name NAME     with --discover: only the coordinator started with this pre-shared name
   --token TOKEN           the cluster's join token; better set ${TOKEN_ENV}, since other users of
                           this machine can read a process's command line
@@ -119,7 +125,13 @@ export async function runWorker(args: string[], io: CliIo, options: RunWorkerOpt
   let certSha256 = parsed.text('cert-sha256') ?? (io.env[CERT_ENV]?.trim() || undefined);
   if (parsed.discover) {
     io.out(`looking for GPU Share coordinators on the LAN for ${DISCOVER_MS / 1000} s${clusterName === undefined ? '' : ` (cluster "${clusterName}")`}…\n`);
-    const pick = await discoverOne({ clusterName, onProblem: (m) => io.err(`gpu-share worker: ${m}\n`) });
+    const pick = await discoverOne({
+      clusterName,
+      onProblem: (m) => io.err(`gpu-share worker: ${m}\n`),
+      // Only the join's first step, pinned to the advertised fingerprint: a nonce and the token's id, nothing else.
+      prove: (c) => proveCoordinator({ url: c.url, certSha256: c.certSha256, token, timeoutMs: DISCOVER_PROOF_TIMEOUT_MS }),
+      onIgnored: (c) => io.err(`gpu-share worker: ${ignoredLine(c)}\n`),
+    });
     if (!pick.ok) {
       io.err(`gpu-share worker: ${pick.message}\n`);
       return pick.exitCode;

@@ -1,7 +1,9 @@
 /**
  * `gpu-share worker --discover`: listen on the LAN for a few seconds and join the one coordinator heard (in this
- * machine's cluster, when a pre-shared name is given). None or several is the person's call, so the worker
- * says what it heard and exits instead of guessing.
+ * machine's cluster, when a pre-shared name is given) that proves it holds the cluster's join token. Anyone can
+ * advertise anything over mDNS, so an advert — its address and its fingerprint alike — counts only after that
+ * proof (the caller's `prove`, the join's first step: a nonce and the token's id are all it sends). None or
+ * several is the person's call, so the worker says what it heard and exits instead of guessing.
  */
 import type { DiscoveredCoordinator } from '../../../src-shared/nodes/ipc-discovery';
 import { discoverCoordinators } from './mdns-browser';
@@ -32,9 +34,38 @@ export function pickCoordinator(found: readonly DiscoveredCoordinator[], cluster
   };
 }
 
-/** Browses, then picks (see pickCoordinator). */
-export async function discoverOne(opts: { clusterName?: string | undefined; waitMs?: number; onProblem: (message: string) => void }): Promise<Pick> {
+/** Asks a heard coordinator, over a connection pinned to its advertised fingerprint, to prove the join token. */
+export type ProveCoordinator = (coordinator: DiscoveredCoordinator) => Promise<{ ok: true } | { ok: false; message: string }>;
+
+/** The coordinators among `found` that prove the token (all asked at once); `onIgnored` hears of each that does not. */
+export async function provenOnly(
+  found: readonly DiscoveredCoordinator[],
+  prove: ProveCoordinator,
+  onIgnored: (coordinator: DiscoveredCoordinator, message: string) => void,
+): Promise<DiscoveredCoordinator[]> {
+  const results = await Promise.all(found.map(async (c) => ({ c, result: await prove(c).catch((e: unknown) => ({ ok: false as const, message: String(e) })) })));
+  const proven: DiscoveredCoordinator[] = [];
+  for (const { c, result } of results) {
+    if (result.ok) proven.push(c);
+    else onIgnored(c, result.message);
+  }
+  return proven;
+}
+
+/** The line `worker --discover` prints for a heard coordinator that could not prove the token. */
+export function ignoredLine(c: DiscoveredCoordinator): string {
+  return `heard ${c.name} at ${c.url}: could not prove it holds your cluster's join token — ignored`;
+}
+
+/** Browses, keeps the coordinators that prove the token, then picks (see pickCoordinator). */
+export async function discoverOne(opts: {
+  clusterName?: string | undefined;
+  waitMs?: number;
+  onProblem: (message: string) => void;
+  prove: ProveCoordinator;
+  onIgnored: (coordinator: DiscoveredCoordinator, message: string) => void;
+}): Promise<Pick> {
   const waitMs = opts.waitMs ?? DISCOVER_MS;
   const found = await discoverCoordinators({ clusterName: opts.clusterName, waitMs, onProblem: opts.onProblem });
-  return pickCoordinator(found, opts.clusterName, waitMs);
+  return pickCoordinator(await provenOnly(found, opts.prove, opts.onIgnored), opts.clusterName, waitMs);
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../../src-main/cli/run-cli';
-import { pickCoordinator } from '../../../src-main/platform/discovery/pick-coordinator';
+import { ignoredLine, pickCoordinator, provenOnly } from '../../../src-main/platform/discovery/pick-coordinator';
 import type { DiscoveredCoordinator } from '../../../src-shared/nodes/ipc-discovery';
 
 const heard = (name: string, last: number): DiscoveredCoordinator => ({ name, url: `https://10.0.0.${last}:7421`, certSha256: String(last).padStart(2, '0').repeat(32), seenAt: 1 });
@@ -40,5 +40,26 @@ describe('gpu-share worker --discover: command line', () => {
     expect(await run(['--join', 'http://127.0.0.1:1', '--cluster-name', 'lab'])).toEqual({ code: 2, err: expect.stringMatching(/--cluster-name goes with --discover/) });
     expect(await run(['--discover', '--cluster-name', ' lab'])).toEqual({ code: 2, err: expect.stringMatching(/--cluster-name: the cluster name " lab" must be/) });
     expect(await run([])).toEqual({ code: 2, err: expect.stringMatching(/--join URL is required.*or --discover/) });
+  });
+});
+
+describe('gpu-share worker --discover: only coordinators that prove the join token', () => {
+  it('keeps those that prove it, and names each one that does not as ignored', async () => {
+    const ignored: string[] = [];
+    const genuine = heard('lab', 5);
+    const rogue = heard('lab', 66);
+    const proven = await provenOnly(
+      [rogue, genuine],
+      async (c) => (c === genuine ? { ok: true } : { ok: false, message: 'bad proof' }),
+      (c) => ignored.push(ignoredLine(c)),
+    );
+    expect(proven).toEqual([genuine]);
+    expect(ignored).toEqual([`heard lab at https://10.0.0.66:7421: could not prove it holds your cluster's join token — ignored`]);
+    expect(pickCoordinator(proven, 'lab', 4000)).toEqual({ ok: true, coordinator: genuine });
+  });
+
+  it('a prover that throws counts as not proved', async () => {
+    const proven = await provenOnly([heard('x', 7)], async () => Promise.reject(new Error('boom')), () => undefined);
+    expect(proven).toEqual([]);
   });
 });
