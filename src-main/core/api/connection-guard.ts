@@ -30,6 +30,12 @@ export interface ConnectionGuard {
   refused(): number;
 }
 
+/**
+ * The coordinator port's caps: 64 connections per address; 2,048 per loopback address (the app's own worker,
+ * the CLI, the 1,000-worker bench — anyone there already holds the tokens); in all, defaultTotalConnections().
+ */
+export const COORDINATOR_CONNECTION_LIMITS: ConnectionLimits = { perAddress: 64, perLoopbackAddress: 2_048 };
+
 /** The process's soft limit on open files (Linux: /proc/self/limits), or null where it cannot be read. */
 export function descriptorLimit(): number | null {
   try {

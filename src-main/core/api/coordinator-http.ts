@@ -20,7 +20,7 @@ import { sha256Hex, signedPartsOf } from './request-signature';
 import { jobHandlers } from './job-routes';
 import { attachPresence } from './presence-server';
 import { tokensEqual } from './tokens';
-import { answerClientErrors, guardConnections, type ConnectionLimits } from './connection-guard';
+import { answerClientErrors, COORDINATOR_CONNECTION_LIMITS, guardConnections, type ConnectionLimits } from './connection-guard';
 import { JoinRateLimit, type JoinRateLimitOptions } from './join-rate-limit';
 import { ChallengeProblem, JoinChallenges, type JoinTokens } from './join-challenges';
 import { checkProvedJoin, proveJoin } from './join-auth';
@@ -369,11 +369,8 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
   // Off: Node's whole-request deadline cannot spare uploads; handle() applies the same one to every other request.
   server.requestTimeout = 0;
   server.keepAliveTimeout = 15_000;
-  // 64 connections per address; 2,048 per loopback address (the app's own worker, the CLI, the 1,000-worker
-  // bench — anyone there already holds the tokens), all under the process's descriptor limit (connection-guard.ts).
-  const guard = guardConnections(server, opts.connections ?? { perAddress: 64, perLoopbackAddress: 2_048 });
-  // Bytes Node cannot parse as HTTP, or headers too slow: answered, then the socket is destroyed, not half-closed.
-  answerClientErrors(server);
+  const guard = guardConnections(server, opts.connections ?? COORDINATOR_CONNECTION_LIMITS);
+  answerClientErrors(server); // bad bytes or slow headers: answered, then destroyed (never left half-closed)
 
   return new Promise((resolve, reject) => {
     const onError = (e: Error) => reject(new Error(`coordinator API could not listen on ${host}:${opts.port ?? 0}: ${e.message}`));
