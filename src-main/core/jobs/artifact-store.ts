@@ -247,6 +247,7 @@ export class ArtifactStore {
   private async keep(temp: string, sha256: string): Promise<StoredArtifact['stored']> {
     const target = this.pathOf(sha256)!;
     await fs.promises.mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
+    refuseSymlink(path.dirname(target), 'a folder of the artifact store'); // mkdir takes a link to a folder as one
     try {
       // link() fails when the name exists, so of two uploads of the same bytes at once exactly one is 'new'.
       await fs.promises.link(temp, target);

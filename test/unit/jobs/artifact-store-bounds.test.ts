@@ -170,5 +170,20 @@ describe('ArtifactStore bounds', () => {
     expect(store.open(id)).toBe(null);
     expect(store.has(id)).toBe(false);
     expect(store.sizeOf(id)).toBe(null);
+    // A linked folder is not written through: the upload is refused and nothing lands in the link's target.
+    const tarball = tarballOf(Buffer.from('weights'));
+    const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'artifact-elsewhere-'));
+    fs.symlinkSync(elsewhere, path.join(dir, 'sha256', sha(tarball).slice(0, 2)));
+    await expect(put(store, tarball)).rejects.toThrow(/is a symbolic link/);
+    expect(fs.readdirSync(elsewhere)).toEqual([]);
+    fs.rmSync(elsewhere, { recursive: true });
+  });
+
+  it.runIf(process.platform !== 'win32')('refuses to open a store whose sha256 or tmp folder is a symbolic link', () => {
+    const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'artifact-elsewhere-'));
+    fs.symlinkSync(elsewhere, path.join(dir, 'tmp'));
+    expect(() => new ArtifactStore(dir)).toThrow(`${path.join(dir, 'tmp')} (the artifact store's temp folder) is a symbolic link to ${elsewhere}`);
+    expect(fs.readdirSync(elsewhere)).toEqual([]);
+    fs.rmSync(elsewhere, { recursive: true });
   });
 });
