@@ -4,7 +4,8 @@
  * Pure transitions first, then what the bridge subscribes and the commands the views call.
  */
 import type { EventPayloads, GpuShareApi, RequestArg } from '../../src-shared/ipc';
-import type { ArtifactSnapshot, JobsState, ManifestIssue, ManifestSubmitResult } from '../../src-shared/jobs/types';
+import { DEFAULT_JOBS_PAGE } from '../../src-shared/jobs/jobs-page';
+import type { ArtifactSnapshot, JobsPageQuery, JobsState, ManifestIssue, ManifestSubmitResult } from '../../src-shared/jobs/types';
 import type { FileLike } from '../commands';
 import { busyRequest } from './busy-request';
 import { apply, messageOf, type AppStore } from './apply';
@@ -81,6 +82,22 @@ export function closeCancelJob(s: AppState): AppState {
   return withJobs(s, { cancelJobId: null });
 }
 
+/** The page of the queue the view shows (what the core last sent; the first page before that). */
+export function jobsPageOf(s: AppState): JobsPageQuery {
+  const page = s.jobs.state?.page;
+  return page ? { offset: page.offset, limit: page.limit, status: page.status } : DEFAULT_JOBS_PAGE;
+}
+
+/** Where the shown page sits in the queue: "201–400 of 10,000", and whether there are pages before and after it. */
+export function jobsPagePosition(state: JobsState): { text: string; previous: boolean; next: boolean } | null {
+  const page = state.page;
+  if (!page || (page.offset === 0 && page.matching <= state.jobs.length)) return null;
+  const first = Math.min(page.offset + 1, page.matching);
+  const last = page.offset + state.jobs.length;
+  const what = page.status ? `${page.status} jobs` : 'jobs';
+  return { text: `${first.toLocaleString('en')}–${last.toLocaleString('en')} of ${page.matching.toLocaleString('en')} ${what}`, previous: page.offset > 0, next: last < page.matching };
+}
+
 function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
@@ -121,7 +138,7 @@ export function jobEventHandlers(store: AppStore): { onJobs: (state: EventPayloa
 /** Fetches the queue and the artifacts; at start, after a reconnect, and when a jobs view opens. Never throws. */
 export async function loadJobs(api: GpuShareApi, store: AppStore): Promise<void> {
   try {
-    const [state, artifacts] = await Promise.all([api.getJobs(), api.getArtifacts()]);
+    const [state, artifacts] = await Promise.all([api.getJobs(jobsPageOf(store.getState())), api.getArtifacts()]);
     apply(store, setJobs, state);
     apply(store, setArtifacts, artifacts);
   } catch (error) {
@@ -142,13 +159,19 @@ export type JobCommands = ReturnType<typeof createJobCommands>;
 export function createJobCommands(api: GpuShareApi, store: AppStore) {
   const attempt = <T>(busyName: string, failure: string, fn: () => Promise<T>) => busyRequest(store, busyName, failure, fn);
 
-  async function refresh(): Promise<void> {
-    const state = await attempt('jobs:load', 'Could not load the jobs', () => api.getJobs());
+  async function refresh(page: JobsPageQuery = jobsPageOf(store.getState())): Promise<void> {
+    const state = await attempt('jobs:load', 'Could not load the jobs', () => api.getJobs(page));
     if (state) apply(store, setJobs, state);
   }
 
   return {
     refresh,
+
+    /** The previous (-1) or next (+1) page of the queue; the core's feed then sends that page. */
+    async turnPage(direction: -1 | 1): Promise<void> {
+      const page = jobsPageOf(store.getState());
+      await refresh({ ...page, offset: Math.max(0, page.offset + direction * page.limit) });
+    },
 
     /** A dropped or chosen .toml: refused if too large or unreadable, else submitted; errors are listed file:line:col. */
     async submitManifestFile(file: FileLike): Promise<void> {

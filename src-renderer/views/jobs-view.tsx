@@ -1,7 +1,8 @@
 /**
  * Adapter jobs: submit a manifest (drop it, or choose it), reload it, pick binpack or spread, and watch the
  * queue: each job's status, node, attempts, progress, VRAM and reason; a pending job opens to show where it
- * could run and why not elsewhere; Cancel and Requeue per row.
+ * could run and why not elsewhere; Cancel and Requeue per row. A long queue is shown a page (200 jobs) at a
+ * time with the counts of all of it, and Previous / Next.
  */
 import { useEffect, useRef, type ChangeEvent } from 'react';
 import type { PlacementPolicy } from '../../src-shared/jobs/types';
@@ -13,7 +14,7 @@ import { countsLine } from '../components/job-format';
 import { ManifestNotice, ManifestProblemPanel } from '../components/job-manifest-panel';
 import { JobTable } from '../components/job-table';
 import { appStore, useApp } from '../store/app-store';
-import { loadJobs } from '../store/jobs';
+import { jobsPagePosition, loadJobs } from '../store/jobs';
 
 const POLICIES: { policy: PlacementPolicy; label: string; title: string }[] = [
   { policy: 'binpack', label: 'Binpack', title: 'Fill one node before the next (leaves whole GPUs free for big jobs)' },
@@ -39,6 +40,28 @@ function PlacementToggle({ current }: { current: PlacementPolicy }) {
         </button>
       ))}
     </div>
+  );
+}
+
+/** "201–400 of 10,000 jobs" with Previous / Next, when the queue is longer than one page (200 jobs). */
+function JobsPager() {
+  const state = useApp((s) => s.jobs.state);
+  const busy = useApp((s) => s.busy.includes('jobs:load'));
+  const commands = useJobCommands();
+  const position = state ? jobsPagePosition(state) : null;
+  if (!position) return null;
+  return (
+    <nav className="toolbar job-pager" aria-label="Pages of the queue" data-testid="jobs-pager">
+      <span className="muted" role="status">
+        {position.text}
+      </span>
+      <button type="button" className="button" disabled={busy || !position.previous} onClick={() => void commands.turnPage(-1)}>
+        Previous
+      </button>
+      <button type="button" className="button" disabled={busy || !position.next} onClick={() => void commands.turnPage(1)}>
+        Next
+      </button>
+    </nav>
   );
 }
 
@@ -102,9 +125,10 @@ export function JobsView() {
         </div>
       )}
 
-      {state && state.jobs.length > 0 ? (
+      {state && (state.jobs.length > 0 || (state.page?.offset ?? 0) > 0) ? (
         <section className="card table-card" aria-label="Queue">
           <JobTable jobs={state.jobs} previews={state.previews} />
+          <JobsPager />
         </section>
       ) : (
         <div className="empty" data-testid="jobs-empty">

@@ -87,7 +87,7 @@ export class ClaimsJobsPort implements JobsPort {
     const counts = { total: 1, pending: 0, claimed: 0, running: 1, completed: 0, failed: 0, cancelled: 0 };
     return { jobs: [snapshot(JOB, 'running')], ledger: [], previews: [], counts, placement: 'binpack', manifestName: null };
   }
-  submit(fileName: string, text: string): ManifestSubmitResult {
+  async submit(fileName: string, text: string): Promise<ManifestSubmitResult> {
     this.calls.push(`submit ${fileName} ${text}`);
     return { ok: true, fileName, added: [JOB], kept: [], missing: [] };
   }

@@ -21,7 +21,7 @@ let env: NodeJS.ProcessEnv;
 
 function route(req: http.IncomingMessage, res: http.ServerResponse): void {
   const url = new URL(req.url ?? '/', 'http://x');
-  const send = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  const send = (status: number, body: unknown): void => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   if (url.pathname === '/v1/jobs') {
     asked.push(url.search);
     const read = readJobsPageQuery(url.searchParams);

@@ -6,7 +6,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { createWsClient, type SocketLike } from '../../../src-renderer/api/ws-client';
 import { focusTarget } from '../../../src-renderer/store/actions';
 import { apply, createAppStore } from '../../../src-renderer/store/app-store';
-import { createJobCommands, jobEventHandlers, loadJobs, MAX_MANIFEST_FILE_BYTES, setJobs, toggleJobExpanded } from '../../../src-renderer/store/jobs';
+import { createJobCommands, jobEventHandlers, jobsPagePosition, loadJobs, MAX_MANIFEST_FILE_BYTES, setJobs, toggleJobExpanded } from '../../../src-renderer/store/jobs';
 import type { JobSnapshot, JobsState } from '../../../src-shared/jobs/types';
 
 const id = (c: string) => c.repeat(64);
@@ -179,5 +179,34 @@ describe('jobs slice', () => {
     apply(store, focusTarget, { view: 'jobs', jobId: id('c') });
     expect(store.getState().view).toBe('jobs');
     expect(store.getState().jobs.expanded).toEqual([id('b'), id('c')]);
+  });
+
+  it('shows a long queue a page at a time: where the page sits, Next and Previous ask the core for that page', async () => {
+    const page = (offset: number): JobsState => ({
+      ...jobsState(Array.from({ length: offset >= 10_000 ? 0 : 200 }, (_, i) => job({ id: (offset + i).toString(16).padStart(64, '0'), name: `j${offset + i}` }))),
+      counts: { total: 10_050, pending: 10_050, claimed: 0, running: 0, completed: 0, failed: 0, cancelled: 0 },
+      page: { offset, limit: 200, status: null, matching: 10_050 },
+    });
+    const { api, store, calls, commands } = await setup({
+      getJobs: (arg) => ({ result: page((arg as { offset: number }).offset) }),
+      getArtifacts: { result: [] },
+    });
+    apply(store, setJobs, page(0));
+    expect(jobsPagePosition(store.getState().jobs.state!)).toEqual({ text: '1–200 of 10,050 jobs', previous: false, next: true });
+    await commands.turnPage(1);
+    await commands.turnPage(1);
+    expect(calls.filter((c) => c.method === 'getJobs').map((c) => c.arg)).toEqual([
+      { offset: 200, limit: 200, status: null },
+      { offset: 400, limit: 200, status: null },
+    ]);
+    expect(jobsPagePosition(store.getState().jobs.state!)).toEqual({ text: '401–600 of 10,050 jobs', previous: true, next: true });
+    // Opening the view again reloads the page it shows, not the first.
+    await loadJobs(api, store);
+    expect(calls.at(-2)).toEqual({ method: 'getJobs', arg: { offset: 400, limit: 200, status: null } });
+    await commands.turnPage(-1);
+    expect(store.getState().jobs.state!.jobs[0]!.name).toBe('j200');
+    // A queue that fits one page has no pager; an old core's state (no page) neither.
+    expect(jobsPagePosition(jobsState([job()]))).toBeNull();
+    expect(jobsPagePosition({ ...page(0), jobs: [job()], page: { offset: 0, limit: 200, status: null, matching: 1 } })).toBeNull();
   });
 });
