@@ -1,10 +1,14 @@
 // The coordinator port under socket abuse (issue 14, item 5), over real sockets on 127.0.0.1 with short deadlines:
 // sockets that drip a partial request and never read are destroyed, not half-closed; connections per source
 // address are capped while another address is still served; joins are rate-limited per address.
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startCoordinatorHttp, type CoordinatorHttp, type CoordinatorHttpOptions } from '../../../src-main/core/api/coordinator-http';
+import { loadOrCreateTlsIdentity } from '../../../src-main/core/api/tls-identity';
 import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
 import { apiPaths } from '../../../src-shared/worker-protocol';
 import { FakeClock } from '../coordinator/fake-clock';
@@ -72,6 +76,19 @@ describe('coordinator port socket bounds', () => {
     const allClosed = await waitFor(() => api!.openConnections() === 0, 1_500 - (Date.now() - started));
     expect(api!.openConnections()).toBe(0);
     expect(allClosed).toBe(true);
+  });
+
+  it('over TLS, destroys sockets that never finish the handshake within the header deadline + 1 s', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'gpu-share-socket-bounds-'));
+    try {
+      const tls = await loadOrCreateTlsIdentity(dir);
+      const { port } = await start({ headersTimeoutMs: 500, tls: { certPem: tls.certPem, keyPem: tls.keyPem } });
+      await Promise.all(Array.from({ length: 20 }, (_, i) => dripper(port, i % 2 ? null : '\x16\x03\x01\x00')));
+      expect(await waitFor(() => api!.openConnections() === 20, 400)).toBe(true);
+      expect(await waitFor(() => api!.openConnections() === 0, 1_500)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('destroys a socket whose body stalls after the 408, even when the client never reads', async () => {
