@@ -1,12 +1,15 @@
 // The coordinator port under socket abuse (issue 14, item 5), over real sockets on 127.0.0.1 with short deadlines:
 // sockets that drip a partial request and never read are destroyed, not half-closed; connections per source
 // address are capped while another address is still served; joins are rate-limited per address.
+import { generateKeyPairSync, sign } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { CoordinatorClient } from '../../../src-main/agent/coordinator-client';
+import { joinOnce, JoinError } from '../../../src-main/agent/join-coordinator';
 import { startCoordinatorHttp, type CoordinatorHttp, type CoordinatorHttpOptions } from '../../../src-main/core/api/coordinator-http';
 import { loadOrCreateTlsIdentity } from '../../../src-main/core/api/tls-identity';
 import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
@@ -135,6 +138,21 @@ describe('coordinator port socket bounds', () => {
     expect((await get(port, `${apiPaths.join}/challenge`, '127.0.0.6', 'POST')).status).toBe(429);
     expect((await get(port, apiPaths.join, '127.0.0.7', 'POST')).status).not.toBe(429);
     expect((await get(port, apiPaths.health, '127.0.0.6')).status).toBe(200);
+  });
+
+  it("the agent takes a 429 to its join as a reason to wait and retry, not a refusal", async () => {
+    const { url } = await start({ joinRateLimit: { burst: 1, perSecond: 0.01, exempt: () => false } });
+    const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+    const client = new CoordinatorClient(url, JOIN);
+    client.useIdentity({ publicKey: publicKey.export({ format: 'jwk' }).x!, fingerprint: '', sign: (data) => sign(null, Buffer.from(data), privateKey).toString('base64url') });
+    const join = (advertiseHost: string) => ({ node: 'box', agentVersion: 't', machineId: 'm'.repeat(24), gpus: [], cpuCores: 1, ramMb: 1, advertiseHost, rdzvPort: 29500, python: null });
+    const error = await joinOnce(client, join).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    client.close();
+    expect(error).toBeInstanceOf(JoinError);
+    expect(error).toMatchObject({ kind: 'unreachable', message: expect.stringContaining('asks this worker to slow down (429: too many join requests from 127.0.0.1') });
   });
 
   it('leaves loopback joins unlimited by default (the app\'s own worker)', async () => {
