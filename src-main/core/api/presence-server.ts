@@ -14,6 +14,7 @@ import { PRESENCE_CLOSE, PRESENCE_POKE } from '../../../src-shared/worker-protoc
 import { isApiProblem } from '../coordinator/api-problem';
 import type { NodeKeys } from '../coordinator/node-keys';
 import { sha256Hex, signedPartsOf } from './request-signature';
+import { answerAndDestroy } from './connection-guard';
 
 export interface PresenceService {
   presenceOpened(workerId: number, secret: string | null): { incarnation: number; node: string };
@@ -44,7 +45,8 @@ const PATH = /^\/v1\/workers\/(\d{1,9})\/presence$/;
 function refuse(socket: Duplex, status: number, message: string): void {
   const body = JSON.stringify({ error: message });
   const reason = http.STATUS_CODES[status] ?? 'Error';
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  // Destroyed once written, not half-closed: an upgrade's socket has left the HTTP server and its deadlines.
+  answerAndDestroy(socket, `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
 }
 
 export interface PresenceServer {

@@ -101,6 +101,13 @@ describe('coordinator port socket bounds', () => {
     expect(await waitFor(() => api!.openConnections() === 0, 1_500)).toBe(true);
   });
 
+  it('destroys a refused presence upgrade even when the client never reads the refusal', async () => {
+    const { port } = await start({ headersTimeoutMs: 20_000 });
+    const key = Buffer.alloc(16).toString('base64');
+    await dripper(port, `GET /v1/workers/1/presence HTTP/1.1\r\nhost: x\r\nupgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-key: ${key}\r\nsec-websocket-version: 13\r\nauthorization: Bearer wrong\r\n\r\n`);
+    expect(await waitFor(() => api!.openConnections() === 0, 1_500)).toBe(true);
+  });
+
   it('closes the 65th concurrent socket of one address at once, while another address is still served', async () => {
     const { port } = await start({ headersTimeoutMs: 20_000, connections: { perAddress: 64 } });
     const held = await Promise.all(Array.from({ length: 64 }, () => dripper(port, null)));
