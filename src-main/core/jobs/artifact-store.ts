@@ -17,7 +17,7 @@ import { ApiProblem } from '../coordinator/api-problem';
 import { errnoCode, isPidAlive } from '../../platform/files/errno';
 import { O_NOFOLLOW, refuseSymlink } from '../../platform/files/refuse-symlink';
 import type { StoredArtifact } from './jobs-port';
-import { DEFAULT_TARBALL_LIMITS, inspectTarball, TarballRefusedError, type TarballLimits } from './tarball-inspect';
+import { DEFAULT_TARBALL_LIMITS, TarballInspector, TarballRefusedError, type TarballLimits } from './tarball-inspect';
 import { UnindexedUploads } from './unindexed-uploads';
 
 export interface ArtifactStoreOptions {
@@ -132,14 +132,16 @@ export class ArtifactStore {
     this.unindexed.receivingStarted(expectedSha256);
     const temp = path.join(this.tempDir, `upload-${process.pid}-${randomBytes(8).toString('hex')}.part`);
     try {
-      const { sha256, sizeBytes } = await this.receive(body, temp);
+      const { sha256, sizeBytes, inspector } = await this.receive(body, temp);
       if (sha256 !== expectedSha256) {
         throw new ApiProblem(
           400,
           `the uploaded bytes have sha256 ${sha256}, not the ${expectedSha256} announced: they changed on the way or the file changed while it was sent; nothing was kept, upload it again`,
         );
       }
-      await this.inspect(temp);
+      await inspector.end().catch((error: unknown) => {
+        throw error instanceof TarballRefusedError ? this.unsafe(error) : error;
+      });
       const stored = await this.keep(temp, sha256);
       if (claim !== undefined) this.unindexed.stored(claim, { sha256, at: this.now() });
       return { sha256, sizeBytes, stored };
@@ -150,14 +152,9 @@ export class ArtifactStore {
     }
   }
 
-  /** 422 with the member named when the tarball would unpack outside its folder (or is not one). */
-  private async inspect(temp: string): Promise<void> {
-    try {
-      await inspectTarball(temp, this.tarball);
-    } catch (error) {
-      if (error instanceof TarballRefusedError) throw new ApiProblem(422, `${error.message}; nothing was kept`);
-      throw error;
-    }
+  /** 422 with the member named: the tarball would unpack outside its folder (or is not one). */
+  private unsafe(refusal: TarballRefusedError): ApiProblem {
+    return new ApiProblem(422, `${refusal.message}; nothing was kept`);
   }
 
   /** Removes a stored tarball (one no index entry refers to: unindexed-uploads.ts decides). */
@@ -213,15 +210,23 @@ export class ArtifactStore {
     return new ApiProblem(413, `the artifact is ${size} the coordinator's ${mib(this.maxBytes)} limit; nothing was kept`);
   }
 
-  /** Writes the body to `temp` (created exclusively, owner-only) while hashing and counting it, then fsyncs it. */
-  private async receive(body: Readable, temp: string): Promise<{ sha256: string; sizeBytes: number }> {
+  /**
+   * Writes the body to `temp` (created exclusively, owner-only) while hashing, counting and inspecting it, then
+   * fsyncs it. A tarball's first bad member stops the upload there (422); its inspector's end() says the rest.
+   */
+  private async receive(body: Readable, temp: string): Promise<{ sha256: string; sizeBytes: number; inspector: TarballInspector }> {
     const hash = createHash('sha256');
+    const inspector = new TarballInspector(this.tarball);
     let sizeBytes = 0;
     const meter = new Transform({
       transform: (chunk: Buffer, _encoding, done) => {
         sizeBytes += chunk.length;
         if (sizeBytes > this.maxBytes) return done(this.tooLarge(null));
         hash.update(chunk);
+        inspector.write(chunk);
+        // A bad member stops the upload at once; bytes that are no tarball at all are answered after the size
+        // and sha256 checks, like any other bytes that did not arrive as sent.
+        if (inspector.refusal?.member != null) return done(this.unsafe(inspector.refusal));
         done(null, chunk);
       },
     });
@@ -240,7 +245,7 @@ export class ArtifactStore {
       cutOff.abort();
       body.unpipe(meter);
     }
-    return { sha256: hash.digest('hex'), sizeBytes };
+    return { sha256: hash.digest('hex'), sizeBytes, inspector };
   }
 
   /** Links the checked temp file in under its hash; 'existing' when those bytes were stored already (never overwritten). */

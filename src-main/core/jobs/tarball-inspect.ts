@@ -105,59 +105,94 @@ class Members {
 }
 
 /**
+ * Looks at a .tar.gz as its bytes arrive (write each chunk, then end()), so an upload can be inspected while it
+ * is received and refused at its first bad member instead of after the last byte. `refusal` is set as soon as
+ * one is known; end() resolves with the member count and unpacked size, or rejects with TarballRefusedError.
+ */
+export class TarballInspector {
+  refusal: TarballRefusedError | null = null;
+  private readonly members = new Members();
+  private readonly parser = new Parser({ strict: true });
+  private readonly done: Promise<void>;
+  private head = Buffer.alloc(0);
+  private entries = 0;
+  private sawEnd = false;
+
+  constructor(private readonly limits: TarballLimits = DEFAULT_TARBALL_LIMITS) {
+    const parser = this.parser;
+    this.done = new Promise<void>((resolve, reject) => {
+      parser.on('entry', (entry: ReadEntry) => {
+        entry.resume(); // contents are never looked at, only skipped
+        if (this.refusal) return;
+        try {
+          this.entries++;
+          this.members.add(entry, this.limits);
+        } catch (error) {
+          this.refuse(error as TarballRefusedError);
+        }
+      });
+      // An entry node-tar skips (an unknown type, an oversized pax header) could mean something else to another tar.
+      parser.on('ignoredEntry', (entry: ReadEntry) => this.refuse(new TarballRefusedError(entry.path, `is of a kind GPU Share does not read (${entry.type})`)));
+      parser.on('eof', () => (this.sawEnd = true));
+      parser.on('error', (error: Error & { tarCode?: string }) => {
+        if (this.refusal) return reject(this.refusal);
+        // Only end-of-archive blocks and no member: an empty output folder, packed. Fine.
+        if (error.tarCode === 'TAR_BAD_ARCHIVE' && this.entries === 0 && this.sawEnd) return resolve();
+        this.refusal = new TarballRefusedError(null, `it could not be read as a tar archive (${error.message.slice(0, 200)})`);
+        reject(this.refusal);
+      });
+      parser.on('end', () => (this.refusal ? reject(this.refusal) : resolve()));
+    });
+    this.done.catch(() => undefined); // observed by end(); a refusal is also read from `refusal`
+  }
+
+  write(chunk: Buffer): void {
+    if (this.refusal) return;
+    if (this.head.length < 2) {
+      this.head = Buffer.concat([this.head, chunk.subarray(0, 2 - this.head.length)]);
+      if (this.head.length === 2 && (this.head[0] !== 0x1f || this.head[1] !== 0x8b)) {
+        this.refuse(new TarballRefusedError(null, 'it is not gzip-compressed (a job artifact is a .tar.gz)'));
+        return;
+      }
+    }
+    this.parser.write(chunk);
+  }
+
+  async end(): Promise<TarballSummary> {
+    if (!this.refusal && this.head.length < 2) this.refuse(new TarballRefusedError(null, 'it is not gzip-compressed (a job artifact is a .tar.gz)'));
+    if (this.refusal) throw this.refusal;
+    this.parser.end();
+    await this.done;
+    try {
+      this.members.checkLinks();
+    } catch (error) {
+      this.refusal = error as TarballRefusedError;
+      throw error;
+    }
+    return { entries: this.entries, unpackedBytes: this.members.unpackedBytes };
+  }
+
+  private refuse(error: TarballRefusedError): void {
+    if (this.refusal) return;
+    this.refusal = error;
+    this.parser.abort(error);
+  }
+}
+
+/**
  * Reads the headers of the .tar.gz at `file` and resolves with its member count and unpacked size, or rejects
  * with TarballRefusedError naming the first member that breaks a rule (or saying the file is not a tarball).
  */
 export async function inspectTarball(file: string, limits: TarballLimits = DEFAULT_TARBALL_LIMITS): Promise<TarballSummary> {
-  const head = Buffer.alloc(2);
-  const fd = await fs.promises.open(file, 'r');
-  try {
-    await fd.read(head, 0, 2, 0);
-  } finally {
-    await fd.close();
-  }
-  if (head[0] !== 0x1f || head[1] !== 0x8b) throw new TarballRefusedError(null, 'it is not gzip-compressed (a job artifact is a .tar.gz)');
-
-  const members = new Members();
-  let entries = 0;
-  let sawEnd = false;
-  const parser = new Parser({ strict: true });
+  const inspector = new TarballInspector(limits);
   const input = fs.createReadStream(file);
-  const done = new Promise<void>((resolve, reject) => {
-    let refused: TarballRefusedError | null = null;
-    const refuse = (error: TarballRefusedError) => {
-      if (refused) return;
-      refused = error;
-      parser.abort(error);
-    };
-    parser.on('entry', (entry: ReadEntry) => {
-      entry.resume(); // contents are never looked at, only skipped
-      if (refused) return;
-      try {
-        entries++;
-        members.add(entry, limits);
-      } catch (error) {
-        refuse(error as TarballRefusedError);
-      }
-    });
-    // An entry node-tar skips (an unknown type, an oversized pax header) could mean something else to another tar.
-    parser.on('ignoredEntry', (entry: ReadEntry) => refuse(new TarballRefusedError(entry.path, `is of a kind GPU Share does not read (${entry.type})`)));
-    parser.on('eof', () => (sawEnd = true));
-    parser.on('error', (error: Error & { tarCode?: string }) => {
-      if (refused) return reject(refused);
-      // Only end-of-archive blocks and no member: an empty output folder, packed. Fine.
-      if (error.tarCode === 'TAR_BAD_ARCHIVE' && entries === 0 && sawEnd) return resolve();
-      reject(new TarballRefusedError(null, `it could not be read as a tar archive (${error.message.slice(0, 200)})`));
-    });
-    parser.on('end', () => (refused ? reject(refused) : resolve()));
-    input.on('error', reject);
-  });
-  input.pipe(parser);
   try {
-    await done;
+    for await (const chunk of input) {
+      inspector.write(chunk as Buffer);
+      if (inspector.refusal) throw inspector.refusal;
+    }
   } finally {
     input.destroy();
   }
-  members.checkLinks();
-  return { entries, unpackedBytes: members.unpackedBytes };
+  return inspector.end();
 }

@@ -148,6 +148,18 @@ describe('ArtifactStore bounds', () => {
     expect(temps()).toEqual([]);
   });
 
+  it('stops an upload at its first bad member, before the rest of the body is read', async () => {
+    const store = new ArtifactStore(dir);
+    const bad = handMadeTarGz([{ path: '../../.ssh/authorized_keys', body: 'ssh-ed25519 AAAA attacker' }, { path: 'big.bin', body: randomBytes(2 * 1024 ** 2) }]);
+    const body = new PassThrough();
+    const put = store.put(body, sha(bad), bad.length, 'job-a/1');
+    body.write(bad.subarray(0, 64 * 1024)); // the first member's header is in here; the body never ends
+    await expect(put).rejects.toMatchObject({ status: 422, message: expect.stringContaining('member "../../.ssh/authorized_keys"') });
+    expect(body.writableEnded).toBe(false);
+    expect(temps()).toEqual([]);
+    expect(stored()).toEqual([]);
+  });
+
   it.runIf(process.platform !== 'win32')('sweeps at start a temp file last written before it, whatever its pid says', () => {
     fs.mkdirSync(path.join(dir, 'tmp'), { recursive: true });
     // The parent process is alive: a reused (or long-lived) pid must not keep a stale temp file for ever.
