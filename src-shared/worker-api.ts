@@ -95,6 +95,13 @@ export const stateReplySchema = z.object({
 });
 /** Body of approve and accept-key: exactly the key the person saw. */
 export const nodeKeyChoiceSchema = z.object({ fingerprint: z.string().regex(/^SHA256:[A-Za-z0-9+/]{43}$/, 'fingerprint must be SHA256: and 43 base64 characters, as `gpu-share workers list` shows it') });
+/**
+ * Body of approve: the fingerprint of exactly the key to approve, and — when the operator read the node's key
+ * itself (a node started over SSH, before its agent joins) — that whole key, which the fingerprint must match.
+ */
+export const nodeApproveSchema = nodeKeyChoiceSchema.extend({
+  publicKey: z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'publicKey must be a raw Ed25519 key: 32 bytes in base64url (43 characters)').optional(),
+});
 const nodePath = (action: string) =>
   paramPath(new RegExp(`^/v1/nodes/([^/]+)/${action}$`), (node: string) => `/v1/nodes/${encodeURIComponent(node)}/${action}`);
 export const runOutputReplySchema = z.object({ runId: z.string(), output: z.string() });
@@ -128,7 +135,7 @@ export const workerApi = {
   /** Pins the new key a node presented (held back since): docs/api.md, "Node identity". */
   acceptNodeKey: endpoint({ method: 'POST', path: nodePath('accept-key'), auth: 'operator', body: nodeKeyChoiceSchema, reply: z.object({ workers: z.array(workerSnapshotSchema) }) }),
   /** Approves exactly the key of a machine awaiting approval: docs/api.md, "Node identity". */
-  approveNode: endpoint({ method: 'POST', path: nodePath('approve'), auth: 'operator', body: nodeKeyChoiceSchema, reply: z.object({ workers: z.array(workerSnapshotSchema), awaiting: z.array(awaitingSchema) }) }),
+  approveNode: endpoint({ method: 'POST', path: nodePath('approve'), auth: 'operator', body: nodeApproveSchema, reply: z.object({ workers: z.array(workerSnapshotSchema), awaiting: z.array(awaitingSchema) }) }),
   /** Takes a node's approval back: its session ends, it leaves every run, its next join awaits approval again. */
   revokeNode: endpoint({ method: 'POST', path: nodePath('revoke'), auth: 'operator', body: null, reply: z.object({ workers: z.array(workerSnapshotSchema), awaiting: z.array(awaitingSchema) }) }),
   /** Replaces the join token; machines already approved keep joining with the old one (docs/api.md, "Joining"). */

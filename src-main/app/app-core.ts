@@ -286,7 +286,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     cluster: () => config,
     coordinator: () => ({ url: coordinatorUrl, token: secrets.joinToken, certSha256: tls?.fingerprint256 ?? null, reachableFromOtherMachines: !loopbackOnly }),
     emit,
-    approveKey: (node, publicKey) => coordinator.nodeKeys.preApprove(node, publicKey),
+    approveKey: (node, key) => coordinator.nodeKeys.preApprove(node, key.publicKey),
     env,
   });
 

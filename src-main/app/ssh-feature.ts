@@ -30,7 +30,7 @@ export function createSshFeature(opts: {
   coordinator: () => CoordinatorJoin;
   emit: (event: 'onNodeSsh', status: NodeSshStatus) => void;
   /** Approves the key read over SSH (the coordinator's node keys: preApprove). */
-  approveKey?: (node: string, publicKey: string) => void;
+  approveKey?: (node: string, key: { publicKey: string; fingerprint: string }) => void;
   env?: NodeJS.ProcessEnv;
 }): SshFeature {
   const launcher = new NodeLauncher({

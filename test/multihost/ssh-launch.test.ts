@@ -78,6 +78,8 @@ describe.skipIf(!required(canRunApp(), 'the SSH launcher cases'))('workers start
       coordinator: () => ({ url: tb!.app.join.url.origin, token: tb!.app.join.token, certSha256: tb!.app.join.certSha256, reachableFromOtherMachines: true }),
       bundle: () => bundle,
       onChange: (s) => seen.push(s),
+      // As the app's own launcher does: the key read over SSH is approved before the agent joins.
+      approveKey: async (name, key) => void (await tb!.app.api.request('POST', `/v1/nodes/${name}/approve`, { fingerprint: key.fingerprint, publicKey: key.publicKey })),
       env: {},
       sshDir,
       stopGraceS: 15,

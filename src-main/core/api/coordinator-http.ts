@@ -137,7 +137,7 @@ function handlers(service: CoordinatorService, opts: CoordinatorHttpOptions, cha
       return { workers: service.workers() };
     },
     approveNode: ({ params, body }) => {
-      service.nodeKeys.approve(params[0]!.slice(0, 200), body.fingerprint);
+      service.nodeKeys.approve(params[0]!.slice(0, 200), body.fingerprint, body.publicKey);
       return { workers: service.workers(), awaiting: service.nodeKeys.awaitingList() };
     },
     revokeNode: ({ params }) => {

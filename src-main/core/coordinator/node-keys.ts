@@ -141,8 +141,16 @@ export class NodeKeys {
     if (record) this.checker.check(request, record.publicKey, node);
   }
 
-  /** The person approved the awaiting machine `node` with exactly the key `fingerprint`; its next join is admitted. */
-  approve(node: string, fingerprint: string): NodeKeyRecord {
+  /**
+   * The person approved the awaiting machine `node` with exactly the key `fingerprint`; its next join is admitted.
+   * With `publicKey` (read by the operator over SSH before the agent joined): that key, which must match `fingerprint`.
+   */
+  approve(node: string, fingerprint: string, publicKey?: string): NodeKeyRecord {
+    if (publicKey !== undefined) {
+      if (!ed25519Key(publicKey) || fingerprintOf(publicKey) !== fingerprint) throw new ApiProblem(400, `the key given for ${node} has fingerprint ${ed25519Key(publicKey) ? fingerprintOf(publicKey) : '(not an Ed25519 key)'}, not ${fingerprint}: nothing was approved`);
+      this.preApprove(node, publicKey);
+      return this.get(node)!;
+    }
     const record = this.records.get(node);
     const entries = this.awaiting.ofNode(node);
     if (record) {

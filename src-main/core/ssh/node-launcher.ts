@@ -31,7 +31,7 @@ export interface NodeLauncherOptions {
   bundle: () => AgentBundle;
   onChange: (status: NodeSshStatus) => void;
   /** Approves the node key read over SSH for the node's name before its agent joins (starting it is the approval). */
-  approveKey?: (node: string, publicKey: string) => void;
+  approveKey?: (node: string, key: { publicKey: string; fingerprint: string }) => void | Promise<void>;
   env?: NodeJS.ProcessEnv;
   /** Where known_hosts and the keys are (default ~/.ssh). */
   sshDir?: string;
@@ -147,7 +147,7 @@ export class NodeLauncher {
       entry.home = facts.home;
       const installed = await installAgent(session, facts.home, this.opts.bundle(), (line) => this.set(entry, 'starting', line));
       const key = await readRemoteNodeKey(session, { name: node.name, home: facts.home, agentDir: installed.dir, node: facts.node });
-      this.opts.approveKey?.(node.name, key.publicKey);
+      await this.opts.approveKey?.(node.name, key);
       this.set(entry, 'starting', `starting the worker agent${installed.installed ? ' (just installed)' : ''}; its key ${key.fingerprint} is approved`);
       const started = await startRemoteWorker(session, { name: node.name, home: facts.home, agentDir: installed.dir, node: facts.node, python: facts.python, coordinatorUrl: join.url, certSha256: join.certSha256, token: join.token });
       this.set(entry, 'starting', `${started.alreadyRunning ? 'already running' : 'started'} as process group ${started.pgid}; waiting for it to join`);

@@ -11,6 +11,8 @@ import { NodeLauncher } from '../../../core/ssh/node-launcher';
 import { defaultUserDataDir } from '../../../platform/user-data-dir';
 import { noMorePositionals, parseCommandLine, type CliIo, type Command, type CommandGroup } from '../../command';
 import { coordinatorJoin, loadCluster, pickNodes } from './nodes-context';
+import { OperatorClient } from '../../operator/operator-client';
+import { resolveOperatorTarget } from '../../operator/operator-target';
 
 const OPTIONS = {
   all: { type: 'boolean' },
@@ -44,6 +46,15 @@ async function run(action: Action, args: string[], io: CliIo): Promise<number> {
     coordinator: () => join,
     bundle: () => findAgentBundle(io.env),
     env: io.env,
+    // Starting a node is approving it: the key read over SSH is approved in the running coordinator first.
+    approveKey: async (node, key) => {
+      const client = new OperatorClient(await resolveOperatorTarget({ 'data-dir': dataDir }, io));
+      try {
+        await client.call('approveNode', [node], { fingerprint: key.fingerprint, publicKey: key.publicKey });
+      } finally {
+        client.close();
+      }
+    },
     onChange: (s) => {
       if (s.state !== 'online' || !values.json) say(`${s.name}: ${s.state} — ${s.detail}`);
     },
