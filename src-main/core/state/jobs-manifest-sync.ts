@@ -63,7 +63,7 @@ export class ManifestSync {
       return this.writer.writeNow(() => {
         this.clearStmt.run();
         this.stage(listed, 0, listed.length);
-        return this.apply(now);
+        return this.apply(now, this.split());
       });
     } finally {
       this.busy = false;
@@ -80,7 +80,11 @@ export class ManifestSync {
         this.writer.writeNow(() => this.stage(listed, from, Math.min(listed.length, from + STAGE_CHUNK)));
       }
       await between();
-      return this.writer.writeNow(() => this.apply(now()));
+      // Which listed jobs are new: jobs are never deleted and only this (busy-guarded) sync inserts them, so the
+      // answer read here still holds in the last step, which then does only the writes.
+      const split = this.writer.read(() => this.split());
+      await between();
+      return this.writer.writeNow(() => this.apply(now(), split));
     } finally {
       this.busy = false;
     }
@@ -98,10 +102,13 @@ export class ManifestSync {
     }
   }
 
+  /** The staged jobs that are new to the queue and those it has already, each in manifest order. */
+  private split(): { added: string[]; kept: string[] } {
+    return { added: this.addedStmt.all().map((r) => r.id), kept: this.keptStmt.all().map((r) => r.id) };
+  }
+
   /** Runs inside one transaction: the staged list becomes the manifest. */
-  private apply(now: number): ManifestSyncResult {
-    const added = this.addedStmt.all().map((r) => r.id);
-    const kept = this.keptStmt.all().map((r) => r.id);
+  private apply(now: number, { added, kept }: { added: string[]; kept: string[] }): ManifestSyncResult {
     const missing = this.missingStmt.all().map((r) => r.id);
     this.updateStmt.run({ now });
     this.insertStmt.run({ now });

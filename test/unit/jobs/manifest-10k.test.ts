@@ -62,12 +62,17 @@ afterAll(async () => {
 describe('a 10,000-job manifest', () => {
   it('is taken over HTTP while a 10 ms timer keeps firing (longest lag well under the seconds it once took)', async () => {
     let longestLag = 0;
+    let longestCpu = 0;
     let beats = 0;
     let last = performance.now();
+    let lastCpu = process.cpuUsage();
     const timer = setInterval(() => {
       const now = performance.now();
+      const cpu = process.cpuUsage(lastCpu);
       longestLag = Math.max(longestLag, now - last - 10);
+      longestCpu = Math.max(longestCpu, (cpu.user + cpu.system) / 1000);
       last = now;
+      lastCpu = process.cpuUsage();
       beats += 1;
     }, 10);
     const started = performance.now();
@@ -84,8 +89,11 @@ describe('a 10,000-job manifest', () => {
 
     expect(res.status).toBe(200);
     expect(result.ok && result.added.length).toBe(JOBS);
-    // The 100 ms target is the bench's (bench/abuse-manifest-block.ts); a shared CI machine gets room.
-    expect(longestLag).toBeLessThan(500);
+    // The 100 ms target is the bench's (bench/abuse-manifest-block.ts). A shared CI machine gets room: the wall
+    // clock counts time this process waited for a core, so the CPU it spent between two beats is checked too.
+    // Taking the manifest in one piece blocked about 3.4 s on the machine these were tuned on.
+    expect(longestCpu).toBeLessThan(500);
+    expect(longestLag).toBeLessThan(1000);
     expect(beats).toBeGreaterThan(elapsed / 10 / 4);
   }, 60_000);
 
