@@ -23,7 +23,11 @@ export async function challengeCoordinator(client: CoordinatorClient, timeoutMs 
   const workerNonce = joinNonce();
   const reply = await client.call('joinChallenge', [], { workerNonce, tokenId: tokenId(client.token), ...(nodePublicKey ? { nodePublicKey } : {}) }, timeoutMs);
   if (reply.kind === 'http-error' && (reply.status === 401 || reply.status === 403)) {
-    return { kind: 'unproved', why: 'not-held', message: `the server at ${where} does not hold your cluster's join token (${reply.status}: ${reply.message}); nothing else was sent to it` };
+    return {
+      kind: 'unproved',
+      why: 'not-held',
+      message: `the coordinator at ${where} does not hold your join token (${reply.status}): nothing about this machine was sent to it. Copy the join command again from the coordinator's "Add a worker" panel, or from the output of \`gpu-share serve\`, and pass the token in GPU_SHARE_JOIN_TOKEN`,
+    };
   }
   if (reply.kind !== 'ok') return { kind: 'failed', reply };
   const answer = readReply('joinChallenge', reply.body);

@@ -1,8 +1,8 @@
 /**
  * LAN discovery in the app: the coordinator advertises itself over mDNS when it listens beyond loopback (unless
- * turned off), and the "Join a cluster" panel lists the coordinators this machine hears. Listening starts only
- * when the panel first asks, so an app nobody joins from sends no queries. app-core.ts builds it next to the
- * coordinator and spreads its handlers.
+ * turned off), and the "Join a cluster" panel lists the coordinators this machine hears that prove they hold the
+ * join token the person typed (proven-coordinators.ts). Listening starts only when the panel first asks, so an app
+ * nobody joins from sends no queries. app-core.ts builds it next to the coordinator and spreads its handlers.
  */
 import { version } from '../../package.json';
 
@@ -11,6 +11,11 @@ import type { RequestHandlers } from '../../src-shared/ipc';
 import type { UserNotification } from '../../src-shared/training';
 import { startAdvertiser, type Advertiser } from '../platform/discovery/mdns-advertiser';
 import { CoordinatorBrowser } from '../platform/discovery/mdns-browser';
+import { proveCoordinator } from '../agent/coordinator-proof';
+import { ProvenCoordinators, type Prover } from './proven-coordinators';
+
+/** How long a heard coordinator has to answer the join challenge before it is left out of the list. */
+const PROOF_TIMEOUT_MS = 3_000;
 
 type DiscoveryHandlers = Pick<RequestHandlers, keyof DiscoveryRequestResults>;
 
@@ -34,8 +39,10 @@ export interface DiscoveryFeatureOptions {
   /** Pre-shared cluster name: advertised as a tag, and the panel lists only that cluster's coordinators. */
   clusterName?: string;
   announce: (n: UserNotification) => void;
-  /** The list heard changed (for the onDiscovered event). */
+  /** The list of coordinators heard that prove the token changed (for the onDiscovered event). */
   onChange?: (coordinators: DiscoveredCoordinator[]) => void;
+  /** Stand-in for the join challenge, for tests. */
+  prove?: Prover;
 }
 
 export function createDiscoveryFeature(opts: DiscoveryFeatureOptions): DiscoveryFeature {
@@ -49,13 +56,18 @@ export function createDiscoveryFeature(opts: DiscoveryFeatureOptions): Discovery
     advertiser = startAdvertiser({ port, certSha256, version, clusterName: opts.clusterName, interfaceAddress: ownAddress, onProblem: problem });
   }
   let browser: CoordinatorBrowser | null = null;
+  const proven = new ProvenCoordinators(opts.prove ?? ((c, token) => proveCoordinator({ url: c.url, certSha256: c.certSha256, token, timeoutMs: PROOF_TIMEOUT_MS })));
+  const heardChanged = (heard: DiscoveredCoordinator[]): void => {
+    void proven.filter(heard).then((list) => opts.onChange?.(list));
+  };
 
   return {
     advertising: advertiser !== null,
     handlers: {
-      getDiscovered: async () => {
-        browser ??= new CoordinatorBrowser({ clusterName: opts.clusterName, onProblem: problem, ...(opts.onChange ? { onChange: opts.onChange } : {}) });
-        return browser.list();
+      getDiscovered: async ({ token }) => {
+        browser ??= new CoordinatorBrowser({ clusterName: opts.clusterName, onProblem: problem, onChange: heardChanged });
+        proven.useToken(token);
+        return proven.filter(browser.list());
       },
     },
     async stop() {

@@ -1,7 +1,8 @@
 /**
  * The "Found on your network" slice of the page state: the coordinators this machine hears advertising over
- * mDNS, as the core last sent them (getDiscovered when the join panel opens, then onDiscovered). Pure
- * transitions first, then what the bridge subscribes and the loader the panel calls.
+ * mDNS that prove they hold the join token typed in the panel, as the core last sent them (getDiscovered when the
+ * join panel opens or the token changes, then onDiscovered). Pure transitions first, then what the bridge
+ * subscribes and the loader the panel calls.
  */
 import type { EventPayloads, GpuShareApi } from '../../src-shared/ipc';
 import type { DiscoveredCoordinator } from '../../src-shared/nodes/ipc-discovery';
@@ -47,10 +48,10 @@ export function discoveryEventHandlers(store: AppStore): { onDiscovered: (list: 
   return { onDiscovered: (list) => apply(store, setDiscovered, list) };
 }
 
-/** Starts listening (the first call does) and shows what was heard so far. Never throws. */
-export async function loadDiscovered(api: GpuShareApi, store: AppStore): Promise<void> {
+/** Starts listening (the first call does) and shows what was heard so far that proves `token`. Never throws. */
+export async function loadDiscovered(api: GpuShareApi, store: AppStore, token = ''): Promise<void> {
   try {
-    apply(store, setDiscovered, await api.getDiscovered());
+    apply(store, setDiscovered, await api.getDiscovered(token.trim() ? { token: token.trim() } : {}));
   } catch (error) {
     apply(store, discoveryFailed, `Could not look for coordinators on the network: ${error instanceof Error ? error.message : String(error)}`);
   }

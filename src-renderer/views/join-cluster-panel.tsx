@@ -64,8 +64,11 @@ function TextField({
   );
 }
 
-/** Coordinators heard on the LAN; picking one fills the URL and fingerprint (the token still comes from its owner). */
-export function FoundOnNetwork({ coordinators, error, onPick }: DiscoverySlice & { onPick: (found: DiscoveredCoordinator) => void }) {
+/**
+ * Coordinators heard on the LAN that prove they hold the typed join token; picking one fills the URL and
+ * fingerprint. Without a token nothing can be proven, so nothing is listed (anyone can advertise anything).
+ */
+export function FoundOnNetwork({ coordinators, error, onPick, hasToken }: DiscoverySlice & { onPick: (found: DiscoveredCoordinator) => void; hasToken: boolean }) {
   return (
     <section className="discovered" aria-labelledby="discovered-title" data-testid="discovered">
       <h3 id="discovered-title" className="discovered-title">
@@ -75,11 +78,15 @@ export function FoundOnNetwork({ coordinators, error, onPick }: DiscoverySlice &
         <p className="hint" role="status">
           {error}
         </p>
+      ) : !hasToken ? (
+        <p className="hint" data-testid="discovered-needs-token">
+          Paste the join token below first: a coordinator on your network is listed here once it proves it holds that token (it is never sent).
+        </p>
       ) : coordinators === null ? (
         <p className="hint">Looking…</p>
       ) : coordinators.length === 0 ? (
         <p className="hint" data-testid="discovered-none">
-          None heard yet. A coordinator is found here when it listens beyond this machine (serve --host 0.0.0.0) on the same network; otherwise paste its URL below.
+          None that holds this token heard yet. A coordinator is found here when it listens beyond this machine (serve --host 0.0.0.0) on the same network; otherwise paste its URL below.
         </p>
       ) : (
         <ul className="discovered-list">
@@ -127,10 +134,14 @@ export function JoinClusterPanel() {
     else if (mode === 'own-coordinator' || mode === 'error') urlRef.current?.focus();
   }, [mode]);
 
-  // Listening for coordinators starts when the panel first shows the form, not when the app starts.
+  // Listening for coordinators starts when the panel first shows the form, not when the app starts; the list is
+  // asked for again (after a pause in typing) whenever the token changes, since only the token's holders are shown.
+  const token = fields.token;
   useEffect(() => {
-    if (formShown) void loadDiscovered(api, appStore);
-  }, [api, formShown]);
+    if (!formShown) return undefined;
+    const timer = setTimeout(() => void loadDiscovered(api, appStore, token), token ? 400 : 0);
+    return () => clearTimeout(timer);
+  }, [api, formShown, token]);
 
   const pick = (found: DiscoveredCoordinator) => {
     setFields((f) => fillFromDiscovered(f, found));
@@ -190,7 +201,7 @@ export function JoinClusterPanel() {
       )}
       {formShown ? (
         <form onSubmit={(e) => void submit(e)} noValidate data-testid="join-cluster-form" className="join-form">
-          <FoundOnNetwork {...discovery} onPick={pick} />
+          <FoundOnNetwork {...discovery} onPick={pick} hasToken={fields.token.trim() !== ''} />
           <TextField
             id={FIELD_IDS.url}
             name="url"

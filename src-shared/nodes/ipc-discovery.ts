@@ -10,7 +10,7 @@ export interface DiscoveredCoordinator {
   name: string;
   /** https://ADDRESS:PORT, the address being the one its answer came from. */
   url: string;
-  /** The fingerprint it advertises; the worker still checks it on connect, so a liar gets nothing. */
+  /** The fingerprint it advertises, which the join proof was made over: a liar is not listed. */
   certSha256: string;
   /** This machine's pre-shared cluster name that the coordinator's tag matched (absent: an untagged coordinator). */
   clusterName?: string;
@@ -21,8 +21,11 @@ export interface DiscoveredCoordinator {
 }
 
 export const discoveryRequests = {
-  /** Starts listening on first use; answers with what was heard so far (the list then arrives by onDiscovered). */
-  getDiscovered: { channel: 'discovery:list', arg: z.undefined() },
+  /**
+   * Starts listening on first use; answers with the coordinators heard so far that prove they hold `token` (the
+   * join token typed in the panel; none without one), and the list then arrives by onDiscovered.
+   */
+  getDiscovered: { channel: 'discovery:list', arg: z.object({ token: z.string().max(512).optional() }) },
 } as const;
 
 export interface DiscoveryRequestResults {

@@ -42,8 +42,12 @@ describe('discovery slice', () => {
 
   it('loadDiscovered stores the answer, or says why it could not look', async () => {
     const store = createAppStore();
-    await loadDiscovered({ getDiscovered: async () => [lab] } as unknown as GpuShareApi, store);
+    const asked: unknown[] = [];
+    await loadDiscovered({ getDiscovered: async (arg: unknown) => (asked.push(arg), [lab]) } as unknown as GpuShareApi, store, ' tok-typed ');
     expect(store.getState().discovery.coordinators).toEqual([lab]);
+    expect(asked).toEqual([{ token: 'tok-typed' }]); // the core lists only coordinators that prove this token
+    await loadDiscovered({ getDiscovered: async (arg: unknown) => (asked.push(arg), [lab]) } as unknown as GpuShareApi, store);
+    expect(asked.at(-1)).toEqual({});
     await loadDiscovered({ getDiscovered: async () => Promise.reject(new Error('socket closed')) } as unknown as GpuShareApi, store);
     expect(store.getState().discovery.error).toBe('Could not look for coordinators on the network: socket closed');
     expect(store.getState().discovery.coordinators).toEqual([lab]);
@@ -63,13 +67,20 @@ describe('discovery slice', () => {
 
 describe('join panel: Found on your network', () => {
   const services = { api: {} as GpuShareApi, commands: {} as AppServices['commands'], inElectron: false };
-  const list = (slice: DiscoverySlice) => renderToStaticMarkup(createElement(FoundOnNetwork, { ...slice, onPick: () => undefined }));
+  const list = (slice: DiscoverySlice, hasToken = true) => renderToStaticMarkup(createElement(FoundOnNetwork, { ...slice, onPick: () => undefined, hasToken }));
 
   it('sits inside the join form, above the manual fields, which stay', () => {
     const html = renderToStaticMarkup(createElement(ServicesContext.Provider, { value: services }, createElement(JoinClusterPanel)));
     expect(html).toContain('Found on your network');
     expect(html.indexOf('data-testid="discovered"')).toBeLessThan(html.indexOf('id="join-url"'));
     expect(html).toContain('id="join-cert"');
+  });
+
+  it('lists nothing until a join token is typed: only coordinators that prove it are shown', () => {
+    const html = list(setDiscovered(initialState(), [lab]).discovery, false);
+    expect(html).toContain('data-testid="discovered-needs-token"');
+    expect(html).toContain('proves it holds that token');
+    expect(html).not.toContain('discovered-item');
   });
 
   it('says it is looking before the first answer, and what to do when none is heard', () => {
