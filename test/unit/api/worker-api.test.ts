@@ -5,7 +5,9 @@ import { workerApi, type EndpointName } from '../../../src-shared/worker-api';
 
 const samples: Record<EndpointName, unknown[]> = {
   health: [],
+  joinChallenge: [],
   join: [],
+  rotateJoinToken: [],
   heartbeat: [7],
   report: [7],
   leave: [7],
