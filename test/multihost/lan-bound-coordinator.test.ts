@@ -1,7 +1,8 @@
 /**
  * The coordinator bound to host A's LAN address only (`--coordinator-host 10.213.x.1`, not 0.0.0.0), as a
  * person does to expose it on one network: nothing listens on A's 127.0.0.1 then, and the app's own worker
- * must still join (it must not assume loopback) and train together with B's.
+ * must still join (it must not assume loopback; it is approved by construction, not by a loopback address) and
+ * train together with B's, which the operator approved.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeProcesses } from '../integration/helpers/pid-tracker';
@@ -13,9 +14,13 @@ describe.skipIf(!required(canRunApp(), 'the multihost training cases'))('coordin
   let tb: Testbed | null = null;
 
   beforeAll(async () => {
-    tb = await startApp({ hosts: ['a', 'b'], app: (cluster) => ({ coordinatorHost: cluster.host('a').address, autoApprove: true }) });
-    await startWorker(tb, 'b');
-    await tb.workers.get('b')!.ready();
+    // No --auto-approve: the app's own worker, dialling A's LAN address (not loopback), is approved by
+    // construction; B is approved by the operator once it waits.
+    tb = await startApp({ hosts: ['a', 'b'], app: (cluster) => ({ coordinatorHost: cluster.host('a').address }) });
+    const b = await startWorker(tb, 'b');
+    const fingerprint = (await b.proc.waitForLine(/this machine's key is (SHA256:[A-Za-z0-9+/]{43})/, 60_000))[1]!;
+    await tb.app.api.request('POST', '/v1/nodes/host-b/approve', { fingerprint });
+    await b.ready();
   });
 
   afterAll(async () => {
