@@ -3,8 +3,8 @@
  * key fingerprint (and Accept, after a confirmation, when the node came back with a new key), Revoke (confirmed),
  * the machines awaiting approval with Approve (node-approval.tsx), Drain
  * (after a confirmation) and, for this app's own worker once drained, Bring back; below it, the command that
- * adds a worker on another machine, ready to copy, and the other direction: this machine joining another
- * machine's cluster.
+ * adds a worker on another machine, ready to copy (with Replace join token, confirmed), and the other
+ * direction: this machine joining another machine's cluster.
  */
 import { useEffect, useRef, useState } from 'react';
 import type { WorkerSnapshot } from '../../src-shared/training';
@@ -18,6 +18,7 @@ import { workerBadge, workerColor } from '../store/derive';
 import { act, useApp } from '../store/app-store';
 import { JoinClusterPanel } from './join-cluster-panel';
 import { AwaitingApprovalSection, RevokeButton } from '../components/node-approval';
+import { ReplaceJoinTokenButton } from '../components/replace-join-token';
 
 function JoinCommand() {
   const info = useApp((s) => s.coordinator);
@@ -60,6 +61,7 @@ function JoinCommand() {
             ? 'The browser refused the clipboard: the command is selected, press Ctrl+C.'
             : 'The token lets a machine join this cluster: share it only with your own machines.'}
       </p>
+      <ReplaceJoinTokenButton />
       <p className={info.reachableFromOtherMachines ? 'muted small' : 'small warning-text'} data-testid="coordinator-reachability">
         {info.reachability}
       </p>
