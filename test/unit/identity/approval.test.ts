@@ -7,6 +7,7 @@ import { CoordinatorClient } from '../../../src-main/agent/coordinator-client';
 import { JoinError, joinOnce, retryJoin } from '../../../src-main/agent/join-coordinator';
 import type { NodeIdentity } from '../../../src-main/agent/node-identity';
 import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
+import { restoreCoordinator } from '../../../src-main/core/coordinator-persistence';
 import { fingerprintOf, NodeKeys } from '../../../src-main/core/coordinator/node-keys';
 import type { SignatureChecker } from '../../../src-main/core/api/request-signature';
 import { apiPaths, type JoinRequest } from '../../../src-shared/worker-protocol';
@@ -29,7 +30,7 @@ const STRANGER = '192.0.2.50';
 const env = { GPU_SHARE_OPERATOR_TOKEN: OPERATOR };
 
 /** One join as the agent makes it (challenge, signed join), from `from` (null: loopback). */
-async function agentJoin(url: string, node: string, identity: NodeIdentity, from: string | null = STRANGER) {
+async function agentJoin(url: string, node: string, identity: NodeIdentity | null, from: string | null = STRANGER) {
   remote.from = from;
   const client = new CoordinatorClient(url, JOIN);
   client.useIdentity(identity);
@@ -129,19 +130,30 @@ describe('machines awaiting approval', () => {
     expect(svc.nodeKeys.isApproved('lab-box', lab.publicKey)).toBe(true);
   });
 
-  it('refuses an unsigned join from another machine (403) and keeps nothing of it', async () => {
+  it('refuses an unsigned join from another machine (403) and keeps nothing of it; over loopback an old agent still joins', async () => {
     const { svc, api } = await startCoordinator();
-    remote.from = STRANGER;
-    try {
-      const keys = new NodeKeys({ now: () => 0 });
-      expect(() => keys.checkJoin(joinBody('old-agent'), { seenFrom: STRANGER, coordinatorAddr: null, sameMachine: false }, { method: 'POST', target: '/v1/join', bodySha256Hex: '', signed: null })).toThrow(
-        'update the agent: joins must be signed',
-      );
-    } finally {
-      remote.from = null;
-    }
+    const refused = await agentJoin(api.url, 'old-agent', null);
+    expect(refused.error).toMatchObject({ kind: 'unauthorized' });
+    expect(refused.error!.message).toContain('403: old-agent sent an unsigned join: update the agent: joins must be signed');
     expect(svc.nodeKeys.awaitingList()).toEqual([]);
-    void api;
+    expect(svc.workers()).toEqual([]);
+    expect((await agentJoin(api.url, 'old-agent', null, null)).joined).not.toBeNull();
+  });
+
+  it('a flood of signed joins under fresh names and keys leaves nothing in state.db and at most 32 entries', async () => {
+    const db = openTemp(tempDataDir());
+    const svc = new CoordinatorService({ clock: new FakeClock(), joinToken: JOIN, operatorToken: OPERATOR });
+    restoreCoordinator(db, svc);
+    svc.nodeKeys.useStore(db.nodeKeys);
+    const { api } = await startCoordinator(svc);
+    for (let i = 0; i < 40; i++) expect((await agentJoin(api.url, `flood-${i}`, newIdentity(`flood-${i}`))).error?.kind).toBe('awaiting');
+    expect(svc.nodeKeys.awaitingList()).toHaveLength(32);
+    expect(svc.nodeKeys.awaitingList()[0]!.node).toBe('flood-8');
+    expect(svc.workers()).toEqual([]);
+    expect(db.nodeKeys.list()).toEqual([]);
+    expect(db.nodeNames.list()).toEqual([]);
+    await api.close();
+    closeTemp(db);
   });
 
   it('keeps at most 32 machines awaiting: the 33rd forgets the oldest, its key and name unknown again', () => {
