@@ -14,6 +14,8 @@ const samples: Record<EndpointName, unknown[]> = {
   presence: [7],
   drain: [7],
   acceptNodeKey: ['gpu-box.lan_1'],
+  approveNode: ['gpu-box.lan_1'],
+  revokeNode: ['gpu-box.lan_1'],
   state: [],
   listRuns: [],
   startRun: [],
@@ -58,9 +60,9 @@ describe('workerApi', () => {
   });
 
   it('worker requests after the join need the session; the operator reads need the operator token', () => {
-    expect(workerApi.join.auth).toBe('worker');
+    expect(workerApi.join.auth).toBe('join-proof');
     for (const name of ['heartbeat', 'report', 'leave', 'presence'] as const) expect(workerApi[name].auth).toBe('session');
-    for (const name of ['state', 'listRuns', 'startRun', 'run', 'runOutput', 'stopRun', 'drain', 'acceptNodeKey', 'metrics'] as const) expect(workerApi[name].auth).toBe('operator');
+    for (const name of ['state', 'listRuns', 'startRun', 'run', 'runOutput', 'stopRun', 'drain', 'acceptNodeKey', 'approveNode', 'revokeNode', 'metrics'] as const) expect(workerApi[name].auth).toBe('operator');
     expect(workerApi.health.auth).toBe('none');
     for (const name of ['jobStarted', 'jobOutput', 'jobComplete', 'jobFail', 'uploadArtifact'] as const) expect(workerApi[name].auth).toBe('session');
     for (const name of ['jobsState', 'submitManifest', 'job', 'jobLog', 'cancelJob', 'requeueJob', 'listArtifacts', 'downloadArtifact'] as const) expect(workerApi[name].auth).toBe('operator');
