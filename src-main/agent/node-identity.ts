@@ -3,14 +3,18 @@
  * (PKCS8 PEM, owner-only). The coordinator pins its public key at the first join and wants every later request
  * signed by it (request-signer.ts). The file also records which machine made it: a data folder copied to another
  * machine (a backup restored, a home directory synced) must not make two machines one node, so a key whose
- * machine binding differs from this machine's is refused instead of used.
+ * machine binding differs from this machine's is refused instead of used. A symbolic link at `node-key` is
+ * refused too (named): never read (a key of someone else's choosing) nor written through.
  */
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { readPrivateFileSync, tightenToOwnerOnly, writePrivateFileSync } from '../platform/files/private-file';
+import { SymlinkRefusedError } from '../platform/files/refuse-symlink';
 
 export const NODE_KEY_FILE = 'node-key';
+const WHAT = "this machine's node key";
 
 const BINDING_LINE = /^machine-binding: ([A-Za-z0-9_-]{43})$/m;
 const MACHINE_LINE = /^machine-name: (.{1,255})$/m;
@@ -85,14 +89,15 @@ function identityFrom(privateKey: KeyObject): NodeIdentity {
  */
 export function loadOrCreateNodeIdentity(dataDir: string, machine: MachineIdentitySource = osMachineIdentity): NodeIdentity {
   const file = path.join(dataDir, NODE_KEY_FILE);
-  let text: string | null = null;
+  let text: string | null;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readPrivateFileSync(file, WHAT);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`cannot read the node key ${file}: ${(error as Error).message}`);
+    if (error instanceof SymlinkRefusedError) throw error;
+    throw new Error(`cannot read the node key ${file}: ${(error as Error).message}`);
   }
   const binding = bindingOf(machine.id());
-  if (text === null) return createNodeKey(dataDir, file, binding, machine.name());
+  if (text === null) return createNodeKey(file, binding, machine.name());
   const kept = BINDING_LINE.exec(text)?.[1];
   const pem = PEM_BLOCK.exec(text)?.[0];
   if (!kept || !pem) throw new Error(`${file} is not a GPU Share node key (no machine binding or no private key); delete it to make a new one`);
@@ -104,21 +109,14 @@ export function loadOrCreateNodeIdentity(dataDir: string, machine: MachineIdenti
     throw new Error(`${file} holds no readable private key (${(error as Error).message}); delete it to make a new one`);
   }
   if (key.asymmetricKeyType !== 'ed25519') throw new Error(`${file} holds a ${key.asymmetricKeyType} key, not Ed25519; delete it to make a new one`);
-  try {
-    chmodSync(file, 0o600); // someone made it readable to others: close it again
-  } catch {
-    // Not ours to change (another owner, a read-only disk): still usable.
-  }
+  tightenToOwnerOnly(file, WHAT); // someone made it readable to others: close it again (false: not ours to change)
   return identityFrom(key);
 }
 
-function createNodeKey(dataDir: string, file: string, binding: string, machineName: string): NodeIdentity {
+function createNodeKey(file: string, binding: string, machineName: string): NodeIdentity {
   const { privateKey } = generateKeyPairSync('ed25519');
   const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
   const name = machineName.replace(/[\r\n]+/g, ' ').slice(0, 255) || 'an unnamed machine';
-  mkdirSync(dataDir, { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, `machine-binding: ${binding}\nmachine-name: ${name}\n${pem}`, { mode: 0o600 });
-  renameSync(tmp, file);
+  writePrivateFileSync(file, `machine-binding: ${binding}\nmachine-name: ${name}\n${pem}`, WHAT);
   return identityFrom(privateKey);
 }

@@ -4,12 +4,15 @@
  * writes it when it is up and removes it on a clean exit; the CLI's operator commands read it, so `gpu-share
  * runs list` finds the coordinator without being told. No secret is in it (the tokens stay in secrets.json);
  * it is owner-only anyway, like everything in the folder. Depends on Node only, so the desktop app can write it
- * with the same functions.
+ * with the same functions. A symbolic link at coordinator.json is neither written through nor read: the CLI
+ * would otherwise send the operator token to a URL of someone else's choosing (it reads as 'unreadable', named).
  */
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
+import { readPrivateFile, writePrivateFile } from '../platform/files/private-file';
 
 export const COORDINATOR_RECORD_FILE = 'coordinator.json';
+const WHAT = "the running coordinator's address";
 
 export interface CoordinatorRecord {
   /** The operator API as this machine dials it, e.g. http://127.0.0.1:7421 (loopback even when bound to 0.0.0.0). */
@@ -29,11 +32,7 @@ export type RecordRead =
   | { kind: 'unreadable'; file: string; reason: string };
 
 export async function writeCoordinatorRecord(dataDir: string, record: CoordinatorRecord): Promise<void> {
-  const file = path.join(dataDir, COORDINATOR_RECORD_FILE);
-  await mkdir(dataDir, { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  await writeFile(tmp, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
-  await rename(tmp, file);
+  await writePrivateFile(path.join(dataDir, COORDINATOR_RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`, WHAT);
 }
 
 /** Removes the record if it is still the one `pid` wrote (another coordinator may have replaced it since). */
@@ -44,13 +43,13 @@ export async function removeCoordinatorRecord(dataDir: string, pid: number = pro
 
 export async function readCoordinatorRecord(dataDir: string): Promise<RecordRead> {
   const file = path.join(dataDir, COORDINATOR_RECORD_FILE);
-  let text: string;
+  let text: string | null;
   try {
-    text = await readFile(file, 'utf8');
+    text = await readPrivateFile(file, WHAT);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing', file };
     return { kind: 'unreadable', file, reason: (error as Error).message };
   }
+  if (text === null) return { kind: 'missing', file };
   try {
     const value = JSON.parse(text) as Partial<CoordinatorRecord>;
     const url = typeof value.url === 'string' && /^https?:\/\//.test(value.url) ? value.url : null;

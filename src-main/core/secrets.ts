@@ -5,9 +5,12 @@
  * cluster.yaml. A file from before a token existed keeps the tokens it has and gains the new one.
  * `gpu-share token rotate` replaces the join token; the replaced ones are kept (at most MAX_RETIRED_JOIN_TOKENS)
  * because machines already approved still hold them and keep joining with them (docs/api.md, "Joining").
+ * Read and written through platform/files/private-file.ts: a symbolic link at secrets.json is refused (named),
+ * never read from or written through.
  */
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { readPrivateFile, tightenToOwnerOnly, writePrivateFile } from '../platform/files/private-file';
+import { SymlinkRefusedError } from '../platform/files/refuse-symlink';
 import { generateToken } from './api/tokens';
 
 export interface ClusterSecrets {
@@ -26,11 +29,18 @@ export const SECRETS_FILE = 'secrets.json';
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{20,200}$/;
 const TOKEN_NAMES = ['joinToken', 'operatorToken', 'pageToken'] as const;
 
+const WHAT = "the cluster's tokens";
+
+/** The stored object; {} when missing or not JSON. A symbolic link is refused (SymlinkRefusedError), not replaced. */
 async function readStored(file: string): Promise<Partial<Record<string, unknown>>> {
   try {
-    const parsed: unknown = JSON.parse(await readFile(file, 'utf8'));
+    const text = await readPrivateFile(file, WHAT);
+    if (text === null) return {};
+    tightenToOwnerOnly(file, WHAT); // a file someone opened up is closed again
+    const parsed: unknown = JSON.parse(text);
     return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {};
-  } catch {
+  } catch (error) {
+    if (error instanceof SymlinkRefusedError) throw error;
     return {}; // Missing or unreadable: the tokens are made below.
   }
 }
@@ -61,11 +71,7 @@ function retiredIn(value: unknown): string[] {
 }
 
 async function writeSecrets(dir: string, secrets: ClusterSecrets): Promise<void> {
-  const file = path.join(dir, SECRETS_FILE);
-  await mkdir(dir, { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  await writeFile(tmp, JSON.stringify(secrets, null, 2), { mode: 0o600 });
-  await rename(tmp, file);
+  await writePrivateFile(path.join(dir, SECRETS_FILE), JSON.stringify(secrets, null, 2), WHAT);
 }
 
 /**

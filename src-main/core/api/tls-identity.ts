@@ -2,12 +2,15 @@
  * The coordinator's TLS identity: a self-signed certificate made once and kept, so its SHA-256 fingerprint
  * (which the join command carries and workers pin) stays the same across restarts. There is no CA to vouch for
  * a machine on a home network; pinning the fingerprint is what keeps a stranger from posing as the coordinator.
+ * The file holds the private key: it is read and written through platform/files/private-file.ts, so a symbolic
+ * link at it is refused (named) instead of read (a key of someone else's choosing) or written through.
  */
 import { X509Certificate, createPrivateKey } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { generate } from 'selfsigned';
 import { normalizeCertSha256 } from '../../../src-shared/cert-fingerprint';
+import { readPrivateFile, writePrivateFile } from '../../platform/files/private-file';
+import { SymlinkRefusedError } from '../../platform/files/refuse-symlink';
 
 export interface TlsIdentity {
   certPem: string;
@@ -21,6 +24,7 @@ const COMMON_NAME = 'GPU Share coordinator';
 /** The name the certificate answers to, for clients that pin it as a CA and check the name. */
 export const CERT_DNS_NAME = 'gpu-share-coordinator';
 const VALIDITY_YEARS = 10;
+const WHAT = "the coordinator's TLS certificate and key";
 /** A certificate this close to its end is replaced at start rather than left to expire mid-run. */
 const RENEW_BEFORE_MS = 30 * 24 * 3600 * 1000;
 
@@ -71,12 +75,15 @@ async function create(now: number): Promise<TlsIdentity> {
  */
 export async function loadOrCreateTlsIdentity(dir: string, now = Date.now()): Promise<TlsIdentity> {
   const file = path.join(dir, TLS_IDENTITY_FILE);
-  const existing = await readFile(file, 'utf8').then((text) => check(text, now), () => null);
+  const existing = await readPrivateFile(file, WHAT).then(
+    (text) => (text === null ? null : check(text, now)),
+    (error: unknown) => {
+      if (error instanceof SymlinkRefusedError) throw error;
+      return null; // unreadable: made afresh below
+    },
+  );
   if (existing) return existing;
   const identity = await create(now);
-  await mkdir(dir, { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  await writeFile(tmp, JSON.stringify({ version: 1, certPem: identity.certPem, keyPem: identity.keyPem }, null, 2), { mode: 0o600 });
-  await rename(tmp, file);
+  await writePrivateFile(file, JSON.stringify({ version: 1, certPem: identity.certPem, keyPem: identity.keyPem }, null, 2), WHAT);
   return identity;
 }
