@@ -21,7 +21,9 @@ export const OPERATOR_OPTIONS_USAGE = `Connection (the local coordinator is foun
   --json              print the coordinator's answer as JSON (stable; errors as {"error", "kind", "exitCode"})
   --data-dir DIR      data folder of the coordinator (as given to \`gpu-share serve --data-dir\`); its
                       coordinator.json says where it listens, its secrets.json holds the operator token
-  --url URL           the coordinator's API instead (or ${URL_ENV}; default ${DEFAULT_COORDINATOR_URL})
+  --url URL           the coordinator's API instead (or ${URL_ENV}; default ${DEFAULT_COORDINATOR_URL});
+                      http only on loopback: another machine's needs https:// and --cert-sha256, or an
+                      SSH tunnel (ssh -L 7421:127.0.0.1:7421 HOST)
   --token TOKEN       operator token instead (better ${OPERATOR_TOKEN_ENV}: ps shows command lines)
   --cert-sha256 HEX   certificate fingerprint of an https coordinator (or ${CERT_ENV})
 
