@@ -18,6 +18,11 @@ export const DEFAULT_JOBS_PAGE: JobsPageQuery = { offset: 0, limit: DEFAULT_JOBS
 
 type PageRead = { ok: true; query: JobsPageQuery } | { ok: false; message: string };
 
+/** What is read of a query string: a URLSearchParams (this module stays free of any platform's types). */
+export interface QueryParams {
+  get(name: string): string | null;
+}
+
 function wholeNumber(raw: string | null, name: string, fallback: number, min: number, max: number): number | string {
   if (raw === null || raw === '') return fallback;
   if (!/^\d{1,9}$/.test(raw)) return `${name} must be a whole number from ${min} to ${max}; got "${raw.slice(0, 40)}"`;
@@ -27,7 +32,7 @@ function wholeNumber(raw: string | null, name: string, fallback: number, min: nu
 }
 
 /** Reads ?offset=&limit=&status= (each optional) into a query, or says which one is wrong and what it may be. */
-export function readJobsPageQuery(search: URLSearchParams): PageRead {
+export function readJobsPageQuery(search: QueryParams): PageRead {
   const offset = wholeNumber(search.get('offset'), 'offset', 0, 0, 999_999_999);
   if (typeof offset === 'string') return { ok: false, message: offset };
   const limit = wholeNumber(search.get('limit'), 'limit', DEFAULT_JOBS_PAGE_LIMIT, 1, MAX_JOBS_PAGE_LIMIT);
@@ -41,12 +46,12 @@ export function readJobsPageQuery(search: URLSearchParams): PageRead {
 
 /** The query string for a page ('' for the default page, so old coordinators see the request they always did). */
 export function jobsPageSearch(query: Partial<JobsPageQuery> = {}): string {
-  const search = new URLSearchParams();
-  if (query.offset) search.set('offset', String(query.offset));
-  if (query.limit !== undefined && query.limit !== DEFAULT_JOBS_PAGE_LIMIT) search.set('limit', String(query.limit));
-  if (query.status) search.set('status', query.status);
-  const text = search.toString();
-  return text ? `?${text}` : '';
+  // Whole numbers and a status name: nothing here needs percent-encoding.
+  const parts: string[] = [];
+  if (query.offset) parts.push(`offset=${Math.floor(query.offset)}`);
+  if (query.limit !== undefined && query.limit !== DEFAULT_JOBS_PAGE_LIMIT) parts.push(`limit=${Math.floor(query.limit)}`);
+  if (query.status) parts.push(`status=${query.status}`);
+  return parts.length > 0 ? `?${parts.join('&')}` : '';
 }
 
 /** A query clamped into range (for callers that hold numbers, not text: the IPC handler, the view's pager). */
