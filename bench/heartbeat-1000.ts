@@ -19,7 +19,8 @@ import { startCoordinatorHttp } from '../src-main/core/api/coordinator-http';
 import { generateToken } from '../src-main/core/api/tokens';
 import { CoordinatorService } from '../src-main/core/coordinator/coordinator-service';
 import { systemClock } from '../src-main/platform/ports';
-import { apiPaths, runSpecSchema, SESSION_HEADER, type HeartbeatResponse, type JoinResponse } from '../src-shared/worker-protocol';
+import { apiPaths, JOIN_CHALLENGE_HEADER, JOIN_PROOF_HEADER, runSpecSchema, SESSION_HEADER, type HeartbeatResponse, type JoinResponse } from '../src-shared/worker-protocol';
+import { joinKey, joinNonce, joinTranscript, tokenId, transcriptCert, workerProof } from '../src-main/platform/join-proof';
 import { intFlag } from './lib/flags';
 import { summarize } from './lib/stats';
 
@@ -31,7 +32,7 @@ async function child(url: string, token: string, count: number, seconds: number)
   const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
   const target = new URL(url);
   // Every worker request after the join carries that worker's session secret.
-  const post = <T>(path: string, body: unknown, session?: string): Promise<{ status: number; json: T }> =>
+  const post = <T>(path: string, body: unknown, session?: string, extra: Record<string, string> = {}): Promise<{ status: number; json: T }> =>
     new Promise((resolve, reject) => {
       const text = JSON.stringify(body);
       const req = http.request(
@@ -42,10 +43,10 @@ async function child(url: string, token: string, count: number, seconds: number)
           path,
           method: 'POST',
           headers: {
-            authorization: `Bearer ${token}`,
             'content-type': 'application/json',
             'content-length': Buffer.byteLength(text),
             ...(session ? { [SESSION_HEADER]: session } : {}),
+            ...extra,
           },
         },
         (res) => {
@@ -59,11 +60,20 @@ async function child(url: string, token: string, count: number, seconds: number)
       req.end(text);
     });
 
+  // The join proves the token by a challenge (docs/api.md, "Joining"); the token itself is never sent.
+  const proof = async (): Promise<Record<string, string>> => {
+    const workerNonce = joinNonce();
+    const r = await post<{ challengeId: string; coordinatorNonce: string; proof: string }>(apiPaths.joinChallenge, { workerNonce, tokenId: tokenId(token) });
+    if (r.status !== 200) throw new Error(`join challenge failed with ${r.status}: ${JSON.stringify(r.json)}`);
+    const transcript = joinTranscript({ workerNonce, coordinatorNonce: r.json.coordinatorNonce, certSha256: transcriptCert(null), nodePublicKey: '' });
+    return { [JOIN_CHALLENGE_HEADER]: r.json.challengeId, [JOIN_PROOF_HEADER]: workerProof(joinKey(token), transcript) };
+  };
+
   // Join everyone, 50 at a time.
   const ids: JoinResponse[] = [];
   for (let i = 0; i < count; i += 50) {
     const batch = await Promise.all(
-      Array.from({ length: Math.min(50, count - i) }, (_, k) =>
+      Array.from({ length: Math.min(50, count - i) }, async (_, k) =>
         post<JoinResponse>(apiPaths.join, {
           node: `sim-${i + k}`,
           agentVersion: 'bench',
@@ -74,7 +84,7 @@ async function child(url: string, token: string, count: number, seconds: number)
           advertiseHost: '127.0.0.1',
           rdzvPort: 20000 + ((i + k) % 40000),
           python: { path: '/usr/bin/python3', torchVersion: '1.13.1' },
-        }),
+        }, undefined, await proof()),
       ),
     );
     for (const r of batch) {
