@@ -68,7 +68,7 @@ afterEach(() => {
 });
 
 function status(name: string) {
-  return service.state().jobs.find((j) => j.name === name)!;
+  return service.state({ offset: 0, limit: 1000, status: null }).jobs.find((j) => j.name === name)!;
 }
 
 async function upload(workerId: number, jobId: string, token: string, bytes: Buffer): Promise<string> {
@@ -212,5 +212,26 @@ describe('JobService', () => {
     if (!bad.ok) expect(bad.errors.map((e) => e.line)).toEqual(expect.arrayContaining([3, 4]));
     expect(service.state().jobs.map((j) => j.name)).toEqual(['a']);
   });
-});
 
+  it('a round looks at the first 256 pending jobs: one behind them waits its turn, saying how many are ahead', async () => {
+    // 300 jobs no node can take (80 GiB of VRAM), then one any CPU could run.
+    const huge = Array.from({ length: 300 }, (_, i) => job(`huge-${i}`, 'require_cuda = true\nmin_vram_gib = 80'));
+    await service.submit('m.toml', manifest([...huge, job('tiny', 'prefer_cuda = false')]));
+    expect(coordinator.runJobs()).toEqual([]);
+    expect(status('huge-0').reason).toMatch(/^no node fits now: desk: needs 80 GiB VRAM/);
+    expect(status('huge-255').reason).toMatch(/^no node fits now:/);
+    expect(status('huge-256').reason).toBe('waiting behind 256 earlier pending jobs (each placement round looks at the first 256)');
+    expect(service.job(service.state({ offset: 300, limit: 1, status: null }).jobs[0]!.id).reason).toBe('waiting behind 300 earlier pending jobs (each placement round looks at the first 256)');
+    // Once the head moves (here: the first 100 cancelled), it is looked at and placed.
+    for (const j of service.state({ offset: 0, limit: 100, status: null }).jobs) service.cancel(j.id);
+    expect(coordinator.runJobs().map((r) => r.job.name)).toEqual(['tiny']);
+  });
+
+  it('failed workers get no verdict and do not lengthen a waiting job\'s reason', async () => {
+    coordinator.workerList.push(...Array.from({ length: 50 }, (_, i) => workerSnapshot(100 + i, { node: `gone-${i}`, state: 'failed', stateCause: 'no heartbeat' })));
+    await service.submit('m.toml', job('big', 'require_cuda = true\nmin_vram_gib = 80'));
+    const state = service.state();
+    expect(state.previews[0]!.verdicts.map((v) => v.node)).toEqual(['desk', 'cpu']);
+    expect(status('big').reason).not.toContain('gone-');
+  });
+});
