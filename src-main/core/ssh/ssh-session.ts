@@ -166,13 +166,21 @@ export class SshSession {
   }
 }
 
-function hostKeyProblem(verdict: Exclude<ReturnType<typeof checkHostKey>, { status: 'known' }>, label: string, file: string, host: string, port: number): SshError {
+/** The refusal of a host key that is not the known one; `label` names the node (user@host). Exported for its test. */
+export function hostKeyProblem(verdict: Exclude<ReturnType<typeof checkHostKey>, { status: 'known' }>, label: string, file: string, host: string, port: number): SshError {
   const where = port === 22 ? host : `[${host}]:${port}`;
   switch (verdict.status) {
     case 'unknown':
       return new SshError('unknown-host-key', `${label} is not in ${file} yet. Its ${verdict.keyType} key fingerprint is ${verdict.fingerprint}: accept it only if it is the fingerprint the machine shows (\`ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub\` there).`, verdict.fingerprint);
-    case 'changed':
-      return new SshError('changed-host-key', `WARNING: THE HOST KEY OF ${label} HAS CHANGED (${file} line ${verdict.line} has another ${verdict.keyType} key; it now presents ${verdict.fingerprint}). Someone could be intercepting the connection, so GPU Share did not connect. If the machine was really reinstalled, remove the old key with \`ssh-keygen -R ${where} -f ${file}\` and start again.`, verdict.fingerprint);
+    case 'changed': {
+      // A key of another type than the known one is named as such: it is what an interceptor without the host's
+      // key offers, hoping to be taken for a new host (known-hosts.ts).
+      const what =
+        verdict.knownKeyType === verdict.keyType
+          ? `${file} line ${verdict.line} has another ${verdict.keyType} key; it now presents ${verdict.fingerprint}`
+          : `${file} line ${verdict.line} has an ${verdict.knownKeyType} key for ${where}, it presented ${verdict.keyType} (${verdict.fingerprint}) instead`;
+      return new SshError('changed-host-key', `WARNING: THE HOST KEY OF ${label} HAS CHANGED (${what}). Someone could be intercepting the connection, so GPU Share did not connect. If the machine was really reinstalled, remove the old key with \`ssh-keygen -R ${where} -f ${file}\` and start again.`, verdict.fingerprint);
+    }
     case 'revoked':
       return new SshError('changed-host-key', `the host key of ${label} (${verdict.fingerprint}) is marked @revoked in ${file} line ${verdict.line}; GPU Share did not connect.`, verdict.fingerprint);
   }
