@@ -3,8 +3,8 @@
  * launcher that cannot read the data folder's secrets.json yet writes its checkpoint, exits with its own code,
  * and still gets SIGTERM's grace period.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -107,6 +107,36 @@ describe.skipIf(!BWRAP_WORKS)('a launcher under bwrap', () => {
     // The same script without the sandbox reads it: the test would notice a sandbox that hides nothing.
     const plain = await run(pipeSpawner, `cat '${data}/secrets.json'`);
     expect(plain.output).toContain('operator-secret-xyz');
+  });
+
+  it.skipIf(process.getuid?.() !== 0)('hides the folder from an unprivileged user too (bwrap in a user namespace, as the app usually runs)', async () => {
+    chmodSync(data, 0o755);
+    chmodSync(path.join(data, 'secrets.json'), 0o644); // readable by anyone, so only the sandbox can hide it
+    // The same spawner as the app's, started as nobody (65534): bwrap must make its own user namespace.
+    const asNobody: PtySpawner = {
+      spawn(file, args, options) {
+        const child = spawn(file, args, { cwd: '/', env: options.env, uid: 65534, gid: 65534, stdio: ['ignore', 'pipe', 'pipe'] });
+        return {
+          pid: child.pid ?? -1,
+          onData: (listener) => {
+            child.stdout.on('data', (d: Buffer) => listener(d.toString()));
+            child.stderr.on('data', (d: Buffer) => listener(d.toString()));
+          },
+          onExit: (listener) => child.on('close', (code) => listener({ exitCode: code, signal: null })),
+          kill: () => child.kill(),
+        };
+      },
+    };
+    const plainRead = spawnSync('/bin/sh', ['-c', `cat '${data}/secrets.json'`], { uid: 65534, gid: 65534, encoding: 'utf8' });
+    expect(plainRead.stdout).toContain('operator-secret-xyz');
+    const probe = probeSandbox(data, { run: (file, args) => spawnSync(file, args, { uid: 65534, gid: 65534, encoding: 'utf8' }) });
+    expect(probe.ok, probe.ok ? '' : probe.warning).toBe(true);
+    const { pty } = appTrainingSpawner(asNobody, data, [], () => probe);
+    const r = await run(pty, `id -u; cat '${data}/secrets.json' || echo no-secrets`);
+    expect(r.output).toMatch(/^65534\n/);
+    expect(r.output).toContain('no-secrets');
+    expect(r.output).not.toContain('operator-secret-xyz');
+    expect(r.exit).toEqual({ exitCode: 0, signal: null });
   });
 
   it('gets the SIGTERM grace period: its trap runs and the launcher exits after it', async () => {
