@@ -10,7 +10,7 @@ import type { HostPolicy, JobSpec, ManifestIssue, ManifestParseResult, Placement
 import { describeValue, FieldReader, IssueList, type PendingIssue, type Table } from './field-reader';
 import { jobId } from './job-id';
 import { readHost, readJob } from './read-entries';
-import { pathKey, scanToml, scanTomlSteps, type PathPart, type Place } from './toml-positions';
+import { pathKey, scanTomlSteps, type PathPart, type Place } from './toml-positions';
 import { ENTRIES_PER_PIECE, parsePieces } from './toml-pieces';
 
 /** Largest manifest accepted (the API and IPC caps match). 10,000 jobs take about 1 MiB. */
@@ -150,14 +150,14 @@ function* crossCheck(jobs: (JobSpec | null)[], hosts: (HostPolicy | null)[], iss
 }
 
 /** Places every issue (one more scan of the text), sorts them by line and keeps the first MAX_MANIFEST_ERRORS. */
-function locate(text: string, pending: CrossIssue[]): ManifestIssue[] {
+function* locate(text: string, pending: CrossIssue[]): Generator<void, ManifestIssue[]> {
   const wanted = new Set<string>();
   for (const issue of pending) {
     for (const path of issue.related ? [issue.path, issue.related] : [issue.path]) {
       for (let length = 1; length <= path.length; length++) wanted.add(pathKey(path.slice(0, length)));
     }
   }
-  const { places } = scanToml(text, MAX_KEY_PARTS, wanted);
+  const { places } = yield* scanTomlSteps(text, MAX_KEY_PARTS, wanted);
   const located = pending.map((issue): ManifestIssue => {
     const place = places.find(issue.path, issue.at);
     let message = issue.message;
@@ -216,6 +216,6 @@ export function* parseManifestSteps(text: string, fileName: string): Generator<v
   const pending: CrossIssue[] = [...issues.items];
   yield* crossCheck(jobs, hosts, pending);
 
-  if (pending.length > 0 || placement === undefined) return { ok: false, errors: locate(text, pending) };
+  if (pending.length > 0 || placement === undefined) return { ok: false, errors: yield* locate(text, pending) };
   return { ok: true, manifest: { jobs: jobs as JobSpec[], hosts: hosts as HostPolicy[], placement } };
 }
