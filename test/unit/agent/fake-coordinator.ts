@@ -84,6 +84,10 @@ export class FakeCoordinator {
   private firstSeq = 1;
   /** Set to make joins fail with this status. */
   joinStatus: number | null = null;
+  /** Set to answer joins 202 awaiting-approval (the key is not approved), as often as they come. */
+  awaitingApproval = false;
+  /** Joins answered 202 so far. */
+  awaitingAnswers = 0;
   /** Joins answered with 503 before the fake starts accepting them. */
   failJoins = 0;
   /** Every session secret handed out; the latest is the valid one. */
@@ -258,6 +262,12 @@ export class FakeCoordinator {
         return send(401, { error: (error as Error).message });
       }
       if (this.joinStatus !== null) return send(this.joinStatus, { error: `join refused with ${this.joinStatus}` });
+      if (this.awaitingApproval) {
+        this.awaitingAnswers += 1;
+        const key = Buffer.from(String((body as { publicKey?: string }).publicKey ?? ''), 'base64url');
+        const fingerprint = `SHA256:${createHash('sha256').update(key).digest('base64').replace(/=+$/, '')}`;
+        return send(202, { status: 'awaiting-approval', node: (body as { node?: string }).node, fingerprint, retryAfterMs: 10 });
+      }
       if (this.failJoins > 0) {
         this.failJoins -= 1;
         return send(503, { error: 'coordinator starting' });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../../src-main/cli/run-cli';
+import { runWorker } from '../../../src-main/cli/run-worker';
 import { findFreePort } from '../../../src-main/agent/coordinator-client';
 import { loadOrCreateTlsIdentity } from '../../../src-main/core/api/tls-identity';
 import { FakeCoordinator, waitFor } from './fake-coordinator';
@@ -158,5 +159,22 @@ describe('gpu-share worker', () => {
     coordinator.give({ kind: 'drain', reason: 'test over' });
     expect(await done).toBe(0);
     expect(c.err.join('')).not.toContain('warning');
+  }, 40_000);
+
+  it('waits for approval: says which key to approve once, asks again, and exits 0 on Ctrl-C while waiting', async () => {
+    coordinator.awaitingApproval = true;
+    const c = io();
+    c.io.env.GPU_SHARE_JOIN_TOKEN = TOKEN;
+    const done = runWorker(['--join', url, '--name', 'stranger', '--data-dir', 'wd'], c.io, { handleSignals: true });
+    const line = await waitFor('the wait', () => /waiting for approval on the coordinator: this machine's key is (SHA256:\S+) — approve it there with "gpu-share workers approve stranger --key \1" or the Approve button in the Workers view/.exec(c.out.join('')), 30_000);
+    expect(line[1]).toMatch(/^SHA256:[A-Za-z0-9+/]{43}$/);
+    // Asked again after retryAfterMs (10 ms, clamped to 2 s), without logging the wait again.
+    await waitFor('a second try', () => coordinator.awaitingAnswers >= 2, 10_000);
+    expect(c.out.join('').split('waiting for approval').length - 1).toBe(1);
+    process.emit('SIGINT', 'SIGINT');
+    expect(await done).toBe(0);
+    expect(c.out.join('')).toContain('worker stopped before it joined: stopped while waiting for approval on the coordinator');
+    expect(c.err.join('')).toBe('');
+    expect(coordinator.joins).toHaveLength(0);
   }, 40_000);
 });
