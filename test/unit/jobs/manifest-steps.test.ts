@@ -83,7 +83,7 @@ describe('the queue staged a chunk at a time', () => {
     const next = [...list(['b']), ...list(Array.from({ length: 2500 }, (_, i) => `n${i}`))];
     const seen: number[] = [];
     const result = await db.jobs.syncInSteps(next, () => 2, async () => void seen.push(db.jobs.counts().total));
-    expect(seen).toEqual([3, 3, 3, 3, 3]); // three chunks staged, the new ones read, then the one write
+    expect(seen).toEqual([3, 3, 3, 3, 3, 2503]); // three chunks staged, the new ones read, the one write, the checkpoint
     expect(result.added).toEqual(next.slice(1).map((j) => j.id));
     expect(result.kept).toEqual([jobIdOf('b')]);
     expect(result.missing).toEqual([jobIdOf('a'), jobIdOf('c')]);
