@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { startCoordinatorHttp, type CoordinatorHttp } from '../src-main/core/api/coordinator-http';
+import type { SignatureChecker } from '../src-main/core/api/request-signature';
 import { generateToken } from '../src-main/core/api/tokens';
 import { CoordinatorService } from '../src-main/core/coordinator/coordinator-service';
 import { restoreCoordinator } from '../src-main/core/coordinator-persistence';
@@ -100,10 +101,11 @@ async function floodRow(label: string, opts: { count: number; addresses: number;
     const after = rssMb();
     const db = rows(c.dir);
     const awaiting = await awaitingCount(c);
+    const checker = (c.svc.nodeKeys as unknown as { checker?: SignatureChecker }).checker;
     const r = flood.result;
     return [
       label,
-      `${r.sent} sent (${answered(r)}); awaiting ${awaiting}; node_keys ${dbBefore.keys} → ${db.keys}, node_names ${dbBefore.names} → ${db.names}, state.db ${(db.bytes / 1024).toFixed(0)} KiB; ` +
+      `${r.sent} sent (${answered(r)}); awaiting ${awaiting}${checker ? `, nonces kept for ${checker.keyCount()} keys` : ''}; node_keys ${dbBefore.keys} → ${db.keys}, node_names ${dbBefore.names} → ${db.names}, state.db ${(db.bytes / 1024).toFixed(0)} KiB; ` +
         `RSS ${before.toFixed(0)} → peak ${flood.peakRssMb.toFixed(0)} → ${after.toFixed(0)} MB`,
       opts.before,
       `${flood.seconds.toFixed(1)} s`,
