@@ -51,7 +51,7 @@ function JobsPager() {
   const position = state ? jobsPagePosition(state) : null;
   if (!position) return null;
   return (
-    <nav className="toolbar job-pager" aria-label="Pages of the queue" data-testid="jobs-pager">
+    <nav className="toolbar job-pager" aria-label="Pages of the queue" data-testid="jobs-pager" style={{ padding: '10px 14px', alignItems: 'center' }}>
       <span className="muted" role="status">
         {position.text}
       </span>
@@ -127,8 +127,8 @@ export function JobsView() {
 
       {state && (state.jobs.length > 0 || (state.page?.offset ?? 0) > 0) ? (
         <section className="card table-card" aria-label="Queue">
-          <JobTable jobs={state.jobs} previews={state.previews} />
           <JobsPager />
+          <JobTable jobs={state.jobs} previews={state.previews} />
         </section>
       ) : (
         <div className="empty" data-testid="jobs-empty">

@@ -162,4 +162,27 @@ describe('Jobs and Artifacts, end to end', () => {
     expect(createHash('sha256').update(readFileSync(saved)).digest('hex')).toBe(sha);
     expect(browser.problems.filter((p) => /pageerror/.test(p))).toEqual([]);
   });
+
+  it('(7) a long queue is shown 200 jobs at a time with the counts of all of it, and Next / Previous', async () => {
+    const { page } = browser;
+    await page.click('.nav-button[data-view="jobs"]');
+    const file = path.join(dataDir, 'long.toml');
+    // 450 jobs no node can take, so they stay pending in queue order behind the 4 of the first manifest.
+    writeFileSync(file, Array.from({ length: 450 }, (_, i) => `[[jobs]]\nname = "long-${i}"\ncommand = ["sh", "-c", "exit 0"]\nseed = ${i}\nrequire_cuda = true\nmin_vram_gib = 512\n`).join('\n'));
+    await dropFile(page, file);
+    const pager = page.locator('[data-testid="jobs-pager"]');
+    await expect.poll(() => pager.locator('[role="status"]').textContent()).toBe('1–200 of 454 jobs');
+    expect(await page.getAttribute('[data-testid="jobs-view"]', 'data-job-count')).toBe('200');
+    expect(await page.textContent('[data-testid="job-counts"]')).toMatch(/^451 pending/);
+    await pager.locator('button:has-text("Next")').click();
+    await pager.locator('button:has-text("Next")').click();
+    await expect.poll(() => pager.locator('[role="status"]').textContent()).toBe('401–454 of 454 jobs');
+    expect(await row('long-449').count()).toBe(1);
+    expect(await row('long-449').textContent()).toContain('waiting behind');
+    expect(await pager.locator('button:has-text("Next")').isDisabled()).toBe(true);
+    await pager.locator('button:has-text("Previous")').click();
+    await expect.poll(() => pager.locator('[role="status"]').textContent()).toBe('201–400 of 454 jobs');
+    await pager.scrollIntoViewIfNeeded();
+    await screenshot(page, 'jobs-pager');
+  });
 });
