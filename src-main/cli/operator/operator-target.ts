@@ -4,7 +4,6 @@
  * secrets.json, the certificate in coordinator-tls.json). Each answer remembers where it came from, so an error
  * can say what to change.
  */
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { normalizeCertSha256 } from '../../../src-shared/cert-fingerprint';
 import { clearTextProblem } from '../../../src-shared/cluster/clear-text';
@@ -15,6 +14,7 @@ import { defaultUserDataDir } from '../../platform/user-data-dir';
 import { UsageError, type CliIo } from '../command';
 import { COORDINATOR_RECORD_FILE, readCoordinatorRecord } from '../../core/coordinator-record';
 import { isPidAlive } from '../../platform/files/errno';
+import { readPrivateFile } from '../../platform/files/private-file';
 import { EXIT, OperatorFailure } from './operator-failure';
 
 export const URL_ENV = 'GPU_SHARE_URL';
@@ -118,8 +118,10 @@ async function locateCert(
   if (url.protocol !== 'https:') return undefined;
   if (recordCert) return { value: recordCert, source: path.join(dataDir, COORDINATOR_RECORD_FILE) };
   // This machine's own coordinator: its certificate is kept in the data folder.
-  const stored = await readFile(path.join(dataDir, TLS_IDENTITY_FILE), 'utf8').then(
+  // A link there is refused, never followed: a planted one would choose the certificate this CLI trusts.
+  const stored = await readPrivateFile(path.join(dataDir, TLS_IDENTITY_FILE), 'the coordinator\'s TLS identity').then(
     (text) => {
+      if (text === null) return undefined;
       try {
         return fingerprintOf((JSON.parse(text) as { certPem: string }).certPem);
       } catch {
@@ -144,7 +146,9 @@ async function locateToken(flags: OperatorFlags, io: Pick<CliIo, 'env' | 'err'>,
   const file = path.join(dataDir, SECRETS_FILE);
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    const read = await readPrivateFile(file, "the cluster's tokens"); // a link there is refused, never followed
+    if (read === null) throw Object.assign(new Error(`${file} does not exist`), { code: 'ENOENT' });
+    text = read;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') {

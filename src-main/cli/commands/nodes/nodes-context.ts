@@ -3,7 +3,6 @@
  * coordinator's record (coordinator.json: its certificate), the join token (secrets.json), and the address the
  * nodes reach it at. Each missing piece is refused with what to do.
  */
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { formatIssue, isLoopbackHost, parseClusterYaml, type ClusterConfig, type NodeConfig } from '../../../../src-shared/cluster/index';
 import { guessLanAddress } from '../../../app/app-core-helpers';
@@ -12,6 +11,7 @@ import { SECRETS_FILE } from '../../../core/secrets';
 import type { CoordinatorJoin } from '../../../core/ssh/node-launcher';
 import { readRegularFile } from '../../../platform/files/safe-read';
 import { isPidAlive } from '../../../platform/files/errno';
+import { readPrivateFile } from '../../../platform/files/private-file';
 import { UsageError } from '../../command';
 
 export async function loadCluster(file: string): Promise<ClusterConfig> {
@@ -42,7 +42,7 @@ export async function coordinatorJoin(dataDir: string, joinUrl: string | undefin
   if (record.kind !== 'found' || !isPidAlive(record.record.pid)) {
     throw new UsageError(`no coordinator is running with the data folder ${dataDir}: start the app or \`gpu-share serve --coordinator-host 0.0.0.0\` first (or pass --data-dir)`);
   }
-  const secrets = JSON.parse(await readFile(path.join(dataDir, SECRETS_FILE), 'utf8').catch(() => '{}')) as { joinToken?: unknown };
+  const secrets = JSON.parse((await readPrivateFile(path.join(dataDir, SECRETS_FILE), "the cluster's tokens")) ?? '{}') as { joinToken?: unknown };
   if (typeof secrets.joinToken !== 'string') throw new UsageError(`no join token in ${path.join(dataDir, SECRETS_FILE)}`);
   const { url, certSha256 } = record.record;
   if (joinUrl) return { url: joinUrl, token: secrets.joinToken, certSha256, reachableFromOtherMachines: true };
