@@ -100,13 +100,7 @@ export async function joinOnce(
   }
   const host = advertiseHost ?? local.address;
   client.useSession(null);
-  // The coordinator proves it holds the join token before this worker says anything about itself.
-  const challenge = await challengeCoordinator(client);
-  if (challenge.kind === 'unproved') {
-    throw new JoinError(challenge.why === 'bad-proof' ? 'untrusted' : 'unauthorized', `${challenge.message}.`);
-  }
-  if (challenge.kind === 'failed') throwFailedReply(challenge.reply, where, 'the join challenge');
-  const reply = await client.call('join', [], request(host), DEFAULT_REQUEST_TIMEOUT_MS, challenge.headers);
+  const reply = await provedJoin(client, () => request(host), where);
   if (reply.kind !== 'ok') throwFailedReply(reply, where, 'the join');
   const parsed = readReply('join', reply.body);
   if (!parsed) {
@@ -123,6 +117,24 @@ export async function joinOnce(
   }
   client.useSession(parsed.sessionSecret);
   return { joined: clampTimings(parsed), advertiseHost: host };
+}
+
+/**
+ * The challenge, then the join with its proof. The coordinator proves it holds the join token before this worker
+ * says anything about itself. A 401 to the join after a proved challenge is not about the token: the challenge
+ * was forgotten in between (30 s, or pushed out by a flood of others'), so the pair is tried once more.
+ */
+async function provedJoin(client: CoordinatorClient, body: () => JoinRequest, where: string): Promise<ApiReply> {
+  for (let attempt = 1; ; attempt += 1) {
+    const challenge = await challengeCoordinator(client);
+    if (challenge.kind === 'unproved') {
+      throw new JoinError(challenge.why === 'bad-proof' ? 'untrusted' : 'unauthorized', `${challenge.message}.`);
+    }
+    if (challenge.kind === 'failed') throwFailedReply(challenge.reply, where, 'the join challenge');
+    const reply = await client.call('join', [], body(), DEFAULT_REQUEST_TIMEOUT_MS, challenge.headers);
+    if (attempt < 2 && reply.kind === 'http-error' && reply.status === 401 && /join challenge/.test(reply.message)) continue;
+    return reply;
+  }
 }
 
 /** A failed answer to the join (or its challenge) as the JoinError a person can act on. */

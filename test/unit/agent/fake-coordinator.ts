@@ -106,6 +106,8 @@ export class FakeCoordinator {
   readonly rawRequests: { method: string; url: string; headers: http.IncomingHttpHeaders; body: string }[] = [];
   /** Answer challenges with a proof that does not match (as a server without the token would). */
   forgeProof = false;
+  /** This many joins find their challenge gone (evicted by a flood, or expired) and get the coordinator's 401. */
+  loseChallenges = 0;
   private challenges: JoinChallenges;
   private server: http.Server | https.Server;
   private wss = new WebSocketServer({ noServer: true });
@@ -255,6 +257,10 @@ export class FakeCoordinator {
       }
     }
     if (url === '/v1/join') {
+      if (this.loseChallenges > 0) {
+        this.loseChallenges -= 1;
+        return send(401, { error: 'unknown, expired or already used join challenge: ask for a new one (POST /v1/join/challenge) and join within 30 s' });
+      }
       try {
         const proved = this.challenges.prove(String(req.headers[JOIN_CHALLENGE_HEADER] ?? ''), String(req.headers[JOIN_PROOF_HEADER] ?? ''));
         if ((body as { publicKey?: string }).publicKey !== (proved.nodePublicKey ?? undefined)) return send(401, { error: 'the join presents another key than its challenge' });

@@ -137,4 +137,19 @@ describe('the join proof on the wire', () => {
     expect(await proveCoordinator({ url, certSha256: tlsA.fingerprint256, token: TOKEN })).toMatchObject({ ok: false, message: expect.stringMatching(/could not prove/) });
     expect(everything(server)).not.toContain(TOKEN);
   });
+
+  it('takes a new challenge once when the join finds its challenge gone (evicted by a flood), then says why', async () => {
+    server = new FakeCoordinator(TOKEN, 100, 500);
+    const url = await server.listen();
+    server.loseChallenges = 1;
+    await makeAgent(url).start();
+    expect(server.joins).toHaveLength(1);
+    expect(server.rawRequests.map((r) => r.url).slice(0, 4)).toEqual(['/v1/join/challenge', '/v1/join', '/v1/join/challenge', '/v1/join']);
+    await agent!.stop('next case');
+    agent = null;
+    server.loseChallenges = 2;
+    const error = await refusal(makeAgent(url));
+    expect(error.kind).toBe('unauthorized');
+    expect(error.message).toMatch(/unknown, expired or already used join challenge/);
+  });
 });
