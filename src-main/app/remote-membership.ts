@@ -270,6 +270,12 @@ export class RemoteMembership {
           return `${sentence(capitalize(raw))} Give this machine another name in the Name field if that one is taken.`;
         case 'protocol':
           return sentence(capitalize(raw));
+        case 'awaiting': {
+          // Its key is not approved there yet: say which, and how the other machine's person approves it.
+          const key = /SHA256:[A-Za-z0-9+/]{43}/.exec(raw)?.[0] ?? 'its key';
+          const command = /"(gpu-share workers approve \S+ --key \S+)"/.exec(raw)?.[1];
+          return `The coordinator at ${url} has not approved this machine yet: approve ${key} there (its Workers view's Approve${command ? `, or \`${command}\`` : ''}), then join again.`;
+        }
       }
     }
     return `Could not join ${url}: ${sentence(raw)}`;

@@ -168,6 +168,22 @@ describe('joining another cluster from the app', { timeout: 60_000 }, () => {
     expect((await core.handlers.leaveCluster(undefined)).mode).toBe('own-coordinator');
   });
 
+  it('a coordinator that has not approved this machine: error state naming the key to approve there, nothing joined', async () => {
+    // As seen from another machine (not loopback), so the other coordinator lists this one as awaiting approval.
+    const keys = remote.service.nodeKeys;
+    const check = keys.checkJoin.bind(keys);
+    keys.checkJoin = (join, conn, request) => check(join, { ...conn, seenFrom: '192.0.2.7', sameMachine: false }, request);
+    const state = await core.handlers.joinCluster({ url: remote.url, token: remote.joinToken, name: 'this-box' });
+    expect(state.mode).toBe('error');
+    const [awaiting] = keys.awaitingList();
+    expect(awaiting).toMatchObject({ node: 'this-box', address: '192.0.2.7' });
+    expect(state.message).toBe(
+      `The coordinator at ${remote.url} has not approved this machine yet: approve ${awaiting!.fingerprint} there (its Workers view's Approve, or ` +
+        `\`gpu-share workers approve this-box --key ${awaiting!.fingerprint}\`), then join again. This machine trains for this app's own cluster again.`,
+    );
+    expect(remote.service.workers()).toEqual([]);
+  });
+
   it('unreachable coordinator: error state that says what to check, and the local worker back', async () => {
     const before = localActive()!;
     const url = `http://127.0.0.1:${await freePort()}`;
