@@ -88,7 +88,7 @@ export function AwaitingApprovalSection() {
               <th scope="col">Key fingerprint</th>
               <th scope="col">Address</th>
               <th scope="col">Hardware</th>
-              <th scope="col">Last seen</th>
+              <th scope="col">Waiting since</th>
               <th scope="col">
                 <span className="visually-hidden">Actions</span>
               </th>
@@ -103,7 +103,7 @@ export function AwaitingApprovalSection() {
                 </td>
                 <td className="mono small">{m.address ?? '—'}</td>
                 <td className="small">{describeAwaitingHardware(m.hardware)}</td>
-                <td className="num">{formatAgo(now - m.lastSeen)}</td>
+                <td className="num">{formatAgo(now - m.firstSeen)}</td>
                 <td>
                   <button type="button" className="button small" onClick={() => setOpen(m)} aria-label={`Approve ${m.node}`}>
                     Approve

@@ -104,8 +104,8 @@ export class NodeKeys {
     this.checker.check(request, presentedKey, node);
     const now = this.opts.now();
     if (record && presentedKey !== record.publicKey) {
-      this.awaiting.record({ ...this.entryOf(join, presentedKey, conn, now), heldBackFrom: fingerprintOf(record.publicKey) });
-      this.changed();
+      // Only a new entry is news: a waiting agent asks again every few seconds.
+      if (this.awaiting.record({ ...this.entryOf(join, presentedKey, conn, now), heldBackFrom: fingerprintOf(record.publicKey) })) this.changed();
       throw new ApiProblem(
         409,
         `node ${node} presents a new key (fingerprint ${fingerprintOf(presentedKey)}; the pinned one is ${fingerprintOf(record.publicKey)}); ` +
@@ -114,8 +114,7 @@ export class NodeKeys {
     }
     if (record) return { admit: true, pin: null };
     if (loopback || this.autoApprove) return { admit: true, pin: presentedKey };
-    this.awaiting.record(this.entryOf(join, presentedKey, conn, now));
-    this.changed();
+    if (this.awaiting.record(this.entryOf(join, presentedKey, conn, now))) this.changed();
     return { admit: false, awaiting: { status: 'awaiting-approval', node, fingerprint: fingerprintOf(presentedKey), retryAfterMs: AWAITING_RETRY_AFTER_MS } };
   }
 
