@@ -46,7 +46,8 @@ Options:
                           coordinator heard that proves it holds your join token (the others are named and
                           ignored; they get a nonce and an id of the token, never the token); when several
                           prove it, they are listed and it exits with 2
-  --cluster-name NAME     with --discover: only the coordinator started with this pre-shared name
+  --cluster-name NAME     with --discover: ask only coordinators advertising this pre-shared name's tag
+                          (a copied tag still has to prove the join token)
   --token TOKEN           the cluster's join token; better set ${TOKEN_ENV}, since other users of
                           this machine can read a process's command line
   --name NAME             node name shown in the app (default: this machine's hostname)

@@ -36,7 +36,8 @@ Options:
                             (behind NAT); by default a worker is published where it is seen from
   --no-local-worker         do not train on this machine
   --cluster-name NAME       pre-shared name of this cluster: the LAN advert carries only a tag made from it,
-                            and \`gpu-share worker --discover --cluster-name NAME\` finds only this coordinator
+                            and \`gpu-share worker --discover --cluster-name NAME\` asks only coordinators with
+                            that tag (anyone can copy it: the join proof is what keeps a stranger out)
   --no-advertise            do not advertise the coordinator on the LAN (mDNS); by default it is advertised
                             whenever --coordinator-host lets other machines in
   --auto-approve            approve every machine that joins, without \`gpu-share workers approve\`. Risk: any
