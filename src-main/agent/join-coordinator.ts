@@ -130,7 +130,12 @@ async function provedJoin(client: CoordinatorClient, body: () => JoinRequest, wh
     if (challenge.kind === 'unproved') {
       throw new JoinError(challenge.why === 'bad-proof' ? 'untrusted' : 'unauthorized', `${challenge.message}.`);
     }
-    if (challenge.kind === 'failed') throwFailedReply(challenge.reply, where, 'the join challenge');
+    if (challenge.kind === 'failed') {
+      if (challenge.reply.kind === 'http-error' && challenge.reply.status === 404) {
+        throw new JoinError('protocol', `the server at ${where} does not know the join challenge (404): it is not a GPU Share coordinator of this version; update it, or check the URL`);
+      }
+      throwFailedReply(challenge.reply, where, 'the join challenge');
+    }
     const reply = await client.call('join', [], body(), DEFAULT_REQUEST_TIMEOUT_MS, challenge.headers);
     if (attempt < 2 && reply.kind === 'http-error' && reply.status === 401 && /join challenge/.test(reply.message)) continue;
     return reply;

@@ -152,4 +152,25 @@ describe('the join proof on the wire', () => {
     expect(error.kind).toBe('unauthorized');
     expect(error.message).toMatch(/unknown, expired or already used join challenge/);
   });
+
+  it('says so when the server knows no join challenge (an older coordinator, or not one at all)', async () => {
+    const http = await import('node:http');
+    const seen: string[] = [];
+    const old = http.createServer((req, res) => {
+      seen.push(`${req.method} ${req.url} ${req.headers.authorization ?? ''}`);
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: `no endpoint ${req.url}` }));
+    });
+    await new Promise<void>((r) => old.listen(0, '127.0.0.1', r));
+    try {
+      const port = (old.address() as { port: number }).port;
+      const error = await refusal(makeAgent(`http://127.0.0.1:${port}`));
+      expect(error.kind).toBe('protocol');
+      expect(error.message).toMatch(/does not know the join challenge \(404\): it is not a GPU Share coordinator of this version/);
+      expect(seen).toEqual(['POST /v1/join/challenge ']);
+    } finally {
+      old.closeAllConnections();
+      await new Promise((r) => old.close(r));
+    }
+  });
 });
