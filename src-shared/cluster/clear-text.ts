@@ -6,6 +6,15 @@
  */
 import { isLoopbackHost } from './loopback';
 
+/** The parts of a WHATWG URL this rule reads (src-shared is built without the DOM or Node typings). */
+interface UrlParts {
+  protocol: string;
+  hostname: string;
+  port: string;
+  origin: string;
+}
+declare const URL: new (input: string) => UrlParts;
+
 /** Who would send the secret, which decides what to advise instead. */
 export type ClearTextUse =
   /** `gpu-share worker --join`: the join token. */
@@ -26,8 +35,8 @@ const SECRET: Record<ClearTextUse, string> = {
  * for the person, naming the URL and what to do. A string that is not a URL is not this rule's business (the
  * URL parser says what is wrong with it), so it answers null.
  */
-export function clearTextProblem(url: string | URL, use: ClearTextUse): string | null {
-  let parsed: URL;
+export function clearTextProblem(url: string | UrlParts, use: ClearTextUse): string | null {
+  let parsed: UrlParts;
   try {
     parsed = typeof url === 'string' ? new URL(url) : url;
   } catch {
@@ -41,7 +50,7 @@ export function clearTextProblem(url: string | URL, use: ClearTextUse): string |
   return `${head} ${advice(parsed, use)}`;
 }
 
-function advice(url: URL, use: ClearTextUse): string {
+function advice(url: UrlParts, use: ClearTextUse): string {
   switch (use) {
     case 'worker':
       return "Use the https:// URL with --cert-sha256 from the coordinator's Add a worker panel (or `gpu-share serve` output).";
