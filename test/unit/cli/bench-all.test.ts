@@ -16,7 +16,8 @@ describe('npm run bench', () => {
     const benches = readdirSync(path.join(root, 'bench')).filter((f) => f.endsWith('.ts')).map((f) => f.slice(0, -3));
     expect(r.stdout.trim().split('\n').map((l) => l.split(/\s+/)[0]).sort()).toEqual(benches.sort());
     expect(r.stdout).toMatch(/^multihost-failure +quick: --kills 1 --cuts 1 +needs: root, iproute2, torch$/m);
-    expect(r.stdout).toMatch(/^abuse-bounds +quick: --joins 1000 --flood-s 2$/m);
+    expect(r.stdout).toMatch(/^abuse-bounds +quick: --joins 1000 --flood-s 2 --nonce-requests 5000 /m);
+    expect(r.stdout).toMatch(/^abuse-sockets +quick: --sockets 500 --header-deadline-ms 2000$/m);
   });
 
   it('refuses an unknown bench or option, naming it', () => {
