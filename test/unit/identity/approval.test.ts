@@ -118,6 +118,19 @@ describe('machines awaiting approval', () => {
     closeTemp(db);
   });
 
+  it('counts a key pinned before approvals existed (a node_keys row) as approved, from any address', async () => {
+    const db = openTemp(tempDataDir());
+    const key = newIdentity('old-pin');
+    db.nodeKeys.save({ node: 'veteran', publicKey: key.publicKey, pinnedAt: 1, pending: null });
+    const svc = new CoordinatorService({ clock: new FakeClock(), joinToken: JOIN, operatorToken: OPERATOR });
+    svc.nodeKeys.useStore(db.nodeKeys);
+    const { api } = await startCoordinator(svc);
+    expect((await agentJoin(api.url, 'veteran', key)).joined).not.toBeNull();
+    expect(svc.nodeKeys.awaitingList()).toEqual([]);
+    await api.close();
+    closeTemp(db);
+  });
+
   it('approves by construction a join over loopback, and every join under --auto-approve', async () => {
     const { svc, api } = await startCoordinator();
     const local = newIdentity('this-machine');
