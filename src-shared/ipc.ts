@@ -222,10 +222,10 @@ export const events = {
   ...jobEvents,
   ...discoveryEvents,
   ...sshEvents,
+  ...identityEvents,
 } as const;
 
 export interface EventPayloads extends JobEventPayloads, DiscoveryEventPayloads, SshEventPayloads, IdentityEventPayloads {
-  ...identityEvents,
   onHardware: HardwareSnapshot;
   onCluster: ClusterState;
   /**
