@@ -216,7 +216,7 @@ describe('adapter jobs on the agent', () => {
     const packFail = await waitFor('the pack failure', () => coordinator.jobCallsOf('fail')[0]);
     expect(packFail).toMatchObject({
       exitCode: 0,
-      error: 'could not pack the output: secrets is a symbolic link to /etc/passwd, outside the output folder; copy the file into the folder instead of linking to it',
+      error: 'could not pack the output: secrets is a symbolic link to /etc/passwd, which leads outside the output folder once the links on its way are followed (or loops); copy the file into the folder instead of linking to it',
     });
     expect(coordinator.uploads).toEqual([]);
 

@@ -71,15 +71,16 @@ describe('serve options', () => {
       trustAdvertisedHosts: false,
       advertise: true,
       clusterName: undefined,
+      autoApprove: false,
     });
   });
 
   it('reads every flag, resolving paths against the working folder', () => {
     const o = parseServeArgs(
-      ['--host', '::1', '--port=0', '--cluster', 'c.yaml', '--data-dir', 'd', '--coordinator-host', '0.0.0.0', '--coordinator-port', '9000', '--no-local-worker', '--trust-advertised-hosts', '--no-advertise', '--cluster-name', 'our lab'],
+      ['--host', '::1', '--port=0', '--cluster', 'c.yaml', '--data-dir', 'd', '--coordinator-host', '0.0.0.0', '--coordinator-port', '9000', '--no-local-worker', '--trust-advertised-hosts', '--no-advertise', '--cluster-name', 'our lab', '--auto-approve'],
       { cwd: '/work', env: {} },
     );
-    expect(o).toEqual({ host: '::1', port: 0, clusterPath: '/work/c.yaml', dataDir: '/work/d', coordinatorHost: '0.0.0.0', coordinatorPort: 9000, localWorker: false, trustAdvertisedHosts: true, advertise: false, clusterName: 'our lab' });
+    expect(o).toEqual({ host: '::1', port: 0, clusterPath: '/work/c.yaml', dataDir: '/work/d', coordinatorHost: '0.0.0.0', coordinatorPort: 9000, localWorker: false, trustAdvertisedHosts: true, advertise: false, clusterName: 'our lab', autoApprove: true });
   });
 
   it('refuses bad options with a message naming the flag', () => {
