@@ -17,7 +17,8 @@ import { defaultUserDataDir } from '../platform/user-data-dir';
 import { NODE_NAME_PATTERN } from '../../src-shared/worker-protocol';
 import { CERT_ENV, parseCoordinatorUrl, trustProblem } from '../agent/coordinator-client';
 import { JoinError, WorkerAgent } from '../agent/worker-agent';
-import { loadOrCreateNodeIdentity } from '../agent/node-identity';
+import { loadOrCreateNodeIdentity, NodeKeyMovedError } from '../agent/node-identity';
+import { SymlinkRefusedError } from '../platform/files/refuse-symlink';
 import { clusterNameProblem } from '../platform/discovery/discovery-record';
 import { DISCOVER_MS, discoverOne, ignoredLine } from '../platform/discovery/pick-coordinator';
 import { proveCoordinator } from '../agent/coordinator-proof';
@@ -102,7 +103,20 @@ function safeName(name: string): string {
   return name.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 100) || 'worker';
 }
 
+/** `gpu-share worker`; a data-folder problem the person can fix (a linked key file, a copied folder) is one line, not a stack. */
 export async function runWorker(args: string[], io: CliIo, options: RunWorkerOptions = {}): Promise<number> {
+  try {
+    return await runWorkerUnguarded(args, io, options);
+  } catch (error) {
+    if (error instanceof SymlinkRefusedError || error instanceof NodeKeyMovedError) {
+      io.err(`gpu-share worker: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+}
+
+async function runWorkerUnguarded(args: string[], io: CliIo, options: RunWorkerOptions): Promise<number> {
   const parsed = parseWorkerArgs(args);
   if (parsed.printNodeKey) {
     // The app that starts this machine over SSH reads the key here and approves it before the agent joins.

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -177,4 +177,22 @@ describe('gpu-share worker', () => {
     expect(c.err.join('')).toBe('');
     expect(coordinator.joins).toHaveLength(0);
   }, 40_000);
+
+  it('refuses a node key that is a symbolic link in one line naming the file, for --print-node-key and a join alike', async () => {
+    const c = io();
+    const wd = path.join(home, 'wd');
+    mkdirSync(wd);
+    const target = path.join(home, 'planted');
+    writeFileSync(target, 'not yours');
+    symlinkSync(target, path.join(wd, 'node-key'));
+    expect(await runWorker(['--print-node-key', '--data-dir', 'wd'], c.io)).toBe(1);
+    c.io.env.GPU_SHARE_JOIN_TOKEN = TOKEN;
+    expect(await runWorker(['--join', url, '--data-dir', 'wd'], c.io)).toBe(1);
+    const lines = c.err.join('').trim().split('\n');
+    expect(lines).toHaveLength(2);
+    for (const line of lines) expect(line).toMatch(/^gpu-share worker: .*node-key.*link/);
+    expect(c.err.join('')).not.toMatch(/unexpected error|\n\s+at /);
+    expect(readFileSync(target, 'utf8')).toBe('not yours');
+    expect(coordinator.joins).toHaveLength(0);
+  });
 });
