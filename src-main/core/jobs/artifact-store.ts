@@ -241,6 +241,11 @@ export class ArtifactStore {
     body.pipe(meter);
     try {
       await pipeline(meter, out);
+    } catch (error) {
+      // A refusal can come before the temp file is even open: wait until the stream has closed it, or put()'s
+      // removal would run first and the late open would leave the file behind.
+      if (!out.closed) await new Promise<void>((done) => out.once('close', () => done()));
+      throw error;
     } finally {
       cutOff.abort();
       body.unpipe(meter);
