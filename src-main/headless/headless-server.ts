@@ -1,12 +1,15 @@
 /**
  * `gpu-share serve`'s transport: the built renderer over HTTP and the ipc.ts contract over a WebSocket, so the
  * real UI runs in any browser. Guarded by a random token in the URL (compared in constant time) and, by default,
- * bound to 127.0.0.1; the socket also checks that the page asking is this server's own. Its sockets are bounded
+ * bound to 127.0.0.1; the socket also checks that the page asking is this server's own. Bound beyond loopback it
+ * speaks only HTTPS, with the coordinator's self-signed identity (tls-identity.ts), so the token never crosses a
+ * network in clear; the person checks the certificate's fingerprint, which `serve` prints. Its sockets are bounded
  * as the coordinator port's are (connection-guard.ts): header and request deadlines, a cap per address and in
  * all, and a socket answered for being slow or malformed is destroyed, not half-closed.
  */
 import { realpathSync } from 'node:fs';
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
@@ -14,6 +17,7 @@ import { MAX_WS_MESSAGE_BYTES, TOKEN_PARAM, WS_PATH, type WsServerMessage } from
 import type { EventMethod, EventPayloads } from '../../src-shared/ipc';
 import { answerAndDestroy, answerClientErrors, guardConnections, type ConnectionLimits } from '../core/api/connection-guard';
 import { generateToken, tokensEqual } from '../core/api/tokens';
+import type { TlsIdentity } from '../core/api/tls-identity';
 import type { AppCore } from '../app/app-core-types';
 import { dispatchRequest, RequestError } from '../core/ipc-dispatch';
 import { securityHeaders, serveStatic } from './static-files';
@@ -43,13 +47,20 @@ export interface HeadlessServerOptions {
    * WebSocket, so 32 is room for several tabs; 512 in all).
    */
   connections?: ConnectionLimits;
+  /**
+   * The certificate and key the page is served with over HTTPS. Required when `host` is beyond loopback
+   * (pageNeedsTls); given on loopback it forces HTTPS there too (tests).
+   */
+  tls?: TlsIdentity;
 }
 
 export interface HeadlessServer {
-  /** The URL to open, token included: http://127.0.0.1:7420/?token=… */
+  /** The URL to open, token included: http://127.0.0.1:7420/?token=… (https:// beyond loopback) */
   url: string;
   port: number;
   token: string;
+  /** SHA-256 of the certificate served (64 lowercase hex digits) when the page speaks HTTPS; null over plain http. */
+  certSha256: string | null;
   /** Connections the port holds now (connection-guard.ts). */
   openConnections(): number;
   close(): Promise<void>;
@@ -58,7 +69,15 @@ export interface HeadlessServer {
 const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 
 export function isLoopbackHost(host: string): boolean {
-  return LOOPBACK_NAMES.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
+  return LOOPBACK_NAMES.has(host.toLowerCase()) || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/**
+ * Must the page port speak HTTPS when bound to `host`? Yes for anything beyond loopback (0.0.0.0, ::, a LAN
+ * address, a name): the token in the URL would otherwise cross the network in clear. Loopback stays plain http.
+ */
+export function pageNeedsTls(host: string): boolean {
+  return !isLoopbackHost(host);
 }
 
 /** Host part for a URL: IPv6 in brackets; a wildcard bind is reached through loopback from this machine. */
@@ -75,10 +94,10 @@ function splitHostHeader(value: string): { name: string; port: string | null } {
 
 /**
  * Is this upgrade request from a page this server served? The Origin (when the client sends one — browsers
- * always do) must be http://<the Host it asked for>, and on a loopback bind that Host must be a loopback name
+ * always do) must be <scheme>://<the Host it asked for>, and on a loopback bind that Host must be a loopback name
  * with our port, which shuts out DNS-rebinding pages even before the token is checked.
  */
-export function originAllowed(req: IncomingMessage, boundHost: string, port: number): boolean {
+export function originAllowed(req: IncomingMessage, boundHost: string, port: number, scheme: 'http' | 'https' = 'http'): boolean {
   const hostHeader = req.headers.host;
   if (!hostHeader) return false;
   const host = splitHostHeader(hostHeader);
@@ -87,7 +106,7 @@ export function originAllowed(req: IncomingMessage, boundHost: string, port: num
   }
   const origin = req.headers.origin;
   if (origin === undefined) return true;
-  return origin.toLowerCase() === `http://${hostHeader.toLowerCase()}`;
+  return origin.toLowerCase() === `${scheme}://${hostHeader.toLowerCase()}`;
 }
 
 function refuseUpgrade(socket: Duplex, status: number, reason: string): void {
@@ -134,16 +153,26 @@ export async function startHeadlessServer(core: AppCore, opts: HeadlessServerOpt
   const host = opts.host ?? '127.0.0.1';
   const token = opts.token ?? generateToken();
   const root = realpathSync(opts.staticDir);
+  const tls = opts.tls ?? null;
+  if (!tls && pageNeedsTls(host)) {
+    throw new Error(`the page would listen on ${host} in plain http, and its token would cross the network in clear: give it the TLS identity (tls), or bind it to 127.0.0.1`);
+  }
+  const scheme = tls ? 'https' : 'http';
   let boundPort = 0;
 
   const headersTimeoutMs = opts.headersTimeoutMs ?? 10_000;
   // Node checks these deadlines only every connectionsCheckingInterval (30 s by default).
-  const server = createServer({ connectionsCheckingInterval: Math.min(2_000, Math.max(100, headersTimeoutMs / 2)) }, (req, res) => {
+  const serverOptions = { connectionsCheckingInterval: Math.min(2_000, Math.max(100, headersTimeoutMs / 2)) };
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     serveStatic(root, req, res).catch(() => {
       if (!res.headersSent) res.writeHead(500, { ...securityHeaders(), 'Content-Type': 'text/plain; charset=utf-8' });
       res.end('Internal error\n');
     });
-  });
+  };
+  // A TLS handshake gets the same deadline as the headers that follow it.
+  const server: Server = tls
+    ? https.createServer({ ...serverOptions, handshakeTimeout: headersTimeoutMs, cert: tls.certPem, key: tls.keyPem }, onRequest)
+    : createServer(serverOptions, onRequest);
   server.headersTimeout = headersTimeoutMs;
   // Node's requestTimeout ends once a request is upgraded, so it holds for page files and not for the WebSocket.
   server.requestTimeout = Math.max(opts.requestTimeoutMs ?? 30_000, headersTimeoutMs);
@@ -170,7 +199,7 @@ export async function startHeadlessServer(core: AppCore, opts: HeadlessServerOpt
       refuseUpgrade(socket, 401, 'Unauthorized');
       return;
     }
-    if (!originAllowed(req, host, boundPort)) {
+    if (!originAllowed(req, host, boundPort, scheme)) {
       refuseUpgrade(socket, 403, 'Forbidden');
       return;
     }
@@ -234,9 +263,10 @@ export async function startHeadlessServer(core: AppCore, opts: HeadlessServerOpt
 
   let closing: Promise<void> | null = null;
   return {
-    url: `http://${urlHost(host)}:${boundPort}/?${TOKEN_PARAM}=${encodeURIComponent(token)}`,
+    url: `${scheme}://${urlHost(host)}:${boundPort}/?${TOKEN_PARAM}=${encodeURIComponent(token)}`,
     port: boundPort,
     token,
+    certSha256: tls ? tls.fingerprint256 : null,
     openConnections: () => guard.open(),
     close() {
       closing ??= new Promise<void>((resolve) => {

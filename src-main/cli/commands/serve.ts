@@ -8,10 +8,11 @@ import { createAppCore } from '../../app/app-core';
 import type { AppCore } from '../../app/app-core-types';
 import { nodePtySpawner } from '../../platform/pty/node-pty-spawner';
 import { loadOrCreateSecrets } from '../../core/secrets';
+import { loadOrCreateTlsIdentity, type TlsIdentity } from '../../core/api/tls-identity';
 import { defaultUserDataDir } from '../../platform/user-data-dir';
 import { findStaticDir, staticDirCandidates } from '../../headless/find-static-dir';
 import { logNotifier, noTray } from '../../headless/headless-ports';
-import { DEFAULT_HEADLESS_PORT, isLoopbackHost, startHeadlessServer, type HeadlessServer } from '../../headless/headless-server';
+import { DEFAULT_HEADLESS_PORT, pageNeedsTls, startHeadlessServer, type HeadlessServer } from '../../headless/headless-server';
 import { intOption, noMorePositionals, parseCommandLine, UsageError, type CliIo, type Command } from '../command';
 import { clusterNameProblem } from '../../platform/discovery/discovery-record';
 
@@ -25,7 +26,9 @@ control the cluster.
 While it runs, <data dir>/coordinator.json tells \`gpu-share runs\` and \`gpu-share workers\` where it is.
 
 Options:
-  --host HOST               address for the page (default 127.0.0.1; other addresses expose it to the network)
+  --host HOST               address for the page (default 127.0.0.1; other addresses expose it to the network,
+                            over HTTPS with the coordinator's self-signed certificate: check the fingerprint
+                            printed here when the browser warns)
   --port N                  port for the page (default ${DEFAULT_HEADLESS_PORT}; 0 picks a free one)
   --cluster PATH            cluster file (default <data dir>/cluster.yaml)
   --data-dir DIR            where cluster.yaml, tokens and worker data live (default: the app's, ${defaultUserDataDir()})
@@ -59,6 +62,8 @@ export interface ServeOptions {
   clusterName?: string | undefined;
   /** --auto-approve: every machine holding the join token is approved at its join (closed labs only). */
   autoApprove?: boolean;
+  /** HTTPS for the page even on loopback (tests); beyond loopback it is always on (pageNeedsTls). */
+  pageTls?: boolean;
 }
 
 export function parseServeArgs(args: string[], io: Pick<CliIo, 'cwd' | 'env'>): ServeOptions {
@@ -93,6 +98,11 @@ export function parseServeArgs(args: string[], io: Pick<CliIo, 'cwd' | 'env'>): 
   };
 }
 
+/** AB:CD:… — how browsers' certificate viewers show a fingerprint. */
+function colonHex(hex: string): string {
+  return (hex.toUpperCase().match(/../g) ?? []).join(':');
+}
+
 function describeListenError(error: unknown, what: string, flag: string, port: number): string {
   const code = (error as NodeJS.ErrnoException | null)?.code;
   if (code === 'EADDRINUSE') return `${what}: port ${port} is already in use (another gpu-share serve?). Stop it, or pass ${flag} with another port (0 picks a free one).`;
@@ -111,7 +121,7 @@ export async function runServe(options: ServeOptions, io: CliIo, stop: AbortSign
     io.err(`gpu-share serve: the page is not built (looked in ${staticDirCandidates(io.env, io.cwd).join(', ')}). Run \`npm run build\` in the GPU Share folder, then try again.\n`);
     return 2;
   }
-  if (!isLoopbackHost(options.host)) {
+  if (pageNeedsTls(options.host)) {
     io.err(
       `warning: the page listens on ${options.host}, not only on this machine: anyone who can reach it and has the token can control the cluster and run commands on its workers. Use --host 127.0.0.1 unless you mean it.\n`,
     );
@@ -143,7 +153,9 @@ export async function runServe(options: ServeOptions, io: CliIo, stop: AbortSign
   try {
     // The page token is kept with the cluster's other secrets, so an open tab reconnects after a restart.
     const { pageToken } = await loadOrCreateSecrets(options.dataDir);
-    server = await startHeadlessServer(core, { host: options.host, port: options.port, staticDir, token: pageToken });
+    // Beyond loopback the token must not cross the network in clear: HTTPS with the coordinator's own identity.
+    const tls: TlsIdentity | null = pageNeedsTls(options.host) || options.pageTls === true ? await loadOrCreateTlsIdentity(options.dataDir) : null;
+    server = await startHeadlessServer(core, { host: options.host, port: options.port, staticDir, token: pageToken, ...(tls ? { tls } : {}) });
   } catch (error) {
     await core.stop().catch(() => undefined);
     io.err(`gpu-share serve: ${describeListenError(error, 'could not serve the page', '--port', options.port)}\n`);
@@ -157,6 +169,10 @@ export async function runServe(options: ServeOptions, io: CliIo, stop: AbortSign
   }
   const info = await core.handlers.getCoordinatorInfo(undefined);
   io.out(`GPU Share is running: ${server.url}\n`);
+  if (server.certSha256 !== null) {
+    io.out(`The page's certificate is self-signed. SHA-256 fingerprint: ${colonHex(server.certSha256)}\n`);
+    io.out('When the browser warns about it, open its certificate details and check that the SHA-256 fingerprint is exactly this one before you go on; if it differs, someone may be posing as this machine — do not open the page.\n');
+  }
   io.out(`Add a worker: run this on another machine: ${info.joinCommand}\n`);
   if (!info.reachableFromOtherMachines) io.out(`Note: ${info.reachability}\n`);
   else if (options.advertise !== false) io.out(`Advertised on the LAN (mDNS): other machines can run gpu-share worker --discover${options.clusterName === undefined ? '' : ' --cluster-name NAME'}\n`);
