@@ -3,6 +3,7 @@
 // Origin check now wanting https://), a refusal to serve the token in clear, loopback still plain http, and
 // `gpu-share serve` printing the https:// URL with the fingerprint to check.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,7 +14,7 @@ import type { AppCore } from '../../../src-main/app/app-core-types';
 import { runServe } from '../../../src-main/cli/commands/serve';
 import type { CliIo } from '../../../src-main/cli/command';
 import { loadOrCreateTlsIdentity, type TlsIdentity } from '../../../src-main/core/api/tls-identity';
-import { pageNeedsTls, startHeadlessServer, type HeadlessServer } from '../../../src-main/headless/headless-server';
+import { originAllowed, pageNeedsTls, startHeadlessServer, type HeadlessServer } from '../../../src-main/headless/headless-server';
 
 const TOKEN = 'page-token-' + 't'.repeat(24);
 /** The server touches only subscribe and handlers; getCluster is the one request sent here. */
@@ -81,6 +82,15 @@ describe('pageNeedsTls', () => {
   it('wants HTTPS for every bind beyond loopback, and leaves loopback plain', () => {
     expect(['0.0.0.0', '::', '192.168.1.20', '', 'box.lan'].map(pageNeedsTls)).toEqual([true, true, true, true, true]);
     expect(['127.0.0.1', '127.3.2.1', '::1', '[::1]', 'localhost', 'LOCALHOST'].map(pageNeedsTls)).toEqual([false, false, false, false, false, false]);
+  });
+});
+
+describe('the Origin check for a page bound beyond loopback', () => {
+  it('wants https://<the Host asked for> from a page served over HTTPS on 0.0.0.0, and refuses http:// or another host', () => {
+    const req = (origin: string) => ({ headers: { host: '192.168.1.20:7420', origin } }) as unknown as IncomingMessage;
+    expect(originAllowed(req('https://192.168.1.20:7420'), '0.0.0.0', 7420, 'https')).toBe(true);
+    expect(originAllowed(req('http://192.168.1.20:7420'), '0.0.0.0', 7420, 'https')).toBe(false);
+    expect(originAllowed(req('https://evil.example'), '0.0.0.0', 7420, 'https')).toBe(false);
   });
 });
 
