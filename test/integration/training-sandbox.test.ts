@@ -4,7 +4,7 @@
  * Where bubblewrap works the read fails and no token is printed, while the trainer still writes its checkpoint
  * and the run finishes; without bubblewrap serve says once why the folder is readable.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -50,8 +50,19 @@ describe('a trainer launched by the app’s own worker', { timeout: 120_000 }, (
     expect(cli.serveOut).not.toContain('training processes can read this app');
   });
 
-  it.skipIf(BWRAP_WORKS)('without a working bubblewrap, serve says once that the data folder is readable and how to fix it', () => {
-    expect(cli.serveOut.match(/training processes can read this app's data folder \(secrets\.json\)/g)).toHaveLength(1);
-    expect(existsSync(path.join(cli.home, 'secrets.json'))).toBe(true);
+  it('without a working bubblewrap, serve says once that the data folder is readable and how to fix it', async () => {
+    // A `bwrap` first on PATH that fails as a missing or refused one does: what a machine without bubblewrap shows.
+    const bin = mkdtempSync(path.join(tmpdir(), 'gpu-share-no-bwrap-'));
+    writeFileSync(path.join(bin, 'bwrap'), '#!/bin/sh\necho "bwrap: not here" >&2\nexit 1\n');
+    chmodSync(path.join(bin, 'bwrap'), 0o755);
+    const bare = await CliServe.start('gpu-share-no-sandbox-it', { PATH: `${bin}:${process.env.PATH ?? ''}` });
+    try {
+      expect(bare.serveOut.match(/training processes can read this app's data folder \(secrets\.json\)/g)).toHaveLength(1);
+      expect(bare.serveOut).toContain('apt install bubblewrap');
+      expect(existsSync(path.join(bare.home, 'secrets.json'))).toBe(true);
+    } finally {
+      await bare.close();
+      rmSync(bin, { recursive: true, force: true });
+    }
   });
 });

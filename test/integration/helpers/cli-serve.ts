@@ -36,13 +36,13 @@ export class CliServe {
     this.exited = new Promise((resolve) => serve.once('exit', (code) => resolve(code)));
   }
 
-  /** Starts serve and waits until it recorded itself and this machine's worker is active. */
-  static async start(prefix: string): Promise<CliServe> {
+  /** Starts serve (with `env` on top of this process's) and waits until it recorded itself and this machine's worker is active. */
+  static async start(prefix: string, env: NodeJS.ProcessEnv = {}): Promise<CliServe> {
     const build = await appBuild();
     const home = mkdtempSync(path.join(tmpdir(), `${prefix}-home-`));
     const cwd = mkdtempSync(path.join(tmpdir(), `${prefix}-cwd-`));
     const serve = spawn(process.execPath, [build.cli, 'serve', '--port', '0', '--coordinator-port', '0'], {
-      env: { ...process.env, GPU_SHARE_HOME: home, GPU_SHARE_STATIC_DIR: build.staticDir, GPU_SHARE_NVIDIA_SMI: FAKE_NVIDIA_SMI, FAKE_NVIDIA_SMI_QUERY_GPU: '' },
+      env: { ...process.env, GPU_SHARE_HOME: home, GPU_SHARE_STATIC_DIR: build.staticDir, GPU_SHARE_NVIDIA_SMI: FAKE_NVIDIA_SMI, FAKE_NVIDIA_SMI_QUERY_GPU: '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const s = new CliServe(build, home, cwd, serve);
