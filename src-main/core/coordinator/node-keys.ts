@@ -162,8 +162,7 @@ export class NodeKeys {
     if (candidates.length === 0) throw new ApiProblem(404, `no machine named ${node} is awaiting approval (see \`gpu-share workers list\`; a machine not seen lately may have been forgotten: it appears again at its next join)`);
     const match = candidates.find((e) => e.fingerprint === fingerprint);
     if (!match) throw new ApiProblem(409, mismatch(node, 'awaiting approval', candidates, fingerprint));
-    this.awaiting.forgetNode(node);
-    this.setApproved(node, match.publicKey);
+    this.setApproved(node, match.publicKey); // which forgets the node's awaiting entries
     return this.get(node)!;
   }
 
@@ -178,7 +177,6 @@ export class NodeKeys {
     if (held.length === 0) throw new ApiProblem(404, `node ${node} has no new key waiting to be accepted (its key is ${fingerprintOf(record.publicKey)})`);
     const match = held.find((e) => e.fingerprint === fingerprint);
     if (!match) throw new ApiProblem(409, mismatch(node, 'held back', held, fingerprint));
-    this.awaiting.forgetNode(node);
     this.setApproved(node, match.publicKey);
     return this.get(node)!;
   }
@@ -264,8 +262,7 @@ export class NodeKeys {
 
   private forgetNonces(publicKey: string): void {
     if ([...this.records.values()].some((r) => r.publicKey === publicKey)) return;
-    const checker = this.checker as SignatureChecker & { forgetKey?: (key: string) => void };
-    checker.forgetKey?.(publicKey);
+    this.checker.forgetKey(publicKey);
   }
 
   private changed(): void {
