@@ -15,6 +15,7 @@ import { loadOrCreateTlsIdentity } from '../../../src-main/core/api/tls-identity
 import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
 import { apiPaths } from '../../../src-shared/worker-protocol';
 import { FakeClock } from '../coordinator/fake-clock';
+import { dripper, holdsWithin } from '../helpers/dripping-socket';
 
 const JOIN = 'join-' + 'a'.repeat(20);
 const OPERATOR = 'op-' + 'b'.repeat(20);
@@ -34,29 +35,6 @@ async function start(extra: Partial<CoordinatorHttpOptions>): Promise<Coordinato
   return api;
 }
 
-/** A socket from `localAddress` that writes `payload` (if any) and then never reads. */
-function dripper(port: number, payload: string | null, localAddress = '127.0.0.1'): Promise<net.Socket> {
-  return new Promise((resolve, reject) => {
-    const sock = net.connect({ host: '127.0.0.1', port, localAddress });
-    sockets.push(sock);
-    sock.on('error', () => undefined);
-    sock.once('connect', () => {
-      if (payload !== null) sock.write(payload);
-      sock.pause();
-      resolve(sock);
-    });
-    sock.once('error', reject);
-  });
-}
-
-async function waitFor(test: () => boolean, ms: number): Promise<boolean> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    if (test()) return true;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return test();
-}
 
 function get(port: number, path: string, localAddress: string, method = 'GET'): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
@@ -74,9 +52,9 @@ describe('coordinator port socket bounds', () => {
   it('destroys 200 sockets that send a partial request and never read, within the header deadline + 1 s', async () => {
     const { port } = await start({ headersTimeoutMs: 500, bodyTimeoutMs: 500 });
     const started = Date.now();
-    await Promise.all(Array.from({ length: 200 }, (_, i) => dripper(port, i % 2 ? `POST ${apiPaths.join} HTTP/1.1\r\nhost: x\r\nx-slow: ` : 'GET /v1/hea')));
-    expect(await waitFor(() => api!.openConnections() === 200, 400)).toBe(true);
-    const allClosed = await waitFor(() => api!.openConnections() === 0, 1_500 - (Date.now() - started));
+    await Promise.all(Array.from({ length: 200 }, (_, i) => dripper(sockets, port, i % 2 ? `POST ${apiPaths.join} HTTP/1.1\r\nhost: x\r\nx-slow: ` : 'GET /v1/hea')));
+    expect(await holdsWithin(() => api!.openConnections() === 200, 400)).toBe(true);
+    const allClosed = await holdsWithin(() => api!.openConnections() === 0, 1_500 - (Date.now() - started));
     expect(api!.openConnections()).toBe(0);
     expect(allClosed).toBe(true);
   });
@@ -86,9 +64,9 @@ describe('coordinator port socket bounds', () => {
     try {
       const tls = await loadOrCreateTlsIdentity(dir);
       const { port } = await start({ headersTimeoutMs: 500, tls: { certPem: tls.certPem, keyPem: tls.keyPem } });
-      await Promise.all(Array.from({ length: 20 }, (_, i) => dripper(port, i % 2 ? null : '\x16\x03\x01\x00')));
-      expect(await waitFor(() => api!.openConnections() === 20, 400)).toBe(true);
-      expect(await waitFor(() => api!.openConnections() === 0, 1_500)).toBe(true);
+      await Promise.all(Array.from({ length: 20 }, (_, i) => dripper(sockets, port, i % 2 ? null : '\x16\x03\x01\x00')));
+      expect(await holdsWithin(() => api!.openConnections() === 20, 400)).toBe(true);
+      expect(await holdsWithin(() => api!.openConnections() === 0, 1_500)).toBe(true);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -96,23 +74,23 @@ describe('coordinator port socket bounds', () => {
 
   it('destroys a socket whose body stalls after the 408, even when the client never reads', async () => {
     const { port } = await start({ headersTimeoutMs: 500, bodyTimeoutMs: 300 });
-    await dripper(port, `POST ${apiPaths.join} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${JOIN}\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n{"node":`);
+    await dripper(sockets, port, `POST ${apiPaths.join} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${JOIN}\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n{"node":`);
     expect(api!.openConnections()).toBe(1);
-    expect(await waitFor(() => api!.openConnections() === 0, 1_500)).toBe(true);
+    expect(await holdsWithin(() => api!.openConnections() === 0, 1_500)).toBe(true);
   });
 
   it('destroys a refused presence upgrade even when the client never reads the refusal', async () => {
     const { port } = await start({ headersTimeoutMs: 20_000 });
     const key = Buffer.alloc(16).toString('base64');
-    await dripper(port, `GET /v1/workers/1/presence HTTP/1.1\r\nhost: x\r\nupgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-key: ${key}\r\nsec-websocket-version: 13\r\nauthorization: Bearer wrong\r\n\r\n`);
-    expect(await waitFor(() => api!.openConnections() === 0, 1_500)).toBe(true);
+    await dripper(sockets, port, `GET /v1/workers/1/presence HTTP/1.1\r\nhost: x\r\nupgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-key: ${key}\r\nsec-websocket-version: 13\r\nauthorization: Bearer wrong\r\n\r\n`);
+    expect(await holdsWithin(() => api!.openConnections() === 0, 1_500)).toBe(true);
   });
 
   it('closes the 65th concurrent socket of one address at once, while another address is still served', async () => {
     const { port } = await start({ headersTimeoutMs: 20_000, connections: { perAddress: 64 } });
-    const held = await Promise.all(Array.from({ length: 64 }, () => dripper(port, null)));
-    expect(await waitFor(() => api!.openConnections() === 64, 1_000)).toBe(true);
-    const extra = await dripper(port, 'GET /v1/health HTTP/1.1\r\nhost: x\r\n\r\n');
+    const held = await Promise.all(Array.from({ length: 64 }, () => dripper(sockets, port, null)));
+    expect(await holdsWithin(() => api!.openConnections() === 64, 1_000)).toBe(true);
+    const extra = await dripper(sockets, port, 'GET /v1/health HTTP/1.1\r\nhost: x\r\n\r\n');
     const closedAt = await new Promise<number>((resolve) => {
       extra.resume();
       extra.once('close', () => resolve(Date.now()));
@@ -123,15 +101,15 @@ describe('coordinator port socket bounds', () => {
     expect(other.status).toBe(200);
     // One of the 64 goes: its address is served again.
     held[0]!.destroy();
-    expect(await waitFor(() => api!.openConnections() === 63, 1_000)).toBe(true);
+    expect(await holdsWithin(() => api!.openConnections() === 63, 1_000)).toBe(true);
     expect((await get(port, apiPaths.health, '127.0.0.1')).status).toBe(200);
   });
 
   it('caps the whole port under the descriptor limit', async () => {
     const { port } = await start({ headersTimeoutMs: 20_000, connections: { perAddress: 64, total: 10 } });
-    await Promise.all(Array.from({ length: 6 }, () => dripper(port, null, '127.0.0.3')));
-    await Promise.all(Array.from({ length: 4 }, () => dripper(port, null, '127.0.0.4')));
-    expect(await waitFor(() => api!.openConnections() === 10, 1_000)).toBe(true);
+    await Promise.all(Array.from({ length: 6 }, () => dripper(sockets, port, null, '127.0.0.3')));
+    await Promise.all(Array.from({ length: 4 }, () => dripper(sockets, port, null, '127.0.0.4')));
+    expect(await holdsWithin(() => api!.openConnections() === 10, 1_000)).toBe(true);
     await expect(get(port, apiPaths.health, '127.0.0.5')).rejects.toThrow();
   });
 

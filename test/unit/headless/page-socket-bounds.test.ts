@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { AppCore } from '../../../src-main/app/app-core-types';
 import { startHeadlessServer, type HeadlessServer, type HeadlessServerOptions } from '../../../src-main/headless/headless-server';
+import { dripper, holdsWithin } from '../helpers/dripping-socket';
 
 const TOKEN = 'page-token-' + 'c'.repeat(20);
 /** The server touches only subscribe and handlers; no request here reaches a handler. */
@@ -36,28 +37,6 @@ async function start(extra: Partial<HeadlessServerOptions>): Promise<HeadlessSer
   return server;
 }
 
-function dripper(port: number, payload: string | null, localAddress = '127.0.0.1'): Promise<net.Socket> {
-  return new Promise((resolve, reject) => {
-    const sock = net.connect({ host: '127.0.0.1', port, localAddress });
-    sockets.push(sock);
-    sock.on('error', () => undefined);
-    sock.once('connect', () => {
-      if (payload !== null) sock.write(payload);
-      sock.pause();
-      resolve(sock);
-    });
-    sock.once('error', reject);
-  });
-}
-
-async function waitFor(test: () => boolean, ms: number): Promise<boolean> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    if (test()) return true;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return test();
-}
 
 function getPage(port: number, localAddress: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -73,18 +52,18 @@ describe('page port socket bounds', () => {
   it('destroys 200 sockets that send a partial request and never read, within the header deadline + 1 s', async () => {
     const { port } = await start({ headersTimeoutMs: 500 });
     const started = Date.now();
-    await Promise.all(Array.from({ length: 200 }, (_, i) => dripper(port, i % 2 ? 'GET / HTTP/1.1\r\nhost: x\r\nx-slow: ' : 'GET /ind', `127.0.0.${2 + (i % 10)}`)));
-    expect(await waitFor(() => server!.openConnections() === 200, 400)).toBe(true);
-    expect(await waitFor(() => server!.openConnections() === 0, 1_500 - (Date.now() - started))).toBe(true);
+    await Promise.all(Array.from({ length: 200 }, (_, i) => dripper(sockets, port, i % 2 ? 'GET / HTTP/1.1\r\nhost: x\r\nx-slow: ' : 'GET /ind', `127.0.0.${2 + (i % 10)}`)));
+    expect(await holdsWithin(() => server!.openConnections() === 200, 400)).toBe(true);
+    expect(await holdsWithin(() => server!.openConnections() === 0, 1_500 - (Date.now() - started))).toBe(true);
   });
 
   it('ends a request whose body drips past the request deadline', async () => {
     const { port } = await start({ headersTimeoutMs: 300, requestTimeoutMs: 800 });
-    const sock = await dripper(port, 'POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 1000\r\n\r\n');
+    const sock = await dripper(sockets, port, 'POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 1000\r\n\r\n');
     const drip = setInterval(() => sock.write('x'), 100);
     try {
-      expect(await waitFor(() => server!.openConnections() === 1, 300)).toBe(true);
-      expect(await waitFor(() => server!.openConnections() === 0, 2_500)).toBe(true);
+      expect(await holdsWithin(() => server!.openConnections() === 1, 300)).toBe(true);
+      expect(await holdsWithin(() => server!.openConnections() === 0, 2_500)).toBe(true);
     } finally {
       clearInterval(drip);
     }
@@ -107,9 +86,9 @@ describe('page port socket bounds', () => {
 
   it('closes the 33rd concurrent socket of one address at once, while another address is still served', async () => {
     const { port } = await start({});
-    await Promise.all(Array.from({ length: 32 }, () => dripper(port, null)));
-    expect(await waitFor(() => server!.openConnections() === 32, 1_000)).toBe(true);
-    const extra = await dripper(port, `GET / HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n\r\n`);
+    await Promise.all(Array.from({ length: 32 }, () => dripper(sockets, port, null)));
+    expect(await holdsWithin(() => server!.openConnections() === 32, 1_000)).toBe(true);
+    const extra = await dripper(sockets, port, `GET / HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n\r\n`);
     extra.resume();
     let got = '';
     extra.on('data', (d: Buffer) => (got += d.toString()));
@@ -120,7 +99,7 @@ describe('page port socket bounds', () => {
 
   it('destroys a refused upgrade even when the client never reads the refusal', async () => {
     const { port } = await start({});
-    await dripper(port, `GET /ws?token=wrong HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\nupgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-key: ${Buffer.alloc(16).toString('base64')}\r\nsec-websocket-version: 13\r\n\r\n`);
-    expect(await waitFor(() => server!.openConnections() === 0, 1_500)).toBe(true);
+    await dripper(sockets, port, `GET /ws?token=wrong HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\nupgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-key: ${Buffer.alloc(16).toString('base64')}\r\nsec-websocket-version: 13\r\n\r\n`);
+    expect(await holdsWithin(() => server!.openConnections() === 0, 1_500)).toBe(true);
   });
 });
