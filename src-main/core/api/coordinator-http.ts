@@ -22,7 +22,7 @@ import { attachPresence } from './presence-server';
 import { tokensEqual } from './tokens';
 import { answerClientErrors, COORDINATOR_CONNECTION_LIMITS, guardConnections, type ConnectionLimits } from './connection-guard';
 import { JoinRateLimit, type JoinRateLimitOptions } from './join-rate-limit';
-import { ChallengeProblem, JoinChallenges, type JoinTokens } from './join-challenges';
+import { JoinChallenges, type JoinTokens } from './join-challenges';
 import { checkProvedJoin, proveJoin } from './join-auth';
 import { fingerprintOf } from './tls-identity';
 
@@ -109,13 +109,7 @@ function handlers(service: CoordinatorService, opts: CoordinatorHttpOptions, cha
   };
   return {
     health: () => ({ status: 'ok', apiVersion: API_VERSION }),
-    joinChallenge: ({ body }) => {
-      try {
-        return challenges.issue(body);
-      } catch (error) {
-        throw error instanceof ChallengeProblem ? new ApiProblem(error.status, error.message) : error;
-      }
-    },
+    joinChallenge: ({ body }) => challenges.issue(body),
     rotateJoinToken: async () => {
       if (!opts.rotateJoinToken) throw new ApiProblem(404, 'this coordinator cannot replace its join token (it was started without a secrets file)');
       return { joinToken: await opts.rotateJoinToken() };

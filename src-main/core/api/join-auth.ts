@@ -7,7 +7,7 @@ import type http from 'node:http';
 import { JOIN_CHALLENGE_HEADER, JOIN_PROOF_HEADER, type JoinRequest } from '../../../src-shared/worker-protocol';
 import { ApiProblem } from '../coordinator/api-problem';
 import type { NodeKeys } from '../coordinator/node-keys';
-import { ChallengeProblem, type JoinChallenges, type ProvedChallenge } from './join-challenges';
+import type { JoinChallenges, ProvedChallenge } from './join-challenges';
 
 /** The join's proof, taken (single use) before its body is read; 401 naming the check that failed. */
 export function proveJoin(req: http.IncomingMessage, challenges: JoinChallenges): ProvedChallenge {
@@ -15,11 +15,7 @@ export function proveJoin(req: http.IncomingMessage, challenges: JoinChallenges)
     const h = req.headers[name];
     return typeof h === 'string' && h.length <= 200 ? h : null;
   };
-  try {
-    return challenges.prove(header(JOIN_CHALLENGE_HEADER), header(JOIN_PROOF_HEADER));
-  } catch (error) {
-    throw error instanceof ChallengeProblem ? new ApiProblem(error.status, error.message) : error;
-  }
+  return challenges.prove(header(JOIN_CHALLENGE_HEADER), header(JOIN_PROOF_HEADER));
 }
 
 /**

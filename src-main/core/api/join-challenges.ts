@@ -4,6 +4,7 @@
  * forgotten first, each one living 30 s and usable once — and a flood of requests costs memory it gives back.
  */
 import { randomBytes } from 'node:crypto';
+import { ApiProblem } from '../coordinator/api-problem';
 import { coordinatorProof, joinKey, joinNonce, joinTranscript, proofsEqual, tokenId, transcriptCert, workerProof, type TranscriptParts } from '../../platform/join-proof';
 
 export const MAX_OUTSTANDING_CHALLENGES = 1024;
@@ -36,16 +37,6 @@ export interface IssuedChallenge {
 export interface ProvedChallenge {
   tokenGeneration: TokenGeneration;
   nodePublicKey: string | null;
-}
-
-export class ChallengeProblem extends Error {
-  constructor(
-    readonly status: 401 | 400,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'ChallengeProblem';
-  }
 }
 
 export interface JoinChallengesOptions {
@@ -84,7 +75,7 @@ export class JoinChallenges {
       if (retired) found = { token: retired, generation: 'retired' };
     }
     if (!found) {
-      throw new ChallengeProblem(
+      throw new ApiProblem(
         401,
         'this coordinator does not hold your join token; copy the join command again from the coordinator\'s "Add a worker" panel or from `gpu-share serve`',
       );
@@ -112,14 +103,14 @@ export class JoinChallenges {
    */
   prove(challengeId: string | null, proof: string | null): ProvedChallenge {
     if (!challengeId || !proof) {
-      throw new ChallengeProblem(401, 'a join must answer a challenge: POST /v1/join/challenge first, then send the challenge id and your proof in x-gpu-share-join-challenge and x-gpu-share-join-proof');
+      throw new ApiProblem(401, 'a join must answer a challenge: POST /v1/join/challenge first, then send the challenge id and your proof in x-gpu-share-join-challenge and x-gpu-share-join-proof');
     }
     this.sweep();
     const challenge = this.outstanding.get(challengeId);
-    if (!challenge) throw new ChallengeProblem(401, 'unknown, expired or already used join challenge: ask for a new one (POST /v1/join/challenge) and join within 30 s');
+    if (!challenge) throw new ApiProblem(401, 'unknown, expired or already used join challenge: ask for a new one (POST /v1/join/challenge) and join within 30 s');
     this.outstanding.delete(challengeId);
     if (!proofsEqual(proof, workerProof(challenge.key, joinTranscript(challenge.parts)))) {
-      throw new ChallengeProblem(401, 'the join proof does not match the challenge: the worker does not hold this coordinator\'s join token, or another certificate sat between it and this coordinator');
+      throw new ApiProblem(401, 'the join proof does not match the challenge: the worker does not hold this coordinator\'s join token, or another certificate sat between it and this coordinator');
     }
     return { tokenGeneration: challenge.tokenGeneration, nodePublicKey: challenge.nodePublicKey };
   }

@@ -1,6 +1,7 @@
 /** The coordinator's challenge map (src-main/core/api/join-challenges.ts): bounded, expiring, single use. */
 import { describe, expect, it } from 'vitest';
-import { ChallengeProblem, JoinChallenges } from '../../../src-main/core/api/join-challenges';
+import { JoinChallenges } from '../../../src-main/core/api/join-challenges';
+import { ApiProblem } from '../../../src-main/core/coordinator/api-problem';
 import { coordinatorProof, joinKey, joinNonce, joinTranscript, tokenId, workerProof } from '../../../src-main/platform/join-proof';
 
 const CURRENT = 'current-token-aaaaaaaaaaaaaaaaaaaaaaaaaaaa';
@@ -23,7 +24,7 @@ const refusal = (f: () => unknown): string => {
   try {
     f();
   } catch (error) {
-    expect(error).toBeInstanceOf(ChallengeProblem);
+    expect(error).toBeInstanceOf(ApiProblem);
     return (error as Error).message;
   }
   throw new Error('expected a refusal');
