@@ -193,7 +193,9 @@ export async function retryJoin<T>(attempt: () => Promise<T>, opts: RetryOptions
     try {
       return await attempt();
     } catch (error) {
-      if (!(error instanceof JoinError) || (error.kind !== 'unreachable' && error.kind !== 'awaiting') || opts.stopped()) throw error;
+      if (!(error instanceof JoinError) || (error.kind !== 'unreachable' && error.kind !== 'awaiting')) throw error;
+      // Stopping cuts the try in flight: that is the stop, not a lost coordinator.
+      if (opts.stopped()) throw stoppedWhile(awaiting || error.kind === 'awaiting', lastMessage || error.message);
       awaiting = error.kind === 'awaiting';
       if (awaiting) waitMs = clamp(error.retryAfterMs ?? AWAITING_RETRY_BOUNDS.min, AWAITING_RETRY_BOUNDS);
       if (error.message !== lastMessage) {
@@ -210,9 +212,13 @@ export async function retryJoin<T>(attempt: () => Promise<T>, opts: RetryOptions
       };
       opts.onWait?.(wake);
     });
-    if (opts.stopped()) {
-      throw awaiting ? new JoinError('awaiting', 'stopped while waiting for approval on the coordinator') : new JoinError('unreachable', `stopped before the coordinator answered (${lastMessage})`);
-    }
+    if (opts.stopped()) throw stoppedWhile(awaiting, lastMessage);
     if (!awaiting) delayMs = Math.min(FIRST_JOIN_BACKOFF.maxMs, delayMs * 2);
   }
+}
+
+function stoppedWhile(awaiting: boolean, lastMessage: string): JoinError {
+  return awaiting
+    ? new JoinError('awaiting', 'stopped while waiting for approval on the coordinator')
+    : new JoinError('unreachable', `stopped before the coordinator answered (${lastMessage})`);
 }

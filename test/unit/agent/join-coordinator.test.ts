@@ -54,7 +54,19 @@ describe('retryJoin', () => {
       stopped = true;
       throw new JoinError('unreachable', 'down');
     }, { clock: instantClock([]), log: () => undefined, stopped: () => stopped });
-    await expect(stopping).rejects.toMatchObject({ kind: 'unreachable', message: 'down' });
+    await expect(stopping).rejects.toMatchObject({ kind: 'unreachable', message: 'stopped before the coordinator answered (down)' });
+  });
+
+  it('a stop that cuts a try in flight while awaiting approval reads as the stop, not as a lost coordinator', async () => {
+    let calls = 0;
+    let stopped = false;
+    const waiting = retryJoin(async () => {
+      calls += 1;
+      if (calls === 1) throw new JoinError('awaiting', 'waiting for approval', 10);
+      stopped = true; // Ctrl-C arrives while the second ask is on the wire, and the socket closes under it
+      throw new JoinError('unreachable', '127.0.0.1:1 closed the connection');
+    }, { clock: instantClock([]), log: () => undefined, stopped: () => stopped });
+    await expect(waiting).rejects.toMatchObject({ kind: 'awaiting', message: 'stopped while waiting for approval on the coordinator' });
   });
 });
 
