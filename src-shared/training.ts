@@ -85,6 +85,24 @@ export interface RunSpec {
   launcher: Launcher;
   /** Extra environment for the training processes (GPU_SHARE_* and launcher variables are set by the app). */
   env: Record<string, string>;
+  /** Where members may be placed (require CUDA, VRAM per GPU, allowed hosts, GPUs per member); absent: anywhere. */
+  placement?: RunPlacementSpec;
+}
+
+/** Mirrors runPlacementSchema (worker-protocol.ts). */
+export interface RunPlacementSpec {
+  requireCuda?: boolean | undefined;
+  minVramGib?: number | undefined;
+  allowedHosts?: string[] | undefined;
+  gpusPerMember?: number | undefined;
+}
+
+/** One member of a run's current generation and what it holds of its machine. */
+export interface RunMemberHolding {
+  workerId: number;
+  node: string;
+  /** GPU indices on that node the member holds (empty for a CPU member). */
+  gpuIndices: number[];
 }
 
 export type ResidencyStatus = 'pending' | 'pass' | 'fail' | 'not-applicable';
@@ -134,6 +152,8 @@ export interface RunSnapshot {
   workerFailures: number;
   residency: Record<number, ResidencyVerdict>;
   rdzvEndpoint: string | null;
+  /** The current generation's members with the GPUs each holds (empty while waiting, paused or ended). */
+  memberHoldings?: RunMemberHolding[];
 }
 
 export interface LossPoint {

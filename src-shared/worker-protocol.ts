@@ -215,6 +215,11 @@ export const launchPlanSchema = z.object({
   localAddr: z.string().max(255),
   /** Whether this worker hosts the generation's c10d rendezvous store (the coordinator decides; torch never guesses). */
   rdzvHost: z.boolean(),
+  /**
+   * The GPUs (indices on this node) this member holds: the agent sets CUDA_VISIBLE_DEVICES to them. Left out
+   * (older coordinators, CPU runs): every GPU the node has when useGpus, none otherwise.
+   */
+  gpuIndices: z.array(z.number().int().nonnegative().max(1023)).max(64).optional(),
 });
 export type LaunchPlan = z.infer<typeof launchPlanSchema>;
 
@@ -283,6 +288,22 @@ export const leaveRequestSchema = z.object({
   reason: z.string().max(500).default('left'),
 });
 
+/**
+ * What each member of a run needs of its machine. Every member holds one adapter slot and, for a GPU run,
+ * `gpusPerMember` whole GPUs (all of its node's GPUs when left out) that no job or other run may use meanwhile.
+ */
+export const runPlacementSchema = z.object({
+  /** Only machines with an NVIDIA GPU (CUDA) may be members. */
+  requireCuda: z.boolean().optional(),
+  /** Each GPU a member holds must offer at least this much usable VRAM (GiB). */
+  minVramGib: z.number().nonnegative().max(4096).optional(),
+  /** Only these node names may be members. */
+  allowedHosts: z.array(z.string().min(1).max(253)).max(256).optional(),
+  /** Whole GPUs each member holds (useGpus runs); left out: all of the member node's GPUs. */
+  gpusPerMember: z.number().int().min(1).max(64).optional(),
+});
+export type RunPlacement = z.infer<typeof runPlacementSchema>;
+
 export const runSpecSchema = z.object({
   name: z.string().min(1).max(120).default('training run'),
   command: z.array(z.string().max(4096)).min(1).max(256),
@@ -295,6 +316,8 @@ export const runSpecSchema = z.object({
   useGpus: z.boolean().default(false),
   launcher: z.enum(['torchrun', 'direct']).default('torchrun'),
   env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().max(10_000)).default({}),
+  /** Where members may be placed: the same constraints an adapter job has (src-shared/scheduling). */
+  placement: runPlacementSchema.optional(),
 }).refine((s) => s.minWorkers <= s.maxWorkers, { message: 'minWorkers must be <= maxWorkers', path: ['minWorkers'] });
 export type RunSpecInput = z.input<typeof runSpecSchema>;
 
