@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { HardwareSnapshot } from '../../src-shared/hardware';
 import type { UserNotification } from '../../src-shared/training';
 import type { RunSpecInput } from '../../src-shared/worker-protocol';
-import { RequestError } from '../core/ipc-dispatch';
+import { RequestError } from './ipc-dispatch';
 
 /** Coordinator errors (a full run, an unknown worker) become messages the UI can show as they are. */
 export function wrap<T>(fn: () => T): T {

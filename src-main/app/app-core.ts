@@ -33,7 +33,7 @@ import { createMetricsProvider } from '../core/metrics/metrics-provider';
 import { openStateDb } from '../core/state';
 import { NotificationCoalescer } from '../core/coordinator/notification-coalescer';
 import { HardwareMonitor, hardwareToNode } from '../platform/hardware/index';
-import { RequestError } from '../core/ipc-dispatch';
+import { RequestError } from './ipc-dispatch';
 import { systemClock } from '../platform/ports';
 import { RemoteMembership } from './remote-membership';
 import { exampleRun, guessLanAddress, notificationGroup, wrap } from './app-core-helpers';

@@ -9,7 +9,7 @@ import type { AwaitingMachine } from '../../src-shared/nodes/awaiting-machine';
 import type { IdentityRequestResults } from '../../src-shared/nodes/ipc-identity';
 import { isApiProblem } from '../core/coordinator/api-problem';
 import type { CoordinatorService } from '../core/coordinator/coordinator-service';
-import { RequestError } from '../core/ipc-dispatch';
+import { RequestError } from './ipc-dispatch';
 import type { StateDb } from '../core/state/state-db';
 
 type IdentityHandlers = Pick<RequestHandlers, keyof IdentityRequestResults>;

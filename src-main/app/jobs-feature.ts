@@ -11,7 +11,7 @@ import type { EmitEvent, RequestHandlers } from '../../src-shared/ipc';
 import type { UserNotification } from '../../src-shared/training';
 import { isApiProblem } from '../core/coordinator/api-problem';
 import type { CoordinatorService } from '../core/coordinator/coordinator-service';
-import { RequestError } from '../core/ipc-dispatch';
+import { RequestError } from './ipc-dispatch';
 import { ArtifactStore } from '../core/jobs/artifact-store';
 import { JobService } from '../core/jobs/job-service';
 import type { StateDb } from '../core/state/state-db';

@@ -12,7 +12,7 @@ import type { MembershipState } from '../../src-shared/ipc';
 import { JoinError, WorkerAgent, type AgentExit, type WorkerAgentOptions } from '../agent/worker-agent';
 import { parseCoordinatorUrl } from '../agent/coordinator-client';
 import { clearTextProblem } from '../../src-shared/cluster/clear-text';
-import { RequestError } from '../core/ipc-dispatch';
+import { RequestError } from './ipc-dispatch';
 import type { Clock } from '../platform/ports';
 
 /** This machine's own worker, as the core runs it against its own coordinator. */

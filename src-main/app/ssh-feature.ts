@@ -5,7 +5,7 @@
  */
 import type { ClusterConfig } from '../../src-shared/cluster/types';
 import type { NodeSshStatus, SshRequestResults } from '../../src-shared/nodes/ipc-ssh';
-import { RequestError } from '../core/ipc-dispatch';
+import { RequestError } from './ipc-dispatch';
 import { findAgentBundle } from '../core/ssh/agent-bundle';
 import { NodeLauncher, type CoordinatorJoin } from '../core/ssh/node-launcher';
 

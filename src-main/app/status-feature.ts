@@ -9,7 +9,7 @@ import type { ClusterState, RequestHandlers } from '../../src-shared/ipc';
 import type { StatusRequestResults } from '../../src-shared/nodes/ipc-status';
 import { addWorkerProblem, workerAsNode } from '../../src-shared/nodes/worker-node';
 import type { WorkerSnapshot } from '../../src-shared/training';
-import { RequestError } from '../core/ipc-dispatch';
+import { RequestError } from './ipc-dispatch';
 import { gpuTypeSlug } from '../platform/hardware/gpu-slug';
 
 type StatusHandlers = Pick<RequestHandlers, keyof StatusRequestResults>;

@@ -6,7 +6,7 @@
 import { ipcMain, type BrowserWindow, type IpcMainEvent, type IpcMainInvokeEvent, type WebContents } from 'electron';
 import { events, requests, type EventMethod, type EventPayloads, type RequestMethod } from '../../src-shared/ipc';
 import type { AppCore } from '../app/app-core-types';
-import { dispatchRequest, RequestError } from '../core/ipc-dispatch';
+import { dispatchRequest, RequestError } from '../app/ipc-dispatch';
 import { RendererOutbox } from './renderer-outbox';
 import { isEventChannel, LISTENING_CHANNEL, type IpcReply } from './shell-channels';
 import { isTrustedSender } from './trusted-sender';

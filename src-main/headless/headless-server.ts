@@ -19,7 +19,7 @@ import { answerAndDestroy, answerClientErrors, guardConnections, type Connection
 import { generateToken, tokensEqual } from '../core/api/tokens';
 import type { TlsIdentity } from '../core/api/tls-identity';
 import type { AppCore } from '../app/app-core-types';
-import { dispatchRequest, RequestError } from '../core/ipc-dispatch';
+import { dispatchRequest, RequestError } from '../app/ipc-dispatch';
 import { securityHeaders, serveStatic } from './static-files';
 
 export const DEFAULT_HEADLESS_PORT = 7420;

@@ -10,7 +10,7 @@ import type { UserNotification } from '../../src-shared/training';
 import { createAppCore } from '../../src-main/app/app-core';
 import { runSpecSchema } from '../../src-shared/worker-protocol';
 import type { AppCore } from '../../src-main/app/app-core-types';
-import { dispatchRequest } from '../../src-main/core/ipc-dispatch';
+import { dispatchRequest } from '../../src-main/app/ipc-dispatch';
 import { nodePtySpawner } from '../../src-main/platform/pty/node-pty-spawner';
 
 const fixtures = path.resolve(__dirname, '..', 'fixtures');

@@ -14,7 +14,7 @@ import { generateToken } from '../../src-main/core/api/tokens';
 import { createAppCore } from '../../src-main/app/app-core';
 import type { AppCore } from '../../src-main/app/app-core-types';
 import { CoordinatorService } from '../../src-main/core/coordinator/coordinator-service';
-import { dispatchRequest } from '../../src-main/core/ipc-dispatch';
+import { dispatchRequest } from '../../src-main/app/ipc-dispatch';
 import { systemClock } from '../../src-main/platform/ports';
 import { nodePtySpawner } from '../../src-main/platform/pty/node-pty-spawner';
 import { pulse, waitFor } from '../integration/helpers/wait';

@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createAppCore } from '../../../src-main/app/app-core';
 import type { AppCore } from '../../../src-main/app/app-core-types';
 import { proveCoordinator } from '../../../src-main/agent/coordinator-proof';
-import { dispatchRequest } from '../../../src-main/core/ipc-dispatch';
+import { dispatchRequest } from '../../../src-main/app/ipc-dispatch';
 import { nodePtySpawner } from '../../../src-main/platform/pty/node-pty-spawner';
 
 let dir: string;
