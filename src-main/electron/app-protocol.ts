@@ -6,7 +6,7 @@
 import { protocol } from 'electron';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { CONTENT_SECURITY_POLICY, contentTypeFor, decodeRequestPath, isInsideRoot } from '../core/static-content';
+import { CONTENT_SECURITY_POLICY, contentTypeFor, decodeRequestPath, isInsideRoot } from '../app/static-content';
 
 export const APP_SCHEME = 'app';
 export const APP_HOST = 'gpu-share';

@@ -2,7 +2,7 @@
  * Forces the page's Content-Security-Policy (defined in core/static-content, shared with the headless server)
  * onto every response the desktop session receives, so no response can bring a laxer one.
  */
-import { CONTENT_SECURITY_POLICY } from '../core/static-content';
+import { CONTENT_SECURITY_POLICY } from '../app/static-content';
 
 /** Returns a copy of response headers with our CSP replacing any the response carried (any letter case). */
 export function withContentSecurityPolicy(

@@ -7,7 +7,7 @@ import { createReadStream } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
-import { HEADLESS_CSP, contentTypeFor, decodeRequestPath, isInsideRoot } from '../core/static-content';
+import { HEADLESS_CSP, contentTypeFor, decodeRequestPath, isInsideRoot } from '../app/static-content';
 
 /** Headers every response of the server carries, the 404s included. */
 export function securityHeaders(): Record<string, string> {

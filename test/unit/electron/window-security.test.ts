@@ -8,7 +8,7 @@ import {
   registerAppScheme,
   resolveAppFile,
 } from '../../../src-main/electron/app-protocol';
-import { CONTENT_SECURITY_POLICY } from '../../../src-main/core/static-content';
+import { CONTENT_SECURITY_POLICY } from '../../../src-main/app/static-content';
 import { hardenSession } from '../../../src-main/electron/session-security';
 import { createMainWindow } from '../../../src-main/electron/window';
 import { app, BrowserWindow, FakeWebContents, protocol, resetElectronMock, session } from '../../mocks/electron';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { MAX_WS_MESSAGE_BYTES } from '../../../src-shared/headless-protocol';
 import type { AppCore } from '../../../src-main/app/app-core-types';
-import { HEADLESS_CSP } from '../../../src-main/core/static-content';
+import { HEADLESS_CSP } from '../../../src-main/app/static-content';
 import { resolveStaticPath } from '../../../src-main/headless/static-files';
 import { startHeadlessServer, type HeadlessServer } from '../../../src-main/headless/headless-server';
 import { makeCoreFixture, SECRET, type CoreFixture } from './helpers';
