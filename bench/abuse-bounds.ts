@@ -13,7 +13,7 @@
  *     [--manifest-jobs 10000] [--dead-workers 100] [--only-issue-14]
  */
 import { startCoordinatorHttp } from '../src-main/core/api/coordinator-http';
-import { generateToken } from '../src-main/core/api/tokens';
+import { generateToken } from '../src-main/platform/tokens';
 import { CoordinatorService } from '../src-main/core/coordinator/coordinator-service';
 import { systemClock } from '../src-main/platform/ports';
 import { apiPaths } from '../src-shared/worker-protocol';

@@ -17,7 +17,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { startCoordinatorHttp, type CoordinatorHttp } from '../src-main/core/api/coordinator-http';
 import type { SignatureChecker } from '../src-main/core/api/request-signature';
-import { generateToken } from '../src-main/core/api/tokens';
+import { generateToken } from '../src-main/platform/tokens';
 import { CoordinatorService } from '../src-main/core/coordinator/coordinator-service';
 import { restoreCoordinator } from '../src-main/core/coordinator-persistence';
 import { openStateDb } from '../src-main/core/state';

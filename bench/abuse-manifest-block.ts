@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { startCoordinatorHttp } from '../src-main/core/api/coordinator-http';
-import { generateToken } from '../src-main/core/api/tokens';
+import { generateToken } from '../src-main/platform/tokens';
 import { CoordinatorService } from '../src-main/core/coordinator/coordinator-service';
 import { ArtifactStore } from '../src-main/core/jobs/artifact-store';
 import { JobService } from '../src-main/core/jobs/job-service';

@@ -18,7 +18,7 @@ import { CoordinatorClient } from '../src-main/agent/coordinator-client';
 import { joinOnce } from '../src-main/agent/join-coordinator';
 import type { NodeIdentity } from '../src-main/agent/node-identity';
 import { startCoordinatorHttp } from '../src-main/core/api/coordinator-http';
-import { generateToken } from '../src-main/core/api/tokens';
+import { generateToken } from '../src-main/platform/tokens';
 import { CoordinatorService } from '../src-main/core/coordinator/coordinator-service';
 import { ArtifactStore } from '../src-main/core/jobs/artifact-store';
 import { JobService } from '../src-main/core/jobs/job-service';

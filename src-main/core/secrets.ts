@@ -11,7 +11,7 @@
 import path from 'node:path';
 import { readPrivateFile, tightenToOwnerOnly, writePrivateFile } from '../platform/files/private-file';
 import { SymlinkRefusedError } from '../platform/files/refuse-symlink';
-import { generateToken } from './api/tokens';
+import { generateToken } from '../platform/tokens';
 
 export interface ClusterSecrets {
   joinToken: string;

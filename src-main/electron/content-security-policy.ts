@@ -1,5 +1,5 @@
 /**
- * Forces the page's Content-Security-Policy (defined in core/static-content, shared with the headless server)
+ * Forces the page's Content-Security-Policy (defined in app/static-content, shared with the headless server)
  * onto every response the desktop session receives, so no response can bring a laxer one.
  */
 import { CONTENT_SECURITY_POLICY } from '../app/static-content';

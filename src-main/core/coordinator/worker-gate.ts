@@ -7,7 +7,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { isLoopbackHost } from '../../../src-shared/cluster/loopback';
-import { tokensEqual } from '../api/tokens';
+import { tokensEqual } from '../../platform/tokens';
 import { normalizeAddress } from '../../platform/runs/local-interface';
 import { ApiProblem } from './api-problem';
 
