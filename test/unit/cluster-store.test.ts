@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClusterStore } from '../../src-main/core/cluster-store';
+import { ClusterStore } from '../../src-main/app/cluster-store';
 import { parseClusterYaml, serializeClusterYaml, type ClusterConfig } from '../../src-shared/cluster/index';
 import { bundleChildScript } from './files/bundle-child';
 

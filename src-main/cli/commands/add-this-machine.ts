@@ -1,7 +1,7 @@
 /** `gpu-share add-this-machine`: detect this machine and add (or refresh) its node in cluster.yaml. */
 import path from 'node:path';
 import { formatIssue, serializeClusterYaml, upsertMachineNode, validateCluster } from '../../../src-shared/cluster/index';
-import { ClusterStore } from '../../core/cluster-store';
+import { ClusterStore } from '../../app/cluster-store';
 import { ReadOnlyFileError } from '../../platform/files/atomic-replace';
 import { FileLockTimeout } from '../../platform/files/file-lock';
 import { detectHardware, hardwareToNode } from '../../platform/hardware/index';

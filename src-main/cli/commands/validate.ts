@@ -9,7 +9,7 @@ import {
   parseClusterYaml,
 } from '../../../src-shared/cluster/index';
 import type { ClusterIssue, NodeConfig } from '../../../src-shared/cluster/types';
-import { readClusterText } from '../../core/cluster-store';
+import { readClusterText } from '../../app/cluster-store';
 import { parseCommandLine, UsageError, type Command } from '../command';
 
 const usage = `Usage: gpu-share validate FILE [--json]

@@ -9,7 +9,7 @@ import os, { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src-main/cli/run-cli';
-import { ClusterChangedError, ClusterStore } from '../../../src-main/core/cluster-store';
+import { ClusterChangedError, ClusterStore } from '../../../src-main/app/cluster-store';
 import { ReadOnlyFileError } from '../../../src-main/platform/files/atomic-replace';
 import { FileLockTimeout, withFileLock } from '../../../src-main/platform/files/file-lock';
 import { serializeClusterYaml, type ClusterConfig } from '../../../src-shared/cluster/index';

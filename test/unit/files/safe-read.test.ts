@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src-main/cli/run-cli';
-import { ClusterStore } from '../../../src-main/core/cluster-store';
+import { ClusterStore } from '../../../src-main/app/cluster-store';
 import { readRegularFile } from '../../../src-main/platform/files/safe-read';
 
 const LIMIT = { maxBytes: 1024, limitText: '1 KiB', expectation: 'a test file is small' };
