@@ -5,7 +5,7 @@
  */
 import type { RequestHandlers } from '../../src-shared/ipc';
 import type { CoordinatorInfo } from '../../src-shared/training';
-import { rotateJoinToken, type ClusterSecrets } from '../core/secrets';
+import { rotateJoinToken, type ClusterSecrets } from './secrets';
 
 export interface JoinTokenFeatureOptions {
   userData: string;

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { readCoordinatorRecord, removeCoordinatorRecord, writeCoordinatorRecord } from '../../../src-main/core/coordinator-record';
+import { readCoordinatorRecord, removeCoordinatorRecord, writeCoordinatorRecord } from '../../../src-main/app/coordinator-record';
 import { resolveOperatorTarget } from '../../../src-main/cli/operator/operator-target';
 import { startCoordinatorHttp, type CoordinatorHttp } from '../../../src-main/core/api/coordinator-http';
 import { loadOrCreateTlsIdentity, type TlsIdentity } from '../../../src-main/core/api/tls-identity';

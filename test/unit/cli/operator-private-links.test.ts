@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { resolveOperatorTarget } from '../../../src-main/cli/operator/operator-target';
 import { coordinatorJoin } from '../../../src-main/cli/commands/nodes/nodes-context';
-import { writeCoordinatorRecord } from '../../../src-main/core/coordinator-record';
+import { writeCoordinatorRecord } from '../../../src-main/app/coordinator-record';
 
 let dir: string;
 let data: string;

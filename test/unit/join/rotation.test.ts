@@ -8,7 +8,7 @@ import { sha256Hex, signatureHeaders } from '../../../src-main/agent/request-sig
 import type { NodeIdentity } from '../../../src-main/agent/node-identity';
 import { startCoordinatorHttp } from '../../../src-main/core/api/coordinator-http';
 import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
-import { MAX_RETIRED_JOIN_TOKENS, type ClusterSecrets } from '../../../src-main/core/secrets';
+import { MAX_RETIRED_JOIN_TOKENS, type ClusterSecrets } from '../../../src-main/app/secrets';
 import { generateToken } from '../../../src-main/platform/tokens';
 import { apiPaths } from '../../../src-shared/worker-protocol';
 import { FakeClock } from '../coordinator/fake-clock';

@@ -3,7 +3,7 @@
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadOrCreateSecrets, MAX_RETIRED_JOIN_TOKENS, rotateJoinToken, SECRETS_FILE } from '../../../src-main/core/secrets';
+import { loadOrCreateSecrets, MAX_RETIRED_JOIN_TOKENS, rotateJoinToken, SECRETS_FILE } from '../../../src-main/app/secrets';
 import { tempDataDir } from './temp-state';
 
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;

@@ -6,8 +6,8 @@
 import path from 'node:path';
 import { formatIssue, isLoopbackHost, parseClusterYaml, type ClusterConfig, type NodeConfig } from '../../../../src-shared/cluster/index';
 import { guessLanAddress } from '../../../app/app-core-helpers';
-import { readCoordinatorRecord } from '../../../core/coordinator-record';
-import { SECRETS_FILE } from '../../../core/secrets';
+import { readCoordinatorRecord } from '../../../app/coordinator-record';
+import { SECRETS_FILE } from '../../../app/secrets';
 import type { CoordinatorJoin } from '../../../core/ssh/node-launcher';
 import { readRegularFile } from '../../../platform/files/safe-read';
 import { isPidAlive } from '../../../platform/files/errno';
