@@ -24,7 +24,7 @@ import { WorkerAgent } from '../agent/worker-agent';
 import type { AppCore, AppCoreOptions, CoreListener } from './app-core-types';
 import { findAssetsDir } from '../platform/assets-dir';
 import { startCoordinatorHttp } from '../core/api/coordinator-http';
-import { loadOrCreateTlsIdentity } from '../core/api/tls-identity';
+import { loadOrCreateTlsIdentity } from '../platform/tls-identity';
 import { ClusterChangedError, ClusterStore } from './cluster-store';
 import { CoordinatorService } from '../core/coordinator/coordinator-service';
 import { restoreCoordinator } from '../core/coordinator-persistence';

@@ -17,7 +17,7 @@ import { MAX_WS_MESSAGE_BYTES, TOKEN_PARAM, WS_PATH, type WsServerMessage } from
 import type { EventMethod, EventPayloads } from '../../src-shared/ipc';
 import { answerAndDestroy, answerClientErrors, guardConnections, type ConnectionLimits } from '../core/api/connection-guard';
 import { generateToken, tokensEqual } from '../platform/tokens';
-import type { TlsIdentity } from '../core/api/tls-identity';
+import type { TlsIdentity } from '../platform/tls-identity';
 import type { AppCore } from '../app/app-core-types';
 import { dispatchRequest, RequestError } from '../app/ipc-dispatch';
 import { securityHeaders, serveStatic } from './static-files';

@@ -5,7 +5,7 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadOrCreateTlsIdentity } from '../../src-main/core/api/tls-identity';
+import { loadOrCreateTlsIdentity } from '../../src-main/platform/tls-identity';
 import { startHeadlessServer, type HeadlessServer } from '../../src-main/headless/headless-server';
 import { makeCoreFixture, type CoreFixture } from '../unit/headless/helpers';
 import { ensureBuilt, ROOT, tempDir } from './helpers/app';

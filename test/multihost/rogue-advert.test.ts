@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeProcesses } from '../integration/helpers/pid-tracker';
 import { bundleEntry } from '../integration/helpers/agent-bundle';
-import { loadOrCreateTlsIdentity } from '../../src-main/core/api/tls-identity';
+import { loadOrCreateTlsIdentity } from '../../src-main/platform/tls-identity';
 import { productEnv } from './helpers/app';
 import { appBuild } from './helpers/app-snapshot';
 import { canRunApp, required } from './helpers/can-make-hosts';

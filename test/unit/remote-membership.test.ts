@@ -9,7 +9,7 @@ import type { MembershipState } from '../../src-shared/ipc';
 import type { UserNotification, WorkerSnapshot } from '../../src-shared/training';
 import { applyWorkersDiff, type WorkersDiff } from '../../src-shared/worker-diff';
 import { startCoordinatorHttp, type CoordinatorHttp } from '../../src-main/core/api/coordinator-http';
-import { loadOrCreateTlsIdentity, type TlsIdentity } from '../../src-main/core/api/tls-identity';
+import { loadOrCreateTlsIdentity, type TlsIdentity } from '../../src-main/platform/tls-identity';
 import { generateToken } from '../../src-main/platform/tokens';
 import { createAppCore } from '../../src-main/app/app-core';
 import type { AppCore } from '../../src-main/app/app-core-types';

@@ -8,7 +8,7 @@ import { createAppCore } from '../../app/app-core';
 import type { AppCore } from '../../app/app-core-types';
 import { nodePtySpawner } from '../../platform/pty/node-pty-spawner';
 import { loadOrCreateSecrets } from '../../app/secrets';
-import { loadOrCreateTlsIdentity, type TlsIdentity } from '../../core/api/tls-identity';
+import { loadOrCreateTlsIdentity, type TlsIdentity } from '../../platform/tls-identity';
 import { defaultUserDataDir } from '../../platform/user-data-dir';
 import { findStaticDir, staticDirCandidates } from '../../headless/find-static-dir';
 import { logNotifier, noTray } from '../../headless/headless-ports';

@@ -24,7 +24,7 @@ import { answerClientErrors, COORDINATOR_CONNECTION_LIMITS, guardConnections, ty
 import { JoinRateLimit, type JoinRateLimitOptions } from './join-rate-limit';
 import { JoinChallenges, type JoinTokens } from './join-challenges';
 import { checkProvedJoin, proveJoin } from './join-auth';
-import { fingerprintOf } from './tls-identity';
+import { fingerprintOf } from '../../platform/tls-identity';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 

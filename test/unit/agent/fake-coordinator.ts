@@ -24,7 +24,7 @@ import {
   type Report,
 } from '../../../src-shared/worker-protocol';
 import { JoinChallenges } from '../../../src-main/core/api/join-challenges';
-import { fingerprintOf } from '../../../src-main/core/api/tls-identity';
+import { fingerprintOf } from '../../../src-main/platform/tls-identity';
 import { CLAIM_TOKEN_HEADER, jobCompleteSchema, jobFailSchema, jobOutputSchema, jobStartedSchema } from '../../../src-shared/jobs/job-protocol';
 
 export type JobAction = 'started' | 'output' | 'complete' | 'fail';

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { proveCoordinator } from '../../../src-main/agent/coordinator-proof';
 import { JoinError, WorkerAgent } from '../../../src-main/agent/worker-agent';
-import { loadOrCreateTlsIdentity, type TlsIdentity } from '../../../src-main/core/api/tls-identity';
+import { loadOrCreateTlsIdentity, type TlsIdentity } from '../../../src-main/platform/tls-identity';
 import { nodePtySpawner } from '../../../src-main/platform/pty/node-pty-spawner';
 import type { HardwareSnapshot } from '../../../src-shared/hardware';
 import { FakeCoordinator, waitFor } from './fake-coordinator';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
 import { CoordinatorClient } from '../../../src-main/agent/coordinator-client';
 import { PresenceLink } from '../../../src-main/agent/presence-link';
-import { loadOrCreateTlsIdentity, type TlsIdentity } from '../../../src-main/core/api/tls-identity';
+import { loadOrCreateTlsIdentity, type TlsIdentity } from '../../../src-main/platform/tls-identity';
 import { PRESENCE_CLOSE } from '../../../src-shared/worker-protocol';
 import { waitFor } from './fake-coordinator';
 

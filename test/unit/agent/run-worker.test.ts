@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../../src-main/cli/run-cli';
 import { runWorker } from '../../../src-main/cli/run-worker';
 import { findFreePort } from '../../../src-main/agent/coordinator-client';
-import { loadOrCreateTlsIdentity } from '../../../src-main/core/api/tls-identity';
+import { loadOrCreateTlsIdentity } from '../../../src-main/platform/tls-identity';
 import { FakeCoordinator, waitFor } from './fake-coordinator';
 
 const TOKEN = 'cli-token';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { findFreePort } from '../../../src-main/agent/coordinator-client';
 import { JoinError, WorkerAgent, type WorkerAgentOptions } from '../../../src-main/agent/worker-agent';
-import { loadOrCreateTlsIdentity, type TlsIdentity } from '../../../src-main/core/api/tls-identity';
+import { loadOrCreateTlsIdentity, type TlsIdentity } from '../../../src-main/platform/tls-identity';
 import { nodePtySpawner } from '../../../src-main/platform/pty/node-pty-spawner';
 import type { HardwareSnapshot } from '../../../src-shared/hardware';
 import { PRESENCE_CLOSE } from '../../../src-shared/worker-protocol';

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CoordinatorClient } from '../../../src-main/agent/coordinator-client';
 import { joinOnce, JoinError } from '../../../src-main/agent/join-coordinator';
 import { startCoordinatorHttp, type CoordinatorHttp, type CoordinatorHttpOptions } from '../../../src-main/core/api/coordinator-http';
-import { loadOrCreateTlsIdentity } from '../../../src-main/core/api/tls-identity';
+import { loadOrCreateTlsIdentity } from '../../../src-main/platform/tls-identity';
 import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
 import { apiPaths } from '../../../src-shared/worker-protocol';
 import { FakeClock } from '../coordinator/fake-clock';

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { TLS_IDENTITY_FILE, loadOrCreateTlsIdentity } from '../../../src-main/core/api/tls-identity';
+import { TLS_IDENTITY_FILE, loadOrCreateTlsIdentity } from '../../../src-main/platform/tls-identity';
 import { normalizeCertSha256 } from '../../../src-shared/cert-fingerprint';
 
 let dir: string;

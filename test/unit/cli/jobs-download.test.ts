@@ -13,7 +13,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ArtifactStore } from '../../../src-main/core/jobs/artifact-store';
-import { fingerprintOf, loadOrCreateTlsIdentity } from '../../../src-main/core/api/tls-identity';
+import { fingerprintOf, loadOrCreateTlsIdentity } from '../../../src-main/platform/tls-identity';
 import type { JobsState } from '../../../src-shared/jobs/types';
 import { cli } from './helpers';
 import { artifactSnapshot, jobSnapshot, sha } from './jobs-fixtures';

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { readCoordinatorRecord, removeCoordinatorRecord, writeCoordinatorRecord } from '../../../src-main/app/coordinator-record';
 import { resolveOperatorTarget } from '../../../src-main/cli/operator/operator-target';
 import { startCoordinatorHttp, type CoordinatorHttp } from '../../../src-main/core/api/coordinator-http';
-import { loadOrCreateTlsIdentity, type TlsIdentity } from '../../../src-main/core/api/tls-identity';
+import { loadOrCreateTlsIdentity, type TlsIdentity } from '../../../src-main/platform/tls-identity';
 import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
 import { FakeClock } from '../coordinator/fake-clock';
 import { cli } from './helpers';

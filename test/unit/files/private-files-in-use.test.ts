@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadOrCreateMachineId, MACHINE_ID_FILE } from '../../../src-main/agent/machine-id';
 import { loadOrCreateNodeIdentity, NODE_KEY_FILE } from '../../../src-main/agent/node-identity';
-import { loadOrCreateTlsIdentity, TLS_IDENTITY_FILE } from '../../../src-main/core/api/tls-identity';
+import { loadOrCreateTlsIdentity, TLS_IDENTITY_FILE } from '../../../src-main/platform/tls-identity';
 import { COORDINATOR_RECORD_FILE, readCoordinatorRecord, writeCoordinatorRecord } from '../../../src-main/app/coordinator-record';
 import { loadOrCreateSecrets, rotateJoinToken, SECRETS_FILE } from '../../../src-main/app/secrets';
 import { SymlinkRefusedError } from '../../../src-main/platform/files/refuse-symlink';

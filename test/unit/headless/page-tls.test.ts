@@ -13,7 +13,7 @@ import { pinnedConnector } from '../../../src-main/agent/pinned-connection';
 import type { AppCore } from '../../../src-main/app/app-core-types';
 import { runServe } from '../../../src-main/cli/commands/serve';
 import type { CliIo } from '../../../src-main/cli/command';
-import { loadOrCreateTlsIdentity, type TlsIdentity } from '../../../src-main/core/api/tls-identity';
+import { loadOrCreateTlsIdentity, type TlsIdentity } from '../../../src-main/platform/tls-identity';
 import { originAllowed, pageNeedsTls, startHeadlessServer, type HeadlessServer } from '../../../src-main/headless/headless-server';
 
 const TOKEN = 'page-token-' + 't'.repeat(24);

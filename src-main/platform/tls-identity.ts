@@ -8,9 +8,9 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import path from 'node:path';
 import { generate } from 'selfsigned';
-import { normalizeCertSha256 } from '../../../src-shared/cert-fingerprint';
-import { readPrivateFile, writePrivateFile } from '../../platform/files/private-file';
-import { SymlinkRefusedError } from '../../platform/files/refuse-symlink';
+import { normalizeCertSha256 } from '../../src-shared/cert-fingerprint';
+import { readPrivateFile, writePrivateFile } from './files/private-file';
+import { SymlinkRefusedError } from './files/refuse-symlink';
 
 export interface TlsIdentity {
   certPem: string;
