@@ -15,7 +15,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { MAX_WS_MESSAGE_BYTES, TOKEN_PARAM, WS_PATH, type WsServerMessage } from '../../src-shared/headless-protocol';
 import type { EventMethod, EventPayloads } from '../../src-shared/ipc';
-import { answerAndDestroy, answerClientErrors, guardConnections, type ConnectionLimits } from '../core/api/connection-guard';
+import { answerAndDestroy, answerClientErrors, guardConnections, type ConnectionLimits } from '../platform/net/connection-guard';
 import { generateToken, tokensEqual } from '../platform/tokens';
 import type { TlsIdentity } from '../platform/tls-identity';
 import type { AppCore } from '../app/app-core-types';

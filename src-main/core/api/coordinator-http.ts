@@ -20,7 +20,7 @@ import { sha256Hex, signedPartsOf } from './request-signature';
 import { jobHandlers } from './job-routes';
 import { attachPresence } from './presence-server';
 import { tokensEqual } from '../../platform/tokens';
-import { answerClientErrors, COORDINATOR_CONNECTION_LIMITS, guardConnections, type ConnectionLimits } from './connection-guard';
+import { answerClientErrors, COORDINATOR_CONNECTION_LIMITS, guardConnections, type ConnectionLimits } from '../../platform/net/connection-guard';
 import { JoinRateLimit, type JoinRateLimitOptions } from './join-rate-limit';
 import { JoinChallenges, type JoinTokens } from './join-challenges';
 import { checkProvedJoin, proveJoin } from './join-auth';

@@ -8,6 +8,7 @@
  */
 import { apiPaths } from '../../../src-shared/worker-protocol';
 import { ApiProblem } from '../coordinator/api-problem';
+import { addressKey, isLoopbackAddress } from '../../platform/net/address-key';
 
 export interface JoinRateLimitOptions {
   now: () => number;
@@ -26,26 +27,6 @@ export type JoinAdmission = { ok: true } | { ok: false; retryAfterS: number; mes
 interface Bucket {
   tokens: number;
   at: number;
-}
-
-/** 127.0.0.0/8, ::1 and their IPv4-mapped forms. */
-export function isLoopbackAddress(address: string): boolean {
-  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
-  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4) || address === '::1';
-}
-
-/** The key an address is counted under: IPv4 as it is, IPv6 by its first four groups (its /64). */
-export function addressKey(address: string): string {
-  if (address.startsWith('::ffff:') && address.includes('.')) return address.slice(7);
-  if (!address.includes(':')) return address;
-  const [head = '', tail = ''] = address.split('::', 2) as [string, string?];
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const groups = address.includes('::') ? [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right] : left;
-  return `${groups
-    .slice(0, 4)
-    .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''))
-    .join(':')}::/64`;
 }
 
 export class JoinRateLimit {

@@ -14,7 +14,7 @@ import { PRESENCE_CLOSE, PRESENCE_POKE } from '../../../src-shared/worker-protoc
 import { isApiProblem } from '../coordinator/api-problem';
 import type { NodeKeys } from '../coordinator/node-keys';
 import { sha256Hex, signedPartsOf } from './request-signature';
-import { answerAndDestroy } from './connection-guard';
+import { answerAndDestroy } from '../../platform/net/connection-guard';
 
 export interface PresenceService {
   presenceOpened(workerId: number, secret: string | null): { incarnation: number; node: string };

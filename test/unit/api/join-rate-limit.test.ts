@@ -1,7 +1,8 @@
 // Join attempts per source address (issue 14, item 5): a token bucket per address, a bounded table of addresses,
 // IPv6 counted by its /64, loopback exempt.
 import { describe, expect, it } from 'vitest';
-import { addressKey, isLoopbackAddress, JoinRateLimit } from '../../../src-main/core/api/join-rate-limit';
+import { JoinRateLimit } from '../../../src-main/core/api/join-rate-limit';
+import { addressKey, isLoopbackAddress } from '../../../src-main/platform/net/address-key';
 import { ApiProblem } from '../../../src-main/core/coordinator/api-problem';
 
 describe('JoinRateLimit', () => {

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import type http from 'node:http';
 import type net from 'node:net';
 import type { Duplex } from 'node:stream';
-import { addressKey, isLoopbackAddress } from './join-rate-limit';
+import { addressKey, isLoopbackAddress } from './address-key';
 
 export interface ConnectionLimits {
   /** Connections one source address (IPv6: one /64) may hold at once. */
