@@ -7,7 +7,7 @@
 import { createReadStream } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import { readReply, RequestTimeoutError, type RawReply } from './http-post';
+import { readReply, RequestTimeoutError, type RawReply } from '../platform/net/http-post';
 
 /** An upload's answer is a small JSON object; anything larger is not from the coordinator. */
 const MAX_UPLOAD_REPLY_BYTES = 64 * 1024;

@@ -1,31 +1,26 @@
 /**
  * The worker's side of the coordinator HTTP API: JSON over node:http(s), the join proved by a challenge on the
  * join token (join-proof.ts; the token itself is never sent) and, once joined, the session's secret. Every call
- * resolves to a tagged reply instead of throwing, because the agent treats "no answer", "refused", "answered with an error" and "that is not our coordinator" very
- * differently (keep trying, rejoin, give up with a message, or refuse to say anything at all).
+ * resolves to a tagged reply instead of throwing (platform/net/api-reply.ts says why).
  */
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import { normalizeCertSha256 } from '../../src-shared/cert-fingerprint';
-import { clearTextProblem, type ClearTextUse } from '../../src-shared/cluster/clear-text';
-import { workerApi, type EndpointBody, type EndpointName, type EndpointParams, type EndpointReply } from '../../src-shared/worker-api';
+import { workerApi, type EndpointBody, type EndpointName, type EndpointParams } from '../../src-shared/worker-api';
 import { SESSION_HEADER } from '../../src-shared/worker-protocol';
-import { MAX_REPLY_BYTES, postJson, type PostOptions, type RawReply } from './http-post';
-import { CERT_MISMATCH, pinnedConnector, type Connector } from './pinned-connection';
+import { postJson, type PostOptions, type RawReply } from '../platform/net/http-post';
+import { pinnedConnector, type Connector } from '../platform/net/pinned-connection';
+import { describeNetworkError, interpretReply, type ApiReply } from '../platform/net/api-reply';
+import { trustProblem } from '../platform/net/coordinator-url';
 import { putFile } from './artifact-upload';
 import type { NodeIdentity } from './node-identity';
 import { bodySigner, sha256Hex, signatureHeaders, type BodySigner } from './request-signer';
 import { normalizeAddress } from '../platform/runs/local-interface';
 
-export type ApiReply =
-  | { kind: 'ok'; status: number; body: unknown }
-  | { kind: 'http-error'; status: number; message: string }
-  | { kind: 'network'; message: string }
-  /** Something answered, but not as a GPU Share coordinator does: not JSON, a redirect, an answer too large. */
-  | { kind: 'protocol'; status: number; message: string }
-  /** The server is not the coordinator the join command named (another certificate): nothing was sent. */
-  | { kind: 'untrusted'; message: string };
+// The pieces the operator CLI shares (platform/net/), re-exported for the agent's modules and tests.
+export { describeFailure, describeNetworkError, readReply, type ApiReply } from '../platform/net/api-reply';
+export { CERT_ENV, parseCoordinatorUrl, trustProblem } from '../platform/net/coordinator-url';
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 5000;
 
@@ -40,9 +35,6 @@ export interface FileUpload {
   headers: Record<string, string>;
 }
 
-/** Environment variable that may carry the coordinator's certificate fingerprint instead of --cert-sha256. */
-export const CERT_ENV = 'GPU_SHARE_CERT_SHA256';
-
 export interface CoordinatorClientOptions {
   /** SHA-256 fingerprint of the coordinator's certificate (any common spelling); required for https. */
   certSha256?: string;
@@ -50,75 +42,6 @@ export interface CoordinatorClientOptions {
   transport?: (opts: PostOptions) => Promise<RawReply>;
   /** The operator CLI's token, sent as a bearer token with every request (a worker's join token never is). */
   operatorToken?: string;
-}
-
-/** Checks a --join value: an http(s) URL with a host and nothing after the path; the message says what is wrong. */
-export function parseCoordinatorUrl(raw: string): { ok: true; url: URL } | { ok: false; message: string } {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return { ok: false, message: `"${raw}" is not a URL; expected something like https://192.168.1.20:7421 (or http://127.0.0.1:7421 on this machine)` };
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    return { ok: false, message: `"${raw}" uses ${url.protocol.replace(/:$/, '')}://; the coordinator speaks http:// or https:// only` };
-  }
-  if (!url.hostname) return { ok: false, message: `"${raw}" has no host` };
-  if (url.username || url.password) return { ok: false, message: `"${raw}" carries a user name or password; pass the token in GPU_SHARE_JOIN_TOKEN instead` };
-  if (url.search || url.hash) return { ok: false, message: `"${raw}" has a query or fragment; give only scheme, host and port` };
-  return { ok: true, url };
-}
-
-/**
- * Whether `url` may be spoken to with this fingerprint: https needs one (the coordinator's certificate is
- * self-signed, so only the pin can tell it from an impostor), and http with one is refused too, because the
- * join command that carried it was for https: following an http URL instead would send the token in the clear.
- * Plain http beyond loopback is refused as well (clear-text.ts), before anything is sent. Null when fine, else
- * the message for the person.
- */
-export function trustProblem(url: URL, certSha256: string | undefined, use: ClearTextUse = 'worker'): string | null {
-  const given = certSha256?.trim() ? certSha256.trim() : undefined;
-  if (given !== undefined && !normalizeCertSha256(given)) {
-    return `"${given}" is not a SHA-256 certificate fingerprint (64 hex digits); copy the whole join command from the coordinator's "Add a worker" panel`;
-  }
-  if (url.protocol === 'https:' && given === undefined) {
-    return `${url.origin} speaks https, and its certificate can only be trusted by the fingerprint the join command carries (--cert-sha256 HEX, or ${CERT_ENV}); copy the whole join command from the coordinator's "Add a worker" panel`;
-  }
-  if (url.protocol === 'http:' && given !== undefined) {
-    return `a certificate fingerprint was given but ${url.origin} is plain http, where the join token would travel unencrypted; use the https:// URL of the join command`;
-  }
-  return clearTextProblem(url, use);
-}
-
-/** A sentence for why a request got no answer; exported for tests. */
-export function describeNetworkError(error: unknown, base: URL): string {
-  const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
-  const code = cause?.code ?? (error as { code?: string })?.code;
-  const where = base.host;
-  if ((error as Error)?.name === 'TimeoutError' || (error as Error)?.name === 'AbortError') return `no answer from ${where} in time`;
-  switch (code) {
-    case CERT_MISMATCH:
-      return (error as Error).message;
-    case 'ECONNREFUSED':
-      return `nothing is listening at ${where} (connection refused)`;
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-      return `cannot resolve the host name "${base.hostname}"`;
-    case 'EHOSTUNREACH':
-    case 'ENETUNREACH':
-      return `${where} is unreachable from this machine`;
-    case 'ECONNRESET':
-      return `${where} closed the connection`;
-    case 'EPROTO':
-      return `${where} does not speak https (${(error as Error).message.split('\n')[0]}); check the URL's scheme`;
-    default:
-      return `cannot reach ${where}: ${cause?.message ?? (error as Error)?.message ?? String(error)}`;
-  }
-}
-
-function errorMessage(parsed: unknown, text: string, status: number): string {
-  if (parsed && typeof parsed === 'object' && typeof (parsed as { error?: unknown }).error === 'string') return (parsed as { error: string }).error.slice(0, 2000);
-  return text.slice(0, 300) || `HTTP ${status}`;
 }
 
 export class CoordinatorClient {
@@ -249,29 +172,7 @@ export class CoordinatorClient {
 
   /** A raw answer as a tagged reply: what failed and how, or the parsed JSON. */
   private interpret(raw: RawReply): ApiReply {
-    if (raw.kind === 'failed') {
-      const message = describeNetworkError(raw.error, this.base);
-      return (raw.error as { code?: string })?.code === CERT_MISMATCH ? { kind: 'untrusted', message } : { kind: 'network', message };
-    }
-    if (raw.kind === 'too-large') {
-      return { kind: 'protocol', status: raw.status, message: `${this.base.host} answered with more than ${MAX_REPLY_BYTES / (1024 * 1024)} MiB; a GPU Share coordinator never does` };
-    }
-    const { status, text } = raw;
-    if (status >= 300 && status < 400) {
-      return { kind: 'protocol', status, message: `${this.base.host} answered with a redirect (${status}${raw.location ? ` to ${raw.location.slice(0, 200)}` : ''}); a GPU Share coordinator never redirects, so something else answers at this address` };
-    }
-    let parsed: unknown = null;
-    let isJson = true;
-    try {
-      parsed = text ? JSON.parse(text) : null;
-    } catch {
-      isJson = false;
-    }
-    if (status < 200 || status >= 300) return { kind: 'http-error', status, message: errorMessage(isJson ? parsed : null, text, status) };
-    if (!isJson) {
-      return { kind: 'protocol', status, message: `${this.base.host} answered ${status} with something that is not JSON (${JSON.stringify(text.slice(0, 80))})` };
-    }
-    return { kind: 'ok', status, body: parsed };
+    return interpretReply(raw, this.base);
   }
 
   /**
@@ -312,15 +213,4 @@ export function findFreePort(): Promise<number> {
       server.close(() => (port > 0 ? resolve(port) : reject(new Error('the OS gave no free port'))));
     });
   });
-}
-
-/** A 2xx reply's body read with the table's reply schema of `name`; null when it is not one. */
-export function readReply<K extends EndpointName>(name: K, body: unknown): EndpointReply<K> | null {
-  const parsed = workerApi[name].reply.safeParse(body);
-  return parsed.success ? (parsed.data as EndpointReply<K>) : null;
-}
-
-/** A failed reply in a few words, for logs: "503 coordinator overloaded", "no answer from … in time". */
-export function describeFailure(reply: Exclude<ApiReply, { kind: 'ok' }>): string {
-  return reply.kind === 'http-error' ? `${reply.status} ${reply.message}` : reply.message;
 }

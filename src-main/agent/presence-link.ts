@@ -10,7 +10,7 @@ import WebSocket from 'ws';
 import { workerApi } from '../../src-shared/worker-api';
 import { PRESENCE_CLOSE, PRESENCE_POKE } from '../../src-shared/worker-protocol';
 import { systemClock, type Clock } from '../platform/ports';
-import type { Connector } from './pinned-connection';
+import type { Connector } from '../platform/net/pinned-connection';
 
 export const PRESENCE_BACKOFF = { firstMs: 250, maxMs: 2000 } as const;
 /** How long a clean exit waits for the coordinator to answer its BYE before moving on. */

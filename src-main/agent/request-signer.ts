@@ -6,6 +6,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { SIGNATURE_HEADERS, signedRequestText } from '../../src-shared/worker-protocol';
 import type { NodeIdentity } from './node-identity';
+import type { BodySigner } from '../platform/net/http-post';
+
+export type { BodySigner };
 
 export function sha256Hex(body: Buffer | string): string {
   return createHash('sha256').update(body).digest('hex');
@@ -23,8 +26,6 @@ export function signatureHeaders(identity: NodeIdentity, method: string, pathAnd
 }
 
 /** A signer for http-post.ts: signs the exact body bytes it is about to send. */
-export type BodySigner = (method: string, pathAndQuery: string, body: Buffer) => Record<string, string>;
-
 export function bodySigner(identity: NodeIdentity): BodySigner {
   return (method, pathAndQuery, body) => signatureHeaders(identity, method, pathAndQuery, sha256Hex(body));
 }

@@ -1,14 +1,15 @@
 /**
- * The operator side of the coordinator's API for the CLI: the agent's CoordinatorClient (same worker-API table,
- * same pinned TLS, same reply checks) with the operator token, and every failure turned into an OperatorFailure
+ * The operator side of the coordinator's API for the CLI: an ApiConnection (platform/net/; the same worker-API
+ * table, pinned TLS and reply checks the agent's client uses) with the operator token, and every failure turned into an OperatorFailure
  * whose message says what to do — start the coordinator, fix the token, list the runs.
  */
 import http from 'node:http';
 import https from 'node:https';
 import type { Readable } from 'node:stream';
-import { CoordinatorClient, describeNetworkError, readReply, type ApiReply } from '../../agent/coordinator-client';
-import { CERT_MISMATCH } from '../../agent/pinned-connection';
-import { RequestTimeoutError } from '../../agent/http-post';
+import { ApiConnection } from '../../platform/net/api-connection';
+import { describeNetworkError, readReply, type ApiReply } from '../../platform/net/api-reply';
+import { CERT_MISMATCH } from '../../platform/net/pinned-connection';
+import { RequestTimeoutError } from '../../platform/net/http-post';
 import { workerApi, type EndpointBody, type EndpointName, type EndpointParams, type EndpointReply, type WorkerApi } from '../../../src-shared/worker-api';
 import { EXIT, OperatorFailure } from './operator-failure';
 import { OPERATOR_TOKEN_ENV, type OperatorTarget } from './operator-target';
@@ -27,11 +28,11 @@ const MAX_ERROR_BYTES = 64 * 1024;
 const TIMEOUT_MS = 10_000;
 
 export class OperatorClient {
-  private readonly client: CoordinatorClient;
+  private readonly client: ApiConnection;
 
   constructor(readonly target: OperatorTarget) {
-    // The operator token goes as a bearer token; the client's join-token slot stays empty (it never joins).
-    this.client = new CoordinatorClient(target.url, '', { operatorToken: target.token, ...(target.certSha256 ? { certSha256: target.certSha256 } : {}) });
+    // The operator token goes as a bearer token; an operator never joins, so no join token or session is held.
+    this.client = new ApiConnection(target.url, { bearerToken: target.token, ...(target.certSha256 ? { certSha256: target.certSha256 } : {}) });
   }
 
   /**
@@ -39,7 +40,9 @@ export class OperatorClient {
    * …: `gpu-share runs list` shows …") in place of the coordinator's sentence, which names API paths.
    */
   async call<K extends OperatorEndpoint>(name: K, params: EndpointParams<K>, body: EndpointBody<K>, notFound?: string): Promise<EndpointReply<K>> {
-    const reply = await this.client.call(name, params, body, TIMEOUT_MS);
+    const endpoint = workerApi[name];
+    const path = (endpoint.path.build as (...p: EndpointParams<K>) => string)(...params);
+    const reply = await this.client.request(endpoint.method as 'GET' | 'POST', path, body, TIMEOUT_MS);
     if (reply.kind !== 'ok') throw this.failure(reply, notFound);
     const checked = readReply(name, reply.body);
     if (checked === null) {

@@ -3,7 +3,7 @@
  * help text, and one runner that connects, runs the command and turns a failure into its message and exit code
  * (with --json, also a JSON object on stdout, so a script never has to parse a sentence).
  */
-import { CERT_ENV } from '../../agent/coordinator-client';
+import { CERT_ENV } from '../../platform/net/coordinator-url';
 import type { CliIo } from '../command';
 import { OperatorClient } from './operator-client';
 import { OperatorFailure } from './operator-failure';

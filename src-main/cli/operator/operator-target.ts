@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { normalizeCertSha256 } from '../../../src-shared/cert-fingerprint';
 import { clearTextProblem } from '../../../src-shared/cluster/clear-text';
-import { CERT_ENV, parseCoordinatorUrl } from '../../agent/coordinator-client';
+import { CERT_ENV, parseCoordinatorUrl } from '../../platform/net/coordinator-url';
 import { fingerprintOf, TLS_IDENTITY_FILE } from '../../platform/tls-identity';
 import { SECRETS_FILE } from '../../app/secrets';
 import { defaultUserDataDir } from '../../platform/user-data-dir';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { pinnedConnector } from '../../../src-main/agent/pinned-connection';
+import { pinnedConnector } from '../../../src-main/platform/net/pinned-connection';
 import type { AppCore } from '../../../src-main/app/app-core-types';
 import { runServe } from '../../../src-main/cli/commands/serve';
 import type { CliIo } from '../../../src-main/cli/command';

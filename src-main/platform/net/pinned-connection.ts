@@ -7,7 +7,7 @@
 import type http from 'node:http';
 import net from 'node:net';
 import tls from 'node:tls';
-import { normalizeCertSha256 } from '../../src-shared/cert-fingerprint';
+import { normalizeCertSha256 } from '../../../src-shared/cert-fingerprint';
 
 /** Code of the error a connection to a server with another certificate fails with. */
 export const CERT_MISMATCH = 'ERR_GPU_SHARE_CERT_MISMATCH';

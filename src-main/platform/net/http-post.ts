@@ -1,11 +1,13 @@
 /**
- * One JSON request (a POST with a body, or a GET) over node:http(s), as little as the agent needs and no more than it can afford: no redirects
+ * One JSON request (a POST with a body, or a GET) over node:http(s), as little as the agent and the operator CLI need and no more than they can afford: no redirects
  * (a coordinator never sends one, so a 3xx means something else answered), a cap on the answer's size (a
  * misbehaving server must not make the agent buffer a gigabyte), and a deadline that covers connecting too.
  */
 import http from 'node:http';
 import https from 'node:https';
-import type { BodySigner } from './request-signer';
+
+/** Adds signature headers over the exact body bytes about to be sent (the agent's node key: agent/request-signer.ts). */
+export type BodySigner = (method: string, pathAndQuery: string, body: Buffer) => Record<string, string>;
 
 /** Largest answer read; a bigger one is cut off and the request fails. */
 export const MAX_REPLY_BYTES = 8 * 1024 * 1024;
