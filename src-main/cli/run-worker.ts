@@ -15,13 +15,11 @@ import { nodePtySpawner } from '../platform/pty/node-pty-spawner';
 import type { PtySpawner } from '../platform/ports';
 import { defaultUserDataDir } from '../platform/user-data-dir';
 import { NODE_NAME_PATTERN } from '../../src-shared/worker-protocol';
-import { CERT_ENV, parseCoordinatorUrl, trustProblem } from '../agent/coordinator-client';
-import { JoinError, WorkerAgent } from '../agent/worker-agent';
-import { loadOrCreateNodeIdentity, NodeKeyMovedError } from '../agent/node-identity';
+import { CERT_ENV, parseCoordinatorUrl, trustProblem } from '../platform/net/coordinator-url';
+import { JoinError, loadOrCreateNodeIdentity, NodeKeyMovedError, proveCoordinator, WorkerAgent } from '../app/worker-runtime';
 import { SymlinkRefusedError } from '../platform/files/refuse-symlink';
 import { clusterNameProblem } from '../platform/discovery/discovery-record';
 import { DISCOVER_MS, discoverOne, ignoredLine } from '../platform/discovery/pick-coordinator';
-import { proveCoordinator } from '../agent/coordinator-proof';
 import { normalizeCertSha256 } from '../../src-shared/cert-fingerprint';
 
 /** How long a heard coordinator has to answer the join challenge before it is ignored. */

@@ -1,13 +1,12 @@
 /**
  * `gpu-share nodes start|stop|status [NAME|--all]`: the workers of cluster.yaml's transport: ssh nodes, over SSH
- * from this machine (src-main/core/ssh), joining the coordinator running with the same data folder. The agents
+ * from this machine (src-main/core/ssh, through app/ssh-launch.ts), joining the coordinator running with the same data folder. The agents
  * keep running on their nodes after the command ends.
  */
 import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { NodeSshStatus } from '../../../../src-shared/nodes/ipc-ssh';
-import { findAgentBundle } from '../../../core/ssh/agent-bundle';
-import { NodeLauncher } from '../../../core/ssh/node-launcher';
+import { findAgentBundle, NodeLauncher } from '../../../app/ssh-launch';
 import { defaultUserDataDir } from '../../../platform/user-data-dir';
 import { noMorePositionals, parseCommandLine, type CliIo, type Command, type CommandGroup } from '../../command';
 import { coordinatorJoin, loadCluster, pickNodes } from './nodes-context';
