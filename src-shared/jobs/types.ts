@@ -135,8 +135,13 @@ export interface LedgerHolder {
   kind: 'job' | 'run';
   id: string;
   name: string;
+  /** The GPU a job holds; null for CPU jobs and run members (see gpuIndices). */
   gpuIndex: number | null;
+  /** Whole GPUs a run member holds (absent for jobs and CPU members). */
+  gpuIndices?: number[];
   vramMb: number;
+  /** What it is doing ("step 30 of 60", "reserved"), when known. */
+  detail?: string;
 }
 
 /** A node's capacity and what holds it: what the node cards draw. */

@@ -1,7 +1,18 @@
-/** Placement of adapter jobs on the cluster's slots and VRAM budgets, and the ledger the node cards draw. Pure. */
+/** One scheduler for adapter jobs and training runs on the cluster's slots, GPUs and VRAM budgets, and the ledger the node cards draw. Pure. */
 export { nodeCapacities, type GpuCapacity, type NodeCapacity, type WorkerFacts } from './capacity';
 export { jobVramDemandMb } from './demand';
 export { formatGib } from './gib';
-export { gpuRemainingMb, type Holding } from './holdings';
+export { gpuRemainingMb, heldGpuIndices, type Holding } from './holdings';
 export { buildLedger } from './ledger';
 export { jobPlan, placeJobs, type JobPlacement, type PendingJob, type PlaceOptions } from './place-jobs';
+export {
+  planGeneration,
+  runHoldings,
+  type GenerationPlan,
+  type NodeReason,
+  type PlanLedger,
+  type PlannedMember,
+  type RunCandidate,
+  type RunPlanRequest,
+} from './plan-generation';
+export { runDemand, type RunDemand } from './run-demand';

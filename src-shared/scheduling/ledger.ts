@@ -30,7 +30,15 @@ export function buildLedger(nodes: NodeCapacity[], holdings: Holding[]): NodeLed
         measuredMb: used.gpus[g]!.measuredMb,
         freeMb: gpu.freeMb,
       })),
-      holders: used.holders.map((h) => ({ kind: h.kind, id: h.id, name: h.name, gpuIndex: h.gpuIndex, vramMb: h.vramMb })),
+      holders: used.holders.map((h) => ({
+        kind: h.kind,
+        id: h.id,
+        name: h.name,
+        gpuIndex: h.gpuIndex,
+        ...(h.gpuIndices && h.gpuIndices.length > 0 ? { gpuIndices: [...h.gpuIndices] } : {}),
+        vramMb: h.vramMb,
+        ...(h.detail ? { detail: h.detail } : {}),
+      })),
     };
   });
 }

@@ -8,6 +8,7 @@ import type { NodeCapacity } from './capacity';
 import { MB_PER_GIB } from './demand';
 import { formatGib } from './gib';
 import { gpuRemainingMb, type NodeUsage } from './holdings';
+import { gpusHeldByRuns } from './holder-text';
 
 export type Refusal =
   | { code: 'not-online' }
@@ -18,7 +19,8 @@ export type Refusal =
   | { code: 'ram' }
   | { code: 'cores' }
   | { code: 'no-cuda' }
-  | { code: 'vram'; needMb: number; bestLeftMb: number };
+  | { code: 'vram'; needMb: number; bestLeftMb: number }
+  | { code: 'run-gpus'; usage: NodeUsage };
 
 const NOT_ONLINE: Refusal = { code: 'not-online' };
 const ALLOWED_HOSTS: Refusal = { code: 'allowed-hosts' };
@@ -56,20 +58,27 @@ export interface GpuFit {
 }
 
 /**
- * The GPU of this node the job would take: among those with `needMb` remaining, the one with the least remaining
- * (binpack) or the most (spread), the lower index on a tie. Refused with the best GPU's remaining budget otherwise.
+ * The GPU of this node the job would take: among those with `needMb` remaining and no run member holding them,
+ * the one with the least remaining (binpack) or the most (spread), the lower index on a tie. Refused with the
+ * best GPU's remaining budget otherwise, or with the runs that hold every GPU.
  */
 export function chooseGpu(node: NodeCapacity, usage: NodeUsage, needMb: number, spread: boolean): GpuFit | Refusal {
   if (node.gpus.length === 0) return NO_CUDA;
   let best: GpuFit | null = null;
   let bestLeftMb = 0;
+  let runHeld = 0;
   for (let slot = 0; slot < node.gpus.length; slot++) {
+    if (usage.gpus[slot]!.runHeld) {
+      runHeld++;
+      continue;
+    }
     const remainingMb = gpuRemainingMb(node.gpus[slot]!, usage.gpus[slot]!);
     if (remainingMb > bestLeftMb) bestLeftMb = remainingMb;
     if (remainingMb < needMb) continue;
     if (!best || (spread ? remainingMb > best.remainingMb : remainingMb < best.remainingMb)) best = { slot, remainingMb };
   }
-  return best ?? { code: 'vram', needMb, bestLeftMb };
+  if (best) return best;
+  return runHeld === node.gpus.length ? { code: 'run-gpus', usage } : { code: 'vram', needMb, bestLeftMb };
 }
 
 export function isRefusal(x: GpuFit | Refusal): x is Refusal {
@@ -97,5 +106,7 @@ export function describeRefusal(r: Refusal, spec: JobSpec, node: NodeCapacity): 
       return 'needs CUDA, has no NVIDIA GPU';
     case 'vram':
       return `needs ${formatGib(r.needMb)} VRAM, ${formatGib(r.bestLeftMb)} usable left`;
+    case 'run-gpus':
+      return gpusHeldByRuns(node, r.usage);
   }
 }

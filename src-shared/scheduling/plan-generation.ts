@@ -1,0 +1,108 @@
+/**
+ * The scheduler's answer for one training run: which active workers make up its next generation and which whole
+ * GPUs each member holds, or why it must wait. Pure: the run controller (core/coordinator) applies the plan, and
+ * the job round (core/jobs) plans waiting runs first so that the capacity a run would take is not given to a job.
+ *
+ * Rules: holdings of this run are ignored (its members may stay where they are); every other holding counts —
+ * jobs' slots and VRAM, other runs' slots and GPUs. A member holds one slot and, for a GPU run, whole GPUs that
+ * nothing else holds. A GPU belongs to at most one run member; a machine with a CPU-run member hosts no other
+ * run's member; two GPU runs may share a machine on different GPUs; one run has at most one member per machine.
+ * Current members come first (a run is not reshuffled when someone joins), then the others in join order.
+ */
+import type { NodeCapacity } from './capacity';
+import { addHolding, tallyHoldings, type Holding } from './holdings';
+import type { RunDemand } from './run-demand';
+import { memberFit, type RunCandidate } from './run-fit';
+
+export type { RunCandidate } from './run-fit';
+export type { RunDemand } from './run-demand';
+
+export interface RunPlanRequest {
+  runId: string;
+  /** The run's display name (what other runs' reasons call it). */
+  name: string;
+  demand: RunDemand;
+  /** Worker ids of its live generation ([] while it waits or is paused). */
+  currentMembers: number[];
+}
+
+export interface PlannedMember {
+  workerId: number;
+  node: string;
+  /** Whole GPUs (indices on that node) the member holds; empty for a CPU run. */
+  gpuIndices: number[];
+}
+
+export interface NodeReason {
+  node: string;
+  /** Starts with the node's name: "beta holds job r16-lr3e-3 (step 30 of 60)". */
+  reason: string;
+}
+
+export type GenerationPlan =
+  | {
+      kind: 'plan';
+      /** min..max members: current members still eligible first, then others in join order. */
+      members: PlannedMember[];
+      /** Candidates that were looked at and could not be members (why the run does not grow further). */
+      refused: NodeReason[];
+    }
+  | {
+      kind: 'hold';
+      /** "waits for 1 more worker: beta holds job r16-lr3e-3 (step 30 of 60)". */
+      reason: string;
+      nodes: NodeReason[];
+    };
+
+export interface PlanLedger {
+  nodes: NodeCapacity[];
+  holdings: Holding[];
+}
+
+export function planGeneration(run: RunPlanRequest, candidates: RunCandidate[], ledger: PlanLedger): GenerationPlan {
+  const { demand } = run;
+  const nodes = ledger.nodes;
+  const usage = tallyHoldings(
+    nodes,
+    ledger.holdings.filter((h) => !(h.kind === 'run' && h.id === run.runId)),
+  );
+  const at = new Map(nodes.map((n, i) => [n.node, i]));
+  const current = new Set(run.currentMembers);
+  const ordered = [...candidates].sort(
+    (a, b) => Number(current.has(b.workerId)) - Number(current.has(a.workerId)) || a.joinSeq - b.joinSeq || a.workerId - b.workerId,
+  );
+  const members: PlannedMember[] = [];
+  const refused: NodeReason[] = [];
+  const memberOn = new Map<string, number>();
+  for (const candidate of ordered) {
+    if (members.length >= demand.maxWorkers) break;
+    const taken = memberOn.get(candidate.node);
+    if (taken !== undefined) {
+      refused.push({ node: candidate.node, reason: `${candidate.node} already has a member of this run (worker ${taken})` });
+      continue;
+    }
+    const i = at.get(candidate.node);
+    const fit = memberFit(demand, candidate, i === undefined ? undefined : nodes[i], i === undefined ? undefined : usage[i]);
+    if (!fit.ok) {
+      refused.push({ node: candidate.node, reason: fit.reason });
+      continue;
+    }
+    const member = { workerId: candidate.workerId, node: candidate.node, gpuIndices: fit.gpuIndices };
+    members.push(member);
+    memberOn.set(candidate.node, candidate.workerId);
+    addHolding(nodes[i!]!, usage[i!]!, memberHolding(run.runId, run.name, member));
+  }
+  if (members.length >= demand.minWorkers) return { kind: 'plan', members, refused };
+  const missing = demand.minWorkers - members.length;
+  const why = refused.length > 0 ? refused.map((r) => r.reason).join('; ') : members.length === 0 ? 'no worker is active' : 'no other worker is active';
+  return { kind: 'hold', reason: `waits for ${missing} more worker${missing === 1 ? '' : 's'}: ${why}`, nodes: refused };
+}
+
+function memberHolding(runId: string, name: string, m: PlannedMember, detail?: string): Holding {
+  return { node: m.node, kind: 'run', id: runId, name, gpuIndex: null, gpuIndices: [...m.gpuIndices], vramMb: 0, ...(detail ? { detail } : {}) };
+}
+
+/** What a run's members hold, as ledger holdings: one slot each and their whole GPUs. */
+export function runHoldings(runId: string, name: string, members: readonly PlannedMember[], detail?: string): Holding[] {
+  return members.map((m) => memberHolding(runId, name, m, detail));
+}
