@@ -8,6 +8,7 @@ import type { AwaitingMachine } from '../../../src-shared/nodes/awaiting-machine
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { TORCH_PYTHON } from '../../integration/helpers/agent-handle';
 import { waitFor } from '../../integration/helpers/wait';
 import type { CoordinatorEvent, RunSnapshot, WorkerSnapshot } from '../../../src-shared/training';
@@ -66,6 +67,17 @@ export async function productEnv(extra: NodeJS.ProcessEnv = {}): Promise<NodeJS.
   };
 }
 
+/** What crashAndRestart() did: the new App and when `serve` went down and came back. */
+export interface Restarted {
+  app: App;
+  /** performance.now() at the SIGKILL. */
+  killedAt: number;
+  /** Date.now() at the SIGKILL. */
+  killedWall: number;
+  /** performance.now() when the new `serve` printed its join line. */
+  readyAt: number;
+}
+
 export class App {
   private constructor(
     readonly host: Host,
@@ -74,6 +86,8 @@ export class App {
     readonly join: JoinInfo,
     readonly api: ApiClient,
     private readonly relay: ProxyOnHost,
+    /** How this `serve` was started, for crashAndRestart(). */
+    private readonly launch: { argv: string[]; env: NodeJS.ProcessEnv; startTimeoutMs: number },
   ) {}
 
   static async start(host: Host, opts: AppOptions = {}): Promise<App> {
@@ -90,7 +104,8 @@ export class App {
       ...(opts.autoApprove ? ['--auto-approve'] : []),
       ...(opts.extraArgs ?? []),
     ];
-    const proc = host.spawn(argv, { env: await productEnv(opts.env), cwd: repoRoot, label: `${host.name}:serve` });
+    const env = await productEnv(opts.env);
+    const proc = host.spawn(argv, { env, cwd: repoRoot, label: `${host.name}:serve` });
     let relay: ProxyOnHost | null = null;
     try {
       const line = await proc.waitForLine(JOIN_LINE, opts.startTimeoutMs ?? 60_000);
@@ -101,12 +116,37 @@ export class App {
       relay = await startProxy(host, `unix:${socketPath}`, join.url.host, undefined, `${host.name}:api-relay`);
       const api = new ApiClient({ socketPath, tls: join.url.protocol === 'https:', certSha256: join.certSha256, token: operatorToken });
       console.info(`multihost: app on ${host.hostname} (${host.address}), workers join ${join.url.origin}${join.certSha256 ? ' with the cert pinned' : ''}`);
-      return new App(host, proc, dataDir, join, api, relay);
+      return new App(host, proc, dataDir, join, api, relay, { argv, env, startTimeoutMs: opts.startTimeoutMs ?? 60_000 });
     } catch (error) {
       // A start that failed halfway leaves neither processes nor the data folder behind.
       await proc.stop(5_000);
       await relay?.proc.stop(2_000);
       rmSync(dataDir, { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  /**
+   * The coordinator crashes and comes back, as after a power cut or an update: SIGKILL (no shutdown of any
+   * kind), `downMs` with nothing listening, then `serve` again with the same arguments — same data folder,
+   * same ports, same join line. The relay stays (it connects anew for every request). Returns the new App
+   * (this one's process is dead) and when `serve` was killed and printed its join line again, both on
+   * performance.now()'s clock (the one HostProcess stamps lines with) and the wall clock (events' `at`).
+   */
+  async crashAndRestart(downMs: number): Promise<Restarted> {
+    const killedAt = performance.now();
+    const killedWall = Date.now();
+    this.proc.kill('SIGKILL');
+    await this.proc.exited;
+    await new Promise((r) => setTimeout(r, Math.max(0, downMs - (performance.now() - killedAt))));
+    const proc = this.host.spawn(this.launch.argv, { env: this.launch.env, cwd: repoRoot, label: `${this.host.name}:serve` });
+    try {
+      const line = await proc.waitForLine(JOIN_LINE, this.launch.startTimeoutMs);
+      const readyAt = performance.now();
+      const app = new App(this.host, proc, this.dataDir, parseJoinCommand(line[0]), this.api, this.relay, this.launch);
+      return { app, killedAt, killedWall, readyAt };
+    } catch (error) {
+      await proc.stop(5_000);
       throw error;
     }
   }
