@@ -2,7 +2,7 @@
 
 export const EXIT = {
   ok: 0,
-  /** The coordinator answered and refused the action (a second live run, draining a worker that is not active, a bad spec). */
+  /** The coordinator answered and refused the action (draining a worker that is not active, a bad spec). */
   refused: 1,
   /** A bad command line. */
   usage: 2,

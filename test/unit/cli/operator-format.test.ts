@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatRunDetail, formatRunsTable } from '../../../src-main/cli/commands/runs/run-format';
 import { formatWorkersTable } from '../../../src-main/cli/commands/workers/workers-list';
+import { workerActivities } from '../../../src-shared/nodes/activity';
 import type { RunSnapshot, WorkerSnapshot } from '../../../src-shared/training';
 
 const NOW = 1_700_000_000_000;
@@ -34,16 +35,32 @@ function run(over: Partial<RunSnapshot> = {}): RunSnapshot {
 }
 
 describe('runs output', () => {
-  it('lists runs newest first in aligned columns', () => {
+  it('lists runs newest first in aligned columns: members by node name, step of total, restarts used', () => {
     const older = run({ id: 'run-1-000000', spec: { ...run().spec, name: 'first' }, state: 'finished', startedAt: NOW - 3_600_000, endedAt: NOW - 3_000_000, progress: null });
     expect(formatRunsTable([older, run()], NOW)).toBe(
       [
-        'ID            NAME   STATE                                 GEN  WORKERS  STEP     LOSS     STARTED        TOOK',
-        'run-2-ab12cd  demo   running                               2    1        120/300  0.04123  2 min 5 s ago  2 min 5 s so far',
-        'run-1-000000  first  finished, 1 worker failed on the way  2    1        -        -        1 h 0 min ago  10 min',
+        'ID            NAME   STATE                                 MEMBERS  STEP     RESTARTS  LOSS     STARTED        TOOK',
+        'run-2-ab12cd  demo   running                               alpha    120/300  1/3       0.04123  2 min 5 s ago  2 min 5 s so far',
+        'run-1-000000  first  finished, 1 worker failed on the way  alpha    -        1/3       -        1 h 0 min ago  10 min',
         '',
       ].join('\n'),
     );
+  });
+
+  it('lists several live runs first with their own members, then the history, and says in full why a run waits', () => {
+    const big = run({ id: 'run-3-big', spec: { ...run().spec, name: 'big' }, startedAt: NOW - 60_000, workerIds: [1, 2], memberHoldings: [{ workerId: 1, node: 'alpha', gpuIndices: [0] }, { workerId: 2, node: 'beta', gpuIndices: [0] }] });
+    const small = run({ id: 'run-4-small', spec: { ...run().spec, name: 'small' }, startedAt: NOW - 30_000, workerIds: [3, 4], memberHoldings: [{ workerId: 3, node: 'gamma', gpuIndices: [1] }, { workerId: 4, node: 'delta', gpuIndices: [] }] });
+    const waiting = run({ id: 'run-5-wait', spec: { ...run().spec, name: 'third' }, state: 'waiting', stateCause: 'waits for 1 more worker: epsilon holds job r16-lr3e-3 (step 30 of 60)', startedAt: NOW - 10_000, workerIds: [], progress: null, restartsUsed: 0 });
+    const ended = run({ id: 'run-1-old', state: 'stopped', startedAt: NOW - 1_000, endedAt: NOW - 500 });
+    const lines = formatRunsTable([ended, big, waiting, small], NOW).split('\n');
+    expect(lines.slice(1, 5).map((l) => l.split(/\s{2,}/).slice(0, 5))).toEqual([
+      ['run-5-wait', 'third', 'waiting', '-', '-'],
+      ['run-4-small', 'small', 'running', 'gamma, delta', '120/300'],
+      ['run-3-big', 'big', 'running', 'alpha, beta', '120/300'],
+      ['run-1-old', 'demo', 'stopped', 'alpha', '120/300'],
+    ]);
+    expect(lines.slice(5)).toEqual(['', 'third (run-5-wait) is waiting: waits for 1 more worker: epsilon holds job r16-lr3e-3 (step 30 of 60)', '']);
+    expect(formatRunDetail(small, [], NOW)).toContain('  members    gamma (GPU 1), delta (CPU)\n');
   });
 
   it('says how to start when there is no run', () => {
@@ -63,15 +80,17 @@ describe('runs output', () => {
 });
 
 describe('workers output', () => {
-  it('marks this machine and says why each worker is in its state', () => {
+  it('marks this machine, says what each worker is doing and why it is in its state', () => {
     const w = (over: Partial<WorkerSnapshot>): WorkerSnapshot => ({
       id: 1, node: 'alpha', incarnation: 1, state: 'active', stateCause: 'ready', gpus: [], backend: 'cpu', joinedAt: NOW, lastHeartbeatAt: NOW - 2000, step: null, loss: null, samplesPerSec: null, address: '127.0.0.1', local: true, ...over,
     });
-    const text = formatWorkersTable([w({ id: 2, node: 'beta', state: 'failed', stateCause: 'no heartbeat for 5.2 s', local: false, gpus: [{ uuid: 'GPU-1', name: 'RTX 4090', vramTotalMb: 24564 }], address: '10.0.0.7' }), w({})], NOW);
+    const workers = [w({ id: 2, node: 'beta', state: 'failed', stateCause: 'no heartbeat for 5.2 s', local: false, gpus: [{ uuid: 'GPU-1', name: 'RTX 4090', vramTotalMb: 24564 }], address: '10.0.0.7' }), w({})];
+    const activity = workerActivities({ workers, runs: [run({ workerIds: [1], memberHoldings: [{ workerId: 1, node: 'alpha', gpuIndices: [] }] })] });
+    const text = formatWorkersTable(workers, NOW, activity);
     expect(text.split('\n')).toEqual([
-      'ID  NODE                  STATE   GPUS            ADDRESS    HEARTBEAT  STEP  WHY',
-      '1   alpha (this machine)  active  CPU only        127.0.0.1  2 s ago    -     ready',
-      '2   beta                  failed  RTX 4090 24 GB  10.0.0.7   2 s ago    -     no heartbeat for 5.2 s',
+      'ID  NODE                  STATE   DOING                            GPUS            ADDRESS    HEARTBEAT  STEP  WHY',
+      '1   alpha (this machine)  active  member of run "demo" on the CPU  CPU only        127.0.0.1  2 s ago    -     ready',
+      '2   beta                  failed  offline                          RTX 4090 24 GB  10.0.0.7   2 s ago    -     no heartbeat for 5.2 s',
       '',
     ]);
   });

@@ -1,4 +1,4 @@
-/** What `gpu-share runs list` and `runs show` print for people: a table of runs, and one run in full. */
+/** What `gpu-share runs list` and `runs show` print for people: a table of every run (several live at once), and one run in full. */
 import type { CoordinatorEvent, RunSnapshot } from '../../../../src-shared/training';
 import { cell, formatTable, humanAgo, humanDuration, shellWords } from '../../text-format';
 
@@ -17,22 +17,45 @@ function stateText(run: RunSnapshot): string {
   return run.state;
 }
 
+/** A run's current members by node name ("alpha, beta"): its member holdings, else the member rows of its workers. */
+export function memberNodes(run: RunSnapshot): string[] {
+  if (run.memberHoldings && run.memberHoldings.length > 0) return run.memberHoldings.map((h) => h.node);
+  return run.workerIds.map((id) => (run.workerRows ?? []).find((w) => w.workerId === id)?.node ?? `worker ${id}`);
+}
+
+/** "alpha (GPU 0), beta (GPUs 0, 1), gamma (CPU)" when the coordinator says which GPUs, else the node names. */
+function membersWithGpus(run: RunSnapshot): string {
+  if (!run.memberHoldings || run.memberHoldings.length === 0) return memberNodes(run).join(', ') || 'none';
+  return run.memberHoldings
+    .map((h) => `${h.node} (${h.gpuIndices.length === 0 ? 'CPU' : `GPU${h.gpuIndices.length === 1 ? '' : 's'} ${h.gpuIndices.join(', ')}`})`)
+    .join(', ');
+}
+
+/** Live runs first (several may be), then the history; newest first within each. */
+function listOrder(runs: readonly RunSnapshot[]): RunSnapshot[] {
+  const live = (r: RunSnapshot) => (LIVE_STATES.has(r.state) ? 0 : 1);
+  return [...runs].sort((a, b) => live(a) - live(b) || b.startedAt - a.startedAt);
+}
+
 export function formatRunsTable(runs: readonly RunSnapshot[], now: number): string {
   if (runs.length === 0) return 'No runs yet. Start one: gpu-share runs start --example (or --help for your own script)\n';
-  const rows = [...runs]
-    .sort((a, b) => b.startedAt - a.startedAt)
-    .map((r) => [
-      r.id,
-      r.spec.name,
-      stateText(r),
-      String(r.generation),
-      String(r.workerIds.length),
-      stepText(r),
-      cell(r.progress?.loss),
-      humanAgo(r.startedAt, now),
-      r.endedAt ? humanDuration(r.endedAt - r.startedAt) : `${humanDuration(now - r.startedAt)} so far`,
-    ]);
-  return `${formatTable(['ID', 'NAME', 'STATE', 'GEN', 'WORKERS', 'STEP', 'LOSS', 'STARTED', 'TOOK'], rows).join('\n')}\n`;
+  const ordered = listOrder(runs);
+  const rows = ordered.map((r) => [
+    r.id,
+    r.spec.name,
+    stateText(r),
+    memberNodes(r).join(', ') || '-',
+    stepText(r),
+    `${r.restartsUsed}/${r.spec.maxRestarts}`,
+    cell(r.progress?.loss),
+    humanAgo(r.startedAt, now),
+    r.endedAt ? humanDuration(r.endedAt - r.startedAt) : `${humanDuration(now - r.startedAt)} so far`,
+  ]);
+  const lines = formatTable(['ID', 'NAME', 'STATE', 'MEMBERS', 'STEP', 'RESTARTS', 'LOSS', 'STARTED', 'TOOK'], rows);
+  // A waiting run's reason names what holds it ("waits for 1 more worker: beta holds job …"): too long for a cell.
+  const waiting = ordered.filter((r) => r.state === 'waiting' && r.stateCause);
+  if (waiting.length > 0) lines.push('', ...waiting.map((r) => `${r.spec.name} (${r.id}) is waiting: ${r.stateCause}`));
+  return `${lines.join('\n')}\n`;
 }
 
 function progressLine(run: RunSnapshot): string {
@@ -76,6 +99,7 @@ export function formatRunDetail(run: RunSnapshot, events: readonly CoordinatorEv
     `  generation ${run.generation}, ${run.restartsUsed} of ${spec.maxRestarts} restarts used`,
     `  progress   ${progressLine(run)}`,
     `  command    ${shellWords(spec.command)} (${launcher}${spec.useGpus ? ', on GPUs' : ''})`,
+    `  members    ${membersWithGpus(run)}`,
     `  workers    ${run.workerIds.length} training (min ${spec.minWorkers}, max ${spec.maxWorkers}), heartbeat timeout ${spec.heartbeatTimeoutMs / 1000} s`,
     `  samples    ${spec.samples}`,
     `  started    ${humanAgo(run.startedAt, now)}${ended}`,

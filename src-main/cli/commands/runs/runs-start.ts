@@ -28,9 +28,10 @@ export const runsStartCommand: Command = {
   usage: `Usage: gpu-share runs start [options] -- SCRIPT [ARGS…]
        gpu-share runs start --example [options]
 
-Starts a run: SCRIPT (a path on the worker machines, usually a .py trainer) with ARGS is launched on every
-active worker through torchrun, each with its shard of the samples. One run is live at a time. With fewer
-workers than --min-workers it waits for them.
+Starts a run: SCRIPT (a path on the worker machines, usually a .py trainer) with ARGS is launched through
+torchrun on up to --max-workers active workers that no other run or job holds, each with its shard of the
+samples. Several runs may be live at once, each on its own workers. With fewer free workers than --min-workers
+it waits for them, and says what holds them (\`gpu-share runs list\`).
 
 Examples:
   gpu-share runs start --example --follow

@@ -1,16 +1,22 @@
-/** `gpu-share workers list`: every worker the coordinator knows, with its state and why. */
+/** `gpu-share workers list`: every worker the coordinator knows, with its state and why, and what it is doing. */
+import type { JobSnapshot } from '../../../../src-shared/jobs/types';
+import { workerActivities, type WorkerActivity } from '../../../../src-shared/nodes/activity';
 import { describeAwaitingHardware, type AwaitingMachine } from '../../../../src-shared/nodes/awaiting-machine';
 import type { WorkerSnapshot } from '../../../../src-shared/training';
 import { noMorePositionals, parseCommandLine, type Command } from '../../command';
 import { OPERATOR_OPTIONS_USAGE, operatorOptions, printJson, runOperator } from '../../operator/operator-command';
+import { OperatorFailure } from '../../operator/operator-failure';
+import type { OperatorClient } from '../../operator/operator-client';
 import { cell, formatTable, humanAgo } from '../../text-format';
+import { allJobs } from '../jobs/job-pages';
 
 function gpusText(w: WorkerSnapshot): string {
   if (w.gpus.length === 0) return 'CPU only';
   return w.gpus.map((g) => (g.vramTotalMb ? `${g.name} ${Math.round(g.vramTotalMb / 1024)} GB` : g.name)).join(', ');
 }
 
-export function formatWorkersTable(workers: readonly WorkerSnapshot[], now: number): string {
+/** One row per worker; DOING is its entry of `activities` (workerActivities): run member, job, idle, offline. */
+export function formatWorkersTable(workers: readonly WorkerSnapshot[], now: number, activities: readonly WorkerActivity[] = []): string {
   if (workers.length === 0) {
     return 'No workers yet. This machine joins by itself unless GPU Share was started with --no-local-worker; other machines join with the command `gpu-share serve` prints.\n';
   }
@@ -20,13 +26,14 @@ export function formatWorkersTable(workers: readonly WorkerSnapshot[], now: numb
       String(w.id),
       `${w.node}${w.local ? ' (this machine)' : ''}`,
       w.state,
+      activities.find((a) => a.workerId === w.id)?.text ?? '-',
       gpusText(w),
       w.address ?? '-',
       humanAgo(w.lastHeartbeatAt, now),
       cell(w.step),
       w.stateCause || '-',
     ]);
-  return `${formatTable(['ID', 'NODE', 'STATE', 'GPUS', 'ADDRESS', 'HEARTBEAT', 'STEP', 'WHY'], rows).join('\n')}\n`;
+  return `${formatTable(['ID', 'NODE', 'STATE', 'DOING', 'GPUS', 'ADDRESS', 'HEARTBEAT', 'STEP', 'WHY'], rows).join('\n')}\n`;
 }
 
 /** Machines awaiting approval (and keys held back), with what to run to approve each; '' when none. */
@@ -42,15 +49,28 @@ export function formatAwaitingTable(awaiting: readonly AwaitingMachine[], now: n
   );
 }
 
+/** The jobs placed on workers (claimed and running); none from a coordinator without the job queue (404). */
+async function placedJobs(client: OperatorClient): Promise<JobSnapshot[]> {
+  try {
+    return [...(await allJobs(client, 'running')), ...(await allJobs(client, 'claimed'))];
+  } catch (error) {
+    if (error instanceof OperatorFailure && error.kind === 'not-found') return [];
+    throw error;
+  }
+}
+
 export const workersListCommand: Command = {
   name: 'list',
-  summary: 'every worker: state and why, GPUs, address, last heartbeat',
+  summary: 'every worker: state and why, what it is doing, GPUs, address, last heartbeat',
   usage: `Usage: gpu-share workers list [--json]
 
-Lists the workers that joined the coordinator: id, node, state (syncing, active, draining, failed, left) and
-why, GPUs, address, last heartbeat, step; then the machines awaiting approval (and new keys held back), with
-their key fingerprint, address and hardware.
---json prints {"workers": [WorkerSnapshot, …], "awaiting": [AwaitingMachine, …]} (GET /v1/state, docs/api.md).
+Lists the workers that joined the coordinator: id, node, state (syncing, active, draining, failed, left), what
+it is doing (member of run "r1" on GPU 0, job "r16" on GPU 1 (step 30 of 60), idle, offline), GPUs, address,
+last heartbeat, step and why; then the machines awaiting approval (and new keys held back), with their key
+fingerprint, address and hardware.
+--json prints {"workers": [WorkerSnapshot, …], "awaiting": [AwaitingMachine, …], "activity": [WorkerActivity, …]}
+(GET /v1/state, docs/api.md; activity: one entry per worker and per machine awaiting approval, with its runs,
+jobs and the DOING sentence).
 
 ${OPERATOR_OPTIONS_USAGE}
 `,
@@ -58,9 +78,10 @@ ${OPERATOR_OPTIONS_USAGE}
     const { values, positionals } = parseCommandLine(args, operatorOptions);
     noMorePositionals(positionals);
     return runOperator('gpu-share workers list', values, io, async (client) => {
-      const { workers, awaiting } = await client.call('state', [], undefined);
-      if (values.json) printJson(io, { workers, awaiting });
-      else io.out(formatWorkersTable(workers, Date.now()) + formatAwaitingTable(awaiting, Date.now()));
+      const { workers, awaiting, runs } = await client.call('state', [], undefined);
+      const activity = workerActivities({ workers, runs, jobs: await placedJobs(client), awaiting });
+      if (values.json) printJson(io, { workers, awaiting, activity });
+      else io.out(formatWorkersTable(workers, Date.now(), activity) + formatAwaitingTable(awaiting, Date.now()));
       return 0;
     });
   },
