@@ -31,6 +31,7 @@ const BENCHES = {
   'state-db': { quick: ['--seconds', '0.5'] },
   'jobs-claim': { quick: ['--jobs', '5000', '--rounds', '1'] },
   'multihost-failure': { quick: ['--kills', '1', '--cuts', '1'], needs: ['root', 'iproute2', 'torch'] },
+  'coordinator-outage': { quick: ['--outages', '3'], needs: ['root', 'iproute2', 'torch'] },
 };
 
 const usage = 'usage: npm run bench [-- [--only NAME[,NAME…]] [--full] [--list]]';
