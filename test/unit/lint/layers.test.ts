@@ -1,0 +1,58 @@
+// The layer rule is an allow-list (lint/layers.js): an entry point reaching core/ or agent/ directly, a new
+// folder importing anything, or anything importing a new folder is refused; the real tree passes.
+import path from 'node:path';
+import { ESLint } from 'eslint';
+import { describe, expect, it } from 'vitest';
+
+const root = path.resolve(__dirname, '../../..');
+const eslint = new ESLint({ cwd: root, ruleFilter: ({ ruleId }) => ruleId === 'layers/allowed-imports' });
+
+/** The layer rule's messages for `code` as if it were the file `file` (repository-relative). */
+async function layerErrors(file: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: path.join(root, file) });
+  return (result?.messages ?? []).map((m) => `${m.ruleId}: ${m.message}`);
+}
+
+describe('layers/allowed-imports', () => {
+  it('refuses an entry point that imports core/ or agent/ directly, and names what it may import', async () => {
+    const errors = await layerErrors('src-main/cli/commands/x.ts', "import { CoordinatorService } from '../../core/coordinator/coordinator-service';\nexport { CoordinatorService };\n");
+    expect(errors).toEqual([
+      'layers/allowed-imports: src-main/cli may not import src-main/core: entry points reach core/ and agent/ only through src-main/app (it may import src-shared, src-main/platform, src-main/app, src-main/headless).',
+    ]);
+    expect(await layerErrors('src-main/electron/x.ts', "export { WorkerAgent } from '../agent/worker-agent';\n")).toHaveLength(1);
+    expect(await layerErrors('src-main/headless/x.ts', "export async function f() { return import('../core/state'); }\n")).toHaveLength(1);
+    expect(await layerErrors('src-main/cli/x.ts', "export type T = import('../core/state').StateDb;\n")).toHaveLength(1);
+  });
+
+  it('lets each layer import what the table allows, and itself at any depth', async () => {
+    expect(await layerErrors('src-main/cli/x.ts', "export { createAppCore } from '../app/app-core';\nexport { ports } from '../platform/ports';\n")).toEqual([]);
+    expect(await layerErrors('src-main/core/api/x.ts', "export { a } from '../coordinator/a';\nexport { b } from '../../platform/b';\nexport { c } from '../../../src-shared/c';\n")).toEqual([]);
+    expect(await layerErrors('src-main/app/x.ts', "export { a } from '../core/a';\nexport { b } from '../agent/b';\n")).toEqual([]);
+  });
+
+  it('keeps core and the agent apart, and the pure code pure', async () => {
+    expect(await layerErrors('src-main/agent/x.ts', "export { a } from '../core/a';\n")).toHaveLength(1);
+    expect(await layerErrors('src-main/core/x.ts', "export { a } from '../agent/a';\n")).toHaveLength(1);
+    expect(await layerErrors('src-main/platform/x.ts', "export { a } from '../app/a';\n")).toHaveLength(1);
+    expect(await layerErrors('src-shared/x.ts', "export { a } from '../src-main/platform/a';\n")).toHaveLength(1);
+    expect(await layerErrors('src-renderer/x.ts', "export { a } from '../src-main/app/a';\n")).toHaveLength(1);
+  });
+
+  it('starts a new folder out forbidden: it imports nothing and nothing imports it until the table names it', async () => {
+    const own = await layerErrors('src-main/plugins/x.ts', "export { a } from '../platform/a';\nexport { b } from './b';\n");
+    expect(own).toEqual([
+      'layers/allowed-imports: src-main/plugins is not in the layer table (lint/layers.js): add it there with the areas it may import before it imports src-main/platform',
+    ]);
+    const into = await layerErrors('src-main/app/x.ts', "export { a } from '../plugins/a';\n");
+    expect(into).toHaveLength(1);
+    expect(into[0]).toContain('src-main/plugins is not in the layer table (lint/layers.js) yet, so nothing may import it.');
+    expect(await layerErrors('src-main/app/x.ts', "export { a } from '../../test/unit/a';\n")).toHaveLength(1);
+  });
+
+  it('passes on the real tree', async () => {
+    const results = await eslint.lintFiles(['src-main', 'src-shared', 'src-renderer']);
+    const problems = results.flatMap((r) => r.messages.map((m) => `${path.relative(root, r.filePath)}:${m.line} ${m.message}`));
+    expect(problems).toEqual([]);
+    expect(results.length).toBeGreaterThan(300);
+  }, 120_000);
+});
