@@ -4,20 +4,9 @@
  * own ports and bind its handlers and events to a transport; nothing here knows which.
  */
 import path from 'node:path';
-import type { ClusterConfig, ClusterIssue } from '../../src-shared/cluster/types';
-import {
-  clusterSummary,
-  findMachineNode,
-  isLoopbackHost,
-  machineDrift,
-  mergeClusters,
-  parseClusterYaml,
-  serializeClusterYaml,
-  upsertMachineNode,
-  validateCluster,
-} from '../../src-shared/cluster/index';
+import { isLoopbackHost } from '../../src-shared/cluster/index';
 import type { HardwareSnapshot } from '../../src-shared/hardware';
-import type { ClusterState, EventMethod, EventPayloads, RequestHandlers } from '../../src-shared/ipc';
+import type { EventMethod, EventPayloads, RequestHandlers } from '../../src-shared/ipc';
 import type { UserNotification, WorkerSnapshot } from '../../src-shared/training';
 import { diffWorkers, isEmptyWorkersDiff } from '../../src-shared/worker-diff';
 import { WorkerAgent } from '../agent/worker-agent';
@@ -25,7 +14,6 @@ import type { AppCore, AppCoreOptions, CoreListener } from './app-core-types';
 import { findAssetsDir } from '../platform/assets-dir';
 import { startCoordinatorHttp } from '../core/api/coordinator-http';
 import { loadOrCreateTlsIdentity } from '../platform/tls-identity';
-import { ClusterChangedError, ClusterStore } from './cluster-store';
 import { CoordinatorService } from '../core/coordinator/coordinator-service';
 import { restoreCoordinator } from '../core/coordinator-persistence';
 import { removeCoordinatorRecord, writeCoordinatorRecord } from './coordinator-record';
@@ -36,7 +24,9 @@ import { HardwareMonitor, hardwareToNode } from '../platform/hardware/index';
 import { RequestError } from './ipc-dispatch';
 import { systemClock } from '../platform/ports';
 import { RemoteMembership } from './remote-membership';
-import { exampleRun, guessLanAddress, notificationGroup, wrap } from './app-core-helpers';
+import { guessLanAddress, notificationGroup, wrap } from './app-core-helpers';
+import { createClusterFeature } from './cluster-feature';
+import { createRunsFeature } from './runs-feature';
 import { createJobsFeature } from './jobs-feature';
 import { createIdentityFeature } from './identity-feature';
 import { createDiscoveryFeature } from './discovery-feature';
@@ -62,28 +52,6 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     }
   };
 
-  // --- cluster -------------------------------------------------------------------------------------------
-  const store = new ClusterStore(opts.clusterPath ?? path.join(opts.userData, 'cluster.yaml'));
-  const loaded = await store.load();
-  let config: ClusterConfig = loaded.config ?? { nodes: [] };
-  let fileWarnings: ClusterIssue[] = loaded.warnings;
-  /**
-   * Why the file on disk could not be loaded, until something replaces it on purpose. Adding this machine or
-   * merging into the empty cluster shown meanwhile would silently write a one-node file over the person's
-   * (say, ten-node) file with one typo, so those are refused; a dropped file chosen to replace it is not.
-   */
-  let unloadedFile: string | null = null;
-  if (loaded.errors.length > 0) {
-    unloadedFile = loaded.errors.map((e) => (e.line ? `line ${e.line}: ${e.message}` : e.message)).join('; ');
-    fileWarnings = [
-      {
-        severity: 'warning',
-        path: [],
-        message: `${store.path} is not a valid cluster and was left untouched (${unloadedFile}). Fix it, or drop a valid cluster.yaml to replace it.`,
-      },
-    ];
-  }
-
   // --- hardware ------------------------------------------------------------------------------------------
   const pollMs = opts.hardwarePollMs ?? 2000;
   const monitor = new HardwareMonitor({ clock, intervalMs: pollMs, env });
@@ -94,56 +62,13 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   });
   if (pollMs > 0) monitor.start();
 
-  const clusterState = (): ClusterState => {
-    const detected = hardwareToNode(hardware);
-    const declared = config.nodes.length > 0 ? findMachineNode(config, detected) : null;
-    return {
-      config,
-      path: store.path,
-      warnings: [...fileWarnings, ...(declared ? machineDrift(declared, detected) : [])],
-      thisMachineNode: declared?.name ?? null,
-      summary: config.nodes.length > 0 ? clusterSummary(config) : 'Cluster: 0 node(s), 0 adapter slots\n',
-    };
-  };
-
-  /**
-   * Validates, writes (atomically, keeping .bak and the file's comments), then adopts the new cluster; the old
-   * one stays on any error. `sourceText` is a dropped file that replaces the cluster, written as it is.
-   */
-  const commit = async (next: ClusterConfig, warnings: ClusterIssue[], sourceText?: string): Promise<ClusterState> => {
-    try {
-      await store.save(next, sourceText === undefined ? {} : { sourceText });
-    } catch (error) {
-      if (error instanceof ClusterChangedError) await adoptChangedFile(error);
-      throw error;
-    }
-    config = next;
-    unloadedFile = null;
-    fileWarnings = warnings;
-    const state = clusterState();
-    emit('onCluster', state);
-    return state;
-  };
-
-  /** Someone else wrote cluster.yaml meanwhile: show their version and ask for the action again, instead of overwriting it. */
-  const adoptChangedFile = async (changed: ClusterChangedError): Promise<never> => {
-    const reloaded = await store.load();
-    if (reloaded.config) {
-      config = reloaded.config;
-      fileWarnings = reloaded.warnings;
-      unloadedFile = null;
-      emit('onCluster', clusterState());
-      throw new RequestError(`${changed.filePath} was changed by another program since GPU Share read it, so it was not overwritten. GPU Share now shows the new version; check it and try again.`);
-    }
-    throw new RequestError(`${changed.message}.`);
-  };
-
-  const refuseWhileUnloaded = (action: string): void => {
-    if (unloadedFile === null) return;
-    throw new RequestError(
-      `${store.path} is not a valid cluster (${unloadedFile}), so ${action} would overwrite it. Fix it and drop it on this window (or restart GPU Share), or drop a valid cluster.yaml and choose to replace it.`,
-    );
-  };
+  // --- cluster -------------------------------------------------------------------------------------------
+  const cluster = await createClusterFeature({
+    path: opts.clusterPath ?? path.join(opts.userData, 'cluster.yaml'),
+    hardware: () => hardware,
+    refreshHardware: async () => (hardware = await monitor.refresh()),
+    emit,
+  });
 
   /** A notification for the page, the OS (native or toast) and, when it needs attention, the tray. */
   const announce = (notification: UserNotification): void => {
@@ -171,8 +96,8 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   // Node keys pinned at first join (and new ones held back) are kept in the same state.db.
   const identity = createIdentityFeature({ db: stateDb, coordinator, autoApprove: opts.autoApprove ?? false, emit });
   // Adapter jobs: the persistent queue in the same state.db, placed on the slots and budgets the coordinator's workers offer.
-  const jobs = createJobsFeature({ userData: opts.userData, clock, db: stateDb, coordinator, cluster: () => config, announce, emit });
-  const status = createStatusFeature({ workers: () => coordinator.workers(), cluster: () => config, refuseWhileUnloaded, commit: (next) => commit(next, fileWarnings) });
+  const jobs = createJobsFeature({ userData: opts.userData, clock, db: stateDb, coordinator, cluster: cluster.config, announce, emit });
+  const status = createStatusFeature({ workers: () => coordinator.workers(), cluster: cluster.config, refuseWhileUnloaded: cluster.refuseWhileUnloaded, commit: cluster.commit });
   const http = await startCoordinatorHttp(coordinator, {
     jobs: jobs.service,
     metrics: createMetricsProvider({ coordinator, hardware: monitor, clock }),
@@ -214,20 +139,13 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
         if (!isEmptyWorkersDiff(diff)) emit('onWorkersChanged', diff);
         break;
       }
-      case 'run':
-        emit('onRun', change.run);
-        break;
-      case 'output':
-        emit('onRunOutput', { runId: change.runId, workerId: change.workerId, node: change.node, data: change.data });
-        break;
-      case 'event':
-        emit('onEvent', change.event);
-        break;
       case 'notification':
         notifications.push(change.notification, notificationGroup(change.notification));
         break;
     }
   });
+  // Runs: the coordinator's runs, output and events, for the pages.
+  const runs = createRunsFeature({ coordinator, assetsDir: findAssetsDir(env), hardware: () => hardware, emit });
   coordinator.start();
 
   // This machine trains too: its worker runs in-process and joins over loopback like any other. It is stopped
@@ -280,10 +198,9 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   // Bound to every interface: show the LAN address other machines will use; otherwise the address bound.
   const joinHost = bindHost === '0.0.0.0' || bindHost === '::' ? guessLanAddress() : bindHost;
   const coordinatorUrl = `${scheme}://${bracket(joinHost)}:${http.port}`;
-  const assetsDir = findAssetsDir(env);
   // Workers of transport: ssh nodes, started over SSH and joining this coordinator at the address shown above.
   const ssh = createSshFeature({
-    cluster: () => config,
+    cluster: cluster.config,
     coordinator: () => ({ url: coordinatorUrl, token: secrets.joinToken, certSha256: tls?.fingerprint256 ?? null, reachableFromOtherMachines: !loopbackOnly }),
     emit,
     approveKey: (node, key) => coordinator.nodeKeys.preApprove(node, key.publicKey),
@@ -298,45 +215,9 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     detectHardware: async () => {
       hardware = await monitor.refresh();
       emit('onHardware', hardware);
-      emit('onCluster', clusterState());
+      emit('onCluster', cluster.state());
       return hardware;
     },
-    getCluster: async () => clusterState(),
-    importCluster: async ({ fileName, text, mode }) => {
-      const parsed = parseClusterYaml(text);
-      if (!parsed.ok) return { ok: false, fileName, errors: parsed.errors, warnings: parsed.warnings };
-      if (mode === 'merge') refuseWhileUnloaded(`merging ${fileName} into it`);
-      let next = parsed.config;
-      let added = next.nodes.map((n) => n.name);
-      let updated: string[] = [];
-      if (mode === 'merge' && config.nodes.length > 0) {
-        const merged = mergeClusters(config, parsed.config);
-        next = merged.config;
-        added = merged.added;
-        updated = merged.updated;
-        const errors = validateCluster(next);
-        if (errors.length > 0) return { ok: false, fileName, errors, warnings: parsed.warnings };
-      }
-      const state = await commit(next, parsed.warnings, next === parsed.config ? text : undefined);
-      return { ok: true, state, added, updated };
-    },
-    addThisMachine: async () => {
-      refuseWhileUnloaded('adding this machine');
-      hardware = await monitor.refresh();
-      const result = upsertMachineNode(config.nodes.length > 0 ? config : null, hardwareToNode(hardware));
-      const state = await commit(result.config, fileWarnings);
-      return { state, action: result.action, nodeName: result.nodeName };
-    },
-    removeNode: async ({ name }) => {
-      if (!config.nodes.some((n) => n.name === name)) throw new RequestError(`there is no node named "${name}"`);
-      if (config.nodes.length === 1) {
-        throw new RequestError(
-          `"${name}" is the last node and a cluster needs at least one: add another node first, or drop a cluster.yaml to replace it`,
-        );
-      }
-      return commit({ nodes: config.nodes.filter((n) => n.name !== name) }, fileWarnings);
-    },
-    exportCluster: async () => ({ fileName: 'cluster.yaml', text: serializeClusterYaml(config) }),
     getWorkers: async () => coordinator.workers(),
     drainWorker: async ({ workerId }) => wrap(() => coordinator.drainWorker(workerId)),
     rejoinLocalWorker: async () => {
@@ -346,15 +227,11 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
       startLocalWorker();
       return coordinator.workers();
     },
-    getRuns: async () => coordinator.runs(),
-    startRun: async (spec) => wrap(() => coordinator.startRun(spec)),
-    stopRun: async ({ runId }) => wrap(() => coordinator.stopRun(runId)),
-    getRunOutput: async ({ runId }) => ({ runId, text: coordinator.runOutput(runId) }),
-    getEvents: async () => coordinator.events(),
-    getExampleRun: async () => exampleRun(assetsDir, hardware),
     joinCluster: async (req) => membership.join(req),
     leaveCluster: async () => membership.leave(),
     getMembership: async () => membership.state(),
+    ...cluster.handlers,
+    ...runs.handlers,
     ...joinToken.handlers,
     ...jobs.handlers,
     ...identity.handlers,
@@ -375,6 +252,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
       monitor.stop();
       await membership.stop();
       await stopLocalWorker('the app is shutting down');
+      runs.stop();
       jobs.stop();
       ssh.stop();
       await discovery.stop();

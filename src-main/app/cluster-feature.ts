@@ -1,0 +1,158 @@
+/**
+ * The cluster in the app: cluster.yaml loaded, imported (replace or merge), edited (add this machine, remove a
+ * node) and exported, its IPC handlers, and each change sent to the pages. Other features that write the file
+ * (status-feature's "Add to cluster.yaml") go through `commit`, so every write keeps the file's comments and
+ * never overwrites a file changed behind the app's back. app-core.ts builds it first: everything reads `config`.
+ */
+import type { ClusterConfig, ClusterIssue } from '../../src-shared/cluster/types';
+import {
+  clusterSummary,
+  findMachineNode,
+  machineDrift,
+  mergeClusters,
+  parseClusterYaml,
+  serializeClusterYaml,
+  upsertMachineNode,
+  validateCluster,
+} from '../../src-shared/cluster/index';
+import type { HardwareSnapshot } from '../../src-shared/hardware';
+import type { ClusterState, EmitEvent, RequestHandlers } from '../../src-shared/ipc';
+import { hardwareToNode } from '../platform/hardware/index';
+import { ClusterChangedError, ClusterStore } from './cluster-store';
+import { RequestError } from './ipc-dispatch';
+
+type ClusterHandlers = Pick<RequestHandlers, 'getCluster' | 'importCluster' | 'addThisMachine' | 'removeNode' | 'exportCluster'>;
+
+export interface ClusterFeature {
+  handlers: ClusterHandlers;
+  /** The cluster as adopted now (the empty cluster while the file on disk could not be loaded). */
+  config(): ClusterConfig;
+  /** What the pages show: the cluster, its file, its warnings (with this machine's drift) and this machine's node. */
+  state(): ClusterState;
+  /** Throws, naming the file and what to do, while cluster.yaml could not be loaded: writing would replace the person's file. */
+  refuseWhileUnloaded(action: string): void;
+  /** Validated, written (atomically, keeping .bak and the file's comments) and adopted; the old cluster stays on any error. */
+  commit(next: ClusterConfig): Promise<ClusterState>;
+}
+
+export async function createClusterFeature(opts: {
+  /** cluster.yaml's path (`--cluster PATH`, or the data folder's). */
+  path: string;
+  /** This machine's hardware as last seen, and a fresh look at it (adding this machine takes a fresh one). */
+  hardware: () => HardwareSnapshot;
+  refreshHardware: () => Promise<HardwareSnapshot>;
+  emit: EmitEvent;
+}): Promise<ClusterFeature> {
+  const store = new ClusterStore(opts.path);
+  const loaded = await store.load();
+  let config: ClusterConfig = loaded.config ?? { nodes: [] };
+  let fileWarnings: ClusterIssue[] = loaded.warnings;
+  /**
+   * Why the file on disk could not be loaded, until something replaces it on purpose. Adding this machine or
+   * merging into the empty cluster shown meanwhile would silently write a one-node file over the person's
+   * (say, ten-node) file with one typo, so those are refused; a dropped file chosen to replace it is not.
+   */
+  let unloadedFile: string | null = null;
+  if (loaded.errors.length > 0) {
+    unloadedFile = loaded.errors.map((e) => (e.line ? `line ${e.line}: ${e.message}` : e.message)).join('; ');
+    fileWarnings = [
+      {
+        severity: 'warning',
+        path: [],
+        message: `${store.path} is not a valid cluster and was left untouched (${unloadedFile}). Fix it, or drop a valid cluster.yaml to replace it.`,
+      },
+    ];
+  }
+
+  const state = (): ClusterState => {
+    const detected = hardwareToNode(opts.hardware());
+    const declared = config.nodes.length > 0 ? findMachineNode(config, detected) : null;
+    return {
+      config,
+      path: store.path,
+      warnings: [...fileWarnings, ...(declared ? machineDrift(declared, detected) : [])],
+      thisMachineNode: declared?.name ?? null,
+      summary: config.nodes.length > 0 ? clusterSummary(config) : 'Cluster: 0 node(s), 0 adapter slots\n',
+    };
+  };
+
+  /** Someone else wrote cluster.yaml meanwhile: show their version and ask for the action again, instead of overwriting it. */
+  const adoptChangedFile = async (changed: ClusterChangedError): Promise<never> => {
+    const reloaded = await store.load();
+    if (reloaded.config) {
+      config = reloaded.config;
+      fileWarnings = reloaded.warnings;
+      unloadedFile = null;
+      opts.emit('onCluster', state());
+      throw new RequestError(`${changed.filePath} was changed by another program since GPU Share read it, so it was not overwritten. GPU Share now shows the new version; check it and try again.`);
+    }
+    throw new RequestError(`${changed.message}.`);
+  };
+
+  /** `sourceText` is a dropped file that replaces the cluster, written as it is. */
+  const commit = async (next: ClusterConfig, warnings: ClusterIssue[], sourceText?: string): Promise<ClusterState> => {
+    try {
+      await store.save(next, sourceText === undefined ? {} : { sourceText });
+    } catch (error) {
+      if (error instanceof ClusterChangedError) await adoptChangedFile(error);
+      throw error;
+    }
+    config = next;
+    unloadedFile = null;
+    fileWarnings = warnings;
+    const adopted = state();
+    opts.emit('onCluster', adopted);
+    return adopted;
+  };
+
+  const refuseWhileUnloaded = (action: string): void => {
+    if (unloadedFile === null) return;
+    throw new RequestError(
+      `${store.path} is not a valid cluster (${unloadedFile}), so ${action} would overwrite it. Fix it and drop it on this window (or restart GPU Share), or drop a valid cluster.yaml and choose to replace it.`,
+    );
+  };
+
+  const handlers: ClusterHandlers = {
+    getCluster: async () => state(),
+    importCluster: async ({ fileName, text, mode }) => {
+      const parsed = parseClusterYaml(text);
+      if (!parsed.ok) return { ok: false, fileName, errors: parsed.errors, warnings: parsed.warnings };
+      if (mode === 'merge') refuseWhileUnloaded(`merging ${fileName} into it`);
+      let next = parsed.config;
+      let added = next.nodes.map((n) => n.name);
+      let updated: string[] = [];
+      if (mode === 'merge' && config.nodes.length > 0) {
+        const merged = mergeClusters(config, parsed.config);
+        next = merged.config;
+        added = merged.added;
+        updated = merged.updated;
+        const errors = validateCluster(next);
+        if (errors.length > 0) return { ok: false, fileName, errors, warnings: parsed.warnings };
+      }
+      const adopted = await commit(next, parsed.warnings, next === parsed.config ? text : undefined);
+      return { ok: true, state: adopted, added, updated };
+    },
+    addThisMachine: async () => {
+      refuseWhileUnloaded('adding this machine');
+      const result = upsertMachineNode(config.nodes.length > 0 ? config : null, hardwareToNode(await opts.refreshHardware()));
+      const adopted = await commit(result.config, fileWarnings);
+      return { state: adopted, action: result.action, nodeName: result.nodeName };
+    },
+    removeNode: async ({ name }) => {
+      if (!config.nodes.some((n) => n.name === name)) throw new RequestError(`there is no node named "${name}"`);
+      if (config.nodes.length === 1) {
+        throw new RequestError(`"${name}" is the last node and a cluster needs at least one: add another node first, or drop a cluster.yaml to replace it`);
+      }
+      return commit({ nodes: config.nodes.filter((n) => n.name !== name) }, fileWarnings);
+    },
+    exportCluster: async () => ({ fileName: 'cluster.yaml', text: serializeClusterYaml(config) }),
+  };
+
+  return {
+    handlers,
+    config: () => config,
+    state,
+    refuseWhileUnloaded,
+    commit: (next) => commit(next, fileWarnings),
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * Training runs in the app: start, stop, list, output and the event log, the bundled example run, their IPC
+ * handlers, and the coordinator's run, output and event changes sent to the pages. The coordinator (core/)
+ * owns the runs; this feature is the one way the page reaches them. app-core.ts builds it next to the coordinator.
+ */
+import type { HardwareSnapshot } from '../../src-shared/hardware';
+import type { EmitEvent, RequestHandlers } from '../../src-shared/ipc';
+import type { CoordinatorService } from '../core/coordinator/coordinator-service';
+import { exampleRun, wrap } from './app-core-helpers';
+
+type RunHandlers = Pick<RequestHandlers, 'getRuns' | 'startRun' | 'stopRun' | 'getRunOutput' | 'getEvents' | 'getExampleRun'>;
+
+export interface RunsFeature {
+  handlers: RunHandlers;
+  stop(): void;
+}
+
+export function createRunsFeature(opts: {
+  coordinator: CoordinatorService;
+  /** The bundled assets (the example trainer lives in assets/trainers). */
+  assetsDir: string;
+  /** This machine's hardware as last seen: the example run uses its GPUs when it has NVIDIA ones. */
+  hardware: () => HardwareSnapshot;
+  emit: EmitEvent;
+}): RunsFeature {
+  const { coordinator, emit } = opts;
+  const unsubscribe = coordinator.subscribe((change) => {
+    switch (change.type) {
+      case 'run':
+        emit('onRun', change.run);
+        break;
+      case 'output':
+        emit('onRunOutput', { runId: change.runId, workerId: change.workerId, node: change.node, data: change.data });
+        break;
+      case 'event':
+        emit('onEvent', change.event);
+        break;
+      default:
+        break;
+    }
+  });
+
+  const handlers: RunHandlers = {
+    getRuns: async () => coordinator.runs(),
+    startRun: async (spec) => wrap(() => coordinator.startRun(spec)),
+    stopRun: async ({ runId }) => wrap(() => coordinator.stopRun(runId)),
+    getRunOutput: async ({ runId }) => ({ runId, text: coordinator.runOutput(runId) }),
+    getEvents: async () => coordinator.events(),
+    getExampleRun: async () => exampleRun(opts.assetsDir, opts.hardware()),
+  };
+
+  return { handlers, stop: unsubscribe };
+}
