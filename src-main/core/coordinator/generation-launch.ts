@@ -1,37 +1,53 @@
 /**
- * Starting a generation of the live run: who hosts the rendezvous store at which address (decided before
- * anything changes, so a generation no member can host is not started at all), the shard map, and a start
- * instruction with its launch plan for every member.
+ * Starting a generation of one run: who hosts the rendezvous store at which address (decided before anything
+ * changes, so a generation no member can host is not started at all), the shard map, and a start instruction
+ * with its launch plan — the GPUs the member holds included — for every member.
  */
 import { assignShards } from '../../../src-shared/shards';
-import type { ShardMap } from '../../../src-shared/training';
+import type { RunMemberHolding, ShardMap } from '../../../src-shared/training';
 import { buildLaunchPlan, formatEndpoint } from './launch-plan';
 import { chooseRendezvous } from './rendezvous-address';
-import type { RunController } from './run-controller';
+import type { RunApplierDeps } from './run-applier';
 import { newMember, type LaunchWhy, type RunRecord } from './run-record';
 import { plural } from './user-messages';
 
 const MAX_SHARD_HISTORY = 50;
 
-export function launchGeneration(ctl: RunController, run: RunRecord, members: number[], cause: string, why: LaunchWhy): void {
-  const { workers, messages, clock } = ctl.opts;
+/** One member of a planned generation: a worker and the GPUs (indices on its node) it holds. */
+export type PlannedMember = RunMemberHolding;
+
+/** What launching needs of the applier: its dependencies and the steps it shares with the other decisions. */
+export interface GenerationLauncher {
+  readonly deps: RunApplierDeps;
+  hold(run: RunRecord, reason: string): void;
+  refresh(run: RunRecord): void;
+  stopMembers(run: RunRecord, reason: string): void;
+  say(run: RunRecord, text: string): void;
+  emit(run: RunRecord): void;
+}
+
+export function launchGeneration(ap: GenerationLauncher, run: RunRecord, planned: PlannedMember[], cause: string, why: LaunchWhy, busyHosts: ReadonlySet<number>): void {
+  const { workers, messages, clock } = ap.deps;
+  const members = planned.map((m) => m.workerId);
   const addresses = chooseRendezvous(
     members.map((id) => {
       const r = workers.get(id)!;
       return { workerId: id, node: r.node, seenFrom: r.address, coordinatorAddr: r.coordinatorAddr, sameMachine: r.sameMachine, advertiseHost: r.advertiseHost, rdzvPort: r.rdzvPort };
     }),
-    { trustAdvertised: ctl.opts.trustAdvertised },
+    { trustAdvertised: ap.deps.trustAdvertised, busyHosts },
   );
   if (!addresses.ok) {
-    ctl.holdRun(run, addresses.reason);
+    ap.hold(run, addresses.reason);
     return;
   }
-  ctl.refresh(run);
+  ap.refresh(run);
   const previous = run.state === 'running' ? run.generation : null;
-  if (previous !== null) ctl.stopMembers(run, `generation ${previous + 1} replaces it: ${cause}`);
+  if (previous !== null) ap.stopMembers(run, `generation ${previous + 1} replaces it: ${cause}`);
   run.generation += 1;
   run.workerIds = [...members];
-  run.members = new Map(members.map((id) => [id, newMember()]));
+  run.members = new Map(planned.map((m) => [m.workerId, newMember(m.node, m.gpuIndices)]));
+  run.rdzvHostId = addresses.hostWorkerId;
+  run.reconcileDueAt = null;
   run.launchedBy = why;
   run.pendingRestart = null;
   const wasPaused = run.state === 'paused';
@@ -39,7 +55,7 @@ export function launchGeneration(ctl: RunController, run: RunRecord, members: nu
   run.stateCause = `generation ${run.generation} on ${plural(members.length, 'worker')}`;
 
   const storeHost = workers.get(addresses.hostWorkerId)!;
-  run.rdzvEndpoint = formatEndpoint(ctl.opts.rdzvHostOverride ?? addresses.endpointHost, storeHost.rdzvPort);
+  run.rdzvEndpoint = formatEndpoint(ap.deps.rdzvHostOverride ?? addresses.endpointHost, storeHost.rdzvPort);
   const shards = assignShards(run.spec.samples, members);
   const map: ShardMap = {
     generation: run.generation,
@@ -68,6 +84,7 @@ export function launchGeneration(ctl: RunController, run: RunRecord, members: nu
       rdzvEndpoint: run.rdzvEndpoint,
       localAddr: addresses.localAddrs.get(s.workerId) ?? rec.advertiseHost,
       rdzvHost: s.workerId === addresses.hostWorkerId,
+      gpuIndices: run.spec.useGpus ? run.members.get(s.workerId)!.gpuIndices : null,
     });
     rec.mailbox.queue({ kind: 'start', plan });
     run.residency[s.workerId] = run.spec.useGpus
@@ -75,7 +92,7 @@ export function launchGeneration(ctl: RunController, run: RunRecord, members: nu
       : { status: 'not-applicable', detail: 'CPU run: no GPU asked for', pid: null, usedMib: null, checkedAt: null };
   }
 
-  ctl.say(run, `${previous === null && !wasPaused ? 'launching' : 'relaunching as'} generation ${run.generation} on ${plural(members.length, 'worker')} (${cause})`);
+  ap.say(run, `${previous === null && !wasPaused ? 'launching' : 'relaunching as'} generation ${run.generation} on ${plural(members.length, 'worker')} (${cause})`);
   const where = map.shards.map((s) => `${s.node} [${s.start}, ${s.end})`).join(', ');
   const ctx = { runId: run.id, generation: run.generation };
   messages.event('shards-rebalanced', 'info', `Run "${run.spec.name}" generation ${run.generation} (${cause}): ${where}`, ctx);
@@ -85,5 +102,5 @@ export function launchGeneration(ctl: RunController, run: RunRecord, members: nu
   } else if (why === 'failure' || why === 'restart') {
     messages.event('run-restarted', 'warning', `Run "${run.spec.name}" restarted as generation ${run.generation} (${cause}); restart ${run.restartsUsed} of ${run.spec.maxRestarts}`, ctx);
   }
-  ctl.emitRun(run);
+  ap.emit(run);
 }

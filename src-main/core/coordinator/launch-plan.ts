@@ -21,6 +21,8 @@ export interface LaunchPlanInput {
   localAddr: string;
   /** This worker hosts the generation's c10d store. */
   rdzvHost: boolean;
+  /** The GPUs this member holds (CUDA_VISIBLE_DEVICES on the agent); null for a CPU run. */
+  gpuIndices?: readonly number[] | null;
 }
 
 /** `host:port`, with brackets around an IPv6 address as torchrun's --rdzv_endpoint wants. */
@@ -63,5 +65,6 @@ export function buildLaunchPlan(input: LaunchPlanInput): LaunchPlan {
     useGpus: spec.useGpus,
     localAddr: input.localAddr,
     rdzvHost: input.rdzvHost,
+    ...(input.gpuIndices ? { gpuIndices: [...input.gpuIndices] } : {}),
   };
 }

@@ -4,7 +4,8 @@
  * `127.0.0.1:<port>` dials its own loopback and the group never forms. So a member on the coordinator's
  * machine is published under the coordinator's address as the other machines see it, a member elsewhere
  * under the address it connects from, and the store goes to the first member (in join order) that every
- * other member can reach.
+ * other member can reach. A worker already hosting another run's store is passed over: its agent has one
+ * rendezvous port, so two runs' stores on it would collide.
  */
 import { isIP } from 'node:net';
 import { isLoopbackAddress } from './worker-gate';
@@ -35,15 +36,24 @@ function family(address: string): 4 | 6 | 0 {
  * Decides the addresses for one generation. `trustAdvertised` publishes what agents advertised instead of
  * where they are seen from (for NAT).
  */
-export function chooseRendezvous(members: MemberAddress[], opts: { trustAdvertised?: boolean } = {}): RendezvousChoice {
+export function chooseRendezvous(members: MemberAddress[], opts: { trustAdvertised?: boolean; busyHosts?: ReadonlySet<number> } = {}): RendezvousChoice {
   if (members.length === 0) return { ok: false, reason: 'no members' };
   const remote = members.filter((m) => !m.sameMachine);
   const localAddrs = new Map<number, string>();
+  const busy = opts.busyHosts ?? new Set<number>();
+  const free = members.filter((m) => !busy.has(m.workerId));
+  if (free.length === 0) {
+    const names = members.map((m) => `${m.node} (port ${m.rdzvPort})`).join(', ');
+    return {
+      ok: false,
+      reason: `every member already hosts another run's rendezvous store on its one rendezvous port: ${names}; it starts when another run ends or another worker can join it`,
+    };
+  }
 
   if (remote.length === 0) {
     // Everyone is on the coordinator's machine: whatever they connect from works between them.
     for (const m of members) localAddrs.set(m.workerId, opts.trustAdvertised ? m.advertiseHost : (m.seenFrom ?? m.advertiseHost));
-    const first = members[0]!;
+    const first = free[0]!;
     return { ok: true, hostWorkerId: first.workerId, endpointHost: localAddrs.get(first.workerId)!, localAddrs };
   }
 
@@ -64,9 +74,17 @@ export function chooseRendezvous(members: MemberAddress[], opts: { trustAdvertis
     const f = family(addr);
     return f === 0 || (families.size === 1 && families.has(f)) ? addr : null;
   };
-  for (const m of members) {
+  for (const m of free) {
     const addr = reachableByAll(m);
     if (addr) return { ok: true, hostWorkerId: m.workerId, endpointHost: addr, localAddrs };
+  }
+  const reachableButBusy = members.filter((m) => busy.has(m.workerId) && reachableByAll(m) !== null);
+  if (reachableButBusy.length > 0) {
+    const names = reachableButBusy.map((m) => m.node).join(', ');
+    return {
+      ok: false,
+      reason: `the only members every other member can reach (${names}) already host another run's rendezvous store on their one rendezvous port; it starts when that run ends or a reachable worker joins it`,
+    };
   }
   const seen = members.map((m) => `${m.node} at ${localAddrs.get(m.workerId) ?? m.seenFrom ?? 'an unknown address'}${m.sameMachine ? ' (this machine)' : ''}`).join(', ');
   const why =

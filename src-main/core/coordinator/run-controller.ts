@@ -1,6 +1,9 @@
 /**
- * The live run and its generations: started by the operator, brought in line with the active workers on
- * every change of membership (relaunch, pause, resume), charged a restart per failure incident, ended.
+ * The cluster's runs, several at once, each its own group: its generations, shards, rendezvous, restarts, output
+ * and events. Started by the operator; each re-planned (planGeneration, run-placement.ts) on every change that can
+ * move it — a member failing or leaving, a worker joining, capacity freeing — and brought in line by the applier
+ * (run-applier.ts): relaunch, pause, resume, grow, end. A change reaches only the runs it concerns: a member
+ * failing relaunches the runs it is in and no other.
  *
  * Why generations instead of letting torchrun re-form by itself: torchrun notices a dead node only after its
  * rendezvous timeouts (15–40 s) and then carries on with the shard environment it was started with. We see a
@@ -10,24 +13,27 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { RunSnapshot, RunSpec } from '../../../src-shared/training';
-import type { Instruction, Progress } from '../../../src-shared/worker-protocol';
+import type { Instruction, Progress, Report } from '../../../src-shared/worker-protocol';
 import type { Clock } from '../../platform/ports';
 import { ApiProblem } from './api-problem';
 import type { ChangeFeed } from './change-feed';
 import type { CoordinatorStore, StoredRun } from './coordinator-store';
 import type { ElasticPool } from './elastic-pool';
-import { launchGeneration } from './generation-launch';
-import { afterFailures, expireUnstarted } from './run-failures';
-import { ENDED, newRunRecord, refreshProgress, restoreRunRecord, runSnapshot, type LaunchWhy, type RunRecord } from './run-record';
-import { capitalize, plural, type UserMessages } from './user-messages';
+import type { JobCapacity } from './job-hooks';
+import type { OutputBudget } from './output-budget';
+import { RunApplier } from './run-applier';
+import { afterFailures, expireUnstarted, type RunFailureContext } from './run-failures';
+import { jobHoldingsKey, planRun } from './run-placement';
+import { resumeDuringGrace } from './run-reattach';
+import { clearMembers, ENDED, newRunRecord, restoreRunRecord, runSnapshot, type LaunchWhy, type RunRecord } from './run-record';
+import { handleReport, type RunReportContext } from './run-reports';
+import { plural, type UserMessages } from './user-messages';
 import type { WorkerRecord, WorkerRegistry } from './worker-registry';
 
 export { START_TIMEOUT_MS } from './run-failures';
+export { COORDINATOR_NODE, COORDINATOR_OUTPUT_ID } from './run-applier';
 /** Runs kept (in memory, and in the state database); the oldest ended ones go first. */
 export const MAX_RUNS_KEPT = 20;
-/** Output lines the coordinator writes itself carry this node name and worker id. */
-export const COORDINATOR_NODE = 'gpu-share';
-export const COORDINATOR_OUTPUT_ID = -1;
 
 export interface RunControllerOptions {
   clock: Clock;
@@ -36,37 +42,74 @@ export interface RunControllerOptions {
   messages: UserMessages;
   feed: ChangeFeed;
   heartbeatIntervalMs: number;
-  defaultTimeoutMs: number;
-  defaultMaxWorkers: number;
+  /** The cluster's heartbeat timeout: how long a relaunch waits for the other members' proof of life at most. */
+  heartbeatTimeoutMs: () => number;
+  /** What jobs hold (the job service's hook); null without a job service. */
+  capacity: () => JobCapacity | null;
   rdzvHostOverride: string | undefined;
   trustAdvertised: boolean;
 }
 
+/** What the failover code (run-reattach.ts) may use of the controller while it restores a run. */
+export interface RunReattachContext {
+  readonly opts: Pick<RunControllerOptions, 'workers' | 'messages' | 'pool'>;
+  say(run: RunRecord, text: string): void;
+  find(runId: string): RunRecord | undefined;
+}
+
 export class RunController {
-  readonly opts: RunControllerOptions;
+  private readonly opts: RunControllerOptions;
+  private readonly applier: RunApplier;
   private readonly runList: RunRecord[] = [];
-  private liveRun: RunRecord | null = null;
   private runSeq = 0;
-  /** Monotonic ms at which a settled scale-up is due (joins are batched for one heartbeat interval). */
-  private reconcileDueAt: number | null = null;
-  /** Where runs and their output are kept across restarts; null in tests that do not need it. */
-  store: CoordinatorStore | null = null;
+  private store: CoordinatorStore | null = null;
+  /** What jobs held when last looked at (run-placement.ts jobHoldingsKey), and when to look again. */
+  private jobsSeen = '';
+  private jobsCheckDueAt = 0;
+  private readonly failureCtx: RunFailureContext;
+  private readonly reportCtx: RunReportContext;
+  private readonly reattachCtx: RunReattachContext;
 
   constructor(opts: RunControllerOptions) {
     this.opts = opts;
+    const { clock, pool, workers, messages, feed } = opts;
+    this.applier = new RunApplier({ clock, pool, workers, messages, feed, rdzvHostOverride: opts.rdzvHostOverride, trustAdvertised: opts.trustAdvertised });
+    const applier = this.applier;
+    const reconcile = (run: RunRecord, cause: string, why: LaunchWhy, force: boolean) => this.reconcile(run, cause, why, force);
+    this.failureCtx = { clock, pool, workers, feed, messages, applier, liveRuns: () => this.liveRuns(), reconcile };
+    this.reportCtx = {
+      clock, pool, feed, messages, applier,
+      find: (runId) => this.find(runId),
+      progressed: (run) => this.progressed(run),
+      maybeRestart: (run) => this.maybeRestart(run),
+    };
+    this.reattachCtx = { opts: { workers, messages, pool }, say: (run, text) => applier.say(run, text), find: (runId) => this.find(runId) };
   }
 
-  get live(): RunRecord | null {
-    return this.liveRun;
+  /** From now on runs and their output are kept in `store` as they change. */
+  attachStore(store: CoordinatorStore): void {
+    this.store = store;
+    this.applier.attachStore(store);
   }
 
+  /** The run with this id (live or kept), for the coordinator's own use (reports, re-attach claims). */
   find(runId: string): RunRecord | undefined {
     return this.runList.find((r) => r.id === runId);
   }
 
+  /** Worker ids that are members of some live run's current generation. */
+  memberIds(): Set<number> {
+    return new Set(this.liveRuns().flatMap((r) => r.workerIds));
+  }
+
+  /** The live runs whose current generation `workerId` is a member of (what a re-attach says goes on). */
+  memberRuns(workerId: number): { id: string; name: string; generation: number }[] {
+    return this.liveRuns()
+      .filter((r) => r.workerIds.includes(workerId))
+      .map((r) => ({ id: r.id, name: r.spec.name, generation: r.generation }));
+  }
+
   startRun(spec: RunSpec): RunSnapshot {
-    const live = this.liveRun;
-    if (live) throw new ApiProblem(409, `run "${live.spec.name}" (${live.id}) is still ${live.state}; stop it before starting another`);
     if (spec.minWorkers > spec.maxWorkers) {
       throw new ApiProblem(422, `minWorkers (${spec.minWorkers}) is more than maxWorkers (${spec.maxWorkers})`);
     }
@@ -74,15 +117,12 @@ export class RunController {
     this.store?.saveRunSeq(this.runSeq);
     this.runList.push(run);
     this.trimRuns();
-    this.liveRun = run;
-    this.opts.pool.setLimits({ minWorkers: spec.minWorkers, maxWorkers: spec.maxWorkers, heartbeatTimeoutMs: spec.heartbeatTimeoutMs });
     this.opts.messages.event('run-started', 'info', `Run "${spec.name}" started: ${plural(spec.samples, 'sample')}, ${spec.minWorkers}–${spec.maxWorkers} workers`, { runId: run.id });
-    this.setWaitingCause(run);
     const syncing = this.opts.pool.allWorkers().some((w) => w.state === 'syncing');
     // Someone about to become active gets one heartbeat interval, rather than a relaunch right after the start.
-    if (syncing) this.scheduleReconcile();
-    else this.reconcile(run, 'run started', 'start');
-    this.emitRun(run);
+    this.reconcile(run, 'run started', 'start', false, syncing);
+    if (syncing) run.reconcileDueAt = this.opts.clock.monotonic() + this.opts.heartbeatIntervalMs;
+    this.applier.emit(run);
     return this.snapshot(run);
   }
 
@@ -90,35 +130,29 @@ export class RunController {
     const run = this.find(runId);
     if (!run) throw new ApiProblem(404, `no run "${runId}" (see GET /v1/runs for the runs this coordinator knows)`);
     if (ENDED.has(run.state)) return this.snapshot(run);
-    this.stopMembers(run, 'run stopped by user');
+    this.applier.stopMembers(run, 'run stopped by user');
     this.endRun(run, 'stopped', 'stopped by user');
     this.opts.messages.event('run-stopped', 'info', `Run "${run.spec.name}" stopped by user`, { runId: run.id, generation: run.generation });
     return this.snapshot(run);
   }
 
   /**
-   * Runs kept from before a restart. The one that was live goes on, paused (or waiting) until its workers join
-   * again: then it resumes as a new generation, from the trainers' checkpoint, without charging a restart.
+   * Runs kept from before a restart. Each one that was running goes on in its generation when all its members are
+   * in the failover grace (run-reattach.ts); otherwise it waits, paused, until its workers join again: then it
+   * resumes as a new generation, from the trainers' checkpoint, without charging a restart.
    */
-  restore(stored: StoredRun[], runSeq: number): void {
+  restore(stored: StoredRun[], runSeq: number, grace: { workers: ReadonlySet<number>; ms: number } = { workers: new Set(), ms: 0 }): void {
     this.runSeq = Math.max(this.runSeq, runSeq);
     for (const { run: snapshot, outputTail } of stored) {
       const run = restoreRunRecord(snapshot, outputTail, () => this.opts.clock.now());
       this.runList.push(run);
       if (ENDED.has(run.state)) continue;
-      if (this.liveRun) {
-        run.state = 'failed';
-        run.stateCause = `the coordinator restarted while run ${this.liveRun.id} was also live`;
-        run.endedAt = this.opts.clock.now();
-        continue;
-      }
-      this.liveRun = run;
+      if (resumeDuringGrace(this.reattachCtx, run, snapshot.memberHoldings, grace.workers, grace.ms)) continue; // its members re-attach (run-reattach.ts)
+      clearMembers(run);
       run.state = run.generation > 0 ? 'paused' : 'waiting';
       run.stateCause = 'the coordinator restarted: waiting for its workers to join again';
-      const { spec } = run;
-      this.opts.pool.setLimits({ minWorkers: spec.minWorkers, maxWorkers: spec.maxWorkers, heartbeatTimeoutMs: spec.heartbeatTimeoutMs });
-      this.say(run, 'the coordinator restarted; the run goes on from its checkpoint when its workers join again');
-      this.opts.messages.event('run-paused', 'warning', `Run "${spec.name}" is waiting: the coordinator restarted; it resumes when its workers join again`, { runId: run.id, generation: run.generation });
+      this.applier.say(run, 'the coordinator restarted; the run goes on from its checkpoint when its workers join again');
+      this.opts.messages.event('run-paused', 'warning', `Run "${run.spec.name}" is waiting: the coordinator restarted; it resumes when its workers join again`, { runId: run.id, generation: run.generation });
     }
     this.trimRuns();
     for (const run of this.runList) this.store?.saveRun(this.snapshot(run));
@@ -128,227 +162,146 @@ export class RunController {
     return this.runList.map((r) => this.snapshot(r));
   }
 
-  snapshot(run: RunRecord): RunSnapshot {
-    this.refresh(run);
-    return runSnapshot(run);
+  /** The run's recent output, every line prefixed with its node; '' for a run this coordinator does not know. */
+  output(runId: string): string {
+    return this.find(runId)?.output.text() ?? '';
   }
 
-  /** Relaunches, scales up or resumes when due; fails members that never started. Called every tick. */
+  /** Sends the run's snapshot now (the change feed's coalesced flush); false for a run no longer kept. */
+  emitRun(runId: string): boolean {
+    const run = this.find(runId);
+    if (run) this.applier.emit(run);
+    return run !== undefined;
+  }
+
+  /** Relaunches, grows or resumes runs when due; fails members that never started. Called every tick. */
   tick(): void {
-    const run = this.liveRun;
-    if (!run) return;
-    expireUnstarted(this, run);
-    if (run.pendingRestart) this.maybeRestart(run);
-    if (this.reconcileDueAt !== null && this.opts.clock.monotonic() >= this.reconcileDueAt) {
-      this.reconcileDueAt = null;
-      this.reconcile(run, 'workers joined', run.state === 'paused' ? 'resume' : run.state === 'running' ? 'scale' : 'start');
+    const now = this.opts.clock.monotonic();
+    for (const run of this.liveRuns()) {
+      expireUnstarted(this.failureCtx, run);
+      if (run.pendingRestart) this.maybeRestart(run);
+      if (run.reconcileDueAt !== null && now >= run.reconcileDueAt) {
+        run.reconcileDueAt = null;
+        this.reconcile(run, 'workers joined', run.state === 'paused' ? 'resume' : run.state === 'running' ? 'scale' : 'start');
+      }
     }
+    this.watchJobs(now);
   }
 
-  /** A join or activation settles for one heartbeat interval before the run grows. */
+  /** A join or activation settles for one heartbeat interval before the runs that could use it grow. */
   scheduleReconcile(): void {
-    if (!this.liveRun) return;
-    this.reconcileDueAt = this.opts.clock.monotonic() + this.opts.heartbeatIntervalMs;
+    const due = this.opts.clock.monotonic() + this.opts.heartbeatIntervalMs;
+    for (const run of this.liveRuns()) if (wantsMore(run)) run.reconcileDueAt = due;
   }
 
-  /** A member of the live generation left or was drained: the run shrinks. */
+  /** A worker left or was drained: every run it was a member of shrinks. */
   memberGone(workerId: number, cause: string): void {
-    const run = this.liveRun;
-    if (run && run.workerIds.includes(workerId)) this.reconcile(run, cause, 'shrink');
+    for (const run of this.liveRuns()) if (run.workerIds.includes(workerId)) this.reconcile(run, cause, 'shrink');
   }
 
   /** The worker proved it is alive (heartbeat or report): a relaunch waiting for it may go. */
   provedAlive(workerId: number): void {
-    const run = this.liveRun;
-    if (run?.pendingRestart?.waitingFor.delete(workerId)) this.maybeRestart(run);
+    for (const run of this.liveRuns()) if (run.pendingRestart?.waitingFor.delete(workerId)) this.maybeRestart(run);
   }
 
   recordProgress(rec: WorkerRecord, progress: Progress): void {
-    const run = this.liveRun;
-    if (!run || run.state !== 'running' || progress.runId !== run.id || progress.generation !== run.generation) return;
-    if (!run.members.has(rec.id)) return;
+    const run = this.find(progress.runId);
+    if (!run || run.state !== 'running' || progress.generation !== run.generation || !run.members.has(rec.id)) return;
     run.telemetry.onHeartbeatProgress(rec.id, rec.node, progress);
     this.progressed(run);
   }
 
-  /** The run's progress changed: recomputed and sent at most once a second. */
-  progressed(run: RunRecord): void {
-    run.progressStale = true;
-    this.opts.feed.runProgressed(run.id);
-  }
-
-  /** Remembers when each start of the live generation was first handed out, for expireUnstarted(). */
+  /** Remembers when each start of a run's current generation was first handed out, for expireUnstarted(). */
   noteStartsHandedOut(rec: WorkerRecord, instructions: Instruction[]): void {
-    const run = this.liveRun;
-    if (!run || run.state !== 'running') return;
     for (const i of instructions) {
-      if (i.kind !== 'start' || i.plan.runId !== run.id || i.plan.generation !== run.generation) continue;
+      if (i.kind !== 'start') continue;
+      const run = this.find(i.plan.runId);
+      if (!run || run.state !== 'running' || i.plan.generation !== run.generation) continue;
       const member = run.members.get(rec.id);
       if (member && member.startSentAt === null) member.startSentAt = this.opts.clock.monotonic();
     }
   }
 
-  /** See run-failures.ts. */
+  /** Workers were declared failed: the runs they were members of relaunch, pause or fail (run-failures.ts). */
   afterFailures(failedIds: number[], notifyCauses: Map<number, string>, runCause?: string): void {
-    afterFailures(this, failedIds, notifyCauses, runCause);
+    afterFailures(this.failureCtx, failedIds, notifyCauses, runCause);
   }
 
-  /** Brings the live run in line with the active set: relaunch, pause or resume. */
-  reconcile(run: RunRecord, cause: string, why: LaunchWhy, force = false): void {
-    if (this.liveRun !== run) return;
-    const members = this.eligible(run);
-    const min = run.spec.minWorkers;
-    if (run.state === 'running') {
-      const same = members.length === run.workerIds.length && members.every((id, i) => run.workerIds[i] === id);
-      if (!same || force) {
-        if (members.length < min) this.pauseRun(run, members.length);
-        else launchGeneration(this, run, members, cause, why);
-      }
-    } else if (run.state === 'waiting' || run.state === 'paused') {
-      if (members.length >= min) {
-        launchGeneration(this, run, members, cause, run.state === 'paused' ? 'resume' : why);
-      } else {
-        const before = run.stateCause;
-        if (run.state === 'paused') run.stateCause = `${members.length} of ${min} workers active (min_workers ${min})`;
-        else this.setWaitingCause(run);
-        if (run.stateCause !== before) this.emitRun(run);
-      }
-    }
-    this.reconcileDueAt = null;
+  /** A report from an agent about the run it trains (run-reports.ts). */
+  handleReport(budget: OutputBudget, rec: WorkerRecord, report: Report): void {
+    handleReport(this.reportCtx, budget, rec, report);
   }
 
-  /** Relaunches a failed generation once every other member is known alive (or the wait has outlasted the timeout). */
-  maybeRestart(run: RunRecord): void {
-    const pending = run.pendingRestart;
-    if (!pending || this.liveRun !== run || run.state !== 'running') return;
-    const waited = this.opts.clock.monotonic() - pending.since;
-    if (pending.waitingFor.size > 0 && waited <= this.opts.pool.getLimits().heartbeatTimeoutMs) return;
-    this.reconcile(run, pending.cause, 'restart', true);
+  private liveRuns(): RunRecord[] {
+    return this.runList.filter((r) => !ENDED.has(r.state));
   }
 
-  /** No member can host the rendezvous for all: the run waits, saying why, instead of burning its restarts. */
-  holdRun(run: RunRecord, reason: string): void {
-    this.stopMembers(run, `run waiting: ${reason}`);
-    const changed = run.stateCause !== reason;
-    run.state = run.generation > 0 ? 'paused' : 'waiting';
-    run.stateCause = reason;
-    run.pendingRestart = null;
-    run.workerIds = [];
-    run.members = new Map();
-    if (changed) {
-      this.say(run, `waiting: ${reason}`);
-      this.opts.messages.event('run-paused', 'warning', `Run "${run.spec.name}" cannot start its next generation: ${reason}`, { runId: run.id, generation: run.generation });
-      this.opts.messages.notify(`Run "${run.spec.name}" is waiting`, `${capitalize(reason)}.`, 'warning', { view: 'runs', runId: run.id });
-    }
-    this.emitRun(run);
+  private snapshot(run: RunRecord): RunSnapshot {
+    this.applier.refresh(run);
+    return runSnapshot(run);
   }
 
-  /** Tells the current generation's members that are still reachable to stop it. */
-  stopMembers(run: RunRecord, reason: string): void {
-    if (run.state !== 'running') return;
-    for (const id of run.workerIds) {
-      const pw = this.opts.pool.worker(id);
-      const rec = this.opts.workers.get(id);
-      if (!pw || !rec || (pw.state !== 'active' && pw.state !== 'syncing')) continue;
-      if (run.members.get(id)?.exit) continue; // its process has already ended
-      rec.mailbox.queueStop(run.id, run.generation, reason);
-    }
-  }
-
-  failRun(run: RunRecord, cause: string): void {
-    this.stopMembers(run, `run failed: ${cause}`);
-    this.endRun(run, 'failed', cause);
-    this.opts.messages.event('run-failed', 'error', `Run "${run.spec.name}" failed: ${cause}`, { runId: run.id, generation: run.generation });
-    this.say(run, `run failed: ${cause}`);
-    this.opts.messages.notify(`Run "${run.spec.name}" failed`, `${capitalize(cause)}.`, 'error', { view: 'runs', runId: run.id });
-  }
-
-  finishRun(run: RunRecord): void {
-    this.refresh(run);
-    const step = run.progress?.step;
-    const n = run.workerIds.length;
-    this.endRun(run, 'finished', `${n === 1 ? 'its worker' : `all ${n} workers`} finished (exit code 0)`);
-    const loss = run.progress?.loss;
-    const detail = [step !== undefined ? `step ${step}` : null, loss !== null && loss !== undefined ? `loss ${loss.toPrecision(4)}` : null, plural(run.restartsUsed, 'restart') + ' used']
-      .filter(Boolean)
-      .join(', ');
-    this.opts.messages.event('run-finished', 'info', `Run "${run.spec.name}" finished: ${detail}`, { runId: run.id, generation: run.generation });
-    this.say(run, `finished: ${detail}`);
-    this.opts.messages.notify(`Run "${run.spec.name}" finished`, `${capitalize(detail)}.`, 'info', { view: 'runs', runId: run.id });
-  }
-
-  /** Folds members' progress into the run's (see run-record.ts) and keeps the pool's step in line. */
-  refresh(run: RunRecord): void {
-    const step = refreshProgress(run);
-    if (step !== null && this.liveRun === run) this.opts.pool.setStep(step);
+  /** The run's progress changed: recomputed and sent at most once a second. */
+  private progressed(run: RunRecord): void {
+    run.progressStale = true;
+    this.opts.feed.runProgressed(run.id);
   }
 
   /**
-   * A line from the coordinator itself in the run's output (`[gpu-share] relaunching as generation 2 …`), so
-   * the output says what happened to the run between the trainers' lines.
+   * Brings one run in line with what it may have now (planGeneration): relaunch with the planned members, grow,
+   * pause below min_workers, resume. `quiet`: only say why it waits (a start that lets a syncing worker settle).
    */
-  say(run: RunRecord, text: string): void {
-    const data = `${text}\r\n`;
-    run.output.append(COORDINATOR_OUTPUT_ID, COORDINATOR_NODE, data);
-    this.store?.appendOutput(run.id, COORDINATOR_OUTPUT_ID, COORDINATOR_NODE, data);
-    this.opts.feed.broadcast({ type: 'output', runId: run.id, workerId: COORDINATOR_OUTPUT_ID, node: COORDINATOR_NODE, data });
+  private reconcile(run: RunRecord, cause: string, why: LaunchWhy, force = false, quiet = false): void {
+    if (ENDED.has(run.state)) return;
+    run.reconcileDueAt = null;
+    const plan = planRun({ pool: this.opts.pool, capacity: this.opts.capacity }, run, this.liveRuns());
+    if (run.state === 'running') {
+      if (plan.kind === 'hold') this.applier.pause(run, plan.reason);
+      else if (force || !samePlan(run, plan.members)) this.applier.launch(run, plan.members, cause, why, this.busyHosts(run));
+    } else if (plan.kind === 'plan' && !quiet) {
+      this.applier.launch(run, plan.members, cause, run.state === 'paused' ? 'resume' : why, this.busyHosts(run));
+    } else {
+      this.applier.waitingCause(run, plan.kind === 'hold' ? plan.reason : `waiting for workers: ${plan.members.length} can run it; the rest get one heartbeat interval to become active`);
+    }
   }
 
-  emitRun(run: RunRecord): void {
-    this.opts.feed.runSent(run.id);
-    if (!this.opts.feed.hasListeners && !this.store) return;
-    const snapshot = this.snapshot(run);
-    this.store?.saveRun(snapshot);
-    this.opts.feed.broadcast({ type: 'run', run: snapshot });
+  /** Relaunches a failed generation once every other member is known alive (or the wait has outlasted the timeout). */
+  private maybeRestart(run: RunRecord): void {
+    const pending = run.pendingRestart;
+    if (!pending || run.state !== 'running') return;
+    const waited = this.opts.clock.monotonic() - pending.since;
+    if (pending.waitingFor.size > 0 && waited <= this.opts.heartbeatTimeoutMs()) return;
+    this.reconcile(run, pending.cause, 'restart', true);
   }
 
-  /** Workers of the live run's next generation: active ones able to run it, in join order, at most max_workers. */
-  private eligible(run: RunRecord): number[] {
-    return this.opts.pool
-      .activeWorkerIds()
-      .filter((id) => run.spec.launcher === 'direct' || this.opts.workers.get(id)!.hasTorch)
-      .slice(0, run.spec.maxWorkers);
-  }
-
-  private pauseRun(run: RunRecord, eligibleCount: number): void {
-    this.stopMembers(run, 'run paused: below min_workers');
-    const min = run.spec.minWorkers;
-    run.state = 'paused';
-    run.pendingRestart = null;
-    run.stateCause = `${eligibleCount} of ${min} workers active (min_workers ${min})`;
-    run.workerIds = [];
-    run.members = new Map();
-    this.opts.messages.event('run-paused', 'warning', `Run "${run.spec.name}" paused: ${run.stateCause}`, { runId: run.id, generation: run.generation });
-    this.say(run, `paused: ${run.stateCause}; it resumes when enough workers are back`);
-    this.opts.messages.notify(`Run "${run.spec.name}" paused`, `${capitalize(run.stateCause)}. It resumes when enough workers are back.`, 'warning', { view: 'runs', runId: run.id });
-    this.emitRun(run);
-  }
-
-  private setWaitingCause(run: RunRecord): void {
-    const active = this.opts.pool.activeCount();
-    const able = this.eligible(run).length;
-    const min = run.spec.minWorkers;
-    run.stateCause =
-      able < active
-        ? `waiting for workers: ${able} of ${min} needed can run it (${active - able} active without Python+torch)`
-        : `waiting for workers: ${able} of ${min} active (min_workers ${min})`;
+  /** Workers hosting another running run's rendezvous store (one rendezvous port per agent). */
+  private busyHosts(run: RunRecord): Set<number> {
+    const busy = new Set<number>();
+    for (const other of this.liveRuns()) if (other !== run && other.state === 'running' && other.rdzvHostId !== null) busy.add(other.rdzvHostId);
+    return busy;
   }
 
   private endRun(run: RunRecord, state: 'finished' | 'failed' | 'stopped', cause: string): void {
-    this.refresh(run);
-    run.state = state;
-    run.stateCause = cause;
-    run.pendingRestart = null;
-    run.endedAt = this.opts.clock.now();
-    run.workerIds = [];
-    run.members = new Map();
-    if (this.liveRun === run) {
-      this.liveRun = null;
-      this.reconcileDueAt = null;
-      const o = this.opts;
-      o.pool.setLimits({ minWorkers: 1, maxWorkers: o.defaultMaxWorkers, heartbeatTimeoutMs: o.defaultTimeoutMs });
+    this.applier.end(run, state, cause);
+    this.scheduleReconcile(); // what it held is free: runs below max_workers may grow into it
+  }
+
+  /**
+   * At most once a heartbeat interval, while some run could use more: when what jobs hold changed (a job ended or
+   * was claimed), runs below max_workers are re-planned — a waiting one at once, a running one after the settle.
+   */
+  private watchJobs(now: number): void {
+    if (now < this.jobsCheckDueAt) return;
+    const wanting = this.liveRuns().filter(wantsMore);
+    if (wanting.length === 0) return;
+    this.jobsCheckDueAt = now + this.opts.heartbeatIntervalMs;
+    const key = jobHoldingsKey(this.opts.capacity());
+    if (key === this.jobsSeen) return;
+    this.jobsSeen = key;
+    for (const run of wanting) {
+      if (run.state === 'running') run.reconcileDueAt ??= now + this.opts.heartbeatIntervalMs;
+      else this.reconcile(run, 'capacity freed', run.state === 'paused' ? 'resume' : 'start');
     }
-    this.emitRun(run);
   }
 
   private trimRuns(): void {
@@ -358,4 +311,18 @@ export class RunController {
       this.runList.splice(i, 1);
     }
   }
+}
+
+/** A live run that could take more workers than it has: waiting, paused, or running below max_workers. */
+function wantsMore(run: RunRecord): boolean {
+  return run.state !== 'running' || run.workerIds.length < run.spec.maxWorkers;
+}
+
+/** The plan keeps the same members in the same order on the same GPUs: nothing to relaunch. */
+function samePlan(run: RunRecord, members: readonly { workerId: number; gpuIndices: number[] }[]): boolean {
+  if (members.length !== run.workerIds.length) return false;
+  return members.every((m, i) => {
+    const current = run.members.get(m.workerId);
+    return run.workerIds[i] === m.workerId && current !== undefined && current.gpuIndices.join(',') === m.gpuIndices.join(',');
+  });
 }

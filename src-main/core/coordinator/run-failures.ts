@@ -1,11 +1,16 @@
 /**
- * What a run does when workers fail: one restart per incident, relaunch without them (or pause, or fail the
- * run), and tell the user; and members that took a start but never began are failed like silent ones.
+ * What runs do when workers fail: each run that lost a member is charged one restart per incident and relaunched
+ * without them (or paused, or failed), and the user is told; members that took a start but never began are failed
+ * like silent ones. A run the failed worker was not in is not touched.
  */
 import type { RunState } from '../../../src-shared/training';
-import type { RunController } from './run-controller';
-import type { RunRecord } from './run-record';
-import { plural } from './user-messages';
+import type { Clock } from '../../platform/ports';
+import type { ChangeFeed } from './change-feed';
+import type { ElasticPool } from './elastic-pool';
+import type { RunApplier } from './run-applier';
+import type { LaunchWhy, RunRecord } from './run-record';
+import { plural, type UserMessages } from './user-messages';
+import type { WorkerRegistry } from './worker-registry';
 
 /**
  * A member whose start was handed out but that reported neither `started` nor `exited` within this long is
@@ -14,73 +19,91 @@ import { plural } from './user-messages';
  */
 export const START_TIMEOUT_MS = 30_000;
 
+/** What failure handling needs of the controller: the live runs, one way to re-plan a run, the applier. */
+export interface RunFailureContext {
+  clock: Clock;
+  pool: Pick<ElasticPool, 'worker' | 'activeCount' | 'failWorker'>;
+  workers: Pick<WorkerRegistry, 'get'>;
+  feed: Pick<ChangeFeed, 'workersChanged'>;
+  messages: Pick<UserMessages, 'notify'>;
+  applier: Pick<RunApplier, 'say' | 'fail'>;
+  liveRuns(): readonly RunRecord[];
+  reconcile(run: RunRecord, cause: string, why: LaunchWhy, force: boolean): void;
+}
+
+type Outcome = 'rebalanced' | 'paused' | 'failed' | 'none';
+
 /**
- * After workers were declared failed: charge a restart if the live run lost a member, relaunch or pause
- * or fail it, then tell the user. Failures found in one check are one incident and cost one restart; a
- * failure of a worker that never started the generation launched to recover from the previous failure is
- * the same incident, not a new one.
+ * After workers were declared failed: every running run that lost a member is charged a restart, relaunched or
+ * paused or failed; then the user is told. Failures found in one check are one incident and cost a run one
+ * restart; a failure of a worker that never started the generation launched to recover from the previous failure
+ * is the same incident, not a new one.
  */
-export function afterFailures(ctl: RunController, failedIds: number[], notifyCauses: Map<number, string>, runCause?: string): void {
-  const run = ctl.live;
-  let runOutcome: 'rebalanced' | 'paused' | 'failed' | 'none' = 'none';
+export function afterFailures(ctx: RunFailureContext, failedIds: number[], notifyCauses: Map<number, string>, runCause?: string): void {
   for (const id of failedIds) {
-    const rec = ctl.opts.workers.get(id);
+    const rec = ctx.workers.get(id);
     if (rec) {
       rec.mailbox.clear();
       rec.progress = null;
     }
   }
-  ctl.opts.feed.workersChanged('state');
-  if (run && run.state === 'running') {
+  ctx.feed.workersChanged('state');
+  const outcomes = new Map<number, Outcome>();
+  for (const run of [...ctx.liveRuns()]) {
+    if (run.state !== 'running') continue;
     const lost = failedIds.filter((id) => run.workerIds.includes(id));
-    if (lost.length > 0) {
-      const recovering = run.launchedBy === 'failure' || run.launchedBy === 'restart';
-      const sameIncident = run.pendingRestart !== null || (recovering && lost.every((id) => !run.members.get(id)?.started));
-      if (!sameIncident) run.restartsUsed += 1;
-      const names = lost.map((id) => ctl.opts.workers.get(id)!.node).join(', ');
-      const cause = runCause ?? `worker ${names} failed`;
-      lost.forEach((id, i) => run.telemetry.onWorkerFailed(id, ctl.opts.workers.get(id)!.node, !sameIncident && i === 0));
-      for (const id of lost) ctl.say(run, `worker ${ctl.opts.workers.get(id)!.node} failed: ${ctl.opts.pool.worker(id)?.stateCause ?? 'failed'}`);
-      if (run.restartsUsed > run.spec.maxRestarts) {
-        ctl.failRun(run, `${cause} and all ${run.spec.maxRestarts} restarts are used`);
-        runOutcome = 'failed';
-      } else {
-        ctl.reconcile(run, cause, 'failure', true);
-        runOutcome = (run.state as RunState) === 'paused' ? 'paused' : 'rebalanced';
-      }
-    }
+    if (lost.length === 0) continue;
+    const outcome = runLostMembers(ctx, run, lost, runCause);
+    for (const id of lost) if (!outcomes.has(id)) outcomes.set(id, outcome);
   }
-  const remaining = ctl.opts.pool.activeCount();
-  const tail = { rebalanced: ', shards rebalanced.', paused: '; the run is paused.', failed: '; the run failed.', none: '.' }[runOutcome];
+  const remaining = ctx.pool.activeCount();
+  const tails = { rebalanced: ', shards rebalanced.', paused: '; the run is paused.', failed: '; the run failed.', none: '.' };
   for (const id of failedIds) {
     const cause = notifyCauses.get(id);
     if (!cause) continue; // never active: nothing the user was counting on
-    const node = ctl.opts.workers.get(id)!.node;
-    ctl.opts.messages.notify(`Worker ${node} failed`, `${cause}. ${plural(remaining, 'worker')} left${tail}`, 'error', { view: 'workers', workerId: id });
+    const node = ctx.workers.get(id)!.node;
+    const tail = tails[outcomes.get(id) ?? 'none'];
+    ctx.messages.notify(`Worker ${node} failed`, `${cause}. ${plural(remaining, 'worker')} left${tail}`, 'error', { view: 'workers', workerId: id });
   }
 }
 
+function runLostMembers(ctx: RunFailureContext, run: RunRecord, lost: number[], runCause: string | undefined): Outcome {
+  const recovering = run.launchedBy === 'failure' || run.launchedBy === 'restart';
+  const sameIncident = run.pendingRestart !== null || (recovering && lost.every((id) => !run.members.get(id)?.started));
+  if (!sameIncident) run.restartsUsed += 1;
+  const nodeOf = (id: number) => ctx.workers.get(id)!.node;
+  const cause = runCause ?? `worker ${lost.map(nodeOf).join(', ')} failed`;
+  lost.forEach((id, i) => run.telemetry.onWorkerFailed(id, nodeOf(id), !sameIncident && i === 0));
+  for (const id of lost) ctx.applier.say(run, `worker ${nodeOf(id)} failed: ${ctx.pool.worker(id)?.stateCause ?? 'failed'}`);
+  if (run.restartsUsed > run.spec.maxRestarts) {
+    ctx.applier.fail(run, `${cause} and all ${run.spec.maxRestarts} restarts are used`);
+    return 'failed';
+  }
+  ctx.reconcile(run, cause, 'failure', true);
+  return (run.state as RunState) === 'paused' ? 'paused' : 'rebalanced';
+}
+
 /**
- * Fails the members of the current generation that took their start more than START_TIMEOUT_MS ago and
+ * Fails the members of the run's current generation that took their start more than START_TIMEOUT_MS ago and
  * have reported neither `started` nor `exited` (their spawn failed and the report got lost, or a bug), the
  * same way as a silent worker: it goes `failed` (its agent must join again, which kills whatever it runs),
- * the run is charged as for any failure and relaunched without it.
+ * and every run it was in is charged as for any failure and relaunched without it.
  */
-export function expireUnstarted(ctl: RunController, run: RunRecord): void {
+export function expireUnstarted(ctx: RunFailureContext, run: RunRecord): void {
   if (run.state !== 'running' || run.pendingRestart) return;
-  const now = ctl.opts.clock.monotonic();
+  const now = ctx.clock.monotonic();
   const stuck: number[] = [];
   for (const [id, m] of run.members) {
     if (m.started || m.exit || m.startSentAt === null || now - m.startSentAt <= START_TIMEOUT_MS) continue;
-    if (ctl.opts.pool.worker(id)?.state === 'active') stuck.push(id);
+    if (ctx.pool.worker(id)?.state === 'active') stuck.push(id);
   }
   if (stuck.length === 0) return;
   const within = `run "${run.spec.name}" generation ${run.generation} within ${Math.round(START_TIMEOUT_MS / 1000)} s`;
   const causes = new Map<number, string>();
   for (const id of stuck) {
-    ctl.opts.pool.failWorker(id, `did not start ${within}`);
+    ctx.pool.failWorker(id, `did not start ${within}`);
     causes.set(id, `Did not start ${within}`);
   }
-  const names = stuck.map((id) => ctl.opts.workers.get(id)!.node).join(', ');
-  afterFailures(ctl, stuck, causes, `worker ${names} did not start ${within}`);
+  const names = stuck.map((id) => ctx.workers.get(id)!.node).join(', ');
+  afterFailures(ctx, stuck, causes, `worker ${names} did not start ${within}`);
 }

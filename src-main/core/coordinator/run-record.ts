@@ -2,7 +2,7 @@
  * The coordinator's live record of a run: the public snapshot's fields plus the bookkeeping its generations
  * need (members and their processes, a relaunch waiting for proof of life, the output and loss history).
  */
-import type { ResidencyVerdict, RunSnapshot, RunSpec, RunState, ShardMap } from '../../../src-shared/training';
+import type { ResidencyVerdict, RunMemberHolding, RunSnapshot, RunSpec, RunState, ShardMap } from '../../../src-shared/training';
 import { RunOutputLog } from './run-output-log';
 import { RunTelemetry } from './run-telemetry';
 
@@ -12,6 +12,9 @@ export interface MemberStatus {
   exit: { exitCode: number | null; signal: number | null } | null;
   /** Monotonic ms at which its start was first handed out in a heartbeat answer; null until then. */
   startSentAt: number | null;
+  /** Its node, and the GPUs (indices on that node) it holds for this generation; empty for a CPU member. */
+  node: string;
+  gpuIndices: number[];
 }
 
 export type LaunchWhy = 'start' | 'scale' | 'shrink' | 'failure' | 'restart' | 'resume';
@@ -30,6 +33,10 @@ export interface RunRecord extends Omit<RunSnapshot, 'lossHistory' | 'generation
   /** The curve, generation marks and per-worker rows, from every progress line (run-telemetry.ts). */
   telemetry: RunTelemetry;
   output: RunOutputLog;
+  /** Monotonic ms at which a settled re-plan of this run is due (joins are batched for one heartbeat interval). */
+  reconcileDueAt: number | null;
+  /** The member hosting this generation's c10d store (on its agent's one rdzvPort); null while nobody trains it. */
+  rdzvHostId: number | null;
 }
 
 export const ENDED: ReadonlySet<RunState> = new Set(['finished', 'failed', 'stopped']);
@@ -55,15 +62,19 @@ export function newRunRecord(id: string, spec: RunSpec, startedAt: number, now: 
     residency: {},
     rdzvEndpoint: null,
     output: new RunOutputLog(),
+    reconcileDueAt: null,
+    rdzvHostId: null,
   };
 }
 
-/** A record from a snapshot kept before a restart (no members: nobody trains it until workers join again). */
+/** A record from a snapshot kept before a restart (member ids as they were, no member processes known yet). */
 export function restoreRunRecord(snapshot: RunSnapshot, outputTail: string, now: () => number): RunRecord {
   const run = newRunRecord(snapshot.id, snapshot.spec, snapshot.startedAt, now);
   run.state = snapshot.state;
   run.stateCause = snapshot.stateCause;
   run.generation = snapshot.generation;
+  // The generation's members as they were (the failover grace may keep them; run-controller.ts clears them otherwise).
+  run.workerIds = [...snapshot.workerIds];
   run.restartsUsed = snapshot.restartsUsed;
   run.endedAt = snapshot.endedAt;
   run.shardHistory = snapshot.shardHistory.map((m) => Object.freeze({ ...m, shards: Object.freeze(m.shards.map((s) => Object.freeze({ ...s }))) as ShardMap['shards'] }));
@@ -75,8 +86,25 @@ export function restoreRunRecord(snapshot: RunSnapshot, outputTail: string, now:
   return run;
 }
 
-export function newMember(): MemberStatus {
-  return { started: false, pid: null, exit: null, startSentAt: null };
+export function newMember(node: string, gpuIndices: readonly number[]): MemberStatus {
+  return { started: false, pid: null, exit: null, startSentAt: null, node, gpuIndices: [...gpuIndices] };
+}
+
+/** What the current generation's members hold (nothing while the run waits, pauses or has ended). */
+export function memberHoldings(run: RunRecord): RunMemberHolding[] {
+  if (run.state !== 'running') return [];
+  return run.workerIds.flatMap((workerId) => {
+    const m = run.members.get(workerId);
+    return m ? [{ workerId, node: m.node, gpuIndices: [...m.gpuIndices] }] : [];
+  });
+}
+
+/** Leaves the run with no generation on any worker (paused, waiting or ended). */
+export function clearMembers(run: RunRecord): void {
+  run.pendingRestart = null;
+  run.workerIds = [];
+  run.members = new Map();
+  run.rdzvHostId = null;
 }
 
 /**
@@ -117,5 +145,6 @@ export function runSnapshot(run: RunRecord): RunSnapshot {
     workerFailures: telemetry.workerFailures,
     residency,
     rdzvEndpoint: run.rdzvEndpoint,
+    memberHoldings: memberHoldings(run),
   };
 }

@@ -5,16 +5,34 @@
  */
 import { sanitizeRemoteOutput } from '../../../src-shared/terminal-text';
 import type { Report } from '../../../src-shared/worker-protocol';
+import type { Clock } from '../../platform/ports';
+import type { ChangeFeed } from './change-feed';
+import type { ElasticPool } from './elastic-pool';
 import type { OutputBudget } from './output-budget';
-import type { RunController } from './run-controller';
-import { capitalize, describeExit, describeExitStatus } from './user-messages';
+import type { RunApplier } from './run-applier';
+import type { RunRecord } from './run-record';
+import { capitalize, describeExit, describeExitStatus, type UserMessages } from './user-messages';
 import type { WorkerRecord } from './worker-registry';
 
-export function handleReport(ctl: RunController, budget: OutputBudget, rec: WorkerRecord, r: Report): void {
-  const { pool, feed, messages, clock } = ctl.opts;
-  const run = ctl.find(r.runId);
+/** What a report needs of the controller: the run it names, and the applier to act on that run alone. */
+export interface RunReportContext {
+  clock: Clock;
+  pool: Pick<ElasticPool, 'worker' | 'finalizeRemoval'>;
+  feed: Pick<ChangeFeed, 'workersChanged'>;
+  messages: Pick<UserMessages, 'event' | 'notify'>;
+  applier: Pick<RunApplier, 'say' | 'output' | 'fail' | 'finish' | 'emit'>;
+  find(runId: string): RunRecord | undefined;
+  /** The run's progress changed (recomputed and sent at most once a second). */
+  progressed(run: RunRecord): void;
+  /** Relaunches a failed generation once its other members proved alive (run-controller.ts). */
+  maybeRestart(run: RunRecord): void;
+}
+
+export function handleReport(ctx: RunReportContext, budget: OutputBudget, rec: WorkerRecord, r: Report): void {
+  const { pool, feed, messages, clock, applier } = ctx;
+  const run = ctx.find(r.runId);
   if (!run) return;
-  const current = ctl.live === run && run.state === 'running' && r.generation === run.generation;
+  const current = run.state === 'running' && r.generation === run.generation;
   const member = current ? run.members.get(rec.id) : undefined;
   switch (r.type) {
     case 'output': {
@@ -23,12 +41,10 @@ export function handleReport(ctl: RunController, budget: OutputBudget, rec: Work
       const { kept, notice } = budget.take(rec.id, rec.node, clean);
       const data = kept + (notice ?? '');
       if (!data) return;
-      run.output.append(rec.id, rec.node, data);
-      ctl.store?.appendOutput(run.id, rec.id, rec.node, data);
+      applier.output(run, rec.id, rec.node, data);
       // The curve is read from the output itself: every progress line, not the heartbeats' samples.
       run.telemetry.onOutput(rec.id, rec.node, r.generation, kept);
-      ctl.progressed(run);
-      feed.broadcast({ type: 'output', runId: run.id, workerId: rec.id, node: rec.node, data });
+      ctx.progressed(run);
       return;
     }
     case 'started':
@@ -47,25 +63,25 @@ export function handleReport(ctl: RunController, budget: OutputBudget, rec: Work
       if (!member || r.requested) return;
       member.exit = { exitCode: r.exitCode, signal: r.signal };
       if (r.exitCode === 0 && r.signal === null) {
-        if ([...run.members.values()].every((m) => m.exit && m.exit.exitCode === 0 && m.exit.signal === null)) ctl.finishRun(run);
+        if ([...run.members.values()].every((m) => m.exit && m.exit.exitCode === 0 && m.exit.signal === null)) applier.finish(run);
         return;
       }
       if (run.pendingRestart) return; // this generation already failed: one restart for it
       const cause = describeExit(rec.node, r.exitCode, r.signal);
-      ctl.say(run, cause);
+      applier.say(run, cause);
       run.telemetry.onWorkerFailed(rec.id, rec.node, true);
       run.restartsUsed += 1;
       if (run.restartsUsed > run.spec.maxRestarts) {
-        ctl.failRun(run, `${cause} and all ${run.spec.maxRestarts} restarts are used`);
+        applier.fail(run, `${cause} and all ${run.spec.maxRestarts} restarts are used`);
         return;
       }
       const others = run.workerIds.filter((id) => id !== rec.id && !run.members.get(id)?.exit);
       run.pendingRestart = { cause, since: clock.monotonic(), waitingFor: new Set(others) };
-      ctl.maybeRestart(run);
+      ctx.maybeRestart(run);
       return;
     }
     case 'residency': {
-      if (ctl.live !== run || r.generation !== run.generation) return;
+      if (run.state !== 'running' || r.generation !== run.generation) return;
       run.residency[rec.id] = { status: r.status, detail: r.detail, pid: r.pid, usedMib: r.usedMib, checkedAt: clock.now() };
       const ctx = { workerId: rec.id, runId: run.id, generation: run.generation };
       if (r.status === 'pass') {
@@ -75,7 +91,7 @@ export function handleReport(ctl: RunController, budget: OutputBudget, rec: Work
         messages.event('residency', 'error', `NOT on the GPU on ${rec.node}: ${detail}`, ctx);
         messages.notify(`Run "${run.spec.name}" is not on the GPU on ${rec.node}`, `${capitalize(detail)}.`.replace(/\.\.$/, '.'), 'error', { view: 'runs', runId: run.id });
       }
-      ctl.emitRun(run);
+      applier.emit(run);
       return;
     }
   }

@@ -17,12 +17,14 @@ import type { UserNotification, WorkerSnapshot } from '../../../src-shared/train
 import type { Clock } from '../../platform/ports';
 import { ApiProblem } from '../coordinator/api-problem';
 import type { CoordinatorService } from '../coordinator/coordinator-service';
+import type { JobCapacity } from '../coordinator/job-hooks';
+import { nodeCapacities } from '../../../src-shared/scheduling/capacity';
 import type { StateDb } from '../state/state-db';
 import type { JobRow } from '../state/jobs-repo';
 import type { ArtifactStore } from './artifact-store';
 import { jobAlerts, type JobAlertState } from './job-alerts';
 import { runJobInstruction } from './job-launch';
-import { placementRound, type RoundInputs, type RoundResult } from './job-placement-round';
+import { currentHoldings, placementRound, workerFacts, type RoundInputs, type RoundResult } from './job-placement-round';
 import { jobSnapshot, jobsState } from './job-snapshots';
 import type { JobAck, JobsPort, StoredArtifact } from './jobs-port';
 import { manifestJobsYielding, nextTurn, parseManifestYielding } from './manifest-yielding';
@@ -86,7 +88,7 @@ export class JobService implements JobsPort {
     // Stored tarballs the index refers to are never removed; others only after a grace (artifact-store.ts).
     this.store.useIndex((sha256) => this.db.artifacts.has(sha256));
     this.startedAt = opts.clock.now();
-    opts.coordinator.setJobHooks({ beats: (workerId, _node, req) => this.beats(workerId, req.jobs ?? [], req.gpuFree) });
+    opts.coordinator.setJobHooks({ beats: (workerId, _node, req) => this.beats(workerId, req.jobs ?? [], req.gpuFree), capacity: () => this.capacity() });
   }
 
   start(): void {
@@ -277,6 +279,13 @@ export class JobService implements JobsPort {
       }
       this.dirty = true;
     }
+  }
+
+  /** The cluster's nodes and what jobs hold of them now (no runs): what the coordinator plans runs against. */
+  private capacity(): JobCapacity {
+    const workers = this.opts.coordinator.workers();
+    const nodes = nodeCapacities(this.opts.cluster(), workerFacts(workers, this.gpuFree), this.manifestMeta()?.hosts ?? []);
+    return { nodes, holdings: currentHoldings(this.db.jobs.active(), [], workers, this.measured) };
   }
 
   private schedule(now: number): void {

@@ -55,7 +55,7 @@ function tolerate(fn: () => unknown): void {
 }
 
 describe('CoordinatorService — property', () => {
-  it('survives any history: only ApiProblems, one live run, members active, shards disjoint and complete, generations only go up', () => {
+  it('survives any history: only ApiProblems, no machine in two CPU runs, members active, shards disjoint and complete, generations only go up', () => {
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 4 }), fc.array(opArb, { minLength: 1, maxLength: 80 }), (startAfter, ops) => {
         // Most histories start with three workers and a run, so the interesting states are reached.
@@ -140,7 +140,9 @@ describe('CoordinatorService — property', () => {
 
           const workers = h.svc.workers();
           const runs = h.svc.runs();
-          expect(runs.filter((r) => r.state === 'waiting' || r.state === 'running' || r.state === 'paused').length).toBeLessThanOrEqual(1);
+          // Several runs may be live; a CPU-only machine is a member of at most one of them at a time.
+          const memberships = runs.filter((r) => r.state === 'running').flatMap((r) => r.workerIds);
+          expect(new Set(memberships).size).toBe(memberships.length);
           expect(new Set(workers.map((x) => x.id)).size).toBe(workers.length);
           for (const r of runs) {
             expect(r.generation).toBeGreaterThanOrEqual(generations.get(r.id) ?? 0);

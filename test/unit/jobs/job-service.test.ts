@@ -205,6 +205,15 @@ describe('JobService', () => {
     expect(coordinator.runJobs()[0]!.workerId).toBe(1);
   });
 
+  it('tells the coordinator what jobs hold (not runs: it plans those itself) on the nodes cluster.yaml and the workers give', async () => {
+    coordinator.runList = [runSnapshot({ workerIds: [2] })];
+    await service.submit('m.toml', job('a', 'require_cuda = true\nmin_vram_gib = 1'));
+    const { job: launch } = coordinator.runJobs()[0]!;
+    const capacity = coordinator.hooks!.capacity!();
+    expect(capacity.nodes.map((n) => [n.node, n.slots])).toEqual([['desk', 2], ['cpu', 1]]);
+    expect(capacity.holdings).toEqual([expect.objectContaining({ node: 'desk', kind: 'job', id: launch.jobId, gpuIndex: 0 })]);
+  });
+
   it('a bad manifest changes nothing and names each error\'s line', async () => {
     await service.submit('m.toml', job('a'));
     const bad = await service.submit('m.toml', '[[jobs]]\nname = "b"\ncommand = "not a list"\nmin_cores = -1\n');

@@ -1,0 +1,146 @@
+// Several runs at once, each its own group (generations, shards, restarts), placed by the one scheduler against
+// one ledger: jobs' holdings from the job service's hook, other runs' members and GPUs.
+import { describe, expect, it } from 'vitest';
+import { workerFacts } from '../../../src-main/core/jobs/job-placement-round';
+import { nodeCapacities } from '../../../src-shared/scheduling/capacity';
+import type { Holding } from '../../../src-shared/scheduling/holdings';
+import type { LaunchPlan } from '../../../src-shared/worker-protocol';
+import { Harness, type SimWorker } from './harness';
+
+const starts = (w: SimWorker): LaunchPlan[] => w.received.flatMap((i) => (i.kind === 'start' ? [i.plan] : []));
+const stops = (w: SimWorker, runId: string) => w.received.filter((i) => i.kind === 'stop' && i.runId === runId).length;
+const run = (h: Harness, id: string) => h.svc.runs().find((r) => r.id === id)!;
+
+/** Joins and activates workers with `gpus` GPUs each. */
+function gpuWorkers(h: Harness, gpus: number, ...nodes: string[]): SimWorker[] {
+  const ws = nodes.map((n) => h.worker(n, { gpus }).join());
+  ws.forEach((w) => w.beat());
+  return ws;
+}
+
+describe('run groups — several runs at once', () => {
+  it('two runs on disjoint workers train at once, each with its own generations and shards', () => {
+    const h = new Harness();
+    const [a, b, c, d] = h.activeWorkers('alpha', 'beta', 'gamma', 'delta');
+    const r1 = h.svc.startRun(h.spec({ name: 'r1', samples: 100, minWorkers: 2, maxWorkers: 2, placement: { allowedHosts: ['alpha', 'beta'] } }));
+    const r2 = h.svc.startRun(h.spec({ name: 'r2', samples: 60, minWorkers: 2, maxWorkers: 2, placement: { allowedHosts: ['gamma', 'delta'] } }));
+    expect(r1).toMatchObject({ state: 'running', generation: 1, workerIds: [a!.workerId, b!.workerId] });
+    expect(r2).toMatchObject({ state: 'running', generation: 1, workerIds: [c!.workerId, d!.workerId] });
+    expect(r2.memberHoldings).toEqual([
+      { workerId: c!.workerId, node: 'gamma', gpuIndices: [] },
+      { workerId: d!.workerId, node: 'delta', gpuIndices: [] },
+    ]);
+    h.run(1000);
+    expect([a!, b!].map((w) => w.running?.runId)).toEqual([r1.id, r1.id]);
+    expect([c!, d!].map((w) => w.running?.runId)).toEqual([r2.id, r2.id]);
+    expect([a!.shard(), b!.shard()]).toEqual([[0, 50], [50, 100]]);
+    expect([c!.shard(), d!.shard()]).toEqual([[0, 30], [30, 60]]);
+    expect(c!.running!.rdzvId).toBe(`${r2.id}-g1`);
+    expect(h.eventMessages('run-started')).toHaveLength(2);
+  });
+
+  it('a member of run A failing relaunches A only: B keeps its generation and is told nothing', () => {
+    const h = new Harness();
+    const [a, b, c, d] = h.activeWorkers('alpha', 'beta', 'gamma', 'delta');
+    const rA = h.svc.startRun(h.spec({ name: 'A', maxWorkers: 2, maxRestarts: 3, placement: { allowedHosts: ['alpha', 'beta'] } }));
+    const rB = h.svc.startRun(h.spec({ name: 'B', maxWorkers: 2, placement: { allowedHosts: ['gamma', 'delta'] } }));
+    h.run(1000);
+    h.run(6000, [a!, c!, d!]); // beta goes silent
+    expect(run(h, rA.id)).toMatchObject({ state: 'running', generation: 2, restartsUsed: 1, workerIds: [a!.workerId] });
+    expect(run(h, rB.id)).toMatchObject({ state: 'running', generation: 1, restartsUsed: 0, workerIds: [c!.workerId, d!.workerId] });
+    expect(stops(c!, rB.id) + stops(d!, rB.id)).toBe(0);
+    expect(h.svc.runOutput(rB.id)).not.toContain('beta');
+    expect(h.notifications().find((n) => n.title === 'Worker beta failed')?.body).toMatch(/shards rebalanced\.$/);
+
+    // A crash in B relaunches B alone.
+    d!.exit(1);
+    h.run(1000, [a!, c!, d!]);
+    expect(run(h, rB.id)).toMatchObject({ generation: 2, restartsUsed: 1 });
+    expect(run(h, rA.id)).toMatchObject({ generation: 2, restartsUsed: 1 });
+    expect(b!.running?.generation).toBe(1);
+  });
+
+  it('a job holding beta keeps run B waiting with "beta holds job …"; B starts when the job ends', () => {
+    let jobs: Holding[] = [{ node: 'beta', kind: 'job', id: 'job-7', name: 'r16-lr3e-3', gpuIndex: null, vramMb: 0, detail: 'step 30 of 60' }];
+    const h = new Harness({
+      before: (svc) =>
+        svc.setJobHooks({
+          beats: () => {},
+          capacity: () => ({ nodes: nodeCapacities({ nodes: [] }, workerFacts(svc.workers(), new Map()), []), holdings: jobs }),
+        }),
+    });
+    const [, b] = h.activeWorkers('alpha', 'beta');
+    const rA = h.svc.startRun(h.spec({ name: 'A', maxWorkers: 1, placement: { allowedHosts: ['alpha'] } }));
+    const rB = h.svc.startRun(h.spec({ name: 'B', maxWorkers: 1, placement: { allowedHosts: ['beta'] } }));
+    expect(rA.state).toBe('running');
+    expect(rB).toMatchObject({ state: 'waiting', generation: 0 });
+    expect(rB.stateCause).toMatch(/^waits for 1 more worker: .*beta holds job r16-lr3e-3/);
+    h.run(3000);
+    expect(run(h, rB.id).state).toBe('waiting');
+    expect(b!.running).toBeNull();
+
+    jobs = []; // the job ended
+    h.run(3000);
+    expect(run(h, rB.id)).toMatchObject({ state: 'running', generation: 1, workerIds: [b!.workerId] });
+    expect(b!.running?.runId).toBe(rB.id);
+    expect(run(h, rA.id).generation).toBe(1);
+  });
+
+  it('a run below max_workers grows by a generation when a worker joins; a run at max_workers does not move', () => {
+    const h = new Harness();
+    const [a, b] = h.activeWorkers('alpha', 'beta');
+    const full = h.svc.startRun(h.spec({ name: 'full', maxWorkers: 1 }));
+    const growing = h.svc.startRun(h.spec({ name: 'growing', maxWorkers: 3 }));
+    expect(run(h, full.id).workerIds).toEqual([a!.workerId]);
+    expect(run(h, growing.id)).toMatchObject({ generation: 1, workerIds: [b!.workerId] });
+    const c = h.worker('gamma').join();
+    c.beat();
+    h.run(2000);
+    expect(run(h, growing.id)).toMatchObject({ state: 'running', generation: 2, workerIds: [b!.workerId, c.workerId] });
+    expect(run(h, growing.id).shardHistory.at(-1)!.cause).toBe('workers joined');
+    expect(run(h, full.id)).toMatchObject({ generation: 1, workerIds: [a!.workerId] });
+    expect(c.running?.runId).toBe(growing.id);
+  });
+
+  it('a GPU is never given to two runs: two GPU runs share machines on disjoint GPUs, each store on its own host', () => {
+    const h = new Harness();
+    const [x, y] = gpuWorkers(h, 2, 'xeon', 'yak');
+    const spec = (name: string) => h.spec({ name, useGpus: true, minWorkers: 2, maxWorkers: 2, placement: { gpusPerMember: 1 } });
+    const r1 = h.svc.startRun(spec('r1'));
+    const r2 = h.svc.startRun(spec('r2'));
+    const r3 = h.svc.startRun(spec('r3'));
+    expect([r1.state, r2.state]).toEqual(['running', 'running']);
+    expect(r1.memberHoldings).toEqual([
+      { workerId: x!.workerId, node: 'xeon', gpuIndices: [0] },
+      { workerId: y!.workerId, node: 'yak', gpuIndices: [0] },
+    ]);
+    expect(r2.memberHoldings!.map((m) => m.gpuIndices)).toEqual([[1], [1]]);
+    expect(r3).toMatchObject({ state: 'waiting', generation: 0 });
+    expect(r3.stateCause).toMatch(/^waits for 2 more workers: /);
+    x!.beat();
+    y!.beat();
+    for (const w of [x!, y!]) {
+      const plans = starts(w);
+      expect(plans.map((p) => p.gpuIndices)).toEqual([[0], [1]]);
+      expect(plans.map((p) => p.runId)).toEqual([r1.id, r2.id]);
+    }
+    // One rendezvous port per agent: each run's store is on a different machine.
+    expect(starts(x!).map((p) => p.rdzvHost)).toEqual([true, false]);
+    expect(starts(y!).map((p) => p.rdzvHost)).toEqual([false, true]);
+    expect(r1.rdzvEndpoint).not.toBe(r2.rdzvEndpoint);
+  });
+
+  it('a second GPU run whose only member hosts the first run\'s store waits, saying why, and starts when the first ends', () => {
+    const h = new Harness();
+    const [x] = gpuWorkers(h, 2, 'xeon');
+    const spec = (name: string) => h.spec({ name, useGpus: true, placement: { gpusPerMember: 1 } });
+    const r1 = h.svc.startRun(spec('r1'));
+    const r2 = h.svc.startRun(spec('r2'));
+    expect(r1.state).toBe('running');
+    expect(r2).toMatchObject({ state: 'waiting', generation: 0 });
+    expect(r2.stateCause).toMatch(/already hosts? another run's rendezvous store/);
+    h.svc.stopRun(r1.id);
+    h.run(1000);
+    expect(run(h, r2.id)).toMatchObject({ state: 'running', generation: 1, memberHoldings: [{ workerId: x!.workerId, node: 'xeon', gpuIndices: [0] }] });
+  });
+});
