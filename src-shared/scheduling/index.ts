@@ -16,3 +16,4 @@ export {
   type RunPlanRequest,
 } from './plan-generation';
 export { runDemand, type RunDemand } from './run-demand';
+export { RESERVED, reserveForRuns, type RunReservations } from './schedule-round';
