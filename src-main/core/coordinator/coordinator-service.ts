@@ -18,6 +18,7 @@ import { ApiProblem } from './api-problem';
 import { ChangeFeed, type CoordinatorChange } from './change-feed';
 import type { CoordinatorStore, RestoredState } from './coordinator-store';
 import { ElasticPool, LIVE_STATES, type PoolTransition } from './elastic-pool';
+import { DEFAULT_MAX_MACHINES } from './membership';
 import { OutputBudget, type OutputBudgetOptions } from './output-budget';
 import { RunController } from './run-controller';
 import { handleReport } from './run-reports';
@@ -25,7 +26,7 @@ import { NodeKeys } from './node-keys';
 import type { CoordinatorJobHooks, Instruction } from './job-hooks';
 import { transitionEvent, UserMessages } from './user-messages';
 import { connectionFacts, WorkerGate, type ConnectionFacts } from './worker-gate';
-import { WorkerRegistry } from './worker-registry';
+import { joinFields, WorkerRegistry } from './worker-registry';
 
 export { ApiProblem, isApiProblem } from './api-problem';
 export type { CoordinatorChange } from './change-feed';
@@ -73,18 +74,18 @@ export class CoordinatorService {
     this.clock = opts.clock;
     this.heartbeatIntervalMs = opts.heartbeatIntervalMs ?? 1000;
     const defaultTimeoutMs = opts.heartbeatTimeoutMs ?? 5000;
-    const defaultMaxWorkers = opts.maxWorkers ?? 10_000;
+    const defaultMaxWorkers = opts.maxWorkers ?? DEFAULT_MAX_MACHINES;
     const trustAdvertised = opts.trustAdvertisedHosts ?? false;
     this.feed = new ChangeFeed(this.clock);
     this.messages = new UserMessages(this.clock, this.feed);
     this.pool = new ElasticPool({
       clock: this.clock,
-      minWorkers: 1,
-      maxWorkers: defaultMaxWorkers,
+      maxMachines: defaultMaxWorkers,
       heartbeatTimeoutMs: defaultTimeoutMs,
       onTransition: (t) => this.onTransition(t),
+      onQueued: (id) => this.instructionListener?.(id),
     });
-    this.registry = new WorkerRegistry(this.pool, this.clock);
+    this.registry = new WorkerRegistry(this.pool);
     this.gate = new WorkerGate({ trustAdvertisedHosts: trustAdvertised, nameInUse: (node) => this.registry.hasNode(node) });
     this.outputBudget = new OutputBudget(this.clock, opts.outputBudget);
     this.nodeKeys.onChange(() => this.feed.workersChanged('state'));
@@ -118,8 +119,7 @@ export class CoordinatorService {
     for (const w of state.workers) {
       const wasLive = LIVE_STATES.has(w.state);
       const stateCause = wasLive ? 'the coordinator restarted; waiting for it to join again' : w.stateCause;
-      this.pool.restoreWorker({ workerId: w.id, nodeId: w.node, incarnation: w.incarnation, gpuCount: w.gpus.length, backend: w.backend, joinedAt: w.joinedAt, state: wasLive ? 'failed' : (w.state as 'failed' | 'left'), stateCause });
-      this.registry.restore(w, () => this.instructionListener?.(w.id));
+      this.pool.restore({ ...w, state: wasLive ? 'failed' : w.state, stateCause });
       this.gate.restoreBinding(w.node, w.machineHash, w.address);
       if (wasLive) this.saveWorker(w.id);
     }
@@ -147,15 +147,13 @@ export class CoordinatorService {
     const conn = typeof from === 'object' && from !== null ? from : connectionFacts(from, null);
     this.gate.admit({ node: req.node, machineId: req.machineId, advertiseHost: req.advertiseHost, local: req.local ?? false }, conn);
     const gpus: WorkerGpu[] = req.gpus.map((g) => ({ uuid: g.uuid === null ? null : sanitizeNodeName(g.uuid), name: sanitizeNodeName(g.name), vramTotalMb: g.vramTotalMb, ...(g.memoryType ? { memoryType: g.memoryType } : {}) }));
-    const backend = gpus.length > 0 ? 'cuda' : 'cpu';
-    const existingId = this.registry.idForNode(req.node);
-    const fields = this.registry.joinFields(req, gpus, conn);
+    const existingId = this.pool.idForNode(req.node);
+    const fields = joinFields(req, gpus, conn, this.clock);
     let workerId: number;
     let incarnation: number;
 
     if (existingId !== undefined) {
       const pw = this.pool.worker(existingId)!;
-      const rec = this.registry.get(existingId)!;
       if (LIVE_STATES.has(pw.state)) {
         // Same name from the same machine (the gate checked) while the old one is still live: the agent restarted under us.
         const wasActive = pw.state === 'active';
@@ -163,24 +161,18 @@ export class CoordinatorService {
         this.runsCtl.afterFailures([existingId], new Map(wasActive ? [[existingId, 'Its agent restarted and joined again']] : []));
       }
       const before = pw.stateCause;
-      const r = this.pool.rejoinWorker(existingId, gpus.length, backend, `joined again as incarnation ${pw.incarnation + 1}`);
+      const r = this.pool.rejoinWorker(existingId, fields, `joined again as incarnation ${pw.incarnation + 1}`);
       if (!r.ok) throw new ApiProblem(409, `${req.node} cannot join: ${r.reason}`);
-      Object.assign(rec, fields);
-      rec.mailbox.clear();
-      rec.progress = null;
-      rec.leaveReceived = false;
       workerId = r.workerId;
       incarnation = r.incarnation;
       this.messages.event('worker-rejoined', 'info', `Worker ${req.node} joined again as incarnation ${incarnation} (before: ${before})`, { workerId });
     } else {
-      const r = this.pool.addWorker(req.node, gpus.length, backend);
+      const r = this.pool.add(fields);
       if (!r.ok) throw new ApiProblem(409, `${req.node} cannot join: ${r.reason}`);
       workerId = r.workerId;
       incarnation = r.incarnation;
-      const id = workerId;
-      const rec = this.registry.add(id, fields, () => this.instructionListener?.(id));
       const address = conn.seenFrom;
-      this.messages.event('worker-joined', 'info', `Worker ${req.node} joined${address ? ` from ${address}` : ''}: ${this.registry.describeHardware(rec)}`, { workerId });
+      this.messages.event('worker-joined', 'info', `Worker ${req.node} joined${address ? ` from ${address}` : ''}: ${this.pool.require(workerId).describeHardware()}`, { workerId });
     }
     if (!req.python) {
       this.messages.event('worker-joined', 'warning', `Worker ${req.node} has no Python with torch: it can take part in runs with the direct launcher only`, { workerId });
@@ -193,7 +185,7 @@ export class CoordinatorService {
       workerId,
       incarnation,
       heartbeatIntervalMs: this.heartbeatIntervalMs,
-      heartbeatTimeoutMs: this.pool.getLimits().heartbeatTimeoutMs,
+      heartbeatTimeoutMs: this.pool.heartbeatTimeoutMs,
       sessionSecret: this.gate.openSession(workerId),
     };
   }
@@ -257,10 +249,9 @@ export class CoordinatorService {
 
   heartbeat(workerId: number, req: HeartbeatRequest): HeartbeatResponse {
     const rec = this.registry.liveRecord(workerId, req.incarnation, 'heartbeat');
-    const heartbeatTimeoutMs = this.pool.getLimits().heartbeatTimeoutMs;
+    const heartbeatTimeoutMs = this.pool.heartbeatTimeoutMs;
     if (!rec) return { instructions: [], heartbeatTimeoutMs };
     this.pool.updateHeartbeat(workerId);
-    rec.lastHeartbeatAt = this.clock.now();
     this.store?.workerSeen(workerId, rec.lastHeartbeatAt);
     const pw = this.pool.worker(workerId)!;
     if (pw.state === 'syncing' && this.pool.activateWorker(workerId)) this.runsCtl.scheduleReconcile();
@@ -275,7 +266,7 @@ export class CoordinatorService {
     const out = rec.mailbox.handOut(req.ack);
     this.runsCtl.noteStartsHandedOut(rec, out.instructions);
     // The run's timeout travels with every reply, so agents give up on a lost coordinator on the same clock.
-    return { ...out, heartbeatTimeoutMs: this.pool.getLimits().heartbeatTimeoutMs };
+    return { ...out, heartbeatTimeoutMs: this.pool.heartbeatTimeoutMs };
   }
 
   report(workerId: number, req: ReportRequest): void {
@@ -371,7 +362,7 @@ export class CoordinatorService {
   }
 
   private pruneGoneWorkers(): void {
-    const forgotten = this.registry.pruneGone(new Set(this.runsCtl.live?.workerIds ?? []));
+    const forgotten = this.pool.pruneGone(new Set(this.runsCtl.live?.workerIds ?? []));
     for (const id of forgotten) {
       this.gate.closeSession(id);
       this.outputBudget.forget(id);

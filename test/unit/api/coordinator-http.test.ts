@@ -254,7 +254,7 @@ describe('coordinator HTTP API — refusals', () => {
     expect(ok.status).toBe(200);
   });
 
-  it('409 for a stale incarnation, a full run and a second live run', async () => {
+  it('409 for a stale incarnation and a second live run; a run of max_workers 1 refuses no join', async () => {
     await joined('a');
     await call('POST', apiPaths.heartbeat(0), { body: { incarnation: 1 } });
     const stale = await call('POST', apiPaths.heartbeat(0), { body: { incarnation: 7 } });
@@ -264,9 +264,10 @@ describe('coordinator HTTP API — refusals', () => {
     expect(staleReport.status).toBe(409);
     const run = await call('POST', apiPaths.runs, { token: OPERATOR, body: { command: ['t.py'], samples: 10, maxWorkers: 1 } });
     expect(run.status).toBe(201);
-    const full = await call('POST', apiPaths.join, { body: joinBody('b') });
-    expect(full.status).toBe(409);
-    expect(full.json.error).toBe('b cannot join: the run is full: 1 of 1 workers active (max_workers 1)');
+    // A run's max_workers never closes the cluster (issue 15): b joins while the run of max_workers 1 is live.
+    const more = await call('POST', apiPaths.join, { body: joinBody('b') });
+    expect(more.status).toBe(200);
+    expect(more.json).toMatchObject({ workerId: 1, incarnation: 1, heartbeatTimeoutMs: 5000 });
     const second = await call('POST', apiPaths.runs, { token: OPERATOR, body: { command: ['t.py'], samples: 10 } });
     expect(second.status).toBe(409);
     expect(second.json.error).toContain('stop it before starting another');

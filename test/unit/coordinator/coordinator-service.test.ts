@@ -137,7 +137,7 @@ describe('CoordinatorService — runs and generations', () => {
     expect(h.eventMessages('worker-rejoined')).toEqual(['Worker jetson joined again as incarnation 2 (before: no heartbeat for 6.0 s)']);
   });
 
-  it('scales up when a worker joins mid-run (after one heartbeat interval), up to max_workers', () => {
+  it('scales up when a worker joins mid-run (after one heartbeat interval), up to max_workers; one more still joins the cluster', () => {
     const h = new Harness();
     const [a] = h.activeWorkers('desktop');
     h.svc.startRun(h.spec({ samples: 100, maxWorkers: 2 }));
@@ -150,9 +150,12 @@ describe('CoordinatorService — runs and generations', () => {
     h.run(1000);
     expect(a!.shard()).toEqual([0, 50]);
     expect(b.shard()).toEqual([50, 100]);
-    const full = problem(() => h.worker('laptop').join());
-    expect(full.status).toBe(409);
-    expect(full.message).toBe('laptop cannot join: the run is full: 2 of 2 workers active (max_workers 2)');
+    // A machine past the run's max_workers still joins the cluster (issue 15): the run stays as it is.
+    const laptop = h.worker('laptop').join();
+    h.run(3000);
+    expect(h.svc.workers().find((w) => w.node === 'laptop')).toMatchObject({ id: 2, state: 'active' });
+    expect(h.liveRun()).toMatchObject({ generation: 2, workerIds: [0, 1] });
+    expect(laptop.received).toEqual([]);
   });
 
   it('pauses below min_workers (stopping the rest) and resumes with a new generation when a worker is back', () => {

@@ -92,13 +92,14 @@ export class Harness {
   readonly changes: CoordinatorChange[] = [];
   readonly workers: SimWorker[] = [];
 
-  constructor(opts: { heartbeatTimeoutMs?: number; rdzvHostOverride?: string; before?: (svc: CoordinatorService) => void } = {}) {
+  constructor(opts: { heartbeatTimeoutMs?: number; maxWorkers?: number; rdzvHostOverride?: string; before?: (svc: CoordinatorService) => void } = {}) {
     this.svc = new CoordinatorService({
       clock: this.clock,
       joinToken: 'join-token',
       operatorToken: 'operator-token',
       heartbeatIntervalMs: 1000,
       heartbeatTimeoutMs: opts.heartbeatTimeoutMs ?? 5000,
+      ...(opts.maxWorkers !== undefined ? { maxWorkers: opts.maxWorkers } : {}),
       ...(opts.rdzvHostOverride ? { rdzvHostOverride: opts.rdzvHostOverride } : {}),
     });
     opts.before?.(this.svc);
