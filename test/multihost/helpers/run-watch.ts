@@ -45,7 +45,7 @@ export function trainingTogether(tb: Testbed, runId: string, nodes: string[], op
       for (const n of nodes) {
         const w = [...tb.workers.values()].find((x) => x.name === n);
         if (!w) continue;
-        const steps = w.progress().filter((p) => p.generation === r.generation);
+        const steps = w.progress().filter((p) => p.runId === runId && p.generation === r.generation);
         if ((steps.at(-1)?.line.step ?? -1) < opts.minStep) return null;
       }
       return { generation: r.generation, state: s };

@@ -8,6 +8,7 @@
  *   - restarts charged: the run's restartsUsed after the run ended, minus before the kill;
  *   - trainer pids kept: the Python processes under each worker agent are the same ones after the stall.
  */
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { RunSnapshot } from '../../../src-shared/training';
 import { describeState } from './app';
@@ -38,21 +39,33 @@ export interface OutageResult {
   final: RunSnapshot;
 }
 
-/** Trainer processes (python: torchrun and its ranks) under one worker agent, sorted. */
+/**
+ * Trainer processes (python: torchrun and its ranks) under one worker agent, sorted. The name is read now: the
+ * tracker keeps the one it first saw, which for a process caught between fork and exec is its parent's.
+ */
 export function trainerPids(tb: Testbed, w: WorkerOnHost): number[] {
   tb.tracker.scan();
   return tb.tracker
     .alive(w.pid)
-    .filter((p) => p.comm.startsWith('python'))
+    .filter((p) => commNow(p.pid).startsWith('python'))
     .map((p) => p.pid)
     .sort((a, b) => a - b);
 }
 
-/** Steps one rank printed more than once, summed over ranks (a worker prints its own ranks' lines). */
-export function stepsRedone(w: WorkerOnHost): number {
+function commNow(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return ''; // ended in between
+  }
+}
+
+/** Steps of `runId` one rank printed more than once, summed over ranks (a worker prints its own ranks' lines). */
+export function stepsRedone(w: WorkerOnHost, runId: string): number {
   const seen = new Set<string>();
   let again = 0;
   for (const p of w.progress()) {
+    if (p.runId !== runId) continue;
     const key = `${p.line.rank ?? 0}:${p.line.step}`;
     if (seen.has(key)) again += 1;
     else seen.add(key);
@@ -118,7 +131,7 @@ export async function coordinatorOutage(
     killStep,
     downMs: restarted.readyAt - restarted.killedAt,
     stallMs: beyond.at - restarted.killedAt,
-    stepsRedone: workers.reduce((n, w) => n + stepsRedone(w), 0),
+    stepsRedone: workers.reduce((n, w) => n + stepsRedone(w, runId), 0),
     restartsCharged: end.r.restartsUsed - before.restartsUsed,
     generationBefore: before.generation,
     generationAfter: beyond.r.generation,

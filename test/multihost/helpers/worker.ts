@@ -31,7 +31,8 @@ export interface WorkerOptions {
 }
 
 export interface Progress {
-  /** The generation the agent last announced starting when the line came. */
+  /** The run and generation the agent last announced starting when the line came. */
+  runId: string | null;
   generation: number | null;
   line: TrainerProgressLine;
 }
@@ -88,13 +89,17 @@ export class WorkerOnHost {
 
   /** Trainer progress lines printed so far, each with the generation it came under. */
   progress(): Progress[] {
+    let runId: string | null = null;
     let generation: number | null = null;
     const out: Progress[] = [];
     for (const l of this.proc.lines) {
       const s = STARTED.exec(l.text);
-      if (s) generation = Number(s[2]);
+      if (s) {
+        runId = s[1]!;
+        generation = Number(s[2]);
+      }
       const line = parseProgressLine(l.text);
-      if (line) out.push({ generation, line });
+      if (line) out.push({ runId, generation, line });
     }
     return out;
   }
