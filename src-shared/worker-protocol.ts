@@ -55,6 +55,13 @@ export const TIMING_BOUNDS = {
   heartbeatTimeoutMs: { min: 500, max: 600_000 },
 } as const;
 
+/**
+ * A coordinator epoch: 12 random bytes in base64url, new at each start of the coordinator. Error answers to worker
+ * requests carry it too (`{ "error": …, "epoch": … }`), so an agent tells "the coordinator restarted" (another
+ * epoch) from "this coordinator declared you failed" (the same one).
+ */
+export const COORDINATOR_EPOCH_PATTERN = /^[A-Za-z0-9_-]{16}$/;
+
 /** Caps on strings a worker sends, so no field can grow the coordinator's memory without bound. */
 export const FIELD_CAPS = { id: 200, name: 200, text: 2000 } as const;
 
@@ -137,8 +144,23 @@ export const joinRequestSchema = z.object({
    * be signed by it. Left out by older agents, which join unsigned.
    */
   publicKey: z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'publicKey must be a raw Ed25519 key: 32 bytes in base64url (43 characters)').optional(),
+  /**
+   * Sent by an agent that lost a coordinator and kept its training: "I am still incarnation N of the coordinator
+   * epoch E, running this generation". A coordinator that restarted (epoch E before it) and is within its failover
+   * grace takes the worker back as it was: same incarnation, the run goes on without a relaunch. Signed with the
+   * rest of the join's body by the node key. Any other coordinator refuses it, saying why, and the join is an ordinary one.
+   */
+  reattach: z
+    .object({
+      epoch: z.string().regex(COORDINATOR_EPOCH_PATTERN),
+      incarnation: z.number().int().positive(),
+      runId: z.string().max(FIELD_CAPS.id).nullable(),
+      generation: z.number().int().nonnegative().nullable(),
+    })
+    .optional(),
 });
 export type JoinRequest = z.input<typeof joinRequestSchema>;
+export type ReattachClaim = NonNullable<z.infer<typeof joinRequestSchema>['reattach']>;
 
 export const joinResponseSchema = z.object({
   workerId: z.number().int().nonnegative(),
@@ -147,6 +169,15 @@ export const joinResponseSchema = z.object({
   heartbeatTimeoutMs: z.number().int().positive(),
   /** The session's secret: sent in SESSION_HEADER with every later request of this incarnation. */
   sessionSecret: z.string().regex(/^[A-Za-z0-9_-]{20,200}$/),
+  /** The coordinator's epoch: random, new at each start. Left out by older coordinators. */
+  epoch: z.string().regex(COORDINATOR_EPOCH_PATTERN).optional(),
+  /** How long this coordinator, restarted, waits for a worker that was live to re-attach (ms). */
+  failoverGraceMs: z.number().int().nonnegative().optional(),
+  /**
+   * The answer to a join's re-attach claim: `accepted` (the worker and its generation go on), or why not, in
+   * words (then the agent stops what it kept running). Left out for a join without a claim.
+   */
+  reattach: z.union([z.object({ accepted: z.literal(true) }), z.object({ accepted: z.literal(false), reason: z.string().max(FIELD_CAPS.text) })]).optional(),
 });
 export type JoinResponse = z.infer<typeof joinResponseSchema>;
 

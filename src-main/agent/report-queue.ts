@@ -27,7 +27,8 @@ export interface ReportBatch {
 export class ReportQueue {
   private items: Report[] = [];
   private outputChars = 0;
-  private droppedChars = 0;
+  /** Output lines dropped since the last note (a partly dropped line counts as one). */
+  private droppedLines = 0;
   /** The batch handed out and not yet settled; it is handed out again, unchanged, until it is. */
   private unsettled: ReportBatch | null = null;
   private lastSeq = 0;
@@ -71,9 +72,9 @@ export class ReportQueue {
     const batch = this.items.splice(0, max);
     for (const r of batch) if (r.type === 'output') this.outputChars -= r.data.length;
     const first = batch.find((r): r is OutputReport => r.type === 'output');
-    if (first && this.droppedChars > 0) {
-      first.data = `[gpu-share: ${this.droppedChars} characters of output were dropped while the coordinator was not taking them]\r\n${first.data}`;
-      this.droppedChars = 0;
+    if (first && this.droppedLines > 0) {
+      first.data = `[gpu-share] ${this.droppedLines} line${this.droppedLines === 1 ? '' : 's'} of output dropped while the coordinator was away\r\n${first.data}`;
+      this.droppedLines = 0;
     }
     return batch;
   }
@@ -94,27 +95,43 @@ export class ReportQueue {
     if (this.unsettled === batch) this.unsettled = null;
   }
 
+  /**
+   * Keeps every report for a re-attached session (the coordinator restarted; the same incarnation goes on) and
+   * numbers from 1 again, the batch whose answer never came first: the new coordinator takes it as new.
+   */
+  renumber(): void {
+    if (this.unsettled) {
+      this.items = [...this.unsettled.reports, ...this.items];
+      for (const r of this.unsettled.reports) if (r.type === 'output') this.outputChars += r.data.length;
+    }
+    this.unsettled = null;
+    this.lastSeq = 0;
+  }
+
   /** Forgets everything, numbering included (a new join session numbers from 1 again). */
   clear(): void {
     this.unsettled = null;
     this.lastSeq = 0;
     this.items = [];
     this.outputChars = 0;
-    this.droppedChars = 0;
+    this.droppedLines = 0;
   }
 
-  /** Drops the oldest output until the buffer is within its bound again. */
+  /** Drops the oldest output, whole lines, until the buffer is within its bound again. */
   private trim(): void {
     while (this.outputChars > this.maxOutputChars) {
       const i = this.items.findIndex((r) => r.type === 'output');
       if (i === -1) break;
       const victim = this.items[i] as OutputReport;
       const excess = this.outputChars - this.maxOutputChars;
-      const cut = Math.min(excess, victim.data.length);
+      // Up to the end of the line the excess reaches into: a line without its head is noise, and a progress line cut short is a lie.
+      const nl = victim.data.indexOf('\n', excess - 1);
+      const cut = nl === -1 ? victim.data.length : nl + 1;
+      const gone = victim.data.slice(0, cut);
+      this.droppedLines += (gone.match(/\n/g) ?? []).length + (gone.endsWith('\n') ? 0 : 1);
       if (cut === victim.data.length) this.items.splice(i, 1);
       else victim.data = victim.data.slice(cut);
       this.outputChars -= cut;
-      this.droppedChars += cut;
     }
   }
 }

@@ -21,8 +21,8 @@ export interface ReportSenderOptions {
   ready: () => boolean;
   /** The session number now; an answer that arrives after it changed is ignored. */
   epoch: () => number;
-  /** The coordinator no longer knows this session. */
-  onRefused: (why: string) => void;
+  /** The coordinator no longer knows this session; `epoch`: the refusing coordinator's, when it said one. */
+  onRefused: (why: string, epoch: string | undefined) => void;
   queue?: ReportQueue;
 }
 
@@ -47,6 +47,11 @@ export class ReportSender {
 
   push(report: Report): void {
     this.queue.push(report);
+  }
+
+  /** Keeps what is queued for a re-attached session, numbering from 1 again (see ReportQueue.renumber). */
+  renumber(): void {
+    this.queue.renumber();
   }
 
   /** Forgets everything queued (a new session numbers its batches from 1 again). */
@@ -86,7 +91,7 @@ export class ReportSender {
     // Kept for the next try, with the same number: the coordinator may have taken it and only the answer was lost.
     if (reply.kind !== 'http-error' || reply.status >= 500) return;
     if (reply.status === 409 || reply.status === 404 || reply.status === 401) {
-      this.opts.onRefused(`the coordinator refused our reports (${reply.status}: ${reply.message})`);
+      this.opts.onRefused(`the coordinator refused our reports (${reply.status}: ${reply.message})`, reply.epoch);
     } else {
       this.queue.settle(batch);
       this.opts.log(`the coordinator rejected ${batch.reports.length} report(s) (${reply.status}: ${reply.message}); dropped them`);

@@ -137,6 +137,15 @@ export class TrainingSupervisor {
     if (proc) void proc.stop(this.opts.stopGraceMs);
   }
 
+  /**
+   * The current run goes on under session `epoch`: the coordinator restarted and the agent kept its training
+   * (agent-session.ts), so what it says from now on belongs to the new session — buffered while the coordinator
+   * is away, sent after the re-attach.
+   */
+  adopt(epoch: number): void {
+    if (this.current) this.current.epoch = epoch;
+  }
+
   /** SIGKILLs the current training group at once (a second Ctrl-C). */
   abort(): void {
     const run = this.current;

@@ -2,10 +2,10 @@
  * The worker agent: joins a coordinator, heartbeats, and runs what it is told in a pty. It is the same code
  * as a standalone OS process (`gpu-share worker`) and inside the desktop app (the app's own machine).
  *
- * Its one hard promise is "no orphans": training must never outlive the agent's link to the coordinator. If
- * heartbeats fail for longer than the coordinator's timeout, the coordinator has already declared this worker
- * failed and re-formed the run without it, so the agent kills its training process group and keeps trying to
- * join again as a new incarnation. Everything the coordinator sends is parsed before use; a bad instruction is
+ * Its one hard promise is "no orphans": training never outlives the agent's link to the coordinator for longer
+ * than the coordinator allows. Declared failed (a refusal under the epoch it joined), the agent kills its training
+ * and joins again as a new incarnation; a coordinator that went silent or came back under a new epoch may only have
+ * restarted, so the training is kept until a claim for it is refused or the failover grace passes (kept-training.ts). Everything the coordinator sends is parsed before use; a bad instruction is
  * logged and ignored, never a crash. Besides heartbeats it holds a presence WebSocket (presence-link.ts), so
  * the coordinator learns of its death at once; every request after the join carries the session's secret.
  *
@@ -27,6 +27,7 @@ import { readHeartbeatAnswer } from './heartbeat-answer';
 import { HeartbeatLoop } from './heartbeat-loop';
 import { InstructionInbox } from './instruction-inbox';
 import { JobRunner } from './job-runner';
+import { KeptTraining } from './kept-training';
 import { JOB_STOP_GRACE_MS } from './job-attempt';
 import { buildJoinRequest, JoinError, joinOnce, nodeNameFrom, retryJoin, usableGpus, type MachineFacts } from './join-coordinator';
 import { loadOrCreateMachineId } from './machine-id';
@@ -57,6 +58,8 @@ export class WorkerAgent {
   private readonly jobs: JobRunner;
   private readonly reports: ReportSender;
   private readonly beats: HeartbeatLoop;
+  /** Training kept through a coordinator restart, and the claim that re-attaches it (kept-training.ts). */
+  private readonly kept: KeptTraining;
 
   private lifecycle: Lifecycle = 'idle';
   private node: string;
@@ -86,7 +89,8 @@ export class WorkerAgent {
       log,
       join: () => this.join(),
       onJoined: (joined, again) => this.onJoined(joined, again),
-      onLost: (why) => this.onLost(why),
+      onLost: (why, kept) => this.onLost(why, kept),
+      onKeptGivenUp: (why) => this.kept.givenUp(why),
       quiesce: () => this.training.gone(),
     });
     this.inbox = new InstructionInbox({ obey: (instruction, epoch) => this.obey(instruction, epoch), epoch: () => this.session.epoch, log });
@@ -136,9 +140,11 @@ export class WorkerAgent {
       },
       ready: () => this.session.joined !== null && (this.session.phase === 'joined' || this.lifecycle === 'stopping'),
       epoch: () => this.session.epoch,
-      onRefused: (why) => this.session.lose(why),
+      onRefused: (why, epoch) => this.session.lose(why, epoch ? { refusedBy: epoch } : {}),
     });
-    this.beats = new HeartbeatLoop({ clock, log, intervalMs: () => this.session.joined?.heartbeatIntervalMs ?? 1000, beat: () => this.beat() });
+    // While lost, the beat is a try at joining again, paced by the session's backoff.
+    this.beats = new HeartbeatLoop({ clock, log, intervalMs: () => (this.session.phase === 'lost' ? this.session.retryDelayMs : (this.session.joined?.heartbeatIntervalMs ?? 1000)), beat: () => this.beat() });
+    this.kept = new KeptTraining({ session: this.session, training: this.training, reports: this.reports, beats: () => this.beats, log });
   }
 
   /** Registers a listener for the agent's end (stop or drain). */
@@ -228,17 +234,21 @@ export class WorkerAgent {
   private async join(): Promise<JoinResponse> {
     const facts = this.facts!;
     const who = (advertiseHost: string) => ({ node: this.node, advertiseHost, local: this.opts.local ?? false });
-    const { joined } = await joinOnce(this.client, (host) => buildJoinRequest(facts, who(host)), this.opts.advertiseHost);
+    // The re-attach claim (kept-training.ts) is signed with the rest of the join's body by the node key.
+    const claim = this.kept.claim();
+    const reattach = claim ? { reattach: claim } : {};
+    const { joined } = await joinOnce(this.client, (host) => ({ ...buildJoinRequest(facts, who(host)), ...reattach }), this.opts.advertiseHost);
     return joined;
   }
 
   private onJoined(joined: JoinResponse, again: boolean): void {
     this.inbox.reset();
-    this.reports.clear();
+    const reattached = this.kept.joined(joined, again, this.client.base.origin);
     this.openPresence(joined);
     if (again) this.jobs.retryNow();
     const gpus = usableGpus(this.facts?.hardware ?? null).length;
     const torch = this.facts?.python ? `torch ${this.facts.python.torchVersion}` : 'no torch';
+    if (reattached) return;
     this.log(
       `${again ? 'joined again' : 'joined'} ${this.client.base.origin} as worker ${joined.workerId} (incarnation ${joined.incarnation}), node ${this.node}, ` +
         `${gpus} GPU${gpus === 1 ? '' : 's'}, ${torch}; heartbeat every ${joined.heartbeatIntervalMs} ms`,
@@ -269,13 +279,10 @@ export class WorkerAgent {
     link.start();
   }
 
-  private onLost(why: string): void {
-    this.reports.clear();
+  private onLost(why: string, kept: boolean): void {
     void this.presence?.close('lost the coordinator');
     this.presence = null;
-    const run = this.training.describeCurrent();
-    this.log(`lost the coordinator: ${why}; ${run ? `stopping ${run} and ` : ''}trying to join again`);
-    this.training.abandon();
+    this.kept.lost(why, kept);
   }
 
   private async beat(): Promise<void> {
@@ -303,7 +310,8 @@ export class WorkerAgent {
         this.session.failed(answer.why);
       }
     } else if (reply.kind === 'http-error' && (reply.status === 409 || reply.status === 404 || reply.status === 401)) {
-      this.session.lose(`the coordinator no longer knows this session (${reply.status}: ${reply.message})`);
+      // Under the join's epoch: declared failed, training stops. Under another: it restarted, training is kept.
+      this.session.lose(`the coordinator no longer knows this session (${reply.status}: ${reply.message})`, reply.epoch ? { refusedBy: reply.epoch } : {});
       return;
     } else {
       this.session.failed(describeFailure(reply));

@@ -4,12 +4,14 @@
  * very differently: keep trying, rejoin, give up with a message, or refuse to say anything at all.
  */
 import { workerApi, type EndpointName, type EndpointReply } from '../../../src-shared/worker-api';
+import { COORDINATOR_EPOCH_PATTERN } from '../../../src-shared/worker-protocol';
 import { MAX_REPLY_BYTES, type RawReply } from './http-post';
 import { CERT_MISMATCH } from './pinned-connection';
 
 export type ApiReply =
   | { kind: 'ok'; status: number; body: unknown }
-  | { kind: 'http-error'; status: number; message: string }
+  /** `epoch`: the coordinator's, when its refusal carries one (worker requests): another one means it restarted. */
+  | { kind: 'http-error'; status: number; message: string; epoch?: string }
   | { kind: 'network'; message: string }
   /** Something answered, but not as a GPU Share coordinator does: not JSON, a redirect, an answer too large. */
   | { kind: 'protocol'; status: number; message: string }
@@ -67,7 +69,11 @@ export function interpretReply(raw: RawReply, base: URL): ApiReply {
   } catch {
     isJson = false;
   }
-  if (status < 200 || status >= 300) return { kind: 'http-error', status, message: errorMessage(isJson ? parsed : null, text, status) };
+  if (status < 200 || status >= 300) {
+    const epoch = isJson ? (parsed as { epoch?: unknown } | null)?.epoch : undefined;
+    const message = errorMessage(isJson ? parsed : null, text, status);
+    return typeof epoch === 'string' && COORDINATOR_EPOCH_PATTERN.test(epoch) ? { kind: 'http-error', status, message, epoch } : { kind: 'http-error', status, message };
+  }
   if (!isJson) {
     return { kind: 'protocol', status, message: `${base.host} answered ${status} with something that is not JSON (${JSON.stringify(text.slice(0, 80))})` };
   }

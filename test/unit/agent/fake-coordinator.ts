@@ -82,6 +82,14 @@ export class FakeCoordinator {
    */
   numbered = false;
   private firstSeq = 1;
+  /**
+   * Failover (docs/api.md): with an epoch the fake says it in join answers and refusals, and offers this failover
+   * grace; restart() then acts as a coordinator that came back under a new epoch and forgot every session.
+   */
+  epoch: string | null = null;
+  failoverGraceMs = 0;
+  /** How a restarted fake answers a join's re-attach claim: take it back (same incarnation) or refuse it. */
+  reattachVerdict: 'accept' | 'refuse' = 'accept';
   /** Set to make joins fail with this status. */
   joinStatus: number | null = null;
   /** Set to answer joins 202 awaiting-approval (the key is not approved), as often as they come. */
@@ -223,12 +231,19 @@ export class FakeCoordinator {
     return send(201, { sha256: record.bytesSha256, sizeBytes: record.sizeBytes, stored: 'new' });
   }
 
+  /** The coordinator came back under a new epoch: every session is forgotten (requests get 401 with the epoch). */
+  restart(): void {
+    this.epoch = randomBytes(12).toString('base64url');
+    this.sessions.push(`forgotten-${randomBytes(12).toString('base64url')}`);
+  }
+
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const send = (status: number, body: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(body));
+      const withEpoch = status >= 400 && this.epoch && body && typeof body === 'object' ? { ...body, epoch: this.epoch } : body;
+      res.end(JSON.stringify(withEpoch));
     };
     this.requestLog.push(`${req.method} ${req.url}`);
     this.rawRequests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
@@ -280,7 +295,11 @@ export class FakeCoordinator {
       }
       const parsed = joinRequestSchema.safeParse(body);
       if (!parsed.success) return send(400, { error: parsed.error.message });
-      this.incarnation += 1;
+      const claim = parsed.data.reattach;
+      // As the real one: only a coordinator that restarted (another epoch than the claim's) takes a worker back.
+      const takeBack = claim !== undefined && this.reattachVerdict === 'accept' && claim.epoch !== this.epoch && claim.incarnation === this.incarnation;
+      if (takeBack) this.lastBatchSeq.delete(this.incarnation); // a new session numbers its batches from 1
+      else this.incarnation += 1;
       const record: JoinRecord = { workerId: 7, incarnation: this.incarnation, body: parsed.data, remoteAddress: req.socket.remoteAddress ?? null };
       this.joins.push(record);
       if (this.mode !== 'ok') this.mode = 'ok';
@@ -291,6 +310,8 @@ export class FakeCoordinator {
         heartbeatIntervalMs: this.heartbeatIntervalMs,
         heartbeatTimeoutMs: this.heartbeatTimeoutMs,
         sessionSecret: this.session,
+        ...(this.epoch ? { epoch: this.epoch, failoverGraceMs: this.failoverGraceMs } : {}),
+        ...(claim ? { reattach: takeBack ? { accepted: true } : { accepted: false, reason: 'the fake refuses re-attach claims' } } : {}),
       });
     }
     if (req.headers[SESSION_HEADER] !== this.session) {

@@ -28,16 +28,38 @@ describe('ReportQueue', () => {
     expect(batch.map((r) => (r.type === 'output' ? r.data.length : -1))).toEqual([MAX_OUTPUT_ENTRY_CHARS, MAX_OUTPUT_ENTRY_CHARS, 5]);
   });
 
-  it('bounds buffered output by dropping the oldest, never an exit, and says how much was dropped', () => {
+  it('bounds buffered output by dropping the oldest whole lines, never an exit, and says how many lines were dropped', () => {
     const q = new ReportQueue(100);
-    q.push({ type: 'output', ...ids, data: 'A'.repeat(80) });
+    const a = 'a'.repeat(9) + '\n';
+    const b = 'b'.repeat(9) + '\n';
+    q.push({ type: 'output', ...ids, data: a.repeat(8) });
     q.push({ type: 'exited', ...ids, exitCode: 1, signal: null, requested: false });
-    q.push({ type: 'output', ...ids, data: 'B'.repeat(60) });
+    q.push({ type: 'output', ...ids, data: b.repeat(6) });
     const batch = q.take();
     const outputs = batch.filter((r) => r.type === 'output').map((r) => (r.type === 'output' ? r.data : ''));
     expect(batch.some((r) => r.type === 'exited')).toBe(true);
-    expect(outputs.join('')).toMatch(/^\[gpu-share: 40 characters of output were dropped/);
-    expect(outputs.join('').endsWith('A'.repeat(40) + 'B'.repeat(60))).toBe(true);
+    expect(outputs.join('')).toBe(`[gpu-share] 4 lines of output dropped while the coordinator was away\r\n${a.repeat(4)}${b.repeat(6)}`);
+  });
+
+  it('drops a line the bound cuts into whole, so no line (a progress line least of all) arrives without its head', () => {
+    const q = new ReportQueue(20);
+    q.push({ type: 'output', ...ids, data: 'step=1 loss=0.5\nstep=2 loss=0.4\n' });
+    const out = q.take().map((r) => (r.type === 'output' ? r.data : '')).join('');
+    expect(out).toBe('[gpu-share] 1 line of output dropped while the coordinator was away\r\nstep=2 loss=0.4\n');
+  });
+
+  it('renumber keeps everything for a re-attached session, the unanswered batch first, numbered from 1 again', () => {
+    const q = new ReportQueue();
+    q.push({ type: 'output', ...ids, data: 'before the restart\n' });
+    expect(q.nextBatch()!.seq).toBe(1);
+    q.push({ type: 'output', ...ids, data: 'while away\n' });
+    expect(q.nextBatch()!.seq).toBe(1); // unanswered: the coordinator died with it
+    q.renumber();
+    const batch = q.nextBatch()!;
+    expect(batch.seq).toBe(1);
+    expect(batch.reports).toEqual([{ type: 'output', ...ids, data: 'before the restart\n' }, { type: 'output', ...ids, data: 'while away\n' }]);
+    q.settle(batch);
+    expect(q.isEmpty()).toBe(true);
   });
 
   it('hands out an unanswered batch again with the same number and contents until it is settled', () => {

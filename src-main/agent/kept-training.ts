@@ -1,0 +1,74 @@
+/**
+ * What the agent does with its training when it loses the coordinator, and when it comes back. Stopping
+ * training on every loss made a 3 s coordinator restart cost ~47 s of training (a relaunch from the checkpoint),
+ * though the coordinator is not in the training's data path. So when the coordinator may only have restarted
+ * (agent-session.ts decides) the training is kept: its reports are buffered (bounded, report-queue.ts), the join
+ * carries a claim for it, and once the coordinator takes the worker back the same incarnation goes on. Otherwise,
+ * and whenever a claim is refused or the failover grace passes, the training stops as it always did.
+ */
+import type { JoinResponse, ReattachClaim } from '../../src-shared/worker-protocol';
+import type { AgentSession } from './agent-session';
+import type { HeartbeatLoop } from './heartbeat-loop';
+import type { ReportSender } from './report-sender';
+import type { TrainingSupervisor } from './training-supervisor';
+
+export interface KeptTrainingOptions {
+  session: AgentSession;
+  training: TrainingSupervisor;
+  reports: ReportSender;
+  beats: () => HeartbeatLoop;
+  log: (line: string) => void;
+}
+
+export class KeptTraining {
+  constructor(private readonly opts: KeptTrainingOptions) {}
+
+  /** The re-attach claim for the next join (docs/api.md, "Failover"), or null when nothing is kept. */
+  claim(): ReattachClaim | null {
+    const kept = this.opts.session.kept;
+    if (!kept) return null;
+    const run = this.opts.training.status();
+    return { epoch: kept.epoch, incarnation: kept.incarnation, runId: run?.runId ?? null, generation: run?.generation ?? null };
+  }
+
+  /** The session was lost; `kept`: the coordinator may only have restarted, so the training goes on. */
+  lost(why: string, kept: boolean): void {
+    const { training, reports, log } = this.opts;
+    const run = training.describeCurrent();
+    if (kept) {
+      // What it says from now on belongs to the next session: buffered until the re-attach.
+      training.adopt(this.opts.session.epoch);
+      log(`lost the coordinator: ${why}; ${run ? `keeping ${run} running and ` : ''}trying to re-attach`);
+      this.opts.beats().poke();
+      return;
+    }
+    reports.clear();
+    log(`lost the coordinator: ${why}; ${run ? `stopping ${run} and ` : ''}trying to join again`);
+    training.abandon();
+  }
+
+  /** Training kept through a loss stops: its claim was refused, or the coordinator's failover grace is over. */
+  givenUp(why: string): void {
+    const run = this.opts.training.describeCurrent();
+    this.opts.log(`${why}; ${run ? `stopping ${run}` : 'nothing was running'}`);
+    this.opts.reports.clear();
+    this.opts.training.abandon();
+  }
+
+  /**
+   * A session began: after an accepted claim the same incarnation goes on, and what the kept training said
+   * while the coordinator was away goes to it now (true); otherwise whatever was queued is forgotten (false).
+   */
+  joined(joined: JoinResponse, again: boolean, origin: string): boolean {
+    const { training, reports } = this.opts;
+    if (!again || joined.reattach?.accepted !== true) {
+      reports.clear();
+      return false;
+    }
+    training.adopt(this.opts.session.epoch);
+    reports.renumber();
+    const run = training.describeCurrent();
+    this.opts.log(`re-attached to ${origin} as worker ${joined.workerId} (incarnation ${joined.incarnation})${run ? `: ${run} goes on` : ''}`);
+    return true;
+  }
+}
