@@ -1,15 +1,15 @@
 /**
- * Wires the app's services in one place: cluster store, hardware monitor, coordinator (with its HTTP API for
- * workers) and this machine's own worker. Both shells (Electron, `gpu-share serve`) build the core with their
- * own ports and bind its handlers and events to a transport; nothing here knows which.
+ * The composition root: builds the app's services (hardware monitor, coordinator with its HTTP API for workers,
+ * state database) and its feature modules (cluster, runs, workers, jobs, identity, discovery, ssh, …), each of
+ * which owns its IPC handlers and events; this file only wires them together and merges their handlers. Both
+ * shells (Electron, `gpu-share serve`) build the core with their own ports and bind its handlers and events to a
+ * transport; nothing here knows which.
  */
 import path from 'node:path';
 import { isLoopbackHost } from '../../src-shared/cluster/index';
 import type { HardwareSnapshot } from '../../src-shared/hardware';
 import type { EventMethod, EventPayloads, RequestHandlers } from '../../src-shared/ipc';
-import type { UserNotification, WorkerSnapshot } from '../../src-shared/training';
-import { diffWorkers, isEmptyWorkersDiff } from '../../src-shared/worker-diff';
-import { WorkerAgent } from '../agent/worker-agent';
+import type { UserNotification } from '../../src-shared/training';
 import type { AppCore, AppCoreOptions, CoreListener } from './app-core-types';
 import { findAssetsDir } from '../platform/assets-dir';
 import { startCoordinatorHttp } from '../core/api/coordinator-http';
@@ -20,13 +20,12 @@ import { removeCoordinatorRecord, writeCoordinatorRecord } from './coordinator-r
 import { createMetricsProvider } from '../core/metrics/metrics-provider';
 import { openStateDb } from '../core/state';
 import { NotificationCoalescer } from '../core/coordinator/notification-coalescer';
-import { HardwareMonitor, hardwareToNode } from '../platform/hardware/index';
-import { RequestError } from './ipc-dispatch';
+import { HardwareMonitor } from '../platform/hardware/index';
 import { systemClock } from '../platform/ports';
-import { RemoteMembership } from './remote-membership';
-import { guessLanAddress, notificationGroup, wrap } from './app-core-helpers';
+import { guessLanAddress, notificationGroup } from './app-core-helpers';
 import { createClusterFeature } from './cluster-feature';
 import { createRunsFeature } from './runs-feature';
+import { createWorkersFeature } from './workers-feature';
 import { createJobsFeature } from './jobs-feature';
 import { createIdentityFeature } from './identity-feature';
 import { createDiscoveryFeature } from './discovery-feature';
@@ -89,6 +88,8 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     joinToken: secrets.joinToken,
     operatorToken: secrets.operatorToken,
     ...(opts.trustAdvertisedHosts ? { trustAdvertisedHosts: true } : {}),
+    ...(opts.heartbeatTimeoutMs !== undefined ? { heartbeatTimeoutMs: opts.heartbeatTimeoutMs } : {}),
+    ...(opts.maxWorkers !== undefined ? { maxWorkers: opts.maxWorkers } : {}),
   });
   // Runs, events and workers survive a restart (or a SIGKILL): state.db in the data folder.
   const stateDb = openStateDb(opts.userData, { onWarning: (message) => announce({ id: `state-db-${clock.now()}`, title: 'Earlier state could not be read', body: message, severity: 'warning' }) });
@@ -127,73 +128,32 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   await writeCoordinatorRecord(opts.userData, record).catch((error: unknown) =>
     announce({ id: 'coordinator-record', title: 'The CLI will need --url', body: `Could not record the coordinator in ${opts.userData}: ${error instanceof Error ? error.message : String(error)}`, severity: 'warning' }),
   );
-  // The list the pages were last told about: each change goes out as the diff from it, not the whole list.
-  let sentWorkers: readonly WorkerSnapshot[] = [];
   // One report of 1,000 residency failures once made 1,000 OS notifications: alike ones within 2 s become one.
   const notifications = new NotificationCoalescer({ clock, sink: announce });
   const unsubscribeCoordinator = coordinator.subscribe((change) => {
-    switch (change.type) {
-      case 'workers': {
-        const diff = diffWorkers(sentWorkers, change.workers);
-        sentWorkers = change.workers;
-        if (!isEmptyWorkersDiff(diff)) emit('onWorkersChanged', diff);
-        break;
-      }
-      case 'notification':
-        notifications.push(change.notification, notificationGroup(change.notification));
-        break;
-    }
+    if (change.type === 'notification') notifications.push(change.notification, notificationGroup(change.notification));
   });
   // Runs: the coordinator's runs, output and events, for the pages.
   const runs = createRunsFeature({ coordinator, assetsDir: findAssetsDir(env), hardware: () => hardware, emit });
-  coordinator.start();
-
-  // This machine trains too: its worker runs in-process and joins over loopback like any other. It is stopped
-  // while the machine is a worker of another cluster, and a fresh one starts when it comes back.
-  let localAgent: WorkerAgent | null = null;
   // Both of this app's agents run launchers with the data folder (secrets.json) hidden, where bubblewrap works.
   const sandbox = appTrainingSpawner(opts.pty, opts.userData, [path.join(opts.userData, 'worker'), path.join(opts.userData, 'remote-worker')]);
   if (sandbox.warning) announce({ id: 'training-sandbox', title: 'Training can read the app data folder', body: sandbox.warning, severity: 'info' });
-  const startLocalWorker = (): void => {
-    if (localAgent && localAgent.status().phase !== 'stopped') return;
-    identity.approveOwnWorker(hardwareToNode(hardware).name, path.join(opts.userData, 'worker'));
-    const agent = new WorkerAgent({
-      coordinatorUrl: `${scheme}://${bracket(localDialHost)}:${http.port}`,
-      token: secrets.joinToken,
-      name: hardwareToNode(hardware).name,
-      dataDir: path.join(opts.userData, 'worker'),
-      pty: sandbox.pty,
-      clock,
-      ...(tls ? { certSha256: tls.fingerprint256 } : {}),
-      local: true,
-    });
-    localAgent = agent;
-    agent.start().catch((error: unknown) => {
-      if (localAgent !== agent) return; // stopped on purpose while it was joining
-      emit('onNotification', {
-        id: `local-worker-${clock.now()}`,
-        title: 'This machine could not join as a worker',
-        body: error instanceof Error ? error.message : String(error),
-        severity: 'warning',
-      });
-    });
-  };
-  const stopLocalWorker = async (reason: string): Promise<void> => {
-    const agent = localAgent;
-    localAgent = null;
-    if (agent) await agent.stop(reason).catch(() => undefined);
-  };
-  if (opts.localWorker ?? true) startLocalWorker();
-
-  // "Join a cluster": this machine as a worker of another coordinator, instead of its own.
-  const membership = new RemoteMembership({
+  // The machines: the worker list, this machine's own worker (it joins over loopback like any other) and "Join a cluster".
+  const workers = createWorkersFeature({
+    coordinator,
     clock,
-    agent: { dataDir: path.join(opts.userData, 'remote-worker'), pty: sandbox.pty, env },
-    defaultName: () => hardwareToNode(hardware).name,
-    ...((opts.localWorker ?? true) ? { localWorker: { start: startLocalWorker, stop: stopLocalWorker } } : {}),
-    onChange: (state) => emit('onMembership', state),
-    onAlert: (alert) => announce({ id: `membership-${clock.now()}`, ...alert, target: { view: 'workers' } }),
+    userData: opts.userData,
+    env,
+    pty: sandbox.pty,
+    localWorker: opts.localWorker ?? true,
+    dial: { url: `${scheme}://${bracket(localDialHost)}:${http.port}`, token: secrets.joinToken, certSha256: tls?.fingerprint256 ?? null },
+    hardware: () => hardware,
+    approveOwnWorker: (node, dataDir) => identity.approveOwnWorker(node, dataDir),
+    emit,
+    announce,
   });
+  coordinator.start();
+  workers.start();
 
   // Bound to every interface: show the LAN address other machines will use; otherwise the address bound.
   const joinHost = bindHost === '0.0.0.0' || bindHost === '::' ? guessLanAddress() : bindHost;
@@ -218,20 +178,9 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
       emit('onCluster', cluster.state());
       return hardware;
     },
-    getWorkers: async () => coordinator.workers(),
-    drainWorker: async ({ workerId }) => wrap(() => coordinator.drainWorker(workerId)),
-    rejoinLocalWorker: async () => {
-      if (!(opts.localWorker ?? true)) throw new RequestError('this app was started without its own worker (--no-local-worker)');
-      const mode = membership.state().mode;
-      if (mode !== 'own-coordinator' && mode !== 'error') throw new RequestError('this machine is a worker of another cluster now; leave it first');
-      startLocalWorker();
-      return coordinator.workers();
-    },
-    joinCluster: async (req) => membership.join(req),
-    leaveCluster: async () => membership.leave(),
-    getMembership: async () => membership.state(),
     ...cluster.handlers,
     ...runs.handlers,
+    ...workers.handlers,
     ...joinToken.handlers,
     ...jobs.handlers,
     ...identity.handlers,
@@ -250,8 +199,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     operatorToken: secrets.operatorToken,
     async stop() {
       monitor.stop();
-      await membership.stop();
-      await stopLocalWorker('the app is shutting down');
+      await workers.stop();
       runs.stop();
       jobs.stop();
       ssh.stop();
