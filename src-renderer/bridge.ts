@@ -8,21 +8,19 @@ import type { UserNotification } from '../src-shared/training';
 import type { Connection } from './api/ws-client';
 import {
   appendEvent,
-  appendWorkerOutput,
   applyWorkersChanged,
   focusTarget,
   loadFailed,
   loadSucceeded,
   pushToast,
-  replaceRunOutput,
   setCluster,
   setConnection,
   setHardware,
   setMembership,
   setWorkers,
-  upsertRun,
 } from './store/actions';
 import { apply, type AppStore } from './store/app-store';
+import { appendWorkerOutput, replaceRunOutput, upsertRun } from './store/runs';
 import { jobEventHandlers, loadJobs } from './store/jobs';
 import { discoveryEventHandlers } from './store/discovery';
 import { loadNodeSsh, nodeSshEventHandlers } from './store/node-ssh';
@@ -80,7 +78,7 @@ export async function loadAll(api: GpuShareApi, store: AppStore): Promise<void> 
     void loadJobs(api, store);
     void loadNodeSsh(api, store);
     void loadAwaiting(api, store);
-    const selected = store.getState().selectedRunId;
+    const selected = store.getState().runs.selectedId;
     if (selected) {
       const output = await api.getRunOutput({ runId: selected });
       apply(store, replaceRunOutput, output.runId, output.text);

@@ -1,9 +1,9 @@
 /**
- * What the person can ask for (import a file, add this machine, start a run…): each calls the contract and
+ * What the person can ask for (import a file, add this machine, join a cluster…): each calls the contract and
  * turns the answer into store actions. Failures become one readable line in the page, never an exception.
+ * Runs have their own commands (store/run-commands.ts), as jobs do (store/jobs.ts).
  */
 import type { GpuShareApi, MembershipState, RequestArg } from '../src-shared/ipc';
-import type { RunSpecInput } from '../src-shared/worker-protocol';
 import {
   askImportMode,
   closeConfirm,
@@ -12,15 +12,12 @@ import {
   machineAdded,
   membershipRefused,
   needsImportChoice,
-  replaceRunOutput,
-  selectRun,
   setBusy,
   setCluster,
   setDetecting,
   setHardware,
   setMembership,
   setWorkers,
-  upsertRun,
 } from './store/actions';
 import { apply, type AppStore } from './store/app-store';
 import { messageOf } from './store/apply';
@@ -117,20 +114,6 @@ export function createCommands(api: GpuShareApi, store: AppStore) {
       if (workers) apply(store, setWorkers, workers);
     },
 
-    async startRun(spec: RunSpecInput): Promise<boolean> {
-      const snapshot = await run('startRun', 'Could not start the run', () => api.startRun(spec));
-      if (!snapshot) return false;
-      apply(store, upsertRun, snapshot);
-      apply(store, selectRun, snapshot.id);
-      return true;
-    },
-
-    async stopRun(runId: string): Promise<void> {
-      apply(store, closeConfirm);
-      const snapshot = await run(`stop:${runId}`, 'Could not stop the run', () => api.stopRun({ runId }));
-      if (snapshot) apply(store, upsertRun, snapshot);
-    },
-
     /**
      * Makes this machine a worker of another cluster. A join that fails still answers (state 'error' with what
      * to do); only a refused request (bad URL, already joined) is an error, shown inside the Join panel.
@@ -142,12 +125,6 @@ export function createCommands(api: GpuShareApi, store: AppStore) {
     /** Leaves the other cluster (or cancels a join under way); this machine trains for its own cluster again. */
     async leaveCluster(): Promise<MembershipState | undefined> {
       return membershipCall('leave', () => api.leaveCluster());
-    },
-
-    /** Fetches a run's output so far; the live chunks that follow are appended by the bridge. */
-    async loadRunOutput(runId: string): Promise<void> {
-      const output = await run(`output:${runId}`, 'Could not load the run output', () => api.getRunOutput({ runId }));
-      if (output) apply(store, replaceRunOutput, output.runId, output.text);
     },
   };
 }

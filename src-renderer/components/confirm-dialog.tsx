@@ -1,15 +1,17 @@
 /** Confirmations for destructive actions (remove a node, stop a run, drain a worker), as an in-page dialog. */
 import { useEffect, useRef } from 'react';
 import { useCommands } from '../app-context';
+import { useRunCommands } from './run-commands';
 import { closeConfirm } from '../store/actions';
 import { act, useApp } from '../store/app-store';
 import { Dialog } from './dialog';
 
 export function ConfirmDialog() {
   const confirm = useApp((s) => s.confirm);
-  const runName = useApp((s) => (confirm?.kind === 'stop-run' ? (s.runs.find((r) => r.id === confirm.runId)?.spec.name ?? confirm.runId) : ''));
+  const runName = useApp((s) => (confirm?.kind === 'stop-run' ? (s.runs.list.find((r) => r.id === confirm.runId)?.spec.name ?? confirm.runId) : ''));
   const workerNode = useApp((s) => (confirm?.kind === 'drain-worker' ? (s.workers.find((w) => w.id === confirm.workerId)?.node ?? `worker ${confirm.workerId}`) : ''));
   const commands = useCommands();
+  const runCommands = useRunCommands();
   const safe = useRef<HTMLButtonElement>(null);
   // The safe choice takes focus: Dialog's showModal() focuses the first button, the destructive one, whatever
   // autoFocus said, so focus moves on once the dialog is open.
@@ -77,7 +79,7 @@ export function ConfirmDialog() {
       onCancel={cancel}
       actions={
         <>
-          <button type="button" className="button danger" onClick={() => void commands.stopRun(confirm.runId)}>
+          <button type="button" className="button danger" onClick={() => void runCommands.stopRun(confirm.runId)}>
             Stop the run
           </button>
           <button ref={safe} type="button" className="button ghost" autoFocus onClick={cancel}>

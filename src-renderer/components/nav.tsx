@@ -18,7 +18,7 @@ export function Nav() {
   // Each selector returns a number: zustand re-renders on a changed value, and a fresh object every time would loop.
   const nodes = useApp((s) => s.cluster?.config.nodes.length ?? 0);
   const workers = useApp((s) => s.workers.filter((w) => w.state === 'active' || w.state === 'syncing' || w.state === 'draining').length);
-  const runs = useApp((s) => s.runs.filter((r) => r.state === 'running' || r.state === 'paused' || r.state === 'waiting').length);
+  const runs = useApp((s) => s.runs.list.filter((r) => r.state === 'running' || r.state === 'paused' || r.state === 'waiting').length);
   const failed = useApp((s) => s.workers.filter((w) => w.state === 'failed').length);
   const jobs = useApp((s) => (s.jobs.state ? s.jobs.state.counts.pending + s.jobs.state.counts.claimed + s.jobs.state.counts.running : 0));
   const badge: Partial<Record<ViewName, number>> = { nodes, workers, runs, jobs };

@@ -40,7 +40,7 @@ function download(name: string, text: string): void {
 }
 
 export function RunOutput({ run }: { run: RunSnapshot }) {
-  const text = useApp((s) => s.runOutput[run.id]?.text ?? '');
+  const text = useApp((s) => s.runs.output[run.id]?.text ?? '');
   const [node, setNode] = useState<string | null>(null);
   const colourOf = useColourOf(run);
   // Machines of the run first (even before they print), then anything else that wrote a line.

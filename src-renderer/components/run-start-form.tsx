@@ -1,18 +1,20 @@
 /**
  * Start a run: prefilled with the bundled example, kept as typed across views (its store outlives the view),
- * refilled by "Run again". Folded while a run is live, opened and focused on each refill.
+ * refilled by "Run again". Folded once there are runs to look at, opened and focused on each refill; a live run
+ * never disables it (runs share the cluster: each takes workers no other run or job holds).
  */
 import { useEffect, useRef, type FormEvent } from 'react';
-import { useCommands } from '../app-context';
 import { useApp } from '../store/app-store';
 import { editRunForm, fillRunForm, setRunFormErrors, specFromFields, updateRunForm, useRunForm, type RunFormFields } from '../store/run-form';
 import { FormField } from './form-field';
 import { PlayIcon } from './icons';
+import { useRunCommands } from './run-commands';
 
-export function StartRunForm({ collapsed }: { collapsed: boolean }) {
+/** `collapsed`: folded at first (there are runs to look at); never disabled by a live run, which it runs alongside. */
+export function StartRunForm({ collapsed, liveRuns = 0 }: { collapsed: boolean; liveRuns?: number }) {
   const example = useApp((s) => s.exampleRun);
   const starting = useApp((s) => s.busy.includes('startRun'));
-  const commands = useCommands();
+  const commands = useRunCommands();
   const fields = useRunForm((s) => s.fields);
   const errors = useRunForm((s) => s.errors);
   const base = useRunForm((s) => s.base);
@@ -48,7 +50,12 @@ export function StartRunForm({ collapsed }: { collapsed: boolean }) {
   );
   return (
     <details ref={details} className="card start-run" open={!collapsed}>
-      <summary className="card-title">Start a run</summary>
+      <summary className="card-title">
+        <span>
+          Start a run
+          {liveRuns > 0 && <span className="muted small"> · alongside {liveRuns === 1 ? 'the live run' : `the ${liveRuns} live runs`}</span>}
+        </span>
+      </summary>
       <form onSubmit={(e) => void submit(e)} noValidate data-testid="start-run-form">
         {text('name', 'Name')}
         <FormField id="run-command" label="Command" error={errors.command} hint="Training script and its arguments, on every worker. Launched with torchrun.">

@@ -8,8 +8,8 @@ import { useEffect, useRef } from 'react';
 import { Terminal, type ITheme } from '@xterm/xterm';
 import { FitAddon } from '@xterm/addon-fit';
 import '@xterm/xterm/css/xterm.css';
-import { useCommands } from '../app-context';
 import { useApp } from '../store/app-store';
+import { useRunCommands } from './run-commands';
 import { colourOutput, filterOutput } from './run-output-format';
 
 const LIGHT: ITheme = { background: '#fbfcfd', foreground: '#1f2328', cursor: '#1f2328', selectionBackground: '#b6d3ff' };
@@ -36,8 +36,8 @@ export function RunTerminal({ runId, node, colourOf }: RunTerminalProps) {
   const written = useRef<{ epoch: number; upTo: number; node: string | null }>({ epoch: -1, upTo: 0, node: null });
   const colours = useRef(colourOf);
   colours.current = colourOf;
-  const buffer = useApp((s) => s.runOutput[runId]);
-  const commands = useCommands();
+  const buffer = useApp((s) => s.runs.output[runId]);
+  const commands = useRunCommands();
 
   useEffect(() => {
     const el = host.current;

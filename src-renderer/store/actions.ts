@@ -9,14 +9,11 @@ import type { CoordinatorEvent, CoordinatorInfo, RunSnapshot, UserNotification, 
 import { applyWorkersDiff, sortById, type WorkersDiff } from '../../src-shared/worker-diff';
 import type { RunSpecInput } from '../../src-shared/worker-protocol';
 import type { ConnectionState } from '../api/ws-client';
+import { selectRun, setRuns } from './runs';
 import type { AppState, ConfirmRequest, PendingImport, ViewName } from './state';
 
-/** Bytes of output kept per run; older text is dropped from the front (the core keeps its own bounded copy). */
-export const MAX_OUTPUT_CHARS = 512 * 1024;
 export const MAX_EVENTS = 2000;
 export const MAX_TOASTS = 5;
-/** Runs whose output stays buffered in the page; older runs are fetched again when opened. */
-export const MAX_BUFFERED_RUNS = 8;
 
 export interface InitialSnapshots {
   hardware: HardwareSnapshot;
@@ -31,17 +28,13 @@ export interface InitialSnapshots {
 }
 
 export function loadSucceeded(s: AppState, snap: InitialSnapshots): AppState {
-  const runs = sortRuns(snap.runs);
-  const selectedRunId = s.selectedRunId && runs.some((r) => r.id === s.selectedRunId) ? s.selectedRunId : (runs[0]?.id ?? null);
   return {
-    ...s,
+    ...setRuns(s, snap.runs),
     loaded: true,
     loadError: null,
     hardware: snap.hardware,
     cluster: snap.cluster,
     workers: sortById(snap.workers),
-    runs,
-    selectedRunId,
     events: mergeEvents([], snap.events),
     coordinator: snap.coordinator,
     exampleRun: snap.exampleRun,
@@ -64,7 +57,7 @@ export function navigate(s: AppState, view: ViewName): AppState {
 /** Where a clicked notification (toast, desktop notification, tray) takes the person. */
 export function focusTarget(s: AppState, target: NonNullable<UserNotification['target']>): AppState {
   let next: AppState = { ...s, view: target.view, highlightedWorkerId: target.workerId ?? null };
-  if (target.runId && s.runs.some((r) => r.id === target.runId)) next = { ...next, selectedRunId: target.runId };
+  if (target.runId && s.runs.list.some((r) => r.id === target.runId)) next = selectRun(next, target.runId);
   // A job's notification opens its row (inline rather than jobs.ts's expandJob: jobs.ts imports this file).
   if (target.jobId && !next.jobs.expanded.includes(target.jobId)) next = { ...next, jobs: { ...next.jobs, expanded: [...next.jobs.expanded, target.jobId] } };
   return next;
@@ -169,88 +162,6 @@ export function setWorkers(s: AppState, workers: WorkerSnapshot[]): AppState {
 export function applyWorkersChanged(s: AppState, diff: WorkersDiff): AppState {
   const workers = applyWorkersDiff(s.workers, diff);
   return workers === s.workers ? s : { ...s, workers };
-}
-
-function sortRuns(runs: RunSnapshot[]): RunSnapshot[] {
-  return [...runs].sort((a, b) => b.startedAt - a.startedAt || (a.id < b.id ? 1 : -1));
-}
-
-export function setRuns(s: AppState, runs: RunSnapshot[]): AppState {
-  const sorted = sortRuns(runs);
-  const selectedRunId = s.selectedRunId && sorted.some((r) => r.id === s.selectedRunId) ? s.selectedRunId : (sorted[0]?.id ?? null);
-  return { ...s, runs: sorted, selectedRunId };
-}
-
-/** A run changed: replace it in place, or add it (and select it when nothing else is selected). */
-export function upsertRun(s: AppState, run: RunSnapshot): AppState {
-  const exists = s.runs.some((r) => r.id === run.id);
-  const runs = exists ? s.runs.map((r) => (r.id === run.id ? run : r)) : sortRuns([run, ...s.runs]);
-  return { ...s, runs, selectedRunId: s.selectedRunId ?? run.id };
-}
-
-export function selectRun(s: AppState, runId: string): AppState {
-  return { ...s, selectedRunId: runId };
-}
-
-function trimBuffers(buffers: AppState['runOutput'], keep: string): AppState['runOutput'] {
-  const ids = Object.keys(buffers);
-  if (ids.length <= MAX_BUFFERED_RUNS) return buffers;
-  const next = { ...buffers };
-  for (const id of ids) {
-    if (Object.keys(next).length <= MAX_BUFFERED_RUNS) break;
-    if (id !== keep) delete next[id];
-  }
-  return next;
-}
-
-/** An unfinished line longer than this (a progress bar redrawn with \r) is shown as it is, as the core's log does. */
-const MAX_PARTIAL_CHARS = 4096;
-
-/** From the first line start at or after `cut`, so no kept line loses its `[node]` prefix. */
-function lineStartFrom(text: string, cut: number): number {
-  if (cut <= 0) return 0;
-  const nl = text.indexOf('\n', cut - 1);
-  return nl === -1 ? cut : nl + 1;
-}
-
-/**
- * Live output of one machine as it streams: its complete lines join the buffer prefixed `[node] ` (the form the
- * core's getRunOutput answers with), its unfinished line waits for its end so machines never mix mid-line.
- */
-export function appendWorkerOutput(s: AppState, chunk: { runId: string; workerId: number; node: string; data: string }): AppState {
-  const prev = s.runOutput[chunk.runId] ?? { text: '', epoch: 0, dropped: 0 };
-  const key = `${chunk.workerId}:${chunk.node}`;
-  const pending = (prev.partial?.[key] ?? '') + chunk.data;
-  const end = pending.lastIndexOf('\n');
-  let whole = pending.slice(0, end + 1);
-  let rest = pending.slice(end + 1);
-  if (rest.length > MAX_PARTIAL_CHARS) {
-    whole += `${rest}\n`;
-    rest = '';
-  }
-  const partial = { ...prev.partial };
-  if (rest) partial[key] = rest;
-  else delete partial[key];
-  let text = prev.text + whole.split(/(?<=\n)/).map((line) => (line ? `[${chunk.node}] ${line}` : '')).join('');
-  let dropped = prev.dropped;
-  if (text.length > MAX_OUTPUT_CHARS) {
-    const cut = lineStartFrom(text, text.length - MAX_OUTPUT_CHARS);
-    text = text.slice(cut);
-    dropped += cut;
-  }
-  return { ...s, runOutput: trimBuffers({ ...s.runOutput, [chunk.runId]: { text, epoch: prev.epoch, dropped, partial } }, chunk.runId) };
-}
-
-/**
- * The full output fetched from the core replaces what the page had (it includes every chunk sent before it).
- * It ends with a newline, so lines streamed after it start lines of their own.
- */
-export function replaceRunOutput(s: AppState, runId: string, fullText: string): AppState {
-  const prev = s.runOutput[runId];
-  let text = fullText.length > MAX_OUTPUT_CHARS ? fullText.slice(lineStartFrom(fullText, fullText.length - MAX_OUTPUT_CHARS)) : fullText;
-  if (text && !text.endsWith('\n')) text += '\n';
-  const buffer = { text, epoch: (prev?.epoch ?? 0) + 1, dropped: 0 };
-  return { ...s, runOutput: trimBuffers({ ...s.runOutput, [runId]: buffer }, runId) };
 }
 
 function mergeEvents(current: CoordinatorEvent[], incoming: CoordinatorEvent[]): CoordinatorEvent[] {

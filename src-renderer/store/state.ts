@@ -2,10 +2,11 @@
 import type { ClusterIssue } from '../../src-shared/cluster/types';
 import type { HardwareSnapshot } from '../../src-shared/hardware';
 import type { ClusterState, MembershipState } from '../../src-shared/ipc';
-import type { CoordinatorEvent, CoordinatorInfo, RunSnapshot, UserNotification, WorkerSnapshot } from '../../src-shared/training';
+import type { CoordinatorEvent, CoordinatorInfo, UserNotification, WorkerSnapshot } from '../../src-shared/training';
 import type { RunSpecInput } from '../../src-shared/worker-protocol';
 import type { ConnectionState } from '../api/ws-client';
 import { initialJobsSlice, type JobsSlice } from './jobs';
+import { initialRunsSlice, type RunsSlice } from './runs';
 import { initialDiscoverySlice, type DiscoverySlice } from './discovery';
 import { initialNodeSshSlice, type NodeSshSlice } from './node-ssh';
 import type { AwaitingMachine } from '../../src-shared/nodes/awaiting-machine';
@@ -39,19 +40,6 @@ export interface Toast {
   at: number;
 }
 
-/**
- * Output of one run as the terminal replays it. `epoch` changes when the text is replaced (a fresh fetch),
- * `dropped` counts characters cut from the front to keep the buffer bounded, so a terminal can write only what is new.
- */
-export interface RunOutputBuffer {
-  /** Whole lines, each prefixed with the machine that wrote it: `[beta] loss 0.4`. */
-  text: string;
-  epoch: number;
-  dropped: number;
-  /** Each source's unfinished last line (key: worker id and node), waiting for its end. */
-  partial?: Record<string, string>;
-}
-
 /** A confirmation the page is asking for (remove node): an accessible dialog, never window.confirm. */
 export type ConfirmRequest = { kind: 'remove-node'; nodeName: string } | { kind: 'stop-run'; runId: string } | { kind: 'drain-worker'; workerId: number };
 
@@ -70,10 +58,8 @@ export interface AppState {
   pendingImport: PendingImport | null;
   confirm: ConfirmRequest | null;
   workers: WorkerSnapshot[];
-  /** Newest first. */
-  runs: RunSnapshot[];
-  selectedRunId: string | null;
-  runOutput: Record<string, RunOutputBuffer>;
+  /** Every run (several live at once), the one open and the output buffered per run (store/runs.ts). */
+  runs: RunsSlice;
   /** Oldest first, by seq. */
   events: CoordinatorEvent[];
   coordinator: CoordinatorInfo | null;
@@ -113,9 +99,7 @@ export function initialState(connection?: ConnectionState): AppState {
     pendingImport: null,
     confirm: null,
     workers: [],
-    runs: [],
-    selectedRunId: null,
-    runOutput: {},
+    runs: initialRunsSlice(),
     events: [],
     coordinator: null,
     exampleRun: null,

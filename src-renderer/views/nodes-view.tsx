@@ -1,5 +1,6 @@
 /**
- * The cluster as cards, one per node, with each GPU's reserve budget; the way in for cluster.yaml (drop,
+ * The cluster as cards, one per node, with what the machine is doing (run member, job, idle, awaiting approval)
+ * and each GPU's reserve budget; the way in for cluster.yaml (drop,
  * open, export) and for Add this machine. Import errors are listed file:line:col and the old cluster stays.
  */
 import { useRef, type ChangeEvent } from 'react';
@@ -19,6 +20,9 @@ import { useNow } from '../components/use-now';
 import { cardDrift, nodeStatusBadge, statusReport } from '../store/node-status';
 import { sshStartStates } from '../store/node-ssh';
 import { NodeSshControls, StartAllSshButton } from '../components/node-ssh-controls';
+import { nodeActivity, type WorkerActivity } from '../../src-shared/nodes/activity';
+import { WorkerActivityText } from '../components/worker-activity';
+import { useActivities } from '../store/activity';
 
 function baseName(path: string): string {
   const parts = path.split(/[\\/]/);
@@ -49,7 +53,7 @@ function NodeStatusBadge({ status }: { status: NodeStatus }) {
   );
 }
 
-function NodeCard({ card, fileName, status }: { card: NodeCardModel; fileName: string; status: NodeStatus | undefined }) {
+function NodeCard({ card, fileName, status, activity }: { card: NodeCardModel; fileName: string; status: NodeStatus | undefined; activity: WorkerActivity | null }) {
   const { node } = card;
   const workers = useApp((s) => s.workers);
   const warnings = [...card.warnings, ...cardDrift(status, workers, card.isThisMachine)];
@@ -85,6 +89,7 @@ function NodeCard({ card, fileName, status }: { card: NodeCardModel; fileName: s
         <span className={`chip chip-${node.transport}`}>{node.transport}</span>
         {node.user && <span className="muted"> as {node.user}</span>}
       </p>
+      <WorkerActivityText activity={activity} />
       <div className="node-summary">
         {card.gpus.length ? (
           <>
@@ -166,6 +171,7 @@ export function NodesView() {
   const sshNodeCount = cards.filter((c) => c.node.transport === 'ssh').length;
   const fileName = notice?.fileName ?? baseName(cluster?.path ?? 'cluster.yaml');
   const topWarnings = clusterLevelWarnings(cluster);
+  const activities = useActivities();
 
   const onFile = (e: ChangeEvent<HTMLInputElement>) => {
     const file = e.target.files?.[0];
@@ -243,7 +249,7 @@ export function NodesView() {
       ) : (
         <div className="card-grid">
           {cards.map((card) => (
-            <NodeCard key={card.node.name} card={card} fileName={fileName} status={report.declared[card.index]} />
+            <NodeCard key={card.node.name} card={card} fileName={fileName} status={report.declared[card.index]} activity={nodeActivity(activities, card.node.name)} />
           ))}
         </div>
       )}

@@ -1,8 +1,10 @@
 /**
- * Start a run (prefilled with the bundled example, kept across views), pick one from the list, and watch it:
- * step N of M with the time left, a row per worker, a member that went quiet before it is declared failed, the
+ * Every run of the cluster: the live ones (several at once, each on its own members) and the history, each row
+ * with its members, step of total and restarts, a waiting run with its reason in full. A row opens the run's
+ * page: step N of M with the time left, a row per worker, a member that went quiet before it is declared failed, the
  * shard map with its history, live output by machine, the loss curve with its generations, GPU residency,
  * restarts; Stop while it is live, Run again once it has ended. A finished run that lost workers says so.
+ * Start a run (prefilled with the bundled example, kept across views) alongside any that are live.
  */
 import type { RunSnapshot, WorkerSnapshot } from '../../src-shared/training';
 import { Badge } from '../components/badge';
@@ -16,34 +18,91 @@ import { RunWorkerTable } from '../components/run-worker-table';
 import { ShardMapView } from '../components/shard-map';
 import { useNow } from '../components/use-now';
 import { formatAgo, formatDuration, formatLoss, formatRate } from '../format';
-import { askConfirm, selectRun } from '../store/actions';
+import { askConfirm } from '../store/actions';
 import { act, useApp } from '../store/app-store';
 import { isRunLive, residencyBadge, workerColor } from '../store/derive';
 import { fillRunForm, updateRunForm } from '../store/run-form';
+import { memberLabel, runListLine, runMembers, splitRuns } from '../store/runs';
+import { useRunCommands } from '../components/run-commands';
+
+function RunRow({ run, selected, workers, now }: { run: RunSnapshot; selected: boolean; workers: WorkerSnapshot[]; now: number }) {
+  const commands = useRunCommands();
+  const waiting = run.state === 'waiting';
+  return (
+    <li>
+      <button type="button" className="run-item" aria-current={selected ? 'true' : undefined} onClick={() => commands.openRun(run.id)} data-run-id={run.id} data-state={run.state}>
+        <span className="run-item-top">
+          <span className="strong">{run.spec.name}</span>
+          <Badge badge={runOutcome(run)} />
+        </span>
+        <span className="small run-item-line" data-testid="run-item-line">
+          {runListLine(run, workers)}
+        </span>
+        <span className="muted small">
+          {run.id} · started {formatAgo(now - run.startedAt)}
+        </span>
+        {run.stateCause && (
+          <span className={`small run-cause${waiting ? ' run-cause-waiting' : ''}`} data-testid="run-item-cause">
+            {run.stateCause}
+          </span>
+        )}
+      </button>
+    </li>
+  );
+}
 
 function RunList({ runs, selected }: { runs: RunSnapshot[]; selected: string | null }) {
   const now = useNow();
+  const workers = useApp((s) => s.workers);
   if (runs.length === 0) return null;
+  const { live, history } = splitRuns(runs);
   return (
     <nav className="card run-list" aria-label="Runs">
-      <h2 className="card-title">Runs</h2>
-      <ul>
-        {runs.map((r) => (
-          <li key={r.id}>
-            <button type="button" className="run-item" aria-current={r.id === selected ? 'true' : undefined} onClick={() => act(selectRun, r.id)} data-run-id={r.id} data-state={r.state}>
-              <span className="run-item-top">
-                <span className="strong">{r.spec.name}</span>
-                <Badge badge={runOutcome(r)} />
-              </span>
-              <span className="muted small">
-                {r.id} · started {formatAgo(now - r.startedAt)}
-              </span>
-              {r.stateCause && <span className="small run-cause">{r.stateCause}</span>}
-            </button>
-          </li>
-        ))}
-      </ul>
+      <h2 className="card-title" id="runs-live-title">
+        Live <span className="muted small">· {live.length === 0 ? 'none' : live.length}</span>
+      </h2>
+      {live.length === 0 ? (
+        <p className="muted small">No run is live.</p>
+      ) : (
+        <ul aria-labelledby="runs-live-title" data-testid="runs-live">
+          {live.map((r) => (
+            <RunRow key={r.id} run={r} selected={r.id === selected} workers={workers} now={now} />
+          ))}
+        </ul>
+      )}
+      {history.length > 0 && (
+        <>
+          <h2 className="card-title run-list-history" id="runs-history-title">
+            History <span className="muted small">· {history.length}</span>
+          </h2>
+          <ul aria-labelledby="runs-history-title" data-testid="runs-history">
+            {history.map((r) => (
+              <RunRow key={r.id} run={r} selected={r.id === selected} workers={workers} now={now} />
+            ))}
+          </ul>
+        </>
+      )}
     </nav>
+  );
+}
+
+/** The current generation's members, each with its colour and GPUs: who this run is on, apart from other runs. */
+function RunMembers({ run, workers }: { run: RunSnapshot; workers: WorkerSnapshot[] }) {
+  const members = runMembers(run, workers);
+  return (
+    <p className="run-members small" data-testid="run-members" data-members={members.map((m) => m.node).join(',')}>
+      <span className="muted">Members: </span>
+      {members.length === 0 ? (
+        <span className="muted">{isRunLive(run.state) ? 'none yet' : 'none (ended)'}</span>
+      ) : (
+        members.map((m, i) => (
+          <span key={m.workerId} className="run-member" data-worker-id={m.workerId}>
+            {i > 0 && ', '}
+            <span className="swatch" style={{ background: workerColor(m.workerId) }} aria-hidden="true" /> {memberLabel(m)}
+          </span>
+        ))
+      )}
+    </p>
   );
 }
 
@@ -95,9 +154,10 @@ function RunDetail({ run }: { run: RunSnapshot }) {
               <Badge badge={outcome} />
             </span>
           </div>
-          <p className="muted small" data-testid="run-cause">
+          <p className={`small run-cause${run.state === 'waiting' ? ' run-cause-waiting' : ''}`} data-testid="run-cause">
             {run.stateCause || '\u00a0'}
           </p>
+          <RunMembers run={run} workers={workers} />
         </div>
         {live ? (
           <button type="button" className="button danger" disabled={stopping} onClick={() => act(askConfirm, { kind: 'stop-run', runId: run.id })}>
@@ -116,7 +176,7 @@ function RunDetail({ run }: { run: RunSnapshot }) {
         <Stat label="Samples/s" value={formatRate(p?.samplesPerSec, false)} />
         <Stat label="Restarts used" value={`${run.restartsUsed} of ${run.spec.maxRestarts}`} testId="run-restarts" />
         <Stat label="Generation" value={String(run.generation)} />
-        <Stat label="Workers" value={`${run.workerIds.length} (min ${run.spec.minWorkers})`} />
+        <Stat label="Workers" value={`${run.workerIds.length} (min ${run.spec.minWorkers}, max ${run.spec.maxWorkers})`} />
         <Stat label="Elapsed" value={formatDuration(elapsed)} />
         {p?.resumedFrom ? <Stat label="Resumed from" value={`step ${p.resumedFrom}`} /> : null}
       </dl>
@@ -154,24 +214,26 @@ function RunDetail({ run }: { run: RunSnapshot }) {
 }
 
 export function RunsView() {
-  const runs = useApp((s) => s.runs);
-  const selectedId = useApp((s) => s.selectedRunId);
+  const runs = useApp((s) => s.runs.list);
+  const selectedId = useApp((s) => s.runs.selectedId);
   const selected = runs.find((r) => r.id === selectedId) ?? null;
-  const anyLive = runs.some((r) => isRunLive(r.state));
+  const live = runs.filter((r) => isRunLive(r.state)).length;
   return (
-    <section className="view" aria-labelledby="view-title" data-testid="runs-view">
+    <section className="view" aria-labelledby="view-title" data-testid="runs-view" data-live-runs={live}>
       <div className="view-head">
         <div>
           <h1 id="view-title" className="view-title" tabIndex={-1}>
             Runs
           </h1>
-          <p className="view-sub muted">One elastic data-parallel run over the active workers; PyTorch's elastic launcher does the gradient exchange.</p>
+          <p className="view-sub muted">
+            Elastic data-parallel runs, several at once, each on its own workers and GPUs; PyTorch's elastic launcher does the gradient exchange within each run.
+          </p>
         </div>
       </div>
       <div className="runs-layout">
         <div className="runs-side">
-          <StartRunForm collapsed={anyLive} />
           <RunList runs={runs} selected={selectedId} />
+          <StartRunForm collapsed={runs.length > 0} liveRuns={live} />
         </div>
         {selected ? (
           <RunDetail key={selected.id} run={selected} />
@@ -179,7 +241,7 @@ export function RunsView() {
           <div className="empty">
             <PlayIcon size={36} />
             <h2>No run yet</h2>
-            <p>The form is filled in with the bundled example trainer: press Start run to train it on every active worker.</p>
+            <p>The form is filled in with the bundled example trainer: press Start run to train it on the active workers.</p>
           </div>
         )}
       </div>

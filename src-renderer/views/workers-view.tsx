@@ -1,5 +1,6 @@
 /**
- * Every worker the coordinator knows: state with its cause, a ticking last-heartbeat, GPUs, progress, its node's
+ * Every worker the coordinator knows: state with its cause, what it is doing (member of run X on GPU 0, job Y,
+ * idle), a ticking last-heartbeat, GPUs, progress, its node's
  * key fingerprint (and Accept, after a confirmation, when the node came back with a new key), Revoke (confirmed),
  * the machines awaiting approval with Approve (node-approval.tsx), Drain
  * (after a confirmation) and, for this app's own worker once drained, Bring back; below it, the command that
@@ -19,6 +20,9 @@ import { act, useApp } from '../store/app-store';
 import { JoinClusterPanel } from './join-cluster-panel';
 import { AwaitingApprovalSection, RevokeButton } from '../components/node-approval';
 import { ReplaceJoinTokenButton } from '../components/replace-join-token';
+import type { WorkerActivity } from '../../src-shared/nodes/activity';
+import { WorkerActivityText } from '../components/worker-activity';
+import { useActivities } from '../store/activity';
 
 function JoinCommand() {
   const info = useApp((s) => s.coordinator);
@@ -138,7 +142,7 @@ function NodeKeyCell({ worker }: { worker: WorkerSnapshot }) {
   );
 }
 
-function WorkerRow({ worker, now, highlighted }: { worker: WorkerSnapshot; now: number; highlighted: boolean }) {
+function WorkerRow({ worker, now, highlighted, activity }: { worker: WorkerSnapshot; now: number; highlighted: boolean; activity: WorkerActivity | null }) {
   const draining = useApp((s) => s.busy.includes(`drain:${worker.id}`));
   const rowRef = useRef<HTMLTableRowElement>(null);
   useEffect(() => {
@@ -163,6 +167,9 @@ function WorkerRow({ worker, now, highlighted }: { worker: WorkerSnapshot; now: 
       <td>
         <Badge badge={workerBadge(worker.state)} />
         {worker.stateCause && <div className="muted small cause">{worker.stateCause}</div>}
+      </td>
+      <td className="workers-table-doing">
+        <WorkerActivityText activity={activity} />
       </td>
       <td className="num" data-testid="heartbeat">
         {live ? formatAgo(now - worker.lastHeartbeatAt) : <span className="muted">{formatAgo(now - worker.lastHeartbeatAt)}</span>}
@@ -200,6 +207,7 @@ export function WorkersView() {
   const workers = useApp((s) => s.workers);
   const highlighted = useApp((s) => s.highlightedWorkerId);
   const now = useNow();
+  const activities = useActivities();
   const sorted = [...workers].sort((a, b) => {
     const rank = (w: WorkerSnapshot) => (w.state === 'left' ? 2 : w.state === 'failed' ? 1 : 0);
     return rank(a) - rank(b) || a.id - b.id;
@@ -211,7 +219,7 @@ export function WorkersView() {
           <h1 id="view-title" className="view-title" tabIndex={-1}>
             Workers
           </h1>
-          <p className="view-sub muted">Heartbeat every second; a worker silent past the run's timeout is marked failed and its shards go to the others.</p>
+          <p className="view-sub muted">Heartbeat every second; a worker silent past the cluster's heartbeat timeout is marked failed and its runs go on without it. Doing says what each machine holds: a run's member (on which GPU), a job, or nothing.</p>
         </div>
       </div>
       <AwaitingApprovalSection />
@@ -225,6 +233,7 @@ export function WorkersView() {
                 <tr>
                   <th scope="col">Node</th>
                   <th scope="col">State</th>
+                  <th scope="col">Doing</th>
                   <th scope="col" className="num">
                     Last heartbeat
                   </th>
@@ -247,7 +256,7 @@ export function WorkersView() {
               </thead>
               <tbody>
                 {sorted.map((w) => (
-                  <WorkerRow key={w.id} worker={w} now={now} highlighted={highlighted === w.id} />
+                  <WorkerRow key={w.id} worker={w} now={now} highlighted={highlighted === w.id} activity={activities.find((a) => a.workerId === w.id) ?? null} />
                 ))}
               </tbody>
             </table>

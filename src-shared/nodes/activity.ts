@@ -5,7 +5,7 @@
  * them and the machines awaiting approval. The node cards, the Workers view and `gpu-share workers list` all
  * read it from here, so they never disagree. Pure: plain snapshots in, plain data and sentences out.
  */
-import type { JobSnapshot } from '../jobs/types';
+import type { JobSnapshot, NodeLedger } from '../jobs/types';
 import type { RunSnapshot, RunState, WorkerSnapshot } from '../training';
 import type { AwaitingMachine } from './awaiting-machine';
 
@@ -53,6 +53,11 @@ export interface ActivityInput {
   /** Any jobs the caller has (a page of the queue is enough: only claimed and running ones are read). */
   jobs?: readonly JobSnapshot[];
   awaiting?: readonly AwaitingMachine[];
+  /**
+   * The holdings ledger (JobsState.ledger): names every job placed on a node even when `jobs` is one page of a
+   * long queue; a job held there but not in `jobs` is shown without its step.
+   */
+  ledger?: readonly NodeLedger[];
 }
 
 const LIVE_RUN_STATES: ReadonlySet<RunState> = new Set(['waiting', 'running', 'paused']);
@@ -113,10 +118,18 @@ function runMembers(runs: readonly RunSnapshot[]): Map<number, RunActivity[]> {
   return byWorker;
 }
 
-function jobsOf(worker: WorkerSnapshot, jobs: readonly JobSnapshot[]): JobActivity[] {
-  return jobs
+function jobsOf(worker: WorkerSnapshot, jobs: readonly JobSnapshot[], ledger: readonly NodeLedger[]): JobActivity[] {
+  const placed: JobActivity[] = jobs
     .filter((j) => (j.status === 'claimed' || j.status === 'running') && (j.workerId !== null ? j.workerId === worker.id : j.node === worker.node))
     .map((j) => ({ jobId: j.id, jobName: j.name, status: j.status, gpuIndex: j.gpuIndex, step: j.progress?.step ?? null, totalSteps: j.progress?.totalSteps ?? null }));
+  for (const node of ledger) {
+    if (node.node !== worker.node || (node.workerId !== null && node.workerId !== worker.id)) continue;
+    for (const h of node.holders) {
+      if (h.kind !== 'job' || placed.some((p) => p.jobId === h.id)) continue;
+      placed.push({ jobId: h.id, jobName: h.name, status: 'running', gpuIndex: h.gpuIndex, step: null, totalSteps: null });
+    }
+  }
+  return placed;
 }
 
 function stateOf(worker: WorkerSnapshot, busy: boolean): ActivityState {
@@ -147,7 +160,7 @@ export function workerActivities(input: ActivityInput): WorkerActivity[] {
     .map((w) => {
       const offline = w.state === 'failed' || w.state === 'left';
       const runs = offline ? [] : (members.get(w.id) ?? []);
-      const held = offline ? [] : jobsOf(w, jobs);
+      const held = offline ? [] : jobsOf(w, jobs, input.ledger ?? []);
       const state = stateOf(w, runs.length + held.length > 0);
       return { workerId: w.id, node: w.node, state, runs, jobs: held, text: describeActivity({ state, runs, jobs: held }) };
     });

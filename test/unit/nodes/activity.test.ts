@@ -59,6 +59,14 @@ describe('workerActivities', () => {
       ['omega', 'key-held-back'],
     ]);
   });
+  it('names a job the ledger holds on the node even when it is not on the page of jobs at hand, once', () => {
+    const ledger = [{ node: 'beta', workerId: 2, online: true, declared: true, slots: 2, slotsHeld: 2, cuda: true, gpus: [], holders: [
+      { kind: 'job' as const, id: 'j1', name: 'r16-lr3e-3', gpuIndex: 1, vramMb: 4000 },
+      { kind: 'job' as const, id: 'j9', name: 'far-down-the-queue', gpuIndex: 0, vramMb: 4000 },
+    ] }];
+    const [a] = workerActivities({ workers: [worker({ id: 2, node: 'beta' })], runs: [], jobs: [jobOf()], ledger });
+    expect(a?.text).toBe('job "r16-lr3e-3" on GPU 1 (step 30 of 60); job "far-down-the-queue" on GPU 0');
+  });
 });
 
 describe('nodeActivity', () => {

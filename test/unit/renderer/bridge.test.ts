@@ -100,11 +100,11 @@ describe('bridge', () => {
 
   it('loads every snapshot, then the selected run output, and marks the page ready', async () => {
     const { store, calls } = await setup();
-    await until(() => store.getState().loaded && store.getState().runOutput['run-1'] !== undefined, 'load');
+    await until(() => store.getState().loaded && store.getState().runs.output['run-1'] !== undefined, 'load');
     const s = store.getState();
     expect(s.hardware?.hostname).toBe('box');
-    expect(s.selectedRunId).toBe('run-1');
-    expect(s.runOutput['run-1']?.text).toBe('step 0\n');
+    expect(s.runs.selectedId).toBe('run-1');
+    expect(s.runs.output['run-1']?.text).toBe('step 0\n');
     expect(s.events.map((e) => e.message)).toEqual(['Run example started']);
     expect(s.coordinator?.joinCommand).toContain('--token tok');
     expect(s.connection.status).toBe('open');
@@ -114,7 +114,7 @@ describe('bridge', () => {
   it('turns each pushed event into its store change', async () => {
     const { store, push, notified } = await setup();
     // Wait for the fetched output too: this server's getRunOutput does not include chunks pushed later.
-    await until(() => store.getState().loaded && store.getState().runOutput['run-1']?.epoch === 1, 'load');
+    await until(() => store.getState().loaded && store.getState().runs.output['run-1']?.epoch === 1, 'load');
     push('onHardware', { ...hw, ramAvailableMb: 1234 });
     push('onCluster', { config: { nodes: [{ name: 'n', host: 'localhost', transport: 'local', gpus: [], max_adapters: 2 }] }, path: '/x', warnings: [], thisMachineNode: 'n', summary: '' });
     push('onWorkersChanged', { upsert: [worker(0, { node: 'box', step: 3, loss: 0.5, samplesPerSec: 10 })], removed: [] });
@@ -129,12 +129,12 @@ describe('bridge', () => {
     expect(s.hardware?.ramAvailableMb).toBe(1234);
     expect(s.cluster?.thisMachineNode).toBe('n');
     expect(s.workers.map((w) => w.state)).toEqual(['active']);
-    expect(s.runs[0]?.state).toBe('paused');
-    expect(s.runOutput['run-1']?.text).toBe('step 0\n[box] step 1\n');
+    expect(s.runs.list[0]?.state).toBe('paused');
+    expect(s.runs.output['run-1']?.text).toBe('step 0\n[box] step 1\n');
     expect(s.events.map((e) => e.seq)).toEqual([1, 2]);
     expect(s.toasts).toEqual([{ id: 'n-1', notification: note, at: 42 }]);
     expect(notified).toEqual([note]);
-    expect(s.selectedRunId).toBe('run-1');
+    expect(s.runs.selectedId).toBe('run-1');
   });
 
   it('applies worker diffs on the full list in id order: changed in place, added, removed', async () => {

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { RunSnapshot, WorkerSnapshot } from '../../../src-shared/training';
 import { etaMs, pushRateSample, runOutcome, runWorkerLines, silenceSentence, silentMembers, stepLine, type RateSample } from '../../../src-renderer/components/run-health';
 import { colourOutput, filterOutput, logFileName, outputNodes } from '../../../src-renderer/components/run-output-format';
-import * as A from '../../../src-renderer/store/actions';
+import * as R from '../../../src-renderer/store/runs';
 import { emptyRunForm, editRunForm, fieldsFromSpec, fillRunForm } from '../../../src-renderer/store/run-form';
 import { initialState } from '../../../src-renderer/store/state';
 import { runSnapshot, workerSnapshot } from '../helpers/snapshots';
@@ -89,30 +89,30 @@ describe('live output by machine', () => {
   const chunk = (workerId: number, node: string, data: string) => ({ runId: 'r1', workerId, node, data });
 
   it('prefixes whole lines as they stream; a line cut between chunks waits for its end, machines never mix', () => {
-    let s = A.appendWorkerOutput(initialState(), chunk(1, 'alpha', 'step 1 lo'));
-    s = A.appendWorkerOutput(s, chunk(2, 'beta', 'ready\r\nstep 1 '));
-    s = A.appendWorkerOutput(s, chunk(1, 'alpha', 'ss 0.5\r\n'));
-    s = A.appendWorkerOutput(s, chunk(0, 'gpu-share', 'relaunching as generation 2 on 1 worker (worker beta failed)\r\n'));
-    s = A.appendWorkerOutput(s, chunk(2, 'beta', 'loss 0.7\n'));
-    expect(s.runOutput.r1!.text).toBe(
+    let s = R.appendWorkerOutput(initialState(), chunk(1, 'alpha', 'step 1 lo'));
+    s = R.appendWorkerOutput(s, chunk(2, 'beta', 'ready\r\nstep 1 '));
+    s = R.appendWorkerOutput(s, chunk(1, 'alpha', 'ss 0.5\r\n'));
+    s = R.appendWorkerOutput(s, chunk(0, 'gpu-share', 'relaunching as generation 2 on 1 worker (worker beta failed)\r\n'));
+    s = R.appendWorkerOutput(s, chunk(2, 'beta', 'loss 0.7\n'));
+    expect(s.runs.output.r1!.text).toBe(
       '[beta] ready\r\n[alpha] step 1 loss 0.5\r\n[gpu-share] relaunching as generation 2 on 1 worker (worker beta failed)\r\n[beta] step 1 loss 0.7\n',
     );
-    expect(s.runOutput.r1!.partial).toEqual({});
+    expect(s.runs.output.r1!.partial).toEqual({});
   });
 
   it('a fetched output ends its last line, and the live lines after it start their own', () => {
-    let s = A.appendWorkerOutput(initialState(), chunk(1, 'alpha', 'half a li'));
-    s = A.replaceRunOutput(s, 'r1', '[alpha] one\n[alpha] half a li');
-    s = A.appendWorkerOutput(s, chunk(1, 'alpha', 'two\n'));
-    expect(s.runOutput.r1!.text).toBe('[alpha] one\n[alpha] half a li\n[alpha] two\n');
+    let s = R.appendWorkerOutput(initialState(), chunk(1, 'alpha', 'half a li'));
+    s = R.replaceRunOutput(s, 'r1', '[alpha] one\n[alpha] half a li');
+    s = R.appendWorkerOutput(s, chunk(1, 'alpha', 'two\n'));
+    expect(s.runs.output.r1!.text).toBe('[alpha] one\n[alpha] half a li\n[alpha] two\n');
   });
 
   it('drops whole lines from the front past the cap, so every kept line keeps its machine', () => {
     const line = `${'x'.repeat(999)}\n`;
     let s = initialState();
-    for (let i = 0; i < (A.MAX_OUTPUT_CHARS / 1000) * 1.5; i++) s = A.appendWorkerOutput(s, chunk(1, 'alpha', line));
-    const b = s.runOutput.r1!;
-    expect(b.text.length).toBeLessThanOrEqual(A.MAX_OUTPUT_CHARS);
+    for (let i = 0; i < (R.MAX_OUTPUT_CHARS / 1000) * 1.5; i++) s = R.appendWorkerOutput(s, chunk(1, 'alpha', line));
+    const b = s.runs.output.r1!;
+    expect(b.text.length).toBeLessThanOrEqual(R.MAX_OUTPUT_CHARS);
     expect(b.text.startsWith('[alpha] ')).toBe(true);
     expect(b.text.split('\n').filter(Boolean).every((l) => l.startsWith('[alpha] x'))).toBe(true);
   });

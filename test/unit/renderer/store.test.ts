@@ -5,6 +5,7 @@ import type { HardwareSnapshot } from '../../../src-shared/hardware';
 import type { ClusterState, ImportResult } from '../../../src-shared/ipc';
 import type { CoordinatorEvent, RunSnapshot, ShardMap, UserNotification, WorkerSnapshot } from '../../../src-shared/training';
 import * as A from '../../../src-renderer/store/actions';
+import * as R from '../../../src-renderer/store/runs';
 import { initialState, type AppState } from '../../../src-renderer/store/state';
 import {
   clusterLevelWarnings,
@@ -161,35 +162,35 @@ describe('cluster actions', () => {
 
 describe('runs, output and events', () => {
   it('keeps runs newest first and selects the newest when nothing is selected', () => {
-    let s = A.setRuns(initialState(), [run('a', 1), run('c', 3), run('b', 2)]);
-    expect(s.runs.map((r) => r.id)).toEqual(['c', 'b', 'a']);
-    expect(s.selectedRunId).toBe('c');
-    s = A.selectRun(s, 'a');
-    s = A.upsertRun(s, run('d', 4));
-    expect(s.runs.map((r) => r.id)).toEqual(['d', 'c', 'b', 'a']);
-    expect(s.selectedRunId).toBe('a');
-    s = A.upsertRun(s, run('a', 1, { state: 'finished' }));
-    expect(s.runs.find((r) => r.id === 'a')?.state).toBe('finished');
-    expect(s.runs).toHaveLength(4);
+    let s = R.setRuns(initialState(), [run('a', 1), run('c', 3), run('b', 2)]);
+    expect(s.runs.list.map((r) => r.id)).toEqual(['c', 'b', 'a']);
+    expect(s.runs.selectedId).toBe('c');
+    s = R.selectRun(s, 'a');
+    s = R.upsertRun(s, run('d', 4));
+    expect(s.runs.list.map((r) => r.id)).toEqual(['d', 'c', 'b', 'a']);
+    expect(s.runs.selectedId).toBe('a');
+    s = R.upsertRun(s, run('a', 1, { state: 'finished' }));
+    expect(s.runs.list.find((r) => r.id === 'a')?.state).toBe('finished');
+    expect(s.runs.list).toHaveLength(4);
   });
 
   it('bounds run output from the front at a line start and counts what it dropped, so a terminal writes only the new part', () => {
-    const out = (s: ReturnType<typeof initialState>, data: string) => A.appendWorkerOutput(s, { runId: 'r', workerId: 0, node: 'a', data });
-    let s = out(initialState(), `${'x'.repeat(A.MAX_OUTPUT_CHARS - 10)}\n`);
+    const out = (s: ReturnType<typeof initialState>, data: string) => R.appendWorkerOutput(s, { runId: 'r', workerId: 0, node: 'a', data });
+    let s = out(initialState(), `${'x'.repeat(R.MAX_OUTPUT_CHARS - 10)}\n`);
     s = out(s, '0123456789ABCDEFGHIJ\n');
-    const b = s.runOutput.r!;
+    const b = s.runs.output.r!;
     // The long first line cannot be kept whole: it goes, and no kept line loses its [node] prefix.
     expect(b.text).toBe('[a] 0123456789ABCDEFGHIJ\n');
-    expect(b.dropped + b.text.length).toBe(A.MAX_OUTPUT_CHARS - 10 + 5 + 25);
-    const replaced = A.replaceRunOutput(s, 'r', 'fresh');
-    expect(replaced.runOutput.r).toEqual({ text: 'fresh\n', epoch: 1, dropped: 0 });
+    expect(b.dropped + b.text.length).toBe(R.MAX_OUTPUT_CHARS - 10 + 5 + 25);
+    const replaced = R.replaceRunOutput(s, 'r', 'fresh');
+    expect(replaced.runs.output.r).toEqual({ text: 'fresh\n', epoch: 1, dropped: 0 });
   });
 
   it('keeps output of a bounded number of runs, never the one being written', () => {
     let s = initialState();
-    for (let i = 0; i < A.MAX_BUFFERED_RUNS + 3; i++) s = A.appendWorkerOutput(s, { runId: `r${i}`, workerId: 0, node: 'a', data: 'line\n' });
-    expect(Object.keys(s.runOutput)).toHaveLength(A.MAX_BUFFERED_RUNS);
-    expect(s.runOutput[`r${A.MAX_BUFFERED_RUNS + 2}`]?.text).toBe('[a] line\n');
+    for (let i = 0; i < R.MAX_BUFFERED_RUNS + 3; i++) s = R.appendWorkerOutput(s, { runId: `r${i}`, workerId: 0, node: 'a', data: 'line\n' });
+    expect(Object.keys(s.runs.output)).toHaveLength(R.MAX_BUFFERED_RUNS);
+    expect(s.runs.output[`r${R.MAX_BUFFERED_RUNS + 2}`]?.text).toBe('[a] line\n');
   });
 
   it('orders events by seq and keeps a duplicate (after a reconnect reload) once', () => {
@@ -237,13 +238,13 @@ describe('toasts and focus', () => {
   });
 
   it('a clicked notification opens its view, highlights its worker and selects its run', () => {
-    let s = A.setRuns(initialState(), [run('r1', 1), run('r2', 2)]);
+    let s = R.setRuns(initialState(), [run('r1', 1), run('r2', 2)]);
     s = A.focusTarget(s, { view: 'workers', workerId: 3 });
     expect([s.view, s.highlightedWorkerId]).toEqual(['workers', 3]);
     s = A.focusTarget(s, { view: 'runs', runId: 'r1' });
-    expect([s.view, s.selectedRunId, s.highlightedWorkerId]).toEqual(['runs', 'r1', null]);
+    expect([s.view, s.runs.selectedId, s.highlightedWorkerId]).toEqual(['runs', 'r1', null]);
     s = A.focusTarget(s, { view: 'runs', runId: 'gone' });
-    expect(s.selectedRunId).toBe('r1');
+    expect(s.runs.selectedId).toBe('r1');
   });
 
   it('apply() runs an action against a zustand store', () => {

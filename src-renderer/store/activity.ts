@@ -1,0 +1,42 @@
+/**
+ * What each machine is doing, as the page shows it (node cards, the Workers view): src-shared/nodes/activity.ts
+ * over the snapshots the page holds (workers, runs, the jobs page and its ledger, machines awaiting approval),
+ * plus the tone of its badge. One source, so a card and a row never disagree.
+ */
+import { useMemo } from 'react';
+import { workerActivities, type ActivityState, type WorkerActivity } from '../../src-shared/nodes/activity';
+import { useApp } from './app-store';
+import type { Tone } from './derive';
+import type { AppState } from './state';
+
+export function activitiesOf(s: Pick<AppState, 'workers' | 'runs' | 'jobs' | 'awaiting'>): WorkerActivity[] {
+  return activitiesFrom(s.workers, s.runs.list, s.jobs, s.awaiting);
+}
+
+function activitiesFrom(workers: AppState['workers'], runs: AppState['runs']['list'], jobs: AppState['jobs'], awaiting: AppState['awaiting']): WorkerActivity[] {
+  return workerActivities({ workers, runs, jobs: jobs.state?.jobs ?? [], ledger: jobs.state?.ledger ?? [], awaiting });
+}
+
+const TONES: Record<ActivityState, Tone> = {
+  busy: 'ok',
+  idle: 'neutral',
+  joining: 'info',
+  draining: 'warn',
+  offline: 'neutral',
+  'awaiting-approval': 'warn',
+  'key-held-back': 'warn',
+};
+
+export function activityTone(state: ActivityState): Tone {
+  return TONES[state];
+}
+
+/** Every worker's activity, recomputed only when one of its inputs changes. */
+export function useActivities(): WorkerActivity[] {
+  const workers = useApp((s) => s.workers);
+  // The run list, not the runs slice: output streaming into the slice does not change what anyone is doing.
+  const runs = useApp((s) => s.runs.list);
+  const jobs = useApp((s) => s.jobs);
+  const awaiting = useApp((s) => s.awaiting);
+  return useMemo(() => activitiesFrom(workers, runs, jobs, awaiting), [workers, runs, jobs, awaiting]);
+}

@@ -1,0 +1,59 @@
+/**
+ * What the person can ask of runs (start one — alongside any that are live —, stop one, open one, fetch its
+ * output): each calls the contract and lands the answer in the runs slice (store/runs.ts). Failures become the
+ * page's error banner, never an exception. Like the job commands in store/jobs.ts.
+ */
+import type { GpuShareApi } from '../../src-shared/ipc';
+import type { RunSpecInput } from '../../src-shared/worker-protocol';
+import { closeConfirm } from './actions';
+import { apply, type AppStore } from './apply';
+import { busyRequest } from './busy-request';
+import { replaceRunOutput, selectRun, upsertRun } from './runs';
+
+export type RunCommands = ReturnType<typeof createRunCommands>;
+
+export function createRunCommands(api: GpuShareApi, store: AppStore) {
+  const attempt = <T>(busyName: string, failure: string, fn: () => Promise<T>) => busyRequest(store, busyName, failure, fn);
+
+  async function loadRunOutput(runId: string): Promise<void> {
+    const output = await attempt(`output:${runId}`, 'Could not load the run output', () => api.getRunOutput({ runId }));
+    if (output) apply(store, replaceRunOutput, output.runId, output.text);
+  }
+
+  return {
+    /** Starts a run (other live runs go on) and opens its page. */
+    async startRun(spec: RunSpecInput): Promise<boolean> {
+      const snapshot = await attempt('startRun', 'Could not start the run', () => api.startRun(spec));
+      if (!snapshot) return false;
+      apply(store, upsertRun, snapshot);
+      apply(store, selectRun, snapshot.id);
+      return true;
+    },
+
+    async stopRun(runId: string): Promise<void> {
+      apply(store, closeConfirm);
+      const snapshot = await attempt(`stop:${runId}`, 'Could not stop the run', () => api.stopRun({ runId }));
+      if (snapshot) apply(store, upsertRun, snapshot);
+    },
+
+    /** Opens a run's page (its terminal fetches the output it has not buffered). */
+    openRun(runId: string): void {
+      apply(store, selectRun, runId);
+    },
+
+    /** Fetches a run's output so far; the live chunks that follow are appended by the bridge. */
+    loadRunOutput,
+  };
+}
+
+const commandsByApi = new WeakMap<GpuShareApi, RunCommands>();
+
+/** One set of run commands per API (views call this on each render). */
+export function runCommandsFor(api: GpuShareApi, store: AppStore): RunCommands {
+  let commands = commandsByApi.get(api);
+  if (!commands) {
+    commands = createRunCommands(api, store);
+    commandsByApi.set(api, commands);
+  }
+  return commands;
+}
