@@ -32,7 +32,7 @@ describe('gpu-share runs and workers against gpu-share serve', () => {
     const { workers } = await json<{ workers: WorkerSnapshot[] }>(['workers', 'list']);
     expect(workers).toEqual([expect.objectContaining({ node, local: true, state: 'active' })]);
     const table = await gpuShare(['workers', 'list']);
-    expect(table.out).toMatch(new RegExp(`^ID +NODE +STATE +GPUS +ADDRESS +HEARTBEAT +STEP +WHY\\n\\d+ +${node} \\(this machine\\) +active +CPU only +127\\.0\\.0\\.1 `));
+    expect(table.out).toMatch(new RegExp(`^ID +NODE +STATE +DOING +GPUS +ADDRESS +HEARTBEAT +STEP +WHY\\n\\d+ +${node} \\(this machine\\) +active +idle +CPU only +127\\.0\\.0\\.1 `));
     expect(await json(['runs', 'list'])).toEqual({ runs: [] });
   });
 
