@@ -11,6 +11,23 @@ function member(node: string, remote: string, local: string, rdzvPort = 29400): 
 }
 
 describe('chooseRendezvous', () => {
+  it("passes over a member already hosting another run's store (one rendezvous port per agent)", () => {
+    const a = member('host-a', '10.213.0.2', '10.213.0.1');
+    const b = member('host-b', '10.213.0.3', '10.213.0.1', 29401);
+    expect(chooseRendezvous([a, b])).toMatchObject({ ok: true, hostWorkerId: a.workerId });
+    expect(chooseRendezvous([a, b], { busyHosts: new Set([a.workerId]) })).toMatchObject({ ok: true, hostWorkerId: b.workerId, endpointHost: '10.213.0.3' });
+    const local = [member('app', '127.0.0.1', '127.0.0.1'), member('second', '127.0.0.1', '127.0.0.1', 29401)];
+    expect(chooseRendezvous(local, { busyHosts: new Set([local[0]!.workerId]) })).toMatchObject({ ok: true, hostWorkerId: local[1]!.workerId });
+  });
+
+  it("holds, naming the members, when every member already hosts another run's store", () => {
+    const a = member('host-a', '10.213.0.2', '10.213.0.1');
+    const b = member('host-b', '10.213.0.3', '10.213.0.1', 29401);
+    const c = chooseRendezvous([a, b], { busyHosts: new Set([a.workerId, b.workerId]) });
+    expect(c.ok).toBe(false);
+    if (!c.ok) expect(c.reason).toBe("every member already hosts another run's rendezvous store on its one rendezvous port: host-a (port 29400), host-b (port 29401); it starts when another run ends or another worker can join it");
+  });
+
   it('all on the coordinator machine over loopback: loopback for everyone, the first member hosts', () => {
     const a = member('app', '127.0.0.1', '127.0.0.1');
     const b = member('second', '127.0.0.1', '127.0.0.1', 29401);

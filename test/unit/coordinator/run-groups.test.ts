@@ -102,45 +102,33 @@ describe('run groups — several runs at once', () => {
     expect(c.running?.runId).toBe(growing.id);
   });
 
-  it('a GPU is never given to two runs: two GPU runs share machines on disjoint GPUs, each store on its own host', () => {
-    const h = new Harness();
+  it('a GPU is never given to two holders: a run member takes whole GPUs a job does not hold, and its launch plan names them', () => {
+    const jobs: Holding[] = [{ node: 'xeon', kind: 'job', id: 'job-1', name: 'lora-a', gpuIndex: 0, vramMb: 8000 }];
+    const h = new Harness({
+      before: (svc) => svc.setJobHooks({ beats: () => {}, capacity: () => ({ nodes: nodeCapacities({ nodes: [] }, workerFacts(svc.workers(), new Map()), []), holdings: jobs }) }),
+    });
     const [x, y] = gpuWorkers(h, 2, 'xeon', 'yak');
     const spec = (name: string) => h.spec({ name, useGpus: true, minWorkers: 2, maxWorkers: 2, placement: { gpusPerMember: 1 } });
     const r1 = h.svc.startRun(spec('r1'));
-    const r2 = h.svc.startRun(spec('r2'));
-    const r3 = h.svc.startRun(spec('r3'));
-    expect([r1.state, r2.state]).toEqual(['running', 'running']);
     expect(r1.memberHoldings).toEqual([
-      { workerId: x!.workerId, node: 'xeon', gpuIndices: [0] },
+      { workerId: x!.workerId, node: 'xeon', gpuIndices: [1] },
       { workerId: y!.workerId, node: 'yak', gpuIndices: [0] },
     ]);
-    expect(r2.memberHoldings!.map((m) => m.gpuIndices)).toEqual([[1], [1]]);
-    expect(r3).toMatchObject({ state: 'waiting', generation: 0 });
-    expect(r3.stateCause).toMatch(/^waits for 2 more workers: /);
     x!.beat();
     y!.beat();
-    for (const w of [x!, y!]) {
-      const plans = starts(w);
-      expect(plans.map((p) => p.gpuIndices)).toEqual([[0], [1]]);
-      expect(plans.map((p) => p.runId)).toEqual([r1.id, r2.id]);
-    }
-    // One rendezvous port per agent: each run's store is on a different machine.
-    expect(starts(x!).map((p) => p.rdzvHost)).toEqual([true, false]);
-    expect(starts(y!).map((p) => p.rdzvHost)).toEqual([false, true]);
-    expect(r1.rdzvEndpoint).not.toBe(r2.rdzvEndpoint);
-  });
-
-  it('a second GPU run whose only member hosts the first run\'s store waits, saying why, and starts when the first ends', () => {
-    const h = new Harness();
-    const [x] = gpuWorkers(h, 2, 'xeon');
-    const spec = (name: string) => h.spec({ name, useGpus: true, placement: { gpusPerMember: 1 } });
-    const r1 = h.svc.startRun(spec('r1'));
+    expect(starts(x!).map((p) => p.gpuIndices)).toEqual([[1]]);
+    expect(starts(y!).map((p) => p.gpuIndices)).toEqual([[0]]);
+    // A second GPU run finds no free machine: each agent trains one run at a time (their free GPUs stay for jobs).
     const r2 = h.svc.startRun(spec('r2'));
-    expect(r1.state).toBe('running');
-    expect(r2).toMatchObject({ state: 'waiting', generation: 0 });
-    expect(r2.stateCause).toMatch(/already hosts? another run's rendezvous store/);
-    h.svc.stopRun(r1.id);
-    h.run(1000);
-    expect(run(h, r2.id)).toMatchObject({ state: 'running', generation: 1, memberHoldings: [{ workerId: x!.workerId, node: 'xeon', gpuIndices: [0] }] });
+    expect(r2).toMatchObject({ state: 'waiting', generation: 0, memberHoldings: [] });
+    expect(r2.stateCause).toBe('waits for 2 more workers: xeon trains run r1 (its agent trains one run at a time); yak trains run r1 (its agent trains one run at a time)');
+    expect(starts(x!)).toHaveLength(1);
+    // A CPU run's plan names no GPUs.
+    const cpu = h.worker('cpu-box').join();
+    cpu.beat();
+    const r3 = h.svc.startRun(h.spec({ name: 'r3', placement: { allowedHosts: ['cpu-box'] } }));
+    cpu.beat();
+    expect(r3.memberHoldings).toEqual([{ workerId: cpu.workerId, node: 'cpu-box', gpuIndices: [] }]);
+    expect(starts(cpu)[0]!.gpuIndices).toBeUndefined();
   });
 });
