@@ -178,7 +178,9 @@ export class TrainingSupervisor {
     const script = resolveScript(plan.command[0]!, { workDir, assetsDir: () => findAssetsDir(inherited) });
     if (script.note) this.opts.log(script.note);
     const resolvedPlan: LaunchPlan = { ...plan, command: [script.path, ...plan.command.slice(1)] };
-    const gpus = plan.useGpus ? this.opts.gpus() : [];
+    // The GPUs the coordinator gave this member (plan.gpuIndices: positions in the GPUs this agent joined with, as a
+    // job's gpuIndex is); an older coordinator's plan names none: all of them.
+    const gpus = plan.useGpus ? this.opts.gpus().filter((_, i) => !plan.gpuIndices || plan.gpuIndices.includes(i)) : [];
     const built = buildLaunchCommand(resolvedPlan, this.opts.python(), { gpuCount: gpus.length, logDir, assetsDir: findAssetsDir(inherited), inheritedEnv: inherited });
     for (const note of built.notes) this.opts.log(`run ${plan.runId}: ${note}`);
     const env = buildTrainingEnv({ inherited, planEnv: plan.env, launcherEnv: built.env, checkpointDir, gpuUuids: gpus.map((g) => g.uuid ?? String(g.index)) });

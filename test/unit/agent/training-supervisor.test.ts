@@ -109,6 +109,19 @@ describe('TrainingSupervisor', () => {
     expect(exits[0]!.requested).toBe(false);
   });
 
+  it("a GPU run's CUDA_VISIBLE_DEVICES are the GPUs its launch plan gives the member (all of them when the plan names none)", () => {
+    const two = [
+      { ...hardware.gpus.find((g) => g.vendor === 'nvidia')!, index: 0, uuid: 'GPU-aaaa' },
+      { ...hardware.gpus.find((g) => g.vendor === 'nvidia')!, index: 1, uuid: 'GPU-bbbb' },
+    ];
+    const s = supervisor({ gpus: () => two });
+    s.launch({ ...shellPlan('train', { useGpus: true }), gpuIndices: [1] }, 1);
+    expect(pty.last.options.env.CUDA_VISIBLE_DEVICES).toBe('GPU-bbbb');
+    const older = supervisor({ gpus: () => two });
+    older.launch(shellPlan('train', { useGpus: true }), 1);
+    expect(pty.last.options.env.CUDA_VISIBLE_DEVICES).toBe('GPU-aaaa,GPU-bbbb');
+  });
+
   it('probes residency at the first progress line of a GPU run, once, and not again at the window', async () => {
     const s = supervisor();
     s.launch(shellPlan('train', { useGpus: true }), 2);
