@@ -21,7 +21,6 @@ import { ElasticPool, LIVE_STATES, type PoolTransition } from './elastic-pool';
 import { DEFAULT_MAX_MACHINES } from './membership';
 import { OutputBudget, type OutputBudgetOptions } from './output-budget';
 import { RunController } from './run-controller';
-import { handleReport } from './run-reports';
 import { NodeKeys } from './node-keys';
 import type { CoordinatorJobHooks, Instruction } from './job-hooks';
 import { transitionEvent, UserMessages } from './user-messages';
@@ -97,8 +96,8 @@ export class CoordinatorService {
       messages: this.messages,
       feed: this.feed,
       heartbeatIntervalMs: this.heartbeatIntervalMs,
-      defaultTimeoutMs,
-      defaultMaxWorkers,
+      heartbeatTimeoutMs: () => this.pool.heartbeatTimeoutMs,
+      capacity: () => this.jobHooks?.capacity?.() ?? null,
       rdzvHostOverride: opts.rdzvHostOverride,
       trustAdvertised,
     });
@@ -129,7 +128,7 @@ export class CoordinatorService {
   /** From now on, everything worth keeping is handed to `store` as it happens. */
   attachStore(store: CoordinatorStore): void {
     this.store = store;
-    this.runsCtl.store = store;
+    this.runsCtl.attachStore(store);
     this.messages.onEvent((event) => store.saveEvent(event));
     for (const w of this.pool.allWorkers()) this.saveWorker(w.workerId);
     for (const run of this.runsCtl.runs()) store.saveRun(run);
@@ -275,7 +274,7 @@ export class CoordinatorService {
     const seq = req.batchSeq;
     // A numbered batch already taken is a repeat whose answer the agent lost: answer it, apply nothing.
     if (seq === undefined || seq > rec.lastBatchSeq) {
-      for (const r of req.reports) handleReport(this.runsCtl, this.outputBudget, rec, r);
+      for (const r of req.reports) this.runsCtl.handleReport(this.outputBudget, rec, r);
       if (seq !== undefined) rec.lastBatchSeq = seq;
     }
     // A report proves its sender alive just as a heartbeat does.
@@ -328,7 +327,7 @@ export class CoordinatorService {
   events(): CoordinatorEvent[] { return this.messages.events(); }
 
   /** The run's recent output, every line prefixed with its node; '' for a run this coordinator does not know. */
-  runOutput(runId: string): string { return this.runsCtl.find(runId)?.output.text() ?? ''; }
+  runOutput(runId: string): string { return this.runsCtl.output(runId); }
 
   subscribe(listener: (change: CoordinatorChange) => void): () => void { return this.feed.subscribe(listener); }
 
@@ -344,9 +343,7 @@ export class CoordinatorService {
     this.feed.flush({
       workers: () => this.workers(),
       emitRun: (runId) => {
-        const run = this.runsCtl.find(runId);
-        if (run) this.runsCtl.emitRun(run);
-        else this.feed.runSent(runId);
+        if (!this.runsCtl.emitRun(runId)) this.feed.runSent(runId);
       },
     });
   }
@@ -362,7 +359,7 @@ export class CoordinatorService {
   }
 
   private pruneGoneWorkers(): void {
-    const forgotten = this.pool.pruneGone(new Set(this.runsCtl.live?.workerIds ?? []));
+    const forgotten = this.pool.pruneGone(this.runsCtl.memberIds());
     for (const id of forgotten) {
       this.gate.closeSession(id);
       this.outputBudget.forget(id);
