@@ -16,4 +16,4 @@ export {
   type RunPlanRequest,
 } from './plan-generation';
 export { runDemand, type RunDemand } from './run-demand';
-export { RESERVED, reserveForRuns, type RunReservations } from './schedule-round';
+export { RESERVED, reserveForRuns, type ReserveOptions, type RunReservations } from './schedule-round';

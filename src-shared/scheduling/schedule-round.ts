@@ -19,16 +19,33 @@ export interface RunReservations {
   plans: { runId: string; plan: GenerationPlan }[];
 }
 
+export interface ReserveOptions {
+  /**
+   * Runs one machine may be a member of at once (live or reserved); left out, any number on different GPUs. The
+   * coordinator's agents train one run at a time (core/coordinator/run-placement.ts), and a reservation the run
+   * controller would never take would keep jobs off that machine for nothing.
+   */
+  runsPerMachine?: number;
+}
+
 /** `runs` in the order they are served (the caller puts the oldest first); candidates are the active workers. */
-export function reserveForRuns(runs: RunPlanRequest[], candidates: RunCandidate[], ledger: PlanLedger): RunReservations {
+export function reserveForRuns(runs: RunPlanRequest[], candidates: RunCandidate[], ledger: PlanLedger, opts: ReserveOptions = {}): RunReservations {
   const holdings = [...ledger.holdings];
   const plans: RunReservations['plans'] = [];
   for (const run of runs) {
-    const plan = planGeneration(run, candidates, { nodes: ledger.nodes, holdings });
+    const free = opts.runsPerMachine === undefined ? candidates : candidates.filter((c) => otherRuns(holdings, c.node, run.runId) < opts.runsPerMachine!);
+    const plan = planGeneration(run, free, { nodes: ledger.nodes, holdings });
     plans.push({ runId: run.runId, plan });
     if (plan.kind !== 'plan') continue;
     const current = new Set(run.currentMembers);
     holdings.push(...runHoldings(run.runId, run.name, plan.members.filter((m) => !current.has(m.workerId)), RESERVED));
   }
   return { holdings, plans };
+}
+
+/** How many runs other than `runId` hold members on `node`. */
+function otherRuns(holdings: Holding[], node: string, runId: string): number {
+  const ids = new Set<string>();
+  for (const h of holdings) if (h.kind === 'run' && h.node === node && h.id !== runId) ids.add(h.id);
+  return ids.size;
 }
