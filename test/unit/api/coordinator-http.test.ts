@@ -254,7 +254,7 @@ describe('coordinator HTTP API — refusals', () => {
     expect(ok.status).toBe(200);
   });
 
-  it('409 for a stale incarnation and a second live run; a run of max_workers 1 refuses no join', async () => {
+  it('409 for a stale incarnation; a run of max_workers 1 refuses no join; a second live run is taken (201)', async () => {
     await joined('a');
     await call('POST', apiPaths.heartbeat(0), { body: { incarnation: 1 } });
     const stale = await call('POST', apiPaths.heartbeat(0), { body: { incarnation: 7 } });
@@ -268,9 +268,13 @@ describe('coordinator HTTP API — refusals', () => {
     const more = await call('POST', apiPaths.join, { body: joinBody('b') });
     expect(more.status).toBe(200);
     expect(more.json).toMatchObject({ workerId: 1, incarnation: 1, heartbeatTimeoutMs: 5000 });
+    // Several runs at once (issue 15): a second run is taken, and waits while the first holds the machines.
     const second = await call('POST', apiPaths.runs, { token: OPERATOR, body: { command: ['t.py'], samples: 10 } });
-    expect(second.status).toBe(409);
-    expect(second.json.error).toContain('stop it before starting another');
+    expect(second.status).toBe(201);
+    expect(second.json).toMatchObject({ state: 'waiting', generation: 0 });
+    const inverted = await call('POST', apiPaths.runs, { token: OPERATOR, body: { command: ['t.py'], samples: 10, minWorkers: 3, maxWorkers: 2 } });
+    expect(inverted.status).toBe(400);
+    expect(inverted.json.error).toMatch(/minWorkers/);
   });
 
   it('408 and a closed connection for a body that stalls (slow loris)', async () => {

@@ -164,12 +164,12 @@ describe('CoordinatorService — runs and generations', () => {
     h.svc.startRun(h.spec({ minWorkers: 2, maxRestarts: 5 }));
     h.workers.forEach((w) => w.beat());
     h.run(6000, [a!]);
-    expect(h.liveRun()).toMatchObject({ state: 'paused', stateCause: '1 of 2 workers active (min_workers 2)', workerIds: [] });
+    expect(h.liveRun()).toMatchObject({ state: 'paused', stateCause: 'waits for 1 more worker: no other worker is active', workerIds: [], memberHoldings: [] });
     expect(kinds(a!.beat())).toEqual(['stop g1']);
     expect(a!.running).toBeNull();
-    expect(h.eventMessages('run-paused')).toEqual(['Run "demo" paused: 1 of 2 workers active (min_workers 2)']);
+    expect(h.eventMessages('run-paused')).toEqual(['Run "demo" paused: waits for 1 more worker: no other worker is active']);
     expect(h.notifications().map((n) => [n.title, n.body])).toEqual([
-      ['Run "demo" paused', '1 of 2 workers active (min_workers 2). It resumes when enough workers are back.'],
+      ['Run "demo" paused', 'Waits for 1 more worker: no other worker is active. It resumes when enough workers are back.'],
       ['Worker jetson failed', 'No heartbeat for 6 s. 1 worker left; the run is paused.'],
     ]);
     b!.join();
@@ -198,10 +198,10 @@ describe('CoordinatorService — runs and generations', () => {
     const [a, b, c] = h.activeWorkers('a', 'b', 'c');
     h.svc.startRun(h.spec({ minWorkers: 3, maxRestarts: 5 }));
     h.run(6000, [a!]);
-    expect(h.liveRun()).toMatchObject({ state: 'paused', stateCause: '1 of 3 workers active (min_workers 3)' });
+    expect(h.liveRun()).toMatchObject({ state: 'paused', stateCause: 'waits for 2 more workers: no other worker is active' });
     b!.join();
     h.run(2000, [a!, b!]);
-    expect(h.liveRun()).toMatchObject({ state: 'paused', stateCause: '2 of 3 workers active (min_workers 3)' });
+    expect(h.liveRun()).toMatchObject({ state: 'paused', stateCause: 'waits for 1 more worker: no other worker is active' });
     c!.join();
     h.run(2000, [a!, b!, c!]);
     expect(h.liveRun()).toMatchObject({ state: 'running', generation: 2 });
@@ -211,7 +211,7 @@ describe('CoordinatorService — runs and generations', () => {
     const h = new Harness();
     h.activeWorkers('desktop');
     const run = h.svc.startRun(h.spec({ minWorkers: 2 }));
-    expect(run).toMatchObject({ state: 'waiting', stateCause: 'waiting for workers: 1 of 2 active (min_workers 2)', generation: 0 });
+    expect(run).toMatchObject({ state: 'waiting', stateCause: 'waits for 1 more worker: no other worker is active', generation: 0 });
   });
 
   it('leaves a worker without Python+torch out of torchrun runs, and says so', () => {
@@ -220,7 +220,7 @@ describe('CoordinatorService — runs and generations', () => {
     const cpu = h.worker('nas', { python: false }).join();
     cpu.beat();
     const run = h.svc.startRun(h.spec({ minWorkers: 2 }));
-    expect(run.stateCause).toBe('waiting for workers: 1 of 2 needed can run it (1 active without Python+torch)');
+    expect(run.stateCause).toBe('waits for 1 more worker: nas has no Python with torch');
     h.svc.stopRun(run.id);
     const direct = h.svc.startRun(h.spec({ minWorkers: 2, launcher: 'direct' }));
     expect(direct).toMatchObject({ state: 'running', workerIds: [0, 1] });
@@ -474,7 +474,9 @@ describe('CoordinatorService — runs and generations', () => {
 
   it('stores residency verdicts per worker, with an event, and a notification when not on the GPU', () => {
     const h = new Harness();
-    const [a, b] = h.activeWorkers('desktop', 'jetson');
+    const [a, b] = ['desktop', 'jetson'].map((n) => h.worker(n, { gpus: 1 }).join());
+    a!.beat();
+    b!.beat();
     const run = h.svc.startRun(h.spec({ useGpus: true }));
     expect(h.liveRun().residency[0]!.status).toBe('pending');
     h.svc.report(a!.workerId, { incarnation: 1, reports: [{ type: 'residency', runId: run.id, generation: 1, status: 'pass', detail: 'GPU resident: pid 4242 holds 812 MiB', pid: 4242, usedMib: 812 }] });
@@ -490,17 +492,22 @@ describe('CoordinatorService — runs and generations', () => {
     expect(h.notifications().at(-1)).toMatchObject({ title: 'Run "demo" is not on the GPU on jetson', body: 'Pid 4343 not listed by nvidia-smi.', severity: 'error' });
   });
 
-  it('refuses a second live run, stops a run on request, and 404s an unknown one', () => {
+  it('takes a second run while one is live (it waits for the machine), stops a run on request, and 404s an unknown one', () => {
     const h = new Harness();
     const [a] = h.activeWorkers('a');
     const run = h.svc.startRun(h.spec());
-    expect(problem(() => h.svc.startRun(h.spec())).status).toBe(409);
+    const second = h.svc.startRun(h.spec({ name: 'second' }));
+    expect(second).toMatchObject({ state: 'waiting', generation: 0, stateCause: 'waits for 1 more worker: a trains run demo (its agent trains one run at a time)' });
     a!.beat();
     const stopped = h.svc.stopRun(run.id);
-    expect(stopped).toMatchObject({ state: 'stopped', stateCause: 'stopped by user' });
+    expect(stopped).toMatchObject({ state: 'stopped', stateCause: 'stopped by user', memberHoldings: [] });
     expect(kinds(a!.beat())).toEqual(['stop g1']);
     expect(h.svc.stopRun(run.id).state).toBe('stopped');
     expect(problem(() => h.svc.stopRun('run-x')).status).toBe(404);
+    h.run(1000, [a!]); // what the stopped run held is free: the waiting one starts on it
+    expect(h.svc.runs().find((r) => r.id === second.id)).toMatchObject({ state: 'running', generation: 1, workerIds: [0] });
+    a!.beat();
+    expect(a!.running?.runId).toBe(second.id);
   });
 
   it('a stop for a generation whose start was never picked up cancels the start instead', () => {
