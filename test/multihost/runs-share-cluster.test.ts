@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeProcesses } from '../integration/helpers/pid-tracker';
+import type { JobsState } from '../../src-shared/jobs/types';
 import type { RunSnapshot } from '../../src-shared/training';
 import { describeState } from './helpers/app';
 import { canRunApp, required } from './helpers/can-make-hosts';
@@ -20,7 +21,7 @@ const STEP_SLEEP = '0.1';
 /** Long enough that both runs still train after G joined and "left" relaunched; short enough for CI. */
 const LEFT_STEPS = 350;
 const RIGHT_STEPS = 400;
-const JOB_STEPS = 250;
+const JOB_STEPS = 400;
 
 /** F and G take adapter jobs, one at a time each, so the second job must wait for G. */
 function clusterYaml(cluster: Cluster): string {
@@ -75,6 +76,8 @@ describe.skipIf(!required(canRunApp(), 'the multihost several-runs case'))('two 
 
   it('both runs train at once, G joins while they are full and takes the waiting job, a killed member relaunches only its own run', async () => {
     const { workers } = tb!;
+    const t0 = Date.now();
+    const elapsed = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
     const left = await tb!.app.startRun(runSpec('left', LEFT_STEPS, ['host-b', 'host-c']));
     const right = await tb!.app.startRun(runSpec('right', RIGHT_STEPS, ['host-d', 'host-e']));
     const submitted = await submitManifest(tb!.app, 'probes.toml', MANIFEST);
@@ -92,6 +95,7 @@ describe.skipIf(!required(canRunApp(), 'the multihost several-runs case'))('two 
       },
       180_000,
     );
+    console.info(`runs-share-cluster: both runs training after ${elapsed()}`);
     const rightBefore = runOf(both, right.id);
     const leftBefore = runOf(both, left.id);
     // The job that found F free runs there; the other waits for a slot (F has one).
@@ -105,7 +109,10 @@ describe.skipIf(!required(canRunApp(), 'the multihost several-runs case'))('two 
     await g.ready(60_000);
     await waitForActive(tb!, ['host-g'], false);
     expect(g.proc.lines.map((l) => l.text).filter((t) => /409|cannot join|is full/.test(t)), 'G was not refused').toEqual([]);
+    const waiting = await tb!.app.api.request<JobsState>('GET', '/v1/jobs');
+    console.info(`runs-share-cluster: G active after ${elapsed()}; jobs then:\n${describeJobs(waiting)}`);
     const jobs = await waitJobs(tb!.app, 'the waiting job to run on G', (s) => (s.jobs.some((j) => j.status === 'running' && j.node === 'host-g') ? s : null), 90_000);
+    console.info(`runs-share-cluster: G took the job after ${elapsed()}`);
     expect(jobs.jobs.filter((j) => j.status === 'running').map((j) => j.node).sort(), describeJobs(jobs)).toEqual(['host-f', 'host-g']);
 
     // Kill one of "left"'s members; "right" must not notice.
@@ -113,6 +120,7 @@ describe.skipIf(!required(canRunApp(), 'the multihost several-runs case'))('two 
     expect(rightPids.d.length, 'D trains (torchrun and its rank)').toBeGreaterThanOrEqual(2);
     workers.get('c')!.proc.kill('SIGKILL');
     const relaunched = await trainingTogether(tb!, left.id, ['host-b'], { minStep: 0, after: leftBefore.generation, timeoutMs: 90_000 });
+    console.info(`runs-share-cluster: "left" relaunched on B after ${elapsed()}`);
     const rightNow = runOf(relaunched.state, right.id);
     expect(rightNow.generation, `"right" relaunched: ${rightNow.stateCause}`).toBe(rightBefore.generation);
     expect(rightNow.state).toBe('running');
