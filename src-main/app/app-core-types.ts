@@ -29,6 +29,10 @@ export interface AppCoreOptions {
   coordinatorPort?: number;
   /** Accept workers' advertised addresses that differ from where they connect from (NAT); see worker-gate.ts. */
   trustAdvertisedHosts?: boolean;
+  /** The cluster's heartbeat timeout (ms; default 5 s): a machine silent for longer is failed, whatever it serves. */
+  heartbeatTimeoutMs?: number;
+  /** The cluster's bound on machines joined at once (default 10,000); runs never refuse a join. */
+  maxWorkers?: number;
   /** Advertise the coordinator on the LAN over mDNS (default: when it listens beyond loopback); see discovery-feature.ts. */
   advertise?: boolean;
   /** Pre-shared cluster name: advertised only as a tag; the join panel lists only that cluster's coordinators. */

@@ -18,6 +18,10 @@ export interface ShellArgs {
   advertise?: false;
   /** --auto-approve: every machine holding the join token is approved at its join (closed labs only). */
   autoApprove?: true;
+  /** --heartbeat-timeout S (0.5 to 600), in ms: the cluster's, as `gpu-share serve --heartbeat-timeout`. */
+  heartbeatTimeoutMs?: number;
+  /** --max-workers N: the cluster's bound on machines joined at once, as `gpu-share serve --max-workers`. */
+  maxWorkers?: number;
 }
 
 const options = {
@@ -28,6 +32,8 @@ const options = {
   'cluster-name': { type: 'string' },
   'no-advertise': { type: 'boolean' },
   'auto-approve': { type: 'boolean' },
+  'heartbeat-timeout': { type: 'string' },
+  'max-workers': { type: 'string' },
 } as const;
 
 /** A value taken from the next argument that is itself a switch (`--cluster --inspect`) means the value is missing. */
@@ -57,6 +63,8 @@ export function parseShellArgs(argv: readonly string[], cwd: string): ShellArgs 
     if (token.name === 'cluster' && value) args.clusterPath = path.resolve(cwd, value);
     if (token.name === 'coordinator-host' && value && /^[A-Za-z0-9.:%-]{1,255}$/.test(value)) args.coordinatorHost = value;
     if (token.name === 'coordinator-port' && value && /^\d{1,5}$/.test(value) && Number(value) <= 65535) args.coordinatorPort = Number(value);
+    if (token.name === 'heartbeat-timeout' && value && /^\d{1,3}(\.\d+)?$/.test(value) && Number(value) >= 0.5 && Number(value) <= 600) args.heartbeatTimeoutMs = Math.round(Number(value) * 1000);
+    if (token.name === 'max-workers' && value && /^\d{1,7}$/.test(value) && Number(value) >= 1 && Number(value) <= 1_000_000) args.maxWorkers = Number(value);
   }
   return args;
 }

@@ -152,6 +152,8 @@ export async function startShell(deps: ShellDeps): Promise<Shell | null> {
       ...(args.clusterName !== undefined ? { clusterName: args.clusterName } : {}),
       ...(args.advertise === false ? { advertise: false } : {}),
       ...(args.autoApprove ? { autoApprove: true } : {}),
+      ...(args.heartbeatTimeoutMs !== undefined ? { heartbeatTimeoutMs: args.heartbeatTimeoutMs } : {}),
+      ...(args.maxWorkers !== undefined ? { maxWorkers: args.maxWorkers } : {}),
       notifier,
       tray: trayPort,
       pty: deps.pty,

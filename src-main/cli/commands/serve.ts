@@ -37,6 +37,10 @@ Options:
   --coordinator-port N      port workers join (default ${DEFAULT_COORDINATOR_PORT}; 0 picks a free one)
   --trust-advertised-hosts  accept workers' --advertise-host even when they connect from another address
                             (behind NAT); by default a worker is published where it is seen from
+  --heartbeat-timeout S     seconds of silence before a machine is declared failed, for the whole cluster
+                            (0.5 to 600, default 5); runs no longer set their own
+  --max-workers N           most machines joined at once (default 10000); a run's max_workers never
+                            refuses a join
   --no-local-worker         do not train on this machine
   --cluster-name NAME       pre-shared name of this cluster: the LAN advert carries only a tag made from it,
                             and \`gpu-share worker --discover --cluster-name NAME\` asks only coordinators with
@@ -57,6 +61,10 @@ export interface ServeOptions {
   coordinatorPort: number;
   localWorker: boolean;
   trustAdvertisedHosts: boolean;
+  /** --heartbeat-timeout S, in ms: the cluster's (absent: the coordinator's default, 5 s). */
+  heartbeatTimeoutMs?: number;
+  /** --max-workers N: the cluster's bound on machines joined at once (absent: 10,000). */
+  maxWorkers?: number;
   /** Default true: advertise over mDNS when the coordinator lets other machines in. */
   advertise?: boolean;
   clusterName?: string | undefined;
@@ -76,6 +84,8 @@ export function parseServeArgs(args: string[], io: Pick<CliIo, 'cwd' | 'env'>): 
     'coordinator-port': { type: 'string' },
     'no-local-worker': { type: 'boolean' },
     'trust-advertised-hosts': { type: 'boolean' },
+    'heartbeat-timeout': { type: 'string' },
+    'max-workers': { type: 'string' },
     'no-advertise': { type: 'boolean' },
     'cluster-name': { type: 'string' },
     'auto-approve': { type: 'boolean' },
@@ -83,6 +93,7 @@ export function parseServeArgs(args: string[], io: Pick<CliIo, 'cwd' | 'env'>): 
   noMorePositionals(positionals);
   const nameProblem = values['cluster-name'] === undefined ? null : clusterNameProblem(values['cluster-name']);
   if (nameProblem) throw new UsageError(`--cluster-name: ${nameProblem}`);
+  const heartbeatTimeoutMs = secondsOption(values['heartbeat-timeout'], 'heartbeat-timeout', 0.5, 600);
   return {
     host: values.host ?? '127.0.0.1',
     port: intOption(values.port, 'port', DEFAULT_HEADLESS_PORT, 0, 65535),
@@ -95,7 +106,19 @@ export function parseServeArgs(args: string[], io: Pick<CliIo, 'cwd' | 'env'>): 
     advertise: values['no-advertise'] !== true,
     clusterName: values['cluster-name'],
     autoApprove: values['auto-approve'] === true,
+    ...(heartbeatTimeoutMs !== undefined ? { heartbeatTimeoutMs } : {}),
+    ...(values['max-workers'] !== undefined ? { maxWorkers: intOption(values['max-workers'], 'max-workers', 10_000, 1, 1_000_000) } : {}),
   };
+}
+
+/** `--NAME S` as milliseconds, S a number of seconds within [min, max]; undefined when not given. */
+function secondsOption(raw: string | undefined, name: string, min: number, max: number): number | undefined {
+  if (raw === undefined) return undefined;
+  const seconds = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(seconds) || seconds < min || seconds > max) {
+    throw new UsageError(`--${name} must be a number of seconds between ${min} and ${max}, got "${raw}"`);
+  }
+  return Math.round(seconds * 1000);
 }
 
 /** AB:CD:… — how browsers' certificate viewers show a fingerprint. */
@@ -139,6 +162,8 @@ export async function runServe(options: ServeOptions, io: CliIo, stop: AbortSign
       coordinatorPort: options.coordinatorPort,
       localWorker: options.localWorker,
       trustAdvertisedHosts: options.trustAdvertisedHosts,
+      ...(options.heartbeatTimeoutMs !== undefined ? { heartbeatTimeoutMs: options.heartbeatTimeoutMs } : {}),
+      ...(options.maxWorkers !== undefined ? { maxWorkers: options.maxWorkers } : {}),
       advertise: options.advertise !== false,
       ...(options.clusterName !== undefined ? { clusterName: options.clusterName } : {}),
       ...(options.autoApprove ? { autoApprove: true } : {}),

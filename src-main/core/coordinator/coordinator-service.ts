@@ -298,7 +298,8 @@ export class CoordinatorService {
   // ---------------------------------------------------------------------------------------------------------
   // Operator actions
 
-  startRun(spec: RunSpec): RunSnapshot { return this.runsCtl.startRun(spec); }
+  /** An older client's spec may carry its own heartbeat timeout: the cluster's replaces it, so the run shows what applies. */
+  startRun(spec: RunSpec): RunSnapshot { return this.runsCtl.startRun({ ...spec, heartbeatTimeoutMs: this.pool.heartbeatTimeoutMs }); }
   stopRun(runId: string): RunSnapshot { return this.runsCtl.stopRun(runId); }
 
   drainWorker(workerId: number): WorkerSnapshot[] {

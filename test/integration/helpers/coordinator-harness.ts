@@ -19,7 +19,7 @@ export interface Stamped<T> {
 }
 
 export interface CoordinatorHarnessOptions {
-  /** The coordinator's default heartbeat timeout (a run's spec sets its own). */
+  /** The cluster's heartbeat timeout (a run's spec no longer changes it). */
   heartbeatTimeoutMs?: number;
   heartbeatIntervalMs?: number;
 }

@@ -3,11 +3,16 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../../src-main/cli/command';
-import { runSpecFrom } from '../../../src-main/cli/commands/runs/run-spec-args';
+import { HEARTBEAT_TIMEOUT_NOTE, runSpecFrom } from '../../../src-main/cli/commands/runs/run-spec-args';
 
 const assets = path.resolve(__dirname, '..', '..', '..', 'assets');
 
 describe('runSpecFrom', () => {
+  it('sends no heartbeat timeout for --heartbeat-timeout: it is the cluster\'s now (runs start prints the note)', () => {
+    expect(runSpecFrom({ samples: '10', 'heartbeat-timeout': '2.5' }, ['t.py'], {})).toEqual({ command: ['t.py'], samples: 10 });
+    expect(HEARTBEAT_TIMEOUT_NOTE).toMatch(/^note: --heartbeat-timeout is ignored: the heartbeat timeout is the cluster's now.*\(gpu-share serve --heartbeat-timeout S\)$/);
+  });
+
   it('sends what was given and leaves the rest to the schema defaults', () => {
     expect(runSpecFrom({ samples: '500' }, ['/srv/train.py', '--epochs', '3'], {})).toEqual({ command: ['/srv/train.py', '--epochs', '3'], samples: 500 });
   });
@@ -19,7 +24,6 @@ describe('runSpecFrom', () => {
         samples: '50000',
         'min-workers': '2',
         'max-workers': '4',
-        'heartbeat-timeout': '2.5',
         'max-restarts': '0',
         'nproc-per-node': 'gpu',
         gpus: true,
@@ -35,7 +39,6 @@ describe('runSpecFrom', () => {
       samples: 50000,
       minWorkers: 2,
       maxWorkers: 4,
-      heartbeatTimeoutMs: 2500,
       maxRestarts: 0,
       nprocPerNode: 'gpu',
       useGpus: true,
@@ -59,8 +62,6 @@ describe('runSpecFrom', () => {
     expect(bad({ samples: 'many' })).toThrow(new UsageError('--samples must be a whole number, got "many"'));
     expect(bad({ samples: '0' })).toThrow(new UsageError('--samples must be at least 1, got 0'));
     expect(bad({ samples: '10', 'min-workers': '3', 'max-workers': '2' })).toThrow(new UsageError('--min-workers (3) is more than --max-workers (2)'));
-    expect(bad({ samples: '10', 'heartbeat-timeout': '0.1' })).toThrow(new UsageError('--heartbeat-timeout: must be between 0.5 and 600 seconds'));
-    expect(bad({ samples: '10', 'heartbeat-timeout': 'soon' })).toThrow(new UsageError('--heartbeat-timeout must be a number of seconds, got "soon"'));
     expect(bad({ samples: '10', launcher: 'mpirun' })).toThrow(new UsageError('--launcher: must be torchrun or direct'));
     expect(bad({ samples: '10', env: ['NOEQUALS'] })).toThrow(new UsageError('--env takes KEY=VALUE, got "NOEQUALS"'));
     expect(bad({ samples: '10', env: ['1BAD=x'] })).toThrow(/^--env: /);

@@ -21,4 +21,10 @@ describe('parseShellArgs', () => {
     expect(parseShellArgs(['/app/gpu-share', `--cluster-name=${'x'.repeat(129)}`], '/w')).toEqual({});
     expect(parseShellArgs(['/app/gpu-share', '--cluster-name', '--no-advertise'], '/w')).toEqual({ advertise: false });
   });
+
+  it('reads the cluster\'s heartbeat timeout and machine bound as serve does; values serve would refuse are dropped', () => {
+    expect(parseShellArgs(['/app/gpu-share', '--heartbeat-timeout', '2.5', '--max-workers=40'], '/w')).toEqual({ heartbeatTimeoutMs: 2500, maxWorkers: 40 });
+    expect(parseShellArgs(['/app/gpu-share', '--heartbeat-timeout=0.1', '--max-workers', '0'], '/w')).toEqual({});
+    expect(parseShellArgs(['/app/gpu-share', '--heartbeat-timeout=601', '--max-workers=many'], '/w')).toEqual({});
+  });
 });

@@ -74,7 +74,8 @@ describe('membership, cluster-wide', () => {
     expect(joined.heartbeatTimeoutMs).toBe(2000);
     const [beta] = h.activeWorkers('beta');
     // An old client's spec still carries its own timeout: accepted, and ignored.
-    h.svc.startRun(h.spec({ heartbeatTimeoutMs: 30_000 }));
+    // …and the run shows the timeout that applies to its members, the cluster's.
+    expect(h.svc.startRun(h.spec({ heartbeatTimeoutMs: 30_000 })).spec.heartbeatTimeoutMs).toBe(2000);
     expect(h.svc.heartbeat(joined.workerId, { incarnation: 1 }).heartbeatTimeoutMs).toBe(2000);
     expect(h.svc.heartbeat(beta!.workerId, { incarnation: 1 }).heartbeatTimeoutMs).toBe(2000);
     h.run(2000, [beta!], 500);

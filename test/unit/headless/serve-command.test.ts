@@ -91,6 +91,17 @@ describe('serve options', () => {
     expect(() => parseServeArgs(['--cluster-name', 'lab '], { cwd: '/', env: {} })).toThrow(/--cluster-name: the cluster name "lab " must be 1 to 128 printable ASCII/);
   });
 
+  it('reads the cluster\'s heartbeat timeout (0.5 to 600 s) and machine bound; absent, the coordinator\'s defaults apply', () => {
+    const io = { cwd: '/', env: {} };
+    expect(parseServeArgs(['--heartbeat-timeout', '2.5', '--max-workers', '3'], io)).toMatchObject({ heartbeatTimeoutMs: 2500, maxWorkers: 3 });
+    expect(parseServeArgs(['--heartbeat-timeout=0.5'], io).heartbeatTimeoutMs).toBe(500);
+    expect(parseServeArgs([], io)).not.toHaveProperty('heartbeatTimeoutMs');
+    expect(parseServeArgs([], io)).not.toHaveProperty('maxWorkers');
+    expect(() => parseServeArgs(['--heartbeat-timeout', '0.2'], io)).toThrow(new UsageError('--heartbeat-timeout must be a number of seconds between 0.5 and 600, got "0.2"'));
+    expect(() => parseServeArgs(['--heartbeat-timeout', 'soon'], io)).toThrow(/--heartbeat-timeout must be a number of seconds/);
+    expect(() => parseServeArgs(['--max-workers', '0'], io)).toThrow(new UsageError('--max-workers must be between 1 and 1000000, got 0'));
+  });
+
   it('is listed by gpu-share --help and has its own --help', async () => {
     let out = '';
     const io = { out: (t: string) => (out += t), err: () => undefined, env: {}, cwd: '/' };
@@ -99,6 +110,7 @@ describe('serve options', () => {
     out = '';
     expect(await runCli(['serve', '--help'], io)).toBe(0);
     expect(out).toContain('--no-local-worker');
+    expect(out).toContain('--heartbeat-timeout S');
   });
 
   it('finds the built page where GPU_SHARE_STATIC_DIR points first', () => {

@@ -100,7 +100,7 @@ export function formatRunDetail(run: RunSnapshot, events: readonly CoordinatorEv
     `  progress   ${progressLine(run)}`,
     `  command    ${shellWords(spec.command)} (${launcher}${spec.useGpus ? ', on GPUs' : ''})`,
     `  members    ${membersWithGpus(run)}`,
-    `  workers    ${run.workerIds.length} training (min ${spec.minWorkers}, max ${spec.maxWorkers}), heartbeat timeout ${spec.heartbeatTimeoutMs / 1000} s`,
+    `  workers    ${run.workerIds.length} training (min ${spec.minWorkers}, max ${spec.maxWorkers}), heartbeat timeout ${spec.heartbeatTimeoutMs / 1000} s (the cluster's)`,
     `  samples    ${spec.samples}`,
     `  started    ${humanAgo(run.startedAt, now)}${ended}`,
     '',

@@ -26,7 +26,8 @@ export const RUN_SPEC_USAGE = `Run options (as in the app's Start run form):
   --samples N              dataset size in samples, split over the workers (required, unless --example)
   --min-workers N          below this many the run waits or pauses (default 1)
   --max-workers N          at most this many train (default 64)
-  --heartbeat-timeout S    seconds of silence before a worker is failed (default 5)
+  --heartbeat-timeout S    ignored, with a note: the heartbeat timeout is the cluster's now
+                           (gpu-share serve --heartbeat-timeout S)
   --max-restarts N         restarts after failures before the run fails (default 3)
   --nproc-per-node N|gpu   processes per machine; gpu = one per visible GPU (default 1)
   --gpus                   train on GPUs (sets CUDA_VISIBLE_DEVICES, checks GPU residency)
@@ -38,6 +39,13 @@ export type RunSpecValues = {
   [K in keyof typeof runSpecOptions]?: (typeof runSpecOptions)[K] extends { multiple: true } ? string[] : (typeof runSpecOptions)[K]['type'] extends 'boolean' ? boolean : string;
 };
 
+/**
+ * Printed when `runs start` is given --heartbeat-timeout. Kept as an accepted flag (scripts written for one run
+ * at a time keep working) rather than refused: the timeout it set is now the cluster's, for every machine.
+ */
+export const HEARTBEAT_TIMEOUT_NOTE =
+  "note: --heartbeat-timeout is ignored: the heartbeat timeout is the cluster's now, the same for every machine whatever it runs; set it where the coordinator starts (gpu-share serve --heartbeat-timeout S)";
+
 /** Flag names of the spec's fields, for messages. */
 const FLAG_OF: Record<string, string> = {
   name: '--name',
@@ -45,7 +53,6 @@ const FLAG_OF: Record<string, string> = {
   samples: '--samples',
   minWorkers: '--min-workers',
   maxWorkers: '--max-workers',
-  heartbeatTimeoutMs: '--heartbeat-timeout',
   maxRestarts: '--max-restarts',
   nprocPerNode: '--nproc-per-node',
   launcher: '--launcher',
@@ -79,9 +86,6 @@ export function runSpecFrom(values: RunSpecValues, command: readonly string[], e
     throw new UsageError('--samples N is required: the dataset size, split over the workers into shards (GPU_SHARE_SHARD_START/END)');
   }
   const nproc = values['nproc-per-node'];
-  const timeout = values['heartbeat-timeout'];
-  const seconds = timeout === undefined ? undefined : Number(timeout);
-  if (timeout !== undefined && !Number.isFinite(seconds)) throw new UsageError(`--heartbeat-timeout must be a number of seconds, got "${timeout}"`);
   const spec = {
     ...base,
     ...(values.name !== undefined ? { name: values.name } : {}),
@@ -89,7 +93,6 @@ export function runSpecFrom(values: RunSpecValues, command: readonly string[], e
     samples: intOption(values.samples, 'samples', base.samples ?? 0, 1, Number.MAX_SAFE_INTEGER),
     ...(values['min-workers'] !== undefined ? { minWorkers: intOption(values['min-workers'], 'min-workers', 1, 1, 100_000) } : {}),
     ...(values['max-workers'] !== undefined ? { maxWorkers: intOption(values['max-workers'], 'max-workers', 64, 1, 100_000) } : {}),
-    ...(seconds !== undefined ? { heartbeatTimeoutMs: Math.round(seconds * 1000) } : {}),
     ...(values['max-restarts'] !== undefined ? { maxRestarts: intOption(values['max-restarts'], 'max-restarts', 3, 0, 1000) } : {}),
     ...(nproc !== undefined ? { nprocPerNode: nproc === 'gpu' ? ('gpu' as const) : intOption(nproc, 'nproc-per-node', 1, 1, 64) } : {}),
     ...(values.gpus ? { useGpus: true } : {}),
@@ -103,7 +106,7 @@ export function runSpecFrom(values: RunSpecValues, command: readonly string[], e
     if (issue.code === 'custom' && field === 'minWorkers') {
       throw new UsageError(`--min-workers (${String(spec.minWorkers ?? 1)}) is more than --max-workers (${String(spec.maxWorkers ?? 64)})`);
     }
-    const what = field === 'heartbeatTimeoutMs' ? 'must be between 0.5 and 600 seconds' : field === 'launcher' ? 'must be torchrun or direct' : issue.message;
+    const what = field === 'launcher' ? 'must be torchrun or direct' : issue.message;
     throw new UsageError(`${FLAG_OF[field] ?? field}: ${what}`);
   }
   return spec;

@@ -3,7 +3,7 @@ import { parseCommandLine, UsageError, type Command } from '../../command';
 import { OPERATOR_OPTIONS_USAGE, operatorOptions, printJson, runOperator } from '../../operator/operator-command';
 import { shellWords } from '../../text-format';
 import { followRun } from './follow-run';
-import { RUN_SPEC_USAGE, runSpecFrom, runSpecOptions } from './run-spec-args';
+import { HEARTBEAT_TIMEOUT_NOTE, RUN_SPEC_USAGE, runSpecFrom, runSpecOptions } from './run-spec-args';
 
 const startOptions = { ...operatorOptions, ...runSpecOptions, follow: { type: 'boolean', short: 'f' } } as const;
 
@@ -47,6 +47,7 @@ ${OPERATOR_OPTIONS_USAGE}
   async run(args, io) {
     const { values, command } = parseStart(args);
     const spec = runSpecFrom(values, command, io.env);
+    if (values['heartbeat-timeout'] !== undefined) io.err(`${HEARTBEAT_TIMEOUT_NOTE}\n`);
     return runOperator('gpu-share runs start', values, io, async (client) => {
       const run = await client.call('startRun', [], spec);
       if (values.json && !values.follow) {
