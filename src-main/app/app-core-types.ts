@@ -33,6 +33,8 @@ export interface AppCoreOptions {
   heartbeatTimeoutMs?: number;
   /** The cluster's bound on machines joined at once (default 10,000); runs never refuse a join. */
   maxWorkers?: number;
+  /** After a restart, how long the workers that were live may take to re-attach (ms; default 60 s): see failover-grace.ts. */
+  failoverGraceMs?: number;
   /** Advertise the coordinator on the LAN over mDNS (default: when it listens beyond loopback); see discovery-feature.ts. */
   advertise?: boolean;
   /** Pre-shared cluster name: advertised only as a tag; the join panel lists only that cluster's coordinators. */

@@ -13,6 +13,10 @@ import { RunOutputLog } from './coordinator/run-output-log';
 import { MAX_EVENTS } from './coordinator/user-messages';
 import { COUNTERS, type StateDb } from './state';
 
+/** The kv row that keeps the epoch of the coordinator that last ran on this state database. */
+export const COORDINATOR_EPOCH_KEY = 'coordinator:epoch';
+const holdingsKey = (runId: string): string => `run-holdings:${runId}`;
+
 
 interface RunProgressMark {
   lastMapGeneration: number;
@@ -27,6 +31,8 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
   private readonly written = new Map<string, RunProgressMark>();
   /** Names bound in the database already (binding is first-come and never changes, so once is enough). */
   private readonly bound = new Set<string>();
+  /** The member holdings last written for each run (JSON), so an unchanged snapshot writes nothing. */
+  private readonly heldWritten = new Map<string, string>();
 
   constructor(
     private readonly db: StateDb,
@@ -42,7 +48,9 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
       this.noteWritten(run);
       const log = new RunOutputLog();
       for (const chunk of this.db.output.tail(run.id)) log.append(chunk.workerId, chunk.node, chunk.data);
-      return { run, outputTail: log.text() };
+      const holdings = this.db.kv.get<RunSnapshot['memberHoldings']>(holdingsKey(run.id));
+      if (holdings) this.heldWritten.set(run.id, JSON.stringify(holdings));
+      return { run: holdings ? { ...run, memberHoldings: holdings } : run, outputTail: log.text() };
     });
     return {
       runs,
@@ -51,11 +59,13 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
       workers: this.db.workers.list(),
       runSeq: this.db.kv.counter(COUNTERS.runSeq),
       names,
+      ...(this.db.kv.get<string>(COORDINATOR_EPOCH_KEY) ? { epoch: this.db.kv.get<string>(COORDINATOR_EPOCH_KEY) } : {}),
     };
   }
 
   saveRun(run: RunSnapshot): void {
     const { shardHistory, lossHistory, generationMarks, workerRows, ...stored } = run;
+    this.saveHoldings(run);
     this.db.runs.save(stored);
     const mark = this.progressMark(run.id);
     for (const map of shardHistory) {
@@ -93,6 +103,18 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
 
   workerSeen(workerId: number, at: number): void {
     this.db.workers.touch(workerId, at);
+  }
+
+  /** A run's member holdings (GPUs per member), when they changed: a restarted coordinator keeps a re-attaching generation's. */
+  private saveHoldings(run: RunSnapshot): void {
+    const text = JSON.stringify(run.memberHoldings ?? []);
+    if (this.heldWritten.get(run.id) === text) return;
+    this.heldWritten.set(run.id, text);
+    this.db.kv.set(holdingsKey(run.id), run.memberHoldings ?? []);
+  }
+
+  saveEpoch(epoch: string): void {
+    this.db.kv.set(COORDINATOR_EPOCH_KEY, epoch);
   }
 
   saveRunSeq(runSeq: number): void {

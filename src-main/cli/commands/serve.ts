@@ -47,6 +47,8 @@ Options:
                             that tag (anyone can copy it: the join proof is what keeps a stranger out)
   --no-advertise            do not advertise the coordinator on the LAN (mDNS); by default it is advertised
                             whenever --coordinator-host lets other machines in
+  --failover-grace S        after a restart, how long the workers that were live may take to re-attach and
+                            go on training without a relaunch (default 60; 0: fail them at once, as before)
   --auto-approve            approve every machine that joins, without \`gpu-share workers approve\`. Risk: any
                             machine holding the join token trains, and can run code on every member machine
                             including this one; for closed labs only
@@ -70,6 +72,8 @@ export interface ServeOptions {
   clusterName?: string | undefined;
   /** --auto-approve: every machine holding the join token is approved at its join (closed labs only). */
   autoApprove?: boolean;
+  /** --failover-grace S, in ms: how long a restarted coordinator waits for the workers that were live to re-attach. */
+  failoverGraceMs?: number;
   /** HTTPS for the page even on loopback (tests); beyond loopback it is always on (pageNeedsTls). */
   pageTls?: boolean;
 }
@@ -89,6 +93,7 @@ export function parseServeArgs(args: string[], io: Pick<CliIo, 'cwd' | 'env'>): 
     'no-advertise': { type: 'boolean' },
     'cluster-name': { type: 'string' },
     'auto-approve': { type: 'boolean' },
+    'failover-grace': { type: 'string' },
   });
   noMorePositionals(positionals);
   const nameProblem = values['cluster-name'] === undefined ? null : clusterNameProblem(values['cluster-name']);
@@ -108,6 +113,7 @@ export function parseServeArgs(args: string[], io: Pick<CliIo, 'cwd' | 'env'>): 
     autoApprove: values['auto-approve'] === true,
     ...(heartbeatTimeoutMs !== undefined ? { heartbeatTimeoutMs } : {}),
     ...(values['max-workers'] !== undefined ? { maxWorkers: intOption(values['max-workers'], 'max-workers', 10_000, 1, 1_000_000) } : {}),
+    ...(values['failover-grace'] !== undefined ? { failoverGraceMs: intOption(values['failover-grace'], 'failover-grace', 60, 0, 3600) * 1000 } : {}),
   };
 }
 
@@ -167,6 +173,7 @@ export async function runServe(options: ServeOptions, io: CliIo, stop: AbortSign
       advertise: options.advertise !== false,
       ...(options.clusterName !== undefined ? { clusterName: options.clusterName } : {}),
       ...(options.autoApprove ? { autoApprove: true } : {}),
+      ...(options.failoverGraceMs !== undefined ? { failoverGraceMs: options.failoverGraceMs } : {}),
       env: io.env,
     });
   } catch (error) {

@@ -196,8 +196,9 @@ function sendJson(res: http.ServerResponse, status: number, json: unknown, extra
   sendText(res, status, JSON.stringify(json), 'application/json; charset=utf-8', extraHeaders);
 }
 
-function sendError(res: http.ServerResponse, status: number, message: string, extraHeaders: Record<string, string> = {}): void {
-  sendJson(res, status, { error: message }, extraHeaders);
+/** `epoch`: the coordinator's, on refusals of worker requests, so an agent tells a restarted coordinator from a refusal. */
+function sendError(res: http.ServerResponse, status: number, message: string, extraHeaders: Record<string, string> = {}, epoch?: string): void {
+  sendJson(res, status, epoch ? { error: message, epoch } : { error: message }, extraHeaders);
 }
 
 /** Reads the whole body, refusing more than MAX_BODY_BYTES (413) or a body slower than the timeout (408). */
@@ -339,7 +340,7 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
         // closed: the rest of the body is discarded, not parsed.
         const unread = !req.complete;
         const closing = error.status === 413 || error.status === 408 || unread;
-        sendError(res, error.status, error.message, { ...(closing ? { connection: 'close' } : {}), ...(error.retryAfterS ? { 'retry-after': String(error.retryAfterS) } : {}) });
+        sendError(res, error.status, error.message, { ...(closing ? { connection: 'close' } : {}), ...(error.retryAfterS ? { 'retry-after': String(error.retryAfterS) } : {}) }, service.epoch);
         if (error.status === 408) res.once('finish', () => req.socket.destroy());
         else if (closing) {
           req.resume(); // swallow what is still coming so the client can read the answer

@@ -9,6 +9,7 @@
  * (user-messages.ts). Instructions travel in heartbeat responses (agents poll; nothing connects to a worker).
  * A worker becomes active on its first heartbeat after joining (its agent is then ready to launch).
  */
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { CoordinatorEvent, RunSnapshot, RunSpec, WorkerGpu, WorkerSnapshot } from '../../../src-shared/training';
 import type { HeartbeatRequest, HeartbeatResponse, JoinRequest, JoinResponse, ReportRequest, leaveRequestSchema } from '../../../src-shared/worker-protocol';
@@ -20,10 +21,12 @@ import type { CoordinatorStore, RestoredState } from './coordinator-store';
 import { ElasticPool, LIVE_STATES, type PoolTransition } from './elastic-pool';
 import { DEFAULT_MAX_MACHINES } from './membership';
 import { OutputBudget, type OutputBudgetOptions } from './output-budget';
+import { DEFAULT_FAILOVER_GRACE_MS, FailoverGrace } from './failover-grace';
 import { RunController } from './run-controller';
+import { claimMismatch } from './run-reattach';
 import { NodeKeys } from './node-keys';
 import type { CoordinatorJobHooks, Instruction } from './job-hooks';
-import { transitionEvent, UserMessages } from './user-messages';
+import { capitalize, transitionEvent, UserMessages } from './user-messages';
 import { connectionFacts, WorkerGate, type ConnectionFacts } from './worker-gate';
 import { joinFields, WorkerRegistry } from './worker-registry';
 
@@ -47,6 +50,8 @@ export interface CoordinatorServiceOptions {
   /** Accept advertised hosts other than where workers connect from (NAT); off by default, see worker-gate.ts. */
   trustAdvertisedHosts?: boolean;
   outputBudget?: OutputBudgetOptions;
+  /** How long, after a restart, the workers that were live may take to re-attach (serve --failover-grace; default 60 s, 0: none). */
+  failoverGraceMs?: number;
 }
 
 /** How often start() runs tick(): failure detection is at most this late. */
@@ -62,6 +67,9 @@ export class CoordinatorService {
   private readonly runsCtl: RunController;
   private readonly gate: WorkerGate;
   private readonly outputBudget: OutputBudget;
+  private readonly grace: FailoverGrace;
+  /** Random, new at each start, kept in the state database: agents tell a restarted coordinator by it (failover-grace.ts). */
+  readonly epoch = randomBytes(12).toString('base64url');
   private timer: { cancel(): void } | null = null;
   private instructionListener: ((workerId: number) => void) | null = null;
   private store: CoordinatorStore | null = null;
@@ -87,6 +95,7 @@ export class CoordinatorService {
     this.registry = new WorkerRegistry(this.pool);
     this.gate = new WorkerGate({ trustAdvertisedHosts: trustAdvertised, nameInUse: (node) => this.registry.hasNode(node) });
     this.outputBudget = new OutputBudget(this.clock, opts.outputBudget);
+    this.grace = new FailoverGrace(this.clock, this.pool, opts.failoverGraceMs ?? DEFAULT_FAILOVER_GRACE_MS);
     this.nodeKeys.onChange(() => this.feed.workersChanged('state'));
     this.nodeKeys.onRevoke((node) => this.expelNode(node));
     this.runsCtl = new RunController({
@@ -115,20 +124,26 @@ export class CoordinatorService {
   restore(state: RestoredState): void {
     this.messages.restore(state.events, state.lastEventSeq);
     for (const n of state.names ?? []) this.gate.restoreBinding(n.node, n.machineHash, n.firstFrom);
+    const graced: { workerId: number; incarnation: number }[] = [];
     for (const w of state.workers) {
       const wasLive = LIVE_STATES.has(w.state);
-      const stateCause = wasLive ? 'the coordinator restarted; waiting for it to join again' : w.stateCause;
-      this.pool.restore({ ...w, state: wasLive ? 'failed' : w.state, stateCause });
+      // Within the failover grace a machine that was live stays live, unattached, until it re-attaches (failover-grace.ts).
+      const keep = wasLive && this.grace.graceMs > 0;
+      if (keep) graced.push({ workerId: w.id, incarnation: w.incarnation });
+      const stateCause = keep ? this.grace.waitingCause() : wasLive ? 'the coordinator restarted; waiting for it to join again' : w.stateCause;
+      this.pool.restore({ ...w, state: wasLive && !keep ? 'failed' : w.state, stateCause });
       this.gate.restoreBinding(w.node, w.machineHash, w.address);
       if (wasLive) this.saveWorker(w.id);
     }
-    this.runsCtl.restore(state.runs, state.runSeq);
+    this.grace.begin(state.epoch ?? null, graced);
+    this.runsCtl.restore(state.runs, state.runSeq, { workers: new Set(graced.map((g) => g.workerId)), ms: this.grace.graceMs });
   }
 
   /** From now on, everything worth keeping is handed to `store` as it happens. */
   attachStore(store: CoordinatorStore): void {
     this.store = store;
     this.runsCtl.attachStore(store);
+    store.saveEpoch?.(this.epoch);
     this.messages.onEvent((event) => store.saveEvent(event));
     for (const w of this.pool.allWorkers()) this.saveWorker(w.workerId);
     for (const run of this.runsCtl.runs()) store.saveRun(run);
@@ -151,13 +166,20 @@ export class CoordinatorService {
     let workerId: number;
     let incarnation: number;
 
-    if (existingId !== undefined) {
+    const waited = existingId !== undefined && this.grace.isWaiting(existingId);
+    const claim = existingId === undefined ? null : this.grace.reattach(existingId, req.reattach, (id, runId, gen) => claimMismatch(this.runsCtl, id, runId, gen));
+    if (claim?.ok) {
+      ({ workerId, incarnation } = this.reattached(existingId!, fields));
+    } else if (existingId !== undefined) {
       const pw = this.pool.worker(existingId)!;
       if (LIVE_STATES.has(pw.state)) {
         // Same name from the same machine (the gate checked) while the old one is still live: the agent restarted under us.
         const wasActive = pw.state === 'active';
-        this.pool.failWorker(existingId, `agent restarted: ${req.node} joined again before its old session timed out`);
-        this.runsCtl.afterFailures([existingId], new Map(wasActive ? [[existingId, 'Its agent restarted and joined again']] : []));
+        const cause = waited ? `came back after the coordinator restarted but could not re-attach: ${claim && !claim.ok ? claim.reason : 'no claim'}` : `agent restarted: ${req.node} joined again before its old session timed out`;
+        this.pool.failWorker(existingId, cause);
+        // Back after a coordinator restart without its training: not the run's failure, so no restart is charged (it shrinks).
+        if (waited) this.runsCtl.memberGone(existingId, `worker ${req.node} came back after the coordinator restarted without its training`);
+        else this.runsCtl.afterFailures([existingId], new Map(wasActive ? [[existingId, 'Its agent restarted and joined again']] : []));
       }
       const before = pw.stateCause;
       const r = this.pool.rejoinWorker(existingId, fields, `joined again as incarnation ${pw.incarnation + 1}`);
@@ -186,7 +208,21 @@ export class CoordinatorService {
       heartbeatIntervalMs: this.heartbeatIntervalMs,
       heartbeatTimeoutMs: this.pool.heartbeatTimeoutMs,
       sessionSecret: this.gate.openSession(workerId),
+      epoch: this.epoch,
+      failoverGraceMs: this.grace.graceMs,
+      ...(req.reattach ? { reattach: claim?.ok ? { accepted: true as const } : { accepted: false as const, reason: claim && !claim.ok ? claim.reason : 'this coordinator did not restart while it ran' } } : {}),
     };
+  }
+
+  /** Back within the failover grace with a claim for what it runs: the same incarnation goes on, with a new session. */
+  private reattached(workerId: number, fields: ReturnType<typeof joinFields>): { workerId: number; incarnation: number } {
+    const rec = this.pool.require(workerId);
+    rec.takeJoin(fields);
+    rec.lastHeartbeat = this.clock.monotonic();
+    rec.stateCause = 're-attached after the coordinator restarted';
+    const member = this.runsCtl.memberRuns(workerId).map((r) => `; run "${r.name}" generation ${r.generation} goes on`).join('');
+    this.messages.event('worker-rejoined', 'info', `Worker ${rec.node} re-attached after the coordinator restarted (incarnation ${rec.incarnation}${member})`, { workerId });
+    return { workerId, incarnation: rec.incarnation };
   }
 
   /** Told the worker id whenever an instruction is queued for it (the HTTP layer pokes the agent to poll now). */
@@ -334,6 +370,9 @@ export class CoordinatorService {
 
   /** Declares silent workers failed, starts settled scale-ups, and sends the coalesced snapshots. */
   tick(): void {
+    const unattached = this.grace.tick();
+    for (const id of unattached) this.pool.failWorker(id, this.grace.expiredCause());
+    if (unattached.length > 0) this.runsCtl.afterFailures(unattached, new Map(unattached.map((id) => [id, capitalize(this.grace.expiredCause())])));
     const failed = this.pool.expireSilent();
     if (failed.length > 0) {
       const causes = new Map<number, string>();

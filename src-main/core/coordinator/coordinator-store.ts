@@ -24,6 +24,8 @@ export interface RestoredState {
   runSeq: number;
   /** Node names bound to machines (kept even when the worker record was forgotten). */
   names?: { node: string; machineHash: string; firstFrom: string | null }[];
+  /** The epoch of the coordinator that kept this state (absent before the first start that kept one). */
+  epoch?: string;
 }
 
 export interface CoordinatorStore {
@@ -37,4 +39,6 @@ export interface CoordinatorStore {
   workerSeen(workerId: number, at: number): void;
   /** Highest run number handed out, kept so ids never repeat after a restart. */
   saveRunSeq(runSeq: number): void;
+  /** This coordinator's epoch, so the next start knows which epoch its agents' re-attach claims must name. */
+  saveEpoch?(epoch: string): void;
 }

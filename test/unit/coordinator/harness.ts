@@ -1,7 +1,7 @@
 /** A coordinator on a fake clock, and simulated agents that join, heartbeat and report as the real one does. */
 import { CoordinatorService, type CoordinatorChange } from '../../../src-main/core/coordinator/coordinator-service';
 import type { RunSpec } from '../../../src-shared/training';
-import { runSpecSchema, type Instruction, type LaunchPlan, type Progress, type RunSpecInput } from '../../../src-shared/worker-protocol';
+import { runSpecSchema, type Instruction, type LaunchPlan, type Progress, type ReattachClaim, type RunSpecInput } from '../../../src-shared/worker-protocol';
 import { FakeClock } from './fake-clock';
 
 export class SimWorker {
@@ -19,7 +19,11 @@ export class SimWorker {
     readonly opts: { address?: string; rdzvPort?: number; python?: boolean; gpus?: number; machine?: string } = {},
   ) {}
 
-  join(): this {
+  /** The latest join's answer (the re-attach verdict among it). */
+  joined: ReturnType<CoordinatorService['join']> | null = null;
+
+  /** Joins; with `reattach`, as an agent that kept its training through a coordinator restart (failover-grace.ts). */
+  join(reattach?: ReattachClaim): this {
     const r = this.h.svc.join(
       {
         node: this.node,
@@ -32,9 +36,11 @@ export class SimWorker {
         rdzvPort: this.opts.rdzvPort ?? 29400 + this.h.workers.length,
         python: this.opts.python === false ? null : { path: '/usr/bin/python3', torchVersion: '1.13.0' },
         local: false,
+        ...(reattach ? { reattach } : {}),
       },
       this.opts.address ?? '127.0.0.1',
     );
+    this.joined = r;
     this.workerId = r.workerId;
     this.incarnation = r.incarnation;
     if (!this.h.workers.includes(this)) this.h.workers.push(this);
@@ -92,7 +98,7 @@ export class Harness {
   readonly changes: CoordinatorChange[] = [];
   readonly workers: SimWorker[] = [];
 
-  constructor(opts: { heartbeatTimeoutMs?: number; maxWorkers?: number; rdzvHostOverride?: string; before?: (svc: CoordinatorService) => void } = {}) {
+  constructor(opts: { heartbeatTimeoutMs?: number; maxWorkers?: number; rdzvHostOverride?: string; failoverGraceMs?: number; before?: (svc: CoordinatorService) => void } = {}) {
     this.svc = new CoordinatorService({
       clock: this.clock,
       joinToken: 'join-token',
@@ -101,6 +107,7 @@ export class Harness {
       heartbeatTimeoutMs: opts.heartbeatTimeoutMs ?? 5000,
       ...(opts.maxWorkers !== undefined ? { maxWorkers: opts.maxWorkers } : {}),
       ...(opts.rdzvHostOverride ? { rdzvHostOverride: opts.rdzvHostOverride } : {}),
+      ...(opts.failoverGraceMs !== undefined ? { failoverGraceMs: opts.failoverGraceMs } : {}),
     });
     opts.before?.(this.svc);
     this.svc.subscribe((c) => this.changes.push(c));

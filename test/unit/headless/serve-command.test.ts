@@ -102,6 +102,14 @@ describe('serve options', () => {
     expect(() => parseServeArgs(['--max-workers', '0'], io)).toThrow(new UsageError('--max-workers must be between 1 and 1000000, got 0'));
   });
 
+  it('reads --failover-grace S (0 to 3600 s: how long a restarted coordinator waits for live workers to re-attach); absent, 60 s applies', () => {
+    const io = { cwd: '/', env: {} };
+    expect(parseServeArgs(['--failover-grace', '30'], io).failoverGraceMs).toBe(30_000);
+    expect(parseServeArgs(['--failover-grace', '0'], io).failoverGraceMs).toBe(0);
+    expect(parseServeArgs([], io)).not.toHaveProperty('failoverGraceMs');
+    expect(() => parseServeArgs(['--failover-grace', '4000'], io)).toThrow(new UsageError('--failover-grace must be between 0 and 3600, got 4000'));
+  });
+
   it('is listed by gpu-share --help and has its own --help', async () => {
     let out = '';
     const io = { out: (t: string) => (out += t), err: () => undefined, env: {}, cwd: '/' };
