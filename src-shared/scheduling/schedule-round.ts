@@ -7,7 +7,8 @@
  * start does not starve the job queue.
  */
 import type { Holding } from './holdings';
-import { planGeneration, runHoldings, type GenerationPlan, type PlanLedger, type RunCandidate, type RunPlanRequest } from './plan-generation';
+import { listText } from './holder-text';
+import { planGeneration, runHoldings, type GenerationPlan, type NodeReason, type PlanLedger, type RunCandidate, type RunPlanRequest } from './plan-generation';
 
 /** Detail on a reserved member's holding: the node cards and reasons say "run r2 (reserved)". */
 export const RESERVED = 'reserved';
@@ -33,8 +34,14 @@ export function reserveForRuns(runs: RunPlanRequest[], candidates: RunCandidate[
   const holdings = [...ledger.holdings];
   const plans: RunReservations['plans'] = [];
   for (const run of runs) {
-    const free = opts.runsPerMachine === undefined ? candidates : candidates.filter((c) => otherRuns(holdings, c.node, run.runId) < opts.runsPerMachine!);
-    const plan = planGeneration(run, free, { nodes: ledger.nodes, holdings });
+    const free: RunCandidate[] = [];
+    const busy: NodeReason[] = [];
+    for (const c of candidates) {
+      const others = otherRuns(holdings, c.node, run.runId);
+      if (opts.runsPerMachine === undefined || others.length < opts.runsPerMachine) free.push(c);
+      else busy.push({ node: c.node, reason: `${c.node} trains ${listText(others.map((n) => `run ${n}`))} (one run per machine)` });
+    }
+    const plan = withBusy(planGeneration(run, free, { nodes: ledger.nodes, holdings }), busy);
     plans.push({ runId: run.runId, plan });
     if (plan.kind !== 'plan') continue;
     const current = new Set(run.currentMembers);
@@ -43,9 +50,23 @@ export function reserveForRuns(runs: RunPlanRequest[], candidates: RunCandidate[
   return { holdings, plans };
 }
 
-/** How many runs other than `runId` hold members on `node`. */
-function otherRuns(holdings: Holding[], node: string, runId: string): number {
+/** The names of the runs other than `runId` that hold members on `node`. */
+function otherRuns(holdings: Holding[], node: string, runId: string): string[] {
+  const names: string[] = [];
   const ids = new Set<string>();
-  for (const h of holdings) if (h.kind === 'run' && h.node === node && h.id !== runId) ids.add(h.id);
-  return ids.size;
+  for (const h of holdings) {
+    if (h.kind !== 'run' || h.node !== node || h.id === runId || ids.has(h.id)) continue;
+    ids.add(h.id);
+    names.push(h.name);
+  }
+  return names;
+}
+
+/** The machines left out for other runs are part of why a run waits, or of why it does not grow. */
+function withBusy(plan: GenerationPlan, busy: NodeReason[]): GenerationPlan {
+  if (busy.length === 0) return plan;
+  if (plan.kind === 'plan') return { ...plan, refused: [...plan.refused, ...busy] };
+  const nodes = [...plan.nodes, ...busy];
+  const head = plan.reason.slice(0, plan.reason.indexOf(': '));
+  return { kind: 'hold', reason: `${head}: ${nodes.map((n) => n.reason).join('; ')}`, nodes };
 }

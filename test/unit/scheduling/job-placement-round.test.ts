@@ -53,11 +53,11 @@ function row(id: string, over: Partial<JobRow> = {}): JobRow {
 const running = (id: string, node: string, workerId: number, gpuIndex: number, progress: JobProgress | null = null): JobRow =>
   row(id, { status: 'running', node, workerId, gpuIndex, heldVramMb: 2 * GIB, claimId: 'c', attempts: 1, progress });
 
-function gpuRun(over: Partial<RunSnapshot> & { min?: number; max?: number; gpusPerMember?: number }): RunSnapshot {
-  const { min = 1, max = 4, gpusPerMember, ...rest } = over;
+function gpuRun(over: Partial<RunSnapshot> & { name?: string; min?: number; max?: number; gpusPerMember?: number }): RunSnapshot {
+  const { name = 'r2', min = 1, max = 4, gpusPerMember, ...rest } = over;
   const base = runSnapshot();
   return runSnapshot({
-    spec: { ...base.spec, name: 'r2', minWorkers: min, maxWorkers: max, useGpus: true, ...(gpusPerMember ? { placement: { gpusPerMember } } : {}) },
+    spec: { ...base.spec, name, minWorkers: min, maxWorkers: max, useGpus: true, ...(gpusPerMember ? { placement: { gpusPerMember } } : {}) },
     ...rest,
   });
 }
@@ -130,10 +130,15 @@ describe('placementRound: runs before pending jobs', () => {
 
   it('reserves nothing on a machine another run trains on (its agent trains one run at a time): the job takes the free GPU', () => {
     const c = cluster(['a'], 2);
-    const r1 = gpuRun({ id: 'run-1', workerIds: [1], max: 1, gpusPerMember: 1, memberHoldings: [{ workerId: 1, node: 'a', gpuIndices: [0] }] });
+    const r1 = gpuRun({ id: 'run-1', name: 'r1', workerIds: [1], max: 1, gpusPerMember: 1, memberHoldings: [{ workerId: 1, node: 'a', gpuIndices: [0] }] });
     const r2 = gpuRun({ id: 'run-2', state: 'waiting', workerIds: [], gpusPerMember: 1, startedAt: 2000 });
     const r = round(c, [row('j1')], [r1, r2]);
-    expect(r.runPlans).toEqual([{ runId: 'run-2', plan: { kind: 'hold', reason: 'waits for 1 more worker: no worker is active', nodes: [] } }]);
+    expect(r.runPlans).toEqual([
+      {
+        runId: 'run-2',
+        plan: { kind: 'hold', reason: 'waits for 1 more worker: a trains run r1 (one run per machine)', nodes: [{ node: 'a', reason: 'a trains run r1 (one run per machine)' }] },
+      },
+    ]);
     expect(r.placements.map((p) => [p.jobId, p.gpuIndex])).toEqual([['j1', 1]]);
   });
 });
