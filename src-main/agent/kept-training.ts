@@ -21,20 +21,27 @@ export interface KeptTrainingOptions {
 }
 
 export class KeptTraining {
+  /**
+   * The run generation it trained when the coordinator was lost. The claim names it even when the trainer ended
+   * meanwhile (it finished its last steps while the coordinator was away): its exit report is among the buffered ones.
+   */
+  private keptRun: { runId: string; generation: number } | null = null;
+
   constructor(private readonly opts: KeptTrainingOptions) {}
 
   /** The re-attach claim for the next join (docs/api.md, "Failover"), or null when nothing is kept. */
   claim(): ReattachClaim | null {
     const kept = this.opts.session.kept;
     if (!kept) return null;
-    const run = this.opts.training.status();
-    return { epoch: kept.epoch, incarnation: kept.incarnation, runId: run?.runId ?? null, generation: run?.generation ?? null };
+    return { epoch: kept.epoch, incarnation: kept.incarnation, runId: this.keptRun?.runId ?? null, generation: this.keptRun?.generation ?? null };
   }
 
   /** The session was lost; `kept`: the coordinator may only have restarted, so the training goes on. */
   lost(why: string, kept: boolean): void {
     const { training, reports, log } = this.opts;
     const run = training.describeCurrent();
+    const now = training.status();
+    this.keptRun = kept && now ? { runId: now.runId, generation: now.generation } : null;
     if (kept) {
       // What it says from now on belongs to the next session: buffered until the re-attach.
       training.adopt(this.opts.session.epoch);

@@ -14,8 +14,11 @@ import { formatSeconds, LIVE_STATES, type ElasticPool } from './elastic-pool';
 /** How long a restarted coordinator waits for the workers that were live to re-attach, unless told otherwise. */
 export const DEFAULT_FAILOVER_GRACE_MS = 60_000;
 
-/** What the run side says about a claim: the generation it names is the one its run trains now (or why not). */
-export type GenerationCheck = (workerId: number, runId: string, generation: number) => string | null;
+/**
+ * What the run side says about a claim: the generation it names is the one its run trains now, or — naming none —
+ * the worker is a member of no run; null when so, else why not.
+ */
+export type GenerationCheck = (workerId: number, runId: string | null, generation: number | null) => string | null;
 
 export type ReattachVerdict = { ok: true } | { ok: false; reason: string };
 
@@ -60,8 +63,8 @@ export class FailoverGrace {
 
   /**
    * A worker in grace joined again: whether its claim takes it back as it was. Anything but a claim for its own
-   * incarnation under the previous epoch — and, when it names a run, that run's current generation with this
-   * worker in it — is refused with the reason. Either way it is no longer waiting.
+   * incarnation under the previous epoch, naming the run generation this worker is a member of now (or none
+   * when it is a member of none) — is refused with the reason. Either way it is no longer waiting.
    */
   reattach(workerId: number, claim: ReattachClaim | null | undefined, checkGeneration: GenerationCheck): ReattachVerdict {
     const w = this.waiting.get(workerId);
@@ -70,7 +73,6 @@ export class FailoverGrace {
     if (!claim) return { ok: false, reason: 'the join claimed nothing to re-attach' };
     if (this.previousEpoch === null || claim.epoch !== this.previousEpoch) return { ok: false, reason: `the claim is for another coordinator (epoch ${claim.epoch})` };
     if (claim.incarnation !== w.incarnation) return { ok: false, reason: `the claim is for incarnation ${claim.incarnation}, not ${w.incarnation}` };
-    if (claim.runId === null || claim.generation === null) return { ok: true };
     const wrong = checkGeneration(workerId, claim.runId, claim.generation);
     return wrong ? { ok: false, reason: wrong } : { ok: true };
   }

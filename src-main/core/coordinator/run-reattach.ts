@@ -33,8 +33,21 @@ export function resumeDuringGrace(ctl: RunReattachContext, run: RunRecord, holdi
   return true;
 }
 
-/** Why a re-attach claim for `runId` generation `generation` does not name what the run trains now; null when it does. */
-export function claimMismatch(ctl: Pick<RunReattachContext, 'find'>, workerId: number, runId: string, generation: number): string | null {
+/**
+ * Why a re-attach claim for `runId` generation `generation` does not name what the run trains now; null when it
+ * does. A claim naming no run is refused for a member of a running run: its start never arrived (the coordinator
+ * died with it), so the run would wait for it forever.
+ */
+export function claimMismatch(
+  ctl: Pick<RunReattachContext, 'find'> & { memberRuns(workerId: number): { id: string; generation: number }[] },
+  workerId: number,
+  runId: string | null,
+  generation: number | null,
+): string | null {
+  if (runId === null || generation === null) {
+    const member = ctl.memberRuns(workerId)[0];
+    return member ? `it runs nothing, but is a member of run ${member.id} generation ${member.generation}` : null;
+  }
   const run = ctl.find(runId);
   if (!run) return `run ${runId} is not known to this coordinator`;
   if (run.state !== 'running') return `run ${runId} is ${run.state}`;

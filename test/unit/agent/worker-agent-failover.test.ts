@@ -95,6 +95,22 @@ describe('WorkerAgent through a coordinator restart', () => {
     expect(coordinator.reports.filter((r) => r.report.type === 'output').every((r) => r.incarnation === 1)).toBe(true);
   });
 
+  it('names the run in its claim though the trainer finished while the coordinator was away; the exit report arrives after the re-attach', async () => {
+    await startAgent();
+    coordinator.give({ kind: 'start', plan: shellPlan('echo tick=1; sleep 0.4; echo tick=2; exit 0') });
+    const r = await waitFor('the started report', () => coordinator.reportsOf('started')[0]);
+    pids.push(r.pid);
+    await waitFor('the first tick', () => coordinator.output().includes('tick=1'));
+    coordinator.failJoins = 2; // away for a while: 503 to the joins (0.5 s, then 1 s before the next try)
+    coordinator.restart();
+    await waitFor('the trainer to finish', () => !isAlive(r.pid), 5000);
+    await waitFor('the re-attach', () => coordinator.joins.length === 2, 10_000);
+    expect(coordinator.joins[1]!.body.reattach).toEqual({ epoch: EPOCH, incarnation: 1, runId: 'run-1', generation: 0 });
+    const exited = await waitFor('the exit report', () => coordinator.reports.find((x) => x.report.type === 'exited'), 5000);
+    expect(exited).toMatchObject({ incarnation: 1, report: { runId: 'run-1', generation: 0, exitCode: 0, requested: false } });
+    expect(coordinator.output()).toContain('tick=2');
+  }, 15_000);
+
   it('stops its trainer at once when the same coordinator (same epoch) declared it failed, and joins as a new incarnation', async () => {
     await startAgent();
     const pid = await startTicker();

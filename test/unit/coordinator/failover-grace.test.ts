@@ -112,6 +112,25 @@ describe('failover grace after a coordinator restart', () => {
     expect(second.liveRun().generation).toBeGreaterThan(1);
   });
 
+  it('refuses a claim naming no run from a member of the running run (its start died with the coordinator), so the run does not wait for it forever', () => {
+    const dir = dataDir();
+    const { a, runId, epoch } = trainingWhenKilled(dir);
+    const { h: second } = coordinatorOn(dir);
+    const idle = second.worker('alpha').join({ epoch, incarnation: a.incarnation, runId: null, generation: null });
+    expect(idle.joined).toMatchObject({ incarnation: 2, reattach: { accepted: false, reason: `it runs nothing, but is a member of run ${runId} generation 1` } });
+  });
+
+  it('takes back a worker that runs nothing and is a member of no run, in the same incarnation', () => {
+    const dir = dataDir();
+    const { h: first } = coordinatorOn(dir);
+    const [a] = first.activeWorkers('alpha');
+    const { h: second } = coordinatorOn(dir);
+    const back = second.worker('alpha').join({ epoch: first.svc.epoch, incarnation: a!.incarnation, runId: null, generation: null });
+    expect(back.joined).toMatchObject({ workerId: a!.workerId, incarnation: 1, reattach: { accepted: true } });
+    back.beat();
+    expect(second.svc.workers()[0]).toMatchObject({ state: 'active', incarnation: 1, stateCause: 're-attached after the coordinator restarted' });
+  });
+
   it('has an epoch new at each start and kept in the state database; a coordinator that did not restart takes no claim back', () => {
     const dir = dataDir();
     const { first, a, runId, epoch } = trainingWhenKilled(dir);
