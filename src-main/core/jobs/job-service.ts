@@ -44,7 +44,8 @@ export interface JobServiceOptions {
   db: StateDb;
   artifacts: ArtifactStore;
   cluster: () => ClusterConfig;
-  coordinator: Pick<CoordinatorService, 'workers' | 'runs' | 'queueInstruction' | 'setJobHooks'>;
+  /** `hasTorch`, where the coordinator offers it, keeps runs' reservations off machines a torchrun run cannot use. */
+  coordinator: Pick<CoordinatorService, 'workers' | 'runs' | 'queueInstruction' | 'setJobHooks'> & { hasTorch?(workerId: number): boolean; runMembersKey?(): string };
   notify: (notification: UserNotification) => void;
   staleAfterMs?: number;
   rejoinGraceMs?: number;
@@ -117,7 +118,8 @@ export class JobService implements JobsPort {
     this.releaseGoneWorkers(now);
     this.store.sweepUnindexed();
     const workers = this.opts.coordinator.workers();
-    const seen = workers.map((w) => `${w.id}:${w.state}`).join(',');
+    // A run taking or freeing machines moves what jobs may use, as a worker changing state does.
+    const seen = `${workers.map((w) => `${w.id}:${w.state}`).join(',')}|${this.opts.coordinator.runMembersKey?.() ?? ''}`;
     if (seen !== this.workersSeen) {
       this.workersSeen = seen;
       this.dirty = true;
@@ -313,6 +315,7 @@ export class JobService implements JobsPort {
       runs: this.opts.coordinator.runs(),
       measuredPeak: (spec) => this.db.vramPeaks.get(spec.model, spec.mode),
       policy: this.policy(),
+      ...(this.opts.coordinator.hasTorch ? { hasTorch: (workerId: number) => this.opts.coordinator.hasTorch!(workerId) } : {}),
     };
   }
 

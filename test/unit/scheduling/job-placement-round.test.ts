@@ -62,8 +62,8 @@ function gpuRun(over: Partial<RunSnapshot> & { name?: string; min?: number; max?
   });
 }
 
-function round(c: Pick<RoundInputs, 'config' | 'workers'>, rows: JobRow[], runs: RunSnapshot[]) {
-  return placementRound({ ...c, gpuFree: new Map(), measured: new Map(), hosts: [], rows, runs, measuredPeak: () => null, policy: 'binpack' });
+function round(c: Pick<RoundInputs, 'config' | 'workers'>, rows: JobRow[], runs: RunSnapshot[], extra: Partial<RoundInputs> = {}) {
+  return placementRound({ ...c, gpuFree: new Map(), measured: new Map(), hosts: [], rows, runs, measuredPeak: () => null, policy: 'binpack', ...extra });
 }
 
 describe('currentHoldings', () => {
@@ -140,5 +140,13 @@ describe('placementRound: runs before pending jobs', () => {
       },
     ]);
     expect(r.placements.map((p) => [p.jobId, p.gpuIndex])).toEqual([['j1', 1]]);
+  });
+
+  it('reserves nothing for a torchrun run on a machine without Python+torch', () => {
+    const c = cluster(['a']);
+    const run = gpuRun({ state: 'waiting', workerIds: [] });
+    const r = round(c, [row('j1')], [run], { hasTorch: () => false });
+    expect(r.runPlans[0]!.plan).toMatchObject({ kind: 'hold', reason: 'waits for 1 more worker: a has no Python with torch' });
+    expect(r.placements.map((p) => p.jobId)).toEqual(['j1']);
   });
 });
