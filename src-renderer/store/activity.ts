@@ -4,7 +4,7 @@
  * plus the tone of its badge. One source, so a card and a row never disagree.
  */
 import { useMemo } from 'react';
-import { workerActivities, type ActivityState, type WorkerActivity } from '../../src-shared/nodes/activity';
+import { nodeActivity, workerActivities, type ActivityState, type WorkerActivity } from '../../src-shared/nodes/activity';
 import { useApp } from './app-store';
 import type { Tone } from './derive';
 import type { AppState } from './state';
@@ -15,6 +15,15 @@ export function activitiesOf(s: Pick<AppState, 'workers' | 'runs' | 'jobs' | 'aw
 
 function activitiesFrom(workers: AppState['workers'], runs: AppState['runs']['list'], jobs: AppState['jobs'], awaiting: AppState['awaiting']): WorkerActivity[] {
   return workerActivities({ workers, runs, jobs: jobs.state?.jobs ?? [], ledger: jobs.state?.ledger ?? [], awaiting });
+}
+
+/**
+ * A node card's activity: its matched worker's (node-status.ts matches a worker to the declared node by GPU UUIDs
+ * even when it joined under another name), else whatever goes by the node's name (awaiting approval, say).
+ */
+export function cardActivity(activities: readonly WorkerActivity[], nodeName: string, workerId: number | null | undefined): WorkerActivity | null {
+  const matched = workerId === null || workerId === undefined ? undefined : activities.find((a) => a.workerId === workerId);
+  return matched ?? nodeActivity(activities, nodeName);
 }
 
 const TONES: Record<ActivityState, Tone> = {

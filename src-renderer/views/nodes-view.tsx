@@ -20,9 +20,9 @@ import { useNow } from '../components/use-now';
 import { cardDrift, nodeStatusBadge, statusReport } from '../store/node-status';
 import { sshStartStates } from '../store/node-ssh';
 import { NodeSshControls, StartAllSshButton } from '../components/node-ssh-controls';
-import { nodeActivity, type WorkerActivity } from '../../src-shared/nodes/activity';
+import type { WorkerActivity } from '../../src-shared/nodes/activity';
 import { WorkerActivityText } from '../components/worker-activity';
-import { useActivities } from '../store/activity';
+import { cardActivity, useActivities } from '../store/activity';
 
 function baseName(path: string): string {
   const parts = path.split(/[\\/]/);
@@ -249,7 +249,7 @@ export function NodesView() {
       ) : (
         <div className="card-grid">
           {cards.map((card) => (
-            <NodeCard key={card.node.name} card={card} fileName={fileName} status={report.declared[card.index]} activity={nodeActivity(activities, card.node.name)} />
+            <NodeCard key={card.node.name} card={card} fileName={fileName} status={report.declared[card.index]} activity={cardActivity(activities, card.node.name, report.declared[card.index]?.workerId)} />
           ))}
         </div>
       )}

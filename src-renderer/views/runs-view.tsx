@@ -176,7 +176,7 @@ function RunDetail({ run }: { run: RunSnapshot }) {
         <Stat label="Samples/s" value={formatRate(p?.samplesPerSec, false)} />
         <Stat label="Restarts used" value={`${run.restartsUsed} of ${run.spec.maxRestarts}`} testId="run-restarts" />
         <Stat label="Generation" value={String(run.generation)} />
-        <Stat label="Workers" value={`${run.workerIds.length} (min ${run.spec.minWorkers}, max ${run.spec.maxWorkers})`} />
+        <Stat label="Workers" value={`${run.workerIds.length} of ${run.spec.minWorkers}–${run.spec.maxWorkers}`} />
         <Stat label="Elapsed" value={formatDuration(elapsed)} />
         {p?.resumedFrom ? <Stat label="Resumed from" value={`step ${p.resumedFrom}`} /> : null}
       </dl>

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { GpuShareApi } from '../../../src-shared/ipc';
 import type { RunSnapshot } from '../../../src-shared/training';
-import { activitiesOf } from '../../../src-renderer/store/activity';
+import { activitiesOf, cardActivity } from '../../../src-renderer/store/activity';
 import { createAppStore } from '../../../src-renderer/store/app-store';
 import { createRunCommands } from '../../../src-renderer/store/run-commands';
 import { memberLabel, runListLine, runMembers, selectedRun, setRuns, splitRuns, upsertRun } from '../../../src-renderer/store/runs';
@@ -88,5 +88,12 @@ describe('what each machine is doing, on the page', () => {
       ['zeta', 'idle'],
       ['omega', 'awaiting approval'],
     ]);
+  });
+
+  it("gives a node card its matched worker's activity even when that worker joined under another name", () => {
+    const s = { ...setRuns(initialState(), [big]), workers: [workerSnapshot(1, { node: 'host-1234' })] };
+    const all = activitiesOf(s);
+    expect(cardActivity(all, 'workstation', 1)?.text).toBe('member of run "big" on GPU 0');
+    expect(cardActivity(all, 'workstation', null)).toBeNull();
   });
 });

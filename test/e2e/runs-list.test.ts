@@ -1,0 +1,172 @@
+// Issue 15 item 5 in Chromium against `gpu-share serve` with its own worker and one `gpu-share worker` process:
+// the Runs view lists every live run and the history, each row with its members and step, and each run page shows
+// its own members; node cards and the Workers view say what each machine is doing. Runs are started with
+// `gpu-share runs start --launcher direct` (a shell loop printing progress lines), one per worker (--max-workers
+// 1): a short one that finishes (the history), then two live at once, each on its own machine. Screenshots are
+// looked at.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunSnapshot } from '../../src-shared/training';
+import { CLI, ROOT, ensureBuilt, fakeGpuEnv, openApp, openBrowser, removeDir, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
+
+const EXTERNAL = 'e2e-beta';
+// This machine under its own name (its worker joins by its hostname) with the fake nvidia-smi's three GPUs.
+const CLUSTER = `nodes:
+  - name: ${hostname()}
+    host: localhost
+    gpus:
+      - { uuid: GPU-20fe89bc-c8ef-5a9f-078e-efa3324d790b, type: rtx-2080-super, vram_mb: 8119, memory_type: discrete }
+      - { uuid: GPU-68988cf6-8de9-6585-a263-d2e3ea96b75a, type: gtx-1650, vram_mb: 4043, memory_type: discrete }
+      - { uuid: GPU-90e3dab0-b59d-8bf6-d909-d4fab8d2f29b, type: rtx-2080-super, vram_mb: 8119, memory_type: discrete }
+    max_adapters: 2
+  - name: ${EXTERNAL}
+    host: 127.0.0.1
+    cpu_cores: 2
+    max_adapters: 1
+`;
+
+let dataDir: string;
+let workerDir: string;
+let serve: ServeHandle;
+let browser: BrowserHandle;
+let worker: ChildProcess;
+let workerOut = '';
+
+/** `gpu-share ARGS…` as its own process, finding serve through the data folder. */
+function gpuShare(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { cwd: ROOT, env: { ...process.env, GPU_SHARE_HOME: dataDir }, timeout: 60_000 }, (error, out, err) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out, err });
+    });
+  });
+}
+
+/** A run of one worker: a shell loop printing a progress line (step i of 10000) every 0.3 s. */
+async function startRun(name: string, steps: number): Promise<{ code: number; run: RunSnapshot | null; err: string }> {
+  const loop = `i=0; while [ $i -lt ${steps} ]; do echo "GPU_SHARE_PROGRESS {\\"step\\":$i,\\"total_steps\\":${steps},\\"loss\\":1.5}"; i=$((i+1)); sleep 0.3; done`;
+  const r = await gpuShare(['runs', 'start', '--json', '--name', name, '--samples', '100', '--max-workers', '1', '--launcher', 'direct', '--', '/bin/sh', '-c', loop]);
+  return { code: r.code, run: r.code === 0 ? (JSON.parse(r.out) as RunSnapshot) : null, err: r.err };
+}
+
+async function runsNow(): Promise<RunSnapshot[]> {
+  return (JSON.parse((await gpuShare(['runs', 'list', '--json'])).out) as { runs: RunSnapshot[] }).runs;
+}
+
+beforeAll(async () => {
+  ensureBuilt();
+  dataDir = tempDir('gpu-share-e2e-runs-list-');
+  workerDir = tempDir('gpu-share-e2e-runs-list-worker-');
+  const clusterPath = path.join(dataDir, 'cluster.yaml');
+  writeFileSync(clusterPath, CLUSTER);
+  serve = await startServe({ dataDir, clusterPath, env: { ...fakeGpuEnv(), GPU_SHARE_HOME: dataDir } });
+  worker = spawn(process.execPath, [CLI, 'worker', '--join', serve.coordinatorUrl, '--name', EXTERNAL, '--data-dir', workerDir], {
+    cwd: ROOT,
+    env: { ...process.env, GPU_SHARE_JOIN_TOKEN: serve.joinToken, GPU_SHARE_NVIDIA_SMI: path.join(workerDir, 'no-nvidia-smi-here') },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  worker.stdout!.setEncoding('utf8');
+  worker.stderr!.setEncoding('utf8');
+  worker.stdout!.on('data', (d: string) => (workerOut += d));
+  worker.stderr!.on('data', (d: string) => (workerOut += d));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the worker printed no readiness line within 60 s:\n${workerOut}`)), 60_000);
+    worker.stdout!.on('data', () => {
+      if (new RegExp(`worker ready: id=\\d+ node=${EXTERNAL}`).test(workerOut)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    worker.once('exit', (code) => reject(new Error(`the worker exited (${code}) before it was ready:\n${workerOut}`)));
+  });
+  browser = await openBrowser({ width: 1440, height: 900 });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  if (worker && worker.exitCode === null && worker.signalCode === null) {
+    worker.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 1000));
+    if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
+  }
+  await serve?.stop();
+  if (dataDir) removeDir(dataDir);
+  if (workerDir) removeDir(workerDir);
+});
+
+describe('every run listed, a page per run, what each machine is doing', () => {
+  const live: RunSnapshot[] = [];
+
+  it('a finished run goes to the history; the live runs are listed with their members and step', async () => {
+    const { page } = browser;
+    const short = await startRun('short', 2);
+    expect(short.code, short.err).toBe(0);
+    await expect.poll(async () => (await runsNow()).find((r) => r.id === short.run!.id)?.state, { timeout: 30_000 }).toBe('finished');
+
+    const first = await startRun('first', 10_000);
+    expect(first.code, first.err).toBe(0);
+    live.push(first.run!);
+    // Another run is not refused because one is live: it takes the other machine.
+    const second = await startRun('second', 10_000);
+    expect(second.code, second.err).toBe(0);
+    live.push(second.run!);
+
+    await openApp(page, serve.url);
+    await page.click('nav [data-view="runs"]');
+    const liveList = page.locator('[data-testid="runs-live"]');
+    await expect.poll(() => liveList.locator('.run-item').count(), { timeout: 30_000 }).toBe(live.length);
+    expect(await page.locator('[data-testid="runs-history"] .run-item').count()).toBe(1);
+    expect(await page.textContent('[data-testid="runs-history"]')).toContain('short');
+    // Each live row: its member (one machine each) and its step of total, once the trainers print.
+    for (const r of live) {
+      const line = liveList.locator(`.run-item[data-run-id="${r.id}"] [data-testid="run-item-line"]`);
+      await expect.poll(async () => (await line.textContent()) ?? '', { timeout: 30_000 }).toMatch(/^\S+ · step \d+ of 10000 · 0 restarts$/);
+    }
+    const members = await Promise.all(live.map((r) => liveList.locator(`.run-item[data-run-id="${r.id}"] [data-testid="run-item-line"]`).textContent()));
+    // Two live runs never share a machine.
+    expect(new Set(members.map((m) => m!.split(' · ')[0])).size).toBe(live.length);
+    // Starting another run is never greyed out while runs are live.
+    expect(await page.locator('[data-testid="start-run-form"] button[type="submit"]').isDisabled()).toBe(false);
+  });
+
+  it('each row opens its own run page with its own members', async () => {
+    const { page } = browser;
+    for (const r of live) {
+      await page.click(`[data-testid="runs-live"] .run-item[data-run-id="${r.id}"]`);
+      await page.waitForSelector(`.run-detail[data-run-id="${r.id}"]`);
+      const fromList = ((await page.textContent(`.run-item[data-run-id="${r.id}"] [data-testid="run-item-line"]`)) ?? '').split(' · ')[0];
+      expect(await page.getAttribute('[data-testid="run-members"]', 'data-members')).toBe(fromList!.split(', ').join(','));
+      expect(await page.textContent('#run-title')).toBe(r.spec.name);
+      await screenshot(page, `runs-list-${r.spec.name}-1440x900-light`);
+    }
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await screenshot(page, 'runs-list-1440x900-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.click('[data-testid="runs-history"] .run-item');
+    await page.waitForSelector('.run-detail[data-state="finished"]');
+    expect(await page.textContent('[data-testid="run-members"]')).toContain('none (ended)');
+  });
+
+  it('node cards and the Workers view say which run each machine is a member of', async () => {
+    const { page } = browser;
+    const runOf = new Map(live.map((r) => [r.id, r.spec.name]));
+    await page.click('nav [data-view="nodes"]');
+    await page.waitForSelector(`[data-node-card="${hostname()}"] [data-testid="doing"]`);
+    const cards = await page.locator('[data-node-card] [data-testid="doing"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-text') ?? ''));
+    const busy = cards.filter((t) => t.startsWith('member of run'));
+    expect(busy).toHaveLength(2);
+    for (const name of runOf.values()) expect(busy.some((t) => t.startsWith(`member of run "${name}"`))).toBe(true);
+    await screenshot(page, 'node-cards-doing-1440x900-light');
+    await page.click('nav [data-view="workers"]');
+    await page.waitForSelector(`[data-testid="workers-table"] tr[data-node="${EXTERNAL}"] [data-testid="doing"]`);
+    const rows = await page.locator('[data-testid="workers-table"] [data-testid="doing"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-text') ?? ''));
+    expect(rows.filter((t) => t.startsWith('member of run'))).toHaveLength(live.length);
+    await screenshot(page, 'workers-doing-1440x900-light');
+    // A click on the run a machine is a member of opens that run's page.
+    await page.locator('[data-testid="workers-table"] [data-testid="doing"] .link-button').first().click();
+    await page.waitForSelector('[data-testid="runs-view"] .run-detail[data-state="running"]');
+    expect(browser.problems).toEqual([]);
+  });
+});
