@@ -367,6 +367,8 @@ export class CoordinatorService {
   runOutput(runId: string): string { return this.runsCtl.output(runId); }
 
   subscribe(listener: (change: CoordinatorChange) => void): () => void { return this.feed.subscribe(listener); }
+  /** Changes exactly when runs take or free machines (cheap: the job service polls it to place jobs on what a run freed). */
+  runMembersKey(): string { return this.runsCtl.membersKey(); }
 
   /** Declares silent workers failed, starts settled scale-ups, and sends the coalesced snapshots. */
   tick(): void {

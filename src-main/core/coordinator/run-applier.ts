@@ -27,6 +27,8 @@ export interface RunApplierDeps {
   /** Host for --rdzv_endpoint instead of the store host's own address (the port stays the store host's). */
   rdzvHostOverride: string | undefined;
   trustAdvertised: boolean;
+  /** A run stopped training (paused, waiting, ended): what its members held is free for other runs and jobs. */
+  onReleased?: (run: RunRecord) => void;
 }
 
 export type EndState = Extract<RunState, 'finished' | 'failed' | 'stopped'>;
@@ -52,6 +54,7 @@ export class RunApplier {
   /** The run cannot start its next generation (no rendezvous host, not enough capacity): it waits, saying why. */
   hold(run: RunRecord, reason: string): void {
     this.stopMembers(run, `run waiting: ${reason}`);
+    const wasRunning = run.state === 'running';
     const changed = run.stateCause !== reason;
     run.state = run.generation > 0 ? 'paused' : 'waiting';
     run.stateCause = reason;
@@ -62,6 +65,7 @@ export class RunApplier {
       this.deps.messages.notify(`Run "${run.spec.name}" is waiting`, `${capitalize(reason)}.`, 'warning', { view: 'runs', runId: run.id });
     }
     this.emit(run);
+    if (wasRunning) this.deps.onReleased?.(run);
   }
 
   /** A running run fell below min_workers: its other members stop and it resumes when enough are back. */
@@ -75,6 +79,7 @@ export class RunApplier {
     this.say(run, `paused: ${cause}; it resumes when enough workers are back`);
     messages.notify(`Run "${run.spec.name}" paused`, `${capitalize(cause)}. It resumes when enough workers are back.`, 'warning', { view: 'runs', runId: run.id });
     this.emit(run);
+    this.deps.onReleased?.(run);
   }
 
   /** A waiting or paused run's reason changed: kept and sent (nothing else happens to it). */
@@ -98,12 +103,14 @@ export class RunApplier {
 
   end(run: RunRecord, state: EndState, cause: string): void {
     this.refresh(run);
+    const wasRunning = run.state === 'running';
     run.state = state;
     run.stateCause = cause;
     run.endedAt = this.deps.clock.now();
     run.reconcileDueAt = null;
     clearMembers(run);
     this.emit(run);
+    if (wasRunning) this.deps.onReleased?.(run);
   }
 
   fail(run: RunRecord, cause: string): void {

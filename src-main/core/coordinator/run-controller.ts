@@ -73,7 +73,13 @@ export class RunController {
   constructor(opts: RunControllerOptions) {
     this.opts = opts;
     const { clock, pool, workers, messages, feed } = opts;
-    this.applier = new RunApplier({ clock, pool, workers, messages, feed, rdzvHostOverride: opts.rdzvHostOverride, trustAdvertised: opts.trustAdvertised });
+    this.applier = new RunApplier({
+      clock, pool, workers, messages, feed,
+      rdzvHostOverride: opts.rdzvHostOverride,
+      trustAdvertised: opts.trustAdvertised,
+      // What it held is free: runs below max_workers may grow into it (after the settle, as for a join).
+      onReleased: () => this.scheduleReconcile(),
+    });
     const applier = this.applier;
     const reconcile = (run: RunRecord, cause: string, why: LaunchWhy, force: boolean) => this.reconcile(run, cause, why, force);
     this.failureCtx = { clock, pool, workers, feed, messages, applier, liveRuns: () => this.liveRuns(), reconcile };
@@ -100,6 +106,14 @@ export class RunController {
   /** Worker ids that are members of some live run's current generation. */
   memberIds(): Set<number> {
     return new Set(this.liveRuns().flatMap((r) => r.workerIds));
+  }
+
+  /** A short key of which workers train which run: it changes exactly when runs take or free machines. */
+  membersKey(): string {
+    return this.liveRuns()
+      .filter((r) => r.state === 'running')
+      .map((r) => `${r.id}:${r.workerIds.join('.')}`)
+      .join(',');
   }
 
   /** The live runs whose current generation `workerId` is a member of (what a re-attach says goes on). */
@@ -131,7 +145,7 @@ export class RunController {
     if (!run) throw new ApiProblem(404, `no run "${runId}" (see GET /v1/runs for the runs this coordinator knows)`);
     if (ENDED.has(run.state)) return this.snapshot(run);
     this.applier.stopMembers(run, 'run stopped by user');
-    this.endRun(run, 'stopped', 'stopped by user');
+    this.applier.end(run, 'stopped', 'stopped by user');
     this.opts.messages.event('run-stopped', 'info', `Run "${run.spec.name}" stopped by user`, { runId: run.id, generation: run.generation });
     return this.snapshot(run);
   }
@@ -261,7 +275,7 @@ export class RunController {
     } else if (plan.kind === 'plan' && !quiet) {
       this.applier.launch(run, plan.members, cause, run.state === 'paused' ? 'resume' : why, this.busyHosts(run));
     } else {
-      this.applier.waitingCause(run, plan.kind === 'hold' ? plan.reason : `waiting for workers: ${plan.members.length} can run it; the rest get one heartbeat interval to become active`);
+      this.applier.waitingCause(run, plan.kind === 'hold' ? plan.reason : `waits one heartbeat interval for the workers still joining (${plural(plan.members.length, 'worker')} could train it now)`);
     }
   }
 
@@ -279,11 +293,6 @@ export class RunController {
     const busy = new Set<number>();
     for (const other of this.liveRuns()) if (other !== run && other.state === 'running' && other.rdzvHostId !== null) busy.add(other.rdzvHostId);
     return busy;
-  }
-
-  private endRun(run: RunRecord, state: 'finished' | 'failed' | 'stopped', cause: string): void {
-    this.applier.end(run, state, cause);
-    this.scheduleReconcile(); // what it held is free: runs below max_workers may grow into it
   }
 
   /**

@@ -86,6 +86,23 @@ describe('run groups — several runs at once', () => {
     expect(run(h, rA.id).generation).toBe(1);
   });
 
+  it('a run that pauses frees its machines: a run waiting for one starts on it, and the paused one says who holds it', () => {
+    const h = new Harness();
+    const [a, b] = h.activeWorkers('alpha', 'beta');
+    const rA = h.svc.startRun(h.spec({ name: 'A', minWorkers: 2, maxWorkers: 2, maxRestarts: 5 }));
+    const rB = h.svc.startRun(h.spec({ name: 'B', minWorkers: 1, maxWorkers: 1 }));
+    expect(run(h, rB.id).state).toBe('waiting');
+    h.run(1000);
+    h.run(7000, [a!]); // beta goes silent: A falls below min_workers and pauses
+    expect(run(h, rA.id).state).toBe('paused');
+    expect(run(h, rB.id)).toMatchObject({ state: 'running', workerIds: [a!.workerId] });
+    a!.beat();
+    expect(a!.running?.runId).toBe(rB.id);
+    b!.join();
+    h.run(2000, [a!, b!]);
+    expect(run(h, rA.id)).toMatchObject({ state: 'paused', stateCause: 'waits for 1 more worker: alpha trains run B (its agent trains one run at a time)' });
+  });
+
   it('a run below max_workers grows by a generation when a worker joins; a run at max_workers does not move', () => {
     const h = new Harness();
     const [a, b] = h.activeWorkers('alpha', 'beta');

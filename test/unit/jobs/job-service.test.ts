@@ -40,6 +40,7 @@ class FakeCoordinator {
   readonly sent: { workerId: number; instruction: Instruction }[] = [];
   workers = () => this.workerList;
   runs = () => this.runList;
+  runMembersKey = () => this.runList.map((r) => `${r.id}:${r.workerIds.join('.')}`).join(',');
   queueInstruction = (workerId: number, instruction: Instruction) => (this.sent.push({ workerId, instruction }), true);
   setJobHooks = (hooks: CoordinatorJobHooks | null) => void (this.hooks = hooks);
   runJobs(workerId?: number) {
@@ -203,6 +204,17 @@ describe('JobService', () => {
     await service.submit('m.toml', job('a'));
     // The CPU node's only slot is the run's: the job goes to desk.
     expect(coordinator.runJobs()[0]!.workerId).toBe(1);
+  });
+
+  it('a job waiting for the slot a run member holds is placed on the next tick after the run frees it', async () => {
+    coordinator.runList = [runSnapshot({ workerIds: [2] })];
+    await service.submit('m.toml', job('a', 'allowed_hosts = ["cpu"]'));
+    expect(coordinator.runJobs()).toEqual([]);
+    service.tick();
+    expect(coordinator.runJobs()).toEqual([]);
+    coordinator.runList = []; // the run ended: nothing else changed (no worker state, no job beat)
+    service.tick();
+    expect(coordinator.runJobs().map((s) => s.workerId)).toEqual([2]);
   });
 
   it('tells the coordinator what jobs hold (not runs: it plans those itself) on the nodes cluster.yaml and the workers give', async () => {
