@@ -10,6 +10,7 @@ import { gpuRemainingMb, heldGpuIndices, tallyHoldings, type Holding } from '../
 import { planGeneration, runHoldings, type GenerationPlan, type RunCandidate, type RunPlanRequest } from '../../../src-shared/scheduling/plan-generation';
 import { placeJobs } from '../../../src-shared/scheduling/place-jobs';
 import type { RunDemand } from '../../../src-shared/scheduling/run-demand';
+import { reserveForRuns, RESERVED } from '../../../src-shared/scheduling/schedule-round';
 import { job } from './builders';
 
 const nodeArb = fc.record({
@@ -192,6 +193,29 @@ describe('planGeneration over random clusters', () => {
         const placed: Holding[] = placements.map((p) => ({ node: p.node, kind: 'job', id: p.jobId, name: p.jobId, gpuIndex: p.gpuIndex, vramMb: p.vramMb }));
         const usage = tallyHoldings(nodes, [...holdings, ...placed]);
         nodes.forEach((node, i) => expect(usage[i]!.slotsHeld).toBeLessThanOrEqual(node.slots));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('reserveForRuns reserves exactly the new members of each plan and nothing for a run that holds', () => {
+    fc.assert(
+      fc.property(fc.array(nodeArb, { minLength: 1, maxLength: 6 }), fc.array(runArb, { minLength: 1, maxLength: 3 }), fc.boolean(), (nodesIn, runsIn, oneRun) => {
+        const { nodes, jobs, candidates } = build(nodesIn);
+        const runs = runsIn.map((r, k) => request(r, k, nodes.length));
+        const { holdings, plans } = reserveForRuns(runs, candidates, { nodes, holdings: jobs }, oneRun ? { runsPerMachine: 1 } : {});
+        expect(holdings.slice(0, jobs.length)).toEqual(jobs);
+        const reserved = holdings.slice(jobs.length);
+        for (const h of reserved) expect(h).toMatchObject({ kind: 'run', detail: RESERVED });
+        plans.forEach(({ runId, plan }) => {
+          const mine = reserved.filter((h) => h.id === runId).map((h) => [h.node, heldGpuIndices(h)]);
+          expect(mine).toEqual(plan.kind === 'plan' ? plan.members.map((m) => [m.node, m.gpuIndices]) : []);
+        });
+        const usage = tallyHoldings(nodes, holdings);
+        nodes.forEach((node, i) => {
+          expect(usage[i]!.slotsHeld).toBeLessThanOrEqual(node.slots);
+          if (oneRun) expect(new Set(usage[i]!.holders.filter((h) => h.kind === 'run').map((h) => h.id)).size).toBeLessThanOrEqual(1);
+        });
       }),
       { numRuns: 200 },
     );
