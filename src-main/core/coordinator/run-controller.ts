@@ -34,6 +34,8 @@ export { START_TIMEOUT_MS } from './run-failures';
 export { COORDINATOR_NODE, COORDINATOR_OUTPUT_ID } from './run-applier';
 /** Runs kept (in memory, and in the state database); the oldest ended ones go first. */
 export const MAX_RUNS_KEPT = 20;
+/** Runs live (waiting, running or paused) at once: each is re-planned on every change, so their number is bounded. */
+export const MAX_LIVE_RUNS = 32;
 
 export interface RunControllerOptions {
   clock: Clock;
@@ -126,6 +128,10 @@ export class RunController {
   startRun(spec: RunSpec): RunSnapshot {
     if (spec.minWorkers > spec.maxWorkers) {
       throw new ApiProblem(422, `minWorkers (${spec.minWorkers}) is more than maxWorkers (${spec.maxWorkers})`);
+    }
+    const live = this.liveRuns().length;
+    if (live >= MAX_LIVE_RUNS) {
+      throw new ApiProblem(409, `${live} runs are live, the most this coordinator takes at once; stop one (gpu-share runs stop ID) before starting another`);
     }
     const run = newRunRecord(`run-${++this.runSeq}-${randomBytes(3).toString('hex')}`, spec, this.opts.clock.now(), () => this.opts.clock.now());
     this.store?.saveRunSeq(this.runSeq);

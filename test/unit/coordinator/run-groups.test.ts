@@ -5,6 +5,8 @@ import { workerFacts } from '../../../src-main/core/jobs/job-placement-round';
 import { nodeCapacities } from '../../../src-shared/scheduling/capacity';
 import type { Holding } from '../../../src-shared/scheduling/holdings';
 import type { LaunchPlan } from '../../../src-shared/worker-protocol';
+import { MAX_LIVE_RUNS } from '../../../src-main/core/coordinator/run-controller';
+import { isApiProblem } from '../../../src-main/core/coordinator/api-problem';
 import { Harness, type SimWorker } from './harness';
 
 const starts = (w: SimWorker): LaunchPlan[] => w.received.flatMap((i) => (i.kind === 'start' ? [i.plan] : []));
@@ -147,5 +149,20 @@ describe('run groups — several runs at once', () => {
     cpu.beat();
     expect(r3.memberHoldings).toEqual([{ workerId: cpu.workerId, node: 'cpu-box', gpuIndices: [] }]);
     expect(starts(cpu)[0]!.gpuIndices).toBeUndefined();
+  });
+
+  it(`takes at most ${MAX_LIVE_RUNS} live runs at once, saying what to do; an ended run makes room`, () => {
+    const h = new Harness();
+    const ids = Array.from({ length: MAX_LIVE_RUNS }, (_, i) => h.svc.startRun(h.spec({ name: `r${i}` })).id);
+    let refusal: unknown = null;
+    try {
+      h.svc.startRun(h.spec({ name: 'one too many' }));
+    } catch (e) {
+      refusal = e;
+    }
+    expect(isApiProblem(refusal) && refusal.status).toBe(409);
+    expect((refusal as Error).message).toBe(`${MAX_LIVE_RUNS} runs are live, the most this coordinator takes at once; stop one (gpu-share runs stop ID) before starting another`);
+    h.svc.stopRun(ids[0]!);
+    expect(h.svc.startRun(h.spec({ name: 'now there is room' })).state).toBe('waiting');
   });
 });
