@@ -3,16 +3,13 @@
  * join token (join-proof.ts; the token itself is never sent) and, once joined, the session's secret. Every call
  * resolves to a tagged reply instead of throwing (platform/net/api-reply.ts says why).
  */
-import http from 'node:http';
-import https from 'node:https';
 import net from 'node:net';
-import { normalizeCertSha256 } from '../../src-shared/cert-fingerprint';
 import { workerApi, type EndpointBody, type EndpointName, type EndpointParams } from '../../src-shared/worker-api';
 import { SESSION_HEADER } from '../../src-shared/worker-protocol';
-import { postJson, type PostOptions, type RawReply } from '../platform/net/http-post';
-import { pinnedConnector, type Connector } from '../platform/net/pinned-connection';
+import type { PostOptions, RawReply } from '../platform/net/http-post';
+import type { Connector } from '../platform/net/pinned-connection';
+import { ApiConnection } from '../platform/net/api-connection';
 import { describeNetworkError, interpretReply, type ApiReply } from '../platform/net/api-reply';
-import { trustProblem } from '../platform/net/coordinator-url';
 import { putFile } from './artifact-upload';
 import type { NodeIdentity } from './node-identity';
 import { bodySigner, sha256Hex, signatureHeaders, type BodySigner } from './request-signer';
@@ -40,23 +37,19 @@ export interface CoordinatorClientOptions {
   certSha256?: string;
   /** Stand-in for the HTTP layer, for tests. */
   transport?: (opts: PostOptions) => Promise<RawReply>;
-  /** The operator CLI's token, sent as a bearer token with every request (a worker's join token never is). */
-  operatorToken?: string;
 }
 
 export class CoordinatorClient {
   readonly base: URL;
   /** For the presence WebSocket: the same pinned TLS connection as requests (null for http). */
   readonly connector: Connector | null;
-  private readonly agent: http.Agent;
-  private readonly problem: string | null;
   /** The fingerprint pinned for this URL (lower-case hex), or null over http: the join proof binds it. */
   readonly certSha256: string | null;
-  private readonly transport: (opts: PostOptions) => Promise<RawReply>;
+  /** The URL's trust, the pinned kept-alive sockets and the JSON requests (platform/net/api-connection.ts). */
+  private readonly connection: ApiConnection;
   private session: string | null = null;
   private identity: NodeIdentity | null = null;
   private signer: BodySigner | undefined;
-  private readonly operatorToken: string | null;
 
   constructor(
     coordinatorUrl: string | URL,
@@ -64,26 +57,18 @@ export class CoordinatorClient {
     readonly token: string,
     options: CoordinatorClientOptions = {},
   ) {
-    this.base = new URL(String(coordinatorUrl));
-    this.problem = trustProblem(this.base, options.certSha256);
-    this.certSha256 = this.base.protocol === 'https:' && !this.problem ? (normalizeCertSha256(options.certSha256!) ?? null) : null;
-    this.transport = options.transport ?? postJson;
-    this.operatorToken = options.operatorToken ?? null;
-    const pinned = this.base.protocol === 'https:' && !this.problem ? pinnedConnector(options.certSha256!) : null;
-    this.connector = pinned;
-    if (this.base.protocol === 'https:') {
-      const agent = new https.Agent({ keepAlive: true, maxSockets: 4 });
-      // Unpinned https never connects: post() refuses first. Pinned: every socket is checked before use.
-      if (pinned) agent.createConnection = pinned as https.Agent['createConnection'];
-      this.agent = agent;
-    } else {
-      this.agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
-    }
+    this.connection = new ApiConnection(coordinatorUrl, {
+      ...(options.certSha256 !== undefined ? { certSha256: options.certSha256 } : {}),
+      ...(options.transport ? { transport: options.transport } : {}),
+    });
+    this.base = this.connection.base;
+    this.connector = this.connection.connector;
+    this.certSha256 = this.connection.certSha256;
   }
 
   /** Why this client will not talk to its URL (https without a fingerprint, …); null when it will. */
   trustProblem(): string | null {
-    return this.problem;
+    return this.connection.trustProblem();
   }
 
   /** The session secret sent with every later request; null before a join (and for the join itself). */
@@ -110,14 +95,14 @@ export class CoordinatorClient {
     return this.identity?.publicKey ?? null;
   }
 
-  /** Headers every request carries: once joined, the session's secret (never the join token); the operator's token. */
+  /** Headers every request carries: once joined, the session's secret (never the join token). */
   authHeaders(): Record<string, string> {
-    return { ...(this.operatorToken ? { authorization: `Bearer ${this.operatorToken}` } : {}), ...(this.session ? { [SESSION_HEADER]: this.session } : {}) };
+    return this.session ? { [SESSION_HEADER]: this.session } : {};
   }
 
   /** Frees the kept-alive connections (the agent has stopped). */
   close(): void {
-    this.agent.destroy();
+    this.connection.close();
   }
 
   /** Calls the endpoint `name` of the worker-API table: its method, at the path its builder makes of `params`; never throws. */
@@ -138,7 +123,8 @@ export class CoordinatorClient {
 
   /** PUTs a file to the binary-upload endpoint `name`, streamed from disk; never throws. */
   async upload<K extends UploadEndpoint>(name: K, params: EndpointParams<K>, upload: FileUpload, idleTimeoutMs = 30_000): Promise<ApiReply> {
-    if (this.problem) return { kind: 'untrusted', message: this.problem };
+    const problem = this.connection.trustProblem();
+    if (problem) return { kind: 'untrusted', message: problem };
     const path = (workerApi[name].path.build as (...p: EndpointParams<K>) => string)(...params);
     const url = new URL(path, this.base);
     let raw: RawReply;
@@ -146,11 +132,11 @@ export class CoordinatorClient {
       // The body is streamed, so the signature covers the SHA-256 it announces in the path (the coordinator checks the bytes against it).
       const announced = String(params.at(-1));
       const signed = this.identity ? signatureHeaders(this.identity, 'PUT', url.pathname + url.search, announced) : {};
-      raw = await putFile({ url, headers: { ...this.authHeaders(), ...upload.headers, ...signed }, file: upload.file, sizeBytes: upload.sizeBytes, contentType: upload.contentType, idleTimeoutMs, agent: this.agent });
+      raw = await putFile({ url, headers: { ...this.authHeaders(), ...upload.headers, ...signed }, file: upload.file, sizeBytes: upload.sizeBytes, contentType: upload.contentType, idleTimeoutMs, agent: this.connection.agent });
     } catch (error) {
       raw = { kind: 'failed', error };
     }
-    return this.interpret(raw);
+    return interpretReply(raw, this.base);
   }
 
   /** POSTs `body` as JSON to `path`; never throws. */
@@ -158,21 +144,8 @@ export class CoordinatorClient {
     return this.request('POST', path, body, timeoutMs);
   }
 
-  private async request(method: 'GET' | 'POST', path: string, body: unknown, timeoutMs: number, headers: Record<string, string> = {}): Promise<ApiReply> {
-    if (this.problem) return { kind: 'untrusted', message: this.problem };
-    const url = new URL(path, this.base);
-    let raw: RawReply;
-    try {
-      raw = await this.transport({ url, method, headers: { ...this.authHeaders(), ...headers }, body: JSON.stringify(body ?? null), timeoutMs, agent: this.agent, ...(this.signer ? { sign: this.signer } : {}) });
-    } catch (error) {
-      raw = { kind: 'failed', error };
-    }
-    return this.interpret(raw);
-  }
-
-  /** A raw answer as a tagged reply: what failed and how, or the parsed JSON. */
-  private interpret(raw: RawReply): ApiReply {
-    return interpretReply(raw, this.base);
+  private request(method: 'GET' | 'POST', path: string, body: unknown, timeoutMs: number, headers: Record<string, string> = {}): Promise<ApiReply> {
+    return this.connection.request(method, path, body, timeoutMs, { ...this.authHeaders(), ...headers }, this.signer);
   }
 
   /**

@@ -2,7 +2,8 @@
  * One client's connection to a coordinator's HTTP API: the URL checked for trust (a https coordinator only with
  * its pinned certificate, plain http only where clear text is allowed), kept-alive sockets, each TLS socket
  * checked against the pin before a byte is sent, and JSON requests answered as tagged replies. The operator CLI
- * speaks through it; the worker agent's CoordinatorClient adds the join, the session and request signing.
+ * speaks through it as it is; the worker agent's CoordinatorClient builds on it with the join, the session and
+ * request signing.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -10,7 +11,7 @@ import { normalizeCertSha256 } from '../../../src-shared/cert-fingerprint';
 import type { ClearTextUse } from '../../../src-shared/cluster/clear-text';
 import { interpretReply, type ApiReply } from './api-reply';
 import { trustProblem } from './coordinator-url';
-import { postJson, type BodySigner } from './http-post';
+import { postJson, type BodySigner, type PostOptions, type RawReply } from './http-post';
 import { pinnedConnector, type Connector } from './pinned-connection';
 
 export interface ApiConnectionOptions {
@@ -20,6 +21,8 @@ export interface ApiConnectionOptions {
   bearerToken?: string;
   /** Whose clear-text rules apply to a plain http URL (clear-text.ts). */
   use?: ClearTextUse;
+  /** Stand-in for the HTTP layer, for tests. */
+  transport?: (opts: PostOptions) => Promise<RawReply>;
 }
 
 export class ApiConnection {
@@ -28,9 +31,11 @@ export class ApiConnection {
   readonly connector: Connector | null;
   /** The fingerprint pinned for this URL (lower-case hex), or null over http. */
   readonly certSha256: string | null;
+  /** The kept-alive sockets (pinned over https), for transfers that are not JSON (a file upload). */
+  readonly agent: http.Agent;
   private readonly problem: string | null;
-  private readonly agent: http.Agent;
   private readonly bearerToken: string | null;
+  private readonly transport: (opts: PostOptions) => Promise<RawReply>;
 
   constructor(url: string | URL, options: ApiConnectionOptions = {}) {
     this.base = new URL(String(url));
@@ -39,6 +44,7 @@ export class ApiConnection {
     this.certSha256 = pinnable ? (normalizeCertSha256(options.certSha256!) ?? null) : null;
     this.connector = pinnable ? pinnedConnector(options.certSha256!) : null;
     this.bearerToken = options.bearerToken ?? null;
+    this.transport = options.transport ?? postJson;
     if (this.base.protocol === 'https:') {
       const agent = new https.Agent({ keepAlive: true, maxSockets: 4 });
       // Unpinned https never connects: request() refuses first. Pinned: every socket is checked before use.
@@ -64,7 +70,7 @@ export class ApiConnection {
     if (this.problem) return { kind: 'untrusted', message: this.problem };
     const url = new URL(path, this.base);
     try {
-      return interpretReply(await postJson({ url, method, headers: { ...this.authHeaders(), ...headers }, body: JSON.stringify(body ?? null), timeoutMs, agent: this.agent, ...(sign ? { sign } : {}) }), this.base);
+      return interpretReply(await this.transport({ url, method, headers: { ...this.authHeaders(), ...headers }, body: JSON.stringify(body ?? null), timeoutMs, agent: this.agent, ...(sign ? { sign } : {}) }), this.base);
     } catch (error) {
       return interpretReply({ kind: 'failed', error }, this.base);
     }
