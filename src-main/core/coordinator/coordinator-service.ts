@@ -93,7 +93,18 @@ export class CoordinatorService {
       onQueued: (id) => this.instructionListener?.(id),
     });
     this.registry = new WorkerRegistry(this.pool);
-    this.gate = new WorkerGate({ trustAdvertisedHosts: trustAdvertised, nameInUse: (node) => this.registry.hasNode(node) });
+    this.gate = new WorkerGate({
+      trustAdvertisedHosts: trustAdvertised,
+      nameInUse: (node) => this.pool.hasNode(node),
+      // A machine's session is kept on its one record: forgetting the machine forgets its session.
+      sessions: {
+        get: (id) => this.pool.worker(id)?.sessionHash,
+        set: (id, h) => {
+          const rec = this.pool.worker(id);
+          if (rec) rec.sessionHash = h;
+        },
+      },
+    });
     this.outputBudget = new OutputBudget(this.clock, opts.outputBudget);
     this.grace = new FailoverGrace(this.clock, this.pool, opts.failoverGraceMs ?? DEFAULT_FAILOVER_GRACE_MS);
     this.nodeKeys.onChange(() => this.feed.workersChanged('state'));

@@ -1,6 +1,6 @@
 /**
- * One record per machine in the cluster: its liveness (state, incarnation, last heartbeat), what its join told
- * us (hardware, addresses, torch), where it is in the conversation (mailbox, report numbers, progress). Before
+ * One record per machine in the cluster: its liveness (state, incarnation, last heartbeat), its session, what its
+ * join told us (hardware, addresses, torch), where it is in the conversation (mailbox, report numbers, progress). Before
  * this, the elastic pool and the worker registry each kept a record of the same machine and had to be kept in
  * step by hand; a machine is now one object, owned by Membership (membership.ts), and runs and jobs only read it.
  *
@@ -87,6 +87,8 @@ export class MemberRecord implements JoinFields {
   progress: Progress | null = null;
   /** The agent said goodbye; its later heartbeats are refused until it joins again. */
   leaveReceived = false;
+  /** Hash of its current session's secret (worker-gate.ts); null: none (restored from before a restart, or revoked). */
+  sessionHash: string | null = null;
   mailbox: InstructionMailbox;
 
   constructor(

@@ -38,7 +38,20 @@ export function connectionFacts(remoteAddress: string | null | undefined, localA
   return { seenFrom, coordinatorAddr, sameMachine };
 }
 
+/** Where each worker's current session hash is kept: on its membership record in the coordinator, a map in tests. */
+export interface SessionSlots {
+  get(workerId: number): string | null | undefined;
+  set(workerId: number, sessionHash: string | null): void;
+}
+
+function mapSlots(): SessionSlots {
+  const map = new Map<number, string | null>();
+  return { get: (id) => map.get(id), set: (id, h) => void map.set(id, h) };
+}
+
 export interface GateOptions {
+  /** Where sessions live (default: a map of the gate's own). */
+  sessions?: SessionSlots;
   /** Accept an advertiseHost other than the address a worker is seen from (NAT, several interfaces). */
   trustAdvertisedHosts?: boolean;
   /** Name bindings kept; the oldest binding of a name not in use is forgotten past this (default 10,000). */
@@ -65,12 +78,13 @@ function hash(text: string): string {
 
 export class WorkerGate {
   private readonly names = new Map<string, NameBinding>();
-  private readonly sessions = new Map<number, string>();
+  private readonly sessions: SessionSlots;
   private readonly trustAdvertised: boolean;
   private readonly maxNames: number;
   private readonly nameInUse: (node: string) => boolean;
 
   constructor(opts: GateOptions = {}) {
+    this.sessions = opts.sessions ?? mapSlots();
     this.trustAdvertised = opts.trustAdvertisedHosts ?? false;
     this.maxNames = opts.maxNames ?? 10_000;
     this.nameInUse = opts.nameInUse ?? (() => false);
@@ -135,7 +149,7 @@ export class WorkerGate {
   }
 
   closeSession(workerId: number): void {
-    this.sessions.delete(workerId);
+    this.sessions.set(workerId, null);
   }
 
   private trimNames(): void {

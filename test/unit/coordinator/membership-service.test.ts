@@ -95,6 +95,21 @@ describe('membership, cluster-wide', () => {
     expect(h.svc.workers().map((w) => w.state)).toEqual(['active', 'failed']);
   });
 
+  it('the session is the machine record\'s: a new join replaces it, the old secret is refused (401)', () => {
+    const h = new Harness();
+    const join = () =>
+      h.svc.join(
+        { node: 'alpha', agentVersion: 'test', machineId: 'machine-of-alpha-0000000000', gpus: [], cpuCores: 8, ramMb: 32768, advertiseHost: '127.0.0.1', rdzvPort: 29400, python: null, local: false },
+        '127.0.0.1',
+      );
+    const first = join();
+    expect(() => h.svc.authenticate(first.workerId, first.sessionSecret)).not.toThrow();
+    const second = join();
+    expect(second.workerId).toBe(first.workerId);
+    expect(problem(() => h.svc.authenticate(first.workerId, first.sessionSecret)).status).toBe(401);
+    expect(() => h.svc.authenticate(second.workerId, second.sessionSecret)).not.toThrow();
+  });
+
   it('one record per machine: the snapshot is what its join and heartbeats said', () => {
     const h = new Harness();
     const [w] = h.activeWorkers('alpha');
