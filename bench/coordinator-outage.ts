@@ -5,7 +5,8 @@
  * the operator sees step S and started again after each outage (one run per outage) on the same data folder and
  * port. The scenario is test/multihost/helpers/serve-outage.ts, the one serve-restart.test.ts asserts. Per outage:
  *   - stall: from the kill until the operator API shows a step beyond S (target: serve back + 2 s);
- *   - steps redone, restarts charged (target 0 each), and whether the trainers kept their pids (target yes).
+ *   - steps redone, restarts charged, steps after S missing from the run's loss curve (target 0 each), and
+ *     whether the trainers kept their pids (target yes).
  *
  *   node scripts/run-ts.mjs bench/coordinator-outage.ts [--outages 3,30] [--step-sleep-ms 100]
  */
@@ -67,6 +68,7 @@ async function main(): Promise<void> {
         seconds(r.downMs + 2000),
         String(r.stepsRedone),
         String(r.restartsCharged),
+        String(r.lossGaps.length),
         r.pidsKept ? 'yes' : 'no',
         r.generationAtEnd === r.generationBefore ? 'no' : `yes (${r.generationBefore} → ${r.generationAtEnd})`,
       ]);
@@ -76,7 +78,7 @@ async function main(): Promise<void> {
   }
   const cpu = os.cpus();
   console.log(`\nmachine: ${cpu.length} × ${cpu[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, load ${os.loadavg()[0]!.toFixed(2)}; ${new Date().toISOString().slice(0, 10)}`);
-  printTable(['outage', 'serve back', 'stall', 'target (back + 2 s)', 'steps redone', 'restarts charged', 'trainer pids kept', 'relaunched'], rows);
+  printTable(['outage', 'serve back', 'stall', 'target (back + 2 s)', 'steps redone', 'restarts charged', 'steps missing from the curve', 'trainer pids kept', 'relaunched'], rows);
 }
 
 main().catch((error: unknown) => {
