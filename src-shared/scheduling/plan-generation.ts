@@ -94,8 +94,18 @@ export function planGeneration(run: RunPlanRequest, candidates: RunCandidate[], 
   }
   if (members.length >= demand.minWorkers) return { kind: 'plan', members, refused };
   const missing = demand.minWorkers - members.length;
-  const why = refused.length > 0 ? refused.map((r) => r.reason).join('; ') : members.length === 0 ? 'no worker is active' : 'no other worker is active';
+  const why = refused.length > 0 ? joinReasons(refused) : members.length === 0 ? 'no worker is active' : 'no other worker is active';
   return { kind: 'hold', reason: `waits for ${missing} more worker${missing === 1 ? '' : 's'}: ${why}`, nodes: refused };
+}
+
+/** Node reasons a hold's sentence quotes; the rest are counted (every one stays in `nodes`). */
+export const REASONS_QUOTED = 8;
+
+/** "a holds job x; b is not in allowed_hosts", then "; and 3 more nodes" past REASONS_QUOTED. */
+export function joinReasons(nodes: readonly NodeReason[]): string {
+  const quoted = nodes.slice(0, REASONS_QUOTED).map((n) => n.reason).join('; ');
+  const more = nodes.length - REASONS_QUOTED;
+  return more > 0 ? `${quoted}; and ${more} more node${more === 1 ? '' : 's'}` : quoted;
 }
 
 function memberHolding(runId: string, name: string, m: PlannedMember, detail?: string): Holding {

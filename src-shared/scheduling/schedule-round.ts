@@ -8,7 +8,7 @@
  */
 import type { Holding } from './holdings';
 import { listText } from './holder-text';
-import { planGeneration, runHoldings, type GenerationPlan, type NodeReason, type PlanLedger, type RunCandidate, type RunPlanRequest } from './plan-generation';
+import { joinReasons, planGeneration, runHoldings, type GenerationPlan, type NodeReason, type PlanLedger, type RunCandidate, type RunPlanRequest } from './plan-generation';
 
 /** Detail on a reserved member's holding: the node cards and reasons say "run r2 (reserved)". */
 export const RESERVED = 'reserved';
@@ -68,5 +68,5 @@ function withBusy(plan: GenerationPlan, busy: NodeReason[]): GenerationPlan {
   if (plan.kind === 'plan') return { ...plan, refused: [...plan.refused, ...busy] };
   const nodes = [...plan.nodes, ...busy];
   const head = plan.reason.slice(0, plan.reason.indexOf(': '));
-  return { kind: 'hold', reason: `${head}: ${nodes.map((n) => n.reason).join('; ')}`, nodes };
+  return { kind: 'hold', reason: `${head}: ${joinReasons(nodes)}`, nodes };
 }

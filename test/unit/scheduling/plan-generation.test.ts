@@ -124,6 +124,13 @@ describe('planGeneration reasons', () => {
       'waits for 2 more workers: no other worker is active',
     );
   });
+
+  it('quotes at most 8 node reasons in its sentence and counts the rest; every one stays in nodes', () => {
+    const nodes = Array.from({ length: 11 }, (_, i) => cap(`h${i}`, []));
+    const plan = planGeneration(request(), nodes.map((n) => candidate(n)), { nodes, holdings: [] });
+    expect(holdReason(plan)).toBe(`waits for 1 more worker: ${nodes.slice(0, 8).map((n) => `${n.node} has no CUDA GPU (require_cuda)`).join('; ')}; and 3 more nodes`);
+    expect(plan.kind === 'hold' && plan.nodes).toHaveLength(11);
+  });
 });
 
 describe('planGeneration plans', () => {
@@ -196,4 +203,5 @@ describe('jobs and run members in one ledger', () => {
     expect(ledger!.gpus.map((g) => g.heldMb)).toEqual([0, 16000]);
     expect(ledger!.holders).toEqual([{ kind: 'run', id: 'run-1', name: 'r1', gpuIndex: null, gpuIndices: [1], vramMb: 0, detail: 'step 30 of 60' }]);
   });
+
 });
