@@ -98,7 +98,9 @@ export function RunTerminal({ runId, node, colourOf }: RunTerminalProps) {
     const end = buffer.dropped + buffer.text.length;
     const show = (text: string) => t.write(colourOutput(filterOutput(text, node), colours.current, darkQuery()?.matches ? COORDINATOR_DARK : COORDINATOR_LIGHT));
     if (w.epoch !== buffer.epoch || w.node !== node) {
-      t.reset();
+      // A full reset (RIS) through the write queue, not t.reset(): that one acts at once, and text written just
+      // before it (chunks streamed before the fetched output replaced them) would still land after it, twice.
+      t.write('\x1bc');
       show(buffer.text);
       written.current = { epoch: buffer.epoch, upTo: end, node };
       return;

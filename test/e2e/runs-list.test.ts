@@ -8,6 +8,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunSnapshot } from '../../src-shared/training';
 import { CLI, ROOT, ensureBuilt, fakeGpuEnv, openApp, openBrowser, removeDir, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
@@ -49,6 +50,12 @@ async function startRun(name: string, steps: number): Promise<{ code: number; ru
   const loop = `i=0; while [ $i -lt ${steps} ]; do echo "GPU_SHARE_PROGRESS {\\"step\\":$i,\\"total_steps\\":${steps},\\"loss\\":1.5}"; i=$((i+1)); sleep 0.3; done`;
   const r = await gpuShare(['runs', 'start', '--json', '--name', name, '--samples', '100', '--max-workers', '1', '--launcher', 'direct', '--', '/bin/sh', '-c', loop]);
   return { code: r.code, run: r.code === 0 ? (JSON.parse(r.out) as RunSnapshot) : null, err: r.err };
+}
+
+/** The step numbers of the progress lines the run page's terminal shows now, top to bottom. */
+async function terminalSteps(page: Page): Promise<number[]> {
+  const text = (await page.textContent('.terminal .xterm-rows')) ?? '';
+  return [...text.matchAll(/"step":(\d+)/g)].map((m) => Number(m[1]));
 }
 
 async function runsNow(): Promise<RunSnapshot[]> {
@@ -139,6 +146,10 @@ describe('every run listed, a page per run, what each machine is doing', () => {
       const fromList = ((await page.textContent(`.run-item[data-run-id="${r.id}"] [data-testid="run-item-line"]`)) ?? '').split(' · ')[0];
       expect(await page.getAttribute('[data-testid="run-members"]', 'data-members')).toBe(fromList!.split(', ').join(','));
       expect(await page.textContent('#run-title')).toBe(r.spec.name);
+      // Its own output, once: the lines streamed before the page fetched the output are not shown again after it.
+      await expect.poll(async () => (await terminalSteps(page)).length, { timeout: 20_000 }).toBeGreaterThan(4);
+      const steps = await terminalSteps(page);
+      expect(steps, `steps shown: ${steps.join(' ')}`).toEqual([...new Set(steps)].sort((a, b) => a - b));
       await screenshot(page, `runs-list-${r.spec.name}-1440x900-light`);
     }
     await page.emulateMedia({ colorScheme: 'dark' });
