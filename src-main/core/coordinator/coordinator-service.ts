@@ -3,7 +3,8 @@
  * generation — and what to do when that changes. Worker agents talk to it through the HTTP API
  * (src-main/core/api/coordinator-http.ts); the app core reads snapshots and subscribes to changes.
  *
- * This class is the public face; the concepts live beside it: the worker registry (worker-registry.ts), each
+ * This class is the public face; the concepts live beside it: membership, one record per machine
+ * (membership.ts, member-record.ts; `pool` and `registry` are its old faces for the run code), each
  * worker's instruction mailbox (instruction-mailbox.ts), the run and its generations (run-controller.ts,
  * generation-launch.ts, run-reports.ts), the change feed (change-feed.ts) and what people are told
  * (user-messages.ts). Instructions travel in heartbeat responses (agents poll; nothing connects to a worker).
@@ -41,11 +42,11 @@ export interface CoordinatorServiceOptions {
   joinToken: string;
   operatorToken: string;
   heartbeatIntervalMs?: number;
-  /** Used while no run sets its own. */
+  /** The cluster's: a machine silent for longer is declared failed, whatever it serves (serve --heartbeat-timeout; default 5 s). */
   heartbeatTimeoutMs?: number;
   /** Host for --rdzv_endpoint instead of the first worker's advertised host (the port stays the worker's). */
   rdzvHostOverride?: string;
-  /** Joins are refused beyond this many active workers while no run sets max_workers (default 10,000). */
+  /** The cluster's bound: joins are refused beyond this many machines joined at once (serve --max-workers; default 10,000). Never a run's. */
   maxWorkers?: number;
   /** Accept advertised hosts other than where workers connect from (NAT); off by default, see worker-gate.ts. */
   trustAdvertisedHosts?: boolean;
@@ -244,26 +245,24 @@ export class CoordinatorService {
 
   /** Queues an instruction for a live worker (a job to run or stop) and pokes it; false when the worker is not live. */
   queueInstruction(workerId: number, instruction: Instruction): boolean {
-    const rec = this.registry.get(workerId);
-    const pw = this.pool.worker(workerId);
-    if (!rec || !pw || !LIVE_STATES.has(pw.state)) return false;
+    const rec = this.pool.worker(workerId);
+    if (!rec || !LIVE_STATES.has(rec.state)) return false;
     rec.mailbox.queue(instruction);
     return true;
   }
 
   /** Throws 401/404 unless `secret` is the worker's current session secret (every worker request after the join). */
   authenticate(workerId: number, secret: string | null): void {
-    const rec = this.registry.require(workerId);
+    const rec = this.pool.require(workerId);
     this.gate.checkSession(workerId, secret, rec.node);
   }
 
   /** A presence connection opened for the worker's current session: which incarnation it speaks for. */
   presenceOpened(workerId: number, secret: string | null): { incarnation: number; node: string } {
     this.authenticate(workerId, secret);
-    const pw = this.pool.worker(workerId)!;
-    const rec = this.registry.get(workerId)!;
-    if (!LIVE_STATES.has(pw.state)) throw new ApiProblem(409, `worker ${workerId} (${rec.node}) is ${pw.state}; join again`);
-    return { incarnation: pw.incarnation, node: rec.node };
+    const rec = this.pool.require(workerId);
+    if (!LIVE_STATES.has(rec.state)) throw new ApiProblem(409, `worker ${workerId} (${rec.node}) is ${rec.state}; join again`);
+    return { incarnation: rec.incarnation, node: rec.node };
   }
 
   /** The agent said goodbye on its presence connection (its deathrattle): a leave, at once. */
@@ -278,29 +277,27 @@ export class CoordinatorService {
    * closed the socket because the process is gone. Failed now, instead of at the heartbeat timeout.
    */
   presenceLost(workerId: number, incarnation: number, why = { cause: 'its agent process ended (connection closed without a goodbye)', run: 'Its agent process ended' }): void {
-    const pw = this.pool.worker(workerId);
-    const rec = this.registry.get(workerId);
-    if (!pw || !rec || pw.incarnation !== incarnation || !LIVE_STATES.has(pw.state)) return;
-    const wasActive = pw.state === 'active';
+    const rec = this.pool.worker(workerId);
+    if (!rec || rec.incarnation !== incarnation || !LIVE_STATES.has(rec.state)) return;
+    const wasActive = rec.state === 'active';
     this.pool.failWorker(workerId, why.cause);
     this.runsCtl.afterFailures([workerId], new Map(wasActive ? [[workerId, why.run]] : []));
   }
 
   /** Its approval was revoked (node-keys.ts): the session ends, it leaves the runs, its next join awaits approval. */
   private expelNode(node: string): void {
-    const id = this.registry.idForNode(node);
+    const id = this.pool.idForNode(node);
     if (id !== undefined) this.gate.closeSession(id);
     if (id !== undefined) this.presenceLost(id, this.pool.worker(id)?.incarnation ?? -1, { cause: 'its approval was revoked', run: 'Its approval was revoked' });
   }
 
   heartbeat(workerId: number, req: HeartbeatRequest): HeartbeatResponse {
-    const rec = this.registry.liveRecord(workerId, req.incarnation, 'heartbeat');
+    const rec = this.pool.liveRecord(workerId, req.incarnation, 'heartbeat');
     const heartbeatTimeoutMs = this.pool.heartbeatTimeoutMs;
     if (!rec) return { instructions: [], heartbeatTimeoutMs };
     this.pool.updateHeartbeat(workerId);
     this.store?.workerSeen(workerId, rec.lastHeartbeatAt);
-    const pw = this.pool.worker(workerId)!;
-    if (pw.state === 'syncing' && this.pool.activateWorker(workerId)) this.runsCtl.scheduleReconcile();
+    if (rec.state === 'syncing' && this.pool.activateWorker(workerId)) this.runsCtl.scheduleReconcile();
     const progress = req.progress ?? null;
     if (progress) {
       rec.progress = progress;
@@ -311,12 +308,12 @@ export class CoordinatorService {
     if (req.jobs || req.gpuFree) this.jobHooks?.beats(workerId, rec.node, req);
     const out = rec.mailbox.handOut(req.ack);
     this.runsCtl.noteStartsHandedOut(rec, out.instructions);
-    // The run's timeout travels with every reply, so agents give up on a lost coordinator on the same clock.
-    return { ...out, heartbeatTimeoutMs: this.pool.heartbeatTimeoutMs };
+    // The cluster's timeout travels with every reply, so agents give up on a lost coordinator on the same clock.
+    return { ...out, heartbeatTimeoutMs };
   }
 
   report(workerId: number, req: ReportRequest): void {
-    const rec = this.registry.liveRecord(workerId, req.incarnation, 'report');
+    const rec = this.pool.liveRecord(workerId, req.incarnation, 'report');
     if (!rec) return;
     const seq = req.batchSeq;
     // A numbered batch already taken is a repeat whose answer the agent lost: answer it, apply nothing.
@@ -329,14 +326,13 @@ export class CoordinatorService {
   }
 
   leave(workerId: number, req: LeaveRequest): void {
-    const rec = this.registry.require(workerId);
-    const pw = this.pool.worker(workerId)!;
-    this.registry.checkIncarnation(rec, req.incarnation, 'leave');
+    const rec = this.pool.require(workerId);
+    this.pool.checkIncarnation(rec, req.incarnation, 'leave');
     rec.leaveReceived = true;
     rec.mailbox.clear();
-    if (pw.state === 'left') return;
+    if (rec.state === 'left') return;
     const reason = (req.reason ?? 'left').trim() || 'left';
-    if (pw.state === 'draining') this.pool.finalizeRemoval(workerId, `drain finished: ${reason}`);
+    if (rec.state === 'draining') this.pool.finalizeRemoval(workerId, `drain finished: ${reason}`);
     else this.pool.leaveWorker(workerId, reason === 'left' ? 'left' : `left: ${reason}`);
     this.feed.workersChanged('state');
     this.runsCtl.memberGone(workerId, `worker ${rec.node} left`);
@@ -350,11 +346,10 @@ export class CoordinatorService {
   stopRun(runId: string): RunSnapshot { return this.runsCtl.stopRun(runId); }
 
   drainWorker(workerId: number): WorkerSnapshot[] {
-    const rec = this.registry.require(workerId);
-    const pw = this.pool.worker(workerId)!;
-    if (pw.state === 'draining') return this.workers();
-    if (pw.state !== 'active') {
-      throw new ApiProblem(409, `worker ${workerId} (${rec.node}) is ${pw.state}; only an active worker can be drained`);
+    const rec = this.pool.require(workerId);
+    if (rec.state === 'draining') return this.workers();
+    if (rec.state !== 'active') {
+      throw new ApiProblem(409, `worker ${workerId} (${rec.node}) is ${rec.state}; only an active worker can be drained`);
     }
     this.pool.removeWorker(workerId, 'drained by user');
     rec.mailbox.queue({ kind: 'drain', reason: 'drained by user' });
@@ -366,9 +361,9 @@ export class CoordinatorService {
   // ---------------------------------------------------------------------------------------------------------
   // Snapshots and subscriptions
 
-  workers(): WorkerSnapshot[] { return this.nodeKeys.annotate(this.registry.snapshots()); }
+  workers(): WorkerSnapshot[] { return this.nodeKeys.annotate(this.pool.snapshots()); }
   /** The node name of a known worker (404 otherwise). */
-  nodeOf(workerId: number): string { return this.registry.require(workerId).node; }
+  nodeOf(workerId: number): string { return this.pool.require(workerId).node; }
 
   runs(): RunSnapshot[] { return this.runsCtl.runs(); }
 
@@ -423,7 +418,7 @@ export class CoordinatorService {
 
   private onTransition(t: PoolTransition): void {
     if (t.from === null || t.rejoined) return; // join() writes these itself, with the hardware
-    const said = transitionEvent(t, this.registry.get(t.workerId)?.node ?? t.nodeId);
+    const said = transitionEvent(t, this.pool.worker(t.workerId)?.node ?? t.nodeId);
     if (said) this.messages.event(said.kind, said.severity, said.message, { workerId: t.workerId });
     this.feed.workersChanged('state');
     this.saveWorker(t.workerId);
@@ -431,7 +426,7 @@ export class CoordinatorService {
 
   private saveWorker(workerId: number): void {
     if (!this.store) return;
-    const snapshot = this.registry.snapshot(workerId);
+    const snapshot = this.pool.snapshot(workerId);
     const machineHash = snapshot ? this.gate.machineHashOf(snapshot.node) : null;
     if (!snapshot || !machineHash) return;
     const { step: _step, loss: _loss, samplesPerSec: _sps, ...rest } = snapshot;
