@@ -5,47 +5,19 @@
  */
 import { z } from 'zod';
 import { normalizeCertSha256 } from './cert-fingerprint';
-import type { ClusterConfig, ClusterIssue } from './cluster/types';
 import type { GpuHistory, HardwareSnapshot } from './hardware';
-import type {
-  CoordinatorEvent,
-  CoordinatorInfo,
-  RunSnapshot,
-  UserNotification,
-  WorkerSnapshot,
-} from './training';
+import type { CoordinatorInfo, UserNotification, WorkerSnapshot } from './training';
 import type { WorkersDiff } from './worker-diff';
+import { clusterEvents, clusterRequests, type ClusterEventPayloads, type ClusterRequestResults } from './cluster/ipc-cluster';
+import { runEvents, runRequests, type RunEventPayloads, type RunRequestResults } from './runs/ipc-runs';
 import { jobEvents, jobRequests, type JobEventPayloads, type JobRequestResults } from './jobs/ipc-jobs';
 import { statusRequests, type StatusRequestResults } from './nodes/ipc-status';
 import { identityEvents, identityRequests, type IdentityEventPayloads, type IdentityRequestResults } from './nodes/ipc-identity';
 import { discoveryEvents, discoveryRequests, type DiscoveryEventPayloads, type DiscoveryRequestResults } from './nodes/ipc-discovery';
 import { sshEvents, sshRequests, type SshEventPayloads, type SshRequestResults } from './nodes/ipc-ssh';
-import { runSpecSchema } from './worker-protocol';
 
-/** The cluster as the app holds it, with everything the Nodes view needs precomputed. */
-export interface ClusterState {
-  config: ClusterConfig;
-  /** File the cluster is stored in. */
-  path: string;
-  /** Unknown keys and differences between cluster.yaml and this machine's detected hardware. */
-  warnings: ClusterIssue[];
-  /** Name of the node that is this machine, if the cluster declares it. */
-  thisMachineNode: string | null;
-  /** entrenar's summary text ("Cluster: 3 node(s), 5 adapter slots" …). */
-  summary: string;
-}
-
-export type ImportResult =
-  | { ok: true; state: ClusterState; added: string[]; updated: string[] }
-  | { ok: false; fileName: string; errors: ClusterIssue[]; warnings: ClusterIssue[] };
-
-export interface AddThisMachineResult {
-  state: ClusterState;
-  action: 'added' | 'updated';
-  nodeName: string;
-}
-
-const MAX_YAML_BYTES = 1024 * 1024;
+// The cluster's types stay importable from here, where the pages have always found them.
+export type { AddThisMachineResult, ClusterState, ImportResult } from './cluster/ipc-cluster';
 
 /**
  * Which coordinator this machine trains for. The app's own worker serves the app's own coordinator until the
@@ -143,33 +115,16 @@ export const requests = {
   getHardware: { channel: 'hardware:get', arg: z.undefined() },
   detectHardware: { channel: 'hardware:detect', arg: z.undefined() },
   getGpuHistory: { channel: 'hardware:gpu-history', arg: z.undefined() },
-  getCluster: { channel: 'cluster:get', arg: z.undefined() },
-  importCluster: {
-    channel: 'cluster:import',
-    arg: z.object({
-      fileName: z.string().max(1024),
-      // One character over the limit so the parser, not zod, reports "too large" with the file's name.
-      text: z.string().max(MAX_YAML_BYTES + 1),
-      mode: z.enum(['replace', 'merge']),
-    }),
-  },
-  addThisMachine: { channel: 'cluster:add-this-machine', arg: z.undefined() },
-  removeNode: { channel: 'cluster:remove-node', arg: z.object({ name: z.string().min(1).max(256) }) },
-  exportCluster: { channel: 'cluster:export', arg: z.undefined() },
   getWorkers: { channel: 'workers:list', arg: z.undefined() },
   drainWorker: { channel: 'workers:drain', arg: z.object({ workerId: z.number().int().nonnegative() }) },
   rejoinLocalWorker: { channel: 'workers:rejoin-local', arg: z.undefined() },
-  getRuns: { channel: 'runs:list', arg: z.undefined() },
-  startRun: { channel: 'runs:start', arg: runSpecSchema },
-  stopRun: { channel: 'runs:stop', arg: z.object({ runId: z.string().min(1).max(128) }) },
-  getRunOutput: { channel: 'runs:output', arg: z.object({ runId: z.string().min(1).max(128) }) },
-  getEvents: { channel: 'events:list', arg: z.undefined() },
   getCoordinatorInfo: { channel: 'coordinator:info', arg: z.undefined() },
   rotateJoinToken: { channel: 'coordinator:rotate-join-token', arg: z.undefined() },
-  getExampleRun: { channel: 'runs:example', arg: z.undefined() },
   joinCluster: { channel: 'cluster:join', arg: joinClusterArg },
   leaveCluster: { channel: 'cluster:leave', arg: z.undefined() },
   getMembership: { channel: 'cluster:membership', arg: z.undefined() },
+  ...clusterRequests,
+  ...runRequests,
   ...jobRequests,
   ...statusRequests,
   ...identityRequests,
@@ -178,30 +133,18 @@ export const requests = {
 } as const;
 
 /** What each request resolves to. */
-export interface RequestResults extends JobRequestResults, StatusRequestResults, IdentityRequestResults, DiscoveryRequestResults, SshRequestResults {
+export interface RequestResults extends ClusterRequestResults, RunRequestResults, JobRequestResults, StatusRequestResults, IdentityRequestResults, DiscoveryRequestResults, SshRequestResults {
   getHardware: HardwareSnapshot;
   detectHardware: HardwareSnapshot;
   /** This machine's GPU utilisation and memory over the last 10 minutes (at most 600 samples × 16 GPUs). */
   getGpuHistory: GpuHistory;
-  getCluster: ClusterState;
-  importCluster: ImportResult;
-  addThisMachine: AddThisMachineResult;
-  removeNode: ClusterState;
-  exportCluster: { fileName: string; text: string };
   getWorkers: WorkerSnapshot[];
   drainWorker: WorkerSnapshot[];
   /** Brings this app's own worker back after a drain (it joins again); answers the worker list. */
   rejoinLocalWorker: WorkerSnapshot[];
-  getRuns: RunSnapshot[];
-  startRun: RunSnapshot;
-  stopRun: RunSnapshot;
-  getRunOutput: { runId: string; text: string };
-  getEvents: CoordinatorEvent[];
   getCoordinatorInfo: CoordinatorInfo;
   /** Replaces the join token (machines already approved keep joining with the old one); answers the new join command. */
   rotateJoinToken: CoordinatorInfo;
-  /** A ready-to-start run of the bundled example trainer, for the Start run form. */
-  getExampleRun: z.input<typeof runSpecSchema>;
   /** Resolves once the join succeeded or failed; the state says which (a failed join is not a thrown error). */
   joinCluster: MembershipState;
   leaveCluster: MembershipState;
@@ -211,31 +154,25 @@ export interface RequestResults extends JobRequestResults, StatusRequestResults,
 /** Main → renderer events, keyed by the subscribe method name the preload exposes. */
 export const events = {
   onHardware: 'hardware:changed',
-  onCluster: 'cluster:changed',
   onWorkersChanged: 'workers:diff',
-  onRun: 'runs:changed',
-  onRunOutput: 'runs:output',
-  onEvent: 'events:appended',
   onNotification: 'notify',
   onFocus: 'app:focus',
   onMembership: 'membership:changed',
+  ...clusterEvents,
+  ...runEvents,
   ...jobEvents,
   ...discoveryEvents,
   ...sshEvents,
   ...identityEvents,
 } as const;
 
-export interface EventPayloads extends JobEventPayloads, DiscoveryEventPayloads, SshEventPayloads, IdentityEventPayloads {
+export interface EventPayloads extends ClusterEventPayloads, RunEventPayloads, JobEventPayloads, DiscoveryEventPayloads, SshEventPayloads, IdentityEventPayloads {
   onHardware: HardwareSnapshot;
-  onCluster: ClusterState;
   /**
    * What changed in the worker list since the last one: the page has the full list from getWorkers (fetched
    * again after every reconnect) and applies these on top, so one changed worker of 1,000 costs one snapshot.
    */
   onWorkersChanged: WorkersDiff;
-  onRun: RunSnapshot;
-  onRunOutput: { runId: string; workerId: number; node: string; data: string };
-  onEvent: CoordinatorEvent;
   onNotification: UserNotification;
   /** The shell asks the page to show a view (a notification was clicked). */
   onFocus: NonNullable<UserNotification['target']>;

@@ -15,13 +15,14 @@ import {
   upsertMachineNode,
   validateCluster,
 } from '../../src-shared/cluster/index';
+import type { ClusterRequestResults } from '../../src-shared/cluster/ipc-cluster';
 import type { HardwareSnapshot } from '../../src-shared/hardware';
 import type { ClusterState, EmitEvent, RequestHandlers } from '../../src-shared/ipc';
 import { hardwareToNode } from '../platform/hardware/index';
 import { ClusterChangedError, ClusterStore } from './cluster-store';
 import { RequestError } from './ipc-dispatch';
 
-type ClusterHandlers = Pick<RequestHandlers, 'getCluster' | 'importCluster' | 'addThisMachine' | 'removeNode' | 'exportCluster'>;
+type ClusterHandlers = Pick<RequestHandlers, keyof ClusterRequestResults>;
 
 export interface ClusterFeature {
   handlers: ClusterHandlers;

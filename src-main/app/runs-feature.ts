@@ -3,12 +3,13 @@
  * handlers, and the coordinator's run, output and event changes sent to the pages. The coordinator (core/)
  * owns the runs; this feature is the one way the page reaches them. app-core.ts builds it next to the coordinator.
  */
+import type { RunRequestResults } from '../../src-shared/runs/ipc-runs';
 import type { HardwareSnapshot } from '../../src-shared/hardware';
 import type { EmitEvent, RequestHandlers } from '../../src-shared/ipc';
 import type { CoordinatorService } from '../core/coordinator/coordinator-service';
 import { exampleRun, wrap } from './app-core-helpers';
 
-type RunHandlers = Pick<RequestHandlers, 'getRuns' | 'startRun' | 'stopRun' | 'getRunOutput' | 'getEvents' | 'getExampleRun'>;
+type RunHandlers = Pick<RequestHandlers, keyof RunRequestResults>;
 
 export interface RunsFeature {
   handlers: RunHandlers;

@@ -1,0 +1,39 @@
+/**
+ * The runs' channels (start, stop, list, output, the event log, the example run) and their events, spread into
+ * ipc.ts's maps like every feature's, so the contract for runs reads in one place. The handlers live in
+ * src-main/app/runs-feature.ts; the transports carry them like every other channel.
+ */
+import { z } from 'zod';
+import type { CoordinatorEvent, RunSnapshot } from '../training';
+import { runSpecSchema } from '../worker-protocol';
+
+export const runRequests = {
+  getRuns: { channel: 'runs:list', arg: z.undefined() },
+  startRun: { channel: 'runs:start', arg: runSpecSchema },
+  stopRun: { channel: 'runs:stop', arg: z.object({ runId: z.string().min(1).max(128) }) },
+  getRunOutput: { channel: 'runs:output', arg: z.object({ runId: z.string().min(1).max(128) }) },
+  getEvents: { channel: 'events:list', arg: z.undefined() },
+  getExampleRun: { channel: 'runs:example', arg: z.undefined() },
+} as const;
+
+export interface RunRequestResults {
+  getRuns: RunSnapshot[];
+  startRun: RunSnapshot;
+  stopRun: RunSnapshot;
+  getRunOutput: { runId: string; text: string };
+  getEvents: CoordinatorEvent[];
+  /** A ready-to-start run of the bundled example trainer, for the Start run form. */
+  getExampleRun: z.input<typeof runSpecSchema>;
+}
+
+export const runEvents = {
+  onRun: 'runs:changed',
+  onRunOutput: 'runs:output',
+  onEvent: 'events:appended',
+} as const;
+
+export interface RunEventPayloads {
+  onRun: RunSnapshot;
+  onRunOutput: { runId: string; workerId: number; node: string; data: string };
+  onEvent: CoordinatorEvent;
+}
