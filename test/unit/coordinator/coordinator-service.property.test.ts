@@ -174,5 +174,6 @@ describe('CoordinatorService — property', () => {
       }),
       { numRuns: 400 },
     );
-  });
+    // 400 histories that now keep several runs live (a start is no longer refused), each checked after every step.
+  }, 30_000);
 });
