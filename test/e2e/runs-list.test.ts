@@ -58,6 +58,10 @@ async function terminalSteps(page: Page): Promise<number[]> {
   return [...text.matchAll(/"step":(\d+)/g)].map((m) => Number(m[1]));
 }
 
+async function runsStop(id: string): Promise<void> {
+  expect((await gpuShare(['runs', 'stop', id])).code).toBe(0);
+}
+
 async function runsNow(): Promise<RunSnapshot[]> {
   return (JSON.parse((await gpuShare(['runs', 'list', '--json'])).out) as { runs: RunSnapshot[] }).runs;
 }
@@ -122,10 +126,28 @@ describe('every run listed, a page per run, what each machine is doing', () => {
 
     await openApp(page, serve.url);
     await page.click('nav [data-view="runs"]');
+    // A third run finds no free machine: it waits, and its row says why in full.
+    const third = await startRun('third', 10);
+    expect(third.code, third.err).toBe(0);
+    expect(third.run!.state).toBe('waiting');
+    live.push(third.run!);
     const liveList = page.locator('[data-testid="runs-live"]');
     await expect.poll(() => liveList.locator('.run-item').count(), { timeout: 30_000 }).toBe(live.length);
     expect(await page.locator('[data-testid="runs-history"] .run-item').count()).toBe(1);
     expect(await page.textContent('[data-testid="runs-history"]')).toContain('short');
+    const waitingRow = liveList.locator(`.run-item[data-run-id="${third.run!.id}"]`);
+    expect(await waitingRow.getAttribute('data-state')).toBe('waiting');
+    const cause = (await runsNow()).find((r) => r.id === third.run!.id)!.stateCause;
+    expect(cause).toMatch(/^waits for 1 more worker: /);
+    await expect.poll(() => waitingRow.locator('[data-testid="run-item-cause"]').textContent()).toBe(cause);
+    expect(await waitingRow.locator('[data-testid="run-item-line"]').textContent()).toBe('no member yet · 0 restarts');
+    await page.click(`.run-item[data-run-id="${third.run!.id}"]`);
+    expect(await page.textContent('[data-testid="run-cause"]')).toBe(cause);
+    await screenshot(page, 'runs-list-waiting-1440x900-light');
+    // Stopped, it moves to the history; the other two stay live.
+    await runsStop(third.run!.id);
+    live.pop();
+    await expect.poll(() => page.locator('[data-testid="runs-history"] .run-item').count()).toBe(2);
     // Each live row: its member (one machine each) and its step of total, once the trainers print.
     for (const r of live) {
       const line = liveList.locator(`.run-item[data-run-id="${r.id}"] [data-testid="run-item-line"]`);
@@ -155,7 +177,7 @@ describe('every run listed, a page per run, what each machine is doing', () => {
     await page.emulateMedia({ colorScheme: 'dark' });
     await screenshot(page, 'runs-list-1440x900-dark');
     await page.emulateMedia({ colorScheme: 'light' });
-    await page.click('[data-testid="runs-history"] .run-item');
+    await page.click('[data-testid="runs-history"] .run-item[data-state="finished"]');
     await page.waitForSelector('.run-detail[data-state="finished"]');
     expect(await page.textContent('[data-testid="run-members"]')).toContain('none (ended)');
   });
