@@ -366,6 +366,8 @@ export class CoordinatorService {
   nodeOf(workerId: number): string { return this.pool.require(workerId).node; }
 
   runs(): RunSnapshot[] { return this.runsCtl.runs(); }
+  /** Changes exactly when runs take or free machines (cheap: the job service polls it to place jobs on what a run freed). */
+  runMembersKey(): string { return this.runsCtl.membersKey(); }
 
   events(): CoordinatorEvent[] { return this.messages.events(); }
 
@@ -373,8 +375,6 @@ export class CoordinatorService {
   runOutput(runId: string): string { return this.runsCtl.output(runId); }
 
   subscribe(listener: (change: CoordinatorChange) => void): () => void { return this.feed.subscribe(listener); }
-  /** Changes exactly when runs take or free machines (cheap: the job service polls it to place jobs on what a run freed). */
-  runMembersKey(): string { return this.runsCtl.membersKey(); }
 
   /** Declares silent workers failed, starts settled scale-ups, and sends the coalesced snapshots. */
   tick(): void {
