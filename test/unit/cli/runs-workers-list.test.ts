@@ -17,11 +17,12 @@ const OPERATOR = 'operator-token-operator-token-operator-to';
 const WORKERS = [worker({ id: 1, node: 'alpha' }), worker({ id: 2, node: 'beta' }), worker({ id: 3, node: 'gamma' }), worker({ id: 4, node: 'delta' }), worker({ id: 5, node: 'eps' })];
 const RUNS = [
   runOf({ id: 'run-1-big', spec: { ...runOf().spec, name: 'big' }, workerIds: [1, 2], memberHoldings: [{ workerId: 1, node: 'alpha', gpuIndices: [0] }, { workerId: 2, node: 'beta', gpuIndices: [0] }], progress: { step: 40, totalSteps: 400, loss: 0.5, samplesPerSec: 10, resumedFrom: null, at: 0 } }),
-  runOf({ id: 'run-2-small', spec: { ...runOf().spec, name: 'small' }, workerIds: [3, 4], memberHoldings: [{ workerId: 3, node: 'gamma', gpuIndices: [0] }, { workerId: 4, node: 'delta', gpuIndices: [0] }], restartsUsed: 1 }),
+  runOf({ id: 'run-2-small', spec: { ...runOf().spec, name: 'small' }, startedAt: runOf().startedAt + 1000, workerIds: [3, 4], memberHoldings: [{ workerId: 3, node: 'gamma', gpuIndices: [0] }, { workerId: 4, node: 'delta', gpuIndices: [0] }], restartsUsed: 1 }),
   runOf({ id: 'run-0-old', spec: { ...runOf().spec, name: 'old' }, state: 'finished', startedAt: 1, endedAt: 2, workerIds: [1], workerRows: [{ workerId: 1, node: 'alpha', member: true, step: 9, loss: null, samplesPerSec: null, restartsCaused: 0 }] }),
 ];
 const JOB = jobOf({ name: 'r16-lr3e-3', workerId: 5, node: 'eps', gpuIndex: 0 });
 let withJobs = true;
+const stops: string[] = [];
 let server: http.Server;
 let root: string;
 let env: NodeJS.ProcessEnv;
@@ -31,6 +32,9 @@ function route(req: http.IncomingMessage, res: http.ServerResponse): void {
   const send = (status: number, body: unknown): void => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   if (url.pathname === '/v1/state') return send(200, { workers: WORKERS, runs: RUNS, events: [], awaiting: [awaitingOf({ node: 'zeta' })] });
   if (url.pathname === '/v1/runs') return send(200, { runs: RUNS });
+  const one = RUNS.find((r) => url.pathname === `/v1/runs/${r.id}`);
+  if (one) return send(200, one);
+  if (url.pathname.endsWith('/stop')) stops.push(url.pathname);
   if (url.pathname === '/v1/jobs' && withJobs) {
     const read = readJobsPageQuery(url.searchParams);
     if (!read.ok) return send(400, { error: read.message });
@@ -62,8 +66,8 @@ describe('gpu-share runs list with two live runs', () => {
     expect(r).toMatchObject({ code: 0, err: '' });
     const rows = r.out.split('\n').slice(1, 4).map((l) => l.split(/\s{2,}/));
     expect(rows.map((c) => c.slice(0, 6))).toEqual([
-      ['run-1-big', 'big', 'running', 'alpha, beta', '40/400', '0/3'],
       ['run-2-small', 'small', 'running', 'gamma, delta', '-', '1/3'],
+      ['run-1-big', 'big', 'running', 'alpha, beta', '40/400', '0/3'],
       ['run-0-old', 'old', 'finished', 'alpha', '-', '0/3'],
     ]);
   });
@@ -71,6 +75,18 @@ describe('gpu-share runs list with two live runs', () => {
   it('--json keeps {"runs": [RunSnapshot, …]} with each run member holdings', async () => {
     const r = await cli(['runs', 'list', '--json'], env);
     expect(JSON.parse(r.out)).toEqual({ runs: RUNS });
+  });
+});
+
+describe('gpu-share runs show and stop without an id, with two live runs', () => {
+  it('show takes the newest live run; stop names both and stops neither (exit 2)', async () => {
+    const show = await cli(['runs', 'show'], env);
+    expect(show.out).toMatch(/^Run run-2-small: small\n/);
+    expect(show.out).toContain('  members    gamma (GPU 0), delta (GPU 0)\n');
+    const stop = await cli(['runs', 'stop'], env);
+    expect(stop.code).toBe(2);
+    expect(stop.err).toContain('2 runs are live (small: run-2-small, big: run-1-big); say which to stop, as in: gpu-share runs stop run-2-small');
+    expect(stops).toEqual([]);
   });
 });
 

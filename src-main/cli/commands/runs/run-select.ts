@@ -1,5 +1,9 @@
-/** Which run a `gpu-share runs …` command means: the id given, or (left out) the live run / the newest one. */
+/**
+ * Which run a `gpu-share runs …` command means: the id given, or (left out) the newest live run / the newest one.
+ * Several runs may be live at once, so `stop` without an id refuses to guess when more than one is.
+ */
 import type { RunSnapshot } from '../../../../src-shared/training';
+import { UsageError } from '../../command';
 import type { OperatorClient } from '../../operator/operator-client';
 import { EXIT, OperatorFailure } from '../../operator/operator-failure';
 import { LIVE_STATES } from './run-format';
@@ -12,15 +16,20 @@ export function fetchRun(client: OperatorClient, id: string): Promise<RunSnapsho
 }
 
 /**
- * The id the person gave, or when they gave none: the live run, else (unless `liveOnly`) the one started last.
- * Fails with "not found" when there is nothing to pick.
+ * The id the person gave, or when they gave none: the newest live run, else (unless `liveOnly`) the one started
+ * last. `liveOnly` (stop) with several live runs is a usage error naming them. Fails with "not found" when there
+ * is nothing to pick.
  */
 export async function pickRunId(client: OperatorClient, given: string | undefined, liveOnly: boolean): Promise<string> {
   if (given !== undefined) return given;
   const { runs } = await client.call('listRuns', [], undefined);
-  const live = runs.find((r) => LIVE_STATES.has(r.state));
-  if (live) return live.id;
-  const newest = [...runs].sort((a, b) => b.startedAt - a.startedAt)[0];
+  const byAge = [...runs].sort((a, b) => b.startedAt - a.startedAt);
+  const live = byAge.filter((r) => LIVE_STATES.has(r.state));
+  if (liveOnly && live.length > 1) {
+    throw new UsageError(`${live.length} runs are live (${live.map((r) => `${r.spec.name}: ${r.id}`).join(', ')}); say which to stop, as in: gpu-share runs stop ${live[0]!.id}`);
+  }
+  if (live[0]) return live[0].id;
+  const newest = byAge[0];
   if (liveOnly || !newest) {
     throw new OperatorFailure(
       runs.length === 0 ? 'this coordinator has no runs yet; start one with `gpu-share runs start`' : `no run is live, so there is nothing to stop; to stop an ended one anyway give its id (${UNKNOWN_RUN})`,

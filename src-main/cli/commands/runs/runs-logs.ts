@@ -10,7 +10,7 @@ export const runsLogsCommand: Command = {
   usage: `Usage: gpu-share runs logs [ID] [--follow] [--tail N] [--json]
 
 Prints the run's output as the coordinator keeps it (its last 256 KiB), each line prefixed with the machine
-that wrote it: "[beta] step 120 loss 0.0412". Without ID: the live run, or else the newest.
+that wrote it: "[beta] step 120 loss 0.0412". Without ID: the newest live run, or else the newest.
 
 Options:
   --follow, -f   keep printing new output every second until the run ends; then exit 0 if it finished,

@@ -14,7 +14,7 @@ export const runsShowCommand: Command = {
 
 Shows one run: its state and the reason for it, generation and restarts, step of total with loss and
 samples/s, one row per worker (step, shard, restarts it caused, GPU residency) and its latest events.
-Without ID: the live run, or else the newest.
+Without ID: the newest live run, or else the newest.
 --json prints the RunSnapshot as GET /v1/runs/{id} answers (docs/api.md).
 
 ${OPERATOR_OPTIONS_USAGE}

@@ -6,11 +6,11 @@ import { fetchRun, pickRunId } from './run-select';
 
 export const runsStopCommand: Command = {
   name: 'stop',
-  summary: 'stop a run (without ID: the live one)',
+  summary: 'stop a run (without ID: the live one, when only one is)',
   usage: `Usage: gpu-share runs stop [ID] [--json]
 
-Stops the run: every worker training it is told to stop, and the run ends as stopped. Without ID: the live
-run. Stopping a run that has already ended changes nothing and says so.
+Stops the run: every worker training it is told to stop, and the run ends as stopped; other runs go on.
+Without ID: the live run, when only one is (with several, it names them and stops none). Stopping a run that has already ended changes nothing and says so.
 --json prints the RunSnapshot as POST /v1/runs/{id}/stop answers (docs/api.md).
 
 ${OPERATOR_OPTIONS_USAGE}
