@@ -364,6 +364,8 @@ export class CoordinatorService {
   workers(): WorkerSnapshot[] { return this.nodeKeys.annotate(this.pool.snapshots()); }
   /** The node name of a known worker (404 otherwise). */
   nodeOf(workerId: number): string { return this.pool.require(workerId).node; }
+  /** The worker found a Python with torch at join (torchrun runs need it): the job round reserves for runs by it. */
+  hasTorch(workerId: number): boolean { return this.pool.worker(workerId)?.hasTorch ?? false; }
 
   runs(): RunSnapshot[] { return this.runsCtl.runs(); }
   /** Changes exactly when runs take or free machines (cheap: the job service polls it to place jobs on what a run freed). */
