@@ -2,8 +2,8 @@
 // the Runs view lists every live run and the history, each row with its members and step, and each run page shows
 // its own members; node cards and the Workers view say what each machine is doing. Runs are started with
 // `gpu-share runs start --launcher direct` (a shell loop printing progress lines), one per worker (--max-workers
-// 1): a short one that finishes (the history), then two live at once, each on its own machine. Screenshots are
-// looked at.
+// 1): a short one that finishes (the history), then two live at once, each on its own machine, a third that
+// waits and says why; then an adapter job beside a run member on the same machine. Screenshots are looked at.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -27,6 +27,17 @@ const CLUSTER = `nodes:
     host: 127.0.0.1
     cpu_cores: 2
     max_adapters: 1
+`;
+
+/** One job that prints its step and then holds its GPU. */
+const JOB_MANIFEST = `[[jobs]]
+name = "slow"
+command = ["sh", "-c", '''echo 'GPU_SHARE_PROGRESS {"step":12,"total_steps":60,"loss":2.31}'; sleep 300''']
+model = "tiny"
+mode = "lora"
+seed = 2
+require_cuda = true
+min_vram_gib = 1
 `;
 
 let dataDir: string;
@@ -182,11 +193,18 @@ describe('every run listed, a page per run, what each machine is doing', () => {
     expect(await page.textContent('[data-testid="run-members"]')).toContain('none (ended)');
   });
 
-  it('node cards and the Workers view say which run each machine is a member of', async () => {
+  it('node cards and the Workers view say which run each machine is a member of, and the job beside it', async () => {
     const { page } = browser;
     const runOf = new Map(live.map((r) => [r.id, r.spec.name]));
+    // An adapter job beside the runs: it takes a GPU and a slot that no run member holds.
+    const manifest = path.join(dataDir, 'jobs.toml');
+    writeFileSync(manifest, JOB_MANIFEST);
+    const submitted = await gpuShare(['jobs', 'submit', manifest]);
+    expect(submitted.code, submitted.err).toBe(0);
     await page.click('nav [data-view="nodes"]');
     await page.waitForSelector(`[data-node-card="${hostname()}"] [data-testid="doing"]`);
+    const jobLine = page.locator('[data-node-card] [data-testid="doing"] li[data-job-id]');
+    await expect.poll(async () => (await jobLine.allTextContents()).join(' | '), { timeout: 30_000 }).toMatch(/^job "slow" on GPU \d \(step 12 of 60\)$/);
     const cards = await page.locator('[data-node-card] [data-testid="doing"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-text') ?? ''));
     const busy = cards.filter((t) => t.startsWith('member of run'));
     expect(busy).toHaveLength(2);
