@@ -12,9 +12,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { CoordinatorEvent, RunSnapshot, RunSpec, WorkerGpu, WorkerSnapshot } from '../../../src-shared/training';
+import type { CoordinatorEvent, RunSnapshot, RunSpec, WorkerSnapshot } from '../../../src-shared/training';
 import type { HeartbeatRequest, HeartbeatResponse, JoinRequest, JoinResponse, ReportRequest, leaveRequestSchema } from '../../../src-shared/worker-protocol';
-import { sanitizeNodeName } from '../../../src-shared/terminal-text';
 import type { Clock } from '../../platform/ports';
 import { ApiProblem } from './api-problem';
 import { ChangeFeed, type CoordinatorChange } from './change-feed';
@@ -28,7 +27,7 @@ import { claimMismatch } from './run-reattach';
 import { NodeKeys } from './node-keys';
 import type { CoordinatorJobHooks, Instruction } from './job-hooks';
 import { capitalize, transitionEvent, UserMessages } from './user-messages';
-import { connectionFacts, WorkerGate, type ConnectionFacts } from './worker-gate';
+import { connectionFacts, recordSessions, WorkerGate, type ConnectionFacts } from './worker-gate';
 import { joinFields, WorkerRegistry } from './worker-registry';
 
 export { ApiProblem, isApiProblem } from './api-problem';
@@ -97,14 +96,7 @@ export class CoordinatorService {
     this.gate = new WorkerGate({
       trustAdvertisedHosts: trustAdvertised,
       nameInUse: (node) => this.pool.hasNode(node),
-      // A machine's session is kept on its one record: forgetting the machine forgets its session.
-      sessions: {
-        get: (id) => this.pool.worker(id)?.sessionHash,
-        set: (id, h) => {
-          const rec = this.pool.worker(id);
-          if (rec) rec.sessionHash = h;
-        },
-      },
+      sessions: recordSessions((id) => this.pool.worker(id)),
     });
     this.outputBudget = new OutputBudget(this.clock, opts.outputBudget);
     this.grace = new FailoverGrace(this.clock, this.pool, opts.failoverGraceMs ?? DEFAULT_FAILOVER_GRACE_MS);
@@ -172,9 +164,8 @@ export class CoordinatorService {
   join(req: JoinRequest, from: ConnectionFacts | string | null): JoinResponse & { sessionSecret: string } {
     const conn = typeof from === 'object' && from !== null ? from : connectionFacts(from, null);
     this.gate.admit({ node: req.node, machineId: req.machineId, advertiseHost: req.advertiseHost, local: req.local ?? false }, conn);
-    const gpus: WorkerGpu[] = req.gpus.map((g) => ({ uuid: g.uuid === null ? null : sanitizeNodeName(g.uuid), name: sanitizeNodeName(g.name), vramTotalMb: g.vramTotalMb, ...(g.memoryType ? { memoryType: g.memoryType } : {}) }));
     const existingId = this.pool.idForNode(req.node);
-    const fields = joinFields(req, gpus, conn, this.clock);
+    const fields = joinFields(req, conn, this.clock);
     let workerId: number;
     let incarnation: number;
 

@@ -44,6 +44,17 @@ export interface SessionSlots {
   set(workerId: number, sessionHash: string | null): void;
 }
 
+/** Sessions kept on the machines' membership records (member-record.ts): forgetting a machine forgets its session. */
+export function recordSessions(find: (workerId: number) => { sessionHash: string | null } | undefined): SessionSlots {
+  return {
+    get: (id) => find(id)?.sessionHash,
+    set: (id, sessionHash) => {
+      const rec = find(id);
+      if (rec) rec.sessionHash = sessionHash;
+    },
+  };
+}
+
 function mapSlots(): SessionSlots {
   const map = new Map<number, string | null>();
   return { get: (id) => map.get(id), set: (id, h) => void map.set(id, h) };

@@ -5,6 +5,7 @@
  */
 import type { WorkerGpu, WorkerSnapshot } from '../../../src-shared/training';
 import type { JoinRequest } from '../../../src-shared/worker-protocol';
+import { sanitizeNodeName } from '../../../src-shared/terminal-text';
 import type { Clock } from '../../platform/ports';
 import type { JoinFields, MemberRecord } from './member-record';
 import type { Membership } from './membership';
@@ -12,10 +13,10 @@ import type { ConnectionFacts } from './worker-gate';
 
 export type { JoinFields } from './member-record';
 export type { MemberRecord as WorkerRecord } from './member-record';
-export { MAX_GONE_WORKERS } from './membership';
 
-/** The fields a (re)join sets, from what the agent said and what its connection showed. */
-export function joinFields(req: JoinRequest, gpus: WorkerGpu[], conn: ConnectionFacts, clock: Clock): JoinFields {
+/** The fields a (re)join sets, from what the agent said (GPU names made safe to print) and what its connection showed. */
+export function joinFields(req: JoinRequest, conn: ConnectionFacts, clock: Clock): JoinFields {
+  const gpus: WorkerGpu[] = req.gpus.map((g) => ({ uuid: g.uuid === null ? null : sanitizeNodeName(g.uuid), name: sanitizeNodeName(g.name), vramTotalMb: g.vramTotalMb, ...(g.memoryType ? { memoryType: g.memoryType } : {}) }));
   return {
     node: req.node,
     gpus,
