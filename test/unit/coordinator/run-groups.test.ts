@@ -1,6 +1,11 @@
 // Several runs at once, each its own group (generations, shards, restarts), placed by the one scheduler against
 // one ledger: jobs' holdings from the job service's hook, other runs' members and GPUs.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { restoreCoordinator } from '../../../src-main/core/coordinator-persistence';
+import { openStateDb } from '../../../src-main/core/state';
 import { workerFacts } from '../../../src-main/core/jobs/job-placement-round';
 import { nodeCapacities } from '../../../src-shared/scheduling/capacity';
 import type { Holding } from '../../../src-shared/scheduling/holdings';
@@ -164,5 +169,33 @@ describe('run groups — several runs at once', () => {
     expect((refusal as Error).message).toBe(`${MAX_LIVE_RUNS} runs are live, the most this coordinator takes at once; stop one (gpu-share runs stop ID) before starting another`);
     h.svc.stopRun(ids[0]!);
     expect(h.svc.startRun(h.spec({ name: 'now there is room' })).state).toBe('waiting');
+  });
+
+  it('a coordinator restart keeps every live run: both go on (none is failed for being a second live run)', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gs-run-groups-'));
+    const dbs: ReturnType<typeof openStateDb>[] = [];
+    const coordinatorOn = () => {
+      const db = openStateDb(dir, { batch: { flushMs: 60_000 } });
+      dbs.push(db);
+      return new Harness({ before: (svc) => restoreCoordinator(db, svc, () => 1_700_000_000_000) });
+    };
+    try {
+      const first = coordinatorOn();
+      first.activeWorkers('alpha', 'beta');
+      const r1 = first.svc.startRun(first.spec({ name: 'r1', maxWorkers: 1, placement: { allowedHosts: ['alpha'] } }));
+      const r2 = first.svc.startRun(first.spec({ name: 'r2', maxWorkers: 1, placement: { allowedHosts: ['beta'] } }));
+      first.run(1000);
+      expect([run(first, r1.id).state, run(first, r2.id).state]).toEqual(['running', 'running']);
+      // Killed without a word; a new coordinator on the same database.
+      const second = coordinatorOn();
+      for (const id of [r1.id, r2.id]) {
+        const r = run(second, id);
+        expect(r.state, r.stateCause).not.toBe('failed');
+        expect(r.generation).toBe(1);
+      }
+    } finally {
+      for (const db of dbs) db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
