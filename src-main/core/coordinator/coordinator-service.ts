@@ -235,12 +235,7 @@ export class CoordinatorService {
   setJobHooks(hooks: CoordinatorJobHooks | null): void { this.jobHooks = hooks; }
 
   /** Queues an instruction for a live worker (a job to run or stop) and pokes it; false when the worker is not live. */
-  queueInstruction(workerId: number, instruction: Instruction): boolean {
-    const rec = this.pool.worker(workerId);
-    if (!rec || !LIVE_STATES.has(rec.state)) return false;
-    rec.mailbox.queue(instruction);
-    return true;
-  }
+  queueInstruction(workerId: number, instruction: Instruction): boolean { return this.pool.queue(workerId, instruction); }
 
   /** Throws 401/404 unless `secret` is the worker's current session secret (every worker request after the join). */
   authenticate(workerId: number, secret: string | null): void {
@@ -251,15 +246,13 @@ export class CoordinatorService {
   /** A presence connection opened for the worker's current session: which incarnation it speaks for. */
   presenceOpened(workerId: number, secret: string | null): { incarnation: number; node: string } {
     this.authenticate(workerId, secret);
-    const rec = this.pool.require(workerId);
-    if (!LIVE_STATES.has(rec.state)) throw new ApiProblem(409, `worker ${workerId} (${rec.node}) is ${rec.state}; join again`);
+    const rec = this.pool.requireLive(workerId);
     return { incarnation: rec.incarnation, node: rec.node };
   }
 
   /** The agent said goodbye on its presence connection (its deathrattle): a leave, at once. */
   presenceBye(workerId: number, incarnation: number, reason: string): void {
-    const pw = this.pool.worker(workerId);
-    if (!pw || pw.incarnation !== incarnation || !LIVE_STATES.has(pw.state)) return;
+    if (!this.pool.isCurrent(workerId, incarnation)) return;
     this.leave(workerId, { incarnation, reason: reason.trim().slice(0, 200) || 'left' });
   }
 
@@ -268,9 +261,8 @@ export class CoordinatorService {
    * closed the socket because the process is gone. Failed now, instead of at the heartbeat timeout.
    */
   presenceLost(workerId: number, incarnation: number, why = { cause: 'its agent process ended (connection closed without a goodbye)', run: 'Its agent process ended' }): void {
-    const rec = this.pool.worker(workerId);
-    if (!rec || rec.incarnation !== incarnation || !LIVE_STATES.has(rec.state)) return;
-    const wasActive = rec.state === 'active';
+    if (!this.pool.isCurrent(workerId, incarnation)) return;
+    const wasActive = this.pool.require(workerId).state === 'active';
     this.pool.failWorker(workerId, why.cause);
     this.runsCtl.afterFailures([workerId], new Map(wasActive ? [[workerId, why.run]] : []));
   }
@@ -317,14 +309,8 @@ export class CoordinatorService {
   }
 
   leave(workerId: number, req: LeaveRequest): void {
-    const rec = this.pool.require(workerId);
-    this.pool.checkIncarnation(rec, req.incarnation, 'leave');
-    rec.leaveReceived = true;
-    rec.mailbox.clear();
-    if (rec.state === 'left') return;
-    const reason = (req.reason ?? 'left').trim() || 'left';
-    if (rec.state === 'draining') this.pool.finalizeRemoval(workerId, `drain finished: ${reason}`);
-    else this.pool.leaveWorker(workerId, reason === 'left' ? 'left' : `left: ${reason}`);
+    const rec = this.pool.goodbye(workerId, req.incarnation, (req.reason ?? 'left').trim() || 'left');
+    if (!rec) return;
     this.feed.workersChanged('state');
     this.runsCtl.memberGone(workerId, `worker ${rec.node} left`);
   }
@@ -337,15 +323,10 @@ export class CoordinatorService {
   stopRun(runId: string): RunSnapshot { return this.runsCtl.stopRun(runId); }
 
   drainWorker(workerId: number): WorkerSnapshot[] {
-    const rec = this.pool.require(workerId);
-    if (rec.state === 'draining') return this.workers();
-    if (rec.state !== 'active') {
-      throw new ApiProblem(409, `worker ${workerId} (${rec.node}) is ${rec.state}; only an active worker can be drained`);
+    if (this.pool.drain(workerId, 'drained by user')) {
+      this.feed.workersChanged('state');
+      this.runsCtl.memberGone(workerId, `worker ${this.pool.require(workerId).node} drained by user`);
     }
-    this.pool.removeWorker(workerId, 'drained by user');
-    rec.mailbox.queue({ kind: 'drain', reason: 'drained by user' });
-    this.feed.workersChanged('state');
-    this.runsCtl.memberGone(workerId, `worker ${rec.node} drained by user`);
     return this.workers();
   }
 
@@ -401,8 +382,8 @@ export class CoordinatorService {
 
   private pruneGoneWorkers(): void {
     const forgotten = this.pool.pruneGone(this.runsCtl.memberIds());
+    // Their sessions went with their records.
     for (const id of forgotten) {
-      this.gate.closeSession(id);
       this.outputBudget.forget(id);
       this.store?.forgetWorker(id);
     }

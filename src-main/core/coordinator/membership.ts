@@ -13,6 +13,7 @@
  *                                  └──no heartbeat for > timeout──▶ failed ──join again──▶ syncing (incarnation+1)
  */
 import type { WorkerSnapshot, WorkerState } from '../../../src-shared/training';
+import type { Instruction } from '../../../src-shared/worker-protocol';
 import type { Clock } from '../../platform/ports';
 import { ApiProblem } from './api-problem';
 import { formatSeconds, LIVE_STATES, MemberRecord, type JoinFields, type PoolTransition } from './member-record';
@@ -210,6 +211,52 @@ export class Membership {
       }
     }
     return failed;
+  }
+
+  /** Queues an instruction for a live machine (its agent gets it with its next heartbeat answer); false when it is not live. */
+  queue(workerId: number, instruction: Instruction): boolean {
+    const rec = this.byId.get(workerId);
+    if (!rec || !LIVE_STATES.has(rec.state)) return false;
+    rec.mailbox.queue(instruction);
+    return true;
+  }
+
+  /** Whether `incarnation` is the machine's current one and it is live: what a presence connection may speak for. */
+  isCurrent(workerId: number, incarnation: number): boolean {
+    const rec = this.byId.get(workerId);
+    return rec !== undefined && rec.incarnation === incarnation && LIVE_STATES.has(rec.state);
+  }
+
+  /** The live machine a presence connection speaks for; 409 when it is not live (it must join again). */
+  requireLive(workerId: number): MemberRecord {
+    const rec = this.require(workerId);
+    if (!LIVE_STATES.has(rec.state)) throw new ApiProblem(409, `worker ${workerId} (${rec.node}) is ${rec.state}; join again`);
+    return rec;
+  }
+
+  /**
+   * The agent said goodbye: nothing more is sent to it, its later heartbeats are refused until it joins again, and
+   * a live machine has left (a draining one has finished). Returns the record when it left now, null when it had.
+   */
+  goodbye(workerId: number, incarnation: number, reason: string): MemberRecord | null {
+    const rec = this.require(workerId);
+    this.checkIncarnation(rec, incarnation, 'leave');
+    rec.leaveReceived = true;
+    rec.mailbox.clear();
+    if (rec.state === 'left') return null;
+    if (rec.state === 'draining') this.finalizeRemoval(workerId, `drain finished: ${reason}`);
+    else this.leaveWorker(workerId, reason === 'left' ? 'left' : `left: ${reason}`);
+    return rec;
+  }
+
+  /** A person drains an active machine: it is told to finish and stop. True when it started draining now; 409 unless active. */
+  drain(workerId: number, cause: string): boolean {
+    const rec = this.require(workerId);
+    if (rec.state === 'draining') return false;
+    if (rec.state !== 'active') throw new ApiProblem(409, `worker ${workerId} (${rec.node}) is ${rec.state}; only an active worker can be drained`);
+    this.removeWorker(workerId, cause);
+    rec.mailbox.queue({ kind: 'drain', reason: cause });
+    return true;
   }
 
   /** Records a heartbeat; false for an unknown machine (a no-op, as in the seed). */

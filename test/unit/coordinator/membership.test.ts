@@ -314,6 +314,36 @@ describe('membership — GPU Share additions', () => {
     expect(p.hasNode('n1')).toBe(true);
   });
 
+  it('queues instructions only for a live machine; a goodbye clears them and refuses later talk until it joins again', () => {
+    const { p, add } = members(1000);
+    add('a');
+    p.activateWorker(0);
+    expect(p.queue(0, { kind: 'drain', reason: 'x' })).toBe(true);
+    expect(p.queue(9, { kind: 'drain', reason: 'x' })).toBe(false);
+    expect(() => p.goodbye(0, 2, 'shut down')).toThrow(/^stale leave: worker 0 \(a\) is at incarnation 1/);
+    expect(p.goodbye(0, 1, 'shut down')).toBe(p.worker(0));
+    expect(p.worker(0)).toMatchObject({ state: 'left', stateCause: 'left: shut down', leaveReceived: true });
+    expect(p.worker(0)!.mailbox.handOut(undefined).instructions).toEqual([]);
+    expect(p.queue(0, { kind: 'drain', reason: 'x' })).toBe(false);
+    expect(p.goodbye(0, 1, 'again')).toBeNull();
+    expect(() => p.liveRecord(0, 1, 'heartbeat')).toThrow(/has left \(left: shut down\); join again/);
+    expect(p.isCurrent(0, 1)).toBe(false);
+    expect(() => p.requireLive(0)).toThrow('worker 0 (a) is left; join again');
+  });
+
+  it('a drain takes an active machine only, tells it, and a draining machine\'s goodbye finishes the drain', () => {
+    const { p, add } = members(1000);
+    add('a');
+    expect(() => p.drain(0, 'drained by user')).toThrow('worker 0 (a) is syncing; only an active worker can be drained');
+    p.activateWorker(0);
+    expect(p.isCurrent(0, 1)).toBe(true);
+    expect(p.drain(0, 'drained by user')).toBe(true);
+    expect(p.drain(0, 'drained by user')).toBe(false);
+    expect(p.worker(0)!.mailbox.handOut(undefined).instructions).toEqual([{ kind: 'drain', reason: 'drained by user' }]);
+    p.goodbye(0, 1, 'left');
+    expect(p.worker(0)).toMatchObject({ state: 'left', stateCause: 'drain finished: left' });
+  });
+
   it('a machine restored from the state database keeps its id, and later ids continue after it', () => {
     const { p, add } = members(1000);
     p.restore({ id: 7, node: 'old', gpus: [], address: '10.0.0.9', local: false, lastHeartbeatAt: 5, incarnation: 3, joinedAt: 4, state: 'failed', stateCause: 'the coordinator restarted' });
