@@ -1,7 +1,7 @@
 /**
  * Start a run: prefilled with the bundled example, kept as typed across views (its store outlives the view),
- * refilled by "Run again". Folded once there are runs to look at, opened and focused on each refill; a live run
- * never disables it (runs share the cluster: each takes workers no other run or job holds).
+ * refilled by "Run again". Open whatever runs are live (runs share the cluster: each takes workers no other run
+ * or job holds), opened again and focused on each refill.
  */
 import { useEffect, useRef, type FormEvent } from 'react';
 import { useApp } from '../store/app-store';
@@ -10,8 +10,8 @@ import { FormField } from './form-field';
 import { PlayIcon } from './icons';
 import { useRunCommands } from './run-commands';
 
-/** `collapsed`: folded at first (there are runs to look at); never disabled by a live run, which it runs alongside. */
-export function StartRunForm({ collapsed, liveRuns = 0 }: { collapsed: boolean; liveRuns?: number }) {
+/** Open (the person may fold it) and never disabled by a live run: a new run goes alongside the live ones. */
+export function StartRunForm({ liveRuns = 0 }: { liveRuns?: number }) {
   const example = useApp((s) => s.exampleRun);
   const starting = useApp((s) => s.busy.includes('startRun'));
   const commands = useRunCommands();
@@ -49,7 +49,7 @@ export function StartRunForm({ collapsed, liveRuns = 0 }: { collapsed: boolean; 
     </FormField>
   );
   return (
-    <details ref={details} className="card start-run" open={!collapsed}>
+    <details ref={details} className="card start-run" open>
       <summary className="card-title">
         <span>
           Start a run

@@ -233,7 +233,7 @@ export function RunsView() {
       <div className="runs-layout">
         <div className="runs-side">
           <RunList runs={runs} selected={selectedId} />
-          <StartRunForm collapsed={runs.length > 0} liveRuns={live} />
+          <StartRunForm liveRuns={live} />
         </div>
         {selected ? (
           <RunDetail key={selected.id} run={selected} />

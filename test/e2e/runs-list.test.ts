@@ -167,7 +167,8 @@ describe('every run listed, a page per run, what each machine is doing', () => {
     const members = await Promise.all(live.map((r) => liveList.locator(`.run-item[data-run-id="${r.id}"] [data-testid="run-item-line"]`).textContent()));
     // Two live runs never share a machine.
     expect(new Set(members.map((m) => m!.split(' · ')[0])).size).toBe(live.length);
-    // Starting another run is never greyed out while runs are live.
+    // Starting another run is never folded away nor greyed out while runs are live.
+    expect(await page.locator('details.start-run').getAttribute('open')).not.toBeNull();
     expect(await page.locator('[data-testid="start-run-form"] button[type="submit"]').isDisabled()).toBe(false);
   });
 
