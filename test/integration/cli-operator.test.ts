@@ -58,10 +58,17 @@ describe('gpu-share runs and workers against gpu-share serve', () => {
     const human = await gpuShare(['runs', 'show']);
     expect(human.out).toMatch(new RegExp(`^Run ${started.id}: cli-test\\n {2}state +running`));
 
-    // One live run at a time: the coordinator's refusal is exit 1 with its sentence.
-    const second = await gpuShare(['runs', 'start', '--samples', '1', '--launcher', 'direct', '--', '/bin/true']);
-    expect(second.code).toBe(1);
-    expect(second.err).toMatch(/^gpu-share runs start: run "cli-test" \(run-[\w-]+\) is still running; stop it/);
+    // Several runs at once: a second run is not refused; with this machine training the first it waits and
+    // says what holds it, `runs list` shows both, and `runs stop` without an id will not guess between them.
+    const second = await json<RunSnapshot>(['runs', 'start', '--name', 'second', '--samples', '1', '--launcher', 'direct', '--', '/bin/true']);
+    expect(second).toMatchObject({ state: 'waiting', stateCause: expect.stringMatching(new RegExp(`^waits for 1 more worker: ${node} trains run cli-test`)) });
+    const listed = await gpuShare(['runs', 'list']);
+    expect(listed.out).toMatch(new RegExp(`^${second.id} +second +waiting +- `, 'm'));
+    expect(listed.out).toMatch(new RegExp(`^${started.id} +cli-test +running +${node} `, 'm'));
+    const unsure = await gpuShare(['runs', 'stop']);
+    expect(unsure.code).toBe(2);
+    expect(unsure.err).toContain(`2 runs are live (second: ${second.id}, cli-test: ${started.id}); say which to stop`);
+    expect(await json(['runs', 'stop', second.id])).toMatchObject({ id: second.id, state: 'stopped' });
 
     const stopped = await json<RunSnapshot>(['runs', 'stop', started.id]);
     expect(stopped).toMatchObject({ id: started.id, state: 'stopped' });
