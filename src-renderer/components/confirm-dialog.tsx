@@ -43,8 +43,8 @@ export function ConfirmDialog() {
         }
       >
         <p>
-          {workerNode} finishes the step it is in, checkpoints and leaves; the run carries on over the other workers with its shards rebalanced. A drain
-          costs the run no restart.
+          {workerNode} finishes the step it is in, checkpoints and leaves; the run it trains carries on over its other workers with its shards
+          rebalanced, and other runs are not touched. A drain costs no restart.
         </p>
       </Dialog>
     );
