@@ -15,12 +15,12 @@ import type { Cluster } from './helpers/hosts';
 import { describeJobs, submitManifest, waitJobs } from './helpers/jobs-watch';
 import { ENDED, runOf, trainingTogether } from './helpers/run-watch';
 import { trainerPids } from './helpers/serve-outage';
-import { startTestbed, startWorker, stopTestbed, TRAINER, waitForActive, workerOf, type Testbed } from './helpers/testbed';
+import { startApp, startWorker, stopTestbed, TRAINER, waitForActive, workerOf, type Testbed } from './helpers/testbed';
 
 const STEP_SLEEP = '0.1';
 /** Long enough that both runs still train after G joined and "left" relaunched; short enough for CI. */
-const LEFT_STEPS = 350;
-const RIGHT_STEPS = 400;
+const LEFT_STEPS = 400;
+const RIGHT_STEPS = 450;
 const JOB_STEPS = 400;
 
 /** F and G take adapter jobs, one at a time each, so the second job must wait for G. */
@@ -61,11 +61,14 @@ describe.skipIf(!required(canRunApp(), 'the multihost several-runs case'))('two 
   let tb: Testbed | null = null;
 
   beforeAll(async () => {
-    tb = await startTestbed({
+    tb = await startApp({
       hosts: ['a', 'b', 'c', 'd', 'e', 'f', 'g'],
       app: (cluster) => ({ localWorker: false, autoApprove: true, clusterYaml: clusterYaml(cluster) }),
-      workers: ['b', 'c', 'd', 'e', 'f'].map((host) => ({ host })),
     });
+    // One after the other: five agents probing `import torch` at once on two busy cores can each miss the probe's
+    // 20 s limit (then the machine joins without torch and no run may use it); in turn costs no more CPU.
+    for (const host of ['b', 'c', 'd', 'e', 'f']) await (await startWorker(tb, host)).ready(60_000);
+    await waitForActive(tb, ['host-b', 'host-c', 'host-d', 'host-e', 'host-f'], false);
   }, 180_000);
 
   afterAll(async () => {
@@ -111,6 +114,7 @@ describe.skipIf(!required(canRunApp(), 'the multihost several-runs case'))('two 
     expect(g.proc.lines.map((l) => l.text).filter((t) => /409|cannot join|is full/.test(t)), 'G was not refused').toEqual([]);
     const waiting = await tb!.app.api.request<JobsState>('GET', '/v1/jobs');
     console.info(`runs-share-cluster: G active after ${elapsed()}; jobs then:\n${describeJobs(waiting)}`);
+    expect(waiting.counts.pending, `a job still waits when G is active (else F finished the first one already: this case's timing is too tight for the machine)\n${describeJobs(waiting)}`).toBe(1);
     const jobs = await waitJobs(tb!.app, 'the waiting job to run on G', (s) => (s.jobs.some((j) => j.status === 'running' && j.node === 'host-g') ? s : null), 90_000);
     console.info(`runs-share-cluster: G took the job after ${elapsed()}`);
     expect(jobs.jobs.filter((j) => j.status === 'running').map((j) => j.node).sort(), describeJobs(jobs)).toEqual(['host-f', 'host-g']);
