@@ -40,8 +40,10 @@ export class KeptTraining {
   lost(why: string, kept: boolean): void {
     const { training, reports, log } = this.opts;
     const run = training.describeCurrent();
-    const now = training.status();
-    this.keptRun = kept && now ? { runId: now.runId, generation: now.generation } : null;
+    // The run it trains, or the one that ended under the session just lost (its exit report still waits to go).
+    const last = training.lastLaunched();
+    const lostEpoch = this.opts.session.epoch - 1;
+    this.keptRun = kept && last && (training.status() !== null || last.epoch === lostEpoch) ? { runId: last.runId, generation: last.generation } : null;
     if (kept) {
       // What it says from now on belongs to the next session: buffered until the re-attach.
       training.adopt(this.opts.session.epoch);

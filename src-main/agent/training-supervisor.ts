@@ -71,6 +71,8 @@ function describeExit(exit: ProcessExit): string {
 
 export class TrainingSupervisor {
   private current: SupervisedRun | null = null;
+  /** The latest run launched, kept after it ended (a re-attach claim names it: kept-training.ts). */
+  private latest: SupervisedRun | null = null;
   private progress: Progress | null = null;
 
   constructor(private readonly opts: TrainingSupervisorOptions) {}
@@ -102,6 +104,7 @@ export class TrainingSupervisor {
   launch(plan: LaunchPlan, epoch: number): void {
     const run: SupervisedRun = { plan, epoch, proc: null, stopRequested: false, ranks: new Map(), residencyStarted: false, residencyTimer: null };
     this.current = run;
+    this.latest = run;
     this.progress = null;
     const ids = { runId: plan.runId, generation: plan.generation };
     try {
@@ -135,6 +138,12 @@ export class TrainingSupervisor {
   abandon(): void {
     const proc = this.current?.proc;
     if (proc) void proc.stop(this.opts.stopGraceMs);
+  }
+
+  /** The latest run launched, ended or not, with the session it belongs to. */
+  lastLaunched(): { runId: string; generation: number; epoch: number } | null {
+    const run = this.latest;
+    return run ? { runId: run.plan.runId, generation: run.plan.generation, epoch: run.epoch } : null;
   }
 
   /**
