@@ -1,14 +1,9 @@
 /**
- * The coordinator: who is in the cluster, which of them train the live run, on which shards, in which
- * generation — and what to do when that changes. Worker agents talk to it through the HTTP API
- * (src-main/core/api/coordinator-http.ts); the app core reads snapshots and subscribes to changes.
- *
- * This class is the public face; the concepts live beside it: membership, one record per machine
- * (membership.ts, member-record.ts; `pool` and `registry` are its old faces for the run code), each
- * worker's instruction mailbox (instruction-mailbox.ts), the run and its generations (run-controller.ts,
- * generation-launch.ts, run-reports.ts), the change feed (change-feed.ts) and what people are told
- * (user-messages.ts). Instructions travel in heartbeat responses (agents poll; nothing connects to a worker).
- * A worker becomes active on its first heartbeat after joining (its agent is then ready to launch).
+ * The coordinator: who is in the cluster (membership.ts, one record per machine; `pool` and `registry` are its
+ * faces for the run code), which runs train on whom (run-controller.ts, run-applier.ts: several runs, each its
+ * own group, planned by src-shared/scheduling), what survives a restart (failover-grace.ts), the change feed and
+ * what people are told (change-feed.ts, user-messages.ts). Agents talk to it through the HTTP API
+ * (core/api/coordinator-http.ts) and poll: instructions travel in heartbeat answers; nothing connects to a worker.
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
@@ -172,7 +167,10 @@ export class CoordinatorService {
     const waited = existingId !== undefined && this.grace.isWaiting(existingId);
     const claim = existingId === undefined ? null : this.grace.reattach(existingId, req.reattach, (id, runId, gen) => claimMismatch(this.runsCtl, id, runId, gen));
     if (claim?.ok) {
-      ({ workerId, incarnation } = this.reattached(existingId!, fields));
+      workerId = existingId!;
+      const back = this.grace.takeBack(workerId, fields, this.runsCtl.memberRuns(workerId));
+      incarnation = back.incarnation;
+      this.messages.event('worker-rejoined', 'info', back.message, { workerId });
     } else if (existingId !== undefined) {
       const pw = this.pool.worker(existingId)!;
       if (LIVE_STATES.has(pw.state)) {
@@ -213,19 +211,8 @@ export class CoordinatorService {
       sessionSecret: this.gate.openSession(workerId),
       epoch: this.epoch,
       failoverGraceMs: this.grace.graceMs,
-      ...(req.reattach ? { reattach: claim?.ok ? { accepted: true as const } : { accepted: false as const, reason: claim && !claim.ok ? claim.reason : 'this coordinator did not restart while it ran' } } : {}),
+      ...FailoverGrace.answer(Boolean(req.reattach), claim),
     };
-  }
-
-  /** Back within the failover grace with a claim for what it runs: the same incarnation goes on, with a new session. */
-  private reattached(workerId: number, fields: ReturnType<typeof joinFields>): { workerId: number; incarnation: number } {
-    const rec = this.pool.require(workerId);
-    rec.takeJoin(fields);
-    rec.lastHeartbeat = this.clock.monotonic();
-    rec.stateCause = 're-attached after the coordinator restarted';
-    const member = this.runsCtl.memberRuns(workerId).map((r) => `; run "${r.name}" generation ${r.generation} goes on`).join('');
-    this.messages.event('worker-rejoined', 'info', `Worker ${rec.node} re-attached after the coordinator restarted (incarnation ${rec.incarnation}${member})`, { workerId });
-    return { workerId, incarnation: rec.incarnation };
   }
 
   /** Told the worker id whenever an instruction is queued for it (the HTTP layer pokes the agent to poll now). */

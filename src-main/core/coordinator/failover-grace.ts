@@ -7,9 +7,10 @@
  * generation with no restart charged. Only a worker that does not come back by the deadline goes down the
  * failure path then. Pure bookkeeping on the injected clock: the service asks it and acts.
  */
-import type { ReattachClaim } from '../../../src-shared/worker-protocol';
+import type { JoinResponse, ReattachClaim } from '../../../src-shared/worker-protocol';
 import type { Clock } from '../../platform/ports';
 import { formatSeconds, LIVE_STATES, type ElasticPool } from './elastic-pool';
+import type { JoinFields } from './member-record';
 
 /** How long a restarted coordinator waits for the workers that were live to re-attach, unless told otherwise. */
 export const DEFAULT_FAILOVER_GRACE_MS = 60_000;
@@ -99,6 +100,26 @@ export class FailoverGrace {
       }
     }
     return expired;
+  }
+
+  /**
+   * Takes back a worker whose claim held: its join's fields, heard from now, the same incarnation (no new
+   * incarnation: what it runs goes on). Returns the event line, naming the runs that go on.
+   */
+  takeBack(workerId: number, fields: JoinFields, runs: { name: string; generation: number }[]): { incarnation: number; message: string } {
+    const rec = this.pool.require(workerId);
+    rec.takeJoin(fields);
+    rec.lastHeartbeat = this.clock.monotonic();
+    rec.stateCause = 're-attached after the coordinator restarted';
+    const member = runs.map((r) => `; run "${r.name}" generation ${r.generation} goes on`).join('');
+    return { incarnation: rec.incarnation, message: `Worker ${rec.node} re-attached after the coordinator restarted (incarnation ${rec.incarnation}${member})` };
+  }
+
+  /** The join answer's verdict on a claim, when the join carried one. */
+  static answer(claimed: boolean, verdict: ReattachVerdict | null): Pick<JoinResponse, 'reattach'> {
+    if (!claimed) return {};
+    if (verdict?.ok) return { reattach: { accepted: true } };
+    return { reattach: { accepted: false, reason: verdict ? verdict.reason : 'this coordinator did not restart while it ran' } };
   }
 
   /** The cause a worker that never came back fails with. */

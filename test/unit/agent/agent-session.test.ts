@@ -13,6 +13,7 @@ function setup() {
   const logs: string[] = [];
   const joined: [number, boolean][] = [];
   const lost: string[] = [];
+  const givenUp: string[] = [];
   const joins: (() => Promise<JoinResponse>)[] = [];
   let quiet: Promise<void> = Promise.resolve();
   const session = new AgentSession({
@@ -21,9 +22,10 @@ function setup() {
     join: () => joins.shift()!(),
     onJoined: (j, again) => joined.push([j.incarnation, again]),
     onLost: (why) => lost.push(why),
+    onKeptGivenUp: (why) => givenUp.push(why),
     quiesce: () => quiet,
   });
-  return { clock, logs, joined, lost, joins, session, setQuiet: (p: Promise<void>) => (quiet = p) };
+  return { clock, logs, joined, lost, givenUp, joins, session, setQuiet: (p: Promise<void>) => (quiet = p) };
 }
 
 describe('lostAfterMs', () => {

@@ -107,7 +107,7 @@ describe('coordinator HTTP API — happy paths', () => {
 
   it('join → heartbeat → run start instruction → report → leave', async () => {
     const j = await joined();
-    expect(j).toEqual({ sessionSecret: expect.any(String), workerId: 0, incarnation: 1, heartbeatIntervalMs: 1000, heartbeatTimeoutMs: 5000 });
+    expect(j).toEqual({ sessionSecret: expect.any(String), workerId: 0, incarnation: 1, heartbeatIntervalMs: 1000, heartbeatTimeoutMs: 5000, epoch: svc.epoch, failoverGraceMs: 60_000 });
     expect(svc.workers()[0]).toMatchObject({ node: 'desktop', address: '127.0.0.1', local: false, state: 'syncing' });
 
     let hb = await call('POST', apiPaths.heartbeat(0), { body: { incarnation: 1 } });

@@ -36,7 +36,7 @@ describe('job routes: the worker side', () => {
     const bytes = tarballOf(Buffer.from('adapter'));
     const sha = sha256(bytes);
     const early = await call('POST', workerJob(alpha.id, 'complete'), { ...as, body: { token: TOKEN, artifactSha256: sha, sizeBytes: bytes.length } });
-    expect(early).toEqual({ status: 400, json: { error: 'upload the artifact first' } });
+    expect(early).toEqual({ status: 400, json: { error: 'upload the artifact first', epoch: expect.any(String) } });
     expect((await request(t.api, 'PUT', uploadPath(alpha.id, sha), { headers: uploadHeaders(alpha), body: bytes })).status).toBe(201);
     expect((await call('POST', workerJob(alpha.id, 'complete'), { ...as, body: { token: TOKEN, artifactSha256: sha, sizeBytes: bytes.length } })).json.status).toBe('completed');
     expect(t.port.calls).toEqual([`started ${alpha.id} ${JOB} pid=4242`, `output ${alpha.id} ${JOB} step 3`, `fail ${alpha.id} ${JOB} exited with code 1`, `complete ${alpha.id} ${JOB} ${sha}`]);
@@ -124,7 +124,7 @@ describe('job routes without a job service', () => {
   it('answer 404 "adapter jobs are not enabled", the worker side and uploads included', async () => {
     t = await startJobsApi({ jobs: false });
     const alpha = t.workers[0]!;
-    const expected = { status: 404, json: { error: 'adapter jobs are not enabled on this coordinator' } };
+    const expected = { status: 404, json: { error: 'adapter jobs are not enabled on this coordinator', epoch: expect.any(String) } };
     expect(await call('GET', '/v1/jobs')).toEqual(expected);
     expect(await call('GET', '/v1/artifacts')).toEqual(expected);
     expect(await call('POST', `/v1/jobs/${JOB}/cancel`)).toEqual(expected);
