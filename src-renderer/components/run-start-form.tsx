@@ -63,7 +63,6 @@ export function StartRunForm({ liveRuns = 0 }: { liveRuns?: number }) {
         </FormField>
         <div className="field-row">
           {text('samples', 'Samples', { numeric: true })}
-          {text('timeoutSec', 'Heartbeat timeout, s')}
         </div>
         <div className="field-row">
           {text('minWorkers', 'Min workers', { numeric: true })}

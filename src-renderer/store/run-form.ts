@@ -15,8 +15,6 @@ export interface RunFormFields {
   samples: string;
   minWorkers: string;
   maxWorkers: string;
-  /** Seconds, as people think of heartbeat timeouts. */
-  timeoutSec: string;
   maxRestarts: string;
   useGpus: boolean;
 }
@@ -30,7 +28,6 @@ export function fieldsFromSpec(spec: RunSpecInput): RunFormFields {
     samples: String(spec.samples),
     minWorkers: String(spec.minWorkers ?? 1),
     maxWorkers: String(spec.maxWorkers ?? 64),
-    timeoutSec: String((spec.heartbeatTimeoutMs ?? 5000) / 1000),
     maxRestarts: String(spec.maxRestarts ?? 3),
     useGpus: spec.useGpus ?? false,
   };
@@ -44,7 +41,10 @@ function wholeNumber(text: string, label: string, min: number, max: number): num
   return n;
 }
 
-/** The spec to send, keeping what the form does not show (launcher, env, processes per node) from `base`. */
+/**
+ * The spec to send, keeping what the form does not show (launcher, env, processes per node) from `base`. No
+ * heartbeat timeout: it is the cluster's (serve --heartbeat-timeout), and the coordinator replaces a spec's.
+ */
 export function specFromFields(fields: RunFormFields, base: RunSpecInput | null): { ok: true; spec: RunSpecInput } | { ok: false; errors: RunFormErrors } {
   const errors: RunFormErrors = {};
   const name = fields.name.trim();
@@ -61,10 +61,6 @@ export function specFromFields(fields: RunFormFields, base: RunSpecInput | null)
   if (typeof minWorkers === 'number' && typeof maxWorkers === 'number' && minWorkers > maxWorkers) {
     errors.maxWorkers = `Max workers (${maxWorkers}) must be at least min workers (${minWorkers})`;
   }
-  const timeout = Number(fields.timeoutSec.trim());
-  if (!fields.timeoutSec.trim() || !Number.isFinite(timeout) || timeout < 0.5 || timeout > 600) {
-    errors.timeoutSec = 'Heartbeat timeout must be between 0.5 and 600 seconds';
-  }
   const maxRestarts = wholeNumber(fields.maxRestarts, 'Max restarts', 0, 1000);
   if (typeof maxRestarts === 'string') errors.maxRestarts = maxRestarts;
   if (Object.keys(errors).length > 0 || !command.ok) return { ok: false, errors };
@@ -77,7 +73,6 @@ export function specFromFields(fields: RunFormFields, base: RunSpecInput | null)
       samples: samples as number,
       minWorkers: minWorkers as number,
       maxWorkers: maxWorkers as number,
-      heartbeatTimeoutMs: Math.round(timeout * 1000),
       maxRestarts: maxRestarts as number,
       useGpus: fields.useGpus,
     },

@@ -73,14 +73,15 @@ describe('command lines in the Start run form', () => {
       env: { FOO: 'bar' },
     };
     const fields = fieldsFromSpec(example);
-    expect(fields).toMatchObject({ command: '/app/assets/trainers/ddp_example.py --steps 300', timeoutSec: '5', samples: '10000' });
-    const result = specFromFields({ ...fields, minWorkers: '2', timeoutSec: '2.5' }, example);
-    expect(result).toEqual({ ok: true, spec: { ...example, minWorkers: 2, heartbeatTimeoutMs: 2500 } });
+    expect(fields).toMatchObject({ command: '/app/assets/trainers/ddp_example.py --steps 300', samples: '10000' });
+    expect(fields).not.toHaveProperty('timeoutSec'); // the cluster's, not the form's
+    const result = specFromFields({ ...fields, minWorkers: '2' }, example);
+    expect(result).toEqual({ ok: true, spec: { ...example, minWorkers: 2 } });
   });
 
   it('names every bad field with what is expected', () => {
     const fields = fieldsFromSpec({ command: ['t.py'], samples: 10 });
-    const result = specFromFields({ ...fields, name: ' ', samples: '1e3', minWorkers: '5', maxWorkers: '2', timeoutSec: '0.1', maxRestarts: '-1', command: '"' }, null);
+    const result = specFromFields({ ...fields, name: ' ', samples: '1e3', minWorkers: '5', maxWorkers: '2', maxRestarts: '-1', command: '"' }, null);
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.errors).toEqual({
@@ -88,7 +89,6 @@ describe('command lines in the Start run form', () => {
       command: 'the command has an unclosed " quote',
       samples: 'Samples must be a whole number',
       maxWorkers: 'Max workers (2) must be at least min workers (5)',
-      timeoutSec: 'Heartbeat timeout must be between 0.5 and 600 seconds',
       maxRestarts: 'Max restarts must be a whole number',
     });
   });
