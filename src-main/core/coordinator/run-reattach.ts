@@ -27,7 +27,6 @@ export function resumeDuringGrace(ctl: RunReattachContext, run: RunRecord, holdi
     if (rec) rec.hasTorch = true;
   }
   const { spec } = run;
-  ctl.opts.pool.setLimits({ minWorkers: spec.minWorkers, maxWorkers: spec.maxWorkers, heartbeatTimeoutMs: spec.heartbeatTimeoutMs });
   ctl.say(run, `the coordinator restarted; generation ${run.generation} goes on while its workers re-attach (up to ${formatSeconds(graceMs)})`);
   ctl.opts.messages.event('run-resumed', 'info', `Run "${spec.name}" goes on at generation ${run.generation}: the coordinator restarted and waits up to ${formatSeconds(graceMs)} for its workers to re-attach`, { runId: run.id, generation: run.generation });
   return true;
