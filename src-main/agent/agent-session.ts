@@ -178,6 +178,9 @@ export class AgentSession {
       if (this.keptSession && !joined.reattach?.accepted) {
         this.keptSession = null;
         this.opts.onKeptGivenUp(`the coordinator did not take this worker back: ${joined.reattach && !joined.reattach.accepted ? joined.reattach.reason : 'it does not know re-attaching'}`);
+        // The new incarnation never overlaps the training it gave up (a cut link, declared failed meanwhile).
+        await this.opts.quiesce();
+        if (this.state !== 'lost') return;
       }
       this.begin(joined, true);
     } catch (error) {
