@@ -2,6 +2,7 @@
  * Snapshots of the elastic coordinator and its runs, as the UI, the CLI and the HTTP API see them.
  * Plain data only: the coordinator owns the state, everyone else gets copies.
  */
+import type { CommDecision, CommSetting, TrainerCommStats } from './scheduling/comm-types';
 
 export type WorkerState = 'syncing' | 'active' | 'draining' | 'failed' | 'left';
 
@@ -87,6 +88,10 @@ export interface RunSpec {
   env: Record<string, string>;
   /** Where members may be placed (require CUDA, VRAM per GPU, allowed hosts, GPUs per member); absent: anywhere. */
   placement?: RunPlacementSpec;
+  /** How members exchange gradients (scheduling/comm-types.ts); absent: 'auto'. */
+  comm?: CommSetting;
+  /** Steps between model averages when comm is 'local-sgd' (auto picks its own). */
+  localSgdPeriod?: number;
 }
 
 /** Mirrors runPlacementSchema (worker-protocol.ts). */
@@ -154,6 +159,12 @@ export interface RunSnapshot {
   rdzvEndpoint: string | null;
   /** The current generation's members with the GPUs each holds (empty while waiting, paused or ended). */
   memberHoldings?: RunMemberHolding[];
+  /** The communication strategy of the current (or last) generation and why; null before the first. */
+  comm?: CommDecision | null;
+  /** What the trainer reported about a step (gradient bytes, compute time); null until it says. */
+  commStats?: TrainerCommStats | null;
+  /** Set when one of the members' links is far slower than the rest ("beta–gamma 19 Mbit/s, the others 940"). */
+  linkNote?: string | null;
 }
 
 export interface LossPoint {

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import type { CoordinatorEvent, RunSnapshot, WorkerSnapshot } from './training';
 import type { AwaitingMachine } from './nodes/awaiting-machine';
+import type { LinkMeasurement } from './links/link-matrix';
 import { jobAckSchema, jobCompleteSchema, jobFailSchema, jobOutputSchema, jobStartedSchema, manifestSubmitSchema } from './jobs/job-protocol';
 import type { ArtifactSnapshot, JobSnapshot, JobsPageQuery, JobsState, ManifestSubmitResult } from './jobs/types';
 import { jobsPageSearch } from './jobs/jobs-page';
@@ -81,6 +82,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  */
 const runSnapshotSchema = z.custom<RunSnapshot>((v) => isRecord(v) && typeof v.id === 'string' && isRecord(v.spec), 'expected a run snapshot');
 const workerSnapshotSchema = z.custom<WorkerSnapshot>((v) => isRecord(v) && typeof v.id === 'number' && typeof v.node === 'string', 'expected a worker snapshot');
+const linkSchema = z.custom<LinkMeasurement>((v) => isRecord(v) && typeof v.fromId === 'number' && typeof v.toId === 'number', 'expected a link measurement');
 const eventSchema = z.custom<CoordinatorEvent>((v) => isRecord(v) && typeof v.seq === 'number' && typeof v.message === 'string', 'expected an event');
 
 export const healthReplySchema = z.object({ status: z.literal('ok'), apiVersion: z.literal(API_VERSION) });
@@ -92,6 +94,8 @@ export const stateReplySchema = z.object({
   events: z.array(eventSchema),
   /** Machines awaiting approval (or a held-back key); older coordinators leave it out. */
   awaiting: z.array(awaitingSchema).default([]),
+  /** The measured links between workers (links/link-matrix.ts); older coordinators leave it out. */
+  links: z.array(linkSchema).default([]),
 });
 /** Body of approve and accept-key: exactly the key the person saw. */
 export const nodeKeyChoiceSchema = z.object({ fingerprint: z.string().regex(/^SHA256:[A-Za-z0-9+/]{43}$/, 'fingerprint must be SHA256: and 43 base64 characters, as `gpu-share workers list` shows it') });

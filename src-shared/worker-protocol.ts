@@ -4,6 +4,7 @@
  * agent's client are built from). Human documentation with examples lives in docs/api.md; keep the two in step.
  */
 import { z } from 'zod';
+import { COMM_SETTINGS, MAX_LOCAL_SGD_PERIOD } from './scheduling/comm-types';
 import { cancelJobInstructionSchema, gpuFreeSchema, jobBeatSchema, runJobInstructionSchema } from './jobs/job-protocol';
 
 export const API_VERSION = 1;
@@ -349,6 +350,10 @@ export const runSpecSchema = z.object({
   env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().max(10_000)).default({}),
   /** Where members may be placed: the same constraints an adapter job has (src-shared/scheduling). */
   placement: runPlacementSchema.optional(),
+  /** How members exchange gradients: auto (default), ddp, fp16, powersgd (GPU runs only), local-sgd. */
+  comm: z.enum(COMM_SETTINGS).default('auto'),
+  /** Steps between model averages for comm local-sgd. */
+  localSgdPeriod: z.number().int().min(1).max(MAX_LOCAL_SGD_PERIOD).optional(),
 }).refine((s) => s.minWorkers <= s.maxWorkers, { message: 'minWorkers must be <= maxWorkers', path: ['minWorkers'] });
 export type RunSpecInput = z.input<typeof runSpecSchema>;
 

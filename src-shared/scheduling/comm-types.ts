@@ -1,0 +1,38 @@
+/**
+ * How a run's members exchange what they learn each step. `ddp` sends every gradient every step; `fp16`
+ * halves the bytes (torch's fp16 compression hook); `powersgd` compresses by low-rank approximation with error
+ * feedback (torch's PowerSGD hook; NCCL only — it aborts gloo in torch 1.13); `local-sgd` trains alone for
+ * `localSgdPeriod` steps and then averages the models (torch's PeriodicModelAverager). `auto` lets the
+ * coordinator choose per generation from the measured links and what the trainer reported (comm-choice.ts).
+ */
+
+export const COMM_STRATEGIES = ['ddp', 'fp16', 'powersgd', 'local-sgd'] as const;
+export type CommStrategy = (typeof COMM_STRATEGIES)[number];
+export const COMM_SETTINGS = ['auto', ...COMM_STRATEGIES] as const;
+export type CommSetting = (typeof COMM_SETTINGS)[number];
+
+/** Longest local-SGD period anyone may ask for (and the most `auto` picks). */
+export const MAX_LOCAL_SGD_PERIOD = 1000;
+
+/** What a trainer reports about one step in its first progress lines (`grad_bytes`, `compute_s`). */
+export interface TrainerCommStats {
+  /** Bytes of gradients one step all-reduces in plain DDP (fp32). */
+  gradBytes: number;
+  /** Seconds one step takes without communication (forward, backward, optimizer). */
+  stepComputeS: number;
+}
+
+/** The strategy a generation trains with, and why, for the run view, the output and `runs show`. */
+export interface CommDecision {
+  /** What the run asked for. */
+  requested: CommSetting;
+  strategy: CommStrategy;
+  /** Steps between model averages (local-sgd only). */
+  localSgdPeriod: number | null;
+  /** One sentence: the rule that picked it, with the numbers (link, bytes, step time). */
+  reason: string;
+  /** Estimated share of a step spent communicating with this strategy (0..1), when the numbers were known. */
+  commShare: number | null;
+  /** The generation it was decided for. */
+  generation: number;
+}
