@@ -8,6 +8,7 @@
  */
 import type { GenerationMark, LossPoint, RunProgress, RunWorkerRow } from '../../../src-shared/training';
 import type { Progress } from '../../../src-shared/worker-protocol';
+import type { TrainerCommStats } from '../../../src-shared/scheduling/comm-types';
 import { parseProgressLines, type TrainerProgressLine } from '../../platform/runs/progress-line';
 import { RunLossCurve, TRUST, type PointSource } from './run-loss-curve';
 
@@ -57,6 +58,8 @@ export class RunTelemetry {
   private resumedFrom: number | null = null;
   private latest: { step: number; loss: number | null; trust: number; at: number } | null = null;
   private sequence = 0;
+  /** The newest trainer-reported step costs (grad_bytes, compute_s), with the generation and rank that said so. */
+  private stats: { generation: number; rank: number | null; value: TrainerCommStats } | null = null;
 
   constructor(options: RunTelemetryOptions = {}) {
     this.now = options.now ?? Date.now;
@@ -117,6 +120,9 @@ export class RunTelemetry {
       worldSize: null,
       shard: null,
       resumedFrom: progress.resumedFrom,
+      gradBytes: null,
+      stepComputeS: null,
+      comm: null,
     });
     this.refreshRow(w);
     this.record(progress.generation, progress.step, progress.loss, 'heartbeat', progress.resumedFrom);
@@ -151,6 +157,15 @@ export class RunTelemetry {
     return { step, totalSteps: this.totalSteps, loss, samplesPerSec, resumedFrom: this.resumedFrom, at };
   }
 
+  /**
+   * What the trainer reported about one step (gradient bytes, compute seconds): the current generation's once it
+   * has said, rank 0's preferred; until then the previous generation's (the same model, so the same bytes), so
+   * the coordinator can decide the next generation's strategy before that generation prints anything.
+   */
+  commStats(): TrainerCommStats | null {
+    return this.stats ? { ...this.stats.value } : null;
+  }
+
   /** Lines of the current generation count; an older one's only until the current one has trained a step. */
   private accepts(generation: number): boolean {
     // Announced before its launch, so a newer one here is a race with onGeneration: begin it, members kept.
@@ -165,6 +180,7 @@ export class RunTelemetry {
   private takeLine(w: WorkerTrack, generation: number, line: TrainerProgressLine): void {
     if (line.totalSteps !== null) this.totalSteps = line.totalSteps;
     if (!this.accepts(generation)) return;
+    this.takeStats(generation, line);
     if (!w.fromOutput || w.generation !== generation) {
       this.startWorkerGeneration(w, generation);
       w.ranks.clear(); // a heartbeat's sample stood in until now
@@ -175,6 +191,14 @@ export class RunTelemetry {
     if (w.ranks.has(key) || w.ranks.size < MAX_RANKS_PER_WORKER) w.ranks.set(key, line);
     this.refreshRow(w);
     this.record(generation, line.step, line.loss, line.rank === 0 ? 'rank0' : 'rank', line.resumedFrom);
+  }
+
+  private takeStats(generation: number, line: TrainerProgressLine): void {
+    if (line.gradBytes === null || line.stepComputeS === null) return;
+    const held = this.stats;
+    const newer = !held || generation > held.generation;
+    if (!newer && (generation < held.generation || (held.rank === 0 && line.rank !== 0))) return;
+    this.stats = { generation, rank: line.rank, value: { gradBytes: line.gradBytes, stepComputeS: line.stepComputeS } };
   }
 
   private record(generation: number, step: number, loss: number | null, source: PointSource, resumedFrom: number | null): void {

@@ -6,7 +6,11 @@
  *
  * Format (docs/api.md, "Trainer progress lines"):
  *   GPU_SHARE_PROGRESS {"step":12,"total_steps":300,"loss":0.53,"samples_per_sec":812.3,"rank":0,"world_size":2,"shard":[0,500],"resumed_from":10}
+ * The first lines of each (re)start also carry "grad_bytes" (fp32 gradient bytes one DDP step all-reduces),
+ * "compute_s" (one step's seconds without communication) and "comm" (the strategy in force): the coordinator
+ * chooses the next generation's strategy from them (comm-choice.ts).
  */
+import { COMM_STRATEGIES, type CommStrategy } from '../../../src-shared/scheduling/comm-types';
 
 export const PROGRESS_MARKER = 'GPU_SHARE_PROGRESS';
 
@@ -23,6 +27,12 @@ export interface TrainerProgressLine {
   worldSize: number | null;
   shard: [number, number] | null;
   resumedFrom: number | null;
+  /** fp32 gradient bytes one DDP step all-reduces (`grad_bytes`), from the first lines of a (re)start. */
+  gradBytes: number | null;
+  /** Seconds of one step without communication (`compute_s`). */
+  stepComputeS: number | null;
+  /** The communication strategy the trainer runs with (`comm`). */
+  comm: CommStrategy | null;
 }
 
 export interface ParsedChunk {
@@ -40,6 +50,10 @@ function finiteOrNull(value: unknown): number | null {
 
 function countOrNull(value: unknown): number | null {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : null;
+}
+
+function commOrNull(value: unknown): CommStrategy | null {
+  return typeof value === 'string' && (COMM_STRATEGIES as readonly string[]).includes(value) ? (value as CommStrategy) : null;
 }
 
 /** One line (no newline) → its progress record, or null when it is not a well-formed progress line. */
@@ -67,6 +81,7 @@ export function parseProgressLine(rawLine: string): TrainerProgressLine | null {
     if (start !== null && start !== undefined && end !== null && end !== undefined && start <= end) shard = [start, end];
   }
   const worldSize = countOrNull(record.world_size);
+  const computeS = finiteOrNull(record.compute_s);
   return {
     step,
     totalSteps: countOrNull(record.total_steps),
@@ -76,6 +91,9 @@ export function parseProgressLine(rawLine: string): TrainerProgressLine | null {
     worldSize: worldSize !== null && worldSize > 0 ? worldSize : null,
     shard,
     resumedFrom: countOrNull(record.resumed_from),
+    gradBytes: countOrNull(record.grad_bytes),
+    stepComputeS: computeS !== null && computeS >= 0 ? computeS : null,
+    comm: commOrNull(record.comm),
   };
 }
 

@@ -15,7 +15,29 @@ describe('parseProgressLine', () => {
       worldSize: 2,
       shard: [0, 500],
       resumedFrom: 10,
+      gradBytes: null,
+      stepComputeS: null,
+      comm: null,
     });
+  });
+
+  it('reads what a (re)start\'s first lines say about one step: grad_bytes, compute_s, comm', () => {
+    const first = parseProgressLine('GPU_SHARE_PROGRESS {"step":0,"loss":2.3,"grad_bytes":4212744,"compute_s":0.0125,"comm":"powersgd"}');
+    expect(first).toMatchObject({ step: 0, gradBytes: 4212744, stepComputeS: 0.0125, comm: 'powersgd' });
+    for (const comm of ['ddp', 'fp16', 'local-sgd'] as const) expect(parseProgressLine(`GPU_SHARE_PROGRESS {"step":1,"comm":"${comm}"}`)?.comm).toBe(comm);
+    expect(parseProgressLine('GPU_SHARE_PROGRESS {"step":1,"grad_bytes":0,"compute_s":0}')).toMatchObject({ gradBytes: 0, stepComputeS: 0 });
+  });
+
+  it('drops wrong grad_bytes / compute_s / comm (negative, fractional, unsafe, non-finite, unknown, auto) to null', () => {
+    const bad = [
+      '{"step":1,"grad_bytes":-1,"compute_s":-0.5,"comm":"auto"}',
+      '{"step":1,"grad_bytes":1.5,"compute_s":"0.1","comm":"DDP"}',
+      '{"step":1,"grad_bytes":9007199254740993,"compute_s":1e400,"comm":3}',
+      '{"step":1,"grad_bytes":"100","compute_s":null,"comm":["ddp"]}',
+    ];
+    for (const json of bad) {
+      expect(parseProgressLine(`GPU_SHARE_PROGRESS ${json}`), json).toMatchObject({ step: 1, gradBytes: null, stepComputeS: null, comm: null });
+    }
   });
 
   it("strips torchrun's [default0]: prefix, nested prefixes, spaces, and pty \\r", () => {
@@ -38,9 +60,12 @@ describe('parseProgressLine', () => {
       worldSize: null,
       shard: null,
       resumedFrom: null,
+      gradBytes: null,
+      stepComputeS: null,
+      comm: null,
     });
     const odd = parseProgressLine('GPU_SHARE_PROGRESS {"step":3,"loss":"NaN","samples_per_sec":-5,"rank":1.5,"world_size":0,"shard":[9,2],"resumed_from":-1,"total_steps":2.5}');
-    expect(odd).toEqual({ step: 3, totalSteps: null, loss: null, samplesPerSec: null, rank: null, worldSize: null, shard: null, resumedFrom: null });
+    expect(odd).toEqual({ step: 3, totalSteps: null, loss: null, samplesPerSec: null, rank: null, worldSize: null, shard: null, resumedFrom: null, gradBytes: null, stepComputeS: null, comm: null });
   });
 
   it('ignores malformed lines instead of throwing', () => {
