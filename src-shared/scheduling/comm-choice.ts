@@ -1,0 +1,184 @@
+/**
+ * Which communication strategy a generation trains with (issue 16). Training across people's machines runs at
+ * the speed of the slowest link on the ring: a 20 Mbit/s hop turns plain DDP of a 12 MB model into seconds of
+ * waiting per step. So for `auto` the coordinator picks, each generation, the least lossy strategy whose
+ * communication stays within 10 % of a step on the ring's slowest link — ddp, then fp16, then powersgd (NCCL
+ * only), then local-sgd with the shortest period that fits — from what the trainer reported about its step and
+ * what the agents measured of their links. Pure, so every branch and boundary is tested on its own.
+ */
+import { formatMbps, type LinkMeasurement } from '../links/link-matrix';
+import { MAX_LOCAL_SGD_PERIOD, type CommDecision, type CommSetting, type CommStrategy, type TrainerCommStats } from './comm-types';
+
+/** The most of a step `auto` lets communication take (share of step time spent communicating). */
+export const COMM_SHARE_BUDGET = 0.1;
+
+/**
+ * PowerSGD's bytes relative to plain DDP: an ESTIMATE, not a measurement. Rank 1–4 on MLP-shaped layers
+ * (a few hundred wide or more) sends P and Q matrices of tens to thousands of times fewer elements; biases and
+ * other 1-D tensors go uncompressed. 1/32 is a deliberately cautious figure for such models.
+ */
+export const POWERSGD_BYTES_RATIO = 1 / 32;
+
+/** Period for an explicit `local-sgd` without localSgdPeriod while nothing is measured yet. */
+export const DEFAULT_LOCAL_SGD_PERIOD = 8;
+
+export type CommBackend = 'nccl' | 'gloo';
+
+export interface CommChoiceInput {
+  requested: CommSetting;
+  /** The run's localSgdPeriod, when it gave one (only meaningful with requested 'local-sgd'). */
+  localSgdPeriod?: number | null;
+  /** What the trainer reported about one step; null until it has. */
+  stats: TrainerCommStats | null;
+  /** The slowest link on the run's ring; null when a ring link is not measured yet. */
+  slowest: LinkMeasurement | null;
+  /** Members (nodes) of the generation. */
+  members: number;
+  /** 'nccl' for a GPU run, 'gloo' for a CPU run. */
+  backend: CommBackend;
+  generation: number;
+}
+
+interface Known {
+  gradBytes: number;
+  computeS: number;
+  link: LinkMeasurement & { mbps: number };
+  n: number;
+}
+
+/**
+ * Seconds one all-reduce of `bytes` takes on a ring of n over `link`: a ring moves 2(n-1)/n of the bytes over
+ * every hop (so over the slowest one), plus 2(n-1) message latencies of about one RTT each.
+ */
+export function ringAllReduceSeconds(bytes: number, n: number, mbps: number, rttMs: number): number {
+  if (n <= 1) return 0;
+  const wire = ((2 * (n - 1)) / n) * bytes * 8 / (mbps * 1e6);
+  return wire + 2 * (n - 1) * (rttMs / 1000);
+}
+
+/** Communication seconds per step of one strategy (local-sgd: its one average spread over `period` steps). */
+function commSecondsPerStep(k: Known, strategy: CommStrategy, period: number): number {
+  const rtt = k.link.rttMs ?? 0;
+  const at = (bytes: number, rounds = 1) => rounds * ringAllReduceSeconds(bytes / rounds, k.n, k.link.mbps, rtt);
+  switch (strategy) {
+    case 'ddp':
+      return at(k.gradBytes);
+    case 'fp16':
+      return at(k.gradBytes / 2);
+    case 'powersgd':
+      // Two all-reduces (P, then Q) per step: twice the latency.
+      return at(k.gradBytes * POWERSGD_BYTES_RATIO, 2);
+    case 'local-sgd':
+      // Parameters (as many bytes as the gradients) once every `period` steps.
+      return at(k.gradBytes) / Math.max(1, period);
+  }
+}
+
+function shareOf(k: Known, strategy: CommStrategy, period: number): number {
+  const c = commSecondsPerStep(k, strategy, period);
+  return c / (k.computeS + c);
+}
+
+/** The shortest local-SGD period whose share fits the budget, or null when even MAX_LOCAL_SGD_PERIOD does not. */
+function shortestFittingPeriod(k: Known): number | null {
+  const c = commSecondsPerStep(k, 'local-sgd', 1);
+  // share(H) = (c/H) / (compute + c/H) <= B  <=>  H >= c (1 - B) / (B compute)
+  let h = Math.max(2, Math.ceil((c * (1 - COMM_SHARE_BUDGET)) / (COMM_SHARE_BUDGET * k.computeS)));
+  while (h > 2 && shareOf(k, 'local-sgd', h - 1) <= COMM_SHARE_BUDGET) h -= 1; // floating point: the smallest one
+  while (h <= MAX_LOCAL_SGD_PERIOD && shareOf(k, 'local-sgd', h) > COMM_SHARE_BUDGET) h += 1;
+  return h <= MAX_LOCAL_SGD_PERIOD ? h : null;
+}
+
+function pct(share: number): string {
+  const p = share * 100;
+  return p < 1 ? `${p.toFixed(1)} %` : `${Math.round(p)} %`;
+}
+
+function megabytes(bytes: number): string {
+  return bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : `${(bytes / 1e6).toFixed(1)} MB`;
+}
+
+function linkName(l: LinkMeasurement): string {
+  return `${l.from}–${l.to}`;
+}
+
+/** "the 19.6 Mbit/s alpha–beta link (RTT 1.2 ms), 12.6 MB of gradients and a 0.20 s step" */
+function numbers(k: Known): string {
+  const rtt = k.link.rttMs === null ? '' : ` (RTT ${k.link.rttMs.toFixed(1)} ms)`;
+  return `the ${formatMbps(k.link.mbps)} ${linkName(k.link)} link${rtt}, ${megabytes(k.gradBytes)} of gradients and a ${k.computeS.toFixed(2)} s step`;
+}
+
+function known(input: CommChoiceInput): Known | null {
+  const { stats, slowest } = input;
+  if (!stats || !slowest || slowest.mbps === null) return null;
+  if (!(Number.isFinite(stats.gradBytes) && stats.gradBytes > 0 && Number.isFinite(stats.stepComputeS) && stats.stepComputeS > 0)) return null;
+  if (!(Number.isFinite(slowest.mbps) && slowest.mbps > 0)) return null;
+  const rttMs = slowest.rttMs !== null && Number.isFinite(slowest.rttMs) && slowest.rttMs >= 0 ? slowest.rttMs : null;
+  return { gradBytes: stats.gradBytes, computeS: stats.stepComputeS, link: { ...slowest, mbps: slowest.mbps, rttMs }, n: input.members };
+}
+
+function unknownWhy(input: CommChoiceInput): string {
+  if (!input.stats) return 'no measurements yet: plain DDP until the trainer reports its step';
+  return 'no measurements yet: plain DDP until every link on the ring is measured';
+}
+
+/** The strategy for one generation, and one sentence saying why with the numbers that decided it. */
+export function decideComm(input: CommChoiceInput): CommDecision {
+  const { requested, generation } = input;
+  const decision = (strategy: CommStrategy, reason: string, commShare: number | null, localSgdPeriod: number | null = null): CommDecision => ({
+    requested,
+    strategy,
+    localSgdPeriod: strategy === 'local-sgd' ? localSgdPeriod : null,
+    reason,
+    commShare,
+    generation,
+  });
+  if (input.members <= 1) return decision('ddp', 'one member: nothing to send', 0);
+  const k = known(input);
+
+  if (requested !== 'auto') {
+    if (requested === 'powersgd' && input.backend === 'gloo') {
+      // Refused at POST /v1/runs; a run from before that rule falls back rather than abort gloo.
+      return decision('fp16', 'powersgd needs NCCL (a GPU run) and torch 1.13\'s gloo aborts on it: fp16 instead', k ? shareOf(k, 'fp16', 1) : null);
+    }
+    if (requested === 'local-sgd') {
+      const period = input.localSgdPeriod ?? (k ? shortestFittingPeriod(k) ?? MAX_LOCAL_SGD_PERIOD : DEFAULT_LOCAL_SGD_PERIOD);
+      const how = input.localSgdPeriod ? 'its period asked for' : k ? 'the shortest period within 10 % of a step' : `${DEFAULT_LOCAL_SGD_PERIOD} steps until measured`;
+      return decision('local-sgd', `asked for (${how})`, k ? shareOf(k, 'local-sgd', period) : null, period);
+    }
+    return decision(requested, 'asked for', k ? shareOf(k, requested, 1) : null);
+  }
+
+  if (!k) return decision('ddp', unknownWhy(input), null);
+  const budget = pct(COMM_SHARE_BUDGET);
+  const ddp = shareOf(k, 'ddp', 1);
+  if (ddp <= COMM_SHARE_BUDGET) return decision('ddp', `plain DDP spends ${pct(ddp)} of a step communicating over ${numbers(k)}, within ${budget}`, ddp);
+  const fp16 = shareOf(k, 'fp16', 1);
+  const tried = [`DDP would spend ${pct(ddp)}`];
+  if (fp16 <= COMM_SHARE_BUDGET) return decision('fp16', `${tried.join(', ')} of a step communicating over ${numbers(k)}; fp16 halves it to ${pct(fp16)}`, fp16);
+  tried.push(`fp16 ${pct(fp16)}`);
+  if (input.backend === 'nccl') {
+    const psgd = shareOf(k, 'powersgd', 1);
+    if (psgd <= COMM_SHARE_BUDGET) {
+      return decision('powersgd', `${tried.join(', ')} of a step communicating over ${numbers(k)}; powersgd (estimated at 1/${Math.round(1 / POWERSGD_BYTES_RATIO)} of the bytes) ${pct(psgd)}`, psgd);
+    }
+    tried.push(`powersgd ${pct(psgd)} (estimated)`);
+  }
+  const period = shortestFittingPeriod(k);
+  if (period !== null) {
+    const share = shareOf(k, 'local-sgd', period);
+    return decision('local-sgd', `${tried.join(', ')} of a step communicating over ${numbers(k)}; averaging every ${period} steps spends ${pct(share)}`, share, period);
+  }
+  const share = shareOf(k, 'local-sgd', MAX_LOCAL_SGD_PERIOD);
+  return decision(
+    'local-sgd',
+    `${tried.join(', ')} of a step communicating over ${numbers(k)}; even averaging every ${MAX_LOCAL_SGD_PERIOD} steps (the most allowed) spends ${pct(share)}`,
+    share,
+    MAX_LOCAL_SGD_PERIOD,
+  );
+}
+
+/** "local-sgd every 8 steps", "fp16" — for output lines and the run view. */
+export function describeStrategy(d: Pick<CommDecision, 'strategy' | 'localSgdPeriod'>): string {
+  return d.strategy === 'local-sgd' && d.localSgdPeriod !== null ? `local-sgd every ${d.localSgdPeriod} steps` : d.strategy;
+}

@@ -1,0 +1,110 @@
+/** decideComm: each branch of issue 16's rule, its 10 % boundaries, unknowns, explicit strategies and the period cap. */
+import { describe, expect, it } from 'vitest';
+import type { LinkMeasurement } from '../../../src-shared/links/link-matrix';
+import { decideComm, describeStrategy, type CommChoiceInput } from '../../../src-shared/scheduling/comm-choice';
+import { MAX_LOCAL_SGD_PERIOD } from '../../../src-shared/scheduling/comm-types';
+
+function link(mbps: number | null, rttMs: number | null = 0): LinkMeasurement {
+  return { fromId: 2, toId: 3, from: 'beta', to: 'gamma', mbps, rttMs, measuredAt: 1 };
+}
+
+// Two members (a ring moves 2(n-1)/n = 1 x the bytes), 1 MB of gradients (8 Mbit), 0.9 s of compute, no RTT:
+// DDP takes 8/M s on an M Mbit/s link and fits 10 % of a step while 8/M <= 0.1, i.e. M >= 80.
+function input(over: Partial<CommChoiceInput> = {}): CommChoiceInput {
+  return {
+    requested: 'auto',
+    stats: { gradBytes: 1e6, stepComputeS: 0.9 },
+    slowest: link(1000),
+    members: 2,
+    backend: 'nccl',
+    generation: 3,
+    ...over,
+  };
+}
+
+describe('decideComm auto', () => {
+  it('keeps plain DDP while it stays within 10 % of a step, and says the numbers', () => {
+    const d = decideComm(input({ slowest: link(80) }));
+    expect(d).toMatchObject({ requested: 'auto', strategy: 'ddp', localSgdPeriod: null, generation: 3 });
+    expect(d.commShare).toBeCloseTo(0.1, 9);
+    expect(d.reason).toContain('80.0 Mbit/s beta–gamma link');
+    expect(d.reason).toContain('1.0 MB of gradients');
+    expect(d.reason).toContain('0.90 s step');
+  });
+
+  it('halves the bytes with fp16 just past the DDP boundary, and keeps fp16 down to its own boundary', () => {
+    expect(decideComm(input({ slowest: link(79.9) })).strategy).toBe('fp16');
+    const at = decideComm(input({ slowest: link(40) }));
+    expect(at.strategy).toBe('fp16');
+    expect(at.reason).toMatch(/DDP would spend 18 %.*fp16 halves it to 10 %/);
+  });
+
+  it('takes powersgd on NCCL below the fp16 boundary (1/32 of the bytes, two all-reduces)', () => {
+    expect(decideComm(input({ slowest: link(39.9) })).strategy).toBe('powersgd');
+    expect(decideComm(input({ slowest: link(2.5) })).strategy).toBe('powersgd');
+    expect(decideComm(input({ slowest: link(2.49) })).strategy).toBe('local-sgd');
+    expect(decideComm(input({ slowest: link(39.9) })).reason).toContain('estimated');
+  });
+
+  it('never picks powersgd for a gloo (CPU) run: local-sgd with the shortest period that fits', () => {
+    // 8/10 s per average, budget 0.1 s per step -> every 8 steps exactly fits.
+    const d = decideComm(input({ slowest: link(10), backend: 'gloo' }));
+    expect(d).toMatchObject({ strategy: 'local-sgd', localSgdPeriod: 8 });
+    expect(d.commShare).toBeLessThanOrEqual(0.1);
+    expect(d.reason).toContain('averaging every 8 steps');
+    expect(d.reason).not.toContain('powersgd');
+    expect(decideComm(input({ slowest: link(9.99), backend: 'gloo' })).localSgdPeriod).toBe(9);
+    expect(describeStrategy(d)).toBe('local-sgd every 8 steps');
+  });
+
+  it('caps the period at MAX_LOCAL_SGD_PERIOD and says even that does not fit', () => {
+    const d = decideComm(input({ slowest: link(0.05), backend: 'gloo' }));
+    expect(d).toMatchObject({ strategy: 'local-sgd', localSgdPeriod: MAX_LOCAL_SGD_PERIOD });
+    expect(d.commShare!).toBeGreaterThan(0.1);
+    expect(d.reason).toContain(`even averaging every ${MAX_LOCAL_SGD_PERIOD} steps`);
+  });
+
+  it('counts ring latency: 2(n-1) RTTs per all-reduce rule out every per-step strategy on a far link', () => {
+    // 3 members, 30 ms RTT: 0.12 s of latency per all-reduce, more than the 0.1 s budget whatever the bytes.
+    const d = decideComm(input({ members: 3, slowest: link(100_000, 30) }));
+    expect(d.strategy).toBe('local-sgd');
+    expect(d.reason).toContain('RTT 30.0 ms');
+    // The same link without the latency: DDP fits.
+    expect(decideComm(input({ members: 3, slowest: link(100_000, 0) })).strategy).toBe('ddp');
+  });
+
+  it('trains plain DDP until the trainer reported its step or the ring is measured, and says which', () => {
+    expect(decideComm(input({ stats: null }))).toMatchObject({ strategy: 'ddp', commShare: null, reason: 'no measurements yet: plain DDP until the trainer reports its step' });
+    expect(decideComm(input({ slowest: null })).reason).toBe('no measurements yet: plain DDP until every link on the ring is measured');
+    expect(decideComm(input({ slowest: link(null) })).strategy).toBe('ddp');
+    // Hostile or broken figures are unknowns, not a division by zero.
+    expect(decideComm(input({ stats: { gradBytes: 1e6, stepComputeS: 0 } })).commShare).toBeNull();
+    expect(decideComm(input({ stats: { gradBytes: Number.NaN, stepComputeS: 1 } })).commShare).toBeNull();
+    expect(decideComm(input({ slowest: link(0) })).commShare).toBeNull();
+  });
+
+  it('one member: nothing to send', () => {
+    expect(decideComm(input({ members: 1, slowest: null, requested: 'local-sgd' }))).toMatchObject({ strategy: 'ddp', reason: 'one member: nothing to send' });
+  });
+});
+
+describe('decideComm explicit', () => {
+  it('keeps an explicit strategy as asked even where another would fit', () => {
+    const d = decideComm(input({ requested: 'fp16', slowest: link(1000) }));
+    expect(d).toMatchObject({ requested: 'fp16', strategy: 'fp16', reason: 'asked for' });
+    expect(decideComm(input({ requested: 'ddp', slowest: link(1) })).strategy).toBe('ddp');
+    expect(decideComm(input({ requested: 'powersgd', stats: null })).strategy).toBe('powersgd');
+  });
+
+  it('local-sgd keeps the period asked for, else the shortest that fits, else a default until measured', () => {
+    expect(decideComm(input({ requested: 'local-sgd', localSgdPeriod: 5, slowest: link(1000) }))).toMatchObject({ strategy: 'local-sgd', localSgdPeriod: 5 });
+    expect(decideComm(input({ requested: 'local-sgd', slowest: link(10) })).localSgdPeriod).toBe(8);
+    expect(decideComm(input({ requested: 'local-sgd', stats: null })).localSgdPeriod).toBe(8);
+  });
+
+  it('powersgd on gloo (a run from before POST refused it) falls back to fp16 instead of aborting gloo', () => {
+    const d = decideComm(input({ requested: 'powersgd', backend: 'gloo' }));
+    expect(d.strategy).toBe('fp16');
+    expect(d.reason).toContain('needs NCCL');
+  });
+});
