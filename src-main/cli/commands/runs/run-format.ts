@@ -1,5 +1,6 @@
 /** What `gpu-share runs list` and `runs show` print for people: a table of every run (several live at once), and one run in full. */
 import type { CoordinatorEvent, RunSnapshot } from '../../../../src-shared/training';
+import { commStatsText, commSummary, requestedCommText } from '../../../../src-shared/runs/comm-text';
 import { cell, formatTable, humanAgo, humanDuration, shellWords } from '../../text-format';
 
 export const LIVE_STATES: ReadonlySet<RunSnapshot['state']> = new Set(['waiting', 'running', 'paused']);
@@ -88,6 +89,19 @@ function workersTable(run: RunSnapshot): string[] {
   return formatTable(['ID', 'NODE', 'MEMBER', 'STEP', 'LOSS', 'SAMPLES/S', 'SHARD', 'RESTARTS CAUSED', 'GPU RESIDENCY'], rows, '  ');
 }
 
+/**
+ * "comm       local-sgd every 8 steps (auto): <reason>", the trainer's step figures and the slow-link note:
+ * what the generation trains with and why (issue 16). Before the first generation: what the run asked for.
+ */
+export function commLines(run: RunSnapshot): string[] {
+  const lines = run.comm
+    ? [`  comm       ${commSummary(run.comm)}: ${run.comm.reason}`]
+    : [`  comm       ${requestedCommText(run.spec.comm, run.spec.localSgdPeriod)} (decided when a generation starts)`];
+  if (run.commStats) lines.push(`  step       ${commStatsText(run.commStats)}`);
+  if (run.linkNote) lines.push(`  links      ${run.linkNote}`);
+  return lines;
+}
+
 /** One run in full, with its latest events (oldest first). */
 export function formatRunDetail(run: RunSnapshot, events: readonly CoordinatorEvent[], now: number): string {
   const spec = run.spec;
@@ -100,6 +114,7 @@ export function formatRunDetail(run: RunSnapshot, events: readonly CoordinatorEv
     `  progress   ${progressLine(run)}`,
     `  command    ${shellWords(spec.command)} (${launcher}${spec.useGpus ? ', on GPUs' : ''})`,
     `  members    ${membersWithGpus(run)}`,
+    ...commLines(run),
     `  workers    ${run.workerIds.length} training (min ${spec.minWorkers}, max ${spec.maxWorkers}), heartbeat timeout ${spec.heartbeatTimeoutMs / 1000} s (the cluster's)`,
     `  samples    ${spec.samples}`,
     `  started    ${humanAgo(run.startedAt, now)}${ended}`,

@@ -3,6 +3,7 @@
  * schema the coordinator uses (runSpecSchema), so a mistake names the flag, not the API's field.
  */
 import path from 'node:path';
+import { readCommChoice } from '../../../../src-shared/runs/comm-text';
 import { runSpecSchema, type RunSpecInput } from '../../../../src-shared/worker-protocol';
 import { findAssetsDir } from '../../../platform/assets-dir';
 import { intOption, UsageError } from '../../command';
@@ -19,6 +20,8 @@ export const runSpecOptions = {
   launcher: { type: 'string' },
   env: { type: 'string', multiple: true },
   example: { type: 'boolean' },
+  comm: { type: 'string' },
+  'local-sgd-period': { type: 'string' },
 } as const;
 
 export const RUN_SPEC_USAGE = `Run options (as in the app's Start run form):
@@ -33,6 +36,11 @@ export const RUN_SPEC_USAGE = `Run options (as in the app's Start run form):
   --gpus                   train on GPUs (sets CUDA_VISIBLE_DEVICES, checks GPU residency)
   --launcher torchrun|direct  torchrun (default) or the command as it is, one process per machine
   --env KEY=VALUE          extra environment for the training processes (repeatable)
+  --comm auto|ddp|fp16|powersgd|local-sgd
+                           how members exchange gradients (default auto: chosen per generation
+                           from the measured links; powersgd needs --gpus)
+  --local-sgd-period N     with --comm local-sgd: steps between model averages (1-1000;
+                           default: the shortest that keeps communication within 10 % of a step)
   --example                the bundled DDP example trainer (300 steps, 10000 samples, up to 8 workers)`;
 
 export type RunSpecValues = {
@@ -57,6 +65,8 @@ const FLAG_OF: Record<string, string> = {
   nprocPerNode: '--nproc-per-node',
   launcher: '--launcher',
   env: '--env',
+  comm: '--comm',
+  localSgdPeriod: '--local-sgd-period',
 };
 
 /** The bundled example, as the app pre-fills its form (the trainer's path is this machine's, like the app's). */
@@ -86,6 +96,8 @@ export function runSpecFrom(values: RunSpecValues, command: readonly string[], e
     throw new UsageError('--samples N is required: the dataset size, split over the workers into shards (GPU_SHARE_SHARD_START/END)');
   }
   const nproc = values['nproc-per-node'];
+  const comm = readCommChoice(values.comm, values['local-sgd-period'], values.gpus === true);
+  if (!comm.ok) throw new UsageError(`${comm.field === 'comm' ? '--comm' : '--local-sgd-period'}: ${comm.message.replace('drop the period or choose local-sgd', 'drop --local-sgd-period or add --comm local-sgd').replace('train on GPUs', 'add --gpus')}`);
   const spec = {
     ...base,
     ...(values.name !== undefined ? { name: values.name } : {}),
@@ -98,6 +110,8 @@ export function runSpecFrom(values: RunSpecValues, command: readonly string[], e
     ...(values.gpus ? { useGpus: true } : {}),
     ...(values.launcher !== undefined ? { launcher: values.launcher as RunSpecInput['launcher'] } : {}),
     ...(values.env ? { env: envPairs(values.env) } : {}),
+    ...(values.comm !== undefined ? { comm: comm.comm } : {}),
+    ...(comm.localSgdPeriod !== undefined ? { localSgdPeriod: comm.localSgdPeriod } : {}),
   };
   const checked = runSpecSchema.safeParse(spec);
   if (!checked.success) {

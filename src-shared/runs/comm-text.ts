@@ -1,0 +1,77 @@
+/**
+ * How a run's communication is worded for people — the same words in `gpu-share runs show`, the run page's
+ * decision line and the Start-a-run form — so the CLI and the app never disagree about what "fp16" or "every
+ * 8 steps" means. Pure: shared by the CLI and the renderer.
+ */
+import { describeStrategy } from '../scheduling/comm-choice';
+import { COMM_SETTINGS, MAX_LOCAL_SGD_PERIOD, type CommDecision, type CommSetting, type TrainerCommStats } from '../scheduling/comm-types';
+
+/** Names for the run form's select and the run page ("Local SGD", "PowerSGD (GPU runs only)"). */
+export const COMM_LABELS: Record<CommSetting, string> = {
+  auto: 'Auto — recommended',
+  ddp: 'DDP',
+  fp16: 'FP16',
+  powersgd: 'PowerSGD (GPU runs only)',
+  'local-sgd': 'Local SGD',
+};
+
+const SHORT_LABELS: Record<CommSetting, string> = { auto: 'Auto', ddp: 'DDP', fp16: 'FP16', powersgd: 'PowerSGD', 'local-sgd': 'Local SGD' };
+
+/** "local-sgd every 8 steps (auto)", "fp16 (asked for)": the strategy in force and whether auto chose it. */
+export function commSummary(d: Pick<CommDecision, 'strategy' | 'localSgdPeriod' | 'requested'>): string {
+  return `${describeStrategy(d)} (${d.requested === 'auto' ? 'auto' : 'asked for'})`;
+}
+
+/** "Local SGD every 8 steps — chosen automatically: <reason>" for the run page. */
+export function commDecisionSentence(d: CommDecision): string {
+  const what = d.strategy === 'local-sgd' && d.localSgdPeriod !== null ? `${SHORT_LABELS['local-sgd']} every ${d.localSgdPeriod} step${d.localSgdPeriod === 1 ? '' : 's'}` : SHORT_LABELS[d.strategy];
+  return `${what} — ${d.requested === 'auto' ? 'chosen automatically' : 'as asked'}: ${d.reason}`;
+}
+
+/** What a run asked for before its first generation decided: "auto", "local-sgd every 16 steps". */
+export function requestedCommText(comm: CommSetting | undefined, period: number | undefined): string {
+  const c = comm ?? 'auto';
+  return c === 'local-sgd' && period !== undefined ? `local-sgd every ${period} step${period === 1 ? '' : 's'}` : c;
+}
+
+/** "17.0 MB", "820 kB": decimal units, as network speeds are. */
+export function formatBytes(bytes: number): string {
+  if (!Number.isFinite(bytes) || bytes < 0) return '—';
+  if (bytes >= 1e9) return `${(bytes / 1e9).toFixed(1)} GB`;
+  if (bytes >= 1e6) return `${(bytes / 1e6).toFixed(1)} MB`;
+  if (bytes >= 1e3) return `${Math.round(bytes / 1e3)} kB`;
+  return `${Math.round(bytes)} B`;
+}
+
+/** "17.0 MB of gradients per step, 0.21 s compute". */
+export function commStatsText(s: TrainerCommStats): string {
+  const secs = s.stepComputeS >= 10 ? s.stepComputeS.toFixed(0) : s.stepComputeS >= 1 ? s.stepComputeS.toFixed(1) : s.stepComputeS.toFixed(2);
+  return `${formatBytes(s.gradBytes)} of gradients per step, ${secs} s compute`;
+}
+
+/** The comm fields of a run spec, checked the same way in the CLI and the form; a sentence on a mistake. */
+export type CommChoice = { ok: true; comm: CommSetting; localSgdPeriod?: number } | { ok: false; field: 'comm' | 'localSgdPeriod'; message: string };
+
+/**
+ * `comm` as typed ("local-sgd") and the period as typed ("8", or '' / undefined for none). An unknown strategy
+ * names the allowed ones; powersgd needs a GPU run (`useGpus`); a period needs local-sgd and a whole number 1..MAX_LOCAL_SGD_PERIOD.
+ */
+export function readCommChoice(comm: string | undefined, period: string | undefined, useGpus = true): CommChoice {
+  const c = (comm ?? 'auto').trim();
+  if (!(COMM_SETTINGS as readonly string[]).includes(c)) {
+    return { ok: false, field: 'comm', message: `"${c.slice(0, 40)}" is not a communication strategy: choose ${COMM_SETTINGS.slice(0, -1).join(', ')} or ${COMM_SETTINGS.at(-1)!}` };
+  }
+  const setting = c as CommSetting;
+  if (setting === 'powersgd' && !useGpus) {
+    return { ok: false, field: 'comm', message: 'powersgd needs a GPU run (NCCL): torch 1.13\'s gloo aborts on it; train on GPUs or choose fp16 or local-sgd' };
+  }
+  const p = (period ?? '').trim();
+  if (p === '') return { ok: true, comm: setting };
+  if (setting !== 'local-sgd') {
+    return { ok: false, field: 'localSgdPeriod', message: `a local SGD period only applies to local-sgd (the run uses ${setting}): drop the period or choose local-sgd` };
+  }
+  if (!/^\d+$/.test(p) || Number(p) < 1 || Number(p) > MAX_LOCAL_SGD_PERIOD) {
+    return { ok: false, field: 'localSgdPeriod', message: `the local SGD period is a whole number of steps from 1 to ${MAX_LOCAL_SGD_PERIOD}, got "${p.slice(0, 40)}"` };
+  }
+  return { ok: true, comm: setting, localSgdPeriod: Number(p) };
+}
