@@ -212,6 +212,8 @@ export type CoordinatorEventKind =
   | 'run-finished'
   | 'run-failed'
   | 'run-stopped'
+  /** A run's communication strategy changed from one generation to the next (comm-choice.ts). */
+  | 'comm-changed'
   | 'residency';
 
 export interface CoordinatorEvent {

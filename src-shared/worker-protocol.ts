@@ -4,6 +4,7 @@
  * agent's client are built from). Human documentation with examples lives in docs/api.md; keep the two in step.
  */
 import { z } from 'zod';
+import { commSpecProblem } from './scheduling/comm-choice';
 import { COMM_SETTINGS, MAX_LOCAL_SGD_PERIOD } from './scheduling/comm-types';
 import { cancelJobInstructionSchema, gpuFreeSchema, jobBeatSchema, runJobInstructionSchema } from './jobs/job-protocol';
 
@@ -354,7 +355,12 @@ export const runSpecSchema = z.object({
   comm: z.enum(COMM_SETTINGS).default('auto'),
   /** Steps between model averages for comm local-sgd. */
   localSgdPeriod: z.number().int().min(1).max(MAX_LOCAL_SGD_PERIOD).optional(),
-}).refine((s) => s.minWorkers <= s.maxWorkers, { message: 'minWorkers must be <= maxWorkers', path: ['minWorkers'] });
+})
+  .refine((s) => s.minWorkers <= s.maxWorkers, { message: 'minWorkers must be <= maxWorkers', path: ['minWorkers'] })
+  .superRefine((s, ctx) => {
+    const problem = commSpecProblem(s);
+    if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: problem.message, path: [problem.path] });
+  });
 export type RunSpecInput = z.input<typeof runSpecSchema>;
 
 /** Error body of every non-2xx reply. */

@@ -182,3 +182,17 @@ export function decideComm(input: CommChoiceInput): CommDecision {
 export function describeStrategy(d: Pick<CommDecision, 'strategy' | 'localSgdPeriod'>): string {
   return d.strategy === 'local-sgd' && d.localSgdPeriod !== null ? `local-sgd every ${d.localSgdPeriod} steps` : d.strategy;
 }
+
+/**
+ * What is wrong with a run's comm fields, for POST /v1/runs (runSpecSchema), the CLI and the run form; null when
+ * nothing. powersgd on a CPU run is refused up front: torch 1.13's gloo aborts the process on its hook.
+ */
+export function commSpecProblem(spec: { comm?: CommSetting; localSgdPeriod?: number; useGpus?: boolean }): { path: 'comm' | 'localSgdPeriod'; message: string } | null {
+  if (spec.comm === 'powersgd' && !spec.useGpus) {
+    return { path: 'comm', message: "powersgd needs NCCL (a GPU run: useGpus): torch 1.13's gloo aborts on it; use fp16 or local-sgd" };
+  }
+  if (spec.localSgdPeriod !== undefined && spec.comm !== 'local-sgd') {
+    return { path: 'localSgdPeriod', message: `localSgdPeriod applies to comm local-sgd only (this run asks for comm ${spec.comm ?? 'auto'}); drop it or set comm to local-sgd` };
+  }
+  return null;
+}

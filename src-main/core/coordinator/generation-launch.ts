@@ -1,10 +1,12 @@
 /**
  * Starting a generation of one run: who hosts the rendezvous store at which address (decided before anything
- * changes, so a generation no member can host is not started at all), the shard map, and a start instruction
- * with its launch plan — the GPUs the member holds included — for every member.
+ * changes, so a generation no member can host is not started at all), the ring order and communication
+ * strategy (generation-comm.ts), the shard map, and a start instruction with its launch plan — the GPUs the
+ * member holds included — for every member.
  */
 import { assignShards } from '../../../src-shared/shards';
 import type { RunMemberHolding, ShardMap } from '../../../src-shared/training';
+import { commChanged, commLine, decideGenerationComm, planRing } from './generation-comm';
 import { buildLaunchPlan, formatEndpoint } from './launch-plan';
 import { chooseRendezvous } from './rendezvous-address';
 import type { RunApplierDeps } from './run-applier';
@@ -28,13 +30,15 @@ export interface GenerationLauncher {
 
 export function launchGeneration(ap: GenerationLauncher, run: RunRecord, planned: PlannedMember[], cause: string, why: LaunchWhy, busyHosts: ReadonlySet<number>): void {
   const { workers, messages, clock } = ap.deps;
-  const members = planned.map((m) => m.workerId);
+  // Well-connected members stand next to each other on the ring; the shards and GPU_SHARE_NODE_RANK follow it.
+  const ring = planRing(ap.deps, planned);
+  const members = ring.order;
   const addresses = chooseRendezvous(
     members.map((id) => {
       const r = workers.get(id)!;
       return { workerId: id, node: r.node, seenFrom: r.address, coordinatorAddr: r.coordinatorAddr, sameMachine: r.sameMachine, advertiseHost: r.advertiseHost, rdzvPort: r.rdzvPort };
     }),
-    { trustAdvertised: ap.deps.trustAdvertised, busyHosts },
+    { trustAdvertised: ap.deps.trustAdvertised, busyHosts, preferHosts: ring.storeHostOrder },
   );
   if (!addresses.ok) {
     ap.hold(run, addresses.reason);
@@ -53,6 +57,10 @@ export function launchGeneration(ap: GenerationLauncher, run: RunRecord, planned
   const wasPaused = run.state === 'paused';
   run.state = 'running';
   run.stateCause = `generation ${run.generation} on ${plural(members.length, 'worker')}`;
+  const previousComm = run.comm ?? null;
+  const comm = decideGenerationComm(run, ring);
+  run.comm = comm;
+  run.linkNote = ring.note;
 
   const storeHost = workers.get(addresses.hostWorkerId)!;
   run.rdzvEndpoint = formatEndpoint(ap.deps.rdzvHostOverride ?? addresses.endpointHost, storeHost.rdzvPort);
@@ -85,6 +93,8 @@ export function launchGeneration(ap: GenerationLauncher, run: RunRecord, planned
       localAddr: addresses.localAddrs.get(s.workerId) ?? rec.advertiseHost,
       rdzvHost: s.workerId === addresses.hostWorkerId,
       gpuIndices: run.spec.useGpus ? run.members.get(s.workerId)!.gpuIndices : null,
+      comm,
+      nodeRank: members.indexOf(s.workerId),
     });
     rec.mailbox.queue({ kind: 'start', plan });
     run.residency[s.workerId] = run.spec.useGpus
@@ -95,6 +105,10 @@ export function launchGeneration(ap: GenerationLauncher, run: RunRecord, planned
   ap.say(run, `${previous === null && !wasPaused ? 'launching' : 'relaunching as'} generation ${run.generation} on ${plural(members.length, 'worker')} (${cause})`);
   const where = map.shards.map((s) => `${s.node} [${s.start}, ${s.end})`).join(', ');
   const ctx = { runId: run.id, generation: run.generation };
+  ap.say(run, commLine(comm));
+  if (ring.note) ap.say(run, ring.note);
+  const changed = commChanged(previousComm, comm);
+  if (changed) messages.event('comm-changed', 'info', `Run "${run.spec.name}" ${changed}`, ctx);
   messages.event('shards-rebalanced', 'info', `Run "${run.spec.name}" generation ${run.generation} (${cause}): ${where}`, ctx);
   if (wasPaused) {
     messages.event('run-resumed', 'info', `Run "${run.spec.name}" resumed: ${members.length} of ${run.spec.minWorkers} workers active (min_workers ${run.spec.minWorkers})`, ctx);

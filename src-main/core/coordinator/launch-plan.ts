@@ -2,6 +2,7 @@
  * What one worker is told to run for one generation of a run: torchrun's rendezvous settings and the
  * GPU_SHARE_* environment (documented in docs/api.md). Pure, so the env contract is tested on its own.
  */
+import type { CommDecision } from '../../../src-shared/scheduling/comm-types';
 import type { RunSpec } from '../../../src-shared/training';
 import type { LaunchPlan } from '../../../src-shared/worker-protocol';
 
@@ -23,6 +24,21 @@ export interface LaunchPlanInput {
   rdzvHost: boolean;
   /** The GPUs this member holds (CUDA_VISIBLE_DEVICES on the agent); null for a CPU run. */
   gpuIndices?: readonly number[] | null;
+  /** The generation's communication strategy (comm-choice.ts): GPU_SHARE_COMM, GPU_SHARE_LOCAL_SGD_PERIOD. */
+  comm?: Pick<CommDecision, 'strategy' | 'localSgdPeriod'>;
+  /** This member's position in the ring order (ring-order.ts): GPU_SHARE_NODE_RANK. */
+  nodeRank?: number;
+}
+
+/** The trainer-facing variables of a generation's communication (docs/api.md); none when not decided. */
+function commEnv(input: LaunchPlanInput): Record<string, string> {
+  const env: Record<string, string> = {};
+  if (input.comm) {
+    env.GPU_SHARE_COMM = input.comm.strategy;
+    if (input.comm.strategy === 'local-sgd' && input.comm.localSgdPeriod !== null) env.GPU_SHARE_LOCAL_SGD_PERIOD = String(input.comm.localSgdPeriod);
+  }
+  if (input.nodeRank !== undefined) env.GPU_SHARE_NODE_RANK = String(input.nodeRank);
+  return env;
 }
 
 /** `host:port`, with brackets around an IPv6 address as torchrun's --rdzv_endpoint wants. */
@@ -38,8 +54,9 @@ export function rdzvIdFor(runId: string, generation: number): string {
 
 export function buildLaunchPlan(input: LaunchPlanInput): LaunchPlan {
   const { spec } = input;
+  const { GPU_SHARE_COMM: _c, GPU_SHARE_LOCAL_SGD_PERIOD: _p, GPU_SHARE_NODE_RANK: _r, ...ownEnv } = spec.env;
   const env: Record<string, string> = {
-    ...spec.env,
+    ...ownEnv,
     // Ours last: a run's own env cannot disguise the shard or the generation.
     GPU_SHARE_RUN_ID: input.runId,
     GPU_SHARE_GENERATION: String(input.generation),
@@ -49,6 +66,7 @@ export function buildLaunchPlan(input: LaunchPlanInput): LaunchPlan {
     GPU_SHARE_SHARD_START: String(input.shardStart),
     GPU_SHARE_SHARD_END: String(input.shardEnd),
     GPU_SHARE_NUM_WORKERS: String(input.numWorkers),
+    ...commEnv(input),
   };
   return {
     runId: input.runId,

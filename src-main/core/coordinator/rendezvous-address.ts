@@ -3,8 +3,9 @@
  * is right only while every member is on the coordinator's machine: a worker on another host handed
  * `127.0.0.1:<port>` dials its own loopback and the group never forms. So a member on the coordinator's
  * machine is published under the coordinator's address as the other machines see it, a member elsewhere
- * under the address it connects from, and the store goes to the first member (in join order) that every
- * other member can reach. A worker already hosting another run's store is passed over: its agent has one
+ * under the address it connects from, and the store goes to the first member (in the preferred order — the
+ * best-connected first, see ring-order.ts — else join order) that every other member can reach. A worker
+ * already hosting another run's store is passed over: its agent has one
  * rendezvous port, so two runs' stores on it would collide.
  */
 import { isIP } from 'node:net';
@@ -36,12 +37,18 @@ function family(address: string): 4 | 6 | 0 {
  * Decides the addresses for one generation. `trustAdvertised` publishes what agents advertised instead of
  * where they are seen from (for NAT).
  */
-export function chooseRendezvous(members: MemberAddress[], opts: { trustAdvertised?: boolean; busyHosts?: ReadonlySet<number> } = {}): RendezvousChoice {
+export function chooseRendezvous(
+  members: MemberAddress[],
+  opts: { trustAdvertised?: boolean; busyHosts?: ReadonlySet<number>; preferHosts?: readonly number[] } = {},
+): RendezvousChoice {
   if (members.length === 0) return { ok: false, reason: 'no members' };
   const remote = members.filter((m) => !m.sameMachine);
   const localAddrs = new Map<number, string>();
   const busy = opts.busyHosts ?? new Set<number>();
-  const free = members.filter((m) => !busy.has(m.workerId));
+  // Candidates for the store in the preferred order (ring-order.ts: the best-connected first), then join order.
+  const rank = new Map((opts.preferHosts ?? []).map((id, i) => [id, i]));
+  const preference = (m: MemberAddress) => rank.get(m.workerId) ?? rank.size;
+  const free = members.filter((m) => !busy.has(m.workerId)).sort((a, b) => preference(a) - preference(b));
   if (free.length === 0) {
     const names = members.map((m) => `${m.node} (port ${m.rdzvPort})`).join(', ');
     return {

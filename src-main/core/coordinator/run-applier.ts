@@ -4,6 +4,7 @@
  * run's output, persists the run and emits it, and tells people. It knows one run at a time: nothing here reaches
  * another run, so one run's pause or relaunch cannot touch another.
  */
+import type { LinkMeasurement } from '../../../src-shared/links/link-matrix';
 import type { RunState } from '../../../src-shared/training';
 import type { Clock } from '../../platform/ports';
 import type { ChangeFeed } from './change-feed';
@@ -29,6 +30,8 @@ export interface RunApplierDeps {
   trustAdvertised: boolean;
   /** A run stopped training (paused, waiting, ended): what its members held is free for other runs and jobs. */
   onReleased?: (run: RunRecord) => void;
+  /** The measured links between workers (the LinkBook): each generation's ring order and comm strategy follow them. */
+  links?: () => readonly LinkMeasurement[];
 }
 
 export type EndState = Extract<RunState, 'finished' | 'failed' | 'stopped'>;

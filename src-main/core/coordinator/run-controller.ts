@@ -12,6 +12,7 @@
  * resumes from its checkpoint.
  */
 import { randomBytes } from 'node:crypto';
+import { commSpecProblem } from '../../../src-shared/scheduling/comm-choice';
 import type { RunSnapshot, RunSpec } from '../../../src-shared/training';
 import type { Instruction, Progress, Report } from '../../../src-shared/worker-protocol';
 import type { Clock } from '../../platform/ports';
@@ -129,6 +130,8 @@ export class RunController {
     if (spec.minWorkers > spec.maxWorkers) {
       throw new ApiProblem(422, `minWorkers (${spec.minWorkers}) is more than maxWorkers (${spec.maxWorkers})`);
     }
+    const commProblem = commSpecProblem(spec);
+    if (commProblem) throw new ApiProblem(400, `${commProblem.path}: ${commProblem.message}`);
     const live = this.liveRuns().length;
     if (live >= MAX_LIVE_RUNS) {
       throw new ApiProblem(409, `${live} runs are live, the most this coordinator takes at once; stop one (gpu-share runs stop ID) before starting another`);

@@ -64,6 +64,8 @@ export function newRunRecord(id: string, spec: RunSpec, startedAt: number, now: 
     output: new RunOutputLog(),
     reconcileDueAt: null,
     rdzvHostId: null,
+    comm: null,
+    linkNote: null,
   };
 }
 
@@ -82,6 +84,9 @@ export function restoreRunRecord(snapshot: RunSnapshot, outputTail: string, now:
   run.telemetry.restore(snapshot);
   run.residency = { ...snapshot.residency };
   run.rdzvEndpoint = snapshot.rdzvEndpoint;
+  // The last decision, for the run view until the next generation decides afresh (a kept generation keeps it).
+  run.comm = snapshot.comm ? { ...snapshot.comm } : null;
+  run.linkNote = snapshot.linkNote ?? null;
   run.output.seed(outputTail);
   return run;
 }
@@ -146,5 +151,8 @@ export function runSnapshot(run: RunRecord): RunSnapshot {
     residency,
     rdzvEndpoint: run.rdzvEndpoint,
     memberHoldings: memberHoldings(run),
+    comm: run.comm ? { ...run.comm } : null,
+    commStats: run.telemetry.commStats(),
+    linkNote: run.linkNote ?? null,
   };
 }

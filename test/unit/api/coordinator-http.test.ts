@@ -232,6 +232,21 @@ describe('coordinator HTTP API — refusals', () => {
     expect(report.json.error).toContain('reports.0.type');
   });
 
+  it('400 for comm settings a run cannot train with: powersgd on a CPU run, a period without local-sgd', async () => {
+    const psgd = await call('POST', apiPaths.runs, { token: OPERATOR, body: { command: ['t.py'], samples: 10, comm: 'powersgd' } });
+    expect(psgd.status).toBe(400);
+    expect(psgd.json.error).toContain("comm: powersgd needs NCCL (a GPU run: useGpus): torch 1.13's gloo aborts on it; use fp16 or local-sgd");
+    const period = await call('POST', apiPaths.runs, { token: OPERATOR, body: { command: ['t.py'], samples: 10, comm: 'fp16', localSgdPeriod: 8 } });
+    expect(period.status).toBe(400);
+    expect(period.json.error).toContain('localSgdPeriod: localSgdPeriod applies to comm local-sgd only (this run asks for comm fp16)');
+    const huge = await call('POST', apiPaths.runs, { token: OPERATOR, body: { command: ['t.py'], samples: 10, comm: 'local-sgd', localSgdPeriod: 1e9 } });
+    expect(huge.status).toBe(400);
+    expect(huge.json.error).toContain('localSgdPeriod:');
+    const ok = await call('POST', apiPaths.runs, { token: OPERATOR, body: { command: ['t.py'], samples: 10, comm: 'powersgd', useGpus: true } });
+    expect(ok.status).toBe(201);
+    expect(ok.json.spec).toMatchObject({ comm: 'powersgd' });
+  });
+
   it('413 for a body over 1 MiB, declared or streamed', async () => {
     const big = JSON.stringify({ ...joinBody(), node: 'x'.repeat(MAX_BODY_BYTES) });
     const r = await call('POST', apiPaths.join, { raw: big });

@@ -87,6 +87,9 @@ describe('CoordinatorService — runs and generations', () => {
       GPU_SHARE_SHARD_START: '0',
       GPU_SHARE_SHARD_END: '51',
       GPU_SHARE_NUM_WORKERS: '2',
+      // No links measured and no step reported yet: plain DDP, the ring in join order (generation-comm.ts).
+      GPU_SHARE_COMM: 'ddp',
+      GPU_SHARE_NODE_RANK: '0',
     });
     b!.beat();
     expect(b!.shard()).toEqual([51, 101]);

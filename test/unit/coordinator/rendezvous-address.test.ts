@@ -20,6 +20,20 @@ describe('chooseRendezvous', () => {
     expect(chooseRendezvous(local, { busyHosts: new Set([local[0]!.workerId]) })).toMatchObject({ ok: true, hostWorkerId: local[1]!.workerId });
   });
 
+  it('hosts the store on the preferred (best-connected) member, keeping the busy and reachability rules', () => {
+    const a = member('host-a', '10.213.0.2', '10.213.0.1');
+    const b = member('host-b', '10.213.0.3', '10.213.0.1', 29401);
+    const c = member('host-c', '10.213.0.4', '10.213.0.1', 29402);
+    expect(chooseRendezvous([a, b, c], { preferHosts: [c.workerId, a.workerId] })).toMatchObject({ ok: true, hostWorkerId: c.workerId, endpointHost: '10.213.0.4' });
+    expect(chooseRendezvous([a, b, c], { preferHosts: [c.workerId, b.workerId], busyHosts: new Set([c.workerId]) })).toMatchObject({ ok: true, hostWorkerId: b.workerId });
+    // The coordinator's own machine, seen under two addresses, cannot host even when preferred.
+    const app = member('app', '127.0.0.1', '127.0.0.1');
+    const d = member('host-d', '10.213.0.5', '10.213.0.1', 29403);
+    const e = member('host-e', '192.168.1.5', '192.168.1.1', 29404);
+    const pick = chooseRendezvous([app, d, e], { preferHosts: [app.workerId] });
+    expect(pick.ok && pick.hostWorkerId).not.toBe(app.workerId);
+  });
+
   it("holds, naming the members, when every member already hosts another run's store", () => {
     const a = member('host-a', '10.213.0.2', '10.213.0.1');
     const b = member('host-b', '10.213.0.3', '10.213.0.1', 29401);

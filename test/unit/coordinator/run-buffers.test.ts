@@ -45,6 +45,16 @@ describe('launch plan', () => {
     expect(formatEndpoint('jetson.local', 29500)).toBe('jetson.local:29500');
   });
 
+  it('carries the comm decision and ring position last, so a run env cannot spoof them', () => {
+    const spec = runSpecSchema.parse({ command: ['t.py'], samples: 10, env: { GPU_SHARE_COMM: 'powersgd', GPU_SHARE_NODE_RANK: '7', GPU_SHARE_LOCAL_SGD_PERIOD: '2' } });
+    const base = { runId: 'r', generation: 2, spec, workerId: 3, node: 'jetson', shardStart: 0, shardEnd: 5, numWorkers: 2, rdzvEndpoint: 'h:1', localAddr: '10.0.0.3', rdzvHost: false };
+    const local = buildLaunchPlan({ ...base, comm: { strategy: 'local-sgd', localSgdPeriod: 16 }, nodeRank: 1 });
+    expect(local.env).toMatchObject({ GPU_SHARE_COMM: 'local-sgd', GPU_SHARE_LOCAL_SGD_PERIOD: '16', GPU_SHARE_NODE_RANK: '1' });
+    const fp16 = buildLaunchPlan({ ...base, comm: { strategy: 'fp16', localSgdPeriod: null }, nodeRank: 0 });
+    expect(fp16.env).toMatchObject({ GPU_SHARE_COMM: 'fp16', GPU_SHARE_NODE_RANK: '0' });
+    expect(fp16.env.GPU_SHARE_LOCAL_SGD_PERIOD).toBeUndefined();
+  });
+
   it('nnodes is MIN:n for the generation, and the run env cannot override GPU_SHARE_*', () => {
     const spec = runSpecSchema.parse({ command: ['t.py'], samples: 10, minWorkers: 2, maxWorkers: 8, env: { GPU_SHARE_NODE: 'evil', X: '1' } });
     const plan = buildLaunchPlan({ runId: 'r', generation: 4, spec, workerId: 3, node: 'jetson', shardStart: 5, shardEnd: 10, numWorkers: 3, rdzvEndpoint: 'h:1', localAddr: '10.0.0.3', rdzvHost: false });

@@ -1,0 +1,145 @@
+/**
+ * A generation's launch plans carry the comm decision and ring order (generation-launch.ts, generation-comm.ts):
+ * GPU_SHARE_COMM / GPU_SHARE_LOCAL_SGD_PERIOD / GPU_SHARE_NODE_RANK, shards in ring order, the store on the
+ * best-connected member, and a changed link matrix changes the next generation's decision.
+ */
+import { describe, expect, it } from 'vitest';
+import { launchGeneration, type GenerationLauncher } from '../../../src-main/core/coordinator/generation-launch';
+import type { RunApplierDeps } from '../../../src-main/core/coordinator/run-applier';
+import { newRunRecord, runSnapshot, type RunRecord } from '../../../src-main/core/coordinator/run-record';
+import type { LinkMeasurement } from '../../../src-shared/links/link-matrix';
+import { runSpecSchema, type LaunchPlan, type RunSpecInput } from '../../../src-shared/worker-protocol';
+
+const T0 = Date.UTC(2026, 0, 1, 12);
+const NAMES = ['', 'alpha', 'beta', 'gamma', 'delta'];
+
+function links(pairs: [number, number, number][]): LinkMeasurement[] {
+  return pairs.map(([a, b, mbps]) => ({ fromId: a, toId: b, from: NAMES[a]!, to: NAMES[b]!, mbps, rttMs: 0.2, measuredAt: T0 }));
+}
+
+class Cluster {
+  matrix: LinkMeasurement[] = [];
+  readonly plans = new Map<number, LaunchPlan>();
+  readonly said: string[] = [];
+  readonly events: { kind: string; message: string }[] = [];
+  readonly ap: GenerationLauncher;
+
+  constructor() {
+    const worker = (id: number) => ({
+      node: NAMES[id]!,
+      address: `10.0.0.${id}`,
+      coordinatorAddr: '10.0.0.100',
+      sameMachine: false,
+      advertiseHost: `10.0.0.${id}`,
+      rdzvPort: 29400 + id,
+      mailbox: { queue: (i: { kind: string; plan: LaunchPlan }) => i.kind === 'start' && this.plans.set(id, i.plan) },
+    });
+    const deps = {
+      clock: { now: () => T0, monotonic: () => 0 },
+      workers: { get: (id: number) => (id >= 1 && id <= 4 ? worker(id) : undefined) },
+      messages: { event: (kind: string, _s: string, message: string) => this.events.push({ kind, message }), notify: () => {} },
+      rdzvHostOverride: undefined,
+      trustAdvertised: false,
+      links: () => this.matrix,
+    } as unknown as RunApplierDeps;
+    this.ap = {
+      deps,
+      hold: (_run, reason) => {
+        throw new Error(`held: ${reason}`);
+      },
+      refresh: () => {},
+      stopMembers: () => {},
+      say: (_run, text) => this.said.push(text),
+      emit: () => {},
+    };
+  }
+
+  run(over: Partial<RunSpecInput> = {}): RunRecord {
+    return newRunRecord('run-1', runSpecSchema.parse({ name: 'demo', command: ['t.py'], samples: 90, ...over }), T0, () => T0);
+  }
+
+  launch(run: RunRecord, ids: number[], why: 'start' | 'scale' = 'start'): void {
+    this.plans.clear();
+    launchGeneration(this.ap, run, ids.map((workerId) => ({ workerId, node: NAMES[workerId]!, gpuIndices: [] })), 'test', why, new Set());
+  }
+
+  env(id: number): Record<string, string> {
+    return this.plans.get(id)!.env;
+  }
+}
+
+/** One progress line with the step figures H2's trainers print (1 MB of gradients, 0.2 s of compute). */
+function reportStep(run: RunRecord): void {
+  const record = { step: 1, loss: 1, samples_per_sec: 10, rank: 0, world_size: 3, grad_bytes: 1_000_000, compute_s: 0.2, comm: 'ddp' };
+  run.telemetry.onOutput(1, 'alpha', run.generation, `GPU_SHARE_PROGRESS ${JSON.stringify(record)}\n`);
+}
+
+describe('generation comm decision', () => {
+  it('starts in plain DDP in join order while nothing is measured, then follows the links generation by generation', () => {
+    const c = new Cluster();
+    const run = c.run();
+    c.launch(run, [1, 2, 3]);
+    expect([1, 2, 3].map((id) => c.env(id).GPU_SHARE_COMM)).toEqual(['ddp', 'ddp', 'ddp']);
+    expect([1, 2, 3].map((id) => c.env(id).GPU_SHARE_NODE_RANK)).toEqual(['0', '1', '2']);
+    expect(c.env(1).GPU_SHARE_LOCAL_SGD_PERIOD).toBeUndefined();
+    expect(run.comm).toMatchObject({ requested: 'auto', strategy: 'ddp', generation: 1, reason: 'no measurements yet: plain DDP until the trainer reports its step' });
+    expect(c.said).toContain('generation 1 trains with ddp: no measurements yet: plain DDP until the trainer reports its step');
+
+    // Fast links and a reported step: DDP fits (about 6 % of a step).
+    reportStep(run);
+    c.matrix = links([[1, 2, 940], [1, 3, 940], [2, 3, 940]]);
+    c.launch(run, [1, 2, 3], 'scale');
+    expect(run.comm).toMatchObject({ strategy: 'ddp', generation: 2 });
+    expect(run.comm!.reason).toContain('940 Mbit/s');
+    expect(c.events.filter((e) => e.kind === 'comm-changed')).toEqual([]);
+
+    // beta–gamma drops to 19.6 Mbit/s: a CPU run (gloo) cannot use powersgd, so local-sgd every 25 steps
+    // (1 MB x 4/3 over 19.6 Mbit/s = 0.54 s per average; 0.54 x 0.9 / (0.1 x 0.2 s) -> 25).
+    c.matrix = links([[1, 2, 940], [1, 3, 990], [2, 3, 19.6]]);
+    c.launch(run, [1, 2, 3], 'scale');
+    expect(run.comm).toMatchObject({ strategy: 'local-sgd', localSgdPeriod: 25, generation: 3 });
+    for (const id of [1, 2, 3]) expect(c.env(id)).toMatchObject({ GPU_SHARE_COMM: 'local-sgd', GPU_SHARE_LOCAL_SGD_PERIOD: '25' });
+    expect(c.said.at(-2)).toMatch(/^generation 3 trains with local-sgd every 25 steps: DDP would spend \d+ %/);
+    expect(run.linkNote).toBe('beta–gamma measures 19.6 Mbit/s, the other links 940 Mbit/s or more: this run trains at the speed of its slowest link');
+    expect(c.events.filter((e) => e.kind === 'comm-changed').map((e) => e.message)).toEqual([expect.stringMatching(/^Run "demo" generation 3 trains with local-sgd every 25 steps: .*\(was ddp\)$/)]);
+
+    const snap = runSnapshot(run);
+    expect(snap.comm).toMatchObject({ strategy: 'local-sgd', localSgdPeriod: 25 });
+    expect(snap.commStats).toEqual({ gradBytes: 1_000_000, stepComputeS: 0.2 });
+    expect(snap.linkNote).toBe(run.linkNote);
+  });
+
+  it('orders the ring by the links: shards and GPU_SHARE_NODE_RANK follow it', () => {
+    const c = new Cluster();
+    // Two fast pairs (alpha–beta, gamma–delta) joined by 100 Mbit/s, diagonals at 10.
+    c.matrix = links([[1, 2, 1000], [3, 4, 1000], [1, 3, 100], [2, 4, 100], [1, 4, 10], [2, 3, 10]]);
+    const run = c.run({ samples: 100 });
+    c.launch(run, [1, 3, 2, 4]);
+    expect(run.workerIds).toEqual([1, 2, 4, 3]);
+    expect([1, 2, 4, 3].map((id) => c.env(id).GPU_SHARE_NODE_RANK)).toEqual(['0', '1', '2', '3']);
+    expect(run.shardHistory.at(-1)!.shards.map((s) => [s.workerId, s.start, s.end])).toEqual([
+      [1, 0, 25],
+      [2, 25, 50],
+      [4, 50, 75],
+      [3, 75, 100],
+    ]);
+  });
+
+  it('puts the rendezvous store on the member with the best worst link', () => {
+    const c = new Cluster();
+    c.matrix = links([[1, 2, 1000], [1, 3, 20], [2, 3, 1000]]);
+    const run = c.run();
+    c.launch(run, [1, 2, 3]);
+    expect(run.rdzvHostId).toBe(2);
+    expect(run.rdzvEndpoint).toBe('10.0.0.2:29402');
+    expect(c.plans.get(2)!.rdzvHost).toBe(true);
+  });
+
+  it('keeps an explicit strategy as asked, period included', () => {
+    const c = new Cluster();
+    const run = c.run({ comm: 'local-sgd', localSgdPeriod: 4 });
+    c.launch(run, [1, 2]);
+    expect(c.env(1)).toMatchObject({ GPU_SHARE_COMM: 'local-sgd', GPU_SHARE_LOCAL_SGD_PERIOD: '4' });
+    expect(run.comm).toMatchObject({ requested: 'local-sgd', reason: 'asked for (its period asked for)' });
+  });
+});
