@@ -97,6 +97,9 @@ export const stateReplySchema = z.object({
   /** The measured links between workers (links/link-matrix.ts); older coordinators leave it out. */
   links: z.array(linkSchema).default([]),
 });
+/** POST /v1/links/measure: the workers whose links to measure now (all active ones when left out). */
+export const measureLinksRequestSchema = z.object({ workers: z.array(z.number().int().positive()).max(1000).optional() });
+export const linksReplySchema = z.object({ links: z.array(linkSchema) });
 /** Body of approve and accept-key: exactly the key the person saw. */
 export const nodeKeyChoiceSchema = z.object({ fingerprint: z.string().regex(/^SHA256:[A-Za-z0-9+/]{43}$/, 'fingerprint must be SHA256: and 43 base64 characters, as `gpu-share workers list` shows it') });
 /**
@@ -145,6 +148,8 @@ export const workerApi = {
   /** Replaces the join token; machines already approved keep joining with the old one (docs/api.md, "Joining"). */
   rotateJoinToken: endpoint({ method: 'POST', path: fixedPath('/v1/join-token/rotate'), auth: 'operator', body: null, reply: z.object({ joinToken: z.string() }) }),
   state: endpoint({ method: 'GET', path: fixedPath(apiPaths.state), auth: 'operator', body: null, reply: stateReplySchema }),
+  /** Measures every link among the active workers now (busy or not) and answers when done, or after a minute. */
+  measureLinks: endpoint({ method: 'POST', path: fixedPath('/v1/links/measure'), auth: 'operator', body: measureLinksRequestSchema, reply: linksReplySchema }),
   listRuns: endpoint({ method: 'GET', path: fixedPath(apiPaths.runs), auth: 'operator', body: null, reply: z.object({ runs: z.array(runSnapshotSchema) }) }),
   startRun: endpoint({ method: 'POST', path: fixedPath(apiPaths.runs), auth: 'operator', body: runSpecSchema, reply: runSnapshotSchema, status: 201 }),
   run: endpoint({ method: 'GET', path: paramPath(/^\/v1\/runs\/([^/]+)$/, apiPaths.run), auth: 'operator', body: null, reply: runSnapshotSchema }),

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { commSpecProblem } from './scheduling/comm-choice';
 import { COMM_SETTINGS, MAX_LOCAL_SGD_PERIOD } from './scheduling/comm-types';
 import { cancelJobInstructionSchema, gpuFreeSchema, jobBeatSchema, runJobInstructionSchema } from './jobs/job-protocol';
+import { progressReportSchema } from './runs/progress-report';
 
 export const API_VERSION = 1;
 
@@ -281,7 +282,14 @@ export type HeartbeatResponse = z.infer<typeof heartbeatResponseSchema>;
 
 /** Things the agent tells the coordinator as they happen. */
 export const reportSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('output'), runId: z.string().max(FIELD_CAPS.id), generation: z.number().int().nonnegative(), data: z.string().max(1_000_000) }),
+  z.object({
+    type: z.literal('output'),
+    runId: z.string().max(FIELD_CAPS.id),
+    generation: z.number().int().nonnegative(),
+    data: z.string().max(1_000_000),
+    /** True when this output's progress lines also went as `progress` reports: the coordinator does not re-read them. Left out (older agents), it does. */
+    progressSent: z.boolean().optional(),
+  }),
   z.object({ type: z.literal('started'), runId: z.string().max(FIELD_CAPS.id), generation: z.number().int().nonnegative(), pid: z.number().int().positive() }),
   z.object({
     type: z.literal('exited'),
@@ -301,6 +309,7 @@ export const reportSchema = z.discriminatedUnion('type', [
     pid: z.number().int().positive(),
     usedMib: z.number().nonnegative().nullable(),
   }),
+  progressReportSchema,
 ]);
 export type Report = z.infer<typeof reportSchema>;
 

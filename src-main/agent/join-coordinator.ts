@@ -42,6 +42,8 @@ export interface MachineFacts {
   /** A TCP port free here, for the c10d store this worker may host. */
   rdzvPort: number;
   machineId: string;
+  /** The link probe server's port (link-probes.ts); undefined when it could not listen. */
+  probePort?: number;
 }
 
 /** GPUs CUDA can be given: NVIDIA ones (others cannot be named in CUDA_VISIBLE_DEVICES). */
@@ -61,6 +63,7 @@ export function buildJoinRequest(facts: MachineFacts, who: { node: string; adver
     ramMb: Math.max(0, Math.round(hw.ramTotalMb || 0)),
     advertiseHost: who.advertiseHost,
     rdzvPort: facts.rdzvPort,
+    ...(facts.probePort ? { probePort: facts.probePort } : {}),
     python: facts.python,
     local: who.local,
   };

@@ -14,6 +14,7 @@ import { probeResidency, type ProbeResidencyOptions, type ResidencyResult } from
 import type { Clock, PtySpawner } from '../platform/ports';
 import { buildTrainingEnv } from '../platform/runs/child-env';
 import type { TrainerProgressLine } from '../platform/runs/progress-line';
+import type { ProgressPoint } from '../../src-shared/runs/progress-report';
 import { buildLaunchCommand } from '../platform/runs/torchrun-command';
 import { TrainingProcess, type ProcessExit } from '../platform/runs/training-process';
 import { residencyReport } from './residency-report';
@@ -58,6 +59,15 @@ interface SupervisedRun {
   ranks: Map<number, TrainerProgressLine>;
   residencyStarted: boolean;
   residencyTimer: { cancel(): void } | null;
+}
+
+/** A progress line as a progress report's point: null fields left out, so batches stay small. */
+function progressPoint(line: TrainerProgressLine): ProgressPoint {
+  const point: ProgressPoint = { step: line.step };
+  for (const key of Object.keys(line) as (keyof TrainerProgressLine)[]) {
+    if (line[key] !== null) (point as Record<string, unknown>)[key] = line[key];
+  }
+  return point;
 }
 
 function safeSegment(id: string): string {
@@ -200,7 +210,8 @@ export class TrainingSupervisor {
       cwd: workDir,
       clock: this.opts.clock,
       onOutput: (data) => {
-        this.opts.report({ type: 'output', runId: plan.runId, generation: plan.generation, data }, run.epoch);
+        // Its progress lines go parsed, as progress reports (onProgress): the coordinator need not re-read them.
+        this.opts.report({ type: 'output', runId: plan.runId, generation: plan.generation, data, progressSent: true }, run.epoch);
         this.opts.onOutput?.(data);
       },
       onProgress: (line) => this.onProgress(run, line),
@@ -210,6 +221,9 @@ export class TrainingSupervisor {
   }
 
   private onProgress(run: SupervisedRun, line: TrainerProgressLine): void {
+    // Every line, for the loss curve (as its output goes, even once a newer generation runs); the report queue
+    // merges them into few entries per flush.
+    this.opts.report({ type: 'progress', runId: run.plan.runId, generation: run.plan.generation, points: [progressPoint(line)] }, run.epoch);
     if (this.current !== run) return;
     run.ranks.set(line.rank ?? 0, line);
     let total = 0;

@@ -28,6 +28,7 @@ import { HeartbeatLoop } from './heartbeat-loop';
 import { InstructionInbox } from './instruction-inbox';
 import { JobRunner } from './job-runner';
 import { KeptTraining } from './kept-training';
+import { AgentLinkProbes } from './link-probes';
 import { JOB_STOP_GRACE_MS } from './job-attempt';
 import { buildJoinRequest, JoinError, joinOnce, nodeNameFrom, retryJoin, usableGpus, type MachineFacts } from './join-coordinator';
 import { loadOrCreateMachineId } from './machine-id';
@@ -60,6 +61,7 @@ export class WorkerAgent {
   private readonly beats: HeartbeatLoop;
   /** Training kept through a coordinator restart, and the claim that re-attaches it (kept-training.ts). */
   private readonly kept: KeptTraining;
+  private readonly links: AgentLinkProbes; // its link probe server and measurements (link-probes.ts)
 
   private lifecycle: Lifecycle = 'idle';
   private node: string;
@@ -145,6 +147,7 @@ export class WorkerAgent {
     // While lost, the beat is a try at joining again, paced by the session's backoff.
     this.beats = new HeartbeatLoop({ clock, log, intervalMs: () => (this.session.phase === 'lost' ? this.session.retryDelayMs : (this.session.joined?.heartbeatIntervalMs ?? 1000)), beat: () => this.beat() });
     this.kept = new KeptTraining({ session: this.session, training: this.training, reports: this.reports, beats: () => this.beats, log });
+    this.links = new AgentLinkProbes({ log });
   }
 
   /** Registers a listener for the agent's end (stop or drain). */
@@ -180,8 +183,8 @@ export class WorkerAgent {
       this.log(`node key ${identity.fingerprint}`);
       const detect = this.opts.detect ?? (() => detectHardware({ env: this.env }));
       const find = this.opts.findPython ?? findPython;
-      const [hardware, python, rdzvPort] = await Promise.all([detect(), find(this.env), findFreePort()]);
-      this.facts = { hardware, python, rdzvPort, machineId };
+      const [hardware, python, rdzvPort, probePort] = await Promise.all([detect(), find(this.env), findFreePort(), this.links.listen()]);
+      this.facts = { hardware, python, rdzvPort, machineId, probePort };
       if (!this.opts.name && hardware.hostname) this.node = nodeNameFrom(hardware.hostname);
       if (!python) this.log('no Python with PyTorch found: only runs with the direct launcher can start here (set GPU_SHARE_PYTHON to fix)');
       const joined = this.opts.retryFirstJoin
@@ -207,6 +210,7 @@ export class WorkerAgent {
       return joined;
     } catch (error) {
       this.lifecycle = 'stopped';
+      void this.links.close();
       this.resolveExit({ reason: 'stopped', detail: error instanceof Error ? error.message : String(error) });
       throw error;
     }
@@ -350,6 +354,9 @@ export class WorkerAgent {
         // Not awaited: the grace of one job's stop must not hold up the instructions behind it.
         void this.jobs.cancel(instruction.jobId, instruction.token, instruction.reason);
         return;
+      case 'accept-link-probe':
+      case 'measure-links':
+        return this.links.obey(instruction, (r) => this.report(r, epoch));
     }
   }
 
@@ -388,7 +395,7 @@ export class WorkerAgent {
         const reply = await this.client.call('leave', [joined.workerId], { incarnation: joined.incarnation, reason: detail.slice(0, 500) }, 2000);
         if (reply.kind !== 'ok') this.log(`could not say goodbye to the coordinator: ${describeFailure(reply)}`);
       }
-      await this.presence?.close(detail);
+      await Promise.all([this.presence?.close(detail), this.links.close()]);
       this.reports.stop();
       this.client.close();
       this.lifecycle = 'stopped';

@@ -35,6 +35,8 @@ export interface AppCoreOptions {
   maxWorkers?: number;
   /** After a restart, how long the workers that were live may take to re-attach (ms; default 60 s): see failover-grace.ts. */
   failoverGraceMs?: number;
+  /** Idle workers' links are measured again when older than this (ms; default 300 s, 0: never): see link-survey.ts. */
+  linkRefreshMs?: number;
   /** Advertise the coordinator on the LAN over mDNS (default: when it listens beyond loopback); see discovery-feature.ts. */
   advertise?: boolean;
   /** Pre-shared cluster name: advertised only as a tag; the join panel lists only that cluster's coordinators. */

@@ -91,6 +91,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     ...(opts.heartbeatTimeoutMs !== undefined ? { heartbeatTimeoutMs: opts.heartbeatTimeoutMs } : {}),
     ...(opts.maxWorkers !== undefined ? { maxWorkers: opts.maxWorkers } : {}),
     ...(opts.failoverGraceMs !== undefined ? { failoverGraceMs: opts.failoverGraceMs } : {}),
+    ...(opts.linkRefreshMs !== undefined ? { linkRefreshMs: opts.linkRefreshMs } : {}),
   });
   // Runs, events and workers survive a restart (or a SIGKILL): state.db in the data folder.
   const stateDb = openStateDb(opts.userData, { onWarning: (message) => announce({ id: `state-db-${clock.now()}`, title: 'Earlier state could not be read', body: message, severity: 'warning' }) });

@@ -49,6 +49,8 @@ Options:
                             whenever --coordinator-host lets other machines in
   --failover-grace S        after a restart, how long the workers that were live may take to re-attach and
                             go on training without a relaunch (default 60; 0: fail them at once, as before)
+  --link-refresh S          measure the links between idle workers again when older than S seconds
+                            (default 300; 0: only when a worker becomes active or on POST /v1/links/measure)
   --auto-approve            approve every machine that joins, without \`gpu-share workers approve\`. Risk: any
                             machine holding the join token trains, and can run code on every member machine
                             including this one; for closed labs only
@@ -74,6 +76,8 @@ export interface ServeOptions {
   autoApprove?: boolean;
   /** --failover-grace S, in ms: how long a restarted coordinator waits for the workers that were live to re-attach. */
   failoverGraceMs?: number;
+  /** --link-refresh S, in ms: idle workers' links are measured again when older (0: never). */
+  linkRefreshMs?: number;
   /** HTTPS for the page even on loopback (tests); beyond loopback it is always on (pageNeedsTls). */
   pageTls?: boolean;
 }
@@ -94,6 +98,7 @@ export function parseServeArgs(args: string[], io: Pick<CliIo, 'cwd' | 'env'>): 
     'cluster-name': { type: 'string' },
     'auto-approve': { type: 'boolean' },
     'failover-grace': { type: 'string' },
+    'link-refresh': { type: 'string' },
   });
   noMorePositionals(positionals);
   const nameProblem = values['cluster-name'] === undefined ? null : clusterNameProblem(values['cluster-name']);
@@ -114,6 +119,7 @@ export function parseServeArgs(args: string[], io: Pick<CliIo, 'cwd' | 'env'>): 
     ...(heartbeatTimeoutMs !== undefined ? { heartbeatTimeoutMs } : {}),
     ...(values['max-workers'] !== undefined ? { maxWorkers: intOption(values['max-workers'], 'max-workers', 10_000, 1, 1_000_000) } : {}),
     ...(values['failover-grace'] !== undefined ? { failoverGraceMs: intOption(values['failover-grace'], 'failover-grace', 60, 0, 3600) * 1000 } : {}),
+    ...(values['link-refresh'] !== undefined ? { linkRefreshMs: intOption(values['link-refresh'], 'link-refresh', 300, 0, 86_400) * 1000 } : {}),
   };
 }
 
@@ -174,6 +180,7 @@ export async function runServe(options: ServeOptions, io: CliIo, stop: AbortSign
       ...(options.clusterName !== undefined ? { clusterName: options.clusterName } : {}),
       ...(options.autoApprove ? { autoApprove: true } : {}),
       ...(options.failoverGraceMs !== undefined ? { failoverGraceMs: options.failoverGraceMs } : {}),
+      ...(options.linkRefreshMs !== undefined ? { linkRefreshMs: options.linkRefreshMs } : {}),
       env: io.env,
     });
   } catch (error) {

@@ -138,7 +138,8 @@ function handlers(service: CoordinatorService, opts: CoordinatorHttpOptions, cha
       service.nodeKeys.revoke(params[0]!.slice(0, 200));
       return { workers: service.workers(), awaiting: service.nodeKeys.awaitingList() };
     },
-    state: () => ({ workers: service.workers(), runs: service.runs(), events: service.events(), awaiting: service.nodeKeys.awaitingList() }),
+    state: () => ({ workers: service.workers(), runs: service.runs(), events: service.events(), awaiting: service.nodeKeys.awaitingList(), links: service.linkSurvey.links() }),
+    measureLinks: async ({ body }) => ({ links: await service.linkSurvey.measureNow(body.workers) }),
     listRuns: () => ({ runs: service.runs() }),
     startRun: ({ body }) => service.startRun(body),
     run: ({ params }) => findRun(params[0]!),

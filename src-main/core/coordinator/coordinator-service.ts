@@ -24,6 +24,7 @@ import type { CoordinatorJobHooks, Instruction } from './job-hooks';
 import { capitalize, transitionEvent, UserMessages } from './user-messages';
 import { connectionFacts, recordSessions, WorkerGate, type ConnectionFacts } from './worker-gate';
 import { joinFields, WorkerRegistry } from './worker-registry';
+import { linkSurveyFor, type LinkSurvey } from './link-survey';
 
 export { ApiProblem, isApiProblem } from './api-problem';
 export type { CoordinatorChange } from './change-feed';
@@ -47,6 +48,7 @@ export interface CoordinatorServiceOptions {
   outputBudget?: OutputBudgetOptions;
   /** How long, after a restart, the workers that were live may take to re-attach (serve --failover-grace; default 60 s, 0: none). */
   failoverGraceMs?: number;
+  linkRefreshMs?: number; // serve --link-refresh: idle workers' links are measured again after this long (default 300 s; 0: never)
 }
 
 /** How often start() runs tick(): failure detection is at most this late. */
@@ -63,6 +65,7 @@ export class CoordinatorService {
   private readonly gate: WorkerGate;
   private readonly outputBudget: OutputBudget;
   private readonly grace: FailoverGrace;
+  readonly linkSurvey: LinkSurvey; // the measured links between workers (link-survey.ts, link-book.ts)
   /** Random, new at each start, kept in the state database: agents tell a restarted coordinator by it (failover-grace.ts). */
   readonly epoch = randomBytes(12).toString('base64url');
   private timer: { cancel(): void } | null = null;
@@ -108,7 +111,9 @@ export class CoordinatorService {
       capacity: () => this.jobHooks?.capacity?.() ?? null,
       rdzvHostOverride: opts.rdzvHostOverride,
       trustAdvertised,
+      links: () => this.linkSurvey.links(),
     });
+    this.linkSurvey = linkSurveyFor({ clock: this.clock, pool: this.pool, trustAdvertised, refreshMs: opts.linkRefreshMs, runMembers: () => this.runsCtl.memberIds(), jobs: () => this.jobHooks?.capacity?.().holdings, changed: () => this.feed.workersChanged('state') });
   }
 
   // ---------------------------------------------------------------------------------------------------------
@@ -288,7 +293,7 @@ export class CoordinatorService {
     const seq = req.batchSeq;
     // A numbered batch already taken is a repeat whose answer the agent lost: answer it, apply nothing.
     if (seq === undefined || seq > rec.lastBatchSeq) {
-      for (const r of req.reports) this.runsCtl.handleReport(this.outputBudget, rec, r);
+      for (const r of req.reports) if (r.type === 'links') this.linkSurvey.onReport(workerId, r); else this.runsCtl.handleReport(this.outputBudget, rec, r);
       if (seq !== undefined) rec.lastBatchSeq = seq;
     }
     // A report proves its sender alive just as a heartbeat does.
@@ -349,6 +354,7 @@ export class CoordinatorService {
       this.runsCtl.afterFailures(failed.map((f) => f.workerId), causes);
     }
     this.runsCtl.tick();
+    this.linkSurvey.tick();
     this.feed.flush({
       workers: () => this.workers(),
       emitRun: (runId) => {
@@ -378,6 +384,7 @@ export class CoordinatorService {
   }
 
   private onTransition(t: PoolTransition): void {
+    this.linkSurvey.onWorkerState(t.workerId, t.to);
     if (t.from === null || t.rejoined) return; // join() writes these itself, with the hardware
     const said = transitionEvent(t, this.pool.worker(t.workerId)?.node ?? t.nodeId);
     if (said) this.messages.event(said.kind, said.severity, said.message, { workerId: t.workerId });

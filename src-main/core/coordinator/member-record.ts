@@ -33,6 +33,8 @@ export interface JoinFields {
   sameMachine: boolean;
   advertiseHost: string;
   rdzvPort: number;
+  /** Its agent's link probe port (links are measured agent to agent); undefined for older agents. */
+  probePort?: number;
   hasTorch: boolean;
   local: boolean;
   /** Epoch ms of the latest heartbeat (of the join, before the first one). */
@@ -66,6 +68,7 @@ export class MemberRecord implements JoinFields {
   sameMachine: boolean;
   advertiseHost: string;
   rdzvPort: number;
+  probePort?: number;
   hasTorch: boolean;
   local: boolean;
   lastHeartbeatAt: number;
@@ -107,6 +110,7 @@ export class MemberRecord implements JoinFields {
     this.sameMachine = fields.sameMachine;
     this.advertiseHost = fields.advertiseHost;
     this.rdzvPort = fields.rdzvPort;
+    this.probePort = fields.probePort;
     this.hasTorch = fields.hasTorch;
     this.local = fields.local;
     this.lastHeartbeatAt = fields.lastHeartbeatAt;

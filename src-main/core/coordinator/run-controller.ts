@@ -13,6 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { commSpecProblem } from '../../../src-shared/scheduling/comm-choice';
+import type { LinkMeasurement } from '../../../src-shared/links/link-matrix';
 import type { RunSnapshot, RunSpec } from '../../../src-shared/training';
 import type { Instruction, Progress, Report } from '../../../src-shared/worker-protocol';
 import type { Clock } from '../../platform/ports';
@@ -51,6 +52,8 @@ export interface RunControllerOptions {
   capacity: () => JobCapacity | null;
   rdzvHostOverride: string | undefined;
   trustAdvertised: boolean;
+  /** The measured links (the coordinator's LinkBook), for each generation's ring order and comm strategy. */
+  links?: () => readonly LinkMeasurement[];
 }
 
 /** What the failover code (run-reattach.ts) may use of the controller while it restores a run. */
@@ -80,6 +83,7 @@ export class RunController {
       clock, pool, workers, messages, feed,
       rdzvHostOverride: opts.rdzvHostOverride,
       trustAdvertised: opts.trustAdvertised,
+      links: opts.links,
       // What it held is free: runs below max_workers may grow into it (after the settle, as for a join).
       onReleased: () => this.scheduleReconcile(),
     });

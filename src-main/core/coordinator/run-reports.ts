@@ -1,5 +1,6 @@
 /**
- * What agents report about the run they train: output, their process starting and exiting, GPU residency.
+ * What agents report about the run they train: output, progress lines (parsed on the agent), their process
+ * starting and exiting, GPU residency.
  * An exit that is not a clean finish costs the run one restart and relaunches it once the other members have
  * proved they are alive.
  */
@@ -30,6 +31,7 @@ export interface RunReportContext {
 
 export function handleReport(ctx: RunReportContext, budget: OutputBudget, rec: WorkerRecord, r: Report): void {
   const { pool, feed, messages, clock, applier } = ctx;
+  if (!('runId' in r)) return; // not about a run (measured links): the coordinator service takes those
   const run = ctx.find(r.runId);
   if (!run) return;
   const current = run.state === 'running' && r.generation === run.generation;
@@ -42,11 +44,17 @@ export function handleReport(ctx: RunReportContext, budget: OutputBudget, rec: W
       const data = kept + (notice ?? '');
       if (!data) return;
       applier.output(run, rec.id, rec.node, data);
-      // The curve is read from the output itself: every progress line, not the heartbeats' samples.
+      // An agent that sends its progress lines parsed says so on its output; an older one's are read from the output.
+      if (r.progressSent) return;
       run.telemetry.onOutput(rec.id, rec.node, r.generation, kept);
       ctx.progressed(run);
       return;
     }
+    case 'progress':
+      // The curve takes every progress line (parsed on the agent), not the heartbeats' samples.
+      run.telemetry.onProgress(rec.id, rec.node, r.generation, r.points);
+      ctx.progressed(run);
+      return;
     case 'started':
       if (member) {
         member.started = true;

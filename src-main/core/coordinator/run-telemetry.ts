@@ -3,12 +3,14 @@
  * printed (not from heartbeat samples), where each generation began, a row per worker with its own step and
  * throughput and the restarts its failures cost, and how many workers failed on the way.
  *
- * The coordinator feeds it (output chunks, generation starts, heartbeat progress, failures) and copies
+ * The coordinator feeds it (progress reports, or output chunks from agents that send none, generation starts,
+ * heartbeat progress, failures) and copies
  * snapshot() into the run's snapshot. Pure: no timers, no I/O; the clock is passed in.
  */
 import type { GenerationMark, LossPoint, RunProgress, RunWorkerRow } from '../../../src-shared/training';
 import type { Progress } from '../../../src-shared/worker-protocol';
 import type { TrainerCommStats } from '../../../src-shared/scheduling/comm-types';
+import type { ProgressPoint } from '../../../src-shared/runs/progress-report';
 import { parseProgressLines, type TrainerProgressLine } from '../../platform/runs/progress-line';
 import { RunLossCurve, TRUST, type PointSource } from './run-loss-curve';
 
@@ -18,6 +20,23 @@ export const MAX_GENERATION_MARKS = 500;
 export const MAX_WORKER_ROWS = 1024;
 /** Local ranks tracked per worker for its samples/s (torchrun --nproc_per_node is far below this). */
 const MAX_RANKS_PER_WORKER = 256;
+
+/** A progress report's point as the line it was parsed from (left-out fields are null). */
+function lineOf(p: ProgressPoint): TrainerProgressLine {
+  return {
+    step: p.step,
+    totalSteps: p.totalSteps ?? null,
+    loss: p.loss ?? null,
+    samplesPerSec: p.samplesPerSec ?? null,
+    rank: p.rank ?? null,
+    worldSize: p.worldSize ?? null,
+    shard: p.shard ?? null,
+    resumedFrom: p.resumedFrom ?? null,
+    gradBytes: p.gradBytes ?? null,
+    stepComputeS: p.stepComputeS ?? null,
+    comm: p.comm ?? null,
+  };
+}
 
 export interface RunTelemetrySnapshot {
   /** The run's latest progress from the current generation, or null before its first progress line. */
@@ -103,6 +122,15 @@ export class RunTelemetry {
     const parsed = parseProgressLines(text, carry);
     w.carry = parsed.carry ? { generation, text: parsed.carry } : null;
     for (const line of parsed.progress) this.takeLine(w, generation, line);
+  }
+
+  /**
+   * Progress lines a worker's agent parsed and sent (a `progress` report): taken like those read from output.
+   * Not both for one worker: the agent marks its output then, and onOutput is not called for it.
+   */
+  onProgress(workerId: number, node: string, generation: number, points: readonly ProgressPoint[]): void {
+    const w = this.track(workerId, node);
+    for (const p of points) this.takeLine(w, generation, lineOf(p));
   }
 
   /** A heartbeat's progress: the worker's newest line, used where its output said nothing (yet). */

@@ -4,6 +4,7 @@
  */
 import { version } from '../../../package.json';
 import type { HardwareSnapshot } from '../../../src-shared/hardware';
+import type { LinkMeasurement } from '../../../src-shared/links/link-matrix';
 import type { RunSnapshot, WorkerSnapshot } from '../../../src-shared/training';
 import type { Clock } from '../../platform/ports';
 import { systemClock } from '../../platform/ports';
@@ -11,7 +12,7 @@ import { renderMetrics, type BuildInfo } from './render-metrics';
 
 export interface MetricsSources {
   /** CoordinatorService satisfies this. */
-  coordinator: { workers(): WorkerSnapshot[]; runs(): RunSnapshot[] };
+  coordinator: { workers(): WorkerSnapshot[]; runs(): RunSnapshot[]; linkSurvey?: { links(): LinkMeasurement[] } };
   /** HardwareMonitor satisfies this. */
   hardware: { current(): HardwareSnapshot | null };
   clock?: Pick<Clock, 'now'>;
@@ -27,6 +28,7 @@ export function createMetricsProvider(sources: MetricsSources): () => string {
       workers: sources.coordinator.workers(),
       runs: sources.coordinator.runs(),
       hardware: sources.hardware.current(),
+      links: sources.coordinator.linkSurvey?.links(),
       now: clock.now(),
       build,
     });

@@ -3,10 +3,12 @@
  * and the GPUs. createMetricsProvider (metrics-provider.ts) feeds it the live sources.
  */
 import type { HardwareSnapshot } from '../../../src-shared/hardware';
+import type { LinkMeasurement } from '../../../src-shared/links/link-matrix';
 import type { RunSnapshot, WorkerSnapshot } from '../../../src-shared/training';
 import { runFamilies, workerFamilies } from './coordinator-metrics';
 import { family, renderFamilies } from './exposition';
 import { gpuFamilies } from './gpu-metrics';
+import { linkFamilies } from './link-metrics';
 
 export interface BuildInfo {
   version: string;
@@ -19,6 +21,8 @@ export interface MetricsInput {
   workers: readonly WorkerSnapshot[];
   runs: readonly RunSnapshot[];
   hardware: HardwareSnapshot | null;
+  /** The measured links between workers; left out, no link samples. */
+  links?: readonly LinkMeasurement[];
   /** Epoch ms. */
   now: number;
   build: BuildInfo;
@@ -33,5 +37,6 @@ export function renderMetrics(input: MetricsInput): string {
     ...workerFamilies(input),
     ...runFamilies(input),
     ...gpuFamilies(input),
+    ...linkFamilies(input),
   ]);
 }

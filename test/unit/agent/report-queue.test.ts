@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_OUTPUT_ENTRY_CHARS, ReportQueue } from '../../../src-main/agent/report-queue';
+import { MAX_BATCH_CHARS, MAX_OUTPUT_ENTRY_CHARS, ReportQueue } from '../../../src-main/agent/report-queue';
 
 const ids = { runId: 'r', generation: 1 };
 
@@ -21,11 +21,13 @@ describe('ReportQueue', () => {
     expect(q.isEmpty()).toBe(true);
   });
 
-  it('splits output into entries the protocol accepts', () => {
+  it('splits output into entries the protocol accepts, and a batch holds no more than MAX_BATCH_CHARS of them', () => {
     const q = new ReportQueue(10 * MAX_OUTPUT_ENTRY_CHARS);
-    q.push({ type: 'output', ...ids, data: 'x'.repeat(MAX_OUTPUT_ENTRY_CHARS * 2 + 5) });
-    const batch = q.take();
-    expect(batch.map((r) => (r.type === 'output' ? r.data.length : -1))).toEqual([MAX_OUTPUT_ENTRY_CHARS, MAX_OUTPUT_ENTRY_CHARS, 5]);
+    q.push({ type: 'output', ...ids, data: 'x'.repeat(MAX_OUTPUT_ENTRY_CHARS * 3 + 5) });
+    const lengths = (batch: ReturnType<ReportQueue['take']>) => batch.map((r) => (r.type === 'output' ? r.data.length : -1));
+    expect(lengths(q.take())).toEqual([MAX_OUTPUT_ENTRY_CHARS, MAX_OUTPUT_ENTRY_CHARS]);
+    expect(lengths(q.take())).toEqual([MAX_OUTPUT_ENTRY_CHARS, 5]);
+    expect(2 * MAX_OUTPUT_ENTRY_CHARS).toBeLessThanOrEqual(MAX_BATCH_CHARS);
   });
 
   it('bounds buffered output by dropping the oldest whole lines, never an exit, and says how many lines were dropped', () => {

@@ -69,10 +69,27 @@ describe('TrainingSupervisor', () => {
     await settle();
     expect(reports).toEqual([
       { report: { type: 'started', runId: 'run-1', generation: 0, pid: proc.pid }, epoch: 3 },
-      { report: { type: 'output', runId: 'run-1', generation: 0, data: 'hello\r\n' }, epoch: 3 },
+      { report: { type: 'output', runId: 'run-1', generation: 0, data: 'hello\r\n', progressSent: true }, epoch: 3 },
     ]);
     expect(exits).toEqual([{ run: { runId: 'run-1', generation: 0, epoch: 3 }, exit: { exitCode: 0, signal: null }, requested: false }]);
     expect(s.status()).toBeNull();
+  });
+
+  it('sends every progress line parsed, as a progress report (null fields left out), and marks its output as sent so', () => {
+    const s = supervisor();
+    s.launch(shellPlan('true'), 2);
+    pty.last.write('[default0]:GPU_SHARE_PROGRESS {"step":0,"loss":2.5,"rank":0,"grad_bytes":4096,"compute_s":0.01,"comm":"fp16"}\r\nnoise\r\n');
+    pty.last.write(progressLine(0, 1, 10));
+    const progress = reports.filter((r) => r.report.type === 'progress');
+    expect(progress).toEqual([
+      { report: { type: 'progress', runId: 'run-1', generation: 0, points: [{ step: 0, loss: 2.5, rank: 0, gradBytes: 4096, stepComputeS: 0.01, comm: 'fp16' }] }, epoch: 2 },
+      { report: { type: 'progress', runId: 'run-1', generation: 0, points: [{ step: 1, loss: 0.5, samplesPerSec: 10, rank: 0 }] }, epoch: 2 },
+    ]);
+    const output = reports.filter((r) => r.report.type === 'output');
+    expect(output.map((r) => r.report)).toEqual([
+      expect.objectContaining({ progressSent: true, data: expect.stringContaining('"grad_bytes":4096') }),
+      expect.objectContaining({ progressSent: true, data: progressLine(0, 1, 10) }),
+    ]);
   });
 
   it('sums samples/s over the local ranks for the node’s progress', () => {

@@ -17,6 +17,7 @@ const samples: Record<EndpointName, unknown[]> = {
   approveNode: ['gpu-box.lan_1'],
   revokeNode: ['gpu-box.lan_1'],
   state: [],
+  measureLinks: [],
   listRuns: [],
   startRun: [],
   run: ['run 1/ä'],
@@ -62,7 +63,7 @@ describe('workerApi', () => {
   it('worker requests after the join need the session; the operator reads need the operator token', () => {
     expect(workerApi.join.auth).toBe('join-proof');
     for (const name of ['heartbeat', 'report', 'leave', 'presence'] as const) expect(workerApi[name].auth).toBe('session');
-    for (const name of ['state', 'listRuns', 'startRun', 'run', 'runOutput', 'stopRun', 'drain', 'acceptNodeKey', 'approveNode', 'revokeNode', 'metrics'] as const) expect(workerApi[name].auth).toBe('operator');
+    for (const name of ['state', 'listRuns', 'startRun', 'run', 'runOutput', 'stopRun', 'drain', 'acceptNodeKey', 'approveNode', 'revokeNode', 'metrics', 'measureLinks'] as const) expect(workerApi[name].auth).toBe('operator');
     expect(workerApi.health.auth).toBe('none');
     for (const name of ['jobStarted', 'jobOutput', 'jobComplete', 'jobFail', 'uploadArtifact'] as const) expect(workerApi[name].auth).toBe('session');
     for (const name of ['jobsState', 'submitManifest', 'job', 'jobLog', 'cancelJob', 'requeueJob', 'listArtifacts', 'downloadArtifact'] as const) expect(workerApi[name].auth).toBe('operator');

@@ -1,0 +1,117 @@
+/** The agent's link probe server and client over loopback: tokens (single use, expiring, bounded), caps, the numbers. */
+import { connect } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LinkProbeServer } from '../../../src-main/agent/link-probe-server';
+import { measureLinks } from '../../../src-main/agent/link-probe-client';
+
+const servers: LinkProbeServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+
+async function start(opts: ConstructorParameters<typeof LinkProbeServer>[0] = {}) {
+  const server = new LinkProbeServer(opts);
+  servers.push(server);
+  const port = await server.listen(0, '127.0.0.1');
+  return { server, port };
+}
+
+const TOKEN = 'tok_abcdefghijklmnopqrstuvwxyz012345';
+const target = (port: number, token = TOKEN) => ({ workerId: 2, node: 'beta', host: '127.0.0.1', port, token });
+
+/** Resolves with what the server sent before it closed the connection. */
+function rawExchange(port: number, send: string, waitMs = 3000): Promise<string> {
+  return new Promise((resolve) => {
+    const s = connect({ host: '127.0.0.1', port });
+    let got = '';
+    s.on('data', (d) => (got += d.toString()));
+    s.on('close', () => resolve(got));
+    s.on('error', () => undefined);
+    s.on('connect', () => { if (send) s.write(send); });
+    setTimeout(() => { s.destroy(); resolve(`(still open) ${got}`); }, waitMs);
+  });
+}
+
+describe('link probe', () => {
+  it('measures bandwidth and round-trip time with a token the server was told to expect', async () => {
+    const { server, port } = await start();
+    server.expect(TOKEN, 'alpha', 10_000);
+    const [r] = await measureLinks({ targets: [target(port)], maxBytes: 4 * 1024 * 1024, maxMs: 1500 });
+    expect(r!.error).toBeUndefined();
+    expect(r!.toId).toBe(2);
+    expect(r!.mbps).toBeGreaterThan(50); // loopback: far above any home link
+    expect(r!.rttMs).toBeGreaterThanOrEqual(0);
+    expect(r!.rttMs).toBeLessThan(200);
+  });
+
+  it('closes a connection with a forged token at once and says why in words', async () => {
+    const { server, port } = await start();
+    server.expect(TOKEN, 'alpha', 10_000);
+    expect(await rawExchange(port, 'forged_token_000000000000000\nPING\n')).toBe('');
+    expect(server.refused).toBe(1);
+    const [r] = await measureLinks({ targets: [target(port, 'another_token_00000000000000')], maxBytes: 65536, maxMs: 500 }, { connectRetryMs: 300 });
+    expect(r!.mbps).toBeNull();
+    expect(r!.error).toMatch(/^beta 127\.0\.0\.1:\d+: it closed the connection/);
+  });
+
+  it('takes a token once: a second use is refused', async () => {
+    const { server, port } = await start();
+    server.expect(TOKEN, 'alpha', 10_000);
+    const first = await measureLinks({ targets: [target(port)], maxBytes: 256 * 1024, maxMs: 500 });
+    expect(first[0]!.error).toBeUndefined();
+    const again = await measureLinks({ targets: [target(port)], maxBytes: 256 * 1024, maxMs: 500 }, { connectRetryMs: 200 });
+    expect(again[0]!.mbps).toBeNull();
+  });
+
+  it('refuses an expired token', async () => {
+    let now = 1_000_000;
+    const { server, port } = await start({ now: () => now });
+    server.expect(TOKEN, 'alpha', 5000);
+    now += 5001;
+    expect(await rawExchange(port, `${TOKEN}\n`)).toBe('');
+    expect(server.refused).toBe(1);
+  });
+
+  it('holds at most 16 tokens (the oldest dropped) and caps a token at 30 s', async () => {
+    let now = 0;
+    const { server, port } = await start({ now: () => now });
+    for (let i = 0; i < 20; i++) server.expect(`token_number_${String(i).padStart(4, '0')}`, 'alpha', 999_999);
+    expect(server.heldTokens()).toBe(16);
+    expect(await rawExchange(port, 'token_number_0000\n')).toBe(''); // dropped
+    expect(await rawExchange(port, 'token_number_0019\nPING\n', 300)).toBe('(still open) OK\nPONG\n');
+    now += 30_001; // longer than any token may live
+    expect(server.heldTokens()).toBe(0);
+  });
+
+  it('closes a connection that shows no token within the wait', async () => {
+    const { server, port } = await start({ tokenWaitMs: 200 });
+    const t0 = Date.now();
+    expect(await rawExchange(port, '')).toBe('');
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(server.refused).toBe(1);
+  });
+
+  it('serves at most 2 connections at once', async () => {
+    const { server, port } = await start({ tokenWaitMs: 1500 });
+    const hold = [rawExchange(port, '', 1000), rawExchange(port, '', 1000)];
+    await new Promise((r) => setTimeout(r, 150));
+    expect(await rawExchange(port, '')).toBe(''); // the third is closed at once
+    expect(server.refused).toBe(1);
+    await Promise.all(hold);
+  });
+
+  it('stops counting at the byte cap and answers', async () => {
+    const { server, port } = await start({ maxBytes: 512 * 1024 });
+    server.expect(TOKEN, 'alpha', 10_000);
+    const [r] = await measureLinks({ targets: [target(port)], maxBytes: 4 * 1024 * 1024, maxMs: 3000 });
+    expect(r!.error).toBeUndefined();
+    expect(r!.mbps).toBeGreaterThan(0);
+  });
+
+  it('says a refused connection in words', async () => {
+    const { port } = await start();
+    await Promise.all(servers.splice(0).map((s) => s.close()));
+    const [r] = await measureLinks({ targets: [target(port)], maxBytes: 65536, maxMs: 200 }, { connectRetryMs: 100 });
+    expect(r!.error).toMatch(/^beta 127\.0\.0\.1:\d+: connection refused/);
+  });
+});
