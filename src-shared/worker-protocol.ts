@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { commSpecProblem } from './scheduling/comm-choice';
 import { COMM_SETTINGS, MAX_LOCAL_SGD_PERIOD } from './scheduling/comm-types';
 import { cancelJobInstructionSchema, gpuFreeSchema, jobBeatSchema, runJobInstructionSchema } from './jobs/job-protocol';
+import { acceptLinkProbeInstructionSchema, linksReportSchema, measureLinksInstructionSchema } from './links/link-probe-protocol';
 import { progressReportSchema } from './runs/progress-report';
 
 export const API_VERSION = 1;
@@ -138,6 +139,8 @@ export const joinRequestSchema = z.object({
   advertiseHost: z.string().min(1).max(255),
   /** A TCP port free on this worker, for hosting the rendezvous store. */
   rdzvPort: z.number().int().min(1).max(65535),
+  /** The port of the agent's link probe server (links are measured agent to agent); left out by older agents. */
+  probePort: z.number().int().min(1).max(65535).optional(),
   /** Python interpreter found on the worker, with torch's version; null if none has torch. */
   python: z.object({ path: z.string().max(4096), torchVersion: z.string().max(FIELD_CAPS.name) }).nullable(),
   /** True when the agent runs inside the desktop app; refused unless the join comes from the coordinator's own machine. */
@@ -265,6 +268,8 @@ export const instructionSchema = z.discriminatedUnion('kind', [
   /** Run one adapter job attempt beside whatever else runs (jobs/job-protocol.ts). */
   runJobInstructionSchema,
   cancelJobInstructionSchema,
+  acceptLinkProbeInstructionSchema,
+  measureLinksInstructionSchema,
 ]);
 export type Instruction = z.infer<typeof instructionSchema>;
 
@@ -309,6 +314,7 @@ export const reportSchema = z.discriminatedUnion('type', [
     pid: z.number().int().positive(),
     usedMib: z.number().nonnegative().nullable(),
   }),
+  linksReportSchema,
   progressReportSchema,
 ]);
 export type Report = z.infer<typeof reportSchema>;
