@@ -17,6 +17,7 @@ import type { TrainerProgressLine } from '../platform/runs/progress-line';
 import type { ProgressPoint } from '../../src-shared/runs/progress-report';
 import { buildLaunchCommand } from '../platform/runs/torchrun-command';
 import { TrainingProcess, type ProcessExit } from '../platform/runs/training-process';
+import { WarmLauncher, type LaunchPath } from '../platform/runs/warm-launcher';
 import { residencyReport } from './residency-report';
 import { resolveScript } from './resolve-script';
 
@@ -48,6 +49,10 @@ export interface TrainingSupervisorOptions {
   onOutput?: (data: string) => void;
   /** The run's process ended; `requested` when it was stopped on purpose. */
   onExit: (run: { runId: string; generation: number; epoch: number }, exit: ProcessExit, requested: boolean) => void;
+  /** Keep a warm launcher (torch imported ahead) for torchrun launches (warm-launcher.ts); off: every launch cold. */
+  warmLauncher?: boolean;
+  /** How long after a standby is used its replacement starts (tests shorten it). */
+  warmReplaceDelayMs?: number;
 }
 
 interface SupervisedRun {
@@ -70,6 +75,11 @@ function progressPoint(line: TrainerProgressLine): ProgressPoint {
   return point;
 }
 
+function describeLaunchPath(how: LaunchPath | null): string {
+  if (how?.path === 'warm') return `launched warm: the standby launcher took it (pid ${how.pid}; torch already imported)`;
+  return `launched cold: ${how?.reason ?? 'no warm launcher'}`;
+}
+
 function safeSegment(id: string): string {
   return id.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 120) || 'run';
 }
@@ -84,8 +94,26 @@ export class TrainingSupervisor {
   /** The latest run launched, kept after it ended (a re-attach claim names it: kept-training.ts). */
   private latest: SupervisedRun | null = null;
   private progress: Progress | null = null;
+  private readonly warm: WarmLauncher | null;
 
-  constructor(private readonly opts: TrainingSupervisorOptions) {}
+  constructor(private readonly opts: TrainingSupervisorOptions) {
+    this.warm = opts.warmLauncher && opts.env.GPU_SHARE_WARM_LAUNCHER !== '0' ? this.makeWarmLauncher() : null;
+  }
+
+  /** Starts the warm launcher's standby if there is none (once this machine's Python is known). */
+  warmUp(): void {
+    this.warm?.prime();
+  }
+
+  /** Ends the warm launcher's standby (the agent is stopping). */
+  closeWarm(): void {
+    this.warm?.close();
+  }
+
+  /** The warm standby's pid, null when none is waiting. */
+  get warmStandbyPid(): number | null {
+    return this.warm?.standbyPid ?? null;
+  }
 
   /** The run going now, if any. */
   status(): { runId: string; generation: number; pid: number | null } | null {
@@ -186,6 +214,20 @@ export class TrainingSupervisor {
     return run ? `run ${run.plan.runId} generation ${run.plan.generation}` : '';
   }
 
+  private makeWarmLauncher(): WarmLauncher {
+    const { env: inherited } = this.opts;
+    return new WarmLauncher({
+      pty: this.opts.pty,
+      clock: this.opts.clock,
+      log: this.opts.log,
+      python: this.opts.python,
+      assetsDir: () => findAssetsDir(inherited),
+      env: () => buildTrainingEnv({ inherited, planEnv: {}, checkpointDir: '', gpuUuids: [] }),
+      cwd: this.opts.workDir,
+      ...(this.opts.warmReplaceDelayMs !== undefined ? { replaceDelayMs: this.opts.warmReplaceDelayMs } : {}),
+    });
+  }
+
   private spawn(run: SupervisedRun): TrainingProcess {
     const { plan } = run;
     const runDir = safeSegment(plan.runId);
@@ -203,8 +245,19 @@ export class TrainingSupervisor {
     const built = buildLaunchCommand(resolvedPlan, this.opts.python(), { gpuCount: gpus.length, logDir, assetsDir: findAssetsDir(inherited), inheritedEnv: inherited });
     for (const note of built.notes) this.opts.log(`run ${plan.runId}: ${note}`);
     const env = buildTrainingEnv({ inherited, planEnv: plan.env, launcherEnv: built.env, checkpointDir, gpuUuids: gpus.map((g) => g.uuid ?? String(g.index)) });
+    let how: LaunchPath | null = null;
+    const warm = this.warm;
+    const pty: PtySpawner = warm
+      ? {
+          spawn: (file, args, options) => {
+            const spawned = warm.spawn(file, args, options);
+            how = spawned.how;
+            return spawned.proc;
+          },
+        }
+      : this.opts.pty;
     const proc = new TrainingProcess({
-      pty: this.opts.pty,
+      pty,
       argv: built.argv,
       env,
       cwd: workDir,
@@ -217,6 +270,7 @@ export class TrainingSupervisor {
       onProgress: (line) => this.onProgress(run, line),
     });
     this.opts.log(`started run ${plan.runId} generation ${plan.generation}: pid ${proc.pid}: ${built.argv.join(' ')}`);
+    if (warm) this.opts.log(`run ${plan.runId} generation ${plan.generation} ${describeLaunchPath(how)}`);
     return proc;
   }
 

@@ -2,14 +2,16 @@
  * How a generation's members talk (issue 16): the ring order from the measured links, and the communication
  * strategy from that ring's slowest link and what the trainer reported about its step. Decided afresh at
  * every generation launch, so a changed link matrix or a newly reported step changes the next generation; said
- * in the run's output every generation and as an event only when it changed.
+ * in the run's output every generation and as an event only when it changed. A generation that had to start
+ * blind (plain DDP before the trainer reported its step or the links were measured) is looked at again once
+ * both are known: a different strategy relaunches it, the same one just gains its numbers.
  */
 import { decideComm, describeStrategy } from '../../../src-shared/scheduling/comm-choice';
 import { orderRing, type RingPlan } from '../../../src-shared/scheduling/ring-order';
 import type { CommDecision } from '../../../src-shared/scheduling/comm-types';
 import type { RunMemberHolding } from '../../../src-shared/training';
 import type { RunApplierDeps } from './run-applier';
-import type { RunRecord } from './run-record';
+import { memberHoldings, type RunRecord } from './run-record';
 
 /** The ring for the planned members: their order, the store-host preference, the slowest ring link and its note. */
 export function planRing(deps: Pick<RunApplierDeps, 'links'>, planned: readonly RunMemberHolding[]): RingPlan {
@@ -41,4 +43,28 @@ export function commLine(d: CommDecision): string {
 export function commChanged(previous: CommDecision | null | undefined, next: CommDecision): string | null {
   if (!previous || (previous.strategy === next.strategy && previous.localSgdPeriod === next.localSgdPeriod)) return null;
   return `${commLine(next)} (was ${describeStrategy(previous)})`;
+}
+
+/**
+ * For a running `auto` generation decided blind: the decision from the numbers now known, when it picks another
+ * strategy (the caller relaunches); null otherwise. A same-strategy answer replaces the blind one in place (the
+ * run view then shows its numbers) and ends the looking. Cheap when nothing changed: the inputs are keyed.
+ */
+export function recheckBlindComm(deps: Pick<RunApplierDeps, 'links'>, run: RunRecord): CommDecision | null {
+  const blind = run.comm;
+  if (run.state !== 'running' || run.pendingRestart || (run.spec.comm ?? 'auto') !== 'auto') return null;
+  if (!blind || blind.generation !== run.generation || blind.commShare !== null || run.workerIds.length < 2) return null;
+  const stats = run.telemetry.commStats();
+  const links = deps.links?.() ?? [];
+  if (!stats || links.length === 0) return null;
+  const key = `${run.generation}:${links.length}:${Math.max(...links.map((l) => l.measuredAt))}:${stats.gradBytes}:${stats.stepComputeS}`;
+  if (run.commCheckKey === key) return null;
+  run.commCheckKey = key;
+  const fresh = decideGenerationComm(run, planRing(deps, memberHoldings(run)));
+  if (fresh.commShare === null) return null;
+  if (fresh.strategy === blind.strategy && fresh.localSgdPeriod === blind.localSgdPeriod) {
+    run.comm = fresh;
+    return null;
+  }
+  return fresh;
 }

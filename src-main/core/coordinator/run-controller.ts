@@ -12,7 +12,7 @@
  * resumes from its checkpoint.
  */
 import { randomBytes } from 'node:crypto';
-import { commSpecProblem } from '../../../src-shared/scheduling/comm-choice';
+import { commSpecProblem, describeStrategy } from '../../../src-shared/scheduling/comm-choice';
 import type { LinkMeasurement } from '../../../src-shared/links/link-matrix';
 import type { RunSnapshot, RunSpec } from '../../../src-shared/training';
 import type { Instruction, Progress, Report } from '../../../src-shared/worker-protocol';
@@ -21,6 +21,7 @@ import { ApiProblem } from './api-problem';
 import type { ChangeFeed } from './change-feed';
 import type { CoordinatorStore, StoredRun } from './coordinator-store';
 import type { ElasticPool } from './elastic-pool';
+import { recheckBlindComm } from './generation-comm';
 import type { JobCapacity } from './job-hooks';
 import type { OutputBudget } from './output-budget';
 import { RunApplier } from './run-applier';
@@ -207,6 +208,9 @@ export class RunController {
     for (const run of this.liveRuns()) {
       expireUnstarted(this.failureCtx, run);
       if (run.pendingRestart) this.maybeRestart(run);
+      // A generation that started blind in plain DDP relaunches once its step and links call for less traffic.
+      const comm = recheckBlindComm(this.opts, run);
+      if (comm) this.reconcile(run, `the trainer's step and the measured links call for ${describeStrategy(comm)}`, 'scale', true);
       if (run.reconcileDueAt !== null && now >= run.reconcileDueAt) {
         run.reconcileDueAt = null;
         this.reconcile(run, 'workers joined', run.state === 'paused' ? 'resume' : run.state === 'running' ? 'scale' : 'start');

@@ -37,6 +37,8 @@ export interface RunRecord extends Omit<RunSnapshot, 'lossHistory' | 'generation
   reconcileDueAt: number | null;
   /** The member hosting this generation's c10d store (on its agent's one rdzvPort); null while nobody trains it. */
   rdzvHostId: number | null;
+  /** The inputs a blind comm decision was last looked at again with (generation-comm.ts recheckBlindComm). */
+  commCheckKey?: string;
 }
 
 export const ENDED: ReadonlySet<RunState> = new Set(['finished', 'failed', 'stopped']);

@@ -4,6 +4,7 @@
  * best-connected member, and a changed link matrix changes the next generation's decision.
  */
 import { describe, expect, it } from 'vitest';
+import { recheckBlindComm } from '../../../src-main/core/coordinator/generation-comm';
 import { launchGeneration, type GenerationLauncher } from '../../../src-main/core/coordinator/generation-launch';
 import type { RunApplierDeps } from '../../../src-main/core/coordinator/run-applier';
 import { newRunRecord, runSnapshot, type RunRecord } from '../../../src-main/core/coordinator/run-record';
@@ -141,5 +142,34 @@ describe('generation comm decision', () => {
     c.launch(run, [1, 2]);
     expect(c.env(1)).toMatchObject({ GPU_SHARE_COMM: 'local-sgd', GPU_SHARE_LOCAL_SGD_PERIOD: '4' });
     expect(run.comm).toMatchObject({ requested: 'local-sgd', reason: 'asked for (its period asked for)' });
+  });
+
+  it('looks again at a generation that started blind: another strategy is returned (to relaunch), the same one gains its numbers', () => {
+    const c = new Cluster();
+    const run = c.run();
+    c.launch(run, [1, 2, 3]);
+    expect(run.comm!.commShare).toBeNull();
+    expect(recheckBlindComm(c.ap.deps, run)).toBeNull(); // nothing reported, nothing measured
+    reportStep(run);
+    expect(recheckBlindComm(c.ap.deps, run)).toBeNull(); // links still unmeasured
+    c.matrix = links([[1, 2, 940], [1, 3, 990], [2, 3, 19.6]]);
+    expect(recheckBlindComm(c.ap.deps, run)).toMatchObject({ strategy: 'local-sgd', localSgdPeriod: 25, generation: 1 });
+    expect(run.comm!.strategy).toBe('ddp'); // the caller relaunches; nothing changed under the running generation
+    expect(recheckBlindComm(c.ap.deps, run)).toBeNull(); // the same inputs are not looked at twice
+
+    const fast = c.run();
+    c.launch(fast, [1, 2, 3]);
+    reportStep(fast);
+    c.matrix = links([[1, 2, 940], [1, 3, 940], [2, 3, 940]]);
+    expect(recheckBlindComm(c.ap.deps, fast)).toBeNull();
+    expect(fast.comm).toMatchObject({ strategy: 'ddp', generation: 1 });
+    expect(fast.comm!.commShare).toBeGreaterThan(0);
+
+    // An explicit strategy is never second-guessed.
+    const asked = c.run({ comm: 'ddp' });
+    c.launch(asked, [1, 2, 3]);
+    reportStep(asked);
+    c.matrix = links([[1, 2, 19.6], [1, 3, 19.6], [2, 3, 19.6]]);
+    expect(recheckBlindComm(c.ap.deps, asked)).toBeNull();
   });
 });
