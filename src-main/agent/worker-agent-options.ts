@@ -32,6 +32,8 @@ export interface WorkerAgentOptions {
   probeResidency?: (opts: ProbeResidencyOptions) => Promise<ResidencyResult>;
   /** SIGTERM → SIGKILL grace when stopping training; default 3 s. */
   stopGraceMs?: number;
+  /** Keep a warm launcher (torch imported ahead) so relaunches skip Python's cold start (warm-launcher.ts); default off. */
+  warmLauncher?: boolean;
   /** Probe residency this long after the start when no progress line came first; default 5 s. */
   residencyStartWindowMs?: number;
   /** SHA-256 fingerprint of the coordinator's certificate, from the join command; required for https URLs. */

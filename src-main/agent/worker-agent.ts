@@ -111,6 +111,7 @@ export class WorkerAgent {
       ...processes,
       node: () => this.node,
       stopGraceMs: opts.stopGraceMs ?? DEFAULT_STOP_GRACE_MS,
+      warmLauncher: opts.warmLauncher ?? false,
       residencyStartWindowMs: opts.residencyStartWindowMs,
       probeResidency: opts.probeResidency,
       onOutput: opts.onOutput,
@@ -187,6 +188,7 @@ export class WorkerAgent {
       this.facts = { hardware, python, rdzvPort, machineId, probePort };
       if (!this.opts.name && hardware.hostname) this.node = nodeNameFrom(hardware.hostname);
       if (!python) this.log('no Python with PyTorch found: only runs with the direct launcher can start here (set GPU_SHARE_PYTHON to fix)');
+      this.training.warmUp();
       const joined = this.opts.retryFirstJoin
         ? await retryJoin(() => this.join(), {
             clock: this.clock,
@@ -211,6 +213,7 @@ export class WorkerAgent {
     } catch (error) {
       this.lifecycle = 'stopped';
       void this.links.close();
+      this.training.closeWarm();
       this.resolveExit({ reason: 'stopped', detail: error instanceof Error ? error.message : String(error) });
       throw error;
     }
@@ -387,6 +390,7 @@ export class WorkerAgent {
       this.watchdog?.cancel();
       this.wakeJoinRetry?.();
       await Promise.all([this.training.stop(detail), this.jobs.stopAll(detail)]);
+      this.training.closeWarm();
       const joined = this.session.joined;
       if (wasJoined && joined) {
         await this.reports.drain();

@@ -167,6 +167,7 @@ export class RemoteMembership {
     let agent: WorkerAgent | null = null;
     try {
       const created = new WorkerAgent({
+        warmLauncher: true,
         ...this.opts.agent,
         clock: this.opts.clock,
         coordinatorUrl: url,

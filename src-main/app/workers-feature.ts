@@ -71,6 +71,7 @@ export function createWorkersFeature(opts: {
       dataDir: ownDataDir,
       pty: opts.pty,
       clock,
+      warmLauncher: true,
       ...(opts.dial.certSha256 ? { certSha256: opts.dial.certSha256 } : {}),
       local: true,
     });

@@ -182,6 +182,7 @@ async function runWorkerUnguarded(args: string[], io: CliIo, options: RunWorkerO
     name: node,
     dataDir: dataDirFlag ? path.resolve(io.cwd, dataDirFlag) : path.join(defaultUserDataDir(io.env), 'workers', safeName(node)),
     pty: options.pty ?? nodePtySpawner,
+    warmLauncher: true,
     ...(advertiseHost ? { advertiseHost } : {}),
     log: say,
     env: io.env,

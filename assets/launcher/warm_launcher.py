@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""GPU Share's warm launcher: torch's elastic launcher kept ready, so a relaunch skips Python's cold start.
+
+Usage: python warm_launcher.py <fifo path>     (the agent starts it in a pty ahead of any launch)
+
+Why it exists: after a member dies the survivors relaunch, and most of that time went to starting Python and
+importing torch twice — once for torchrun, once more in every rank it spawns. This process imports torch and
+torch.distributed.run (which does not initialise CUDA), makes the FIFO at <fifo path> and waits on it. The agent
+writes one line there: the path of a JSON request {"argv": [...], "env": {...}, "cwd": "..."} (the arguments
+after torchrun_shim.py, the launch's whole environment, its folder). The process then becomes that generation's
+launcher — same pty, same process group, same signals as a cold `python torchrun_shim.py ...` — by running the
+shim's own main(), so the shim's address patch applies unchanged.
+
+Ranks start warm too: torch's launcher runs a function entrypoint with start_method "fork" (torch's own
+mechanism), and the function runs the training script with runpy in the forked child, which already holds torch.
+Only a plain `python -u script.py` launch is changed this way; a module (-m), --no_python or --run_path launch
+keeps torch's own entrypoint. What stays as in torchrun: --redirects/--tee logs, max_restarts, the exit code of a
+failing rank (sys.exit(n) included), SIGTERM to the launcher reaching every rank. What the child gets back as a
+cold interpreter would have it: default signal handlers, the script's folder first on sys.path, sys.argv.
+
+The agent falls back to the cold path when this process is not waiting (still importing, exited) — it opens the
+FIFO without blocking and a missing reader fails at once. Only the standard library and torch are used.
+"""
+
+import json
+import os
+import signal
+import sys
+
+PREFIX = "gpu-share warm launcher:"
+# A request holds argv, env and a folder; anything this large is not one.
+REQUEST_LIMIT_BYTES = 4 << 20
+
+
+def exit_when_orphaned(parent, done):
+    """While the standby waits, its agent may die without a hangup reaching it (plain pipes, no pty): a
+    standby whose parent changed ends itself instead of idling forever. Runs in a thread until `done` is set."""
+    while not done.wait(1.0):
+        if os.getppid() != parent:
+            os._exit(0)
+
+
+def wait_for_request(fifo):
+    """Blocks until a writer sends a non-empty line on the FIFO; returns it (the request file's path)."""
+    import threading
+
+    done = threading.Event()
+    watchdog = threading.Thread(target=exit_when_orphaned, args=(os.getppid(), done), daemon=True)
+    watchdog.start()
+    try:
+        return read_fifo_line(fifo)
+    finally:
+        # Joined before the launch: ranks are forked from this process, best with no other thread about.
+        done.set()
+        watchdog.join()
+
+
+def read_fifo_line(fifo):
+    """Reads FIFO opens until one brings a non-empty line (a writer that closes without one is ignored)."""
+    while True:
+        with open(fifo, "r", encoding="utf-8") as reader:
+            line = reader.readline(4096).strip()
+        if line:
+            return line
+
+
+def read_request(path):
+    """Reads and deletes the request file; returns (argv, env, cwd) or raises ValueError naming what is wrong."""
+    try:
+        with open(path, "rb") as source:
+            data = source.read(REQUEST_LIMIT_BYTES + 1)
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    if len(data) > REQUEST_LIMIT_BYTES:
+        raise ValueError(f"request {path} is over {REQUEST_LIMIT_BYTES} bytes")
+    request = json.loads(data.decode("utf-8"))
+    argv, env, cwd = request.get("argv"), request.get("env"), request.get("cwd")
+    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+        raise ValueError(f"request {path}: argv must be a list of strings")
+    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+        raise ValueError(f"request {path}: env must map strings to strings")
+    if not isinstance(cwd, str) or not cwd:
+        raise ValueError(f"request {path}: cwd must be a folder")
+    return argv, env, cwd
+
+
+def reset_child_signals():
+    """A forked rank inherits the launcher's Python signal handlers (torch's raise SignalException); a cold
+    interpreter has the defaults, which the trainer may then replace with its own."""
+    for name in ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def run_script_forked(script, *script_args):
+    """The ranks' entrypoint: runs `script` as __main__ in this forked child, as `python -u script` would."""
+    import runpy
+
+    reset_child_signals()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(line_buffering=True, write_through=True)
+        except (AttributeError, ValueError):
+            pass
+    sys.argv = [script, *script_args]
+    sys.path[0] = os.path.dirname(os.path.abspath(script))
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as done:
+        # torch's launcher waits for a return value from a function entrypoint; a clean exit returns one.
+        if done.code is None or done.code == 0:
+            return None
+        raise
+    return None
+
+
+def fork_ranks(torchrun):
+    """Makes torch's launcher fork ranks that run the script in-process, where its argv allows it."""
+    real = torchrun.config_from_args
+
+    def config_from_args(args):
+        config, cmd, cmd_args = real(args)
+        plain_script = isinstance(cmd, str) and cmd_args[:1] == ["-u"] and cmd_args[1:2] != ["-m"]
+        if not plain_script:
+            sys.stderr.write(f"{PREFIX} ranks start cold (not a plain python script launch)\n")
+            return config, cmd, cmd_args
+        config.start_method = "fork"
+        sys.stderr.write(f"{PREFIX} ranks forked from the warm launcher (start method fork)\n")
+        sys.stderr.flush()
+        return config, run_script_forked, cmd_args[1:]
+
+    torchrun.config_from_args = config_from_args
+
+
+def main(argv):
+    if len(argv) != 1:
+        sys.stderr.write(f"{PREFIX} usage: warm_launcher.py <fifo path>\n")
+        return 2
+    fifo = argv[0]
+    import torch  # noqa: F401  (the point: imported before the request)
+    import torch.distributed.run as torchrun
+    import torchrun_shim
+
+    os.mkfifo(fifo, 0o600)
+    try:
+        request_path = wait_for_request(fifo)
+    finally:
+        os.unlink(fifo)
+    try:
+        launch_argv, env, cwd = read_request(request_path)
+    except (OSError, ValueError) as error:
+        sys.stderr.write(f"{PREFIX} cannot launch: {error}\n")
+        return 2
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd)
+    sys.argv = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "torchrun_shim.py"), *launch_argv]
+    sys.stderr.write(f"{PREFIX} launching in the warm launcher (pid {os.getpid()})\n")
+    fork_ranks(torchrun)
+    return torchrun_shim.main(launch_argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
