@@ -98,6 +98,24 @@ describe('restart from the state database', () => {
     expect(third.svc.runOutput(run.id).match(/\[gpu-share\] the coordinator restarted/g)).toHaveLength(2);
   });
 
+  it("a run's comm setting survives a restart: the generation it resumes as carries it to the trainers", () => {
+    const dir = dataDir();
+    const first = coordinatorOn(dir);
+    first.activeWorkers('alpha', 'beta');
+    const run = first.svc.startRun(first.spec({ comm: 'local-sgd', localSgdPeriod: 6 }));
+    first.run(1000);
+    expect(first.workers[0]!.running?.env).toMatchObject({ GPU_SHARE_COMM: 'local-sgd', GPU_SHARE_LOCAL_SGD_PERIOD: '6' });
+    const second = coordinatorOn(dir);
+    expect(second.svc.runs().find((r) => r.id === run.id)!.spec).toMatchObject({ comm: 'local-sgd', localSgdPeriod: 6 });
+    const [a2, b2] = second.activeWorkers('alpha', 'beta');
+    second.run(2000);
+    const resumed = second.liveRun();
+    expect(resumed.generation).toBeGreaterThan(1);
+    expect(resumed.comm).toMatchObject({ requested: 'local-sgd', strategy: 'local-sgd', localSgdPeriod: 6, generation: resumed.generation });
+    for (const w of [a2!, b2!]) expect(w.running?.env).toMatchObject({ GPU_SHARE_COMM: 'local-sgd', GPU_SHARE_LOCAL_SGD_PERIOD: '6' });
+    expect([a2!, b2!].map((w) => w.running?.env.GPU_SHARE_NODE_RANK).sort()).toEqual(['0', '1']);
+  });
+
   it('a name stays with its machine across a restart: another machine claiming it is refused', () => {
     const dir = dataDir();
     const first = coordinatorOn(dir);
