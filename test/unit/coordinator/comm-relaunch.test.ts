@@ -1,0 +1,58 @@
+/**
+ * The coordinator's comm decision through the whole service (harness): a run starts blind in plain DDP, relaunches
+ * with a strategy that sends less once its trainer reported a step and the links are measured, and a changed
+ * link matrix changes the strategy at the next generation.
+ */
+import { describe, expect, it } from 'vitest';
+import type { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
+import { Harness, type SimWorker } from './harness';
+
+function measure(svc: CoordinatorService, h: Harness, ws: SimWorker[], mbps: (a: string, b: string) => number): void {
+  for (const a of ws) {
+    for (const b of ws) {
+      if (a === b) continue;
+      svc.linkSurvey.book.record({ fromId: a.workerId, toId: b.workerId, from: a.node, to: b.node, mbps: mbps(a.node, b.node), rttMs: 0.3, measuredAt: h.clock.now() });
+    }
+  }
+}
+
+/** A progress line with the figures the trainers print in their first steps: 4 MB of gradients, 0.5 s of compute. */
+function stepLine(h: Harness, w: SimWorker): void {
+  const plan = w.running!;
+  const record = { step: 1, loss: 1, samples_per_sec: 10, rank: 0, world_size: 3, grad_bytes: 4_000_000, compute_s: 0.5, comm: plan.env.GPU_SHARE_COMM };
+  h.svc.report(w.workerId, { incarnation: w.incarnation, reports: [{ type: 'output', runId: plan.runId, generation: plan.generation, data: `GPU_SHARE_PROGRESS ${JSON.stringify(record)}\n` }] });
+}
+
+describe('comm decided by the coordinator, generation by generation', () => {
+  it('relaunches a blind DDP start with local-sgd over a 20 Mbit/s link, and goes back to DDP when the slow member leaves', () => {
+    const h = new Harness();
+    const ws = h.activeWorkers('alpha', 'beta', 'gamma');
+    const [a, b, c] = ws;
+    const run = h.svc.startRun(h.spec({ samples: 90 }));
+    h.run(1000);
+    expect(a!.running?.env.GPU_SHARE_COMM).toBe('ddp');
+    expect(h.liveRun().comm).toMatchObject({ strategy: 'ddp', generation: 1, commShare: null });
+
+    stepLine(h, a!);
+    const slow = (x: string, y: string) => (x === 'gamma' || y === 'gamma' ? 20 : 940);
+    measure(h.svc, h, ws, slow);
+    h.run(2000);
+    const relaunched = h.liveRun();
+    expect(relaunched.generation).toBe(2);
+    expect(relaunched.comm).toMatchObject({ requested: 'auto', strategy: 'local-sgd', generation: 2 });
+    const period = String(relaunched.comm!.localSgdPeriod);
+    for (const w of ws) expect(w.running?.env).toMatchObject({ GPU_SHARE_COMM: 'local-sgd', GPU_SHARE_LOCAL_SGD_PERIOD: period, GPU_SHARE_GENERATION: '2' });
+    expect(h.svc.runOutput(run.id)).toContain(`generation 2 trains with local-sgd every ${period} steps: DDP would spend`);
+    expect(h.eventMessages('comm-changed')).toEqual([expect.stringContaining('(was ddp)')]);
+    expect(relaunched.restartsUsed).toBe(0);
+
+    // gamma leaves: the two left are joined at 940 Mbit/s and the next generation trains plain DDP again.
+    h.svc.leave(c!.workerId, { incarnation: c!.incarnation, reason: 'agent shut down' });
+    h.run(2000, [a!, b!]);
+    const after = h.liveRun();
+    expect(after.generation).toBe(3);
+    expect(after.comm).toMatchObject({ strategy: 'ddp', generation: 3 });
+    expect(a!.running?.env.GPU_SHARE_COMM).toBe('ddp');
+    expect(a!.running?.env.GPU_SHARE_LOCAL_SGD_PERIOD).toBeUndefined();
+  });
+});
