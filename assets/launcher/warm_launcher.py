@@ -146,6 +146,8 @@ def main(argv):
     import torchrun_shim
 
     os.mkfifo(fifo, 0o600)
+    sys.stderr.write(f"{PREFIX} ready\n")
+    sys.stderr.flush()
     try:
         request_path = wait_for_request(fifo)
     finally:

@@ -45,6 +45,8 @@ export const MAX_UNUSED_DEATHS = 3;
 const OUTPUT_TAIL_CHARS = 2000;
 /** Variables read when Python starts or loads libraries: a launch that changes them must start cold. */
 const STARTUP_ENV = /^(PYTHON|LD_|DYLD_)/;
+/** What warm_launcher.py prints once torch is imported and it waits on its FIFO. */
+const READY_LINE = 'gpu-share warm launcher: ready';
 
 export type LaunchPath = { path: 'warm'; pid: number } | { path: 'cold'; reason: string };
 
@@ -59,6 +61,8 @@ interface Standby {
   listeners: ((data: string) => void)[];
   python: PythonInfo;
   env: Record<string, string>;
+  /** It said it waits on its FIFO (torch imported). */
+  ready: boolean;
 }
 
 /** Whether two environments agree on everything that shapes how Python starts. */
@@ -94,11 +98,19 @@ export class WarmLauncher {
       this.opts.log(`warm launcher: could not start a standby (${error instanceof Error ? error.message : String(error)}); launches start cold`);
       return;
     }
-    const standby: Standby = { proc, fifo, exited: null, used: false, early: '', listeners: [], python, env };
+    const standby: Standby = { proc, fifo, exited: null, used: false, early: '', listeners: [], python, env, ready: false };
     this.standby = standby;
+    const startedAt = this.opts.clock.now();
     proc.onData((data) => {
-      if (standby.used) for (const l of standby.listeners) l(data);
-      else standby.early = (standby.early + data).slice(-OUTPUT_TAIL_CHARS);
+      if (standby.used) {
+        for (const l of standby.listeners) l(data);
+        return;
+      }
+      standby.early = (standby.early + data).slice(-OUTPUT_TAIL_CHARS);
+      if (!standby.ready && standby.early.includes(READY_LINE)) {
+        standby.ready = true;
+        this.opts.log(`warm launcher: standby pid ${proc.pid} ready (torch imported in ${this.opts.clock.now() - startedAt} ms)`);
+      }
     });
     proc.onExit((exit) => {
       standby.exited = exit;

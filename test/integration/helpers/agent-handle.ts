@@ -102,7 +102,7 @@ export class AgentHandle {
         if (keepAll) this.log.push(line);
         continue;
       }
-      if (!keepAll && !/^(worker|started run|run |instruction|stopping|lost|joined|still|drained|stopped|received|residency)/.test(line)) continue;
+      if (!keepAll && !/^(worker|started run|run |instruction|stopping|lost|joined|still|drained|stopped|received|residency|warm launcher)/.test(line)) continue;
       this.log.push(line);
       const s = STARTED.exec(line);
       if (s) this.starts.push({ at, runId: s[1]!, generation: Number(s[2]), pid: Number(s[3]), argv: s[4]! });
