@@ -73,10 +73,13 @@ function median(values: number[]): number {
 /** Ring order, store-host preference, the ring's slowest link and a note when one link holds the run back. */
 export function orderRing(members: readonly RingMember[], links: readonly LinkMeasurement[]): RingPlan {
   const current = members.map((m) => m.workerId);
+  const ids = new Set(current);
+  // Only these members' links, and only sane figures (a broken or hostile one counts as unmeasured).
+  const ours = links.filter((l) => ids.has(l.fromId) && ids.has(l.toId) && (l.mbps === null || (Number.isFinite(l.mbps) && l.mbps >= 0)));
   const memo = new Map<string, LinkMeasurement | null>();
   const link = (a: number, b: number): LinkMeasurement | null => {
     const key = a < b ? `${a}:${b}` : `${b}:${a}`;
-    if (!memo.has(key)) memo.set(key, linkBetween(links, a, b));
+    if (!memo.has(key)) memo.set(key, linkBetween(ours, a, b));
     return memo.get(key)!;
   };
   const bw: Bandwidth = (a, b) => link(a, b)?.mbps ?? UNKNOWN;

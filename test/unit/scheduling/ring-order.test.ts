@@ -60,6 +60,14 @@ describe('orderRing', () => {
     expect(orderRing([1, 2, 3].map(member), links([[1, 2, 940], [1, 3, 990], [2, 3, 300]])).note).toBeNull();
   });
 
+  it('counts a nonsense figure as unmeasured, and ignores links to workers outside the run', () => {
+    const l = [...links([[1, 2, 900], [2, 3, 900], [1, 4, 5]]), { fromId: 1, toId: 3, from: 'alpha', to: 'gamma', mbps: Number.NaN, rttMs: 1, measuredAt: 1 }];
+    const plan = orderRing([1, 2, 3].map(member), l);
+    expect(plan.slowest).toBeNull();
+    expect(plan.storeHostOrder[0]).toBe(2);
+    expect(orderRing([1, 2, 3].map(member), [...l, ...links([[1, 3, -7]])]).slowest).toBeNull();
+  });
+
   it('uses the slower direction of a link measured both ways', () => {
     const l = [...links([[1, 2, 900]]), { fromId: 2, toId: 1, from: 'beta', to: 'alpha', mbps: 50, rttMs: 2, measuredAt: 2 }];
     expect(orderRing([1, 2].map(member), l).slowest?.mbps).toBe(50);
