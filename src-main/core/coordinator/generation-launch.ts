@@ -48,7 +48,8 @@ export function launchGeneration(ap: GenerationLauncher, run: RunRecord, planned
   const previous = run.state === 'running' ? run.generation : null;
   if (previous !== null) ap.stopMembers(run, `generation ${previous + 1} replaces it: ${cause}`);
   run.generation += 1;
-  run.workerIds = [...members];
+  // Plan order (what the controller compares a new plan with); the ring order lives in the shards and NODE_RANK.
+  run.workerIds = planned.map((m) => m.workerId);
   run.members = new Map(planned.map((m) => [m.workerId, newMember(m.node, m.gpuIndices)]));
   run.rdzvHostId = addresses.hostWorkerId;
   run.reconcileDueAt = null;

@@ -55,4 +55,22 @@ describe('comm decided by the coordinator, generation by generation', () => {
     expect(a!.running?.env.GPU_SHARE_COMM).toBe('ddp');
     expect(a!.running?.env.GPU_SHARE_LOCAL_SGD_PERIOD).toBeUndefined();
   });
+
+  it('orders the ring by the links without relaunching when a re-plan finds the same members', () => {
+    const h = new Harness();
+    const ws = h.activeWorkers('alpha', 'beta', 'gamma', 'delta');
+    // alpha–gamma and beta–delta are the fast pairs; join order would cross the 10 Mbit/s diagonals twice.
+    const fast = new Set(['alpha-gamma', 'gamma-alpha', 'beta-delta', 'delta-beta']);
+    const diag = new Set(['alpha-delta', 'delta-alpha', 'beta-gamma', 'gamma-beta']);
+    measure(h.svc, h, ws, (x, y) => (fast.has(`${x}-${y}`) ? 1000 : diag.has(`${x}-${y}`) ? 10 : 100));
+    h.svc.startRun(h.spec({ samples: 100, maxWorkers: 8 }));
+    h.run(1000);
+    const ranks = Object.fromEntries(ws.map((w) => [w.node, w.running?.env.GPU_SHARE_NODE_RANK]));
+    expect(ranks).toEqual({ alpha: '0', gamma: '1', delta: '2', beta: '3' });
+    expect(h.liveRun().shardHistory.at(-1)!.shards.map((s) => s.node)).toEqual(['alpha', 'gamma', 'delta', 'beta']);
+    // A worker that cannot train it joins: the run is re-planned, finds the same members, and keeps its generation.
+    h.worker('nas', { python: false }).join().beat();
+    h.run(3000, ws);
+    expect(h.liveRun().generation).toBe(1);
+  });
 });
