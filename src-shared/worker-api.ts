@@ -98,7 +98,7 @@ export const stateReplySchema = z.object({
   links: z.array(linkSchema).default([]),
 });
 /** POST /v1/links/measure: the workers whose links to measure now (all active ones when left out). */
-export const measureLinksRequestSchema = z.object({ workers: z.array(z.number().int().positive()).max(1000).optional() });
+export const measureLinksRequestSchema = z.object({ workers: z.array(z.number().int().nonnegative()).max(1000).optional() });
 export const linksReplySchema = z.object({ links: z.array(linkSchema) });
 /** Body of approve and accept-key: exactly the key the person saw. */
 export const nodeKeyChoiceSchema = z.object({ fingerprint: z.string().regex(/^SHA256:[A-Za-z0-9+/]{43}$/, 'fingerprint must be SHA256: and 43 base64 characters, as `gpu-share workers list` shows it') });

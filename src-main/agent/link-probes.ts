@@ -21,6 +21,7 @@ export class AgentLinkProbes {
   async listen(): Promise<number | undefined> {
     try {
       this.port = await this.server.listen(0);
+      this.opts.log?.(`link probes: listening on port ${this.port} (every interface; only probes the coordinator announced are answered)`);
       return this.port;
     } catch (error) {
       this.opts.log?.(`link probe server could not listen, so links to this machine are not measured: ${error instanceof Error ? error.message : String(error)}`);

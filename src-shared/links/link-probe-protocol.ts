@@ -31,7 +31,7 @@ export const acceptLinkProbeInstructionSchema = z.object({
 export type AcceptLinkProbeInstruction = z.infer<typeof acceptLinkProbeInstructionSchema>;
 
 export const linkProbeTargetSchema = z.object({
-  workerId: z.number().int().positive(),
+  workerId: z.number().int().nonnegative(),
   node: z.string().max(200),
   host: z.string().min(1).max(255),
   port: z.number().int().min(1).max(65535),
@@ -50,7 +50,7 @@ export const measureLinksInstructionSchema = z.object({
 export type MeasureLinksInstruction = z.infer<typeof measureLinksInstructionSchema>;
 
 export const linkProbeResultSchema = z.object({
-  toId: z.number().int().positive(),
+  toId: z.number().int().nonnegative(),
   /** Megabits per second of the timed transfer; null when the probe failed. */
   mbps: z.number().nonnegative().max(1e7).nullable(),
   /** Least round-trip time of a few pings, in ms; null when the probe failed. */

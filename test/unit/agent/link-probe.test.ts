@@ -3,6 +3,7 @@ import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LinkProbeServer } from '../../../src-main/agent/link-probe-server';
 import { measureLinks } from '../../../src-main/agent/link-probe-client';
+import { instructionSchema, reportSchema } from '../../../src-shared/worker-protocol';
 
 const servers: LinkProbeServer[] = [];
 afterEach(async () => {
@@ -31,6 +32,18 @@ function rawExchange(port: number, send: string, waitMs = 3000): Promise<string>
     setTimeout(() => { s.destroy(); resolve(`(still open) ${got}`); }, waitMs);
   });
 }
+
+describe('link probe instructions', () => {
+  it('name any worker, the app\'s own (id 0) included, and bound what a report carries', () => {
+    const measure = { kind: 'measure-links', probeId: 'link-1', targets: [{ ...target(1), workerId: 0 }], maxBytes: 4 << 20, maxMs: 1500 };
+    expect(instructionSchema.safeParse(measure).success).toBe(true);
+    expect(instructionSchema.safeParse({ ...measure, maxBytes: 64 << 20 }).success).toBe(false);
+    expect(instructionSchema.safeParse({ kind: 'accept-link-probe', token: TOKEN, fromNode: 'a', expiresInMs: 60_000 }).success).toBe(false);
+    const report = { type: 'links', probeId: 'link-1', results: [{ toId: 0, mbps: 19.5, rttMs: 0.2 }] };
+    expect(reportSchema.safeParse(report).success).toBe(true);
+    expect(reportSchema.safeParse({ ...report, results: Array.from({ length: 65 }, () => report.results[0]) }).success).toBe(false);
+  });
+});
 
 describe('link probe', () => {
   it('measures bandwidth and round-trip time with a token the server was told to expect', async () => {
