@@ -17,6 +17,19 @@ Where torch takes the host name (checked against the torch sources):
   (2.5+: `local_addr or socket.getfqdn()`), and dynamic_rendezvous.py names this node `socket.getfqdn()`.
 - torch 2.1+ also has the launcher flag --local_addr, which the shim passes when the user did not.
 
+Rank order (GPU_SHARE_NODE_RANK = this member's position 0..n-1 in the coordinator's ring order, which puts
+well-connected members next to each other): torch numbers the nodes of a rendezvous by sorting their
+descriptors, _NodeDesc(fqdn, pid, local_id) with fqdn = socket.getfqdn() (torch 1.13 to 2.x:
+torch/distributed/elastic/rendezvous/dynamic_rendezvous.py, _NodeDescGenerator.generate and
+_mark_rendezvous_complete's `enumerate(sorted(state.participants))`), so group ranks follow host names, not
+links. The shim makes this node's descriptor start with its zero-padded position ("00001-host"), so the sort,
+and with it group rank and every rank's place in gloo's and NCCL's ring, follows the coordinator's order. The
+descriptor is only a name for the rendezvous state (MASTER_ADDR comes from the address patch above), so the
+prefix changes nothing else (1.13 also logs it as the node's host name in rendezvous events). Newer torch keeps
+the same sort of the same descriptor, its first field renamed `addr` (2.4+: local_addr or socket.getfqdn());
+the patch prefixes whichever field generate() filled, and says so on stderr when the class is missing instead
+of failing the launch.
+
 Only the standard library and torch are used: this file runs with the user's own interpreter.
 """
 
@@ -24,6 +37,8 @@ import os
 import sys
 
 ADDR_ENV = "GPU_SHARE_LOCAL_ADDR"
+NODE_RANK_ENV = "GPU_SHARE_NODE_RANK"
+MAX_NODE_RANK = 99999  # five digits keep the prefixes' string order their numeric order
 PREFIX = "gpu-share launcher:"
 
 # Modules that call socket.getfqdn() for this node's own address (torch 2.4+); absent ones are skipped.
@@ -98,6 +113,42 @@ def publish_address(addr, argv, torchrun):
     return argv, patched
 
 
+def read_node_rank(environ):
+    """GPU_SHARE_NODE_RANK as a position, or (None, why) when unset or unusable."""
+    raw = (environ.get(NODE_RANK_ENV) or "").strip()
+    if raw == "":
+        return None, None
+    if raw.isdigit() and int(raw) <= MAX_NODE_RANK:
+        return int(raw), None
+    return None, (f"{NODE_RANK_ENV}={raw[:20]!r} is not a position from 0 to {MAX_NODE_RANK}: ignored, torch "
+                  f"orders the nodes by host name")
+
+
+def order_by_position(position):
+    """Makes this node's rendezvous descriptor sort at `position` (see the module doc). Returns a note for
+    stderr, or None when this torch has no descriptor generator to patch."""
+    try:
+        import torch.distributed.elastic.rendezvous.dynamic_rendezvous as dyn
+    except ImportError:
+        return None
+    generator = getattr(dyn, "_NodeDescGenerator", None)
+    desc = getattr(dyn, "_NodeDesc", None)
+    if generator is None or desc is None or getattr(generator.generate, "_gpu_share_position", None) is not None:
+        return None
+    import dataclasses
+
+    field = "addr" if "addr" in getattr(desc, "__dataclass_fields__", {}) else "fqdn"
+    original = generator.generate
+
+    def generate(self):
+        node = original(self)
+        return dataclasses.replace(node, **{field: f"{position:05d}-{getattr(node, field)}"})
+
+    generate._gpu_share_position = position
+    generator.generate = generate
+    return f"this node sorts at ring position {position} (dynamic_rendezvous._NodeDescGenerator.generate)"
+
+
 def main(argv):
     addr = strip_brackets(os.environ.get(ADDR_ENV, ""))
     import torch
@@ -109,6 +160,12 @@ def main(argv):
                          f"(MASTER_ADDR when it holds rank 0; via {', '.join(patched) or 'nothing'})\n")
     else:
         sys.stderr.write(f"{PREFIX} {ADDR_ENV} is not set: torch advertises this machine's host name\n")
+    position, problem = read_node_rank(os.environ)
+    if problem:
+        sys.stderr.write(f"{PREFIX} {problem}\n")
+    elif position is not None:
+        note = order_by_position(position)
+        sys.stderr.write(f"{PREFIX} {note or f'this torch has no _NodeDescGenerator: {NODE_RANK_ENV} ignored'}\n")
     sys.stderr.flush()
     torchrun.main(list(argv))
     return 0

@@ -13,10 +13,16 @@ Why it looks the way it does:
 - Each progress line is written with one write call, so ranks sharing a terminal never interleave mid-line.
 - SIGTERM (how GPU Share stops, drains and relaunches) finishes the current step, checkpoints it and exits,
   so a drain or a rebalance loses no work.
+- It communicates the way the coordinator chose (GPU_SHARE_COMM: ddp, fp16, powersgd, local-sgd) through
+  gpu_share_comm.py, torch's own hooks and averagers, and reports what that choice needs: its first progress
+  lines of each (re)start carry "grad_bytes", "compute_s" and "comm".
+- --hidden/--layers size the model, so a run can be made communication-bound on purpose: --hidden 1024
+  --layers 5 is 4.2 M parameters, about 17 MB of fp32 gradients per step.
 
 Progress lines (documented in docs/api.md, "Trainer progress lines"):
   GPU_SHARE_PROGRESS {"step":12,"total_steps":200,"loss":0.53,"samples_per_sec":812.3,"rank":0,
                       "world_size":2,"shard":[0,500],"resumed_from":10}
+  (first 3 lines of each start also: "grad_bytes":4352,"compute_s":0.0004,"comm":"ddp")
 """
 
 import argparse
@@ -29,12 +35,16 @@ import time
 import torch
 import torch.distributed as dist
 import torch.nn as nn
-from torch.nn.parallel import DistributedDataParallel
+
+import gpu_share_comm
 
 FEATURES = 16
 BLOCK = 1024
 DATA_SEED = 20240601
 CHECKPOINT_NAME = "ddp_example.pt"
+# Lines of each (re)start that carry grad_bytes/compute_s/comm (the coordinator reads the first ones).
+STATS_LINES = 3
+MAX_PARAMETERS = 1_000_000_000
 
 
 def parse_args(argv):
@@ -46,10 +56,34 @@ def parse_args(argv):
     p.add_argument("--step-sleep", type=float, default=0.0, help="seconds to sleep per step (slows a demo down)")
     p.add_argument("--checkpoint-dir", default=None, help="default: $GPU_SHARE_CHECKPOINT_DIR")
     p.add_argument("--samples", type=int, default=None, help="dataset size; default: $GPU_SHARE_SAMPLES or 4096")
+    p.add_argument("--hidden", type=int, default=64,
+                   help="width of the hidden layers (default 64). Wider means more gradient bytes per step: "
+                        "--hidden 1024 --layers 5 is 4.2 M parameters, ~17 MB of fp32 gradients, "
+                        "communication-bound on a 100 Mbit link with plain DDP")
+    p.add_argument("--layers", type=int, default=1, help="number of hidden layers (default 1)")
     args = p.parse_args(argv)
     if args.steps < 0 or args.batch < 1 or args.checkpoint_every < 0:
         p.error("--steps must be >= 0, --batch >= 1, --checkpoint-every >= 0")
+    if not 1 <= args.hidden <= 65536 or not 1 <= args.layers <= 64:
+        p.error("--hidden must be 1..65536 and --layers 1..64")
+    if parameter_count(args.hidden, args.layers) > MAX_PARAMETERS:
+        p.error(f"--hidden {args.hidden} --layers {args.layers} makes {parameter_count(args.hidden, args.layers):,} "
+                f"parameters, more than {MAX_PARAMETERS:,}; choose a smaller width or fewer layers")
     return args
+
+
+def parameter_count(hidden, layers):
+    return (FEATURES + 1) * hidden + (layers - 1) * (hidden + 1) * hidden + hidden + 1
+
+
+def build_model(hidden, layers):
+    """An MLP of `layers` hidden layers of width `hidden`. The default (64, 1) has the same parameter names as
+    before these flags existed, so older checkpoints still load."""
+    parts = [nn.Linear(FEATURES, hidden), nn.ReLU()]
+    for _ in range(layers - 1):
+        parts += [nn.Linear(hidden, hidden), nn.ReLU()]
+    parts.append(nn.Linear(hidden, 1))
+    return nn.Sequential(*parts)
 
 
 def env_int(name, default=None):
@@ -167,7 +201,7 @@ def main(argv):
     xs, ys = xs.to(device), ys.to(device)
 
     torch.manual_seed(0)  # identical initial weights on every rank
-    model = nn.Sequential(nn.Linear(FEATURES, 64), nn.ReLU(), nn.Linear(64, 1)).to(device)
+    model = build_model(args.hidden, args.layers).to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
 
     ckpt_path = None
@@ -182,9 +216,28 @@ def main(argv):
         optimizer.load_state_dict(state["optimizer"])
         start_step = int(state["step"])
 
-    net = DistributedDataParallel(model) if distributed else model
     loss_fn = nn.MSELoss()
     n = xs.shape[0]
+
+    def batch(step):
+        if n == 0:
+            return None, None
+        idx = (torch.arange(args.batch, device=device) + step * args.batch) % n
+        return xs[idx], ys[idx]
+
+    def loss_of(module, step):
+        x, y = batch(step)
+        if x is None:
+            # An empty shard still takes part in every all-reduce, with a loss that moves nothing.
+            return module(torch.zeros(1, FEATURES, device=device)).sum() * 0.0
+        return loss_fn(module(x), y)
+
+    # Timed before wrapping, on a private copy: one step's compute without any communication.
+    compute_s = gpu_share_comm.measure_compute_s(model, optimizer, lambda m: loss_of(m, start_step))
+    comm = gpu_share_comm.wrap(model, optimizer, start_step=start_step,
+                               device_ids=[device.index] if use_cuda else None)
+    net, stepper = comm.model, comm.optimizer
+    stats = {"comm": comm.strategy, "grad_bytes": comm.grad_bytes, "compute_s": round(compute_s, 6)}
 
     # Only from here on: during start-up a stop should not wait for a rendezvous to finish.
     stop_asked = []
@@ -194,31 +247,27 @@ def main(argv):
         # Resumed from a checkpoint of the last step (the run ended while its coordinator was away): say where it
         # stands, or the run would end showing the step it last heard of.
         emit({"step": args.steps - 1, "total_steps": args.steps, "loss": None, "samples_per_sec": 0.0, "rank": rank,
-              "world_size": world_size, "shard": [lo, hi], "resumed_from": start_step})
+              "world_size": world_size, "shard": [lo, hi], "resumed_from": start_step, **stats})
 
     last = time.perf_counter()
     for step in range(start_step, args.steps):
-        if n > 0:
-            idx = (torch.arange(args.batch, device=device) + step * args.batch) % n
-            x, y = xs[idx], ys[idx]
-            loss = loss_fn(net(x), y)
-        else:
-            # An empty shard still takes part in every all-reduce, with a loss that moves nothing.
-            loss = net(torch.zeros(1, FEATURES, device=device)).sum() * 0.0
-        optimizer.zero_grad(set_to_none=True)
+        loss = loss_of(net, step)
+        stepper.zero_grad(set_to_none=True)
         loss.backward()
-        optimizer.step()
+        stepper.step()
         if args.step_sleep > 0:
             time.sleep(args.step_sleep)
         done = step + 1
         # Read once: a SIGTERM landing between the save and the exit check must not skip the save yet claim it.
         stopping = bool(stop_asked)
+        if done == args.steps:
+            comm.finish()  # local-sgd: the last checkpoint and the run's result are the averaged model
         if ckpt_path and local_rank == 0 and (done % args.checkpoint_every == 0 or done == args.steps or stopping):
             save_checkpoint(ckpt_path, model, optimizer, done)
         now = time.perf_counter()
         took = max(now - last, 1e-9)
         last = now
-        emit({
+        record = {
             "step": step,
             "total_steps": args.steps,
             "loss": round(float(loss.item()), 6),
@@ -227,7 +276,10 @@ def main(argv):
             "world_size": world_size,
             "shard": [lo, hi],
             "resumed_from": start_step,
-        })
+        }
+        if step - start_step < STATS_LINES:
+            record.update(stats)
+        emit(record)
         if stopping and done < args.steps:
             sys.stderr.write(f"ddp_example: rank {rank} stopping after step {step} as asked (SIGTERM)"
                              f"{'; checkpoint saved' if ckpt_path and local_rank == 0 else ''}\n")

@@ -57,6 +57,10 @@ export const TRAINER_GPU_SHARE_NAMES: ReadonlySet<string> = new Set([
   'GPU_SHARE_NUM_WORKERS',
   'GPU_SHARE_CHECKPOINT_DIR',
   'GPU_SHARE_LOCAL_ADDR',
+  // The generation's communication decision (issue 16): read by gpu_share_comm.py and the launcher shim.
+  'GPU_SHARE_COMM',
+  'GPU_SHARE_LOCAL_SGD_PERIOD',
+  'GPU_SHARE_NODE_RANK',
   // An adapter job (job-launch.ts) and the agent's additions.
   'GPU_SHARE_JOB_ID',
   'GPU_SHARE_JOB_NAME',

@@ -1,0 +1,208 @@
+"""GPU Share's communication helper: lets any DDP trainer honour the strategy the coordinator chose.
+
+Why it exists: GPU Share picks how a run's members exchange what they learn (plain DDP, fp16-compressed
+gradients, PowerSGD, or local SGD that averages models every few steps) from the links it measured, and hands
+the choice to every rank as GPU_SHARE_COMM (ddp | fp16 | powersgd | local-sgd; absent means ddp) with
+GPU_SHARE_LOCAL_SGD_PERIOD (steps between model averages, local-sgd only). This file turns that choice into
+torch's own tools, so nothing home-made sits in the gradient path:
+  ddp       DistributedDataParallel as is (every gradient, every step)
+  fp16      + ddp_comm_hooks.default_hooks.fp16_compress_hook (half the bytes)
+  powersgd  + ddp_comm_hooks.powerSGD_hook (low-rank compression with error feedback). NCCL only: in torch
+            1.13 the hook aborts gloo (gloo::EnforceNotMet ... op.preamble.length <= op.nbytes), so on gloo the
+            helper says so on stderr and uses fp16 instead.
+  local-sgd + ddp_comm_hooks.post_localSGD_hook (no gradient exchange between machines; ranks of one machine
+            still average gradients when every machine runs as many) and PostLocalSGDOptimizer with a
+            PeriodicModelAverager that averages the whole model every period steps.
+It also measures what the coordinator needs to choose (the trainer prints them in its first progress lines,
+docs/api.md "Trainer progress lines"): grad_bytes (fp32 bytes one DDP step all-reduces) and compute_s (one
+step's seconds without communication).
+
+Use (stdlib + torch only; copy this file next to your trainer):
+    comm = gpu_share_comm.wrap(model, optimizer, start_step=resumed_step)
+    compute_s = gpu_share_comm.measure_compute_s(model, optimizer, lambda m: loss_fn(m(x0), y0))
+    for step in ...: loss = loss_fn(comm.model(x), y); comm.optimizer.zero_grad(); loss.backward(); comm.optimizer.step()
+    comm.finish()   # local-sgd: one last average, so every rank ends with the same model
+    progress line: {..., "comm": comm.strategy, "grad_bytes": comm.grad_bytes, "compute_s": compute_s}
+"""
+
+import copy
+import os
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+
+STRATEGIES = ("ddp", "fp16", "powersgd", "local-sgd")
+COMM_ENV = "GPU_SHARE_COMM"
+PERIOD_ENV = "GPU_SHARE_LOCAL_SGD_PERIOD"
+# Same bound as the coordinator's MAX_LOCAL_SGD_PERIOD (src-shared/scheduling/comm-types.ts).
+MAX_LOCAL_SGD_PERIOD = 1000
+# PowerSGD runs plain all-reduce for its first iterations (torch requires > 1 with error feedback); keep it short.
+POWERSGD_START_ITER = 2
+PREFIX = "gpu-share comm:"
+
+
+def _say(message):
+    sys.stderr.write(f"{PREFIX} {message}\n")
+    sys.stderr.flush()
+
+
+def read_choice(environ=None, say=_say):
+    """The strategy and period asked for in the environment, checked. Bad values are named on stderr and the
+    run trains with plain ddp (always correct, only slower) rather than stopping. Returns (strategy, period)."""
+    env = os.environ if environ is None else environ
+    raw = (env.get(COMM_ENV) or "").strip()
+    if raw == "":
+        return "ddp", None
+    strategy = raw.lower()
+    if strategy not in STRATEGIES:
+        say(f"{COMM_ENV}={raw[:40]!r} is not one of {', '.join(STRATEGIES)} ('auto' is resolved by the "
+            f"coordinator, never passed to a trainer); training with ddp. Set it to one of those or unset it.")
+        return "ddp", None
+    if strategy != "local-sgd":
+        return strategy, None
+    raw_period = (env.get(PERIOD_ENV) or "").strip()
+    try:
+        period = int(raw_period)
+    except ValueError:
+        period = None
+    if period is None or not 1 <= period <= MAX_LOCAL_SGD_PERIOD:
+        shown = repr(raw_period[:40]) if raw_period else "unset"
+        say(f"{COMM_ENV}=local-sgd needs {PERIOD_ENV} = steps between model averages, a whole number from 1 to "
+            f"{MAX_LOCAL_SGD_PERIOD}, but it is {shown}; training with ddp. Set {PERIOD_ENV}.")
+        return "ddp", None
+    return strategy, period
+
+
+def grad_bytes(model):
+    """Bytes of fp32 gradients one plain DDP step all-reduces: every parameter that takes a gradient."""
+    return sum(p.numel() * 4 for p in model.parameters() if p.requires_grad)
+
+
+def _sync(device):
+    if device is not None and device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def measure_compute_s(model, optimizer, loss_of, steps=3, warmup=1):
+    """Seconds of one training step (forward, backward, optimizer) with no communication at all: timed on a
+    private copy of the model and a fresh optimizer of the same kind, before training, so the real model and
+    optimizer are untouched and no collective runs (timing DDP itself would include the all-reduce, and
+    no_sync() steps would let the replicas drift). Takes `warmup` untimed steps (allocations, kernels) and
+    returns the median of `steps` timed ones. `loss_of(module)` returns a loss for one batch."""
+    twin = copy.deepcopy(model)
+    try:
+        opt = type(optimizer)(twin.parameters(), **optimizer.defaults)
+    except Exception:  # an optimizer that cannot be rebuilt from its defaults: time plain SGD instead
+        opt = torch.optim.SGD(twin.parameters(), lr=1e-3)
+    device = next(twin.parameters()).device if any(True for _ in twin.parameters()) else None
+    times = []
+    for i in range(warmup + max(1, steps)):
+        _sync(device)
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        loss_of(twin).backward()
+        opt.step()
+        _sync(device)
+        if i >= warmup:
+            times.append(time.perf_counter() - t0)
+    del twin, opt
+    times.sort()
+    return times[len(times) // 2]
+
+
+def _node_subgroup(local_world_size, world_size, device):
+    """This machine's ranks as a process group, for local SGD's cheap intra-machine gradient average; None
+    when machines run different numbers of ranks (torch's launcher numbers each machine's ranks as one
+    contiguous block, so equal sizes mean blocks of local_world_size). Built with new_group like torch's
+    new_subgroups, which in torch 1.13 refuses to run without CUDA."""
+    if local_world_size <= 1 or world_size % local_world_size != 0:
+        sizes = None
+    else:
+        sizes = torch.tensor([local_world_size, -local_world_size], dtype=torch.long, device=device)
+        dist.all_reduce(sizes, op=dist.ReduceOp.MAX)  # every rank must agree, or new_subgroups would hang
+    if sizes is None or int(sizes[0]) != -int(sizes[1]):
+        return None
+    mine = None
+    for first in range(0, world_size, local_world_size):
+        ranks = list(range(first, first + local_world_size))
+        group = dist.new_group(ranks=ranks)  # collective: every rank creates every group, in the same order
+        if dist.get_rank() in ranks:
+            mine = group
+    return mine
+
+
+class Comm:
+    """The wrapped model and optimizer a trainer steps with, and what it reports."""
+
+    def __init__(self, model, optimizer, strategy, period, grad_bytes_, averager=None):
+        self.model = model
+        self.optimizer = optimizer
+        self.strategy = strategy
+        self.local_sgd_period = period
+        self.grad_bytes = grad_bytes_
+        self._averager = averager
+
+    def finish(self):
+        """local-sgd: average once more unless the last step just did, so every rank ends with one model.
+        Collective: every rank calls it after its last step. Other strategies: nothing to do."""
+        averager = self._averager
+        if averager is None:
+            return
+        last = averager.step - 1  # the averager's count of the last step it saw
+        if (last - averager.warmup_steps) % averager.period != 0:
+            from torch.distributed.algorithms.model_averaging import utils as averaging
+
+            averaging.average_parameters_or_parameter_groups(self.optimizer.param_groups, averager.process_group)
+
+
+def wrap(model, optimizer, start_step=0, environ=None, say=_say, device_ids=None):
+    """Wraps `model` (already on its device, with identical weights on every rank) and `optimizer` for the
+    strategy in the environment. Needs an initialised process group when the world has more than one rank;
+    without one the model is returned as is (nothing to communicate). `start_step` is the step training
+    resumes at, so local SGD averages at the same steps on every rank after a restart. Returns a Comm."""
+    strategy, period = read_choice(environ, say)
+    size = grad_bytes(model)
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+        return Comm(model, optimizer, strategy, period, size)
+    backend = dist.get_backend()
+    if strategy == "powersgd" and backend != "nccl":
+        say(f"powersgd needs NCCL, but this run's process group uses {backend}: torch {torch.__version__}'s "
+            f"PowerSGD hook aborts gloo (gloo::EnforceNotMet ... op.preamble.length <= op.nbytes); using fp16 "
+            f"compression instead. Run on CUDA GPUs for PowerSGD.")
+        strategy = "fp16"
+    ddp = DistributedDataParallel(model, device_ids=device_ids)
+    averager = None
+    if strategy == "fp16":
+        from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+
+        ddp.register_comm_hook(None, default_hooks.fp16_compress_hook)
+    elif strategy == "powersgd":
+        from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook
+
+        state = powerSGD_hook.PowerSGDState(process_group=None, matrix_approximation_rank=1,
+                                            start_powerSGD_iter=POWERSGD_START_ITER)
+        ddp.register_comm_hook(state, powerSGD_hook.powerSGD_hook)
+    elif strategy == "local-sgd":
+        from torch.distributed.algorithms.ddp_comm_hooks import post_localSGD_hook
+        from torch.distributed.algorithms.model_averaging.averagers import PeriodicModelAverager
+        from torch.distributed.optim import PostLocalSGDOptimizer
+
+        device = next(model.parameters()).device
+        local_world_size = int(os.environ.get("LOCAL_WORLD_SIZE", "1") or 1)
+        subgroup = _node_subgroup(local_world_size, dist.get_world_size(), device)
+        # start_localSGD_iter=0: local SGD from the first step (the coordinator chose it for a slow link).
+        state = post_localSGD_hook.PostLocalSGDState(process_group=None, subgroup=subgroup, start_localSGD_iter=0,
+                                                     post_local_gradient_allreduce=subgroup is not None)
+        ddp.register_comm_hook(state, post_localSGD_hook.post_localSGD_hook)
+        averager = PeriodicModelAverager(period=period, warmup_steps=0)
+        # It averages when its count % period == 0 and counts each step() call; counting from start_step + 1
+        # makes it average after every step whose number (1-based) is a multiple of the period, on every rank,
+        # resumed or not.
+        averager.step = start_step + 1
+        optimizer = PostLocalSGDOptimizer(optim=optimizer, averager=averager)
+    if strategy == "local-sgd":
+        say(f"local-sgd: no gradient exchange between machines; the model is averaged every {period} steps")
+    return Comm(ddp, optimizer, strategy, period, size, averager)

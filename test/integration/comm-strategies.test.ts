@@ -1,0 +1,194 @@
+/**
+ * The example trainer with every communication strategy (GPU_SHARE_COMM), on the real engine: torch's elastic
+ * launcher through the launcher shim, gloo on CPU, two ranks on loopback. Proves each strategy trains to the
+ * end with a falling loss and reports what the coordinator chooses from (grad_bytes, compute_s, comm in the
+ * first progress lines of each start), that PowerSGD on gloo falls back to fp16 saying why, that bad values
+ * train with ddp saying what to fix, that --hidden/--layers change the gradient bytes, that local SGD ends
+ * with one model on every node, and that GPU_SHARE_NODE_RANK orders the group ranks.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findFreePort } from '../../src-main/agent/coordinator-client';
+import { buildTrainingEnv } from '../../src-main/platform/runs/child-env';
+import { parseProgressLine, type TrainerProgressLine } from '../../src-main/platform/runs/progress-line';
+import { describeNoPython, findPythonDetailed, type PythonWithTorch } from '../../src-main/platform/runs/python-finder';
+import { buildTorchrunArgv } from '../../src-main/platform/runs/torchrun-command';
+import type { LaunchPlan } from '../../src-shared/worker-protocol';
+
+const TRAINER = path.resolve('assets/trainers/ddp_example.py');
+const STATS_LINES = 3;
+let python: PythonWithTorch;
+let work: string;
+
+beforeAll(async () => {
+  const found = await findPythonDetailed();
+  if (!found.found) throw new Error(`these tests need PyTorch: ${describeNoPython(found)}`);
+  python = found.found;
+  work = mkdtempSync(path.join(tmpdir(), 'gpu-share-comm-'));
+});
+afterAll(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+interface Finished {
+  code: number | null;
+  output: string;
+  progress: TrainerProgressLine[];
+}
+
+interface LaunchOpts {
+  args: string[];
+  env?: Record<string, string>;
+  name: string;
+  nnodes?: string;
+  nproc?: number;
+  endpoint?: string;
+  rdzvId?: string;
+  isHost?: boolean;
+}
+
+/** One torchrun agent with the argv the app builds, run to its end (killed after 150 s). */
+async function run(opts: LaunchOpts): Promise<Finished> {
+  const plan: LaunchPlan = {
+    runId: 'comm',
+    generation: 0,
+    launcher: 'torchrun',
+    command: [TRAINER, ...opts.args],
+    nnodes: opts.nnodes ?? '1:1',
+    nprocPerNode: opts.nproc ?? 2,
+    rdzvEndpoint: opts.endpoint ?? `127.0.0.1:${await findFreePort()}`,
+    rdzvId: opts.rdzvId ?? `comm-${opts.name}`,
+    maxRestarts: 0,
+    env: { GPU_SHARE_SAMPLES: '1024', GPU_SHARE_LOCAL_ADDR: '127.0.0.1', ...opts.env },
+    useGpus: false,
+    localAddr: '127.0.0.1',
+    rdzvHost: opts.isHost ?? true,
+  };
+  const argv = buildTorchrunArgv(plan, python, { logDir: path.join(work, opts.name, 'logs') });
+  const env = buildTrainingEnv({ inherited: process.env, planEnv: plan.env, checkpointDir: path.join(work, opts.name, 'ckpt'), gpuUuids: [] });
+  const child = spawn(argv[0]!, argv.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 150_000);
+  const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+  clearTimeout(timer);
+  const progress = output.split('\n').map(parseProgressLine).filter((p): p is TrainerProgressLine => p !== null);
+  return { code, output, progress };
+}
+
+function byRank(progress: TrainerProgressLine[], rank: number): TrainerProgressLine[] {
+  return progress.filter((p) => p.rank === rank).sort((a, b) => a.step - b.step);
+}
+
+/**
+ * Every rank ran every step, exactly its first STATS_LINES lines carry the figures, and (from step 0, where the
+ * loss still falls clearly above its noise) its loss fell.
+ */
+function expectTrainedWithStats(f: Finished, opts: { comm: string; gradBytes: number; steps: number; ranks: number[]; from?: number }): void {
+  const from = opts.from ?? 0;
+  expect(f.code, f.output.slice(-3000)).toBe(0);
+  for (const rank of opts.ranks) {
+    const mine = byRank(f.progress, rank);
+    expect(mine.map((p) => p.step)).toEqual(Array.from({ length: opts.steps - from }, (_, i) => from + i));
+    const first = mine.slice(0, STATS_LINES);
+    for (const p of first) {
+      expect(p.comm).toBe(opts.comm);
+      expect(p.gradBytes).toBe(opts.gradBytes);
+      expect(p.stepComputeS).toBeGreaterThan(0);
+      expect(p.stepComputeS).toBeLessThan(5);
+    }
+    expect(mine.slice(STATS_LINES).every((p) => p.gradBytes === null && p.comm === null)).toBe(true);
+    if (from > 0) continue;
+    const losses = mine.map((p) => p.loss!);
+    const early = losses.slice(0, 5).reduce((s, l) => s + l, 0);
+    const late = losses.slice(-5).reduce((s, l) => s + l, 0);
+    expect(late, `rank ${rank} losses ${losses.join(' ')}`).toBeLessThan(early);
+  }
+}
+
+// 4 * ((16 + 1) * 64 + 64 + 1): the default MLP, 16 features -> 64 -> 1.
+const DEFAULT_GRAD_BYTES = 4612;
+// 4 * ((16 + 1) * 128 + (128 + 1) * 128 + 128 + 1) for --hidden 128 --layers 2.
+const WIDE_GRAD_BYTES = 75_268;
+const SHORT = ['--steps', '30', '--batch', '16', '--checkpoint-every', '10'];
+
+describe('communication strategies in ddp_example.py (torchrun, gloo, CPU, two ranks)', () => {
+  it('ddp with --hidden 128 --layers 2: trains, reports 75268 gradient bytes; a restart reports them again', async () => {
+    const first = await run({ name: 'ddp-wide', args: ['--hidden', '128', '--layers', '2', ...SHORT], env: { GPU_SHARE_COMM: 'ddp' } });
+    expectTrainedWithStats(first, { comm: 'ddp', gradBytes: WIDE_GRAD_BYTES, steps: 30, ranks: [0, 1] });
+    expect(first.output).not.toContain('gpu-share comm:');
+    // Same checkpoint folder, more steps: it resumes at 30 and the new start's first lines carry the figures.
+    const again = await run({ name: 'ddp-wide', args: ['--hidden', '128', '--layers', '2', '--steps', '40', '--batch', '16', '--checkpoint-every', '10'] });
+    expect(again.progress[0]!.resumedFrom).toBe(30);
+    expectTrainedWithStats(again, { comm: 'ddp', gradBytes: WIDE_GRAD_BYTES, steps: 40, ranks: [0, 1], from: 30 });
+  }, 300_000);
+
+  it('fp16: trains with the fp16 compression hook and the default model size', async () => {
+    const f = await run({ name: 'fp16', args: SHORT, env: { GPU_SHARE_COMM: 'fp16' } });
+    expectTrainedWithStats(f, { comm: 'fp16', gradBytes: DEFAULT_GRAD_BYTES, steps: 30, ranks: [0, 1] });
+  }, 200_000);
+
+  it('powersgd on gloo: says it needs NCCL and trains with fp16 instead', async () => {
+    const f = await run({ name: 'powersgd', args: SHORT, env: { GPU_SHARE_COMM: 'powersgd' } });
+    expect(f.output).toContain('gpu-share comm: powersgd needs NCCL, but this run\'s process group uses gloo');
+    expect(f.output).toContain('using fp16 compression instead');
+    expectTrainedWithStats(f, { comm: 'fp16', gradBytes: DEFAULT_GRAD_BYTES, steps: 30, ranks: [0, 1] });
+  }, 200_000);
+
+  it('a bad strategy or a bad local-sgd period: a message naming the variable, and training with ddp', async () => {
+    const [bogus, period] = await Promise.all([
+      run({ name: 'bogus', args: SHORT, env: { GPU_SHARE_COMM: 'carrier-pigeon' } }),
+      run({ name: 'bad-period', args: SHORT, env: { GPU_SHARE_COMM: 'local-sgd', GPU_SHARE_LOCAL_SGD_PERIOD: '100000' } }),
+    ]);
+    expect(bogus.output).toContain("gpu-share comm: GPU_SHARE_COMM='carrier-pigeon' is not one of ddp, fp16, powersgd, local-sgd");
+    expectTrainedWithStats(bogus, { comm: 'ddp', gradBytes: DEFAULT_GRAD_BYTES, steps: 30, ranks: [0, 1] });
+    expect(period.output).toContain('needs GPU_SHARE_LOCAL_SGD_PERIOD = steps between model averages, a whole number from 1 to 1000');
+    expect(period.output).toContain("but it is '100000'; training with ddp");
+    expectTrainedWithStats(period, { comm: 'ddp', gradBytes: DEFAULT_GRAD_BYTES, steps: 30, ranks: [0, 1] });
+  }, 200_000);
+
+  it('local-sgd across two nodes: trains, and both nodes end with the same, averaged model', async () => {
+    const port = await findFreePort();
+    const common = { args: ['--steps', '31', '--batch', '16', '--checkpoint-every', '10'], nnodes: '2:2', nproc: 1, endpoint: `127.0.0.1:${port}`, rdzvId: 'local-sgd' };
+    const env = { GPU_SHARE_COMM: 'local-sgd', GPU_SHARE_LOCAL_SGD_PERIOD: '4' };
+    const [a, b] = await Promise.all([run({ ...common, env, name: 'lsgd-a', isHost: true }), run({ ...common, env, name: 'lsgd-b', isHost: false })]);
+    expect(a.output).toContain('local-sgd: no gradient exchange between machines; the model is averaged every 4 steps');
+    expectTrainedWithStats(a, { comm: 'local-sgd', gradBytes: DEFAULT_GRAD_BYTES, steps: 31, ranks: [a.progress[0]!.rank!] });
+    expectTrainedWithStats(b, { comm: 'local-sgd', gradBytes: DEFAULT_GRAD_BYTES, steps: 31, ranks: [b.progress[0]!.rank!] });
+    // Between averages each node trains alone; the final step (31, not a multiple of 4) ends with one more
+    // average, so the last checkpoints (written after it) hold the same model on both nodes.
+    const same = execFileSync(python.path, ['-c', [
+      'import sys, torch',
+      'a, b = (torch.load(p, map_location="cpu") for p in sys.argv[1:3])',
+      'print(a["step"], b["step"], all(torch.equal(a["model"][k], b["model"][k]) for k in a["model"]))',
+    ].join('\n'), path.join(work, 'lsgd-a', 'ckpt', 'ddp_example.pt'), path.join(work, 'lsgd-b', 'ckpt', 'ddp_example.pt')]).toString().trim();
+    expect(same).toBe('31 31 True');
+  }, 200_000);
+
+  it('GPU_SHARE_NODE_RANK orders the group ranks: swapping the positions swaps the ranks', async () => {
+    for (const [posA, posB] of [[1, 0], [0, 1]] as const) {
+      const port = await findFreePort();
+      const common = { args: ['--steps', '3', '--checkpoint-every', '0'], nnodes: '2:2', nproc: 1, endpoint: `127.0.0.1:${port}`, rdzvId: `order-${posA}` };
+      // A starts first (and so has the lower pid, which is what torch sorts on when host names tie).
+      const aDone = run({ ...common, name: `order-a-${posA}`, isHost: true, env: { GPU_SHARE_NODE_RANK: String(posA) } });
+      await new Promise((r) => setTimeout(r, 300));
+      const [a, b] = await Promise.all([aDone, run({ ...common, name: `order-b-${posA}`, isHost: false, env: { GPU_SHARE_NODE_RANK: String(posB) } })]);
+      expect(a.code, a.output.slice(-3000)).toBe(0);
+      expect(b.code, b.output.slice(-3000)).toBe(0);
+      expect(a.output).toContain(`gpu-share launcher: this node sorts at ring position ${posA}`);
+      expect(a.progress.every((p) => p.rank === posA && p.worldSize === 2)).toBe(true);
+      expect(b.progress.every((p) => p.rank === posB && p.worldSize === 2)).toBe(true);
+      expect(a.progress.length).toBe(3);
+    }
+  }, 200_000);
+
+  it('a GPU_SHARE_NODE_RANK that is not a position is named and ignored', async () => {
+    const f = await run({ name: 'bad-order', args: ['--steps', '2', '--checkpoint-every', '0'], nproc: 1, env: { GPU_SHARE_NODE_RANK: '-1' } });
+    expect(f.code, f.output.slice(-3000)).toBe(0);
+    expect(f.output).toContain("gpu-share launcher: GPU_SHARE_NODE_RANK='-1' is not a position from 0 to 99999: ignored");
+  }, 100_000);
+});
