@@ -25,6 +25,7 @@ import { jobEventHandlers, loadJobs } from './store/jobs';
 import { discoveryEventHandlers } from './store/discovery';
 import { loadNodeSsh, nodeSshEventHandlers } from './store/node-ssh';
 import { approvalEventHandlers, loadAwaiting } from './store/approval';
+import { linkEventHandlers, loadLinks } from './store/links';
 
 export interface BridgeOptions {
   now?: () => number;
@@ -54,6 +55,7 @@ export function eventHandlers(store: AppStore, options: BridgeOptions = {}): Eve
     ...discoveryEventHandlers(store),
     ...nodeSshEventHandlers(store),
     ...approvalEventHandlers(store),
+    ...linkEventHandlers(store),
   };
 }
 
@@ -78,6 +80,7 @@ export async function loadAll(api: GpuShareApi, store: AppStore): Promise<void> 
     void loadJobs(api, store);
     void loadNodeSsh(api, store);
     void loadAwaiting(api, store);
+    void loadLinks(api, store);
     const selected = store.getState().runs.selectedId;
     if (selected) {
       const output = await api.getRunOutput({ runId: selected });

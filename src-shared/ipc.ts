@@ -15,6 +15,7 @@ import { statusRequests, type StatusRequestResults } from './nodes/ipc-status';
 import { identityEvents, identityRequests, type IdentityEventPayloads, type IdentityRequestResults } from './nodes/ipc-identity';
 import { discoveryEvents, discoveryRequests, type DiscoveryEventPayloads, type DiscoveryRequestResults } from './nodes/ipc-discovery';
 import { sshEvents, sshRequests, type SshEventPayloads, type SshRequestResults } from './nodes/ipc-ssh';
+import { linkEvents, linkRequests, type LinkEventPayloads, type LinkRequestResults } from './links/ipc-links';
 
 // The cluster's types stay importable from here, where the pages have always found them.
 export type { AddThisMachineResult, ClusterState, ImportResult } from './cluster/ipc-cluster';
@@ -128,12 +129,13 @@ export const requests = {
   ...jobRequests,
   ...statusRequests,
   ...identityRequests,
+  ...linkRequests,
   ...discoveryRequests,
   ...sshRequests,
 } as const;
 
 /** What each request resolves to. */
-export interface RequestResults extends ClusterRequestResults, RunRequestResults, JobRequestResults, StatusRequestResults, IdentityRequestResults, DiscoveryRequestResults, SshRequestResults {
+export interface RequestResults extends ClusterRequestResults, RunRequestResults, JobRequestResults, StatusRequestResults, IdentityRequestResults, DiscoveryRequestResults, SshRequestResults, LinkRequestResults {
   getHardware: HardwareSnapshot;
   detectHardware: HardwareSnapshot;
   /** This machine's GPU utilisation and memory over the last 10 minutes (at most 600 samples × 16 GPUs). */
@@ -164,9 +166,10 @@ export const events = {
   ...discoveryEvents,
   ...sshEvents,
   ...identityEvents,
+  ...linkEvents,
 } as const;
 
-export interface EventPayloads extends ClusterEventPayloads, RunEventPayloads, JobEventPayloads, DiscoveryEventPayloads, SshEventPayloads, IdentityEventPayloads {
+export interface EventPayloads extends ClusterEventPayloads, RunEventPayloads, JobEventPayloads, DiscoveryEventPayloads, SshEventPayloads, IdentityEventPayloads, LinkEventPayloads {
   onHardware: HardwareSnapshot;
   /**
    * What changed in the worker list since the last one: the page has the full list from getWorkers (fetched

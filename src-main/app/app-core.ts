@@ -28,6 +28,7 @@ import { createRunsFeature } from './runs-feature';
 import { createWorkersFeature } from './workers-feature';
 import { createJobsFeature } from './jobs-feature';
 import { createIdentityFeature } from './identity-feature';
+import { createLinksFeature } from './links-feature';
 import { createDiscoveryFeature } from './discovery-feature';
 import { createStatusFeature } from './status-feature';
 import { createSshFeature } from './ssh-feature';
@@ -137,6 +138,8 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   });
   // Runs: the coordinator's runs, output and events, for the pages.
   const runs = createRunsFeature({ coordinator, assetsDir: findAssetsDir(env), hardware: () => hardware, emit });
+  // The measured links between workers, for the Nodes view's link map.
+  const links = createLinksFeature({ coordinator, emit });
   // Both of this app's agents run launchers with the data folder (secrets.json) hidden, where bubblewrap works.
   const sandbox = appTrainingSpawner(opts.pty, opts.userData, [path.join(opts.userData, 'worker'), path.join(opts.userData, 'remote-worker')]);
   if (sandbox.warning) announce({ id: 'training-sandbox', title: 'Training can read the app data folder', body: sandbox.warning, severity: 'info' });
@@ -189,6 +192,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     ...discovery.handlers,
     ...status.handlers,
     ...ssh.handlers,
+    ...links.handlers,
   };
 
   return {
@@ -210,6 +214,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
       notifications.stop();
       unsubscribeCoordinator();
       identity.stop();
+      links.stop();
       await http.close();
       await removeCoordinatorRecord(opts.userData).catch(() => undefined);
       stateDb.close();

@@ -4,6 +4,8 @@
  * or job holds), opened again and focused on each refill.
  */
 import { useEffect, useRef, type FormEvent } from 'react';
+import { COMM_LABELS } from '../../src-shared/runs/comm-text';
+import { COMM_SETTINGS, MAX_LOCAL_SGD_PERIOD, type CommSetting } from '../../src-shared/scheduling/comm-types';
 import { useApp } from '../store/app-store';
 import { editRunForm, fillRunForm, setRunFormErrors, specFromFields, updateRunForm, useRunForm, type RunFormFields } from '../store/run-form';
 import { FormField } from './form-field';
@@ -43,7 +45,7 @@ export function StartRunForm({ liveRuns = 0 }: { liveRuns?: number }) {
     updateRunForm(setRunFormErrors, {});
     await commands.startRun(result.spec);
   };
-  const text = (key: Exclude<keyof RunFormFields, 'useGpus'>, label: string, opts: { hint?: string; numeric?: boolean } = {}) => (
+  const text = (key: Exclude<keyof RunFormFields, 'useGpus' | 'comm'>, label: string, opts: { hint?: string; numeric?: boolean } = {}) => (
     <FormField id={`run-${key}`} label={label} error={errors[key]} hint={opts.hint}>
       {(p) => <input {...p} name={key} type="text" inputMode={opts.numeric ? 'numeric' : undefined} value={fields[key]} onChange={(e) => set(key, e.target.value)} spellCheck={false} />}
     </FormField>
@@ -69,6 +71,19 @@ export function StartRunForm({ liveRuns = 0 }: { liveRuns?: number }) {
           {text('maxWorkers', 'Max workers', { numeric: true })}
           {text('maxRestarts', 'Max restarts', { numeric: true })}
         </div>
+        <FormField id="run-comm" label="Communication" error={errors.comm} hint="How members exchange what they learn each step. Auto picks per generation from the measured links.">
+          {(p) => (
+            <select {...p} name="comm" value={fields.comm} onChange={(e) => set('comm', e.target.value as CommSetting)}>
+              {COMM_SETTINGS.map((c) => (
+                <option key={c} value={c}>
+                  {COMM_LABELS[c]}
+                </option>
+              ))}
+            </select>
+          )}
+        </FormField>
+        {fields.comm === 'local-sgd' &&
+          text('localSgdPeriod', 'Average every (steps)', { numeric: true, hint: `1–${MAX_LOCAL_SGD_PERIOD}; empty: the shortest that keeps communication within 10 % of a step` })}
         <label className="check">
           <input type="checkbox" name="useGpus" checked={fields.useGpus} onChange={(e) => set('useGpus', e.target.checked)} />
           <span>

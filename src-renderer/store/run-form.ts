@@ -6,6 +6,8 @@
  */
 import { useStore } from 'zustand';
 import { createStore } from 'zustand/vanilla';
+import { readCommChoice } from '../../src-shared/runs/comm-text';
+import type { CommSetting } from '../../src-shared/scheduling/comm-types';
 import type { RunSpecInput } from '../../src-shared/worker-protocol';
 import { joinCommand, splitCommand } from '../format';
 
@@ -17,6 +19,10 @@ export interface RunFormFields {
   maxWorkers: string;
   maxRestarts: string;
   useGpus: boolean;
+  /** How members exchange gradients (issue 16); 'auto' lets the coordinator choose per generation. */
+  comm: CommSetting;
+  /** Steps between model averages; shown (and read) for local-sgd only; '' for the coordinator's choice. */
+  localSgdPeriod: string;
 }
 
 export type RunFormErrors = Partial<Record<keyof RunFormFields, string>>;
@@ -30,6 +36,8 @@ export function fieldsFromSpec(spec: RunSpecInput): RunFormFields {
     maxWorkers: String(spec.maxWorkers ?? 64),
     maxRestarts: String(spec.maxRestarts ?? 3),
     useGpus: spec.useGpus ?? false,
+    comm: spec.comm ?? 'auto',
+    localSgdPeriod: spec.localSgdPeriod !== undefined ? String(spec.localSgdPeriod) : '',
   };
 }
 
@@ -63,11 +71,22 @@ export function specFromFields(fields: RunFormFields, base: RunSpecInput | null)
   }
   const maxRestarts = wholeNumber(fields.maxRestarts, 'Max restarts', 0, 1000);
   if (typeof maxRestarts === 'string') errors.maxRestarts = maxRestarts;
-  if (Object.keys(errors).length > 0 || !command.ok) return { ok: false, errors };
+  // The period field is only shown for Local SGD: a number left in it under another strategy is not sent.
+  const comm = readCommChoice(fields.comm, fields.comm === 'local-sgd' ? fields.localSgdPeriod : '', fields.useGpus);
+  if (!comm.ok) {
+    errors[comm.field] =
+      comm.field === 'comm' && fields.comm === 'powersgd'
+        ? "PowerSGD needs a GPU run (NCCL): torch 1.13's gloo aborts on it. Tick Use GPUs, or choose FP16 or Local SGD"
+        : comm.message.charAt(0).toUpperCase() + comm.message.slice(1);
+  }
+  if (Object.keys(errors).length > 0 || !command.ok || !comm.ok) return { ok: false, errors };
+  const { localSgdPeriod: _basePeriod, ...kept } = base ?? {};
   return {
     ok: true,
     spec: {
-      ...(base ?? {}),
+      ...kept,
+      comm: comm.comm,
+      ...(comm.localSgdPeriod !== undefined ? { localSgdPeriod: comm.localSgdPeriod } : {}),
       name,
       command: command.argv,
       samples: samples as number,

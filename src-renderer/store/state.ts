@@ -10,6 +10,7 @@ import { initialRunsSlice, type RunsSlice } from './runs';
 import { initialDiscoverySlice, type DiscoverySlice } from './discovery';
 import { initialNodeSshSlice, type NodeSshSlice } from './node-ssh';
 import type { AwaitingMachine } from '../../src-shared/nodes/awaiting-machine';
+import type { LinkMeasurement } from '../../src-shared/links/link-matrix';
 
 export const VIEWS = ['nodes', 'machine', 'workers', 'runs', 'jobs', 'artifacts', 'events'] as const;
 export type ViewName = (typeof VIEWS)[number];
@@ -83,6 +84,8 @@ export interface AppState {
   nodeSsh: NodeSshSlice;
   /** Machines that joined with a key nobody approved yet (store/approval.ts). */
   awaiting: AwaitingMachine[];
+  /** The measured links between workers, for the Nodes view's link map (store/links.ts). */
+  links: LinkMeasurement[];
 }
 
 export function initialState(connection?: ConnectionState): AppState {
@@ -113,5 +116,6 @@ export function initialState(connection?: ConnectionState): AppState {
     discovery: initialDiscoverySlice(),
     nodeSsh: initialNodeSshSlice(),
     awaiting: [],
+    links: [],
   };
 }

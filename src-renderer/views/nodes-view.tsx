@@ -1,6 +1,6 @@
 /**
  * The cluster as cards, one per node, with what the machine is doing (run member, job, idle, awaiting approval)
- * and each GPU's reserve budget; the way in for cluster.yaml (drop,
+ * and each GPU's reserve budget, the measured links between them (link map); the way in for cluster.yaml (drop,
  * open, export) and for Add this machine. Import errors are listed file:line:col and the old cluster stays.
  */
 import { useRef, type ChangeEvent } from 'react';
@@ -23,6 +23,7 @@ import { NodeSshControls, StartAllSshButton } from '../components/node-ssh-contr
 import type { WorkerActivity } from '../../src-shared/nodes/activity';
 import { WorkerActivityText } from '../components/worker-activity';
 import { cardActivity, useActivities } from '../store/activity';
+import { LinkMap } from '../components/link-map';
 
 function baseName(path: string): string {
   const parts = path.split(/[\\/]/);
@@ -254,6 +255,7 @@ export function NodesView() {
         </div>
       )}
       <UndeclaredWorkers workers={report.undeclared} />
+      <LinkMap />
     </section>
   );
 }

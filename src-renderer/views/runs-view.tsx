@@ -11,6 +11,7 @@ import { Badge } from '../components/badge';
 import { PlayIcon, StopIcon } from '../components/icons';
 import { LossCurve } from '../components/loss-curve';
 import { runOutcome } from '../components/run-health';
+import { RunComm } from '../components/run-comm';
 import { RunOutput } from '../components/run-output';
 import { SilenceNotice, StepProgress } from '../components/run-progress';
 import { StartRunForm } from '../components/run-start-form';
@@ -171,6 +172,7 @@ function RunDetail({ run }: { run: RunSnapshot }) {
       </header>
       <SilenceNotice run={run} workers={workers} now={now} />
       <StepProgress run={run} />
+      <RunComm run={run} />
       <dl className="run-stats">
         <Stat label="Loss" value={formatLoss(p?.loss)} testId="run-loss" />
         <Stat label="Samples/s" value={formatRate(p?.samplesPerSec, false)} />

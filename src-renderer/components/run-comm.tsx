@@ -1,0 +1,32 @@
+/**
+ * The run page's communication line (issue 16): the strategy this generation trains with and why ("Local SGD
+ * every 8 steps — chosen automatically: …"), what the trainer reported about one step, and — as a warning — a
+ * member link far slower than the rest. Before the first generation it says what the run asked for.
+ */
+import { COMM_LABELS, commDecisionSentence, commStatsText } from '../../src-shared/runs/comm-text';
+import type { RunSnapshot } from '../../src-shared/training';
+import { WarningIcon } from './icons';
+
+export function RunComm({ run }: { run: RunSnapshot }) {
+  const asked = run.spec.comm ?? 'auto';
+  const period = asked === 'local-sgd' && run.spec.localSgdPeriod ? ` every ${run.spec.localSgdPeriod} steps` : '';
+  return (
+    <>
+      <p className="run-comm" data-testid="run-comm" data-strategy={run.comm?.strategy ?? ''} data-requested={run.comm?.requested ?? asked}>
+        <span className="muted">Communication: </span>
+        {run.comm ? commDecisionSentence(run.comm) : `${COMM_LABELS[asked].replace(' — recommended', '')}${period} — decided when a generation starts`}
+        {run.commStats && (
+          <span className="run-comm-stats muted small" data-testid="run-comm-stats">
+            {commStatsText(run.commStats)}
+          </span>
+        )}
+      </p>
+      {run.linkNote && (
+        <p className="run-link-note" role="status" data-testid="run-link-note">
+          <WarningIcon size={14} />
+          <span>{run.linkNote}</span>
+        </p>
+      )}
+    </>
+  );
+}
