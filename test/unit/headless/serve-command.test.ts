@@ -102,6 +102,14 @@ describe('serve options', () => {
     expect(() => parseServeArgs(['--max-workers', '0'], io)).toThrow(new UsageError('--max-workers must be between 1 and 1000000, got 0'));
   });
 
+  it('reads --link-refresh S (0 to 86400 s: idle links measured again when older; 0 never); absent, 300 s applies', () => {
+    const io = { cwd: '/', env: {} };
+    expect(parseServeArgs(['--link-refresh', '60'], io).linkRefreshMs).toBe(60_000);
+    expect(parseServeArgs(['--link-refresh', '0'], io).linkRefreshMs).toBe(0);
+    expect(parseServeArgs([], io)).not.toHaveProperty('linkRefreshMs');
+    expect(() => parseServeArgs(['--link-refresh', '100000'], io)).toThrow(new UsageError('--link-refresh must be between 0 and 86400, got 100000'));
+  });
+
   it('reads --failover-grace S (0 to 3600 s: how long a restarted coordinator waits for live workers to re-attach); absent, 60 s applies', () => {
     const io = { cwd: '/', env: {} };
     expect(parseServeArgs(['--failover-grace', '30'], io).failoverGraceMs).toBe(30_000);
