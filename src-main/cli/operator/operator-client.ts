@@ -38,11 +38,12 @@ export class OperatorClient {
   /**
    * Calls one operator endpoint and returns its checked reply. `notFound` words a 404 for this call ("no run
    * …: `gpu-share runs list` shows …") in place of the coordinator's sentence, which names API paths.
+   * `timeoutMs`: for the few calls that wait on the workers (measuring links), longer than a read.
    */
-  async call<K extends OperatorEndpoint>(name: K, params: EndpointParams<K>, body: EndpointBody<K>, notFound?: string): Promise<EndpointReply<K>> {
+  async call<K extends OperatorEndpoint>(name: K, params: EndpointParams<K>, body: EndpointBody<K>, notFound?: string, timeoutMs = TIMEOUT_MS): Promise<EndpointReply<K>> {
     const endpoint = workerApi[name];
     const path = (endpoint.path.build as (...p: EndpointParams<K>) => string)(...params);
-    const reply = await this.client.request(endpoint.method as 'GET' | 'POST', path, body, TIMEOUT_MS);
+    const reply = await this.client.request(endpoint.method as 'GET' | 'POST', path, body, timeoutMs);
     if (reply.kind !== 'ok') throw this.failure(reply, notFound);
     const checked = readReply(name, reply.body);
     if (checked === null) {

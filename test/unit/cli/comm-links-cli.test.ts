@@ -1,5 +1,5 @@
 // Issue 16's CLI surfaces: `workers links` (table, matrix, failed probes, --json as is, none yet says how to
-// measure, wrong flags named), `runs start --comm/--local-sgd-period` (checked before anything is sent) and
+// measure, --measure asks for a round now, wrong flags named), `runs start --comm/--local-sgd-period` (checked before anything is sent) and
 // `runs show`'s comm, step and link-note lines. Served by a real HTTP server on 127.0.0.1.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -30,6 +30,7 @@ const LINKS = [
 
 let links: LinkMeasurement[] = LINKS;
 const posted: unknown[] = [];
+const measures: unknown[] = [];
 let server: http.Server;
 let root: string;
 let env: NodeJS.ProcessEnv;
@@ -39,6 +40,10 @@ beforeAll(async () => {
   server = http.createServer((req, res) => {
     const send = (status: number, body: unknown): void => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     if (req.url === '/v1/state') return send(200, { workers: [], runs: [], events: [], awaiting: [], links });
+    if (req.method === 'POST' && req.url === '/v1/links/measure') {
+      measures.push(req.url);
+      return send(200, { links: [...LINKS, link(3, 'gamma', 2, 'beta', 95.2, 0.8, 0)] });
+    }
     if (req.method === 'POST') posted.push(req.url);
     send(404, { error: `no endpoint ${req.url}` });
   });
@@ -100,6 +105,17 @@ describe('gpu-share workers links', () => {
     expect(text.out).toMatch(/^alpha +gamma +19\.6 Mbit\/s +12 ms /m);
     const json = await cli(['workers', 'links', '--json'], env);
     expect(JSON.parse(json.out)).toEqual(LINKS);
+  });
+
+  it('--measure asks the coordinator to measure now (POST /v1/links/measure) and prints what it answers', async () => {
+    const r = await cli(['workers', 'links', '--measure'], env);
+    expect(r.code).toBe(0);
+    expect(measures).toEqual(['/v1/links/measure']);
+    expect(r.err).toMatch(/^Measuring every link among the active workers/);
+    expect(r.out).toMatch(/^gamma +beta +95\.2 Mbit\/s +0\.80 ms +\d+ h \d+ min ago$/m);
+    const json = await cli(['workers', 'links', '--measure', '--json'], env);
+    expect(json.err).toBe('');
+    expect(JSON.parse(json.out)).toHaveLength(5);
   });
 
   it('refuses unknown flags and extra words with the usual usage errors (exit 2)', async () => {
