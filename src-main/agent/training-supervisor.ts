@@ -70,7 +70,7 @@ interface SupervisedRun {
 function progressPoint(line: TrainerProgressLine): ProgressPoint {
   const point: ProgressPoint = { step: line.step };
   for (const key of Object.keys(line) as (keyof TrainerProgressLine)[]) {
-    if (line[key] !== null) (point as Record<string, unknown>)[key] = line[key];
+    if (line[key] !== null) (point as unknown as Record<string, unknown>)[key] = line[key];
   }
   return point;
 }

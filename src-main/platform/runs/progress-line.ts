@@ -58,7 +58,11 @@ function commOrNull(value: unknown): CommStrategy | null {
 
 /** One line (no newline) → its progress record, or null when it is not a well-formed progress line. */
 export function parseProgressLine(rawLine: string): TrainerProgressLine | null {
-  const line = rawLine.replace(/\r+$/, '').replace(/^.*\r(?!$)/, '');
+  // Trailing \r (a pty's \r\n) go; of text overwritten with \r, what the last one left on screen stays.
+  let end = rawLine.length;
+  while (end > 0 && rawLine.charCodeAt(end - 1) === 13) end--;
+  const cr = rawLine.lastIndexOf('\r', end - 1);
+  const line = cr === -1 ? rawLine.slice(0, end) : rawLine.slice(cr + 1, end);
   const at = line.indexOf(PROGRESS_MARKER);
   if (at === -1) return null;
   if (!PREFIX.test(line.slice(0, at))) return null;

@@ -48,6 +48,8 @@ describe('parseProgressLine', () => {
 
   it('keeps what a carriage return left on screen (a progress bar overwritten by the line)', () => {
     expect(parseProgressLine(`epoch 1: 40%|####\r${LINE}`)?.step).toBe(12);
+    expect(parseProgressLine(`epoch 1: 40%|####\repoch 1: 41%|####\r${LINE}\r\r`)?.step).toBe(12);
+    expect(parseProgressLine(`${LINE}\roverwritten`)).toBeNull();
   });
 
   it('needs only step; missing or wrong-typed optional fields become null', () => {
