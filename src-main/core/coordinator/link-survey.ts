@@ -48,6 +48,11 @@ export const DEFAULT_LINK_REFRESH_MS = 300_000;
 export const DEFAULT_PROBE = { bytes: 4 * 1024 * 1024, ms: 1500 } as const;
 /** How often the idle refresh looks for stale links. */
 const REFRESH_SCAN_MS = 1000;
+/** Ordered pairs one refresh scan looks at (a rotating window), so a huge cluster costs the tick a bounded time. */
+export const MAX_SCAN_PAIRS = 4096;
+/** Workers one on-demand measurement covers at most (64 × 63 ordered pairs fit the pending bound). */
+export const MAX_MEASURE_WORKERS = 64;
+const DEFAULT_MAX_PENDING = 4096;
 
 interface Pending {
   from: number;
@@ -73,6 +78,7 @@ export class LinkSurvey {
   private readonly waiters: { keys: Set<string>; deadline: number; resolve: () => void }[] = [];
   private seq = 0;
   private lastScan = -Infinity;
+  private scanCursor = 0;
   readonly refreshMs: number;
   private readonly probeBytes: number;
   private readonly probeMs: number;
@@ -116,12 +122,17 @@ export class LinkSurvey {
   }
 
   /**
-   * (c) Measures every link among the active workers (those in `ids`, when given) now, busy or not. Resolves
-   * with the book when every one of them is measured (or failed), or after timeoutMs.
+   * (c) Measures every link among the active workers (those in `ids`, when given) now, busy or not: at most
+   * MAX_MEASURE_WORKERS of them, the lowest ids first. Resolves with the book when every one of those links is
+   * measured (or failed), or after timeoutMs.
    */
   measureNow(ids?: readonly number[], timeoutMs = 60_000): Promise<LinkMeasurement[]> {
     const wanted = ids ? new Set(ids) : null;
-    const active = this.opts.workers().filter((w) => !wanted || wanted.has(w.id));
+    const active = this.opts
+      .workers()
+      .filter((w) => !wanted || wanted.has(w.id))
+      .sort((a, b) => a.id - b.id)
+      .slice(0, MAX_MEASURE_WORKERS);
     const keys = new Set<string>();
     for (const a of active) for (const b of active) if (a.id !== b.id) {
       this.enqueue(a.id, b.id, false, true);
@@ -142,6 +153,7 @@ export class LinkSurvey {
     const r = report.results.find((x) => x.toId === f.to);
     this.settle(report.probeId, r ? { mbps: r.mbps, rttMs: r.rttMs, error: r.error ?? (r.mbps === null ? 'the probe failed' : undefined) } : { mbps: null, rttMs: null, error: `${f.fromNode} reported no result for ${f.toNode}` });
     this.dispatch();
+    this.wake();
   }
 
   /** Runs every coordinator tick: probes past their deadline fail, the refresh looks for stale idle links, more probes start. */
@@ -164,11 +176,19 @@ export class LinkSurvey {
     const idle = this.opts.idle();
     const workers = this.opts.workers().filter((w) => idle.has(w.id) && w.probePort !== null);
     const staleBefore = this.opts.clock.now() - this.refreshMs;
-    for (const a of workers) for (const b of workers) {
+    const n = workers.length;
+    const space = n * n;
+    if (space === 0) return;
+    const look = Math.min(space, MAX_SCAN_PAIRS);
+    for (let k = 0; k < look; k++) {
+      const at = (this.scanCursor + k) % space;
+      const a = workers[Math.floor(at / n)]!;
+      const b = workers[at % n]!;
       if (a.id === b.id) continue;
       const held = this.book.get(a.id, b.id);
       if (!held || held.measuredAt <= staleBefore) this.enqueue(a.id, b.id, true);
     }
+    this.scanCursor = (this.scanCursor + look) % space;
   }
 
   private enqueue(from: number, to: number, idleOnly: boolean, first = false): void {
@@ -181,7 +201,7 @@ export class LinkSurvey {
       if (i > 0 && first) this.pending.unshift(...this.pending.splice(i, 1));
       return;
     }
-    if (this.pending.length >= (this.opts.maxPending ?? LINK_PROBE_CAPS.maxTargets * 64)) {
+    if (this.pending.length >= (this.opts.maxPending ?? DEFAULT_MAX_PENDING)) {
       if (!first) return;
       this.drop(this.pending.length - 1);
     }

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Instruction } from '../../../src-shared/worker-protocol';
 import { LinkBook } from '../../../src-main/core/coordinator/link-book';
-import { LinkSurvey, surveyWorkers, type SurveyWorker } from '../../../src-main/core/coordinator/link-survey';
+import { LinkSurvey, MAX_MEASURE_WORKERS, MAX_SCAN_PAIRS, surveyWorkers, type SurveyWorker } from '../../../src-main/core/coordinator/link-survey';
 import { FakeClock } from './fake-clock';
 
 const link = (fromId: number, toId: number, measuredAt: number, mbps: number | null = 100) => ({ fromId, toId, from: `n${fromId}`, to: `n${toId}`, mbps, rttMs: 1, measuredAt });
@@ -178,6 +178,44 @@ describe('LinkSurvey', () => {
     const survey = new LinkSurvey({ clock, refreshMs: 0, maxPending: 100, workers: () => many, idle: () => new Set(), queue: () => true });
     for (const w of many) survey.workerActive(w.id);
     expect((survey as unknown as { pending: unknown[] }).pending.length).toBeLessThanOrEqual(100);
+  });
+});
+
+describe('LinkSurvey bounds on a large cluster', () => {
+  const big = (n: number) => Array.from({ length: n }, (_, i): SurveyWorker => ({ id: i + 1, node: `n${i + 1}`, host: '10.0.0.1', probePort: 1 }));
+  const waiting = (survey: LinkSurvey) => (survey as unknown as { pending: unknown[] }).pending.length;
+
+  it('looks at most MAX_SCAN_PAIRS pairs per refresh scan, and covers the rest in later scans', () => {
+    const clock = new FakeClock();
+    const many = big(200); // 39,800 ordered pairs
+    const survey = new LinkSurvey({ clock, refreshMs: 60_000, maxPending: 1_000_000, workers: () => many, idle: () => new Set(many.map((w) => w.id)), queue: () => true });
+    survey.tick();
+    const first = waiting(survey);
+    expect(first).toBeGreaterThan(MAX_SCAN_PAIRS - 300);
+    expect(first).toBeLessThanOrEqual(MAX_SCAN_PAIRS);
+    clock.advance(1000);
+    survey.tick();
+    expect(waiting(survey)).toBeGreaterThan(first + MAX_SCAN_PAIRS - 300);
+  });
+
+  it('measures at most MAX_MEASURE_WORKERS workers on demand, the lowest ids first', () => {
+    const clock = new FakeClock();
+    const many = big(100);
+    const asked: number[] = [];
+    const survey = new LinkSurvey({
+      clock,
+      refreshMs: 0,
+      maxPending: 1_000_000,
+      workers: () => many,
+      idle: () => new Set(),
+      queue: (id, i) => {
+        if (i.kind === 'measure-links') asked.push(id, i.targets[0]!.workerId);
+        return true;
+      },
+    });
+    void survey.measureNow();
+    expect(waiting(survey) + asked.length / 2).toBe(MAX_MEASURE_WORKERS * (MAX_MEASURE_WORKERS - 1));
+    expect(Math.max(...asked)).toBeLessThanOrEqual(MAX_MEASURE_WORKERS);
   });
 });
 
