@@ -94,8 +94,15 @@ function pct(share: number): string {
   return p < 1 ? `${p.toFixed(1)} %` : `${Math.round(p)} %`;
 }
 
-function megabytes(bytes: number): string {
-  return bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : `${(bytes / 1e6).toFixed(1)} MB`;
+function byteSize(bytes: number): string {
+  if (bytes >= 1e9) return `${(bytes / 1e9).toFixed(1)} GB`;
+  if (bytes >= 1e6) return `${(bytes / 1e6).toFixed(1)} MB`;
+  if (bytes >= 1e3) return `${(bytes / 1e3).toFixed(1)} kB`;
+  return `${Math.round(bytes)} B`;
+}
+
+function seconds(s: number): string {
+  return s >= 0.01 ? `${s.toFixed(2)} s` : `${(s * 1000).toFixed(2)} ms`;
 }
 
 function linkName(l: LinkMeasurement): string {
@@ -105,7 +112,7 @@ function linkName(l: LinkMeasurement): string {
 /** "the 19.6 Mbit/s alpha–beta link (RTT 1.2 ms), 12.6 MB of gradients and a 0.20 s step" */
 function numbers(k: Known): string {
   const rtt = k.link.rttMs === null ? '' : ` (RTT ${k.link.rttMs.toFixed(1)} ms)`;
-  return `the ${formatMbps(k.link.mbps)} ${linkName(k.link)} link${rtt}, ${megabytes(k.gradBytes)} of gradients and a ${k.computeS.toFixed(2)} s step`;
+  return `the ${formatMbps(k.link.mbps)} ${linkName(k.link)} link${rtt}, ${byteSize(k.gradBytes)} of gradients and a ${seconds(k.computeS)} step`;
 }
 
 function known(input: CommChoiceInput): Known | null {

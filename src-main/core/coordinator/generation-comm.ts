@@ -8,7 +8,7 @@
  */
 import { decideComm, describeStrategy } from '../../../src-shared/scheduling/comm-choice';
 import { orderRing, type RingPlan } from '../../../src-shared/scheduling/ring-order';
-import type { CommDecision } from '../../../src-shared/scheduling/comm-types';
+import type { CommDecision, CommSetting } from '../../../src-shared/scheduling/comm-types';
 import type { RunMemberHolding } from '../../../src-shared/training';
 import type { RunApplierDeps } from './run-applier';
 import { memberHoldings, type RunRecord } from './run-record';
@@ -18,10 +18,19 @@ export function planRing(deps: Pick<RunApplierDeps, 'links'>, planned: readonly 
   return orderRing(planned.map((m) => ({ workerId: m.workerId, node: m.node })), deps.links?.() ?? []);
 }
 
+/**
+ * What relaunching costs, in seconds: a cold start of Python and torch on every member (the issue measured 6.24 s
+ * median across hosts) plus the steps since the last checkpoint. A blind generation relaunches only when the
+ * communication it saves over the steps left is worth more.
+ */
+export const RELAUNCH_COST_S = 10;
+/** Steps left assumed when the trainer does not say its total_steps. */
+export const ASSUMED_STEPS_LEFT = 1000;
+
 /** The strategy generation `run.generation` trains with (call once the generation number is advanced). */
-export function decideGenerationComm(run: RunRecord, ring: RingPlan): CommDecision {
+export function decideGenerationComm(run: RunRecord, ring: RingPlan, requested: CommSetting = run.spec.comm ?? 'auto'): CommDecision {
   return decideComm({
-    requested: run.spec.comm ?? 'auto',
+    requested,
     localSgdPeriod: run.spec.localSgdPeriod ?? null,
     stats: run.telemetry.commStats(),
     slowest: ring.slowest,
@@ -45,10 +54,16 @@ export function commChanged(previous: CommDecision | null | undefined, next: Com
   return `${commLine(next)} (was ${describeStrategy(previous)})`;
 }
 
+/** Seconds per step spent communicating at `share` of a step whose compute takes `computeS`. */
+function commSeconds(share: number, computeS: number): number {
+  return share >= 1 ? Number.POSITIVE_INFINITY : (share * computeS) / (1 - share);
+}
+
 /**
  * For a running `auto` generation decided blind: the decision from the numbers now known, when it picks another
- * strategy (the caller relaunches); null otherwise. A same-strategy answer replaces the blind one in place (the
- * run view then shows its numbers) and ends the looking. Cheap when nothing changed: the inputs are keyed.
+ * strategy and the communication it saves over the steps left outweighs a relaunch (the caller relaunches);
+ * null otherwise. Otherwise the generation's decision gains its numbers in place (the run view shows them) and
+ * the looking ends. Cheap when nothing changed: the inputs are keyed.
  */
 export function recheckBlindComm(deps: Pick<RunApplierDeps, 'links'>, run: RunRecord): CommDecision | null {
   const blind = run.comm;
@@ -60,11 +75,23 @@ export function recheckBlindComm(deps: Pick<RunApplierDeps, 'links'>, run: RunRe
   const key = `${run.generation}:${links.length}:${Math.max(...links.map((l) => l.measuredAt))}:${stats.gradBytes}:${stats.stepComputeS}`;
   if (run.commCheckKey === key) return null;
   run.commCheckKey = key;
-  const fresh = decideGenerationComm(run, planRing(deps, memberHoldings(run)));
+  const ring = planRing(deps, memberHoldings(run));
+  const fresh = decideGenerationComm(run, ring);
   if (fresh.commShare === null) return null;
   if (fresh.strategy === blind.strategy && fresh.localSgdPeriod === blind.localSgdPeriod) {
     run.comm = fresh;
     return null;
   }
-  return fresh;
+  // What the blind strategy costs per step, against what the fresh one would.
+  const kept = decideGenerationComm(run, ring, blind.strategy);
+  const progress = run.telemetry.progress();
+  const left = progress?.totalSteps != null ? Math.max(0, progress.totalSteps - progress.step) : ASSUMED_STEPS_LEFT;
+  const saved = (commSeconds(kept.commShare ?? 0, stats.stepComputeS) - commSeconds(fresh.commShare, stats.stepComputeS)) * left;
+  if (saved >= RELAUNCH_COST_S) return fresh;
+  run.comm = {
+    ...kept,
+    requested: 'auto',
+    reason: `${blind.strategy} kept: ${describeStrategy(fresh)} would save about ${saved.toFixed(1)} s over the ${left} steps left, less than a relaunch costs (about ${RELAUNCH_COST_S} s); ${fresh.reason}`,
+  };
+  return null;
 }

@@ -165,6 +165,18 @@ describe('generation comm decision', () => {
     expect(fast.comm).toMatchObject({ strategy: 'ddp', generation: 1 });
     expect(fast.comm!.commShare).toBeGreaterThan(0);
 
+    // Switching would save too little over the steps left to pay for a relaunch (a 0.5 ms step, 100 steps):
+    // the generation keeps DDP and says why, with the numbers.
+    const tiny = c.run();
+    c.launch(tiny, [1, 2, 3]);
+    const record = { step: 2, total_steps: 100, loss: 1, rank: 0, world_size: 3, grad_bytes: 4612, compute_s: 0.0005, comm: 'ddp' };
+    tiny.telemetry.onOutput(1, 'alpha', tiny.generation, `GPU_SHARE_PROGRESS ${JSON.stringify(record)}\n`);
+    c.matrix = links([[1, 2, 800], [1, 3, 800], [2, 3, 800]]);
+    expect(recheckBlindComm(c.ap.deps, tiny)).toBeNull();
+    expect(tiny.comm).toMatchObject({ requested: 'auto', strategy: 'ddp', generation: 1 });
+    expect(tiny.comm!.commShare).toBeGreaterThan(0.1);
+    expect(tiny.comm!.reason).toMatch(/^ddp kept: local-sgd every \d+ steps would save about 0\.\d s over the 98 steps left, less than a relaunch costs \(about 10 s\); /);
+
     // An explicit strategy is never second-guessed.
     const asked = c.run({ comm: 'ddp' });
     c.launch(asked, [1, 2, 3]);

@@ -83,6 +83,11 @@ describe('decideComm auto', () => {
     expect(decideComm(input({ slowest: link(0) })).commShare).toBeNull();
   });
 
+  it('says small figures in units a person reads (kB, ms)', () => {
+    const d = decideComm(input({ stats: { gradBytes: 4612, stepComputeS: 0.000489 }, slowest: link(798, 0.2) }));
+    expect(d.reason).toContain('4.6 kB of gradients and a 0.49 ms step');
+  });
+
   it('one member: nothing to send', () => {
     expect(decideComm(input({ members: 1, slowest: null, requested: 'local-sgd' }))).toMatchObject({ strategy: 'ddp', reason: 'one member: nothing to send' });
   });
