@@ -17,15 +17,28 @@ export const COMM_LABELS: Record<CommSetting, string> = {
 
 const SHORT_LABELS: Record<CommSetting, string> = { auto: 'Auto', ddp: 'DDP', fp16: 'FP16', powersgd: 'PowerSGD', 'local-sgd': 'Local SGD' };
 
-/** "local-sgd every 8 steps (auto)", "fp16 (asked for)": the strategy in force and whether auto chose it. */
+/** "local-sgd every 8 steps (auto)", "fp16 (asked for)", "fp16 (instead of powersgd)": the strategy in force and who chose it. */
 export function commSummary(d: Pick<CommDecision, 'strategy' | 'localSgdPeriod' | 'requested'>): string {
-  return `${describeStrategy(d)} (${d.requested === 'auto' ? 'auto' : 'asked for'})`;
+  const how = d.requested === 'auto' ? 'auto' : d.requested === d.strategy ? 'asked for' : `instead of ${d.requested}`;
+  return `${describeStrategy(d)} (${how})`;
 }
 
 /** "Local SGD every 8 steps — chosen automatically: <reason>" for the run page. */
 export function commDecisionSentence(d: CommDecision): string {
   const what = d.strategy === 'local-sgd' && d.localSgdPeriod !== null ? `${SHORT_LABELS['local-sgd']} every ${d.localSgdPeriod} step${d.localSgdPeriod === 1 ? '' : 's'}` : SHORT_LABELS[d.strategy];
-  return `${what} — ${d.requested === 'auto' ? 'chosen automatically' : 'as asked'}: ${d.reason}`;
+  if (d.requested === 'auto') return `${what} — chosen automatically: ${d.reason}`;
+  if (d.requested === d.strategy) return isJustAsked(d.reason) ? `${what} — as asked` : `${what} — as asked: ${d.reason}`;
+  return `${what} instead of ${SHORT_LABELS[d.requested]}: ${d.reason}`;
+}
+
+/** H3's reason for an explicit choice kept as it is ("asked for", "asked for (its period asked for)"): nothing to add. */
+function isJustAsked(reason: string): boolean {
+  return /^asked for( \(its period asked for\))?$/.test(reason);
+}
+
+/** The reason to print after the strategy in `runs show`: none when it only says the run asked for it. */
+export function commReasonText(d: Pick<CommDecision, 'reason'>): string | null {
+  return isJustAsked(d.reason) ? null : d.reason;
 }
 
 /** What a run asked for before its first generation decided: "auto", "local-sgd every 16 steps". */

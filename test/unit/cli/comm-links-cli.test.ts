@@ -172,7 +172,11 @@ describe('gpu-share runs show: the communication lines', () => {
   it('before the first generation says what the run asked for', () => {
     expect(commLines(runOf({ spec: { ...runOf().spec, comm: 'local-sgd', localSgdPeriod: 16 } }))).toEqual(['  comm       local-sgd every 16 steps (decided when a generation starts)']);
     expect(commLines(runOf())).toEqual(['  comm       auto (decided when a generation starts)']);
-    expect(commLines(runOf({ comm: { ...decided.comm!, requested: 'fp16', strategy: 'fp16', localSgdPeriod: null, reason: 'asked for' } }))).toEqual(['  comm       fp16 (asked for): asked for']);
+    expect(commLines(runOf({ comm: { ...decided.comm!, requested: 'fp16', strategy: 'fp16', localSgdPeriod: null, reason: 'asked for' } }))).toEqual(['  comm       fp16 (asked for)']);
+    const fallback = { ...decided.comm!, requested: 'powersgd' as const, strategy: 'fp16' as const, localSgdPeriod: null, reason: "powersgd needs NCCL (a GPU run) and torch 1.13's gloo aborts on it: fp16 instead" };
+    expect(commLines(runOf({ comm: fallback }))).toEqual([`  comm       fp16 (instead of powersgd): ${fallback.reason}`]);
+    expect(commDecisionSentence(fallback)).toBe(`FP16 instead of PowerSGD: ${fallback.reason}`);
+    expect(commDecisionSentence({ ...decided.comm!, requested: 'local-sgd', reason: 'asked for (its period asked for)' })).toBe('Local SGD every 8 steps — as asked');
   });
 
   it('words the run page\'s decision line and sizes in decimal units', () => {

@@ -1,6 +1,6 @@
 /** What `gpu-share runs list` and `runs show` print for people: a table of every run (several live at once), and one run in full. */
 import type { CoordinatorEvent, RunSnapshot } from '../../../../src-shared/training';
-import { commStatsText, commSummary, requestedCommText } from '../../../../src-shared/runs/comm-text';
+import { commReasonText, commStatsText, commSummary, requestedCommText } from '../../../../src-shared/runs/comm-text';
 import { cell, formatTable, humanAgo, humanDuration, shellWords } from '../../text-format';
 
 export const LIVE_STATES: ReadonlySet<RunSnapshot['state']> = new Set(['waiting', 'running', 'paused']);
@@ -95,7 +95,7 @@ function workersTable(run: RunSnapshot): string[] {
  */
 export function commLines(run: RunSnapshot): string[] {
   const lines = run.comm
-    ? [`  comm       ${commSummary(run.comm)}: ${run.comm.reason}`]
+    ? [`  comm       ${commSummary(run.comm)}${commReasonText(run.comm) ? `: ${run.comm.reason}` : ''}`]
     : [`  comm       ${requestedCommText(run.spec.comm, run.spec.localSgdPeriod)} (decided when a generation starts)`];
   if (run.commStats) lines.push(`  step       ${commStatsText(run.commStats)}`);
   if (run.linkNote) lines.push(`  links      ${run.linkNote}`);
