@@ -1,6 +1,7 @@
 /**
  * Decides which links to measure and when (issue 16, item 1), and turns the agents' `links` reports into the
- * LinkBook: (a) when a worker becomes active, its links to and from every other active worker; (b) every
+ * LinkBook: (a) when a worker becomes active (or is found active with a link never measured), its links to and
+ * from every other active worker; (b) every
  * `refreshMs` (serve --link-refresh), the links between idle workers (no run, no job) measured longer ago than
  * that; (c) on demand (POST /v1/links/measure), every link among the active workers now, busy or not.
  *
@@ -162,9 +163,9 @@ export class LinkSurvey {
     for (const [probeId, f] of this.inFlight) {
       if (now >= f.deadline) this.settle(probeId, { mbps: null, rttMs: null, error: `${f.fromNode} did not report its probe of ${f.toNode} in time` });
     }
-    if (this.refreshMs > 0 && now - this.lastScan >= REFRESH_SCAN_MS) {
+    if (now - this.lastScan >= REFRESH_SCAN_MS) {
       this.lastScan = now;
-      this.scanStale();
+      this.scan();
     }
     this.dispatch();
     this.wake();
@@ -172,9 +173,14 @@ export class LinkSurvey {
 
   // ---------------------------------------------------------------------------------------------------------
 
-  private scanStale(): void {
-    const idle = this.opts.idle();
-    const workers = this.opts.workers().filter((w) => idle.has(w.id) && w.probePort !== null);
+  /**
+   * Links never measured between active workers, busy or not (workers taken back after a coordinator restart
+   * became active without a transition, and the book is not kept across restarts), and with a refresh, the
+   * stale links between idle workers.
+   */
+  private scan(): void {
+    const idle = this.refreshMs > 0 ? this.opts.idle() : null;
+    const workers = this.opts.workers().filter((w) => w.probePort !== null);
     const staleBefore = this.opts.clock.now() - this.refreshMs;
     const n = workers.length;
     const space = n * n;
@@ -186,7 +192,8 @@ export class LinkSurvey {
       const b = workers[at % n]!;
       if (a.id === b.id) continue;
       const held = this.book.get(a.id, b.id);
-      if (!held || held.measuredAt <= staleBefore) this.enqueue(a.id, b.id, true);
+      if (!held) this.enqueue(a.id, b.id, false);
+      else if (idle?.has(a.id) && idle.has(b.id) && held.measuredAt <= staleBefore) this.enqueue(a.id, b.id, true);
     }
     this.scanCursor = (this.scanCursor + look) % space;
   }

@@ -28,7 +28,7 @@ describe('LinkBook', () => {
   });
 });
 
-function harness(opts: { refreshMs?: number; idle?: number[] } = {}) {
+function harness(opts: { refreshMs?: number; idle?: number[]; measured?: [number, number][] } = {}) {
   const clock = new FakeClock();
   const workers: SurveyWorker[] = [1, 2, 3].map((id) => ({ id, node: `n${id}`, host: `10.0.0.${id}`, probePort: 40000 + id }));
   const queued: { to: number; instruction: Instruction }[] = [];
@@ -43,6 +43,7 @@ function harness(opts: { refreshMs?: number; idle?: number[] } = {}) {
       return true;
     },
   });
+  for (const [a, b] of opts.measured ?? []) survey.book.record(link(a, b, clock.now(), 1000));
   const measures = () => queued.filter((q) => q.instruction.kind === 'measure-links').map((q) => q.instruction as Extract<Instruction, { kind: 'measure-links' }>);
   /** Answers every measure-links instruction not answered yet, with mbps from `rate`. */
   const answered = new Set<string>();
@@ -60,7 +61,7 @@ function harness(opts: { refreshMs?: number; idle?: number[] } = {}) {
 
 describe('LinkSurvey', () => {
   it('measures a newly active worker to and from every other, one probe per agent at a time, with a fresh token each', () => {
-    const h = harness();
+    const h = harness({ measured: [[1, 2], [2, 1]] });
     h.survey.workerActive(3);
     // 3→1 and 1→3, 3→2 and 2→3 wait; only one pair touching worker 3 is in flight.
     expect(h.measures()).toHaveLength(0);
@@ -72,7 +73,7 @@ describe('LinkSurvey', () => {
     expect((accept.instruction as { token: string }).token).toBe(first.targets[0]!.token);
     expect(first.targets[0]!.host).toMatch(/^10\.0\.0\.\d$/);
     for (let i = 0; i < 4; i++) h.answerAll((from, to) => from * 10 + to);
-    expect(h.survey.links().map((l) => `${l.fromId}>${l.toId}=${l.mbps}`)).toEqual(['1>3=13', '2>3=23', '3>1=31', '3>2=32']);
+    expect(h.survey.links().map((l) => `${l.fromId}>${l.toId}=${l.mbps}`)).toEqual(['1>2=1000', '1>3=13', '2>1=1000', '2>3=23', '3>1=31', '3>2=32']);
     const tokens = new Set(h.measures().map((m) => m.targets[0]!.token));
     expect(tokens.size).toBe(4);
   });
@@ -103,29 +104,29 @@ describe('LinkSurvey', () => {
   });
 
   it('forgets a gone worker: its links, its waiting probes and the one in flight', () => {
-    const h = harness();
+    const h = harness({ measured: [[1, 2], [2, 1]] });
     h.survey.workerActive(3);
     h.survey.tick();
     const first = h.measures()[0]!;
     const from = h.queued.find((q) => q.instruction === first)!.to;
     h.survey.onReport(from, { type: 'links', probeId: first.probeId, results: [{ toId: first.targets[0]!.workerId, mbps: 5, rttMs: 1 }] });
-    expect(h.survey.links()).toHaveLength(1);
+    expect(h.survey.links()).toHaveLength(3);
     expect(h.measures()).toHaveLength(2); // the next one is in flight
+    h.workers.pop(); // 3 is no longer active
     h.survey.onWorkerState(3, 'failed');
-    expect(h.survey.links()).toEqual([]);
+    const left = ['1>2', '2>1'];
+    expect(h.survey.links().map((l) => `${l.fromId}>${l.toId}`)).toEqual(left);
     h.answerAll(); // the late report of the probe in flight is not kept
     h.survey.tick();
-    expect(h.survey.links()).toEqual([]);
+    expect(h.survey.links().map((l) => `${l.fromId}>${l.toId}`)).toEqual(left);
     expect(h.measures()).toHaveLength(2); // the waiting ones were dropped
   });
 
   it('refreshes links between idle workers once they are older than refreshMs, and never busy ones', () => {
     const h = harness({ refreshMs: 300_000, idle: [1, 2] });
-    h.survey.tick();
+    h.survey.tick(); // every link is missing: measured once, busy or not
     h.answerAll();
-    h.survey.tick();
-    h.answerAll();
-    expect(h.survey.links().map((l) => `${l.fromId}>${l.toId}`)).toEqual(['1>2', '2>1']);
+    expect(h.survey.links()).toHaveLength(6);
     const sent = h.measures().length;
     h.clock.advance(299_000);
     h.survey.tick();
@@ -140,11 +141,15 @@ describe('LinkSurvey', () => {
     expect(h.measures()).toHaveLength(sent + 1);
   });
 
-  it('refresh 0 never measures on its own', () => {
+  it('measures links never measured (workers taken back after a restart) once; with refresh 0, never again', () => {
     const h = harness({ refreshMs: 0, idle: [1, 2, 3] });
+    h.survey.tick();
+    h.answerAll();
+    expect(h.survey.links()).toHaveLength(6);
+    const sent = h.measures().length;
     h.clock.advance(10_000_000);
     h.survey.tick();
-    expect(h.measures()).toHaveLength(0);
+    expect(h.measures()).toHaveLength(sent);
   });
 
   it('measures every pair on demand, busy or not, and answers when all are in', async () => {
