@@ -183,6 +183,8 @@ describe('gpu-share runs show: the communication lines', () => {
     expect(commDecisionSentence(decided.comm!)).toBe('Local SGD every 8 steps — chosen automatically: DDP would spend 87 % of a step communicating over alpha–gamma 19.6 Mbit/s; averaging every 8 steps spends 9 %');
     expect([formatBytes(999), formatBytes(820_400), formatBytes(16_990_000), formatBytes(2.5e9)]).toEqual(['999 B', '820 kB', '17.0 MB', '2.5 GB']);
     expect(commStatsText({ gradBytes: 1e6, stepComputeS: 3.04 })).toBe('1.0 MB of gradients per step, 3.0 s compute');
+    expect(commStatsText({ gradBytes: 5200, stepComputeS: 0.00421 })).toBe('5 kB of gradients per step, 4.2 ms compute');
+    expect(commStatsText({ gradBytes: 5200, stepComputeS: 0.0421 })).toBe('5 kB of gradients per step, 42 ms compute');
     expect(readCommChoice('local-sgd', ' 12 ')).toEqual({ ok: true, comm: 'local-sgd', localSgdPeriod: 12 });
   });
 });
