@@ -20,6 +20,12 @@ describe('progress report schema', () => {
     expect(reportRequestSchema.safeParse(progress(Array.from({ length: MAX_PROGRESS_POINTS }, (_, step) => ({ step })))).success).toBe(true);
   });
 
+  it('says what the field must be', () => {
+    const r = reportRequestSchema.safeParse(progress([{ step: 0 }, { step: 1, loss: 0.5, comm: 'gossip' }]));
+    expect(r.success).toBe(false);
+    if (!r.success) expect(r.error.issues[0]).toMatchObject({ path: ['reports', 0, 'points', 1, 'comm'], message: 'must be one of ddp, fp16, powersgd, local-sgd' });
+  });
+
   it('refuses too many points, none, and bad numbers, naming the field', () => {
     expect(refusal(progress(Array.from({ length: MAX_PROGRESS_POINTS + 1 }, (_, step) => ({ step }))))).toContain('reports.0.points');
     expect(refusal(progress([]))).toContain('reports.0.points');
@@ -32,6 +38,9 @@ describe('progress report schema', () => {
     expect(refusal(progress([{ step: 1, stepComputeS: -0.1 }]))).toContain('points.0.stepComputeS');
     expect(refusal(progress([{ step: 1, comm: 'auto' }]))).toContain('points.0.comm');
     expect(refusal(progress([{ step: 1, worldSize: 0 }]))).toContain('points.0.worldSize');
+    expect(refusal(progress([{ step: 1, shard: [5, 2] }]))).toContain('points.0.shard');
+    expect(refusal(progress([{ step: 1, rank: 1_000_001 }]))).toContain('points.0.rank');
+    for (const junk of [null, 'step', [1, 2], 7]) expect(refusal(progress([{ step: 0 }, junk]))).toBe('reports.0.points.1');
     expect(refusal(progress([{ step: 1 }], { runId: 'x'.repeat(201) }))).toContain('reports.0.runId');
     expect(refusal(progress([{ step: 1 }], { generation: -1 }))).toContain('reports.0.generation');
   });
