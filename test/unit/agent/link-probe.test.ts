@@ -3,6 +3,7 @@ import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LinkProbeServer } from '../../../src-main/agent/link-probe-server';
 import { measureLinks } from '../../../src-main/agent/link-probe-client';
+import { AgentLinkProbes } from '../../../src-main/agent/link-probes';
 import { instructionSchema, reportSchema } from '../../../src-shared/worker-protocol';
 
 const servers: LinkProbeServer[] = [];
@@ -126,5 +127,35 @@ describe('link probe', () => {
     await Promise.all(servers.splice(0).map((s) => s.close()));
     const [r] = await measureLinks({ targets: [target(port)], maxBytes: 65536, maxMs: 200 }, { connectRetryMs: 100 });
     expect(r!.error).toMatch(/^beta 127\.0\.0\.1:\d+: connection refused/);
+  });
+});
+
+describe('the agent\'s link probes', () => {
+  it('obeys accept-link-probe and measure-links: one measurement after another, each reported as links', async () => {
+    const receiver = new AgentLinkProbes();
+    const sender = new AgentLinkProbes({ client: { connectRetryMs: 300 } });
+    const port = (await receiver.listen())!;
+    await sender.listen();
+    try {
+      const reports: unknown[] = [];
+      const t1 = 'first_token_0000000000000000';
+      const t2 = 'second_token_000000000000000';
+      receiver.obey({ kind: 'accept-link-probe', token: t1, fromNode: 'alpha', expiresInMs: 10_000 }, () => undefined);
+      receiver.obey({ kind: 'accept-link-probe', token: t2, fromNode: 'alpha', expiresInMs: 10_000 }, () => undefined);
+      const measure = (probeId: string, token: string) =>
+        sender.obey({ kind: 'measure-links', probeId, targets: [{ workerId: 0, node: 'beta', host: '127.0.0.1', port, token }], maxBytes: 1 << 20, maxMs: 500 }, (r) => reports.push(r));
+      measure('link-1', t1);
+      measure('link-2', t2);
+      measure('link-3', t1); // used already: refused, reported as an error
+      for (let i = 0; i < 100 && reports.length < 3; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(reports.map((r) => (r as { probeId: string }).probeId)).toEqual(['link-1', 'link-2', 'link-3']);
+      const results = reports.map((r) => (r as { results: { mbps: number | null; error?: string }[] }).results[0]!);
+      expect(results[0]!.mbps).toBeGreaterThan(0);
+      expect(results[1]!.mbps).toBeGreaterThan(0);
+      expect(results[2]!.mbps).toBeNull();
+      expect(results[2]!.error).toMatch(/^beta 127\.0\.0\.1:\d+: /);
+    } finally {
+      await Promise.all([receiver.close(), sender.close()]);
+    }
   });
 });
