@@ -1,0 +1,120 @@
+/**
+ * Issue 16 across real hosts: a run with `comm: auto` over a slow link communicates less than plain DDP, and a
+ * changed link changes the choice at the next generation. The app on A (no worker of its own), workers on B and
+ * C, C's cable capped at 20 Mbit/s with tc tbf (shape-link.ts) before they join, so the links measured when
+ * they become active already show it. The trainer is the example at a communication-bound width (--hidden 512
+ * --layers 3: about 2 MB of gradients, a second of DDP traffic per step at 20 Mbit/s) with a large batch, so a
+ * step's compute dwarfs that traffic on the bare link.
+ *   1. auto trains with a strategy other than ddp (fp16 or local-sgd: gloo has no PowerSGD), the reason names the
+ *      measured link, in /v1/runs/<id> and the run's output, and the steps go on;
+ *   2. the cap comes off, POST /v1/links/measure sees it, D joins: the next generation (B, C, D) trains with
+ *      another strategy (ddp, the link being fast now), a comm-changed event says so, and the run finishes.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeProcesses } from '../integration/helpers/pid-tracker';
+import type { LinkMeasurement } from '../../src-shared/links/link-matrix';
+import type { CommDecision } from '../../src-shared/scheduling/comm-types';
+import type { RunSnapshot } from '../../src-shared/training';
+import { canRunApp, required } from './helpers/can-make-hosts';
+import { ENDED, eventsOf, runOf, trainingTogether } from './helpers/run-watch';
+import { linkShapeOf, shapeLink, unshapeLink } from './helpers/shape-link';
+import { startApp, startWorker, stopTestbed, TRAINER, waitForActive, type Testbed } from './helpers/testbed';
+
+const SLOW_MBIT = 20;
+const STEPS = 400;
+const TRAINER_ARGS = ['--steps', String(STEPS), '--batch', '256', '--hidden', '512', '--layers', '3', '--checkpoint-every', '10'];
+
+/** A run's decision once it carries numbers (a blind one says "no measurements yet" and has no share). */
+function decided(r: RunSnapshot): CommDecision | null {
+  return r.comm && r.comm.generation === r.generation && r.comm.commShare !== null ? r.comm : null;
+}
+
+function linksOf(tb: Testbed, links: LinkMeasurement[], host: string): LinkMeasurement[] {
+  const name = tb.workers.get(host)!.name;
+  return links.filter((l) => l.mbps !== null && (l.from === name || l.to === name));
+}
+
+const table = (links: LinkMeasurement[]) => links.map((l) => `${l.from}→${l.to} ${l.mbps?.toFixed(1) ?? l.error} Mbit/s`).join('; ');
+
+describe.skipIf(!required(canRunApp(), 'the slow-link cases'))('training over a slow link', () => {
+  let tb: Testbed | null = null;
+  let runId = '';
+  let slowGeneration = 0;
+  let slowDecision: CommDecision | null = null;
+
+  beforeAll(async () => {
+    tb = await startApp({ hosts: ['a', 'b', 'c', 'd'], app: { localWorker: false, autoApprove: true, extraArgs: ['--link-refresh', '0'] } });
+    shapeLink(tb.cluster, 'c', SLOW_MBIT);
+    for (const h of ['b', 'c']) await startWorker(tb, h);
+    await Promise.all([...tb.workers.values()].map((w) => w.ready(90_000)));
+    await waitForActive(tb, ['host-b', 'host-c'], false, 90_000);
+  }, 240_000);
+
+  afterAll(async () => {
+    if (!tb) return;
+    const left = await stopTestbed(tb);
+    expect(left, `processes left: ${describeProcesses(left)}`).toEqual([]);
+  });
+
+  it(`auto over a ${SLOW_MBIT} Mbit/s link trains with a strategy that sends less than ddp, and says why`, async () => {
+    const { app } = tb!;
+    expect(linkShapeOf(tb!.cluster, 'c')).toEqual({ upMbit: SLOW_MBIT, downMbit: SLOW_MBIT });
+    const measured = (await app.api.request<{ links: LinkMeasurement[] }>('POST', '/v1/links/measure', {}, 90_000)).links;
+    const toC = linksOf(tb!, measured, 'c');
+    expect(toC.length, table(measured)).toBeGreaterThan(0);
+    for (const l of toC) expect(l.mbps!, table(measured)).toBeLessThan(SLOW_MBIT * 1.5);
+
+    const run = await app.startRun({ name: 'slow-link', command: [TRAINER, ...TRAINER_ARGS], samples: 4096, minWorkers: 2, maxWorkers: 3, maxRestarts: 3, comm: 'auto' });
+    runId = run.id;
+    // The first generation may start blind (ddp until the trainer reports its step); it relaunches once it has.
+    const chosen = await app.waitForState('auto to decide with numbers', (s) => {
+      const r = runOf(s, runId);
+      if (ENDED.includes(r.state)) throw new Error(`run ${r.state} before auto decided: ${r.stateCause}`);
+      const d = decided(r);
+      if (d?.strategy === 'ddp') throw new Error(`auto chose ddp over ${SLOW_MBIT} Mbit/s: ${d.reason}`);
+      return d && r.state === 'running' ? { d, generation: r.generation } : null;
+    }, 180_000);
+    slowDecision = chosen.d;
+    slowGeneration = chosen.generation;
+    expect(['fp16', 'local-sgd']).toContain(slowDecision.strategy);
+    expect(slowDecision.commShare!).toBeLessThanOrEqual(slowDecision.strategy === 'local-sgd' ? 0.1 + 1e-9 : 1);
+    expect(slowDecision.reason, 'the reason names the slow link').toMatch(/\d+(\.\d)? Mbit\/s/);
+    // It trains in that generation: the trainers on B and C step on with it.
+    await trainingTogether(tb!, runId, ['host-b', 'host-c'], { minStep: 1, after: slowGeneration - 1, timeoutMs: 120_000 });
+    const viaApi = await app.api.request<RunSnapshot>('GET', `/v1/runs/${encodeURIComponent(runId)}`);
+    expect(viaApi.comm?.strategy).toBe(slowDecision.strategy);
+    expect(viaApi.comm?.reason).toBe(slowDecision.reason);
+    const { output } = await app.api.request<{ output: string }>('GET', `/v1/runs/${encodeURIComponent(runId)}/output`);
+    expect(output).toContain(`generation ${slowGeneration} trains with ${slowDecision.strategy}`);
+  }, 300_000);
+
+  it('a faster link changes the choice at the next generation, and the run trains to the end', async () => {
+    expect(runId, 'the first case started the run').not.toBe('');
+    const { app, cluster } = tb!;
+    unshapeLink(cluster, 'c');
+    expect(linkShapeOf(cluster, 'c')).toEqual({ upMbit: null, downMbit: null });
+    const measured = (await app.api.request<{ links: LinkMeasurement[] }>('POST', '/v1/links/measure', {}, 90_000)).links;
+    for (const l of linksOf(tb!, measured, 'c')) expect(l.mbps!, table(measured)).toBeGreaterThan(SLOW_MBIT * 5);
+
+    // A third worker joins: the run grows, and its new generation decides again from the links as they are now.
+    await startWorker(tb!, 'd');
+    await tb!.workers.get('d')!.ready(90_000);
+    const next = await app.waitForState('the next generation with D to decide with numbers', (s) => {
+      const r = runOf(s, runId);
+      if (ENDED.includes(r.state)) throw new Error(`run ${r.state} before growing to D: ${r.stateCause}`);
+      const d = decided(r);
+      return r.generation > slowGeneration && r.workerIds.length === 3 && d ? { d, generation: r.generation, state: s } : null;
+    }, 180_000);
+    expect(next.d.strategy, next.d.reason).not.toBe(slowDecision!.strategy);
+    expect(next.d.strategy, next.d.reason).toBe('ddp');
+    const changed = eventsOf(next.state, 'comm-changed').map((e) => e.message);
+    expect(changed.some((m) => m.includes(`was ${slowDecision!.strategy}`)), changed.join('\n')).toBe(true);
+
+    const done = await app.waitForState('the run to end', (s) => {
+      const r = runOf(s, runId);
+      return ENDED.includes(r.state) ? r : null;
+    }, 300_000, 1000);
+    expect(done.state, done.stateCause).toBe('finished');
+    expect(done.progress?.step).toBe(STEPS - 1);
+  }, 600_000);
+});
