@@ -171,7 +171,7 @@ describe('TrainingSupervisor with a warm launcher', () => {
     generation: 2,
     command: ['train.py'],
     launcher: 'torchrun',
-    nnodes: 2,
+    nnodes: '2',
     nprocPerNode: 1,
     rdzvEndpoint: '10.0.0.1:29400',
     rdzvId: 'run-1-g2',
@@ -180,7 +180,7 @@ describe('TrainingSupervisor with a warm launcher', () => {
     env: {},
     useGpus: false,
     localAddr: '10.0.0.2',
-  } as LaunchPlan;
+  };
 
   function supervisor(warmLauncher: boolean): TrainingSupervisor {
     return new TrainingSupervisor({
