@@ -19,16 +19,17 @@ Where torch takes the host name (checked against the torch sources):
 
 Rank order (GPU_SHARE_NODE_RANK = this member's position 0..n-1 in the coordinator's ring order, which puts
 well-connected members next to each other): torch numbers the nodes of a rendezvous by sorting their
-descriptors, _NodeDesc(fqdn, pid, local_id) with fqdn = socket.getfqdn() (torch 1.13 to 2.x:
-torch/distributed/elastic/rendezvous/dynamic_rendezvous.py, _NodeDescGenerator.generate and
-_mark_rendezvous_complete's `enumerate(sorted(state.participants))`), so group ranks follow host names, not
-links. The shim makes this node's descriptor start with its zero-padded position ("00001-host"), so the sort,
-and with it group rank and every rank's place in gloo's and NCCL's ring, follows the coordinator's order. The
-descriptor is only a name for the rendezvous state (MASTER_ADDR comes from the address patch above), so the
-prefix changes nothing else (1.13 also logs it as the node's host name in rendezvous events). Newer torch keeps
-the same sort of the same descriptor, its first field renamed `addr` (2.4+: local_addr or socket.getfqdn());
-the patch prefixes whichever field generate() filled, and says so on stderr when the class is missing instead
-of failing the launch.
+descriptors, _NodeDesc(fqdn, pid, local_id) (torch 1.13; 2.4+ names the first field `addr`), in
+torch/distributed/elastic/rendezvous/dynamic_rendezvous.py, _mark_rendezvous_complete's
+`enumerate(sorted(state.participants))`, so group ranks follow host names and pids, not links. The shim
+carries the position in the descriptor's local_id ((position + 1) * 2**32 + torch's own counter: still
+unique, and local_id is only an identity) and gives the descriptor class an order that compares that
+position first, so the sort, and with it group rank and every rank's place in gloo's and NCCL's ring,
+follows the coordinator's order. The host-name field is left alone: torch 2.4+ uses it as this node's
+address (rank 0's MASTER_ADDR and the shared TCPStore's host), so changing it breaks the rendezvous there
+(seen on torch 2.11). Descriptors without a position sort after those with one, in torch's own order; the
+order is installed on every launch through the shim, since any member may be the one that sorts. A torch
+without these classes gets a note on stderr instead of a failed launch.
 
 Only the standard library and torch are used: this file runs with the user's own interpreter.
 """
@@ -124,29 +125,44 @@ def read_node_rank(environ):
                   f"orders the nodes by host name")
 
 
-def order_by_position(position):
-    """Makes this node's rendezvous descriptor sort at `position` (see the module doc). Returns a note for
-    stderr, or None when this torch has no descriptor generator to patch."""
+POSITION_STRIDE = 1 << 32  # local_id = (position + 1) * POSITION_STRIDE + torch's counter
+
+
+def _position_key(node):
+    """Sort key of a rendezvous descriptor: its position first (unpositioned ones last), then torch's order."""
+    local_id = node.local_id
+    position = local_id // POSITION_STRIDE - 1 if local_id >= POSITION_STRIDE else MAX_NODE_RANK + 1
+    return (position, getattr(node, "addr", None) or getattr(node, "fqdn", ""), node.pid, local_id)
+
+
+def install_position_order(position):
+    """Makes rendezvous descriptors sort by position (see the module doc) and, when `position` is not None,
+    this node's descriptor carry it. Returns a note for stderr, or None when this torch lacks the classes."""
     try:
         import torch.distributed.elastic.rendezvous.dynamic_rendezvous as dyn
     except ImportError:
         return None
     generator = getattr(dyn, "_NodeDescGenerator", None)
     desc = getattr(dyn, "_NodeDesc", None)
-    if generator is None or desc is None or getattr(generator.generate, "_gpu_share_position", None) is not None:
+    if generator is None or desc is None or not hasattr(desc, "__dataclass_fields__") \
+            or "local_id" not in desc.__dataclass_fields__:
         return None
     import dataclasses
 
-    field = "addr" if "addr" in getattr(desc, "__dataclass_fields__", {}) else "fqdn"
+    desc.__lt__ = lambda a, b: _position_key(a) < _position_key(b)
+    desc.__le__ = lambda a, b: _position_key(a) <= _position_key(b)
+    desc.__gt__ = lambda a, b: _position_key(a) > _position_key(b)
+    desc.__ge__ = lambda a, b: _position_key(a) >= _position_key(b)
+    if position is None:
+        return None
     original = generator.generate
 
-    def generate(self):
-        node = original(self)
-        return dataclasses.replace(node, **{field: f"{position:05d}-{getattr(node, field)}"})
+    def generate(self, *args, **kwargs):  # torch 2.4+ passes local_addr
+        node = original(self, *args, **kwargs)
+        return dataclasses.replace(node, local_id=(position + 1) * POSITION_STRIDE + node.local_id)
 
-    generate._gpu_share_position = position
     generator.generate = generate
-    return f"this node sorts at ring position {position} (dynamic_rendezvous._NodeDescGenerator.generate)"
+    return f"this node sorts at ring position {position} (dynamic_rendezvous._NodeDesc order)"
 
 
 def main(argv):
@@ -163,9 +179,9 @@ def main(argv):
     position, problem = read_node_rank(os.environ)
     if problem:
         sys.stderr.write(f"{PREFIX} {problem}\n")
-    elif position is not None:
-        note = order_by_position(position)
-        sys.stderr.write(f"{PREFIX} {note or f'this torch has no _NodeDescGenerator: {NODE_RANK_ENV} ignored'}\n")
+    note = install_position_order(position)
+    if position is not None:
+        sys.stderr.write(f"{PREFIX} {note or f'this torch has no rendezvous _NodeDesc to order: {NODE_RANK_ENV} ignored'}\n")
     sys.stderr.flush()
     torchrun.main(list(argv))
     return 0

@@ -179,12 +179,12 @@ describe('communication strategies in ddp_example.py (torchrun, gloo, CPU, two r
       const [a, b] = await Promise.all([aDone, run({ ...common, name: `order-b-${posA}`, isHost: false, env: { GPU_SHARE_NODE_RANK: String(posB) } })]);
       expect(a.code, a.output.slice(-3000)).toBe(0);
       expect(b.code, b.output.slice(-3000)).toBe(0);
-      expect(a.output).toContain(`gpu-share launcher: this node sorts at ring position ${posA}`);
+      expect(a.output).toContain(`gpu-share launcher: this node sorts at ring position ${posA} (dynamic_rendezvous._NodeDesc order)`);
       expect(a.progress.every((p) => p.rank === posA && p.worldSize === 2)).toBe(true);
       expect(b.progress.every((p) => p.rank === posB && p.worldSize === 2)).toBe(true);
       expect(a.progress.length).toBe(3);
     }
-  }, 200_000);
+  }, 300_000);
 
   it('a GPU_SHARE_NODE_RANK that is not a position is named and ignored', async () => {
     const f = await run({ name: 'bad-order', args: ['--steps', '2', '--checkpoint-every', '0'], nproc: 1, env: { GPU_SHARE_NODE_RANK: '-1' } });
