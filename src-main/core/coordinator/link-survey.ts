@@ -323,7 +323,10 @@ export function surveyWorkers(
     active.map((r) => ({ workerId: r.id, node: r.node, seenFrom: r.address, coordinatorAddr: r.coordinatorAddr, sameMachine: r.sameMachine, advertiseHost: r.advertiseHost, rdzvPort: r.rdzvPort })),
     { trustAdvertised },
   );
-  return active.map((r) => ({ id: r.id, node: r.node, host: choice.ok ? (choice.localAddrs.get(r.id) ?? null) : (r.address ?? null), probePort: r.probePort ?? null }));
+  // Without a choice (address families differ), a worker elsewhere is probed where it connects from; one on the
+  // coordinator's machine has no address the others share, and its loopback would reach the prober's own machine.
+  const fallback = (r: (typeof active)[number]) => (r.sameMachine ? null : r.address);
+  return active.map((r) => ({ id: r.id, node: r.node, host: choice.ok ? (choice.localAddrs.get(r.id) ?? null) : fallback(r), probePort: r.probePort ?? null }));
 }
 
 /** What the coordinator hands the survey: its machines, what runs and jobs hold, its change feed. */

@@ -240,4 +240,17 @@ describe('surveyWorkers', () => {
       { id: 2, node: 'there', host: '10.0.0.2', probePort: 7 },
     ]);
   });
+
+  it('gives a worker on the coordinator\'s machine no address when the others reach it under different ones (never its loopback)', () => {
+    const base = { state: 'active', advertiseHost: 'x', rdzvPort: 1, probePort: 7 };
+    const out = surveyWorkers(
+      [
+        { ...base, id: 1, node: 'here', address: '127.0.0.1', coordinatorAddr: '127.0.0.1', sameMachine: true },
+        { ...base, id: 2, node: 'lan', address: '10.0.0.2', coordinatorAddr: '10.0.0.1', sameMachine: false },
+        { ...base, id: 3, node: 'v6', address: 'fd00::3', coordinatorAddr: 'fd00::1', sameMachine: false },
+      ],
+      false,
+    );
+    expect(out.map((w) => w.host)).toEqual([null, '10.0.0.2', 'fd00::3']);
+  });
 });
