@@ -2,11 +2,12 @@
  * How a generation's members talk (issue 16): the ring order from the measured links, and the communication
  * strategy from that ring's slowest link and what the trainer reported about its step. Decided afresh at
  * every generation launch, so a changed link matrix or a newly reported step changes the next generation; said
- * in the run's output every generation and as an event only when it changed. A generation that had to start
- * blind (plain DDP before the trainer reported its step or the links were measured) is looked at again once
- * both are known: a different strategy relaunches it, the same one just gains its numbers.
+ * in the run's output every generation and as an event only when it changed. A running generation is looked at
+ * again when its inputs change (a generation that had to start blind in plain DDP, before the trainer reported
+ * its step or the links were measured; a link measured again): a clearly better strategy relaunches it when
+ * that pays for the relaunch, otherwise the decision just gains the new numbers.
  */
-import { decideComm, describeStrategy } from '../../../src-shared/scheduling/comm-choice';
+import { COMM_SHARE_BUDGET, decideComm, describeStrategy } from '../../../src-shared/scheduling/comm-choice';
 import { orderRing, type RingPlan } from '../../../src-shared/scheduling/ring-order';
 import type { CommDecision, CommSetting } from '../../../src-shared/scheduling/comm-types';
 import type { RunMemberHolding } from '../../../src-shared/training';
@@ -28,10 +29,15 @@ export const RELAUNCH_COST_S = 10;
 export const ASSUMED_STEPS_LEFT = 1000;
 
 /** The strategy generation `run.generation` trains with (call once the generation number is advanced). */
-export function decideGenerationComm(run: RunRecord, ring: RingPlan, requested: CommSetting = run.spec.comm ?? 'auto'): CommDecision {
+export function decideGenerationComm(
+  run: RunRecord,
+  ring: RingPlan,
+  requested: CommSetting = run.spec.comm ?? 'auto',
+  localSgdPeriod: number | null = run.spec.localSgdPeriod ?? null,
+): CommDecision {
   return decideComm({
     requested,
-    localSgdPeriod: run.spec.localSgdPeriod ?? null,
+    localSgdPeriod,
     stats: run.telemetry.commStats(),
     slowest: ring.slowest,
     members: ring.order.length,
@@ -60,15 +66,17 @@ function commSeconds(share: number, computeS: number): number {
 }
 
 /**
- * For a running `auto` generation decided blind: the decision from the numbers now known, when it picks another
- * strategy and the communication it saves over the steps left outweighs a relaunch (the caller relaunches);
- * null otherwise. Otherwise the generation's decision gains its numbers in place (the run view shows them) and
- * the looking ends. Cheap when nothing changed: the inputs are keyed.
+ * A running `auto` generation looked at again when what it was decided from changed (the trainer reported its
+ * step, a link was measured again): the fresh decision when the caller should relaunch with it, else null.
+ * It relaunches when the strategy in force is clearly wrong now — decided blind, or spending over twice the
+ * budget of a step communicating — and the communication saved over the steps left outweighs a relaunch.
+ * Otherwise the generation's decision gains the new numbers in place (the run view shows them), saying why it
+ * was kept. Cheap when nothing changed: the inputs are keyed.
  */
-export function recheckBlindComm(deps: Pick<RunApplierDeps, 'links'>, run: RunRecord): CommDecision | null {
-  const blind = run.comm;
+export function recheckComm(deps: Pick<RunApplierDeps, 'links'>, run: RunRecord): CommDecision | null {
+  const current = run.comm;
   if (run.state !== 'running' || run.pendingRestart || (run.spec.comm ?? 'auto') !== 'auto') return null;
-  if (!blind || blind.generation !== run.generation || blind.commShare !== null || run.workerIds.length < 2) return null;
+  if (!current || current.generation !== run.generation || run.workerIds.length < 2) return null;
   const stats = run.telemetry.commStats();
   const links = deps.links?.() ?? [];
   if (!stats || links.length === 0) return null;
@@ -78,20 +86,23 @@ export function recheckBlindComm(deps: Pick<RunApplierDeps, 'links'>, run: RunRe
   const ring = planRing(deps, memberHoldings(run));
   const fresh = decideGenerationComm(run, ring);
   if (fresh.commShare === null) return null;
-  if (fresh.strategy === blind.strategy && fresh.localSgdPeriod === blind.localSgdPeriod) {
+  if (fresh.strategy === current.strategy && fresh.localSgdPeriod === current.localSgdPeriod) {
     run.comm = fresh;
     return null;
   }
-  // What the blind strategy costs per step, against what the fresh one would.
-  const kept = decideGenerationComm(run, ring, blind.strategy);
+  // What the strategy in force costs per step now, against what the fresh one would.
+  const kept = decideGenerationComm(run, ring, current.strategy, current.localSgdPeriod);
+  const keptShare = kept.commShare ?? 0;
+  const blind = current.commShare === null;
+  if (!blind && keptShare <= 2 * COMM_SHARE_BUDGET) return null;
   const progress = run.telemetry.progress();
   const left = progress?.totalSteps != null ? Math.max(0, progress.totalSteps - progress.step) : ASSUMED_STEPS_LEFT;
-  const saved = (commSeconds(kept.commShare ?? 0, stats.stepComputeS) - commSeconds(fresh.commShare, stats.stepComputeS)) * left;
+  const saved = (commSeconds(keptShare, stats.stepComputeS) - commSeconds(fresh.commShare, stats.stepComputeS)) * left;
   if (saved >= RELAUNCH_COST_S) return fresh;
   run.comm = {
     ...kept,
     requested: 'auto',
-    reason: `${blind.strategy} kept: ${describeStrategy(fresh)} would save about ${saved.toFixed(1)} s over the ${left} steps left, less than a relaunch costs (about ${RELAUNCH_COST_S} s); ${fresh.reason}`,
+    reason: `${describeStrategy(current)} kept: ${describeStrategy(fresh)} would save about ${saved.toFixed(1)} s over the ${left} steps left, less than a relaunch costs (about ${RELAUNCH_COST_S} s); ${fresh.reason}`,
   };
   return null;
 }

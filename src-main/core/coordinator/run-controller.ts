@@ -21,7 +21,7 @@ import { ApiProblem } from './api-problem';
 import type { ChangeFeed } from './change-feed';
 import type { CoordinatorStore, StoredRun } from './coordinator-store';
 import type { ElasticPool } from './elastic-pool';
-import { recheckBlindComm } from './generation-comm';
+import { recheckComm } from './generation-comm';
 import type { JobCapacity } from './job-hooks';
 import type { OutputBudget } from './output-budget';
 import { RunApplier } from './run-applier';
@@ -208,8 +208,8 @@ export class RunController {
     for (const run of this.liveRuns()) {
       expireUnstarted(this.failureCtx, run);
       if (run.pendingRestart) this.maybeRestart(run);
-      // A generation that started blind in plain DDP relaunches once its step and links call for less traffic.
-      const comm = recheckBlindComm(this.opts, run);
+      // A generation decided blind, or on links measured again since, relaunches when its numbers call for less traffic.
+      const comm = recheckComm(this.opts, run);
       if (comm) this.reconcile(run, `the trainer's step and the measured links call for ${describeStrategy(comm)}`, 'scale', true);
       if (run.reconcileDueAt !== null && now >= run.reconcileDueAt) {
         run.reconcileDueAt = null;

@@ -56,6 +56,26 @@ describe('comm decided by the coordinator, generation by generation', () => {
     expect(a!.running?.env.GPU_SHARE_LOCAL_SGD_PERIOD).toBeUndefined();
   });
 
+  it('a link measured again mid-generation changes the choice: the next generation trains with it', () => {
+    const h = new Harness();
+    const ws = h.activeWorkers('alpha', 'beta', 'gamma');
+    measure(h.svc, h, ws, () => 940);
+    h.svc.startRun(h.spec({ samples: 90 }));
+    h.run(1000);
+    stepLine(h, ws[0]!);
+    h.run(1000);
+    expect(h.liveRun().comm).toMatchObject({ strategy: 'ddp', generation: 1 });
+    expect(h.liveRun().comm!.reason).toContain('940 Mbit/s');
+
+    h.clock.advance(60_000);
+    measure(h.svc, h, ws, (x, y) => (x === 'beta' || y === 'beta' ? 20 : 940));
+    h.run(2000);
+    const after = h.liveRun();
+    expect(after).toMatchObject({ generation: 2, restartsUsed: 0 });
+    expect(after.comm).toMatchObject({ strategy: 'local-sgd', generation: 2 });
+    for (const w of ws) expect(w.running?.env.GPU_SHARE_COMM).toBe('local-sgd');
+  });
+
   it('orders the ring by the links without relaunching when a re-plan finds the same members', () => {
     const h = new Harness();
     const ws = h.activeWorkers('alpha', 'beta', 'gamma', 'delta');

@@ -4,7 +4,7 @@
  * best-connected member, and a changed link matrix changes the next generation's decision.
  */
 import { describe, expect, it } from 'vitest';
-import { recheckBlindComm } from '../../../src-main/core/coordinator/generation-comm';
+import { recheckComm } from '../../../src-main/core/coordinator/generation-comm';
 import { launchGeneration, type GenerationLauncher } from '../../../src-main/core/coordinator/generation-launch';
 import type { RunApplierDeps } from '../../../src-main/core/coordinator/run-applier';
 import { newRunRecord, runSnapshot, type RunRecord } from '../../../src-main/core/coordinator/run-record';
@@ -149,19 +149,19 @@ describe('generation comm decision', () => {
     const run = c.run();
     c.launch(run, [1, 2, 3]);
     expect(run.comm!.commShare).toBeNull();
-    expect(recheckBlindComm(c.ap.deps, run)).toBeNull(); // nothing reported, nothing measured
+    expect(recheckComm(c.ap.deps, run)).toBeNull(); // nothing reported, nothing measured
     reportStep(run);
-    expect(recheckBlindComm(c.ap.deps, run)).toBeNull(); // links still unmeasured
+    expect(recheckComm(c.ap.deps, run)).toBeNull(); // links still unmeasured
     c.matrix = links([[1, 2, 940], [1, 3, 990], [2, 3, 19.6]]);
-    expect(recheckBlindComm(c.ap.deps, run)).toMatchObject({ strategy: 'local-sgd', localSgdPeriod: 25, generation: 1 });
+    expect(recheckComm(c.ap.deps, run)).toMatchObject({ strategy: 'local-sgd', localSgdPeriod: 25, generation: 1 });
     expect(run.comm!.strategy).toBe('ddp'); // the caller relaunches; nothing changed under the running generation
-    expect(recheckBlindComm(c.ap.deps, run)).toBeNull(); // the same inputs are not looked at twice
+    expect(recheckComm(c.ap.deps, run)).toBeNull(); // the same inputs are not looked at twice
 
     const fast = c.run();
     c.launch(fast, [1, 2, 3]);
     reportStep(fast);
     c.matrix = links([[1, 2, 940], [1, 3, 940], [2, 3, 940]]);
-    expect(recheckBlindComm(c.ap.deps, fast)).toBeNull();
+    expect(recheckComm(c.ap.deps, fast)).toBeNull();
     expect(fast.comm).toMatchObject({ strategy: 'ddp', generation: 1 });
     expect(fast.comm!.commShare).toBeGreaterThan(0);
 
@@ -172,7 +172,7 @@ describe('generation comm decision', () => {
     const record = { step: 2, total_steps: 100, loss: 1, rank: 0, world_size: 3, grad_bytes: 4612, compute_s: 0.0005, comm: 'ddp' };
     tiny.telemetry.onOutput(1, 'alpha', tiny.generation, `GPU_SHARE_PROGRESS ${JSON.stringify(record)}\n`);
     c.matrix = links([[1, 2, 800], [1, 3, 800], [2, 3, 800]]);
-    expect(recheckBlindComm(c.ap.deps, tiny)).toBeNull();
+    expect(recheckComm(c.ap.deps, tiny)).toBeNull();
     expect(tiny.comm).toMatchObject({ requested: 'auto', strategy: 'ddp', generation: 1 });
     expect(tiny.comm!.commShare).toBeGreaterThan(0.1);
     expect(tiny.comm!.reason).toMatch(/^ddp kept: local-sgd every \d+ steps would save about 0\.\d s over the 98 steps left, less than a relaunch costs \(about 10 s\); /);
@@ -182,6 +182,27 @@ describe('generation comm decision', () => {
     c.launch(asked, [1, 2, 3]);
     reportStep(asked);
     c.matrix = links([[1, 2, 19.6], [1, 3, 19.6], [2, 3, 19.6]]);
-    expect(recheckBlindComm(c.ap.deps, asked)).toBeNull();
+    expect(recheckComm(c.ap.deps, asked)).toBeNull();
+  });
+
+  it('looks again when a link is measured again: relaunches only when the strategy in force is clearly wrong now', () => {
+    const c = new Cluster();
+    const run = c.run();
+    c.matrix = links([[1, 2, 940], [1, 3, 940], [2, 3, 940]]);
+    c.launch(run, [1, 2, 3]);
+    reportStep(run);
+    expect(recheckComm(c.ap.deps, run)).toBeNull(); // DDP still fits: it gains its numbers
+    expect(run.comm).toMatchObject({ strategy: 'ddp', generation: 1 });
+    expect(run.comm!.commShare).toBeCloseTo(0.054, 2);
+
+    // DDP at 12 % of a step now (1 MB x 4/3 over 400 Mbit/s = 27 ms of 0.2 s): fp16 would fit, but DDP is not
+    // clearly wrong (under twice the budget), so the generation goes on as it is.
+    c.matrix = links([[1, 2, 400], [1, 3, 400], [2, 3, 400]]).map((l) => ({ ...l, measuredAt: T0 + 1 }));
+    expect(recheckComm(c.ap.deps, run)).toBeNull();
+    expect(run.comm!.strategy).toBe('ddp');
+
+    // beta–gamma falls to 19.6 Mbit/s: DDP would spend 73 % of a step; relaunch with local-sgd.
+    c.matrix = links([[1, 2, 940], [1, 3, 990], [2, 3, 19.6]]).map((l) => ({ ...l, measuredAt: T0 + 2 }));
+    expect(recheckComm(c.ap.deps, run)).toMatchObject({ strategy: 'local-sgd', localSgdPeriod: 25 });
   });
 });
