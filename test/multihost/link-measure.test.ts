@@ -1,6 +1,7 @@
 /**
- * Issue 16, item 1 across real hosts: the app on A (its own worker inside), workers on B and C; B's cable capped
- * at 20 Mbit/s with tc tbf (shape-link.ts). POST /v1/links/measure measures every ordered pair: the links to and
+ * Issue 16, item 1 across real hosts: the app on A (its own worker inside), workers on B and C. Every link is
+ * measured on its own as the workers become active (all fast); then B's cable is capped at 20 Mbit/s with tc tbf
+ * (shape-link.ts). POST /v1/links/measure measures every ordered pair: the links to and
  * from B read near 20 Mbit/s, A↔C far faster, in its reply, in /v1/state and in /metrics. A forged token on
  * B's probe port, sent from C, is refused: the connection is closed with nothing answered.
  */
@@ -42,6 +43,12 @@ describe.skipIf(!required(canMeasure(), 'the link measurement case'))('links mea
     const s0 = await app.state();
     const ids = { a: workerOf(s0, 'local')!, b: workerOf(s0, workers.get('b')!.name)!, c: workerOf(s0, workers.get('c')!.name)! };
     expect(Object.values(ids).every(Boolean), JSON.stringify(s0.workers.map((w) => w.node))).toBe(true);
+    // Nobody asked yet: each worker's links were measured when it became active, all fast before the cap.
+    const before = await app.waitForState('every link measured on its own', (s) => {
+      const links = (s as typeof s & { links?: LinkMeasurement[] }).links ?? [];
+      return links.length === 6 && links.every((l) => l.mbps !== null) ? links : null;
+    }, 60_000);
+    for (const l of before) expect(l.mbps!, `${l.from}→${l.to}`).toBeGreaterThan(RATE * 5);
     shapeLink(cluster, 'b', RATE);
 
     const t0 = Date.now();
