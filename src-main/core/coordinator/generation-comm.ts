@@ -21,8 +21,8 @@ export function planRing(deps: Pick<RunApplierDeps, 'links'>, planned: readonly 
 
 /**
  * What relaunching costs, in seconds: a cold start of Python and torch on every member (the issue measured 6.24 s
- * median across hosts) plus the steps since the last checkpoint. A blind generation relaunches only when the
- * communication it saves over the steps left is worth more.
+ * median across hosts) plus the steps since the last checkpoint. A running generation relaunches for a better
+ * strategy only when the communication that saves over the steps left is worth more.
  */
 export const RELAUNCH_COST_S = 10;
 /** Steps left assumed when the trainer does not say its total_steps. */
