@@ -11,7 +11,9 @@
  * Rounds alternate a b, b a, a b… so load from anything else on the machine hits both alike. Steps/s is rank 0's,
  * over the steady part (the first 20 % and last 5 % of steps left out), from the trainer's own step timings,
  * read after each run from torchrun's log of rank 0 (both sides write one), so measuring adds no load while
- * training runs. The agent's and the coordinator's CPU seconds per run are printed to explain any gap.
+ * training runs. The agent's and the coordinator's CPU seconds per run are printed to explain any gap, and per
+ * progress line (the agent parses each line and sends it as a `progress` report; the coordinator no longer
+ * re-reads the output for them).
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -34,6 +36,8 @@ const ROUNDS = intFlag('rounds', 5, 1, 20);
 const BATCH = 32;
 const SAMPLES = 4096;
 const NPROC = 2;
+/** Progress lines one run prints: every rank prints one per step. */
+const LINES = STEPS * NPROC;
 const root = findRepoRoot();
 const TRAINER_ARGS = [path.join(root, 'assets/trainers/ddp_example.py'), '--steps', String(STEPS), '--batch', String(BATCH), '--checkpoint-every', '100', '--samples', String(SAMPLES)];
 
@@ -178,6 +182,7 @@ try {
       `${hand.wallS.toFixed(1)} s`,
       `${viaApp.agentCpuS.toFixed(2)} s`,
       `${viaApp.coordinatorCpuS.toFixed(2)} s`,
+      `${((viaApp.agentCpuS * 1e6) / LINES).toFixed(0)} / ${((viaApp.coordinatorCpuS * 1e6) / LINES).toFixed(0)}`,
     ]);
     sources.add(viaApp.source).add(hand.source);
     console.log(`round ${round}: GPU Share ${viaApp.rate.stepsPerSec.toFixed(1)} steps/s, by hand ${hand.rate.stepsPerSec.toFixed(1)} steps/s`);
@@ -193,7 +198,7 @@ try {
   rmSync(entry, { force: true });
 }
 console.log(`\nsteps/s of rank 0, steady part (a: one agent, nprocPerNode ${NPROC}; b: the same torchrun argv by hand)`);
-printTable(['round', 'a: GPU Share', 'b: by hand', 'a/b', 'a: wall (start→end)', 'b: wall', 'a: agent CPU', 'a: coordinator CPU'], rows);
-console.log(`(rates read from: ${[...sources].join(', ')}; CPU in seconds over the run's wall time, ${cpus().length} cores in all)`);
+printTable(['round', 'a: GPU Share', 'b: by hand', 'a/b', 'a: wall (start→end)', 'b: wall', 'a: agent CPU', 'a: coordinator CPU', 'µs/line agent / coord'], rows);
+console.log(`(rates read from: ${[...sources].join(', ')}; CPU in seconds over the run's wall time, ${cpus().length} cores in all; µs/line: that CPU over the ${LINES} progress lines a run prints, start-up and heartbeats included)`);
 const ratio = median(a) / median(b);
 console.log(`median: GPU Share ${median(a).toFixed(1)} steps/s, by hand ${median(b).toFixed(1)} steps/s, ratio ${ratio.toFixed(3)} (target ≥ 0.98: ${ratio >= 0.98 ? 'met' : 'NOT met'}); load average ${load0.toFixed(2)} → ${loadavg()[0]!.toFixed(2)}`);
