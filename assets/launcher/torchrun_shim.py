@@ -155,7 +155,9 @@ def install_position_order(position):
     desc.__ge__ = lambda a, b: _position_key(a) >= _position_key(b)
     if position is None:
         return None
-    original = generator.generate
+    # Wrap torch's own generate() once, even if main() runs twice in one process (a warm launcher).
+    original = getattr(generator, "_gpu_share_original_generate", generator.generate)
+    generator._gpu_share_original_generate = original
 
     def generate(self, *args, **kwargs):  # torch 2.4+ passes local_addr
         node = original(self, *args, **kwargs)

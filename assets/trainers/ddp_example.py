@@ -36,7 +36,8 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 
-import gpu_share_comm
+sys.dont_write_bytecode = True  # the bundled folder may be read-only, and must stay as shipped
+import gpu_share_comm  # noqa: E402  (next to this file; the script's folder is first on sys.path)
 
 FEATURES = 16
 BLOCK = 1024
