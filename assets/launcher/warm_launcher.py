@@ -136,6 +136,84 @@ def fork_ranks(torchrun):
     torchrun.config_from_args = config_from_args
 
 
+# How often a node waiting in torch's c10d rendezvous reads the shared state again. torch polls every 1 s, keeps
+# what it read for 1 s (the state holder's cache_duration) and skews a first join by up to 0.3 s: once Python
+# starts warm, that was most of a relaunch. Each poll is one small read of the rendezvous store.
+RENDEZVOUS_POLL_S = 0.05
+
+
+def quicken_rendezvous():
+    """Caps the waits of torch's dynamic rendezvous at RENDEZVOUS_POLL_S: dynamic_rendezvous._delay (the 1 s poll
+    while other nodes are awaited, the first-join skew) and _BackendRendezvousStateHolder's cache_duration (how
+    long a read state is reused). Returns a note for stderr, or None when this torch has neither."""
+    try:
+        import torch.distributed.elastic.rendezvous.dynamic_rendezvous as dyn
+    except ImportError:
+        return None
+    patched = []
+    real_delay = getattr(dyn, "_delay", None)
+    if real_delay is not None:
+
+        def capped_delay(seconds):
+            if isinstance(seconds, tuple):
+                return real_delay(tuple(min(s, RENDEZVOUS_POLL_S) for s in seconds))
+            return real_delay(min(seconds, RENDEZVOUS_POLL_S))
+
+        dyn._delay = capped_delay
+        patched.append("_delay")
+    holder = getattr(dyn, "_BackendRendezvousStateHolder", None)
+    if holder is not None:
+        real_init = holder.__init__
+
+        def init_with_short_cache(self, backend, settings, cache_duration=1):
+            real_init(self, backend, settings, min(cache_duration, RENDEZVOUS_POLL_S))
+
+        holder.__init__ = init_with_short_cache
+        patched.append("_BackendRendezvousStateHolder cache_duration")
+    if not patched:
+        return None
+    return f"rendezvous polls every {RENDEZVOUS_POLL_S} s, torch's are 1 s ({', '.join(patched)})"
+
+
+# A node that is not the store's host waits at most this long for the store to listen before torch connects.
+STORE_WAIT_S = 10.0
+
+
+def store_to_wait_for(argv):
+    """(host, port) of the rendezvous store when this launch's --rdzv_conf says is_host=0, else None."""
+    endpoint, conf = None, ""
+    for arg in argv:
+        if arg.startswith("--rdzv_endpoint=") or arg.startswith("--rdzv-endpoint="):
+            endpoint = arg.split("=", 1)[1]
+        elif arg.startswith("--rdzv_conf=") or arg.startswith("--rdzv-conf="):
+            conf = arg.split("=", 1)[1]
+        elif not arg.startswith("-"):
+            break  # the training script: what follows is its own
+    if not endpoint or "is_host=0" not in conf.split(","):
+        return None
+    host, _, port = endpoint.rpartition(":")
+    if not host or not port.isdigit():
+        return None
+    return host.strip("[]"), int(port)
+
+
+def wait_for_store(address, timeout_s=STORE_WAIT_S, poll_s=0.02):
+    """Waits until the store accepts connections. torch 1.13's store client, refused, tries again only after
+    1 s; survivors relaunch together, so the store's host is often not listening yet when the others connect.
+    Returns the seconds waited, or None when it never answered (torch then tries and reports as usual)."""
+    import socket
+    import time
+
+    start = time.monotonic()
+    while time.monotonic() - start < timeout_s:
+        try:
+            with socket.create_connection(address, timeout=max(poll_s * 5, 0.2)):
+                return time.monotonic() - start
+        except OSError:
+            time.sleep(poll_s)
+    return None
+
+
 def main(argv):
     if len(argv) != 1:
         sys.stderr.write(f"{PREFIX} usage: warm_launcher.py <fifo path>\n")
@@ -163,6 +241,14 @@ def main(argv):
     sys.argv = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "torchrun_shim.py"), *launch_argv]
     sys.stderr.write(f"{PREFIX} launching in the warm launcher (pid {os.getpid()})\n")
     fork_ranks(torchrun)
+    note = quicken_rendezvous()
+    if note:
+        sys.stderr.write(f"{PREFIX} {note}\n")
+    store = store_to_wait_for(launch_argv)
+    if store:
+        waited = wait_for_store(store)
+        state = f"listening after {waited:.2f} s" if waited is not None else f"not answering after {STORE_WAIT_S:.0f} s"
+        sys.stderr.write(f"{PREFIX} rendezvous store {store[0]}:{store[1]} {state}\n")
     return torchrun_shim.main(launch_argv)
 
 
