@@ -34,6 +34,8 @@ export const LINK_PROBE_SERVER_DEFAULTS = { maxTokens: 16, maxConnections: 2, to
 
 /** The longest line the server reads before the transfer (a token or a command). */
 const MAX_LINE = 256;
+/** Pings one connection may send (the client sends 5): answers to a peer that does not read cannot pile up. */
+export const MAX_PINGS = 32;
 
 export class LinkProbeServer {
   private readonly server: Server;
@@ -116,6 +118,7 @@ export class LinkProbeServer {
     let firstAt = 0;
     let lastAt = 0;
     let counted = 0;
+    let pings = 0;
     let dataMs: number = this.opts.wallMs;
     const answer = () => {
       if (mode !== 'data') return;
@@ -151,6 +154,7 @@ export class LinkProbeServer {
           mode = 'command';
           socket.write('OK\n');
         } else if (line === 'PING') {
+          if (++pings > MAX_PINGS) return refuse(`more than ${MAX_PINGS} pings`);
           socket.write('PONG\n');
         } else if (line.startsWith('DATA')) {
           const asked = Number(line.slice(4).trim());

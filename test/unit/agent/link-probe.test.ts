@@ -122,6 +122,14 @@ describe('link probe', () => {
     expect(r!.mbps).toBeGreaterThan(0);
   });
 
+  it('answers at most 32 pings on one connection', async () => {
+    const { server, port } = await start();
+    server.expect(TOKEN, 'alpha', 10_000);
+    const got = await rawExchange(port, `${TOKEN}\n${'PING\n'.repeat(40)}`);
+    expect(got).toBe(`OK\n${'PONG\n'.repeat(32)}`);
+    expect(server.refused).toBe(1);
+  });
+
   it('says a refused connection in words', async () => {
     const { port } = await start();
     await Promise.all(servers.splice(0).map((s) => s.close()));
