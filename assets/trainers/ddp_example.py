@@ -234,7 +234,8 @@ def main(argv):
         return loss_fn(module(x), y)
 
     # Timed before wrapping, on a private copy: one step's compute without any communication.
-    compute_s = gpu_share_comm.measure_compute_s(model, optimizer, lambda m: loss_of(m, start_step))
+    # --step-sleep is part of every step the ring waits on: a slowed demo is not communication-bound.
+    compute_s = gpu_share_comm.measure_compute_s(model, optimizer, lambda m: loss_of(m, start_step)) + max(0.0, args.step_sleep)
     comm = gpu_share_comm.wrap(model, optimizer, start_step=start_step,
                                device_ids=[device.index] if use_cuda else None)
     net, stepper = comm.model, comm.optimizer
