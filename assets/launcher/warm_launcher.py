@@ -40,28 +40,46 @@ def exit_when_orphaned(parent, done):
             os._exit(0)
 
 
+def request_path_of(fifo):
+    """Where the agent puts the launch request: beside the FIFO, renamed into place whole."""
+    return fifo + ".request.json"
+
+
 def wait_for_request(fifo):
-    """Blocks until a writer sends a non-empty line on the FIFO; returns it (the request file's path)."""
+    """Blocks until the launch request is there; returns its path. Called with the FIFO already open for
+    reading, so a request written while torch was still importing is found at once."""
     import threading
 
     done = threading.Event()
     watchdog = threading.Thread(target=exit_when_orphaned, args=(os.getppid(), done), daemon=True)
     watchdog.start()
     try:
-        return read_fifo_line(fifo)
+        return await_request_file(fifo)
     finally:
         # Joined before the launch: ranks are forked from this process, best with no other thread about.
         done.set()
         watchdog.join()
 
 
-def read_fifo_line(fifo):
-    """Reads FIFO opens until one brings a non-empty line (a writer that closes without one is ignored)."""
-    while True:
-        with open(fifo, "r", encoding="utf-8") as reader:
-            line = reader.readline(4096).strip()
-        if line:
-            return line
+def await_request_file(fifo):
+    """The agent renames the request into place, then writes a line to the FIFO if anyone reads it (else it
+    leaves the request for us). The FIFO is open (non-blocking) before the first look for the file, so a
+    request can never be missed: either the look finds it or the line wakes us up."""
+    import select
+
+    path = request_path_of(fifo)
+    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        while True:
+            if os.path.exists(path):
+                return path
+            readable, _, _ = select.select([fd], [], [], 1.0)
+            if readable and not os.read(fd, 4096):
+                # The writer closed after its line: reopen, or select would report the hang-up for ever.
+                os.close(fd)
+                fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    finally:
+        os.close(fd)
 
 
 def read_request(path):

@@ -76,7 +76,7 @@ function progressPoint(line: TrainerProgressLine): ProgressPoint {
 }
 
 function describeLaunchPath(how: LaunchPath | null): string {
-  if (how?.path === 'warm') return `launched warm: the standby launcher took it (pid ${how.pid}; torch already imported)`;
+  if (how?.path === 'warm') return `launched warm: the standby launcher took it (pid ${how.pid}; ${how.ready ? 'torch already imported' : 'it starts once its torch import is done'})`;
   return `launched cold: ${how?.reason ?? 'no warm launcher'}`;
 }
 

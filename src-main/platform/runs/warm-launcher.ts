@@ -1,18 +1,20 @@
 /**
  * Keeps one warm launcher per agent: a Python that has already imported torch, waiting in its own pty for a
  * launch (assets/launcher/warm_launcher.py). A relaunch after a member's death used to pay Python's cold start
- * and torch's import twice (launcher, then every rank); with a standby the launch becomes a write to its FIFO and
- * the ranks are forked from it. The standby IS the launch's process: the same pty, process group and signals a
- * cold spawn gives, so TrainingProcess cannot tell the difference. A fresh standby starts a little after each use
- * (its import would compete with the relaunch for the CPU) and after an unused one dies.
+ * and torch's import twice (launcher, then every rank); with a standby the launch becomes a request file beside
+ * its FIFO (and a line on the FIFO to wake it), and the ranks are forked from it. The standby IS the launch's
+ * process: the same pty, process group and signals a cold spawn gives, so TrainingProcess cannot tell the
+ * difference. A standby still importing torch takes the launch too — it finds the request when the import is
+ * done, sooner than a cold start would get as far. A fresh standby starts a second after each use (its import
+ * should not compete with the relaunch for the CPU) and after an unused one dies.
  *
- * The cold spawn is always there to fall back on: no Python with torch, the launch is not the launcher shim with
- * this Python (the direct launcher), the environment would change how Python starts (PYTHON*, LD_*), or the
- * standby is not waiting (still importing, exited). Opening the FIFO without blocking fails at once when nobody
- * reads it, so a launch never waits on a standby.
+ * The cold spawn is always there to fall back on: no Python with torch, no standby (none yet, or they kept
+ * dying), the launch is not the launcher shim with this Python (the direct launcher), the environment would
+ * change how Python starts (PYTHON*, LD_*), or the request cannot be written. Nothing here blocks: the FIFO is
+ * opened without blocking and a missing reader just means the standby will find the file itself.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, constants, mkdtempSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Clock, PtyProcess, PtySpawner, PtySpawnOptions } from '../ports';
@@ -38,7 +40,7 @@ export interface WarmLauncherOptions {
 }
 
 /** A launch's replacement standby waits this long, so its torch import does not slow the relaunch down. */
-export const WARM_REPLACE_DELAY_MS = 4000;
+export const WARM_REPLACE_DELAY_MS = 1000;
 /** After this many standbys in a row died unused, no more are started (the log says why). */
 export const MAX_UNUSED_DEATHS = 3;
 /** Pre-launch output kept for the log line of a standby that dies unused. */
@@ -48,7 +50,7 @@ const STARTUP_ENV = /^(PYTHON|LD_|DYLD_)/;
 /** What warm_launcher.py prints once torch is imported and it waits on its FIFO. */
 const READY_LINE = 'gpu-share warm launcher: ready';
 
-export type LaunchPath = { path: 'warm'; pid: number } | { path: 'cold'; reason: string };
+export type LaunchPath = { path: 'warm'; pid: number; ready: boolean } | { path: 'cold'; reason: string };
 
 interface Standby {
   proc: PtyProcess;
@@ -114,7 +116,7 @@ export class WarmLauncher {
     });
     proc.onExit((exit) => {
       standby.exited = exit;
-      rmSync(fifo, { force: true });
+      for (const file of [fifo, `${fifo}.request.json`, `${fifo}.request.json.tmp`]) rmSync(file, { force: true });
       if (standby.used || this.closed) return;
       this.unusedDeaths += 1;
       const how = exit.signal !== null ? `signal ${exit.signal}` : `code ${exit.exitCode}`;
@@ -140,7 +142,7 @@ export class WarmLauncher {
         this.standby = null;
         standby.early = '';
         this.scheduleReplacement();
-        return { proc: this.asLaunch(standby), how: { path: 'warm', pid: standby.proc.pid } };
+        return { proc: this.asLaunch(standby), how: { path: 'warm', pid: standby.proc.pid, ready: standby.ready } };
       }
       return { proc: this.opts.pty.spawn(file, args, options), how: { path: 'cold', reason: sent } };
     }
@@ -177,24 +179,28 @@ export class WarmLauncher {
     return null;
   }
 
-  /** Hands the request over; null when sent, else why not (the standby is not reading yet: still importing). */
+  /**
+   * Hands the request over: renamed into place beside the FIFO (whole or not at all), then a line on the FIFO to
+   * wake the standby if it already waits there. One still importing torch finds the file when it is done (it
+   * opens its FIFO before it first looks). Null when handed over, else why not.
+   */
   private send(standby: Standby, argv: string[], options: PtySpawnOptions): string | null {
     const request = `${standby.fifo}.request.json`;
-    let fd: number;
+    try {
+      writeFileSync(`${request}.tmp`, JSON.stringify({ argv, env: options.env, cwd: options.cwd ?? this.opts.cwd }), { mode: 0o600 });
+      renameSync(`${request}.tmp`, request);
+    } catch (error) {
+      rmSync(`${request}.tmp`, { force: true });
+      return `the request could not be written (${error instanceof Error ? error.message : String(error)})`;
+    }
+    let fd: number | null = null;
     try {
       fd = openSync(standby.fifo, constants.O_WRONLY | constants.O_NONBLOCK);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      return code === 'ENOENT' || code === 'ENXIO' ? 'the standby is still importing torch' : `the standby's FIFO failed (${code ?? String(error)})`;
-    }
-    try {
-      writeFileSync(request, JSON.stringify({ argv, env: options.env, cwd: options.cwd ?? this.opts.cwd }), { mode: 0o600 });
       writeSync(fd, `${request}\n`);
-    } catch (error) {
-      rmSync(request, { force: true });
-      return `the request could not be written (${error instanceof Error ? error.message : String(error)})`;
+    } catch {
+      // Nobody reads the FIFO yet (ENOENT, ENXIO): the standby is importing torch and will find the request.
     } finally {
-      closeSync(fd);
+      if (fd !== null) closeSync(fd);
     }
     return null;
   }

@@ -2,7 +2,7 @@
 // standby's: one standby kept, used once, replaced after the delay, and every reason to fall back to a cold spawn.
 // Then the supervisor's side: which path a launch took is logged, and the launch is the standby's process.
 import { spawnSync } from 'node:child_process';
-import { closeSync, constants, mkdtempSync, openSync, readFileSync, readSync, rmSync } from 'node:fs';
+import { closeSync, constants, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -73,7 +73,7 @@ describe('WarmLauncher', () => {
     const out: string[] = [];
     const { proc, how } = warm.spawn(PY.path, torchrunArgs, { cwd: '/work/run', env: { ...ENV, RANK_HINT: 'x' } });
     proc.onData((d) => out.push(d));
-    expect(how).toEqual({ path: 'warm', pid: standby.pid });
+    expect(how).toEqual({ path: 'warm', pid: standby.pid, ready: true });
     expect(proc.pid).toBe(standby.pid);
     expect(pty.spawned).toHaveLength(1); // nothing spawned cold
     const requestPath = readLine(fd).trim();
@@ -103,14 +103,26 @@ describe('WarmLauncher', () => {
     expect(logs).toHaveLength(1); // the import noise of a used standby is not an error
   });
 
-  it('falls back to a cold spawn while the standby still imports torch (nobody reads its FIFO), and keeps it', () => {
+  it('hands a launch to a standby still importing torch (no FIFO yet): the request waits whole beside it', () => {
     const warm = launcher();
     warm.prime();
     const standby = pty.last;
     const { proc, how } = warm.spawn(PY.path, torchrunArgs, { cwd: dir, env: ENV });
-    expect(how).toEqual({ path: 'cold', reason: 'the standby is still importing torch' });
-    expect(proc.pid).not.toBe(standby.pid);
-    expect(pty.last.args).toEqual(torchrunArgs);
+    expect(how).toEqual({ path: 'warm', pid: standby.pid, ready: false });
+    expect(proc.pid).toBe(standby.pid);
+    expect(pty.spawned).toHaveLength(1);
+    const request = JSON.parse(readFileSync(`${standby.args[1]!}.request.json`, 'utf8')) as { argv: string[] };
+    expect(request.argv).toEqual(torchrunArgs.slice(1));
+    expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    expect(warm.standbyPid).toBeNull();
+  });
+
+  it('falls back to a cold spawn when the request cannot be written', () => {
+    const warm = new WarmLauncher({ pty, clock, log: (l) => logs.push(l), python: () => PY, assetsDir: () => ASSETS, env: () => ({ ...ENV }), cwd: dir, dir: path.join(dir, 'missing') });
+    warm.prime();
+    const standby = pty.last;
+    const { how } = warm.spawn(PY.path, torchrunArgs, { cwd: dir, env: ENV });
+    expect(how).toMatchObject({ path: 'cold', reason: expect.stringMatching(/^the request could not be written \(ENOENT/) });
     expect(warm.standbyPid).toBe(standby.pid);
   });
 
@@ -211,6 +223,7 @@ describe('TrainingSupervisor with a warm launcher', () => {
     const standbys = pty.spawned.filter((p) => p.args[0]?.endsWith('warm_launcher.py'));
     expect(standbys).toHaveLength(1);
     standbyReads(standbys[0]!.args[1]!);
+    standbys[0]!.write('gpu-share warm launcher: ready\r\n');
     s.launch({ ...plan, generation: 3 }, 1);
     expect(logs.at(-1)).toBe(`run run-1 generation 3 launched warm: the standby launcher took it (pid ${standbys[0]!.pid}; torch already imported)`);
     expect(s.status()).toEqual({ runId: 'run-1', generation: 3, pid: standbys[0]!.pid });
