@@ -9,7 +9,9 @@
  * forked); `--cold` turns those off (GPU_SHARE_WARM_LAUNCHER=0) to measure the cold path beside it, and
  * `--timeline` prints the survivor's lines from the kill to its first step (where the time goes).
  *
- *   node scripts/run-ts.mjs bench/multihost-failure.ts [--kills 3] [--cuts 2] [--cold] [--timeline]
+ * Before each kill the bench waits (up to 60 s) for B's replacement standby to be ready (`--no-settle`: not).
+ *
+ *   node scripts/run-ts.mjs bench/multihost-failure.ts [--kills 3] [--cuts 2] [--cold] [--no-settle] [--timeline]
  */
 import { performance } from 'node:perf_hooks';
 import { canRunApp } from '../test/multihost/helpers/can-make-hosts';
@@ -44,11 +46,27 @@ async function startRun(tb: Testbed, name: string, minWorkers: number, maxWorker
   });
 }
 
+async function waitUntil(check: () => boolean, timeoutMs: number): Promise<boolean> {
+  const started = performance.now();
+  while (!check()) {
+    if (performance.now() - started > timeoutMs) return false;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return true;
+}
+
 async function killRound(tb: Testbed, round: number): Promise<KillSample> {
   const run = await startRun(tb, `kill-${round}`, 2, 3);
   const before = await trainingTogether(tb, run.id, ['local', 'host-b', 'host-c'], { minStep: CHECKPOINT_EVERY * 2, timeoutMs: 150_000 });
   const cId = idOf(before.state, 'host-c');
   const b = tb.workers.get('b')!;
+  if (!hasFlag('cold')) {
+    // Steady state: the survivor's replacement standby (started after this generation's launch) has imported
+    // torch — machines seldom die seconds after a generation starts. --no-settle kills at once instead.
+    const lastStart = b.proc.lines.map((l) => /^started run /.test(l.text)).lastIndexOf(true);
+    const settled = hasFlag('no-settle') || (await waitUntil(() => b.proc.lines.slice(lastStart).some((l) => /^warm launcher: standby pid \d+ ready/.test(l.text)), 60_000));
+    if (!settled) console.log(`  round ${round + 1}: B's standby was not ready after 60 s; killing anyway`);
+  }
   const killedWall = Date.now();
   const killedAt = performance.now();
   tb.workers.get('c')!.proc.kill('SIGKILL');
