@@ -105,7 +105,8 @@ describe('gpu-share worker', () => {
     const c = io();
     expect(await runCli(['worker', '--join', url, '--token', 'wrong', '--name', 'alpha'], c.io)).toBe(1);
     expect(c.err.join('')).toMatch(/gpu-share worker: the coordinator at http:\/\/127\.0\.0\.1:\d+ does not hold your join token \(401\): nothing about this machine was sent to it.*"Add a worker" panel.*`gpu-share serve`/);
-  });
+    // The file's first worker probes Python and the hardware cold (seconds on a loaded machine); the later ones reuse it.
+  }, 30_000);
 
   it('keeps trying a coordinator that is not there yet, and joins once it listens', async () => {
     const port = await findFreePort();
