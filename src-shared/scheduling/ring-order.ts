@@ -20,7 +20,7 @@ export interface RingPlan {
   storeHostOrder: number[];
   /** The slowest link on the ring; null with fewer than two members or while a ring link is unmeasured. */
   slowest: LinkMeasurement | null;
-  /** Said when one ring link is far slower than the rest (under a quarter of their median). */
+  /** Said when some ring links are far slower than the fastest (under a quarter of it), naming them. */
   note: string | null;
 }
 
@@ -64,12 +64,6 @@ function greedyFrom(start: number, ids: readonly number[], bw: Bandwidth): numbe
   return path;
 }
 
-function median(values: number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-}
-
 /** Ring order, store-host preference, the ring's slowest link and a note when one link holds the run back. */
 export function orderRing(members: readonly RingMember[], links: readonly LinkMeasurement[]): RingPlan {
   const current = members.map((m) => m.workerId);
@@ -107,12 +101,29 @@ export function orderRing(members: readonly RingMember[], links: readonly LinkMe
   const hops = ringEdges(order).map(([a, b]) => link(a, b));
   const measured = hops.filter((l): l is LinkMeasurement => l !== null);
   const slowest = hops.length > 0 && measured.length === hops.length ? measured.reduce((s, l) => ((l.mbps ?? 0) < (s.mbps ?? 0) ? l : s)) : null;
-  let note: string | null = null;
-  if (slowest && measured.length >= 3) {
-    const rest = measured.filter((l) => l !== slowest).map((l) => l.mbps ?? 0);
-    if ((slowest.mbps ?? 0) * 4 < median(measured.map((l) => l.mbps ?? 0))) {
-      note = `${slowest.from}–${slowest.to} measures ${formatMbps(slowest.mbps)}, the other links ${formatMbps(Math.min(...rest))} or more: this run trains at the speed of its slowest link`;
-    }
-  }
+  const note = slowest && measured.length >= 3 && measured.length === hops.length ? slowLinkNote(measured) : null;
   return { order, storeHostOrder, slowest, note };
+}
+
+/**
+ * Names the ring's links that run under a quarter of its fastest, or null when none or all do. A member behind a
+ * slow cable slows both of its ring links: then the note names the member, not two links.
+ */
+function slowLinkNote(ring: LinkMeasurement[]): string | null {
+  const rate = (l: LinkMeasurement) => l.mbps ?? 0;
+  const fastest = Math.max(...ring.map(rate));
+  const slow = ring.filter((l) => rate(l) * 4 < fastest);
+  if (slow.length === 0 || slow.length === ring.length) return null;
+  const others = formatMbps(Math.min(...ring.filter((l) => !slow.includes(l)).map(rate)));
+  const tail = `the other links ${others} or more: this run trains at the speed of its slowest link`;
+  const lo = Math.min(...slow.map(rate));
+  const hi = Math.max(...slow.map(rate));
+  const [loText, hiText] = [formatMbps(lo), formatMbps(hi)];
+  const unit = (text: string) => text.slice(text.lastIndexOf(' '));
+  const range = loText === hiText ? loText : unit(loText) === unit(hiText) ? `${loText.slice(0, -unit(loText).length)}–${hiText}` : `${loText}–${hiText}`;
+  if (slow.length === 1) return `${slow[0]!.from}–${slow[0]!.to} measures ${range}, ${tail}`;
+  const ends = slow.map((l) => [l.from, l.to]);
+  const shared = ends[0]!.filter((name) => ends.every((pair) => pair.includes(name)));
+  if (shared.length === 1) return `${shared[0]}'s links measure ${range}, ${tail}`;
+  return `${slow.map((l) => `${l.from}–${l.to}`).join(', ')} measure ${range}, ${tail}`;
 }

@@ -56,8 +56,16 @@ describe('orderRing', () => {
     const plan = orderRing([1, 2, 3].map(member), l);
     expect(plan.note).toBe('beta–gamma measures 19.6 Mbit/s, the other links 940 Mbit/s or more: this run trains at the speed of its slowest link');
     expect(plan.slowest?.mbps).toBe(19.6);
-    // Within a factor of four of the median: nothing to say.
+    // Within a factor of four of the fastest: nothing to say.
     expect(orderRing([1, 2, 3].map(member), links([[1, 2, 940], [1, 3, 990], [2, 3, 300]])).note).toBeNull();
+  });
+
+  it('names the member behind a slow cable, whose two ring links are both slow', () => {
+    // alpha–gamma fast; beta reaches both at ~19 Mbit/s (the link map's picture of one capped host).
+    const plan = orderRing([1, 2, 3].map(member), links([[1, 2, 19.0], [1, 3, 1400], [2, 3, 15.9]]));
+    expect(plan.note).toBe("beta's links measure 15.9–19.0 Mbit/s, the other links 1.4 Gbit/s or more: this run trains at the speed of its slowest link");
+    // Every link slow alike: nothing stands out.
+    expect(orderRing([1, 2, 3].map(member), links([[1, 2, 19], [1, 3, 18], [2, 3, 20]])).note).toBeNull();
   });
 
   it('counts a nonsense figure as unmeasured, and ignores links to workers outside the run', () => {
