@@ -13,8 +13,10 @@ shim's own main(), so the shim's address patch applies unchanged.
 
 Ranks start warm too: torch's launcher runs a function entrypoint with start_method "fork" (torch's own
 mechanism), and the function runs the training script with runpy in the forked child, which already holds torch.
-Only a plain `python -u script.py` launch is changed this way; a module (-m), --no_python or --run_path launch
-keeps torch's own entrypoint. What stays as in torchrun: --redirects/--tee logs, max_restarts, the exit code of a
+Only a plain `python -u script.py` launch of a CPU run (CUDA_VISIBLE_DEVICES="", as the agent sets it) is changed
+this way; a GPU run (torch 2.x's launcher initialises CUDA before it starts the ranks, and a forked child cannot
+use CUDA then: seen on an H200 with torch 2.11), a module (-m), --no_python or --run_path launch keeps torch's
+own entrypoint and subprocess ranks. What stays as in torchrun: --redirects/--tee logs, max_restarts, the exit code of a
 failing rank (sys.exit(n) included), SIGTERM to the launcher reaching every rank. What the child gets back as a
 cold interpreter would have it: default signal handlers, the script's folder first on sys.path, sys.argv.
 
@@ -145,6 +147,11 @@ def fork_ranks(torchrun):
         plain_script = isinstance(cmd, str) and cmd_args[:1] == ["-u"] and cmd_args[1:2] != ["-m"]
         if not plain_script:
             sys.stderr.write(f"{PREFIX} ranks start cold (not a plain python script launch)\n")
+            return config, cmd, cmd_args
+        if os.environ.get("CUDA_VISIBLE_DEVICES") != "":
+            # A GPU run: torch's launcher may touch CUDA before it starts the ranks (torch 2.x does), and a forked
+            # child can never initialise CUDA after that. The agent hides every GPU from a CPU run ("").
+            sys.stderr.write(f"{PREFIX} ranks start as torch's own subprocesses (GPUs visible: forked ranks could not use CUDA)\n")
             return config, cmd, cmd_args
         config.start_method = "fork"
         sys.stderr.write(f"{PREFIX} ranks forked from the warm launcher (start method fork)\n")
