@@ -80,10 +80,11 @@ export async function bareRun(cluster: Cluster, opts: BareOptions): Promise<Trai
     return host.spawn(argv, { env: { ...env, ...own }, label: `${name}:torchrun` });
   });
   try {
+    let timer: NodeJS.Timeout | undefined;
     const exits = await Promise.race([
       Promise.all(procs.map((p) => p.exited)),
-      new Promise<null>((resolve) => setTimeout(() => resolve(null), opts.timeoutMs)),
-    ]);
+      new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), opts.timeoutMs))),
+    ]).finally(() => clearTimeout(timer));
     const tails = () => procs.map((p) => `${p.label}:\n${p.tail(8)}`).join('\n');
     if (!exits) throw new Error(`bare torchrun (${opts.comm}) did not finish in ${opts.timeoutMs} ms\n${tails()}`);
     if (exits.some((e) => e.code !== 0)) throw new Error(`bare torchrun (${opts.comm}) exited ${JSON.stringify(exits)}\n${tails()}`);
