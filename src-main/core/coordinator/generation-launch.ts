@@ -11,6 +11,7 @@ import { buildLaunchPlan, formatEndpoint } from './launch-plan';
 import { chooseRendezvous } from './rendezvous-address';
 import type { RunApplierDeps } from './run-applier';
 import { newMember, type LaunchWhy, type RunRecord } from './run-record';
+import { mustHoldStarts, STORE_HANDOVER_MAX_MS } from './store-handover';
 import { plural } from './user-messages';
 
 const MAX_SHARD_HISTORY = 50;
@@ -52,6 +53,10 @@ export function launchGeneration(ap: GenerationLauncher, run: RunRecord, planned
   run.workerIds = planned.map((m) => m.workerId);
   run.members = new Map(planned.map((m) => [m.workerId, newMember(m.node, m.gpuIndices)]));
   run.rdzvHostId = addresses.hostWorkerId;
+  // The same host's old store may still listen: the others start once it is gone (store-handover.ts).
+  const holdStarts = mustHoldStarts(run, addresses.hostWorkerId);
+  run.heldStarts = holdStarts ? { generation: run.generation, until: clock.monotonic() + STORE_HANDOVER_MAX_MS, plans: new Map() } : null;
+  if (!holdStarts) run.storeDraining = null;
   run.reconcileDueAt = null;
   run.launchedBy = why;
   run.pendingRestart = null;
@@ -97,7 +102,8 @@ export function launchGeneration(ap: GenerationLauncher, run: RunRecord, planned
       comm,
       nodeRank: members.indexOf(s.workerId),
     });
-    rec.mailbox.queue({ kind: 'start', plan });
+    if (holdStarts && s.workerId !== addresses.hostWorkerId) run.heldStarts!.plans.set(s.workerId, plan);
+    else rec.mailbox.queue({ kind: 'start', plan });
     run.residency[s.workerId] = run.spec.useGpus
       ? { status: 'pending', detail: 'waiting for the probe after step 0', pid: null, usedMib: null, checkedAt: null }
       : { status: 'not-applicable', detail: 'CPU run: no GPU asked for', pid: null, usedMib: null, checkedAt: null };

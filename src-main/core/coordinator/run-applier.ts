@@ -12,6 +12,7 @@ import type { CoordinatorStore } from './coordinator-store';
 import type { ElasticPool } from './elastic-pool';
 import { launchGeneration, type PlannedMember } from './generation-launch';
 import { clearMembers, refreshProgress, runSnapshot, type LaunchWhy, type RunRecord } from './run-record';
+import { noteStoreStopping, takeHeldStarts } from './store-handover';
 import { capitalize, plural, type UserMessages } from './user-messages';
 import type { WorkerRegistry } from './worker-registry';
 
@@ -92,9 +93,17 @@ export class RunApplier {
     this.emit(run);
   }
 
+  /** Hands out the starts held for the old store host (store-handover.ts) once it is gone or waited for long enough. */
+  releaseHeldStarts(run: RunRecord, storeGone: boolean): void {
+    for (const [workerId, plan] of takeHeldStarts(run, this.deps.clock.monotonic(), storeGone)) {
+      this.deps.workers.get(workerId)?.mailbox.queue({ kind: 'start', plan });
+    }
+  }
+
   /** Tells the current generation's members that are still reachable to stop it. */
   stopMembers(run: RunRecord, reason: string): void {
     if (run.state !== 'running') return;
+    noteStoreStopping(run);
     for (const id of run.workerIds) {
       const pw = this.deps.pool.worker(id);
       const rec = this.deps.workers.get(id);

@@ -207,6 +207,7 @@ export class RunController {
     const now = this.opts.clock.monotonic();
     for (const run of this.liveRuns()) {
       expireUnstarted(this.failureCtx, run);
+      if (run.heldStarts) this.applier.releaseHeldStarts(run, false);
       if (run.pendingRestart) this.maybeRestart(run);
       // A generation decided blind, or on links measured again since, relaunches when its numbers call for less traffic.
       const comm = recheckComm(this.opts, run);

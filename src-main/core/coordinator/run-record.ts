@@ -4,6 +4,7 @@
  */
 import type { ResidencyVerdict, RunMemberHolding, RunSnapshot, RunSpec, RunState, ShardMap } from '../../../src-shared/training';
 import { RunOutputLog } from './run-output-log';
+import type { HeldStarts, StoreDraining } from './store-handover';
 import { RunTelemetry } from './run-telemetry';
 
 export interface MemberStatus {
@@ -39,6 +40,10 @@ export interface RunRecord extends Omit<RunSnapshot, 'lossHistory' | 'generation
   rdzvHostId: number | null;
   /** The inputs a blind comm decision was last looked at again with (generation-comm.ts recheckBlindComm). */
   commCheckKey?: string;
+  /** The store host's launcher of a stopped generation, while it may still listen (store-handover.ts). */
+  storeDraining?: StoreDraining | null;
+  /** The other members' starts, held until that old store is gone (store-handover.ts). */
+  heldStarts?: HeldStarts | null;
 }
 
 export const ENDED: ReadonlySet<RunState> = new Set(['finished', 'failed', 'stopped']);
@@ -112,6 +117,7 @@ export function clearMembers(run: RunRecord): void {
   run.workerIds = [];
   run.members = new Map();
   run.rdzvHostId = null;
+  run.heldStarts = null;
 }
 
 /**

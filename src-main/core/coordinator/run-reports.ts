@@ -12,6 +12,7 @@ import type { ElasticPool } from './elastic-pool';
 import type { OutputBudget } from './output-budget';
 import type { RunApplier } from './run-applier';
 import type { RunRecord } from './run-record';
+import { storeLauncherExited } from './store-handover';
 import { capitalize, describeExit, describeExitStatus, type UserMessages } from './user-messages';
 import type { WorkerRecord } from './worker-registry';
 
@@ -21,7 +22,7 @@ export interface RunReportContext {
   pool: Pick<ElasticPool, 'worker' | 'finalizeRemoval'>;
   feed: Pick<ChangeFeed, 'workersChanged'>;
   messages: Pick<UserMessages, 'event' | 'notify'>;
-  applier: Pick<RunApplier, 'say' | 'output' | 'fail' | 'finish' | 'emit'>;
+  applier: Pick<RunApplier, 'say' | 'output' | 'fail' | 'finish' | 'emit' | 'releaseHeldStarts'>;
   find(runId: string): RunRecord | undefined;
   /** The run's progress changed (recomputed and sent at most once a second). */
   progressed(run: RunRecord): void;
@@ -62,6 +63,7 @@ export function handleReport(ctx: RunReportContext, budget: OutputBudget, rec: W
       }
       return;
     case 'exited': {
+      if (storeLauncherExited(run, rec.id, r.generation)) applier.releaseHeldStarts(run, true);
       const pw = pool.worker(rec.id)!;
       if (pw.state === 'draining') {
         pool.finalizeRemoval(rec.id, `drain finished: training ${describeExitStatus(r.exitCode, r.signal)}`);
