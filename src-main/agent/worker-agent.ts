@@ -15,7 +15,6 @@
  */
 import { mkdirSync } from 'node:fs';
 import os from 'node:os';
-import type { EndpointBody } from '../../src-shared/worker-api';
 import type { Instruction, JoinResponse, Report } from '../../src-shared/worker-protocol';
 import { detectHardware } from '../platform/hardware/detect-hardware';
 import { systemClock, type Clock } from '../platform/ports';
@@ -27,6 +26,7 @@ import { readHeartbeatAnswer } from './heartbeat-answer';
 import { HeartbeatLoop } from './heartbeat-loop';
 import { InstructionInbox } from './instruction-inbox';
 import { JobRunner } from './job-runner';
+import { jobTransport } from './job-transport';
 import { KeptTraining } from './kept-training';
 import { AgentLinkProbes } from './link-probes';
 import { JOB_STOP_GRACE_MS } from './job-attempt';
@@ -122,17 +122,7 @@ export class WorkerAgent {
       ...processes,
       nvidiaSmiPath: () => (this.facts?.hardware.nvidia.available ? this.facts.hardware.nvidia.path : null),
       stopGraceMs: opts.stopGraceMs ?? JOB_STOP_GRACE_MS,
-      post: async (name, jobId, body) => {
-        const joined = this.session.joined;
-        if (!joined) return { kind: 'network', message: 'not joined to the coordinator' };
-        // The four job calls share one path shape (worker, job); TypeScript cannot see that through the union.
-        return this.client.call(name as 'jobStarted', [joined.workerId, jobId], body as EndpointBody<'jobStarted'>);
-      },
-      upload: async (jobId, sha256, file, sizeBytes, headers) => {
-        const joined = this.session.joined;
-        if (!joined) return { kind: 'network', message: 'not joined to the coordinator' };
-        return this.client.upload('uploadArtifact', [joined.workerId, jobId, sha256], { file, sizeBytes, contentType: 'application/gzip', headers });
-      },
+      ...jobTransport(this.client, () => this.session.joined),
     });
     this.reports = new ReportSender({
       clock,
@@ -235,8 +225,7 @@ export class WorkerAgent {
     return this.session.phase === 'lost' ? 'lost' : 'joined';
   }
 
-  // -------------------------------------------------------------------------------------------------------
-  // The session: joining, heartbeats, loss
+  // --- The session: joining, heartbeats, loss ---
 
   private async join(): Promise<JoinResponse> {
     const facts = this.facts!;
@@ -326,8 +315,7 @@ export class WorkerAgent {
     this.session.check();
   }
 
-  // -------------------------------------------------------------------------------------------------------
-  // Instructions, training, reports
+  // --- Instructions, training, reports ---
 
   private async obey(instruction: Instruction, epoch: number): Promise<void> {
     switch (instruction.kind) {
