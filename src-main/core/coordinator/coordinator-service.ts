@@ -15,7 +15,7 @@ import { ChangeFeed, type CoordinatorChange } from './change-feed';
 import type { CoordinatorStore, RestoredState } from './coordinator-store';
 import { ElasticPool, LIVE_STATES, type PoolTransition } from './elastic-pool';
 import { DEFAULT_MAX_MACHINES } from './membership';
-import { OutputBudget, type OutputBudgetOptions } from './output-budget';
+import { OutputBudget } from './output-budget';
 import { DEFAULT_FAILOVER_GRACE_MS, FailoverGrace } from './failover-grace';
 import { RunController } from './run-controller';
 import { claimMismatch } from './run-reattach';
@@ -25,31 +25,14 @@ import { capitalize, transitionEvent, UserMessages } from './user-messages';
 import { connectionFacts, recordSessions, WorkerGate, type ConnectionFacts } from './worker-gate';
 import { joinFields, WorkerRegistry } from './worker-registry';
 import { linkSurveyFor, type LinkSurvey } from './link-survey';
+import type { CoordinatorServiceOptions } from './coordinator-service-options';
 
 export { ApiProblem, isApiProblem } from './api-problem';
 export type { CoordinatorChange } from './change-feed';
 export { START_TIMEOUT_MS } from './run-controller';
 
 export type LeaveRequest = z.input<typeof leaveRequestSchema>;
-
-export interface CoordinatorServiceOptions {
-  clock: Clock;
-  joinToken: string;
-  operatorToken: string;
-  heartbeatIntervalMs?: number;
-  /** The cluster's: a machine silent for longer is declared failed, whatever it serves (serve --heartbeat-timeout; default 5 s). */
-  heartbeatTimeoutMs?: number;
-  /** Host for --rdzv_endpoint instead of the first worker's advertised host (the port stays the worker's). */
-  rdzvHostOverride?: string;
-  /** The cluster's bound: joins are refused beyond this many machines joined at once (serve --max-workers; default 10,000). Never a run's. */
-  maxWorkers?: number;
-  /** Accept advertised hosts other than where workers connect from (NAT); off by default, see worker-gate.ts. */
-  trustAdvertisedHosts?: boolean;
-  outputBudget?: OutputBudgetOptions;
-  /** How long, after a restart, the workers that were live may take to re-attach (serve --failover-grace; default 60 s, 0: none). */
-  failoverGraceMs?: number;
-  linkRefreshMs?: number; // serve --link-refresh: idle workers' links are measured again after this long (default 300 s; 0: never)
-}
+export type { CoordinatorServiceOptions } from './coordinator-service-options';
 
 /** How often start() runs tick(): failure detection is at most this late. */
 export const TICK_MS = 200;
