@@ -76,7 +76,8 @@ describe('command lines in the Start run form', () => {
     expect(fields).toMatchObject({ command: '/app/assets/trainers/ddp_example.py --steps 300', samples: '10000' });
     expect(fields).not.toHaveProperty('timeoutSec'); // the cluster's, not the form's
     const result = specFromFields({ ...fields, minWorkers: '2' }, example);
-    expect(result).toEqual({ ok: true, spec: { ...example, minWorkers: 2 } });
+    // The form's Communication field says what it sends: auto unless the person picks a strategy.
+    expect(result).toEqual({ ok: true, spec: { ...example, minWorkers: 2, comm: 'auto' } });
   });
 
   it('names every bad field with what is expected', () => {
