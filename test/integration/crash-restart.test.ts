@@ -298,7 +298,8 @@ async function checkFinished(c: Cluster, seed: number, seen: BeforeKill, from: M
 
 /** Waits until below each agent only the agent itself still runs (no launcher or rank of any generation). */
 function trainingGone(c: Cluster): Promise<boolean> {
-  const leftover = () => c.agents.flatMap((a) => c.tracker.alive(a.pid).filter((p) => p.pid !== a.pid));
+  // An agent's idle warm launcher is no training: it stays as long as its agent.
+  const leftover = () => c.agents.flatMap((a) => c.tracker.training(a.pid));
   return waitFor('every training process to end', () => leftover().length === 0, { timeoutMs: 20_000, describe: () => describeProcesses(leftover()) });
 }
 

@@ -48,7 +48,7 @@ describe.skipIf(!required(canRunApp(), 'the multihost training cases'))("a worke
     const bIncarnation = workerOf(before.state, 'host-b')!.incarnation;
 
     tracker.scan();
-    const training = tracker.alive(b.pid).filter((p) => p.pid !== b.pid);
+    const training = tracker.training(b.pid); // not its idle warm launcher: that one stays with the agent
     expect(training.filter((p) => p.comm.startsWith('python')).length, `B trains: ${describeProcesses(training)}`).toBeGreaterThanOrEqual(2);
 
     const cutAt = Date.now();

@@ -6,6 +6,9 @@
  */
 import { isRunning, procTable, treeOf, type ProcEntry } from './proc-table';
 
+/** What an idle warm launcher calls itself (warm_launcher.py IDLE_NAME): a standby, not training. */
+export const IDLE_WARM_NAME = 'gpu-share-warm';
+
 export interface TrackedProcess {
   pid: number;
   startTime: number;
@@ -65,6 +68,16 @@ export class PidTracker {
   /** The tracked processes still running. */
   alive(root?: number): TrackedProcess[] {
     return this.all(root).filter((p) => isRunning(p.pid, p.startTime));
+  }
+
+  /**
+   * The tracked processes under `root` that are training now: alive, not `root` itself, and not an agent's idle
+   * warm launcher (assets/launcher/warm_launcher.py names itself IDLE_WARM_NAME until it takes a launch; the name is
+   * read now, since a standby seen idle may have become a launcher since).
+   */
+  training(root: number): TrackedProcess[] {
+    const table = procTable();
+    return this.alive(root).filter((p) => p.pid !== root && table.get(p.pid)?.comm !== IDLE_WARM_NAME);
   }
 
   /** SIGKILLs every tracked process still running (cleanup after a failed test); returns what it killed. */
