@@ -7,7 +7,7 @@
  * with one model on every node, and that GPU_SHARE_NODE_RANK orders the group ranks.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,6 +41,8 @@ interface Finished {
 
 interface LaunchOpts {
   args: string[];
+  /** The training script; ddp_example.py when left out. */
+  trainer?: string;
   env?: Record<string, string>;
   name: string;
   nnodes?: string;
@@ -56,7 +58,7 @@ async function run(opts: LaunchOpts): Promise<Finished> {
     runId: 'comm',
     generation: 0,
     launcher: 'torchrun',
-    command: [TRAINER, ...opts.args],
+    command: [opts.trainer ?? TRAINER, ...opts.args],
     nnodes: opts.nnodes ?? '1:1',
     nprocPerNode: opts.nproc ?? 2,
     rdzvEndpoint: opts.endpoint ?? `127.0.0.1:${await findFreePort()}`,
@@ -191,4 +193,11 @@ describe('communication strategies in ddp_example.py (torchrun, gloo, CPU, two r
     expect(f.code, f.output.slice(-3000)).toBe(0);
     expect(f.output).toContain("gpu-share launcher: GPU_SHARE_NODE_RANK='-1' is not a position from 0 to 99999: ignored");
   }, 100_000);
+
+  it('tiny-gpt in DDP mode (tiny_gpt_ddp.py): two ranks train the language model with fp16, report its gradient bytes, and the loss falls', async () => {
+    const f = await run({ trainer: path.resolve('assets/trainers/tiny_gpt_ddp.py'), args: ['--steps', '25', '--batch', '4', '--seq-len', '32', '--checkpoint-every', '10'], env: { GPU_SHARE_COMM: 'fp16' }, name: 'tiny-gpt' });
+    // 298,240 bytes: tiny-gpt's 74,560 fp32 parameters (2 layers, width 48, 256 byte tokens, 128 positions).
+    expectTrainedWithStats(f, { comm: 'fp16', gradBytes: 298_240, steps: 25, ranks: [0, 1] });
+    expect(existsSync(path.join(work, 'tiny-gpt', 'ckpt', 'tiny_gpt_ddp.pt'))).toBe(true);
+  }, 200_000);
 });
