@@ -56,8 +56,10 @@ export class PidTracker {
   private remember(pid: number, entry: ProcEntry | undefined, root: number): void {
     if (!entry) return;
     const key = `${pid}:${entry.startTime}`;
-    if (this.seen.has(key)) return;
-    this.seen.set(key, { pid, startTime: entry.startTime, comm: entry.comm, root });
+    const known = this.seen.get(key);
+    // The same process may rename itself (an idle warm launcher takes the interpreter's name back at its launch).
+    if (known) known.comm = entry.comm;
+    else this.seen.set(key, { pid, startTime: entry.startTime, comm: entry.comm, root });
   }
 
   /** Every process seen under `root` (or under any root). */
