@@ -4,6 +4,7 @@
  * parent link the moment its parent dies, so it must be seen before), and each is remembered with its start
  * time so a reused pid is never mistaken for ours.
  */
+import { readFileSync } from 'node:fs';
 import { isRunning, procTable, treeOf, type ProcEntry } from './proc-table';
 
 /** What an idle warm launcher calls itself (warm_launcher.py IDLE_NAME): a standby, not training. */
@@ -79,7 +80,16 @@ export class PidTracker {
    */
   training(root: number): TrackedProcess[] {
     const table = procTable();
-    return this.alive(root).filter((p) => p.pid !== root && table.get(p.pid)?.comm !== IDLE_WARM_NAME);
+    const hasChildren = (pid: number) => [...table.values()].some((e) => e.ppid === pid);
+    // A standby that is still starting (Python not yet at its prctl) has the interpreter's name: known by its
+    // script, no ranks under it, and an agent (not a launcher) above it — a rank forked from a warm launcher has
+    // the same command line, but a launcher for a parent.
+    const standby = (pid: number) => {
+      if (table.get(pid)?.comm === IDLE_WARM_NAME) return true;
+      const parent = table.get(pid)?.ppid ?? 0;
+      return isWarmLauncher(pid) && !hasChildren(pid) && !isWarmLauncher(parent);
+    };
+    return this.alive(root).filter((p) => p.pid !== root && !standby(p.pid));
   }
 
   /** SIGKILLs every tracked process still running (cleanup after a failed test); returns what it killed. */
@@ -104,4 +114,13 @@ export class PidTracker {
 /** "1234 python3, 1240 pt_elastic" for an assertion message. */
 export function describeProcesses(list: TrackedProcess[]): string {
   return list.map((p) => `${p.pid} ${p.comm}`).join(', ') || '(none)';
+}
+
+/** Whether `pid` runs assets/launcher/warm_launcher.py (its command line says so; false once it is gone). */
+function isWarmLauncher(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('warm_launcher.py');
+  } catch {
+    return false;
+  }
 }
