@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeProcesses, PidTracker } from '../integration/helpers/pid-tracker';
-import { CLI, ensureBuilt, fakeGpuEnv, LOOKS, openApp, openBrowser, removeDir, ROOT, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { CLI, ensureBuilt, fakeGpuEnv, LOOKS, openApp, openBrowser, removeDir, ROOT, screenshot, startServe, tempDir, waitForWorkerReady, type BrowserHandle, type ServeHandle } from './helpers/app';
 
 const PYTHON = process.env.GPU_SHARE_PYTHON ?? '/usr/bin/python3';
 const EXTERNAL = 'e2e-worker';
@@ -67,17 +67,7 @@ beforeAll(async () => {
   worker.stderr!.setEncoding('utf8');
   worker.stdout!.on('data', (d: string) => (workerOut += d));
   worker.stderr!.on('data', (d: string) => (workerOut += d));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the worker printed no readiness line within 60 s:\n${workerOut}`)), 60_000);
-    const check = () => {
-      if (/worker ready: id=\d+ node=e2e-worker/.test(workerOut)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    worker.stdout!.on('data', check);
-    worker.once('exit', (code) => reject(new Error(`the worker exited (${code}) before it was ready:\n${workerOut}`)));
-  });
+  await waitForWorkerReady(worker, EXTERNAL, () => workerOut);
   browser = await openBrowser();
 }, 120_000);
 

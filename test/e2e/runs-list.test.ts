@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunSnapshot } from '../../src-shared/training';
-import { CLI, ROOT, ensureBuilt, fakeGpuEnv, openApp, openBrowser, removeDir, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { CLI, ROOT, ensureBuilt, fakeGpuEnv, openApp, openBrowser, removeDir, screenshot, startServe, tempDir, waitForWorkerReady, type BrowserHandle, type ServeHandle } from './helpers/app';
 
 const EXTERNAL = 'e2e-beta';
 // This machine under its own name (its worker joins by its hostname) with the fake nvidia-smi's three GPUs.
@@ -93,16 +93,7 @@ beforeAll(async () => {
   worker.stderr!.setEncoding('utf8');
   worker.stdout!.on('data', (d: string) => (workerOut += d));
   worker.stderr!.on('data', (d: string) => (workerOut += d));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the worker printed no readiness line within 60 s:\n${workerOut}`)), 60_000);
-    worker.stdout!.on('data', () => {
-      if (new RegExp(`worker ready: id=\\d+ node=${EXTERNAL}`).test(workerOut)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    worker.once('exit', (code) => reject(new Error(`the worker exited (${code}) before it was ready:\n${workerOut}`)));
-  });
+  await waitForWorkerReady(worker, EXTERNAL, () => workerOut);
   browser = await openBrowser({ width: 1440, height: 900 });
 }, 120_000);
 

@@ -60,6 +60,21 @@ export function fakeGpuEnv(capture = 'query-gpu-csv-header-units-consumer-x3.txt
   return { GPU_SHARE_NVIDIA_SMI: FAKE_NVIDIA_SMI, FAKE_NVIDIA_SMI_QUERY_GPU: path.join(NVIDIA_FIXTURES, capture) };
 }
 
+/** Resolves once a spawned `gpu-share worker` printed its readiness line for `node`; rejects if it exits first or stays silent 60 s. */
+export function waitForWorkerReady(worker: ChildProcess, node: string, output: () => string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the worker printed no readiness line within 60 s:\n${output()}`)), 60_000);
+    const ready = new RegExp(`worker ready: id=\\d+ node=${node}`);
+    worker.stdout!.on('data', () => {
+      if (ready.test(output())) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    worker.once('exit', (code) => reject(new Error(`the worker exited (${code}) before it was ready:\n${output()}`)));
+  });
+}
+
 export interface ServeOptions {
   dataDir: string;
   clusterPath?: string;
