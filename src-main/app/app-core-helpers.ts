@@ -2,6 +2,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { HardwareSnapshot } from '../../src-shared/hardware';
+import { EXAMPLE_RUN_NAME, EXAMPLE_TRAINER_ARGS } from '../../src-shared/runs/example-run';
 import type { UserNotification } from '../../src-shared/training';
 import type { RunSpecInput } from '../../src-shared/worker-protocol';
 import { RequestError } from './ipc-dispatch';
@@ -15,12 +16,12 @@ export function wrap<T>(fn: () => T): T {
   }
 }
 
-/** A run of the bundled DDP example, sized to finish in a minute or two on a CPU. */
+/** A run of the bundled DDP example, slowed to be watched: about half a minute on a CPU (example-run.ts). */
 export function exampleRun(assetsDir: string, hardware: HardwareSnapshot): RunSpecInput {
   const hasNvidia = hardware.gpus.some((g) => g.vendor === 'nvidia');
   return {
-    name: 'DDP example (synthetic regression)',
-    command: [path.join(assetsDir, 'trainers', 'ddp_example.py'), '--steps', '300', '--batch', '32', '--checkpoint-every', '20'],
+    name: EXAMPLE_RUN_NAME,
+    command: [path.join(assetsDir, 'trainers', 'ddp_example.py'), ...EXAMPLE_TRAINER_ARGS],
     samples: 10_000,
     minWorkers: 1,
     maxWorkers: 8,

@@ -50,7 +50,8 @@ describe('runSpecFrom', () => {
   it('--example is the bundled trainer, and flags still override it', () => {
     const spec = runSpecFrom({ example: true, 'max-workers': '2' }, [], { GPU_SHARE_ASSETS: assets });
     expect(spec.command[0]).toBe(path.join(assets, 'trainers', 'ddp_example.py'));
-    expect(spec.command.slice(1)).toEqual(['--steps', '300', '--batch', '32', '--checkpoint-every', '20']);
+    // Slowed to be watched (issue 17 defect 6): 300 steps × 0.07 s of sleep, about 25 s with the compute.
+    expect(spec.command.slice(1)).toEqual(['--steps', '300', '--batch', '32', '--checkpoint-every', '20', '--step-sleep', '0.07']);
     expect(spec).toMatchObject({ samples: 10_000, maxWorkers: 2, name: 'DDP example (synthetic regression)' });
   });
 

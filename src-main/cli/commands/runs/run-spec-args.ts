@@ -4,6 +4,7 @@
  */
 import path from 'node:path';
 import { readCommChoice } from '../../../../src-shared/runs/comm-text';
+import { EXAMPLE_RUN_NAME, EXAMPLE_TRAINER_ARGS } from '../../../../src-shared/runs/example-run';
 import { runSpecSchema, type RunSpecInput } from '../../../../src-shared/worker-protocol';
 import { findAssetsDir } from '../../../platform/assets-dir';
 import { intOption, UsageError } from '../../command';
@@ -72,7 +73,7 @@ const FLAG_OF: Record<string, string> = {
 /** The bundled example, as the app pre-fills its form (the trainer's path is this machine's, like the app's). */
 function exampleSpec(env: NodeJS.ProcessEnv): RunSpecInput {
   const trainer = path.join(findAssetsDir(env), 'trainers', 'ddp_example.py');
-  return { name: 'DDP example (synthetic regression)', command: [trainer, '--steps', '300', '--batch', '32', '--checkpoint-every', '20'], samples: 10_000, maxWorkers: 8 };
+  return { name: EXAMPLE_RUN_NAME, command: [trainer, ...EXAMPLE_TRAINER_ARGS], samples: 10_000, maxWorkers: 8 };
 }
 
 function envPairs(pairs: readonly string[]): Record<string, string> {
