@@ -57,6 +57,7 @@ export function createIdentityFeature(opts: {
       getAwaiting: async () => keys.awaitingList(),
     },
     approveOwnWorker: (node, dataDir) => {
+      keys.setOwnNode(node); // another key under this name is another process, told to pass --name (node-keys.ts)
       try {
         keys.preApprove(node, loadOrCreateNodeIdentity(dataDir).publicKey);
       } catch {

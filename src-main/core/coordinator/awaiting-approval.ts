@@ -61,6 +61,18 @@ export class AwaitingApproval {
     return n;
   }
 
+  /** Forgets every entry `drop` picks; returns how many there were. */
+  forgetWhere(drop: (entry: AwaitingEntry) => boolean): number {
+    let n = 0;
+    for (const [k, e] of this.entries) {
+      if (!drop(e)) continue;
+      this.entries.delete(k);
+      if (![...this.entries.values()].some((o) => o.publicKey === e.publicKey)) this.opts.onEvict?.(e.publicKey);
+      n += 1;
+    }
+    return n;
+  }
+
   /** Every entry, oldest first, without the raw keys. */
   list(): AwaitingMachine[] {
     return [...this.entries.values()].map(({ publicKey: _key, ...rest }) => ({ ...rest, hardware: { ...rest.hardware, gpus: rest.hardware.gpus.map((g) => ({ ...g })) } }));

@@ -338,6 +338,7 @@ export class CoordinatorService {
     }
     this.runsCtl.tick();
     this.linkSurvey.tick();
+    this.nodeKeys.expire(); // a held-back key whose process is gone: its warning goes
     this.feed.flush({
       workers: () => this.workers(),
       emitRun: (runId) => {

@@ -7,7 +7,10 @@
  * construction: a join over loopback (the coordinator's own machine), every join under `serve --auto-approve`,
  * and machines this app starts over SSH (preApprove, with the key read over the verified SSH channel). A node
  * presenting another key than its approved one is held back the same way until `accept-key NAME --key …`
- * names exactly the new key. Pins from before approvals existed count as approved.
+ * names exactly the new key. Pins from before approvals existed count as approved. A held-back key is transient:
+ * memory only, forgotten HELD_BACK_TTL_MS after its last try (expire(), from the coordinator's tick), so a warning
+ * goes once the process that presented it is gone. The name of the app's own worker (setOwnNode) is never held back:
+ * another key under that name is another process borrowing this machine's name, refused with "pass --name".
  */
 import { createHash } from 'node:crypto';
 import type { WorkerSnapshot } from '../../../src-shared/training';
@@ -43,6 +46,9 @@ export function fingerprintOf(publicKeyBase64url: string): string {
 /** How long an awaiting agent waits before asking again. */
 export const AWAITING_RETRY_AFTER_MS = 3000;
 
+/** How long a held-back key stays listed after its last try: the agent that presented it exits at the 409. */
+export const HELD_BACK_TTL_MS = 10 * 60_000;
+
 export interface NodeKeysOptions {
   now: () => number;
   checker?: SignatureChecker;
@@ -63,6 +69,7 @@ export class NodeKeys {
   private readonly awaiting: AwaitingApproval;
   private store: NodeKeyStore | null = null;
   private autoApprove = false;
+  private ownNode: string | null = null;
 
   constructor(private readonly opts: NodeKeysOptions) {
     this.checker = opts.checker ?? new SignatureChecker({ now: opts.now });
@@ -86,6 +93,20 @@ export class NodeKeys {
     return this.autoApprove;
   }
 
+  /** The name of the app's own worker (this machine's): another key under it is refused, never held back. */
+  setOwnNode(node: string | null): void {
+    this.ownNode = node;
+    if (node !== null && this.awaiting.forgetNode(node) > 0) this.changed();
+  }
+
+  /** Forgets held-back keys not presented for HELD_BACK_TTL_MS; true when one went (the pages are told). */
+  expire(): boolean {
+    const cutoff = this.opts.now() - HELD_BACK_TTL_MS;
+    const gone = this.awaiting.forgetWhere((e) => e.heldBackFrom !== undefined && e.lastSeen < cutoff);
+    if (gone > 0) this.changed();
+    return gone > 0;
+  }
+
   /**
    * Checks a join's key before the coordinator admits it. Throws 400 for a malformed key, 401 for a bad or missing
    * signature, 403 for an unsigned join from another machine, 409 when an approved node presents another key.
@@ -103,6 +124,13 @@ export class NodeKeys {
     // Only a key that signed this very join is recorded anywhere: nobody can park a key they do not hold.
     this.checker.check(request, presentedKey, node);
     const now = this.opts.now();
+    if (record && presentedKey !== record.publicKey && node === this.ownNode) {
+      throw new ApiProblem(
+        409,
+        `the name ${node} belongs to this machine's own worker (the one the app runs, key ${fingerprintOf(record.publicKey)}); ` +
+          `this is another worker process (key ${fingerprintOf(presentedKey)}): start it with another name, e.g. --name ${node}-2`,
+      );
+    }
     if (record && presentedKey !== record.publicKey) {
       // Only a new entry is news: a waiting agent asks again every few seconds.
       if (this.awaiting.record({ ...this.entryOf(join, presentedKey, conn, now), heldBackFrom: fingerprintOf(record.publicKey) })) this.changed();
