@@ -7,6 +7,7 @@ import { Header } from './components/header';
 import { HostKeyDialog } from './components/host-key-dialog';
 import { ImportDialog } from './components/import-dialog';
 import { Nav } from './components/nav';
+import { MissingRouteNotice } from './routing/missing-route-notice';
 import { Toasts } from './components/toasts';
 import { appStore, useApp } from './store/app-store';
 import type { ViewName } from './store/state';
@@ -46,7 +47,15 @@ export function App() {
   const View = VIEW_COMPONENTS[view];
   return (
     <div className="app" data-ready={loaded ? 'true' : 'false'} data-view={view}>
-      <a className="skip-link" href="#main">
+      {/* Not href="#main": the address's hash is the page's route (routing/route.ts). */}
+      <a
+        className="skip-link"
+        href="#main"
+        onClick={(e) => {
+          e.preventDefault();
+          document.getElementById('main')?.focus();
+        }}
+      >
         Skip to content
       </a>
       <Header />
@@ -55,6 +64,7 @@ export function App() {
       <LoadErrorBanner />
       <main id="main" className="main" tabIndex={-1}>
         <ActionErrorBanner />
+        <MissingRouteNotice />
         {loaded ? <View /> : <p className="loading muted">Loading GPU Share…</p>}
       </main>
       <DropZone />

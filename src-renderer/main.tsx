@@ -7,9 +7,11 @@ import { ServicesContext, type AppServices } from './app-context';
 import { connectBridge } from './bridge';
 import { createCommands } from './commands';
 import { showDesktopNotification } from './desktop-notifications';
+import { startRouteSync } from './routing/route-sync';
 import { focusTarget } from './store/actions';
 import { apply, appStore } from './store/app-store';
 import './styles/app.css';
+import './styles/links-charts.css';
 
 function start(): void {
   const root = document.getElementById('root');
@@ -27,6 +29,7 @@ function start(): void {
         });
       },
     });
+    startRouteSync(appStore, window);
   } catch (error) {
     const message = error instanceof MissingTokenError ? error.message : `GPU Share could not start: ${error instanceof Error ? error.message : String(error)}`;
     const p = document.createElement('p');

@@ -6,6 +6,7 @@ import type { JobSnapshot, PlacementPreview } from '../../src-shared/jobs/types'
 import { act, useApp } from '../store/app-store';
 import { askCancelJob, toggleJobExpanded } from '../store/jobs';
 import { Badge } from './badge';
+import { CopyLinkButton } from '../routing/copy-link-button';
 import { RefreshIcon, StopIcon } from './icons';
 import { canCancel, canRequeue, jobPlace, jobProgress, jobStatusBadge, jobVramText } from './job-format';
 import { useJobCommands } from './job-commands';
@@ -50,6 +51,7 @@ function JobDetail({ job, preview, id }: { job: JobSnapshot; preview: PlacementP
           id {job.id} · model {job.spec.model} · mode {job.spec.mode}
           {job.artifact ? ` · artifact ${job.artifact.slice(0, 12)}` : ''}
         </p>
+        <CopyLinkButton route={{ view: 'jobs', id: job.id }} />
         <JobOutput job={job} />
       </td>
     </tr>

@@ -15,6 +15,7 @@ import { act, useApp } from '../store/app-store';
 import { clusterLevelWarnings, nodeCards, type NodeCardModel } from '../store/derive';
 import type { NodeStatus } from '../../src-shared/nodes/node-status';
 import { Badge } from '../components/badge';
+import { CopyLinkButton } from '../routing/copy-link-button';
 import { UndeclaredWorkers } from '../components/undeclared-workers';
 import { useNow } from '../components/use-now';
 import { cardDrift, nodeStatusBadge, statusReport } from '../store/node-status';
@@ -70,6 +71,7 @@ function NodeCard({ card, fileName, status, activity }: { card: NodeCardModel; f
           </h2>
           {card.isThisMachine && <span className="chip chip-accent">This machine</span>}
           {status && <NodeStatusBadge status={status} />}
+          <CopyLinkButton route={{ view: 'nodes', id: node.name }} />
         </div>
         <button
           type="button"

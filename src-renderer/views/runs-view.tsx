@@ -25,6 +25,7 @@ import { isRunLive, residencyBadge, workerColor } from '../store/derive';
 import { fillRunForm, updateRunForm } from '../store/run-form';
 import { memberLabel, runListLine, runMembers, splitRuns } from '../store/runs';
 import { useRunCommands } from '../components/run-commands';
+import { CopyLinkButton } from '../routing/copy-link-button';
 
 function RunRow({ run, selected, workers, now }: { run: RunSnapshot; selected: boolean; workers: WorkerSnapshot[]; now: number }) {
   const commands = useRunCommands();
@@ -159,6 +160,7 @@ function RunDetail({ run }: { run: RunSnapshot }) {
             {run.stateCause || '\u00a0'}
           </p>
           <RunMembers run={run} workers={workers} />
+          <CopyLinkButton route={{ view: 'runs', id: run.id }} />
         </div>
         {live ? (
           <button type="button" className="button danger" disabled={stopping} onClick={() => act(askConfirm, { kind: 'stop-run', runId: run.id })}>

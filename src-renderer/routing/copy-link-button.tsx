@@ -1,0 +1,40 @@
+/**
+ * "Copy link" on a run, job or node: the page's address with that thing's #route and without the token, so it
+ * can be pasted into a chat without handing out access. Where the browser refuses the clipboard (plain http
+ * that is not localhost), the link is shown selected so Ctrl+C copies it.
+ */
+import { useState } from 'react';
+import { shareableUrl, type Route } from './route';
+
+export function CopyLinkButton({ route, label = 'Copy link' }: { route: Route; label?: string }) {
+  const [state, setState] = useState<{ outcome: 'copied' | 'refused'; url: string } | null>(null);
+  const copy = async () => {
+    const url = shareableUrl(window.location.href, route);
+    try {
+      await navigator.clipboard.writeText(url);
+      setState({ outcome: 'copied', url });
+    } catch {
+      setState({ outcome: 'refused', url });
+    }
+  };
+  return (
+    <span className="copy-link" data-testid="copy-link">
+      <button type="button" className="button small" onClick={() => void copy()} data-route={`${route.view}/${route.id ?? ''}`}>
+        {label}
+      </button>
+      <span role="status" className="small muted">
+        {state?.outcome === 'copied' ? ' Copied (without the token).' : null}
+      </span>
+      {state?.outcome === 'refused' ? (
+        <input
+          className="copy-link-text"
+          readOnly
+          aria-label="Link to copy: the browser refused the clipboard, press Ctrl+C"
+          value={state.url}
+          ref={(el) => el?.select()}
+          size={Math.min(60, state.url.length)}
+        />
+      ) : null}
+    </span>
+  );
+}
