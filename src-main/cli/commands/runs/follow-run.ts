@@ -16,6 +16,8 @@ export interface FollowOptions {
   /** Of the output there already, print only the last this many lines (0: all). */
   tail?: number;
   intervalMs?: number;
+  /** Keeps only some of the lines (runs logs --worker, progress lines left out); whole lines in, whole lines out. */
+  filter?: (text: string) => string;
 }
 
 /** The last `lines` lines of `text` (all of it for 0). */
@@ -36,6 +38,7 @@ export async function followRun(client: OperatorClient, runId: string, io: CliIo
     const live = LIVE_STATES.has(run.state);
     const { output } = await client.call('runOutput', [runId], undefined);
     const chunk = follower.next(output, !live);
+    if (options.filter) chunk.text = options.filter(chunk.text);
     if (first) chunk.text = lastLines(chunk.text, options.tail ?? 0);
     if (chunk.skipped) {
       const note = 'output went faster than it could be followed: some lines were skipped';

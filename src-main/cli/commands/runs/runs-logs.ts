@@ -1,13 +1,20 @@
-/** `gpu-share runs logs [ID] [--follow]`: the run's output tail, every line prefixed with the machine that wrote it. */
-import { intOption, noMorePositionals, parseCommandLine, type Command } from '../../command';
+/**
+ * `gpu-share runs logs [ID] [--follow]`: the run's output tail, every line prefixed with the machine that wrote it;
+ * `--worker NAME` keeps one machine's lines, and the trainers' GPU_SHARE_PROGRESS lines (most of the text) are
+ * left out unless `--progress` asks for them (src-shared/runs/output-lines.ts tells them apart).
+ */
+import { filterOutputLines, outputNodes, type OutputFilter } from '../../../../src-shared/runs/output-lines';
+import { intOption, noMorePositionals, parseCommandLine, UsageError, type Command } from '../../command';
 import { OPERATOR_OPTIONS_USAGE, operatorOptions, printJson, runOperator } from '../../operator/operator-command';
 import { followRun, lastLines } from './follow-run';
-import { pickRunId } from './run-select';
+import type { OperatorClient } from '../../operator/operator-client';
+import { EXIT, OperatorFailure } from '../../operator/operator-failure';
+import { fetchRun, pickRunId } from './run-select';
 
 export const runsLogsCommand: Command = {
   name: 'logs',
   summary: "a run's output, each line prefixed with its machine (--follow: as it comes)",
-  usage: `Usage: gpu-share runs logs [ID] [--follow] [--tail N] [--json]
+  usage: `Usage: gpu-share runs logs [ID] [--follow] [--tail N] [--worker NAME] [--progress] [--json]
 
 Prints the run's output as the coordinator keeps it (its last 256 KiB), each line prefixed with the machine
 that wrote it: "[beta] step 120 loss 0.0412". Without ID: the newest live run, or else the newest.
@@ -16,25 +23,50 @@ Options:
   --follow, -f   keep printing new output every second until the run ends; then exit 0 if it finished,
                  6 if it failed or was stopped (the last line, on stderr, says which)
   --tail N       only the last N lines (before following)
+  --worker NAME  only the lines of the worker on machine NAME (gpu-share for the coordinator's own lines)
+  --progress     keep the trainers' GPU_SHARE_PROGRESS lines (left out by default: three a step)
   --json         {"runId", "output"} as GET /v1/runs/{id}/output answers; with --follow one JSON object per
                  line: {"runId", "output"} for each new piece, then {"runId", "state", "stateCause"}
 
 ${OPERATOR_OPTIONS_USAGE}
 `,
   async run(args, io) {
-    const { values, positionals } = parseCommandLine(args, { ...operatorOptions, follow: { type: 'boolean', short: 'f' }, tail: { type: 'string' } });
+    const { values, positionals } = parseCommandLine(args, {
+      ...operatorOptions,
+      follow: { type: 'boolean', short: 'f' },
+      tail: { type: 'string' },
+      worker: { type: 'string' },
+      progress: { type: 'boolean' },
+    });
     noMorePositionals(positionals, 1);
     const tail = intOption(values.tail, 'tail', 0, 1, 1_000_000);
+    const worker = values.worker?.trim();
+    if (worker !== undefined && (worker.length === 0 || worker.length > 256)) throw new UsageError('--worker needs a machine name (1 to 256 characters), as `gpu-share runs show` lists them');
+    const filter: OutputFilter = { node: worker ?? null, hideProgress: values.progress !== true };
     return runOperator('gpu-share runs logs', values, io, async (client) => {
       const id = await pickRunId(client, positionals[0], false);
-      if (values.follow) return followRun(client, id, io, { json: values.json === true, tail });
       const reply = await client.call('runOutput', [id], undefined, `no run "${id}" on this coordinator; run ids are listed by \`gpu-share runs list\``);
-      if (values.json) printJson(io, { ...reply, output: lastLines(reply.output, tail) });
+      if (worker !== undefined) await checkWorker(client, id, worker, reply.output);
+      const only = (text: string) => filterOutputLines(text, filter);
+      if (values.follow) return followRun(client, id, io, { json: values.json === true, tail, filter: only });
+      if (values.json) printJson(io, { ...reply, output: lastLines(only(reply.output), tail) });
       else {
-        const text = lastLines(reply.output, tail);
+        const text = lastLines(only(reply.output), tail);
         io.out(text && !text.endsWith('\n') ? `${text}\n` : text);
       }
       return 0;
     });
   },
 };
+
+/** `--worker NAME` must name a machine of the run (a member, past or present, or one that wrote a line). */
+async function checkWorker(client: OperatorClient, runId: string, worker: string, output: string): Promise<void> {
+  const run = await fetchRun(client, runId);
+  const known = [...new Set([...run.workerRows.map((r) => r.node), ...outputNodes(output)])];
+  if (known.includes(worker)) return;
+  throw new OperatorFailure(
+    `run ${runId} has no worker "${worker}"; its machines: ${known.length ? known.join(', ') : 'none yet'} (pass one of them to --worker)`,
+    EXIT.notFound,
+    'not-found',
+  );
+}

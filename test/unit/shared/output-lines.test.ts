@@ -1,0 +1,82 @@
+// Issue 17 defect 15: the run's output told apart — progress lines, the coordinator's lines, and the survivors'
+// tracebacks around a relaunch marked as expected (the failed worker's own errors are not).
+import { describe, expect, it } from 'vitest';
+import { classifyOutput, filterOutputLines, latestProgress } from '../../../src-shared/runs/output-lines';
+
+const progress = (node: string, step: number) => `[${node}] [default0]:GPU_SHARE_PROGRESS {"step":${step},"total_steps":300,"loss":0.5,"samples_per_sec":812.3,"rank":0}\r\n`;
+
+const RELAUNCH_LOG = [
+  '[gpu-share] launching generation 1 on 3 workers (start)\r\n',
+  progress('alpha', 40),
+  progress('gamma', 40),
+  '[beta] [default0]:loading data\r\n',
+  progress('beta', 40),
+  '[beta] [default0]:Traceback (most recent call last):\r\n',
+  '[beta] [default0]:  File "ddp_example.py", line 200, in <module>\r\n',
+  '[beta] [default0]:RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer\r\n',
+  '[gamma] [default0]:Traceback (most recent call last):\r\n',
+  '[gamma] [default0]:ValueError: the trainer broke\r\n',
+  '[gpu-share] worker gamma failed: exit code 1\r\n',
+  '[gpu-share] relaunching as generation 2 on 2 workers (worker gamma failed)\r\n',
+  '[alpha] ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -15) local_rank: 0\r\n',
+  '[alpha] ============================================================\r\n',
+  '[alpha] resuming from step 40\r\n',
+  progress('alpha', 41),
+  progress('beta', 41),
+  '[beta] [default0]:Traceback (most recent call last):\r\n',
+].join('');
+
+describe('classifyOutput', () => {
+  const lines = classifyOutput(RELAUNCH_LOG);
+  const kinds = lines.map((l) => `${l.node}:${l.kind}`);
+
+  it('tells progress lines and the coordinator lines apart', () => {
+    expect(kinds[0]).toBe('gpu-share:coordinator');
+    expect(kinds[1]).toBe('alpha:progress');
+    expect(kinds[3]).toBe('beta:output');
+  });
+
+  it("marks a survivor's teardown around a relaunch as expected, before and after the relaunch line", () => {
+    expect(kinds.slice(5, 8)).toEqual(['beta:expected', 'beta:expected', 'beta:expected']);
+    expect(lines[5]!.blockStart).toBe(true);
+    expect(lines[6]!.blockStart).toBe(false);
+    expect(lines[5]!.note).toBe('expected: worker gamma failed; generation 2 relaunched');
+    expect(kinds.slice(12, 14)).toEqual(['alpha:expected', 'alpha:expected']);
+  });
+
+  it("leaves the failed worker's own traceback, and a survivor's next generation, as they are", () => {
+    expect(kinds.slice(8, 10)).toEqual(['gamma:output', 'gamma:output']);
+    expect(kinds[14]).toBe('alpha:output');
+    // beta's traceback after its own progress in generation 2 is not followed by any relaunch: a real failure.
+    expect(kinds[17]).toBe('beta:output');
+  });
+
+  it('marks nothing without a relaunch (a run that failed outright)', () => {
+    const failed = RELAUNCH_LOG.split('[gpu-share] relaunching')[0]!;
+    expect(classifyOutput(failed).some((l) => l.kind === 'expected')).toBe(false);
+  });
+});
+
+describe('filterOutputLines', () => {
+  it('hides progress lines, filters by machine and by search text', () => {
+    const hidden = filterOutputLines(RELAUNCH_LOG, { hideProgress: true });
+    expect(hidden).not.toContain('GPU_SHARE_PROGRESS');
+    expect(hidden).toContain('[beta] [default0]:loading data');
+    expect(filterOutputLines(RELAUNCH_LOG, { node: 'alpha' }).split('\n').filter(Boolean).every((l) => l.startsWith('[alpha] '))).toBe(true);
+    expect(filterOutputLines(RELAUNCH_LOG, { search: 'connection CLOSED' })).toBe(
+      '[beta] [default0]:RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer\r\n',
+    );
+    expect(filterOutputLines(RELAUNCH_LOG, {})).toBe(RELAUNCH_LOG);
+  });
+});
+
+describe('latestProgress', () => {
+  it("gives each machine's last progress line, skipping malformed ones", () => {
+    const text = `${RELAUNCH_LOG}[alpha] GPU_SHARE_PROGRESS {not json\n`;
+    expect(latestProgress(text)).toEqual([
+      { node: 'alpha', step: 41, totalSteps: 300, loss: 0.5, samplesPerSec: 812.3 },
+      { node: 'gamma', step: 40, totalSteps: 300, loss: 0.5, samplesPerSec: 812.3 },
+      { node: 'beta', step: 41, totalSteps: 300, loss: 0.5, samplesPerSec: 812.3 },
+    ]);
+  });
+});
