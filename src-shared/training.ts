@@ -193,7 +193,15 @@ export interface RunWorkerRow {
   samplesPerSec: number | null;
   /** Restarts of this run caused by this worker failing. */
   restartsCaused: number;
+  /**
+   * How its part in the run ended, frozen with its step and samples/s: 'failed' (at `step`), 'left' (a later
+   * generation went on without it), or, when the run ended with it a member, 'finished' or 'stopped'. Null (or
+   * absent, in runs saved before it existed) while it takes part.
+   */
+  end?: RunWorkerEnd | null;
 }
+
+export type RunWorkerEnd = 'finished' | 'failed' | 'left' | 'stopped';
 
 export type EventSeverity = 'info' | 'warning' | 'error';
 
@@ -248,6 +256,11 @@ export interface CoordinatorInfo {
    * (the token travels in the environment, not in argv where other users of that machine could read it).
    */
   joinCommand: string;
+  /**
+   * `GPU_SHARE_JOIN_TOKEN=… gpu-share worker install --join … [--cert-sha256 …]`: the same join, installed as a
+   * service that comes back after a reboot (the Add a worker panel adds --name). Absent from older cores.
+   */
+  installCommand?: string;
   /** SHA-256 of the coordinator's TLS certificate (64 hex) when it serves HTTPS; null on loopback-only HTTP. */
   certSha256: string | null;
   /** False while the coordinator listens on loopback only: then only this machine can join. */

@@ -157,10 +157,11 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
 
   private saveRow(runId: string, row: RunWorkerRow, mark: RunProgressMark): void {
     const old = mark.rows.get(row.workerId);
-    const sameRow = old !== undefined && old.member === row.member && old.restartsCaused === row.restartsCaused && old.node === row.node;
+    const sameRow =
+      old !== undefined && old.member === row.member && old.restartsCaused === row.restartsCaused && old.node === row.node && (old.end ?? null) === (row.end ?? null);
     if (sameRow && old.step === row.step && old.loss === row.loss && old.samplesPerSec === row.samplesPerSec) return;
     mark.rows.set(row.workerId, row);
-    // Only progress changed: batched. Membership, restarts caused or a new row: acknowledged.
+    // Only progress changed: batched. Membership, restarts caused, how its part ended or a new row: acknowledged.
     if (sameRow) this.db.runWorkers.setProgress(runId, row.workerId, { step: row.step, loss: row.loss, samplesPerSec: row.samplesPerSec });
     else this.db.runWorkers.save(runId, row);
   }

@@ -89,6 +89,7 @@ export function restoreRunRecord(snapshot: RunSnapshot, outputTail: string, now:
   run.shardHistory = snapshot.shardHistory.map((m) => Object.freeze({ ...m, shards: Object.freeze(m.shards.map((s) => Object.freeze({ ...s }))) as ShardMap['shards'] }));
   run.progress = snapshot.progress ? { ...snapshot.progress } : null;
   run.telemetry.restore(snapshot);
+  if (ENDED.has(snapshot.state)) run.telemetry.onRunEnded(snapshot.state);
   run.residency = { ...snapshot.residency };
   run.rdzvEndpoint = snapshot.rdzvEndpoint;
   // The last decision, for the run view until the next generation decides afresh (a kept generation keeps it).
@@ -136,6 +137,8 @@ export function refreshProgress(run: RunRecord): number | null {
 
 /** A copy for the outside world (the record's progress must be refreshed first). */
 export function runSnapshot(run: RunRecord): RunSnapshot {
+  // An ended run's rows are frozen as its last generation left them (each says how its part ended).
+  if (ENDED.has(run.state)) run.telemetry.onRunEnded(run.state);
   const telemetry = run.telemetry.snapshot();
   const residency: Record<number, ResidencyVerdict> = {};
   for (const [k, v] of Object.entries(run.residency)) residency[Number(k)] = { ...v };

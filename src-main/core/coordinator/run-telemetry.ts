@@ -7,7 +7,7 @@
  * heartbeat progress, failures) and copies
  * snapshot() into the run's snapshot. Pure: no timers, no I/O; the clock is passed in.
  */
-import type { GenerationMark, LossPoint, RunProgress, RunWorkerRow } from '../../../src-shared/training';
+import type { GenerationMark, LossPoint, RunProgress, RunState, RunWorkerRow } from '../../../src-shared/training';
 import type { Progress } from '../../../src-shared/worker-protocol';
 import type { TrainerCommStats } from '../../../src-shared/scheduling/comm-types';
 import type { ProgressPoint } from '../../../src-shared/runs/progress-report';
@@ -73,6 +73,8 @@ export class RunTelemetry {
   private markProvisional = false;
   private generation = 0;
   private failures = 0;
+  /** Set once the run ended: the rows are frozen (a late heartbeat no longer moves them). */
+  private ended = false;
   private totalSteps: number | null = null;
   private resumedFrom: number | null = null;
   private latest: { step: number; loss: number | null; trust: number; at: number } | null = null;
@@ -93,7 +95,8 @@ export class RunTelemetry {
     for (const p of saved.lossHistory) this.curve.add(p.generation, p.step, p.loss, 'rank0');
     this.marks.push(...saved.generationMarks.slice(-MAX_GENERATION_MARKS).map((m) => ({ ...m })));
     this.generation = Math.max(this.generation, ...saved.generationMarks.map((m) => m.generation), ...saved.lossHistory.map((p) => p.generation));
-    for (const row of saved.workerRows) this.track(row.workerId, row.node).row.restartsCaused = row.restartsCaused;
+    // Each row as it was (step, samples/s, how its part ended), not rebuilt empty: an ended run's story stays told.
+    for (const row of saved.workerRows) Object.assign(this.track(row.workerId, row.node).row, { ...row, end: row.end ?? null });
     this.failures = saved.workerFailures;
   }
 
@@ -108,7 +111,12 @@ export class RunTelemetry {
     this.latest = null;
     const members = new Set(memberIds);
     for (const id of memberIds) this.track(id, nodeOf?.(id) ?? `worker ${id}`);
-    for (const [id, w] of this.workers) w.row.member = members.has(id);
+    for (const [id, w] of this.workers) {
+      const member = members.has(id);
+      if (member) w.row.end = null;
+      else if (w.row.member && !w.row.end) w.row.end = 'left';
+      w.row.member = member;
+    }
     const reached = this.curve.snapshot().at(-1);
     this.marks.push({ generation, step: reached ? reached.step + 1 : 0, at, cause });
     if (this.marks.length > MAX_GENERATION_MARKS) this.marks.shift();
@@ -135,6 +143,7 @@ export class RunTelemetry {
 
   /** A heartbeat's progress: the worker's newest line, used where its output said nothing (yet). */
   onHeartbeatProgress(workerId: number, node: string, progress: Progress): void {
+    if (this.ended) return;
     const w = this.track(workerId, node);
     if (!this.accepts(progress.generation)) return;
     if (w.fromOutput && w.generation === progress.generation) return;
@@ -161,6 +170,20 @@ export class RunTelemetry {
     const w = this.track(workerId, node);
     this.failures += 1;
     if (causedRestart) w.row.restartsCaused += 1;
+    w.row.end = 'failed';
+  }
+
+  /**
+   * The run ended: each row keeps its step and samples/s, and says how its part ended — the last generation's
+   * members 'finished' with a finished run ('stopped' otherwise), a failed worker still 'failed'.
+   */
+  onRunEnded(state: RunState): void {
+    if (this.ended) return;
+    this.ended = true;
+    for (const w of this.workers.values()) {
+      if (w.row.end) continue;
+      w.row.end = !w.row.member ? 'left' : state === 'finished' ? 'finished' : 'stopped';
+    }
   }
 
   snapshot(): RunTelemetrySnapshot {
@@ -268,7 +291,7 @@ export class RunTelemetry {
     let w = this.workers.get(workerId);
     if (!w) {
       w = {
-        row: { workerId, node, member: false, step: null, loss: null, samplesPerSec: null, restartsCaused: 0 },
+        row: { workerId, node, member: false, step: null, loss: null, samplesPerSec: null, restartsCaused: 0, end: null },
         ranks: new Map(),
         generation: 0,
         fromOutput: false,

@@ -56,9 +56,9 @@ export function fullRun(id: string): RunSnapshot {
       { generation: 2, step: 100, at: 1_700_000_060_000, cause: 'worker jetson failed' },
     ],
     workerRows: [
-      { workerId: 1, node: 'desk', member: true, step: 120, loss: 1.25, samplesPerSec: 400, restartsCaused: 0 },
-      { workerId: 2, node: 'jetson', member: false, step: 60, loss: null, samplesPerSec: null, restartsCaused: 1 },
-      { workerId: 3, node: 'mac', member: true, step: 120, loss: 1.25, samplesPerSec: 412.5, restartsCaused: 0 },
+      { workerId: 1, node: 'desk', member: true, step: 120, loss: 1.25, samplesPerSec: 400, restartsCaused: 0, end: null },
+      { workerId: 2, node: 'jetson', member: false, step: 60, loss: null, samplesPerSec: null, restartsCaused: 1, end: 'failed' },
+      { workerId: 3, node: 'mac', member: true, step: 120, loss: 1.25, samplesPerSec: 412.5, restartsCaused: 0, end: null },
     ],
   };
 }

@@ -144,9 +144,9 @@ describe('run workers', () => {
     db.runWorkers.setProgress('run-1', 3, { step: 10, loss: 0.25, samplesPerSec: 21 });
     db.runWorkers.setProgress('run-1', 99, { step: 10, loss: 0.25, samplesPerSec: 21 }); // no such row: ignored
     expect(db.runWorkers.list('run-1')).toEqual([
-      { workerId: 1, node: 'n1', member: true, step: null, loss: null, samplesPerSec: null, restartsCaused: 0 },
-      { workerId: 2, node: 'n2', member: false, step: null, loss: null, samplesPerSec: null, restartsCaused: 0 },
-      { workerId: 3, node: 'n3', member: true, step: 10, loss: 0.25, samplesPerSec: 21, restartsCaused: 0 },
+      { workerId: 1, node: 'n1', member: true, step: null, loss: null, samplesPerSec: null, restartsCaused: 0, end: null },
+      { workerId: 2, node: 'n2', member: false, step: null, loss: null, samplesPerSec: null, restartsCaused: 0, end: null },
+      { workerId: 3, node: 'n3', member: true, step: 10, loss: 0.25, samplesPerSec: 21, restartsCaused: 0, end: null },
     ]);
   });
 });
