@@ -3,6 +3,7 @@
  * `gpu-share worker --join URL --token T`. It shows where this machine trains now (badge + one sentence that
  * the core keeps current: joining, joined, lost and retrying, or why a join failed) and offers Join or Leave.
  */
+import { LAN_FLAG } from '../../src-shared/nodes/join-hint';
 import { useEffect, useRef, useState, type FormEvent, type Ref } from 'react';
 import { useCommands, useServices } from '../app-context';
 import { Badge } from '../components/badge';
@@ -86,7 +87,7 @@ export function FoundOnNetwork({ coordinators, error, onPick, hasToken }: Discov
         <p className="hint">Looking…</p>
       ) : coordinators.length === 0 ? (
         <p className="hint" data-testid="discovered-none">
-          None that holds this token heard yet. A coordinator is found here when it listens beyond this machine (serve --host 0.0.0.0) on the same network; otherwise paste its URL below.
+          None that holds this token heard yet. A coordinator is found here when it listens beyond this machine (serve {LAN_FLAG}) on the same network; otherwise paste its URL below.
         </p>
       ) : (
         <ul className="discovered-list">

@@ -18,20 +18,24 @@ import { actionFailed, askConfirm, clearActionError, setWorkers } from '../store
 import { workerBadge, workerColor } from '../store/derive';
 import { act, useApp } from '../store/app-store';
 import { JoinClusterPanel } from './join-cluster-panel';
+import { joinHint } from '../../src-shared/nodes/join-hint';
 import { AwaitingApprovalSection, RevokeButton } from '../components/node-approval';
 import { ReplaceJoinTokenButton } from '../components/replace-join-token';
+import { InstallCommand } from '../components/install-command';
 import type { WorkerActivity } from '../../src-shared/nodes/activity';
 import { WorkerActivityText } from '../components/worker-activity';
 import { useActivities } from '../store/activity';
 
 function JoinCommand() {
   const info = useApp((s) => s.coordinator);
+  const ownNode = useApp((s) => s.workers.find((w) => w.local)?.node ?? '');
   const [copied, setCopied] = useState<'yes' | 'failed' | null>(null);
   const codeRef = useRef<HTMLElement>(null);
   if (!info) return null;
+  const hint = joinHint(info, ownNode);
   const copy = async () => {
     try {
-      await navigator.clipboard.writeText(info.joinCommand);
+      await navigator.clipboard.writeText(hint.command);
       setCopied('yes');
     } catch {
       // No clipboard permission (plain http, not localhost): select the text so Ctrl+C works.
@@ -48,11 +52,11 @@ function JoinCommand() {
   return (
     <section className="card join-card" aria-labelledby="join-title">
       <h2 id="join-title" className="card-title">
-        Add a worker: run this on another machine
+        {hint.title}
       </h2>
       <div className="command-box">
         <code ref={codeRef} className="mono" data-testid="join-command">
-          {info.joinCommand}
+          {hint.command}
         </code>
         <button type="button" className="button small" onClick={() => void copy()}>
           <CopyIcon /> Copy
@@ -65,6 +69,7 @@ function JoinCommand() {
             ? 'The browser refused the clipboard: the command is selected, press Ctrl+C.'
             : 'The token lets a machine join this cluster: share it only with your own machines.'}
       </p>
+      <InstallCommand info={info} ownNode={ownNode} />
       <ReplaceJoinTokenButton />
       <p className={info.reachableFromOtherMachines ? 'muted small' : 'small warning-text'} data-testid="coordinator-reachability">
         {info.reachability}

@@ -39,7 +39,7 @@ async function serve(args: string[], prefix: string[] = []): Promise<Served> {
     const timer = setTimeout(() => reject(new Error(`gpu-share serve printed no URL within 60 s:\n${out}`)), 60_000);
     const check = () => {
       const url = /GPU Share is running: (\S+)/.exec(out)?.[1];
-      const joinCommand = /run this on another machine: (.+)\n/.exec(out)?.[1];
+      const joinCommand = /^Add a worker[^:]*: (.+)\n/m.exec(out)?.[1];
       if (url && joinCommand) {
         clearTimeout(timer);
         resolve({

@@ -2,6 +2,8 @@
  * `gpu-share serve`: the whole app without Electron — the core with headless ports, the built page over HTTP
  * and the contract over a WebSocket. For machines without a display, and for driving the real UI in a browser.
  */
+import { joinHint } from '../../../src-shared/nodes/join-hint';
+import { nodeNameFromHostname } from '../../platform/hardware/this-machine';
 import path from 'node:path';
 import { formatIssue } from '../../../src-shared/cluster/index';
 import { createAppCore } from '../../app/app-core';
@@ -207,12 +209,13 @@ export async function runServe(options: ServeOptions, io: CliIo, stop: AbortSign
     io.err(`${warning.line !== undefined ? formatIssue(warning, cluster.path) : `warning: ${warning.message}`}\n`);
   }
   const info = await core.handlers.getCoordinatorInfo(undefined);
+  const hint = joinHint(info, nodeNameFromHostname((await core.handlers.getHardware(undefined)).hostname));
   io.out(`GPU Share is running: ${server.url}\n`);
   if (server.certSha256 !== null) {
     io.out(`The page's certificate is self-signed. SHA-256 fingerprint: ${colonHex(server.certSha256)}\n`);
     io.out('When the browser warns about it, open its certificate details and check that the SHA-256 fingerprint is exactly this one before you go on; if it differs, someone may be posing as this machine — do not open the page.\n');
   }
-  io.out(`Add a worker: run this on another machine: ${info.joinCommand}\n`);
+  io.out(`${hint.title}: ${hint.command}\n`);
   if (!info.reachableFromOtherMachines) io.out(`Note: ${info.reachability}\n`);
   else if (options.advertise !== false) io.out(`Advertised on the LAN (mDNS): other machines can run gpu-share worker --discover${options.clusterName === undefined ? '' : ' --cluster-name NAME'}\n`);
   io.out('Press Ctrl+C to stop.\n');

@@ -148,7 +148,10 @@ describe('runServe', () => {
     const stop = new AbortController();
     const done = runServe({ host: '127.0.0.1', port: 0, clusterPath: undefined, dataDir: data, coordinatorHost: '127.0.0.1', coordinatorPort: 0, localWorker: false, trustAdvertisedHosts: false }, io, stop.signal);
     const [, url] = await io.waitFor(/^GPU Share is running: (http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{43})$/m);
-    expect(io.text()).toMatch(/^Add a worker: run this on another machine: GPU_SHARE_JOIN_TOKEN=\S+ gpu-share worker --join http:\/\/127\.0\.0\.1:\d+$/m);
+    // Loopback only: the line says so, how to open it to the LAN (the real flag), and the command names a second worker.
+    expect(io.text()).toMatch(
+      /^Add a worker on this machine \(the coordinator listens on loopback only; start GPU Share with --coordinator-host 0\.0\.0\.0 to let other machines join\): GPU_SHARE_JOIN_TOKEN=\S+ gpu-share worker --join http:\/\/127\.0\.0\.1:\d+ --name \S+-2$/m,
+    );
     const page = await fetch(url!);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('served');
