@@ -4,6 +4,7 @@
  * and an outcome that does not hide the failures on the way. Pure, so each sentence is pinned by a unit test.
  */
 import type { RunProgress, RunSnapshot, RunWorkerRow, WorkerSnapshot, WorkerState } from '../../src-shared/training';
+import { offGpuWorkers } from '../../src-shared/runs/gpu-request';
 import { runBadge, type Badge } from '../store/derive';
 
 /** Agents beat every second and the page hears of it within another: silence past this is worth saying. */
@@ -37,6 +38,10 @@ export function silenceSentence(s: SilentWorker): string {
 
 /** The run's badge; a finished run that lost workers on the way says so instead of a plain green "Finished". */
 export function runOutcome(run: RunSnapshot): Badge {
+  const offGpu = run.state === 'finished' && run.spec.useGpus ? offGpuWorkers(run.residency).length : 0;
+  if (offGpu > 0) {
+    return { tone: 'warn', text: 'Finished on the CPU', detail: `"Use GPUs" was asked for, but ${offGpu === 1 ? '1 worker was' : `${offGpu} workers were`} not on the GPU` };
+  }
   if (run.state === 'finished' && run.workerFailures > 0) {
     const n = run.workerFailures;
     return { tone: 'warn', text: `Finished — ${n} worker${n === 1 ? '' : 's'} failed on the way`, detail: `${run.restartsUsed} of ${run.spec.maxRestarts} restarts used` };

@@ -5,6 +5,7 @@
  */
 import { useEffect, useRef, type FormEvent } from 'react';
 import { COMM_LABELS } from '../../src-shared/runs/comm-text';
+import { noGpuReason } from '../../src-shared/runs/gpu-request';
 import { COMM_SETTINGS, MAX_LOCAL_SGD_PERIOD, type CommSetting } from '../../src-shared/scheduling/comm-types';
 import { useApp } from '../store/app-store';
 import { editRunForm, fillRunForm, setRunFormErrors, specFromFields, updateRunForm, useRunForm, type RunFormFields } from '../store/run-form';
@@ -15,6 +16,8 @@ import { useRunCommands } from './run-commands';
 /** Open (the person may fold it) and never disabled by a live run: a new run goes alongside the live ones. */
 export function StartRunForm({ liveRuns = 0 }: { liveRuns?: number }) {
   const example = useApp((s) => s.exampleRun);
+  // No live worker has an NVIDIA GPU: the box is shown unticked and disabled, and the run starts on the CPU.
+  const noGpu = noGpuReason(useApp((s) => s.workers));
   const starting = useApp((s) => s.busy.includes('startRun'));
   const commands = useRunCommands();
   const fields = useRunForm((s) => s.fields);
@@ -35,7 +38,7 @@ export function StartRunForm({ liveRuns = 0 }: { liveRuns?: number }) {
   const set = <K extends keyof RunFormFields>(key: K, value: RunFormFields[K]) => updateRunForm(editRunForm, { ...fields, [key]: value });
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    const result = specFromFields(fields, base ?? example);
+    const result = specFromFields(noGpu ? { ...fields, useGpus: false } : fields, base ?? example);
     if (!result.ok) {
       updateRunForm(setRunFormErrors, result.errors);
       const first = Object.keys(result.errors)[0];
@@ -60,7 +63,7 @@ export function StartRunForm({ liveRuns = 0 }: { liveRuns?: number }) {
       </summary>
       <form onSubmit={(e) => void submit(e)} noValidate data-testid="start-run-form">
         {text('name', 'Name')}
-        <FormField id="run-command" label="Command" error={errors.command} hint="Training script and its arguments, on every worker. Launched with torchrun.">
+        <FormField id="run-command" label="Command" error={errors.command} hint="Training script and its arguments, on every worker. Launched with torchrun. The example's --step-sleep slows each step so you can watch it (and stop a worker mid-run); remove it for full speed.">
           {(p) => <textarea {...p} name="command" rows={3} value={fields.command} onChange={(e) => set('command', e.target.value)} spellCheck={false} className="mono" />}
         </FormField>
         <div className="field-row">
@@ -84,10 +87,17 @@ export function StartRunForm({ liveRuns = 0 }: { liveRuns?: number }) {
         </FormField>
         {fields.comm === 'local-sgd' &&
           text('localSgdPeriod', 'Average every (steps)', { numeric: true, hint: `1–${MAX_LOCAL_SGD_PERIOD}; empty: the shortest that keeps communication within 10 % of a step` })}
-        <label className="check">
-          <input type="checkbox" name="useGpus" checked={fields.useGpus} onChange={(e) => set('useGpus', e.target.checked)} />
+        <label className="check" title={noGpu ? `Use GPUs is off: ${noGpu}` : undefined}>
+          <input type="checkbox" name="useGpus" checked={fields.useGpus && !noGpu} disabled={noGpu !== null} onChange={(e) => set('useGpus', e.target.checked)} />
           <span>
-            Use GPUs <span className="muted">— sets CUDA_VISIBLE_DEVICES and proves residency</span>
+            Use GPUs{' '}
+            {noGpu ? (
+              <span className="muted" data-testid="no-gpu-reason">
+                — off: no worker has an NVIDIA GPU, this run trains on the CPU
+              </span>
+            ) : (
+              <span className="muted">— sets CUDA_VISIBLE_DEVICES and proves residency</span>
+            )}
           </span>
         </label>
         <div className="form-actions">

@@ -5,6 +5,7 @@
  * another run, so one run's pause or relaunch cannot touch another.
  */
 import type { LinkMeasurement } from '../../../src-shared/links/link-matrix';
+import { offGpuWorkers } from '../../../src-shared/runs/gpu-request';
 import type { RunState } from '../../../src-shared/training';
 import type { Clock } from '../../platform/ports';
 import type { ChangeFeed } from './change-feed';
@@ -137,15 +138,20 @@ export class RunApplier {
     this.refresh(run);
     const step = run.progress?.step;
     const n = run.workerIds.length;
-    this.end(run, 'finished', `${n === 1 ? 'its worker' : `all ${n} workers`} finished (exit code 0)`);
+    // Asked for GPUs, but the residency probe found it on the CPU somewhere: the end says so, as a warning.
+    const offGpu = run.spec.useGpus ? offGpuWorkers(run.residency).map((id) => this.deps.workers.get(id)?.node ?? `worker ${id}`) : [];
+    const onCpu = offGpu.length > 0 ? `, but NOT on the GPU on ${offGpu.join(', ')}: it trained on the CPU there although "Use GPUs" was asked for` : '';
+    this.end(run, 'finished', `${n === 1 ? 'its worker' : `all ${n} workers`} finished (exit code 0)${onCpu}`);
     const loss = run.progress?.loss;
     const detail = [step !== undefined ? `step ${step}` : null, loss !== null && loss !== undefined ? `loss ${loss.toPrecision(4)}` : null, plural(run.restartsUsed, 'restart') + ' used']
       .filter(Boolean)
       .join(', ');
     const { messages } = this.deps;
-    messages.event('run-finished', 'info', `Run "${run.spec.name}" finished: ${detail}`, { runId: run.id, generation: run.generation });
-    this.say(run, `finished: ${detail}`);
-    messages.notify(`Run "${run.spec.name}" finished`, `${capitalize(detail)}.`, 'info', { view: 'runs', runId: run.id });
+    const severity = onCpu ? 'warning' : 'info';
+    const title = onCpu ? `Run "${run.spec.name}" finished on the CPU` : `Run "${run.spec.name}" finished`;
+    messages.event('run-finished', severity, `Run "${run.spec.name}" finished: ${detail}${onCpu}`, { runId: run.id, generation: run.generation });
+    this.say(run, `finished: ${detail}${onCpu}`);
+    messages.notify(title, `${capitalize(detail)}${onCpu}.`, severity, { view: 'runs', runId: run.id });
   }
 
   /** Folds members' progress into the run's (see run-record.ts). */

@@ -12,6 +12,7 @@
  * resumes from its checkpoint.
  */
 import { randomBytes } from 'node:crypto';
+import { noGpuReason } from '../../../src-shared/runs/gpu-request';
 import { commSpecProblem, describeStrategy } from '../../../src-shared/scheduling/comm-choice';
 import type { LinkMeasurement } from '../../../src-shared/links/link-matrix';
 import type { RunSnapshot, RunSpec } from '../../../src-shared/training';
@@ -137,6 +138,8 @@ export class RunController {
     }
     const commProblem = commSpecProblem(spec);
     if (commProblem) throw new ApiProblem(400, `${commProblem.path}: ${commProblem.message}`);
+    const noGpu = spec.useGpus ? noGpuReason(this.opts.pool.allWorkers()) : null;
+    if (noGpu) throw new ApiProblem(422, `useGpus: ${noGpu}`);
     const live = this.liveRuns().length;
     if (live >= MAX_LIVE_RUNS) {
       throw new ApiProblem(409, `${live} runs are live, the most this coordinator takes at once; stop one (gpu-share runs stop ID) before starting another`);
