@@ -1,27 +1,18 @@
 /**
- * A row per worker of the run: its state (or how long it has been silent, before a failure is declared), its
- * own step and samples/s, the age of its last heartbeat, and the restarts its failures cost the run.
+ * A row per worker of the run: its state (or how long it has been silent, before a failure is declared; once the
+ * run ended, how its part ended), its own step and samples/s, the age of its last heartbeat while the run is
+ * live, and the restarts its failures cost the run.
  */
 import type { RunSnapshot, WorkerSnapshot } from '../../src-shared/training';
 import { formatAgo, formatRate } from '../format';
-import { workerBadge, workerColor, type Badge as BadgeModel } from '../store/derive';
+import { workerColor } from '../store/derive';
 import { Badge } from './badge';
-import { runWorkerLines, SILENCE_NOTICE_MS, type WorkerLine } from './run-health';
-
-function stateBadge(line: WorkerLine, live: boolean, now: number): BadgeModel {
-  if (!line.state) return { tone: 'neutral', text: 'Gone' };
-  const quiet = line.lastHeartbeatAt === null ? 0 : now - line.lastHeartbeatAt;
-  if (live && line.member && (line.state === 'active' || line.state === 'syncing') && quiet >= SILENCE_NOTICE_MS) {
-    return { tone: 'warn', text: `No heartbeat for ${Math.floor(quiet / 1000)} s` };
-  }
-  const badge = workerBadge(line.state);
-  return line.member || line.state !== 'active' ? badge : { tone: 'neutral', text: 'Not in this generation' };
-}
+import { runWorkerLines } from './run-health';
+import { heartbeatCell, workerPartBadge } from './run-worker-part';
 
 export function RunWorkerTable({ run, workers, now }: { run: RunSnapshot; workers: WorkerSnapshot[]; now: number }) {
   const lines = runWorkerLines(run, workers);
   if (lines.length === 0) return <p className="muted">No worker has taken part yet.</p>;
-  const live = run.state === 'running' || run.state === 'waiting' || run.state === 'paused';
   return (
     <div className="table-scroll">
       <table className="table run-workers" data-testid="run-workers">
@@ -45,9 +36,9 @@ export function RunWorkerTable({ run, workers, now }: { run: RunSnapshot; worker
         </thead>
         <tbody>
           {lines.map((line) => {
-            const badge = stateBadge(line, live, now);
+            const badge = workerPartBadge(run, line, now);
             return (
-              <tr key={line.workerId} data-worker-id={line.workerId} data-node={line.node} data-member={line.member} data-tone={badge.tone}>
+              <tr key={line.workerId} data-worker-id={line.workerId} data-node={line.node} data-member={line.member} data-tone={badge.tone} data-end={line.end ?? ''}>
                 <td>
                   <span className="worker-node">
                     <span className="swatch" style={{ background: workerColor(line.workerId) }} aria-hidden="true" />
@@ -60,7 +51,7 @@ export function RunWorkerTable({ run, workers, now }: { run: RunSnapshot; worker
                 <td className="num">{line.step === null ? '—' : line.step + 1}</td>
                 <td className="num">{formatRate(line.samplesPerSec, false)}</td>
                 <td className="num" data-testid="run-worker-heartbeat">
-                  {line.lastHeartbeatAt === null ? '—' : formatAgo(now - line.lastHeartbeatAt)}
+                  {heartbeatCell(run, line, now, formatAgo)}
                 </td>
                 <td className="num" data-testid="restarts-caused">
                   {line.restartsCaused}

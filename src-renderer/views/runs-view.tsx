@@ -16,6 +16,7 @@ import { RunOutput } from '../components/run-output';
 import { SilenceNotice, StepProgress } from '../components/run-progress';
 import { StartRunForm } from '../components/run-start-form';
 import { RunWorkerTable } from '../components/run-worker-table';
+import { workersStat } from '../components/run-worker-part';
 import { ShardMapView } from '../components/shard-map';
 import { useNow } from '../components/use-now';
 import { formatAgo, formatDuration, formatLoss, formatRate } from '../format';
@@ -180,7 +181,7 @@ function RunDetail({ run }: { run: RunSnapshot }) {
         <Stat label="Samples/s" value={formatRate(p?.samplesPerSec, false)} />
         <Stat label="Restarts used" value={`${run.restartsUsed} of ${run.spec.maxRestarts}`} testId="run-restarts" />
         <Stat label="Generation" value={String(run.generation)} />
-        <Stat label="Workers" value={`${run.workerIds.length} of ${run.spec.minWorkers}–${run.spec.maxWorkers}`} />
+        <Stat label="Workers" value={workersStat(run)} testId="run-workers-stat" />
         <Stat label="Elapsed" value={formatDuration(elapsed)} />
         {p?.resumedFrom ? <Stat label="Resumed from" value={`step ${p.resumedFrom}`} /> : null}
       </dl>
