@@ -3,6 +3,7 @@
  * turns the answer into store actions. Failures become one readable line in the page, never an exception.
  * Runs have their own commands (store/run-commands.ts), as jobs do (store/jobs.ts).
  */
+import { notAClusterFile } from '../src-shared/cluster/sniff-file';
 import type { GpuShareApi, MembershipState, RequestArg } from '../src-shared/ipc';
 import {
   askImportMode,
@@ -71,6 +72,12 @@ export function createCommands(api: GpuShareApi, store: AppStore) {
         text = await file.text();
       } catch (error) {
         apply(store, importRefused, file.name, `${file.name} could not be read (${messageOf(error)}). Nothing was changed.`);
+        return;
+      }
+      // A train.py or a README: one message naming it, not a YAML error per line (sniff-file.ts).
+      const notCluster = notAClusterFile(file.name, text);
+      if (notCluster) {
+        apply(store, importRefused, file.name, notCluster.message);
         return;
       }
       if (needsImportChoice(store.getState())) apply(store, askImportMode, { fileName: file.name, text });

@@ -4,6 +4,7 @@
  * (status-feature's "Add to cluster.yaml") go through `commit`, so every write keeps the file's comments and
  * never overwrites a file changed behind the app's back. app-core.ts builds it first: everything reads `config`.
  */
+import { notAClusterFile } from '../../src-shared/cluster/sniff-file';
 import type { ClusterConfig, ClusterIssue } from '../../src-shared/cluster/types';
 import {
   clusterSummary,
@@ -116,6 +117,8 @@ export async function createClusterFeature(opts: {
   const handlers: ClusterHandlers = {
     getCluster: async () => state(),
     importCluster: async ({ fileName, text, mode }) => {
+      const notCluster = notAClusterFile(fileName, text);
+      if (notCluster) return { ok: false, fileName, errors: [notCluster], warnings: [] };
       const parsed = parseClusterYaml(text);
       if (!parsed.ok) return { ok: false, fileName, errors: parsed.errors, warnings: parsed.warnings };
       if (mode === 'merge') refuseWhileUnloaded(`merging ${fileName} into it`);

@@ -90,6 +90,22 @@ describe('commands', () => {
     expect(store.getState().importProblem?.errors[0]?.message).toBe('huge.yaml is 1.0 MiB; a cluster.yaml must be at most 1 MiB. Nothing was changed.');
   });
 
+  it('says once that a dropped train.py is neither a cluster.yaml nor a job manifest, not a YAML error per line (issue 17 defect 13)', async () => {
+    const script = 'import torch\n\ndef main():\n    x = {"a": [1, 2}\n    print(x)\n\nif __name__ == "__main__":\n    main()\n';
+    const before = store.getState().cluster?.config.nodes.length;
+    await commands.openClusterFile(file('train.py', script));
+    const s = store.getState();
+    expect(s.pendingImport).toBeNull();
+    expect(s.importProblem?.fileName).toBe('train.py');
+    expect(s.importProblem?.errors.map((e) => e.message)).toEqual([
+      'train.py is neither a cluster.yaml nor a job manifest: a cluster.yaml is YAML with a top-level "nodes:" list (a .yaml or .yml file), and a job manifest is a .toml file. Nothing was changed.',
+    ]);
+    expect(s.cluster?.config.nodes.length).toBe(before);
+    // The core's import says the same for any caller.
+    const direct = await fx.core.handlers.importCluster({ fileName: 'notes.txt', text: 'just some notes: here\nand: more\n', mode: 'replace' });
+    expect(direct).toMatchObject({ ok: false, errors: [{ message: expect.stringMatching(/^notes\.txt is neither a cluster\.yaml nor a job manifest/) }] });
+  });
+
   it('turns a refused request into one readable line, and clears busy flags', async () => {
     await commands.removeNode('ghost');
     expect(store.getState().actionError).toBe('Could not remove node ghost: there is no node named "ghost"');
