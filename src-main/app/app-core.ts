@@ -170,6 +170,8 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     emit,
     approveKey: (node, key) => coordinator.nodeKeys.preApprove(node, key.publicKey),
     env,
+    userData: opts.userData,
+    onWarning: (message) => announce({ id: `ssh-kept-${clock.now()}`, title: 'Kept SSH nodes', body: message, severity: 'warning' }),
   });
 
   const joinToken = createJoinTokenFeature({ userData: opts.userData, secrets, coordinatorUrl, certSha256: tls?.fingerprint256 ?? null, bindHost, port: http.port, loopbackOnly });

@@ -1,5 +1,6 @@
 /**
- * The join command the Workers view's "Add a worker" panel shows, and its "Replace join token" button: a rotation
+ * The join command the Workers view's "Add a worker" panel shows (the one-off worker and the same join installed
+ * as a service, `worker install`), and its "Replace join token" button: a rotation
  * makes a new join token, keeps the replaced one for the machines already approved (their agents hold it), and
  * the coordinator takes the new one at once (secrets.ts, docs/api.md "Joining"). app-core.ts spreads the handlers.
  */
@@ -24,6 +25,7 @@ export function createJoinTokenFeature(opts: JoinTokenFeatureOptions): { handler
     url: opts.coordinatorUrl,
     joinToken: opts.secrets.joinToken,
     joinCommand: `GPU_SHARE_JOIN_TOKEN=${opts.secrets.joinToken} gpu-share worker --join ${opts.coordinatorUrl}${opts.certSha256 ? ` --cert-sha256 ${opts.certSha256}` : ''}`,
+    installCommand: `GPU_SHARE_JOIN_TOKEN=${opts.secrets.joinToken} gpu-share worker install --join ${opts.coordinatorUrl}${opts.certSha256 ? ` --cert-sha256 ${opts.certSha256}` : ''}`,
     certSha256: opts.certSha256,
     reachableFromOtherMachines: !opts.loopbackOnly,
     reachability: opts.loopbackOnly

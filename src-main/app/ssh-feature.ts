@@ -8,11 +8,12 @@ import type { NodeSshStatus, SshRequestResults } from '../../src-shared/nodes/ip
 import { RequestError } from './ipc-dispatch';
 import { findAgentBundle } from '../core/ssh/agent-bundle';
 import { NodeLauncher, type CoordinatorJoin } from '../core/ssh/node-launcher';
+import { keptNodesFile } from './kept-nodes';
 
 /** The handlers of ipc-ssh.ts's channels (spread into app-core's handlers). */
 export interface SshHandlers {
-  startNode(arg: { name: string }): Promise<SshRequestResults['startNode']>;
-  stopNode(arg: { name: string }): Promise<SshRequestResults['stopNode']>;
+  startNode(arg: { name: string; keep?: boolean | undefined }): Promise<SshRequestResults['startNode']>;
+  stopNode(arg: { name: string; uninstall?: boolean | undefined }): Promise<SshRequestResults['stopNode']>;
   startAllNodes(): Promise<SshRequestResults['startAllNodes']>;
   getNodeSsh(): Promise<SshRequestResults['getNodeSsh']>;
   answerHostKey(arg: { name: string; fingerprint: string; accept: boolean }): Promise<SshRequestResults['answerHostKey']>;
@@ -32,6 +33,9 @@ export function createSshFeature(opts: {
   /** Approves the key read over SSH (the coordinator's node keys: preApprove). */
   approveKey?: (node: string, key: { publicKey: string; fingerprint: string }) => void;
   env?: NodeJS.ProcessEnv;
+  /** Where the kept nodes are remembered (kept-nodes.ts); without it nothing is remembered across restarts. */
+  userData?: string;
+  onWarning?: (message: string) => void;
 }): SshFeature {
   const launcher = new NodeLauncher({
     cluster: opts.cluster,
@@ -40,6 +44,7 @@ export function createSshFeature(opts: {
     onChange: (status) => opts.emit('onNodeSsh', status),
     ...(opts.approveKey ? { approveKey: opts.approveKey } : {}),
     ...(opts.env ? { env: opts.env } : {}),
+    ...(opts.userData ? { kept: keptNodesFile(opts.userData, opts.onWarning) } : {}),
   });
   const asRequest = async <T>(fn: () => Promise<T>): Promise<T> => {
     try {
@@ -49,8 +54,8 @@ export function createSshFeature(opts: {
     }
   };
   const handlers: SshHandlers = {
-    startNode: ({ name }) => asRequest(() => launcher.start(name)),
-    stopNode: ({ name }) => asRequest(() => launcher.stop(name)),
+    startNode: ({ name, keep }) => asRequest(() => launcher.start(name, { keep: keep ?? false })),
+    stopNode: ({ name, uninstall }) => asRequest(() => launcher.stop(name, { uninstall: uninstall ?? false })),
     startAllNodes: () => asRequest(() => launcher.startAll()),
     getNodeSsh: async () => launcher.statuses(),
     answerHostKey: ({ name, fingerprint, accept }) => asRequest(() => launcher.answerHostKey(name, fingerprint, accept)),

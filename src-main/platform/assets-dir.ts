@@ -12,6 +12,9 @@ export function findAssetsDir(env: NodeJS.ProcessEnv = process.env): string {
       ? path.join((process as NodeJS.Process & { resourcesPath?: string }).resourcesPath!, 'assets')
       : undefined,
     // __dirname exists in the CommonJS bundle and under vitest, not when a file runs as an ES module.
+    // The agent bundle on an SSH node keeps its assets beside it (~/.gpu-share/agent/<version>/assets), so a
+    // worker installed as a service there finds them without GPU_SHARE_ASSETS in its unit.
+    typeof __dirname === 'string' ? path.resolve(__dirname, 'assets') : undefined,
     typeof __dirname === 'string' ? path.resolve(__dirname, '..', '..', 'assets') : undefined,
     typeof __dirname === 'string' ? path.resolve(__dirname, '..', '..', '..', 'assets') : undefined,
     path.resolve(process.cwd(), 'assets'),

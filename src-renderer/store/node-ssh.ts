@@ -69,25 +69,31 @@ export function pendingHostKey(slice: NodeSshSlice): { name: string; fingerprint
 
 export interface SshButtons {
   start: 'Start' | 'Start again' | null;
+  /** "Start and keep": start and install as a service there; offered wherever Start is. */
+  keep: boolean;
   stop: boolean;
+  /** Stop asks first whether to uninstall the service too (the node is kept). */
+  stopAsks: boolean;
   /** Set while a stop is under way: the card shows it instead of the buttons. */
   pending: string | null;
 }
 
 /** Which buttons a card shows for its SSH state (a host key waiting for a yes is answered in the dialog). */
 export function sshButtons(status: NodeSshStatus | undefined): SshButtons {
+  const kept = status?.kept === true;
   switch (status?.state ?? 'offline') {
     case 'offline':
-      return { start: 'Start', stop: false, pending: null };
+      // A kept node that is stopped still has its service: Stop (and uninstall) stays offered.
+      return { start: 'Start', keep: !kept, stop: kept, stopAsks: kept, pending: null };
     case 'failed':
-      return { start: 'Start again', stop: true, pending: null };
+      return { start: 'Start again', keep: !kept, stop: true, stopAsks: kept, pending: null };
     case 'starting':
     case 'online':
-      return { start: null, stop: true, pending: null };
+      return { start: null, keep: false, stop: true, stopAsks: kept, pending: null };
     case 'awaiting-host-key':
-      return { start: null, stop: false, pending: 'Waiting for the host key answer' };
+      return { start: null, keep: false, stop: false, stopAsks: false, pending: 'Waiting for the host key answer' };
     case 'stopping':
-      return { start: null, stop: false, pending: 'Stopping…' };
+      return { start: null, keep: false, stop: false, stopAsks: false, pending: 'Stopping…' };
   }
 }
 
@@ -117,8 +123,8 @@ export function createNodeSshCommands(api: GpuShareApi, store: AppStore) {
   }
 
   return {
-    startNode: (name: string) => attempt(`ssh:start:${name}`, `Could not start ${name}`, () => api.startNode({ name })),
-    stopNode: (name: string) => attempt(`ssh:stop:${name}`, `Could not stop ${name}`, () => api.stopNode({ name })),
+    startNode: (name: string, keep = false) => attempt(`ssh:start:${name}`, `Could not start ${name}`, () => api.startNode(keep ? { name, keep } : { name })),
+    stopNode: (name: string, uninstall = false) => attempt(`ssh:stop:${name}`, `Could not stop ${name}`, () => api.stopNode(uninstall ? { name, uninstall } : { name })),
     startAllNodes: () => attempt('ssh:start-all', 'Could not start the SSH nodes', () => api.startAllNodes()),
     answerHostKey: (name: string, fingerprint: string, accept: boolean) =>
       attempt(`ssh:host-key:${name}`, `Could not answer the host key of ${name}`, () => api.answerHostKey({ name, fingerprint, accept })),

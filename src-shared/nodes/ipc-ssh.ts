@@ -17,13 +17,17 @@ export interface NodeSshStatus {
   fingerprint?: string;
   /** The tail of the agent's log on the node (at most 64 KiB). */
   output?: string;
+  /** Installed as a service on the node ("Start and keep"): it comes back after a reboot until uninstalled. */
+  kept?: boolean;
 }
 
 const nodeName = z.object({ name: z.string().min(1).max(256) });
 
 export const sshRequests = {
-  startNode: { channel: 'nodes:ssh-start', arg: nodeName },
-  stopNode: { channel: 'nodes:ssh-stop', arg: nodeName },
+  /** keep: also install the worker as a service there (`gpu-share worker install` over SSH). */
+  startNode: { channel: 'nodes:ssh-start', arg: nodeName.extend({ keep: z.boolean().optional() }) },
+  /** uninstall: also remove a kept node's service (`gpu-share worker uninstall` over SSH). */
+  stopNode: { channel: 'nodes:ssh-stop', arg: nodeName.extend({ uninstall: z.boolean().optional() }) },
   startAllNodes: { channel: 'nodes:ssh-start-all', arg: z.undefined() },
   getNodeSsh: { channel: 'nodes:ssh-list', arg: z.undefined() },
   answerHostKey: {

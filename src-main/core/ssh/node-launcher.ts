@@ -2,6 +2,8 @@
  * Starts and stops the workers of cluster.yaml's `transport: ssh` nodes, one state per node: connect (host key
  * checked; an unknown one waits for the person's yes), check the node, install the agent when absent, start it
  * detached and stream its log until it says it joined. Every change goes to onChange, output included.
+ * "Start and keep" also installs the worker as a service there (remote-service.ts); a node so kept is remembered
+ * (the `kept` store) and Stop may uninstall it.
  */
 import os from 'node:os';
 import type { Duplex } from 'node:stream';
@@ -10,7 +12,8 @@ import type { ClusterConfig, NodeConfig } from '../../../src-shared/cluster/type
 import type { NodeSshState, NodeSshStatus } from '../../../src-shared/nodes/ipc-ssh';
 import { checkRemote, describeProblems } from './remote-preflight';
 import { installAgent, type AgentBundle } from './remote-install';
-import { followRemoteLog, readRemoteNodeKey, remoteWorkerPid, startRemoteWorker, stopRemoteWorker } from './remote-worker';
+import { installService, uninstallService } from './remote-service';
+import { followRemoteLog, readRemoteNodeKey, remoteWorkerPid, runDir, startRemoteWorker, stopRemoteWorker } from './remote-worker';
 import { SshError, SshSession, type SshTarget } from './ssh-session';
 
 const MAX_OUTPUT = 64 * 1024;
@@ -38,6 +41,13 @@ export interface NodeLauncherOptions {
   /** A stream to the node's SSH server instead of TCP (like ProxyCommand); tests reach namespace hosts with it. */
   openSock?: (node: NodeConfig) => Promise<Duplex>;
   stopGraceS?: number;
+  /** The nodes installed as a service ("Start and keep"), remembered across restarts of the app. */
+  kept?: KeptNodes;
+}
+
+export interface KeptNodes {
+  list(): string[];
+  set(name: string, kept: boolean): void;
 }
 
 interface NodeEntry {
@@ -47,6 +57,10 @@ interface NodeEntry {
   home: string;
   acceptedFingerprint?: string;
   busy: Promise<unknown> | null;
+  /** Whether the start under way installs the service too (kept for a host-key answer's restart). */
+  keep: boolean;
+  /** What the keep did, added to the sentence once the worker joined. */
+  keptNote: string;
 }
 
 export class NodeLauncher {
@@ -55,11 +69,12 @@ export class NodeLauncher {
   constructor(private readonly opts: NodeLauncherOptions) {}
 
   statuses(): NodeSshStatus[] {
+    for (const name of this.opts.kept?.list() ?? []) this.entry(name);
     return [...this.nodes.values()].map((e) => ({ ...e.status }));
   }
 
   status(name: string): NodeSshStatus {
-    return { ...(this.nodes.get(name)?.status ?? { name, state: 'offline', detail: 'not started from this app' }) };
+    return { ...(this.nodes.get(name)?.status ?? this.entry(name).status) };
   }
 
   /** Starts every ssh node that is not online or starting; resolves with each one's status. */
@@ -69,10 +84,12 @@ export class NodeLauncher {
     return Promise.all(names.map((n) => this.start(n)));
   }
 
-  async start(name: string): Promise<NodeSshStatus> {
+  /** keep: install the worker as a service there too, so it comes back after a reboot ("Start and keep"). */
+  async start(name: string, opts: { keep?: boolean } = {}): Promise<NodeSshStatus> {
     const node = this.sshNode(name);
     const entry = this.entry(name);
     if (entry.status.state === 'online' || entry.busy) return this.status(name);
+    if (opts.keep !== undefined) entry.keep = opts.keep;
     const job = this.run(entry, node).finally(() => (entry.busy = null));
     entry.busy = job;
     await job;
@@ -93,18 +110,27 @@ export class NodeLauncher {
     return this.start(name);
   }
 
-  async stop(name: string): Promise<NodeSshStatus> {
+  /** uninstall: also remove the service a "Start and keep" installed (`worker uninstall` on the node). */
+  async stop(name: string, opts: { uninstall?: boolean } = {}): Promise<NodeSshStatus> {
     const node = this.sshNode(name);
     const entry = this.entry(name);
     await entry.busy?.catch(() => undefined);
-    this.set(entry, 'stopping', `stopping the worker on ${node.host}`);
+    this.set(entry, 'stopping', `stopping the worker on ${node.host}${opts.uninstall ? ' and uninstalling its service' : ''}`);
     try {
       const session = entry.session ?? (await this.connect(node, entry));
-      const home = entry.home || (await checkRemote(session)).facts.home;
+      const facts = !entry.home || opts.uninstall ? (await checkRemote(session)).facts : null;
+      const home = entry.home || facts!.home;
       const stopped = await stopRemoteWorker(session, home, name, this.opts.stopGraceS);
+      let removed = '';
+      if (opts.uninstall) {
+        const installed = await installAgent(session, home, this.opts.bundle(), (line) => this.set(entry, 'stopping', line));
+        removed = `; service uninstalled: ${await uninstallService(session, { name, node: facts!.node, agentDir: installed.dir })}`;
+        this.setKept(entry, false);
+      }
       this.closeSession(entry);
       const killed = stopped.killed.length > 0 ? `; killed ${stopped.killed.length} process(es) that did not stop in time` : '';
-      this.set(entry, 'offline', stopped.wasRunning ? `stopped${killed}` : 'no worker was running there');
+      const still = entry.status.kept ? '; still installed as a service there, so it starts again at its next boot (Stop → Stop and uninstall removes it)' : '';
+      this.set(entry, 'offline', `${stopped.wasRunning ? `stopped${killed}` : 'no worker was running there'}${removed}${still}`);
     } catch (error) {
       this.closeSession(entry);
       this.set(entry, 'failed', `could not stop the worker on ${name}: ${message(error)}`, error instanceof SshError ? error.fingerprint : undefined);
@@ -148,6 +174,18 @@ export class NodeLauncher {
       const installed = await installAgent(session, facts.home, this.opts.bundle(), (line) => this.set(entry, 'starting', line));
       const key = await readRemoteNodeKey(session, { name: node.name, home: facts.home, agentDir: installed.dir, node: facts.node });
       await this.opts.approveKey?.(node.name, key);
+      entry.keptNote = '';
+      if (entry.keep) {
+        this.set(entry, 'starting', `installing the worker as a service on ${node.host} (gpu-share worker install)`);
+        const service = await installService(session, { name: node.name, node: facts.node, agentDir: installed.dir, coordinatorUrl: join.url, certSha256: join.certSha256, token: join.token, dataDir: `${runDir(facts.home, node.name)}/data` });
+        this.setKept(entry, true);
+        if (service.running) {
+          this.closeSession(entry);
+          this.set(entry, 'online', `kept: installed as a service, which runs the worker now and after each reboot (${service.summary})`);
+          return;
+        }
+        entry.keptNote = `kept: installed as a service (${service.summary}); its service manager is not running it now, so the app started it over SSH`;
+      }
       this.set(entry, 'starting', `starting the worker agent${installed.installed ? ' (just installed)' : ''}; its key ${key.fingerprint} is approved`);
       const started = await startRemoteWorker(session, { name: node.name, home: facts.home, agentDir: installed.dir, node: facts.node, python: facts.python, coordinatorUrl: join.url, certSha256: join.certSha256, token: join.token });
       this.set(entry, 'starting', `${started.alreadyRunning ? 'already running' : 'started'} as process group ${started.pgid}; waiting for it to join`);
@@ -172,7 +210,7 @@ export class NodeLauncher {
   private onOutput(entry: NodeEntry, text: string): void {
     entry.status.output = ((entry.status.output ?? '') + text).slice(-MAX_OUTPUT);
     const ready = READY.exec(text);
-    if (ready && entry.status.state === 'starting') this.set(entry, 'online', `joined as worker ${ready[1]}`);
+    if (ready && entry.status.state === 'starting') this.set(entry, 'online', `joined as worker ${ready[1]}${entry.keptNote ? `; ${entry.keptNote}` : ''}`);
     else this.opts.onChange({ ...entry.status });
   }
 
@@ -203,10 +241,20 @@ export class NodeLauncher {
   private entry(name: string): NodeEntry {
     let entry = this.nodes.get(name);
     if (!entry) {
-      entry = { status: { name, state: 'offline', detail: 'not started from this app' }, session: null, log: null, home: '', busy: null };
+      const kept = this.opts.kept?.list().includes(name) ?? false;
+      const status: NodeSshStatus = kept
+        ? { name, state: 'offline', detail: 'kept: installed as a service there; not started from this app since it opened', kept: true }
+        : { name, state: 'offline', detail: 'not started from this app' };
+      entry = { status, session: null, log: null, home: '', busy: null, keep: false, keptNote: '' };
       this.nodes.set(name, entry);
     }
     return entry;
+  }
+
+  private setKept(entry: NodeEntry, kept: boolean): void {
+    this.opts.kept?.set(entry.status.name, kept);
+    if (kept) entry.status.kept = true;
+    else delete entry.status.kept;
   }
 
   private set(entry: NodeEntry, state: NodeSshState, detail: string, fingerprint?: string): void {

@@ -31,6 +31,8 @@ describe('rotateJoinToken in the app', () => {
     const after = (await dispatchRequest(core.handlers, 'rotateJoinToken', undefined)) as Awaited<ReturnType<typeof core.handlers.rotateJoinToken>>;
     expect(after.joinToken).not.toBe(before.joinToken);
     expect(after.joinCommand).toBe(`GPU_SHARE_JOIN_TOKEN=${after.joinToken} gpu-share worker --join ${after.url}`);
+    // The Add a worker panel's install command carries the new token the same way (in the environment).
+    expect(after.installCommand).toBe(`GPU_SHARE_JOIN_TOKEN=${after.joinToken} gpu-share worker install --join ${after.url}`);
     expect((await core.handlers.getCoordinatorInfo(undefined)).joinToken).toBe(after.joinToken);
     const stored = JSON.parse(readFileSync(path.join(dir, 'secrets.json'), 'utf8')) as { joinToken: string; retiredJoinTokens: string[] };
     expect(stored).toMatchObject({ joinToken: after.joinToken, retiredJoinTokens: [before.joinToken] });

@@ -64,12 +64,42 @@ describe('node SSH slice', () => {
     expect(statusReport(cluster, []).declared.map((d) => d.kind)).toEqual(['offline', 'offline']);
   });
 
-  it('buttons follow the state: Start, Start again + Stop, Stop, none while a host key or a stop is pending', () => {
-    expect(sshButtons(undefined)).toEqual({ start: 'Start', stop: false, pending: null });
-    expect(sshButtons({ ...jetson, state: 'failed' })).toEqual({ start: 'Start again', stop: true, pending: null });
-    expect(sshButtons({ ...jetson, state: 'online' })).toEqual({ start: null, stop: true, pending: null });
+  it('buttons follow the state: Start (and keep), Start again + Stop, Stop, none while a host key or a stop is pending', () => {
+    expect(sshButtons(undefined)).toEqual({ start: 'Start', keep: true, stop: false, stopAsks: false, pending: null });
+    expect(sshButtons({ ...jetson, state: 'failed' })).toEqual({ start: 'Start again', keep: true, stop: true, stopAsks: false, pending: null });
+    expect(sshButtons({ ...jetson, state: 'online' })).toEqual({ start: null, keep: false, stop: true, stopAsks: false, pending: null });
     expect(sshButtons(attic).start).toBeNull();
+    expect(sshButtons(attic).keep).toBe(false);
     expect(sshButtons({ ...jetson, state: 'stopping' }).pending).toBe('Stopping…');
+  });
+
+  it('a kept node: Stop asks first (also while stopped, its service still there), and no second "Start and keep"', () => {
+    const kept = { ...jetson, kept: true };
+    expect(sshButtons({ ...kept, state: 'online' })).toEqual({ start: null, keep: false, stop: true, stopAsks: true, pending: null });
+    expect(sshButtons({ ...kept, state: 'offline' })).toEqual({ start: 'Start', keep: false, stop: true, stopAsks: true, pending: null });
+    expect(sshButtons({ ...kept, state: 'failed' })).toEqual({ start: 'Start again', keep: false, stop: true, stopAsks: true, pending: null });
+    expect(sshButtons({ ...kept, state: 'stopping' }).stop).toBe(false);
+  });
+
+  it('Start and keep sends keep: true; Stop and uninstall sends uninstall: true; plain ones send neither', async () => {
+    const store = createAppStore();
+    const calls: unknown[] = [];
+    const api = {
+      startNode: async (arg: unknown) => (calls.push(['start', arg]), { ...jetson, state: 'online', detail: 'joined', kept: true }),
+      stopNode: async (arg: unknown) => (calls.push(['stop', arg]), { ...jetson, state: 'offline', detail: 'stopped' }),
+    } as unknown as GpuShareApi;
+    const commands = createNodeSshCommands(api, store);
+    await commands.startNode('jetson', true);
+    expect(store.getState().nodeSsh.byName.jetson?.kept).toBe(true);
+    await commands.stopNode('jetson', true);
+    await commands.startNode('jetson');
+    await commands.stopNode('jetson');
+    expect(calls).toEqual([
+      ['start', { name: 'jetson', keep: true }],
+      ['stop', { name: 'jetson', uninstall: true }],
+      ['start', { name: 'jetson' }],
+      ['stop', { name: 'jetson' }],
+    ]);
   });
 
   it('the host key prompt is the first node (by name) waiting with a fingerprint', () => {

@@ -1,0 +1,123 @@
+/**
+ * "Start and keep" for an SSH node: `gpu-share worker install` run on the node through the agent installed there
+ * (gpu-share-agent.cjs answers `worker install|uninstall|status` as the CLI does), and `worker uninstall` when the
+ * person stops it for good. The commands travel as a script on the SSH channel's stdin (`sh -s`), so the join
+ * token sits in that script and in the installer's environment, never in any process's argv; what install says
+ * (its --json answer, or its text) decides whether the node's service manager runs the worker now or whether the
+ * app must start it the usual way.
+ */
+import path from 'node:path';
+import { AGENT_FILE, shQuote } from './remote-install';
+import type { SshSession } from './ssh-session';
+
+export const TOKEN_ENV = 'GPU_SHARE_JOIN_TOKEN';
+
+export interface ServiceSpec {
+  /** The node's name in cluster.yaml: the service joins under it. */
+  name: string;
+  /** Node.js on the node. */
+  node: string;
+  agentDir: string;
+  coordinatorUrl: string;
+  certSha256: string | null;
+  token: string;
+  /** The node key and data the SSH start uses (~/.gpu-share/nodes/<name>/data): the service keeps the same identity. */
+  dataDir: string;
+}
+
+export interface ServiceInstall {
+  /** True when the node's service manager (systemd, launchd) has the worker running now. */
+  running: boolean;
+  /** What install said, in one line (what it wrote and where; why the manager did not start it). */
+  summary: string;
+}
+
+const INSTALL_TIMEOUT_MS = 120_000;
+
+/** The argv of `worker <verb>` through the agent on the node (no secret in it: the token is in the environment). */
+export function serviceArgv(spec: Pick<ServiceSpec, 'node' | 'agentDir'>, verb: 'install' | 'uninstall' | 'status', extra: string[] = []): string[] {
+  return [spec.node, path.posix.join(spec.agentDir, AGENT_FILE), 'worker', verb, ...extra, '--json'];
+}
+
+/** The install's flags: the same join the one-off start uses, under the node's name. */
+export function installFlags(spec: Pick<ServiceSpec, 'name' | 'coordinatorUrl' | 'certSha256' | 'dataDir'>): string[] {
+  return ['--join', spec.coordinatorUrl, ...(spec.certSha256 ? ['--cert-sha256', spec.certSha256] : []), '--name', spec.name, '--data-dir', spec.dataDir];
+}
+
+/**
+ * The script `sh -s` reads on stdin: the token assigned and exported inside it (so it reaches the installer's
+ * environment and nothing's argv), then the installer exec'd with quoted arguments.
+ */
+export function installScript(spec: ServiceSpec): string {
+  if (/[\r\n\0]/.test(spec.token)) throw new Error('the join token has a line break or NUL in it: replace it (Workers → Replace join token)');
+  return [`${TOKEN_ENV}=${shQuote(spec.token)}`, `export ${TOKEN_ENV}`, `exec ${serviceArgv(spec, 'install', installFlags(spec)).map(shQuote).join(' ')}`].join('\n');
+}
+
+export function uninstallScript(spec: Pick<ServiceSpec, 'node' | 'agentDir'>): string {
+  return `exec ${serviceArgv(spec, 'uninstall').map(shQuote).join(' ')}`;
+}
+
+/** Reads install's answer: its JSON when it printed some, else its text. */
+export function readInstallAnswer(stdout: string, stderr: string): ServiceInstall {
+  const json = lastJson(stdout);
+  const text = oneLine(stripJson(stdout) || stderr);
+  if (json) {
+    const running = json.running === true || json.started === true || json.active === true;
+    const said = [json.message, json.summary, json.detail, json.note].find((v): v is string => typeof v === 'string' && v.trim() !== '');
+    return { running, summary: oneLine(said ?? text) || (running ? 'installed and running' : 'installed') };
+  }
+  const notRunning = /not running|no systemd|cannot connect|failed to connect|not started|start it/i.test(`${stdout}\n${stderr}`);
+  return { running: !notRunning && /\brunning\b|\bstarted\b|\bactive\b/i.test(stdout), summary: text || 'installed' };
+}
+
+function lastJson(text: string): Record<string, unknown> | null {
+  const trimmed = text.trim();
+  const candidates = [trimmed, ...trimmed.split('\n').reverse()];
+  for (const candidate of candidates) {
+    if (!candidate.startsWith('{')) continue;
+    try {
+      const value: unknown = JSON.parse(candidate);
+      if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+    } catch {
+      // Not the JSON answer: another line.
+    }
+  }
+  return null;
+}
+
+function stripJson(text: string): string {
+  return text
+    .split('\n')
+    .filter((l) => !l.trim().startsWith('{'))
+    .join('\n')
+    .trim();
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim().slice(0, 400);
+}
+
+/** Installs the worker as a service on the node; throws with install's own words when it refused. */
+export async function installService(session: SshSession, spec: ServiceSpec): Promise<ServiceInstall> {
+  const r = await session.exec('sh -s', { stdin: installScript(spec), timeoutMs: INSTALL_TIMEOUT_MS });
+  if (r.code !== 0) {
+    const said = oneLine(lastJsonError(r.stdout) ?? (r.stderr || r.stdout)) || `exit code ${r.code}`;
+    throw new Error(`could not install the worker as a service on ${spec.name} (${session.label}): ${said}`);
+  }
+  return readInstallAnswer(r.stdout, r.stderr);
+}
+
+/** Removes the service from the node (`worker uninstall`); returns what it said. */
+export async function uninstallService(session: SshSession, spec: Pick<ServiceSpec, 'name' | 'node' | 'agentDir'>): Promise<string> {
+  const r = await session.exec('sh -s', { stdin: uninstallScript(spec), timeoutMs: INSTALL_TIMEOUT_MS });
+  const json = lastJson(r.stdout);
+  const said = oneLine((typeof json?.message === 'string' ? json.message : null) ?? (lastJsonError(r.stdout) ?? (stripJson(r.stdout) || r.stderr)));
+  if (r.code !== 0) throw new Error(`could not uninstall the worker service on ${spec.name} (${session.label}): ${said || `exit code ${r.code}`}`);
+  return said || 'uninstalled';
+}
+
+function lastJsonError(stdout: string): string | null {
+  const json = lastJson(stdout);
+  const error = json?.error ?? json?.message;
+  return typeof error === 'string' ? error : null;
+}

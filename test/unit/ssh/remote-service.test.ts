@@ -1,0 +1,91 @@
+/**
+ * "Start and keep"'s commands on the node: the install script runs in a real `sh -s` here with a stand-in agent
+ * (this machine plays the node), so the test sees exactly what the installer gets: its argv (quoted values kept
+ * whole, no join token in it, its /proc cmdline included) and its environment (the token there). Install's
+ * answer is read from its --json line, or from its text when an older agent printed none.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { AGENT_FILE } from '../../../src-main/core/ssh/remote-install';
+import { installScript, readInstallAnswer, uninstallScript, type ServiceSpec } from '../../../src-main/core/ssh/remote-service';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'gs-remote-service-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+// The stand-in agent prints what it was given, as the real one's --json answer would be one line.
+writeFileSync(
+  path.join(dir, AGENT_FILE),
+  `const fs = require('node:fs');
+process.stdout.write(JSON.stringify({ argv: process.argv.slice(2), token: process.env.GPU_SHARE_JOIN_TOKEN ?? null, cmdline: fs.readFileSync('/proc/self/cmdline', 'utf8') }) + '\\n');`,
+);
+
+// A token and values that would break naive quoting: quotes, $(…), spaces, a backslash.
+const TOKEN = `t0k'en "x" $(touch ${dir}/pwned) \`id\` \\n`;
+const spec: ServiceSpec = {
+  name: 'gpu-box',
+  node: process.execPath,
+  agentDir: dir,
+  coordinatorUrl: 'https://192.0.2.7:7421',
+  certSha256: 'ab'.repeat(32),
+  token: TOKEN,
+  dataDir: `/home/o'neil/.gpu-share/nodes/gpu-box/data dir`,
+};
+
+function runSh(script: string): { argv: string[]; token: string | null; cmdline: string } {
+  return JSON.parse(execFileSync('sh', ['-s'], { input: script, encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } })) as { argv: string[]; token: string | null; cmdline: string };
+}
+
+describe('worker install over SSH: the script sh -s reads', () => {
+  it('runs `worker install` through the agent with the join, name and data dir as whole arguments', () => {
+    const seen = runSh(installScript(spec));
+    expect(seen.argv).toEqual(['worker', 'install', '--join', spec.coordinatorUrl, '--cert-sha256', spec.certSha256, '--name', 'gpu-box', '--data-dir', spec.dataDir, '--json']);
+  });
+
+  it('the token reaches the installer in GPU_SHARE_JOIN_TOKEN, byte for byte, and is in no argv', () => {
+    const script = installScript(spec);
+    const seen = runSh(script);
+    expect(seen.token).toBe(TOKEN);
+    expect(seen.cmdline).not.toContain('t0k');
+    expect(seen.argv.join(' ')).not.toContain('t0k');
+    // The only command line sh is started with is `sh -s`; the token is in the script on its stdin, once.
+    expect(script.split(`'t0k`).length - 1).toBe(1);
+    expect(script.split('\n')[0]).toMatch(/^GPU_SHARE_JOIN_TOKEN='/);
+  });
+
+  it('nothing in the token runs: no $(…) or backquote was expanded', () => {
+    runSh(installScript(spec));
+    expect(() => execFileSync('test', ['-e', path.join(dir, 'pwned')])).toThrow();
+  });
+
+  it('no --cert-sha256 on a coordinator without one; a token with a line break is refused with what to do', () => {
+    expect(runSh(installScript({ ...spec, certSha256: null })).argv).not.toContain('--cert-sha256');
+    expect(() => installScript({ ...spec, token: 'a\nb' })).toThrow(/line break.*Replace join token/);
+  });
+
+  it('uninstall runs `worker uninstall --json` through the same agent, with no token anywhere', () => {
+    const seen = runSh(uninstallScript(spec));
+    expect(seen.argv).toEqual(['worker', 'uninstall', '--json']);
+    expect(seen.token).toBeNull();
+  });
+});
+
+describe("install's answer", () => {
+  it('JSON: running or not, and its message', () => {
+    expect(readInstallAnswer('{"running":true,"message":"systemd user unit gpu-share-worker.service enabled and started"}\n', '')).toEqual({
+      running: true,
+      summary: 'systemd user unit gpu-share-worker.service enabled and started',
+    });
+    expect(readInstallAnswer('checking…\n{"running":false,"message":"written, service manager not running"}\n', '')).toEqual({ running: false, summary: 'written, service manager not running' });
+  });
+
+  it('text only: "not running" is not running; the text is the summary, on one line', () => {
+    expect(readInstallAnswer('wrote ~/.config/systemd/user/gpu-share-worker.service\nsystemd is not running here: start it with …\n', '')).toEqual({
+      running: false,
+      summary: 'wrote ~/.config/systemd/user/gpu-share-worker.service systemd is not running here: start it with …',
+    });
+    expect(readInstallAnswer('', '').summary).toBe('installed');
+  });
+});
