@@ -7,6 +7,7 @@ import { ServicesContext, type AppServices } from './app-context';
 import { connectBridge } from './bridge';
 import { createCommands } from './commands';
 import { showDesktopNotification } from './desktop-notifications';
+import { startThroughputRecorder } from './charts/run-throughput';
 import { startRouteSync } from './routing/route-sync';
 import { focusTarget } from './store/actions';
 import { apply, appStore } from './store/app-store';
@@ -30,6 +31,7 @@ function start(): void {
       },
     });
     startRouteSync(appStore, window);
+    startThroughputRecorder(appStore);
   } catch (error) {
     const message = error instanceof MissingTokenError ? error.message : `GPU Share could not start: ${error instanceof Error ? error.message : String(error)}`;
     const p = document.createElement('p');

@@ -9,7 +9,8 @@
 import type { RunSnapshot, WorkerSnapshot } from '../../src-shared/training';
 import { Badge } from '../components/badge';
 import { PlayIcon, StopIcon } from '../components/icons';
-import { LossCurve } from '../components/loss-curve';
+import { LossChart } from '../charts/loss-chart';
+import { ThroughputChart } from '../charts/throughput-chart';
 import { runOutcome } from '../components/run-health';
 import { RunComm } from '../components/run-comm';
 import { RunOutput } from '../components/run-output';
@@ -198,7 +199,13 @@ function RunDetail({ run }: { run: RunSnapshot }) {
             <h3 id="loss-title" className="card-title">
               Loss
             </h3>
-            <LossCurve points={run.lossHistory} marks={run.generationMarks} />
+            <LossChart points={run.lossHistory} marks={run.generationMarks} shardHistory={run.shardHistory} />
+          </section>
+          <section className="card" aria-labelledby="throughput-title">
+            <h3 id="throughput-title" className="card-title">
+              Samples/s over time
+            </h3>
+            <ThroughputChart run={run} />
           </section>
           <section className="card" aria-labelledby="residency-title">
             <h3 id="residency-title" className="card-title">

@@ -237,7 +237,7 @@ describe('a run across two workers, one of them killed', () => {
     // The curve has every step once (a resume replaced the steps after its checkpoint), with generation 2 marked.
     expect(Number(await page.getAttribute('.loss-curve', 'data-points'))).toBe(400);
     expect(Number(await page.getAttribute('.loss-curve', 'data-marks'))).toBeGreaterThanOrEqual(1);
-    expect(await page.locator('.generation-label').allTextContents()).toContain('gen 2');
+    expect(await page.locator('.loss-curve .chart-mark-label').allTextContents()).toContain('gen 2');
     for (const { width, height, colorScheme } of LOOKS) {
       await page.setViewportSize({ width, height });
       await page.emulateMedia({ colorScheme });

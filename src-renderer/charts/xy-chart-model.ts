@@ -1,0 +1,89 @@
+/**
+ * The geometry of a run chart (loss or samples/s against step or time) as a pure function of its series: the
+ * scales, each line's path, the tick marks with their labels, and where each generation mark stands. The
+ * component (xy-chart.tsx) only draws it and asks it what is under the pointer.
+ */
+import { linePath, linearTicks, logTicks, makeScale, nearestIndex, niceStep, tickLabel, type AxisKind, type Scale } from './chart-math';
+
+export const XY_W = 560;
+export const XY_H = 210;
+export const XY_PLOT = { left: 54, right: 14, top: 12, bottom: 30 } as const;
+
+export interface XySeries {
+  key: string;
+  label: string;
+  color: string;
+  xs: readonly number[];
+  ys: readonly number[];
+  /** Drawn thin and faint (the raw values under a smoothed line). */
+  faint?: boolean;
+}
+
+export interface XyMark {
+  x: number;
+  label: string;
+  title: string;
+}
+
+export interface XyInput {
+  series: readonly XySeries[];
+  marks?: readonly XyMark[];
+  yKind?: AxisKind;
+  /** Labels of x values on the axis (a step number, "−2 min"). */
+  xFormat?: (x: number, step: number) => string;
+  /** Start the y axis at 0 (samples/s) rather than at the lowest value (loss). */
+  yFromZero?: boolean;
+}
+
+export interface XyModel {
+  x: Scale;
+  y: Scale;
+  lines: { key: string; color: string; path: string; faint: boolean }[];
+  xTicks: { px: number; label: string }[];
+  yTicks: { px: number; label: string }[];
+  marks: { px: number; label: string; title: string }[];
+}
+
+const bottom = XY_H - XY_PLOT.bottom;
+const right = XY_W - XY_PLOT.right;
+
+function extent(values: readonly number[], positiveOnly: boolean): [number, number] | null {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const v of values) {
+    if (!Number.isFinite(v) || (positiveOnly && v <= 0)) continue;
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+  }
+  return lo <= hi ? [lo, hi] : null;
+}
+
+/** Null when no series has a point to draw. */
+export function xyChart(input: XyInput): XyModel | null {
+  const yKind = input.yKind ?? 'linear';
+  const xe = extent(input.series.flatMap((s) => s.xs), false);
+  const ye = extent(input.series.flatMap((s) => s.ys), yKind === 'log');
+  if (!xe || !ye) return null;
+  const x = makeScale('linear', xe[0], xe[1], XY_PLOT.left, right);
+  const yMin = input.yFromZero && yKind === 'linear' ? Math.min(0, ye[0]) : ye[0];
+  const y = makeScale(yKind, yMin, ye[1], bottom, XY_PLOT.top);
+  const lines = input.series.map((s) => ({
+    key: s.key,
+    color: s.color,
+    faint: s.faint ?? false,
+    path: linePath(s.xs.map(x.map), s.ys.map((v) => (yKind === 'log' && !(v > 0) ? NaN : y.map(v)))),
+  }));
+  const xStep = niceStep(x.max - x.min, 6);
+  const xFormat = input.xFormat ?? ((v: number, step: number) => tickLabel(v, step));
+  const xTicks = linearTicks(x.min, x.max, 6).map((v) => ({ px: x.map(v), label: xFormat(v, xStep) }));
+  const yValues = yKind === 'log' ? logTicks(y.min, y.max) : linearTicks(y.min, y.max, 5);
+  const yStep = yKind === 'log' ? 0 : niceStep(y.max - y.min, 5);
+  const yTicks = yValues.map((v) => ({ px: y.map(v), label: yKind === 'log' ? tickLabel(v, v / 10) : tickLabel(v, yStep) }));
+  const marks = (input.marks ?? []).filter((m) => m.x >= x.min && m.x <= x.max).map((m) => ({ px: x.map(m.x), label: m.label, title: m.title }));
+  return { x, y, lines, xTicks, yTicks, marks };
+}
+
+/** The index of `series`' point nearest the pointer at chart x `px` (viewBox units), or -1. */
+export function pointAt(model: XyModel, series: XySeries, px: number): number {
+  return nearestIndex(series.xs, model.x.invert(px));
+}

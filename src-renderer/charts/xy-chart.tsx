@@ -1,0 +1,111 @@
+/**
+ * Draws an xy-chart-model: axes with tick labels and axis titles, a line per series, a dashed vertical line per
+ * generation mark with its label, and under the pointer (or keyboard focus: arrow keys walk the points) a
+ * guide line, a dot and a readout of the values there. Inline SVG, no chart library, nothing fetched.
+ */
+import { useId, useState, type KeyboardEvent, type PointerEvent } from 'react';
+import { pointAt, XY_H, XY_PLOT, XY_W, xyChart, type XyInput, type XySeries } from './xy-chart-model';
+
+const axisStyle = { stroke: 'var(--border-strong)', strokeWidth: 1 };
+const gridStyle = { stroke: 'var(--border)', strokeWidth: 1, strokeDasharray: '3 3' };
+const labelStyle = { fill: 'var(--muted)', fontSize: 11, fontVariantNumeric: 'tabular-nums' } as const;
+
+export interface XyChartProps extends XyInput {
+  /** Accessible name: what the chart shows and its range in words. */
+  label: string;
+  xTitle: string;
+  yTitle: string;
+  /** The series the readout follows (its points are what the pointer snaps to). */
+  hoverSeries: XySeries;
+  /** The readout's lines for the point at `index` of hoverSeries. */
+  describe: (index: number) => string[];
+  testId: string;
+}
+
+export function XyChart(props: XyChartProps) {
+  const id = useId();
+  const [hover, setHover] = useState<number | null>(null);
+  const model = xyChart(props);
+  if (!model) return null;
+  const bottom = XY_H - XY_PLOT.bottom;
+  const series = props.hoverSeries;
+  const at = hover !== null && hover >= 0 && hover < series.xs.length ? hover : null;
+  const onPointer = (e: PointerEvent<SVGSVGElement>) => {
+    const box = e.currentTarget.getBoundingClientRect();
+    if (box.width === 0) return;
+    const px = ((e.clientX - box.left) / box.width) * XY_W;
+    setHover(pointAt(model, series, px));
+  };
+  const onKey = (e: KeyboardEvent<SVGSVGElement>) => {
+    const last = series.xs.length - 1;
+    if (e.key === 'ArrowRight' || e.key === 'ArrowLeft') {
+      e.preventDefault();
+      const from = at ?? (e.key === 'ArrowRight' ? -1 : last + 1);
+      setHover(Math.min(last, Math.max(0, from + (e.key === 'ArrowRight' ? 1 : -1))));
+    } else if (e.key === 'Escape') setHover(null);
+  };
+  const dotX = at !== null ? model.x.map(series.xs[at]!) : 0;
+  const dotY = at !== null ? model.y.map(series.ys[at]!) : 0;
+  const readout = at !== null ? props.describe(at) : [];
+  return (
+    <div className="xy-chart" data-testid={props.testId} data-points={series.xs.length} data-marks={model.marks.length} data-y-kind={props.yKind ?? 'linear'}>
+      <svg
+        viewBox={`0 0 ${XY_W} ${XY_H}`}
+        role="img"
+        aria-label={props.label}
+        aria-describedby={`${id}-readout`}
+        tabIndex={0}
+        onPointerMove={onPointer}
+        onPointerLeave={() => setHover(null)}
+        onKeyDown={onKey}
+        onBlur={() => setHover(null)}
+      >
+        {model.yTicks.map((t) => (
+          <g key={`y${t.label}`}>
+            <line x1={XY_PLOT.left} x2={XY_W - XY_PLOT.right} y1={t.px} y2={t.px} style={gridStyle} />
+            <text x={XY_PLOT.left - 6} y={t.px + 4} textAnchor="end" style={labelStyle}>
+              {t.label}
+            </text>
+          </g>
+        ))}
+        <line x1={XY_PLOT.left} x2={XY_W - XY_PLOT.right} y1={bottom} y2={bottom} style={axisStyle} />
+        <line x1={XY_PLOT.left} x2={XY_PLOT.left} y1={XY_PLOT.top} y2={bottom} style={axisStyle} />
+        {model.xTicks.map((t) => (
+          <g key={`x${t.label}`}>
+            <line x1={t.px} x2={t.px} y1={bottom} y2={bottom + 4} style={axisStyle} />
+            <text x={t.px} y={bottom + 16} textAnchor="middle" style={labelStyle}>
+              {t.label}
+            </text>
+          </g>
+        ))}
+        <text x={XY_W - XY_PLOT.right} y={XY_H - 2} textAnchor="end" style={labelStyle}>
+          {props.xTitle}
+        </text>
+        <text x={4} y={XY_PLOT.top} transform={`rotate(-90 4 ${XY_PLOT.top})`} textAnchor="end" dominantBaseline="hanging" style={labelStyle}>
+          {props.yTitle}
+        </text>
+        {model.marks.map((m) => (
+          <g key={`m${m.label}`} className="generation-mark-group">
+            <title>{m.title}</title>
+            <line x1={m.px} x2={m.px} y1={XY_PLOT.top} y2={bottom} className="chart-mark" />
+            <text x={m.px + 3} y={XY_PLOT.top + 10} className="chart-mark-label">
+              {m.label}
+            </text>
+          </g>
+        ))}
+        {model.lines.map((l) => (
+          <path key={l.key} d={l.path} data-series={l.key} className={l.faint ? 'chart-line chart-line-faint' : 'chart-line'} style={{ stroke: l.color }} />
+        ))}
+        {at !== null && (
+          <g className="chart-hover" data-testid={`${props.testId}-hover`}>
+            <line x1={dotX} x2={dotX} y1={XY_PLOT.top} y2={bottom} style={axisStyle} />
+            <circle cx={dotX} cy={dotY} r={4} style={{ fill: series.color }} />
+          </g>
+        )}
+      </svg>
+      <p id={`${id}-readout`} className="chart-readout small" role="status" data-testid={`${props.testId}-readout`}>
+        {readout.length > 0 ? readout.join(' · ') : '\u00a0'}
+      </p>
+    </div>
+  );
+}

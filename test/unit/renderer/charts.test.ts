@@ -1,0 +1,108 @@
+// Issue 17, charts worth reading: nice ticks on a linear axis and powers of ten on a log one, a scale that
+// inverts, the debiased EMA behind the smoothing slider (restarting at a new generation), the nearest point for
+// the hover readout, the loss chart's geometry (axes, marks, log), and samples/s recorded per run over time.
+import { describe, expect, it } from 'vitest';
+import { ema, linearTicks, logTicks, makeScale, nearestIndex, niceStep, tickLabel } from '../../../src-renderer/charts/chart-math';
+import { MAX_THROUGHPUT_POINTS, MAX_THROUGHPUT_RUNS, recordRun, recordRuns } from '../../../src-renderer/charts/run-throughput';
+import { clockLabel } from '../../../src-renderer/charts/throughput-chart';
+import { pointAt, XY_PLOT, XY_W, xyChart } from '../../../src-renderer/charts/xy-chart-model';
+import type { RunSnapshot } from '../../../src-shared/training';
+import { runSnapshot } from '../helpers/snapshots';
+
+describe('chart math', () => {
+  it('puts ticks at 1, 2, 5 × 10ⁿ inside the domain, labelled with the digits they need', () => {
+    expect(niceStep(100, 5)).toBe(20);
+    expect(niceStep(0.7, 4)).toBe(0.2);
+    expect(linearTicks(0, 299, 6)).toEqual([0, 50, 100, 150, 200, 250]);
+    expect(linearTicks(1.93, 2.41, 4)).toEqual([2, 2.2, 2.4]);
+    expect(linearTicks(1.93, 2.41, 8)).toEqual([2, 2.1, 2.2, 2.3, 2.4]);
+    expect(linearTicks(3, 3)).toEqual([3]);
+    expect(tickLabel(2.1, 0.1)).toBe('2.1');
+    expect(tickLabel(0.25, 0.05)).toBe('0.25');
+    expect(tickLabel(20_000, 5000)).toBe('20k');
+    expect(tickLabel(1e-4, 1e-5)).toBe('1e-4');
+  });
+
+  it('gives a log axis its decades, or 1-2-5 ticks when it spans less than three', () => {
+    expect(logTicks(0.003, 40)).toEqual([0.01, 0.1, 1, 10]);
+    expect(logTicks(0.4, 2.3)).toEqual([0.5, 1, 2]);
+    const y = makeScale('log', 0.01, 100, 200, 0);
+    expect(y.map(1)).toBeCloseTo(100);
+    expect(y.invert(y.map(0.5))).toBeCloseTo(0.5);
+    expect(y.map(0)).toBe(y.map(1e-6)); // a zero loss sits at the floor instead of -Infinity
+    const flat = makeScale('linear', 2, 2, 0, 100);
+    expect(flat.map(2)).toBeCloseTo(50);
+  });
+
+  it('smooths with a debiased EMA that starts again at a new generation', () => {
+    expect(ema([4, 4, 4], 0.9)).toEqual([4, 4, 4]);
+    expect(ema([1, 2, 3], 0)).toEqual([1, 2, 3]);
+    const s = ema([0, 10], 0.5);
+    expect(s[0]).toBe(0);
+    expect(s[1]).toBeCloseTo(10 * 0.5 / 0.75);
+    const broken = ema([1, 1, 9, 9], 0.9, new Set([2]));
+    expect(broken[2]).toBe(9);
+  });
+
+  it('finds the point nearest the pointer', () => {
+    expect(nearestIndex([0, 10, 20], 14)).toBe(1);
+    expect(nearestIndex([0, 10, 20], 16)).toBe(2);
+    expect(nearestIndex([0, 10, 20], -5)).toBe(0);
+    expect(nearestIndex([], 3)).toBe(-1);
+  });
+});
+
+describe('the chart model', () => {
+  const series = { key: 'loss', label: 'loss', color: 'red', xs: [0, 100, 200, 300], ys: [2.3, 1.2, 0.4, 0.05] };
+
+  it('lays out step ticks, loss ticks, the line and a generation mark on the plot', () => {
+    const m = xyChart({ series: [series], marks: [{ x: 150, label: 'gen 2', title: 'worker beta failed' }, { x: 900, label: 'gen 3', title: 'off the curve' }] })!;
+    expect(m.xTicks.map((t) => t.label)).toEqual(['0', '50', '100', '150', '200', '250', '300']);
+    expect(m.xTicks[0]!.px).toBe(XY_PLOT.left);
+    expect(m.yTicks.map((t) => t.label)).toEqual(['0.5', '1', '1.5', '2']);
+    expect(m.marks).toEqual([{ px: (XY_PLOT.left + XY_W - XY_PLOT.right) / 2, label: 'gen 2', title: 'worker beta failed' }]);
+    expect(m.lines[0]!.path.startsWith(`M${XY_PLOT.left.toFixed(1)},`)).toBe(true);
+    expect(pointAt(m, series, XY_W - XY_PLOT.right - 1)).toBe(3);
+    expect(xyChart({ series: [{ ...series, xs: [], ys: [] }] })).toBeNull();
+  });
+
+  it('uses decades on a log axis and starts samples/s at zero', () => {
+    const log = xyChart({ series: [series], yKind: 'log' })!;
+    expect(log.yTicks.map((t) => t.label)).toEqual(['0.05', '0.1', '0.2', '0.5', '1', '2']);
+    const rate = xyChart({ series: [{ ...series, ys: [280, 300, 290, 295] }], yFromZero: true })!;
+    expect(rate.yTicks[0]!.label).toBe('0');
+  });
+});
+
+describe('samples/s over time', () => {
+  const base = runSnapshot({ id: 'r', startedAt: 1000 });
+  function at(t: number, total: number | null, rows: [number, string, number | null][]): RunSnapshot {
+    return {
+      ...base,
+      progress: { step: t, totalSteps: null, loss: 1, samplesPerSec: total, resumedFrom: null, at: t },
+      workerRows: rows.map(([workerId, node, sps]) => ({ workerId, node, member: true, step: 1, loss: 1, samplesPerSec: sps, restartsCaused: 0 })),
+    };
+  }
+
+  it('records the run total and each member at each newer progress, and ignores a repeat', () => {
+    let s = recordRun(undefined, at(2000, 300, [[1, 'alpha', 150], [2, 'beta', 150]]));
+    s = recordRun(s, at(2000, 999, []));
+    s = recordRun(s, at(3000, 150, [[1, 'alpha', 150]]));
+    expect(s!.at).toEqual([2000, 3000]);
+    expect(s!.total).toEqual([300, 150]);
+    expect(s!.workers[2]).toEqual({ node: 'beta', values: [150, null] });
+    expect(recordRun(undefined, { ...base, progress: null })).toBeUndefined();
+  });
+
+  it('is bounded per run and in runs kept', () => {
+    let s = recordRun(undefined, at(1, 1, []));
+    for (let t = 2; t < MAX_THROUGHPUT_POINTS + 50; t++) s = recordRun(s, at(t, t, []));
+    expect(s!.at).toHaveLength(MAX_THROUGHPUT_POINTS);
+    let byRun = {};
+    for (let i = 0; i < MAX_THROUGHPUT_RUNS + 3; i++) byRun = recordRuns(byRun, [{ ...at(5, 1, []), id: `run-${i}` }]);
+    expect(Object.keys(byRun)).toHaveLength(MAX_THROUGHPUT_RUNS);
+    expect(Object.keys(byRun)).not.toContain('run-0');
+    expect(clockLabel(65)).toBe('1:05');
+    expect(clockLabel(3725)).toBe('1:02:05');
+  });
+});
