@@ -13,7 +13,7 @@ import type { NodeSshState, NodeSshStatus } from '../../../src-shared/nodes/ipc-
 import { checkRemote, describeProblems } from './remote-preflight';
 import { installAgent, type AgentBundle } from './remote-install';
 import { installService, uninstallService } from './remote-service';
-import { followRemoteLog, readRemoteNodeKey, remoteWorkerPid, runDir, startRemoteWorker, stopRemoteWorker } from './remote-worker';
+import { followRemoteLog, readRemoteNodeKey, remoteWorkerPid, startRemoteWorker, stopRemoteWorker } from './remote-worker';
 import { SshError, SshSession, type SshTarget } from './ssh-session';
 
 const MAX_OUTPUT = 64 * 1024;
@@ -172,12 +172,14 @@ export class NodeLauncher {
       if (problems.length > 0) throw new Error(describeProblems(`${node.name} (${node.host})`, problems));
       entry.home = facts.home;
       const installed = await installAgent(session, facts.home, this.opts.bundle(), (line) => this.set(entry, 'starting', line));
-      const key = await readRemoteNodeKey(session, { name: node.name, home: facts.home, agentDir: installed.dir, node: facts.node });
+      // A kept node's worker uses the agent's default data folder, as the service does: one node key either way.
+      const data = entry.keep || entry.status.kept ? 'default' : 'run';
+      const key = await readRemoteNodeKey(session, { name: node.name, home: facts.home, agentDir: installed.dir, node: facts.node, data });
       await this.opts.approveKey?.(node.name, key);
       entry.keptNote = '';
       if (entry.keep) {
         this.set(entry, 'starting', `installing the worker as a service on ${node.host} (gpu-share worker install)`);
-        const service = await installService(session, { name: node.name, node: facts.node, agentDir: installed.dir, coordinatorUrl: join.url, certSha256: join.certSha256, token: join.token, dataDir: `${runDir(facts.home, node.name)}/data` });
+        const service = await installService(session, { name: node.name, node: facts.node, agentDir: installed.dir, coordinatorUrl: join.url, certSha256: join.certSha256, token: join.token });
         this.setKept(entry, true);
         if (service.running) {
           this.closeSession(entry);
@@ -187,7 +189,7 @@ export class NodeLauncher {
         entry.keptNote = `kept: installed as a service (${service.summary}); its service manager is not running it now, so the app started it over SSH`;
       }
       this.set(entry, 'starting', `starting the worker agent${installed.installed ? ' (just installed)' : ''}; its key ${key.fingerprint} is approved`);
-      const started = await startRemoteWorker(session, { name: node.name, home: facts.home, agentDir: installed.dir, node: facts.node, python: facts.python, coordinatorUrl: join.url, certSha256: join.certSha256, token: join.token });
+      const started = await startRemoteWorker(session, { name: node.name, home: facts.home, agentDir: installed.dir, node: facts.node, python: facts.python, coordinatorUrl: join.url, certSha256: join.certSha256, token: join.token, data });
       this.set(entry, 'starting', `${started.alreadyRunning ? 'already running' : 'started'} as process group ${started.pgid}; waiting for it to join`);
       entry.log = await followRemoteLog(session, facts.home, node.name, (text) => this.onOutput(entry, text));
       entry.log.on('close', () => {

@@ -3,8 +3,9 @@
  * (gpu-share-agent.cjs answers `worker install|uninstall|status` as the CLI does), and `worker uninstall` when the
  * person stops it for good. The commands travel as a script on the SSH channel's stdin (`sh -s`), so the join
  * token sits in that script and in the installer's environment, never in any process's argv; what install says
- * (its --json answer, or its text) decides whether the node's service manager runs the worker now or whether the
- * app must start it the usual way.
+ * (exit 0: installed and started; exit 3: installed, not started — no service manager running there; its --json
+ * answer) decides whether the node's service manager runs the worker now or whether the app must start it the
+ * usual way. The service keeps the worker's default data folder (<app data>/workers/<name>) and so its node key.
  */
 import path from 'node:path';
 import { AGENT_FILE, shQuote } from './remote-install';
@@ -21,8 +22,6 @@ export interface ServiceSpec {
   coordinatorUrl: string;
   certSha256: string | null;
   token: string;
-  /** The node key and data the SSH start uses (~/.gpu-share/nodes/<name>/data): the service keeps the same identity. */
-  dataDir: string;
 }
 
 export interface ServiceInstall {
@@ -40,8 +39,8 @@ export function serviceArgv(spec: Pick<ServiceSpec, 'node' | 'agentDir'>, verb: 
 }
 
 /** The install's flags: the same join the one-off start uses, under the node's name. */
-export function installFlags(spec: Pick<ServiceSpec, 'name' | 'coordinatorUrl' | 'certSha256' | 'dataDir'>): string[] {
-  return ['--join', spec.coordinatorUrl, ...(spec.certSha256 ? ['--cert-sha256', spec.certSha256] : []), '--name', spec.name, '--data-dir', spec.dataDir];
+export function installFlags(spec: Pick<ServiceSpec, 'name' | 'coordinatorUrl' | 'certSha256'>): string[] {
+  return ['--join', spec.coordinatorUrl, ...(spec.certSha256 ? ['--cert-sha256', spec.certSha256] : []), '--name', spec.name];
 }
 
 /**
@@ -57,17 +56,20 @@ export function uninstallScript(spec: Pick<ServiceSpec, 'node' | 'agentDir'>): s
   return `exec ${serviceArgv(spec, 'uninstall').map(shQuote).join(' ')}`;
 }
 
-/** Reads install's answer: its JSON when it printed some, else its text. */
-export function readInstallAnswer(stdout: string, stderr: string): ServiceInstall {
+/** Exit code of `worker install`: written, but the service manager did not start it. */
+export const INSTALLED_NOT_STARTED = 3;
+
+/**
+ * Reads install's answer: exit 0 is running, 3 written but not started; the sentence from its JSON (the
+ * manager step's message) or its text, without the "start it yourself" command line the app acts on instead.
+ */
+export function readInstallAnswer(code: number | null, stdout: string, stderr: string): ServiceInstall {
   const json = lastJson(stdout);
-  const text = oneLine(stripJson(stdout) || stderr);
-  if (json) {
-    const running = json.running === true || json.started === true || json.active === true;
-    const said = [json.message, json.summary, json.detail, json.note].find((v): v is string => typeof v === 'string' && v.trim() !== '');
-    return { running, summary: oneLine(said ?? text) || (running ? 'installed and running' : 'installed') };
-  }
-  const notRunning = /not running|no systemd|cannot connect|failed to connect|not started|start it/i.test(`${stdout}\n${stderr}`);
-  return { running: !notRunning && /\brunning\b|\bstarted\b|\bactive\b/i.test(stdout), summary: text || 'installed' };
+  const step = json?.enable && typeof json.enable === 'object' ? (json.enable as Record<string, unknown>) : null;
+  const said = [step?.message, json?.message, json?.summary].find((v): v is string => typeof v === 'string' && v.trim() !== '');
+  const summary = oneLine((said ?? (stripJson(stdout) || stderr)).replace(/\s*Start the worker yourself:[\s\S]*$/i, ''));
+  const running = code === 0 && step?.ok !== false;
+  return { running, summary: summary || (running ? 'installed and started' : 'installed, not started') };
 }
 
 function lastJson(text: string): Record<string, unknown> | null {
@@ -100,11 +102,11 @@ function oneLine(text: string): string {
 /** Installs the worker as a service on the node; throws with install's own words when it refused. */
 export async function installService(session: SshSession, spec: ServiceSpec): Promise<ServiceInstall> {
   const r = await session.exec('sh -s', { stdin: installScript(spec), timeoutMs: INSTALL_TIMEOUT_MS });
-  if (r.code !== 0) {
+  if (r.code !== 0 && r.code !== INSTALLED_NOT_STARTED) {
     const said = oneLine(lastJsonError(r.stdout) ?? (r.stderr || r.stdout)) || `exit code ${r.code}`;
     throw new Error(`could not install the worker as a service on ${spec.name} (${session.label}): ${said}`);
   }
-  return readInstallAnswer(r.stdout, r.stderr);
+  return readInstallAnswer(r.code, r.stdout, r.stderr);
 }
 
 /** Removes the service from the node (`worker uninstall`); returns what it said. */

@@ -25,6 +25,15 @@ export interface RemoteWorkerSpec {
   coordinatorUrl: string;
   certSha256: string | null;
   token: string;
+  /**
+   * 'run': ~/.gpu-share/nodes/<name>/data (a plain start); 'default': the agent's own default, <app data>/workers/
+   * <name>, which `worker install` gives the service, so a kept node has one node key however it was started.
+   */
+  data?: 'run' | 'default';
+}
+
+function dataFlag(spec: Pick<RemoteWorkerSpec, 'home' | 'name' | 'data'>): string[] {
+  return spec.data === 'default' ? [] : ['--data-dir', `${runDir(spec.home, spec.name)}/data`];
 }
 
 /**
@@ -60,7 +69,7 @@ export async function startRemoteWorker(session: SshSession, spec: RemoteWorkerS
   if (running !== null) return { pgid: running, alreadyRunning: true };
   await writeSecret(session, `${run}/token`, `${spec.token}\n`);
   const marker = `${spec.name}-${randomBytes(6).toString('hex')}`;
-  const agentArgs = [spec.node, path.posix.join(spec.agentDir, AGENT_FILE), '--join', spec.coordinatorUrl, ...(spec.certSha256 ? ['--cert-sha256', spec.certSha256] : []), '--name', spec.name, '--data-dir', `${run}/data`];
+  const agentArgs = [spec.node, path.posix.join(spec.agentDir, AGENT_FILE), '--join', spec.coordinatorUrl, ...(spec.certSha256 ? ['--cert-sha256', spec.certSha256] : []), '--name', spec.name, ...dataFlag(spec)];
   // $$ of the inner sh is the session leader setsid made, hence the group id; node then execs in its place.
   const inner = 'echo $$ > agent.pid; read -r GPU_SHARE_JOIN_TOKEN < token; rm -f token; export GPU_SHARE_JOIN_TOKEN; exec "$0" "$@"';
   const script = [
@@ -80,9 +89,9 @@ export async function startRemoteWorker(session: SshSession, spec: RemoteWorkerS
  * The node key of the agent in the node's data folder, made there first if it has none: read over the verified
  * SSH channel, so the coordinator can approve exactly this key before the agent joins (node-keys.ts preApprove).
  */
-export async function readRemoteNodeKey(session: SshSession, spec: Pick<RemoteWorkerSpec, 'name' | 'home' | 'agentDir' | 'node'>): Promise<{ publicKey: string; fingerprint: string }> {
+export async function readRemoteNodeKey(session: SshSession, spec: Pick<RemoteWorkerSpec, 'name' | 'home' | 'agentDir' | 'node' | 'data'>): Promise<{ publicKey: string; fingerprint: string }> {
   const run = runDir(spec.home, spec.name);
-  const args = [spec.node, path.posix.join(spec.agentDir, AGENT_FILE), '--print-node-key', '--name', spec.name, '--data-dir', `${run}/data`];
+  const args = [spec.node, path.posix.join(spec.agentDir, AGENT_FILE), '--print-node-key', '--name', spec.name, ...dataFlag(spec)];
   const r = await session.exec(`mkdir -p ${shQuote(run)}/data && chmod 700 ${shQuote(run)} && ${args.map(shQuote).join(' ')}`, { timeoutMs: 30_000 });
   const m = /^node-key ([A-Za-z0-9_-]{43}) (SHA256:[A-Za-z0-9+/]{43})$/m.exec(r.stdout);
   if (r.code !== 0 || !m) throw new Error(`could not read the node key of the agent on ${session.label}: ${(r.stderr || r.stdout).trim().slice(0, 300) || `exit code ${r.code}`}`);

@@ -31,7 +31,6 @@ const spec: ServiceSpec = {
   coordinatorUrl: 'https://192.0.2.7:7421',
   certSha256: 'ab'.repeat(32),
   token: TOKEN,
-  dataDir: `/home/o'neil/.gpu-share/nodes/gpu-box/data dir`,
 };
 
 function runSh(script: string): { argv: string[]; token: string | null; cmdline: string } {
@@ -39,9 +38,9 @@ function runSh(script: string): { argv: string[]; token: string | null; cmdline:
 }
 
 describe('worker install over SSH: the script sh -s reads', () => {
-  it('runs `worker install` through the agent with the join, name and data dir as whole arguments', () => {
-    const seen = runSh(installScript(spec));
-    expect(seen.argv).toEqual(['worker', 'install', '--join', spec.coordinatorUrl, '--cert-sha256', spec.certSha256, '--name', 'gpu-box', '--data-dir', spec.dataDir, '--json']);
+  it('runs `worker install` through the agent with the join and the name as whole arguments', () => {
+    const seen = runSh(installScript({ ...spec, name: "o'neil box", coordinatorUrl: 'https://[fd00::7]:7421/a b' }));
+    expect(seen.argv).toEqual(['worker', 'install', '--join', 'https://[fd00::7]:7421/a b', '--cert-sha256', spec.certSha256, '--name', "o'neil box", '--json']);
   });
 
   it('the token reaches the installer in GPU_SHARE_JOIN_TOKEN, byte for byte, and is in no argv', () => {
@@ -73,19 +72,24 @@ describe('worker install over SSH: the script sh -s reads', () => {
 });
 
 describe("install's answer", () => {
-  it('JSON: running or not, and its message', () => {
-    expect(readInstallAnswer('{"running":true,"message":"systemd user unit gpu-share-worker.service enabled and started"}\n', '')).toEqual({
+  it('exit 0 is running; its JSON step message is the summary', () => {
+    expect(readInstallAnswer(0, '{"enable":{"ok":true,"ran":["systemctl --user enable --now gpu-share-worker.service"],"message":"enabled and started (systemctl --user)"}}\n', '')).toEqual({
       running: true,
-      summary: 'systemd user unit gpu-share-worker.service enabled and started',
+      summary: 'enabled and started (systemctl --user)',
     });
-    expect(readInstallAnswer('checking…\n{"running":false,"message":"written, service manager not running"}\n', '')).toEqual({ running: false, summary: 'written, service manager not running' });
   });
 
-  it('text only: "not running" is not running; the text is the summary, on one line', () => {
-    expect(readInstallAnswer('wrote ~/.config/systemd/user/gpu-share-worker.service\nsystemd is not running here: start it with …\n', '')).toEqual({
+  it('exit 3 (written, no service manager running): not running, without the "start it yourself" line the app acts on', () => {
+    const json = JSON.stringify({ enable: { ok: false, ran: [], message: "systemd is not this machine's service manager (no /run/systemd/system): the unit is written but nothing starts it. Start the worker yourself: (set -a; . /x/worker.env; node w)" } });
+    expect(readInstallAnswer(3, `checking…\n${json}\n`, '')).toEqual({ running: false, summary: "systemd is not this machine's service manager (no /run/systemd/system): the unit is written but nothing starts it." });
+  });
+
+  it('text only: the text is the summary, on one line; nothing said at all still reads', () => {
+    expect(readInstallAnswer(3, 'wrote ~/.config/systemd/user/gpu-share-worker.service\nsystemd is not running here\n', '')).toEqual({
       running: false,
-      summary: 'wrote ~/.config/systemd/user/gpu-share-worker.service systemd is not running here: start it with …',
+      summary: 'wrote ~/.config/systemd/user/gpu-share-worker.service systemd is not running here',
     });
-    expect(readInstallAnswer('', '').summary).toBe('installed');
+    expect(readInstallAnswer(0, '', '')).toEqual({ running: true, summary: 'installed and started' });
+    expect(readInstallAnswer(3, '', '')).toEqual({ running: false, summary: 'installed, not started' });
   });
 });
