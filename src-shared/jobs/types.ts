@@ -107,6 +107,8 @@ export interface NodeVerdict {
   ok: boolean;
   /** "jetson: needs 16 GiB VRAM, 4.8 GiB usable left"; for ok, where it would go ("desk: GPU 0, 18.2 GiB left"). */
   reason: string;
+  /** A refusal that waiting does not cure (no NVIDIA GPU for a CUDA-only job, too little RAM, a policy). */
+  permanent?: boolean;
 }
 
 /** Where a pending job could go, node by node. */

@@ -8,14 +8,14 @@ import type { NodeCapacity } from './capacity';
 import { MB_PER_GIB } from './demand';
 import { formatGib } from './gib';
 import { gpuRemainingMb, type NodeUsage } from './holdings';
-import { gpusHeldByRuns } from './holder-text';
+import { describeHolders, gpusHeldByRuns } from './holder-text';
 
 export type Refusal =
   | { code: 'not-online' }
   | { code: 'allowed-hosts' }
   | { code: 'denied' }
   | { code: 'allow-only'; allowed: string[] }
-  | { code: 'slots' }
+  | { code: 'slots'; usage: NodeUsage }
   | { code: 'ram' }
   | { code: 'cores' }
   | { code: 'no-cuda' }
@@ -25,7 +25,6 @@ export type Refusal =
 const NOT_ONLINE: Refusal = { code: 'not-online' };
 const ALLOWED_HOSTS: Refusal = { code: 'allowed-hosts' };
 const DENIED: Refusal = { code: 'denied' };
-const SLOTS: Refusal = { code: 'slots' };
 const RAM: Refusal = { code: 'ram' };
 const CORES: Refusal = { code: 'cores' };
 export const NO_CUDA: Refusal = { code: 'no-cuda' };
@@ -45,10 +44,18 @@ export function baseRefusal(spec: JobSpec, node: NodeCapacity, usage: NodeUsage)
       return { code: 'allow-only', allowed: policy.allowJobs };
     }
   }
-  if (usage.slotsHeld >= node.slots) return SLOTS;
   if (node.ramMb !== null && node.ramMb < spec.minRamGib * MB_PER_GIB) return RAM;
   if (node.cpuCores !== null && node.cpuCores < spec.minCores) return CORES;
+  // What can never change while the node is as it is goes before what frees up (held slots), so a CUDA-only job
+  // on a CPU-only node says that, not "slots held".
+  if (spec.requireCuda && node.gpus.length === 0) return NO_CUDA;
+  if (usage.slotsHeld >= node.slots) return { code: 'slots', usage };
   return null;
+}
+
+/** Refusals that waiting does not cure: the node or the job has to change (held slots, VRAM and GPUs free up). */
+export function isPermanent(r: Refusal): boolean {
+  return r.code === 'allowed-hosts' || r.code === 'denied' || r.code === 'allow-only' || r.code === 'ram' || r.code === 'cores' || r.code === 'no-cuda';
 }
 
 export interface GpuFit {
@@ -97,7 +104,8 @@ export function describeRefusal(r: Refusal, spec: JobSpec, node: NodeCapacity): 
     case 'allow-only':
       return `[[hosts]] allows only ${r.allowed.length > 0 ? r.allowed.join(', ') : 'no jobs'}`;
     case 'slots':
-      return `all ${node.slots} adapter slots held`;
+      if (node.slots === 0) return 'has no adapter slot (max_adapters 0)';
+      return `all ${node.slots} adapter slot${node.slots === 1 ? '' : 's'} held, by ${describeHolders(r.usage.holders)}`;
     case 'ram':
       return `needs ${formatGib(spec.minRamGib * MB_PER_GIB)} RAM, has ${formatGib(node.ramMb ?? 0)}`;
     case 'cores':

@@ -5,7 +5,7 @@
  */
 import type { JobSpec, NodeVerdict } from '../jobs/types';
 import type { NodeCapacity } from './capacity';
-import { describeRefusal, type Refusal } from './node-gate';
+import { describeRefusal, isPermanent, type Refusal } from './node-gate';
 
 export class VerdictMemo {
   private readonly byNode: Map<string, NodeVerdict>[];
@@ -20,7 +20,7 @@ export class VerdictMemo {
     let verdict = memo.get(key);
     if (!verdict) {
       const node = this.nodes[at]!;
-      verdict = { node: node.node, ok: false, reason: `${node.node}: ${describeRefusal(r, spec, node)}` };
+      verdict = { node: node.node, ok: false, reason: `${node.node}: ${describeRefusal(r, spec, node)}`, ...(isPermanent(r) ? { permanent: true } : {}) };
       memo.set(key, verdict);
     }
     return verdict;
@@ -38,6 +38,8 @@ function memoKey(r: Refusal, spec: JobSpec): string {
       return `c${spec.minCores}`;
     case 'vram':
       return `v${r.needMb},${r.bestLeftMb}`;
+    case 'slots':
+      return `s${r.usage.holders.length}`; // jobs placed earlier in the round hold slots too
     default:
       return r.code;
   }

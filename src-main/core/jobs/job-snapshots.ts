@@ -6,6 +6,8 @@
 import { PLACEMENT_WINDOW } from '../../../src-shared/jobs/jobs-page';
 import type { JobSnapshot, JobsPageQuery, JobsState, NodeVerdict, PlacementPolicy, PlacementPreview, SweepCounts } from '../../../src-shared/jobs/types';
 import { buildLedger } from '../../../src-shared/scheduling/ledger';
+import type { JobProgress } from '../../../src-shared/jobs/types';
+import { parseProgressLine } from '../../platform/runs/progress-line';
 import type { JobRow } from '../state/jobs-repo';
 import type { RoundResult } from './job-placement-round';
 
@@ -13,6 +15,9 @@ import type { RoundResult } from './job-placement-round';
 export function waitingReason(verdicts: NodeVerdict[] | undefined): string {
   if (!verdicts || verdicts.length === 0) return 'waiting for a worker to join';
   const no = verdicts.filter((v) => !v.ok);
+  if (no.length === verdicts.length && no.every((v) => v.permanent)) {
+    return `no node can ever run it as the cluster is: ${joinCapped(no.map((v) => v.reason))} — change the job's requirements or add a node that meets them`;
+  }
   if (no.length === verdicts.length) return `no node fits now: ${joinCapped(no.map((v) => v.reason))}`;
   return 'waiting for its turn';
 }
@@ -69,6 +74,22 @@ export function jobSnapshot(row: JobRow, preview?: PlacementPreview, ahead: numb
     startedAt: row.startedAt,
     finishedAt: row.finishedAt,
   };
+}
+
+/** Lines looked at from the end of a job's output for its last progress line (its output tail is bounded too). */
+const MAX_LINES_BACK = 2000;
+
+/**
+ * The last progress line of a job's output, as its final progress: the heartbeat's is a sample taken up to a
+ * beat before the end ("step 28 of 40" on a job whose output ends at step 39). Null when it printed none.
+ */
+export function lastProgressIn(output: string): JobProgress | null {
+  const lines = output.split('\n');
+  for (let i = lines.length - 1, seen = 0; i >= 0 && seen < MAX_LINES_BACK; i--, seen++) {
+    const line = parseProgressLine(lines[i]!);
+    if (line) return { step: line.step, totalSteps: line.totalSteps, loss: line.loss };
+  }
+  return null;
 }
 
 export function emptyCounts(): SweepCounts {

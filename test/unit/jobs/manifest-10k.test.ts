@@ -107,7 +107,7 @@ describe('a 10,000-job manifest', () => {
     // Only the live node gets a verdict: the 100 failed workers are not listed in any preview or reason.
     expect(body.previews.length).toBeGreaterThan(0);
     for (const preview of body.previews) expect(preview.verdicts.map((v) => v.node)).toEqual(['live']);
-    expect(body.jobs[0]!.reason).toBe('no node fits now: live: needs CUDA, has no NVIDIA GPU');
+    expect(body.jobs[0]!.reason).toBe("no node can ever run it as the cluster is: live: needs CUDA, has no NVIDIA GPU — change the job's requirements or add a node that meets them");
     expect(JSON.stringify([body.jobs, body.previews])).not.toContain('gone-machine');
   });
 

@@ -48,7 +48,7 @@ describe('placeJobs reasons', () => {
       "no cpu: not in the job's allowed_hosts",
       'no spare: offline',
       'no small: needs 8 GiB RAM, has 4 GiB',
-      'no full: all 1 adapter slots held',
+      'no full: all 1 adapter slot held, by job other',
       'no slow: needs 4 cores, has 2',
       'ok free: CPU, 1 of 3 slots left after it',
       'no old: draining',
@@ -80,7 +80,7 @@ describe('placeJobs reasons', () => {
           { node: 'desk', ok: false, reason: 'desk: needs 40 GiB VRAM, 20.4 GiB usable left' },
           { node: 'rig', ok: false, reason: 'rig: needs 40 GiB VRAM, 20.4 GiB usable left' },
           { node: 'jetson', ok: false, reason: 'jetson: needs 40 GiB VRAM, 4.8 GiB usable left' },
-          { node: 'cpu', ok: false, reason: 'cpu: needs CUDA, has no NVIDIA GPU' },
+          { node: 'cpu', ok: false, reason: 'cpu: needs CUDA, has no NVIDIA GPU', permanent: true },
         ],
       },
     ]);
@@ -94,7 +94,7 @@ describe('placeJobs reasons', () => {
       'box: [[hosts]] denies y',
       'box: needs 16 GiB RAM, has 8 GiB',
       'box: needs 32 GiB RAM, has 8 GiB',
-      'box: all 1 adapter slots held',
+      'box: all 1 adapter slot held, by job ok',
     ]);
   });
 
@@ -192,7 +192,7 @@ describe('budgets and holdings', () => {
 
   it('elastic runs hold a slot on each member', () => {
     const runs = [hold('jetson', 'run-1', { kind: 'run' }), hold('cpu', 'run-1', { kind: 'run' })];
-    expect(reasons(job('c'), matchingCluster([jetson, cpu]), runs)).toEqual(['no jetson: all 1 adapter slots held', 'ok cpu: CPU, 0 of 2 slots left after it']);
+    expect(reasons(job('c'), matchingCluster([jetson, cpu]), runs)).toEqual(['no jetson: all 1 adapter slot held, by run run-1', 'ok cpu: CPU, 0 of 2 slots left after it']);
   });
 
   it('held VRAM shrinks a GPU’s budget', () => {
@@ -214,10 +214,11 @@ describe('budgets and holdings', () => {
     expect(perNode).toEqual({ desk: 3, rig: 4, jetson: 1, cpu: 2 });
     expect(r.previews.map((p) => p.jobId)).toEqual(['j10', 'j11']);
     expect(r.previews[0]!.verdicts.map((v) => v.reason)).toEqual([
-      'desk: all 3 adapter slots held',
-      'rig: all 4 adapter slots held',
-      'jetson: all 1 adapter slots held',
-      'cpu: all 2 adapter slots held',
+      // The slots reason names what holds them (issue 17 defect 9).
+      'desk: all 3 adapter slots held, by job j3, job j4 and job j5',
+      'rig: all 4 adapter slots held, by job j6, job j7, job j8 and 1 more',
+      'jetson: all 1 adapter slot held, by job j0',
+      'cpu: all 2 adapter slots held, by job j1 and job j2',
     ]);
   });
 
@@ -226,7 +227,7 @@ describe('budgets and holdings', () => {
     expect(where(r)).toEqual(['desk:0', 'desk:0', 'rig:0', 'rig:0', 'rig:1', 'rig:1']);
     expect(r.previews[0]!.verdicts.map((v) => v.reason)).toEqual([
       'desk: needs 8 GiB VRAM, 4.4 GiB usable left',
-      'rig: all 4 adapter slots held',
+      'rig: all 4 adapter slots held, by job g2, job g3, job g4 and 1 more',
       'jetson: needs 8 GiB VRAM, 4.8 GiB usable left',
       'cpu: needs CUDA, has no NVIDIA GPU',
     ]);
