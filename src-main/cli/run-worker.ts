@@ -21,6 +21,9 @@ import { SymlinkRefusedError } from '../platform/files/refuse-symlink';
 import { clusterNameProblem } from '../platform/discovery/discovery-record';
 import { DISCOVER_MS, discoverOne, ignoredLine } from '../platform/discovery/pick-coordinator';
 import { normalizeCertSha256 } from '../../src-shared/cert-fingerprint';
+import { readPrivateFileSync } from '../platform/files/private-file';
+import { STATUS_FILE_ENV, TOKEN_FILE_ENV } from '../platform/service/worker-launch';
+import { startStatusReporter } from '../platform/service/worker-status-file';
 
 /** How long a heard coordinator has to answer the join challenge before it is ignored. */
 const DISCOVER_PROOF_TIMEOUT_MS = 3_000;
@@ -59,7 +62,9 @@ Options:
                           "node-key KEY SHA256:…" and exit: what the coordinator approves
 
 Environment: GPU_SHARE_PYTHON names the Python interpreter that has PyTorch (found automatically
-otherwise); GPU_SHARE_NVIDIA_SMI names nvidia-smi.
+otherwise); GPU_SHARE_NVIDIA_SMI names nvidia-smi; ${TOKEN_FILE_ENV} names an owner-only file holding
+the join token (what an installed service uses); ${STATUS_FILE_ENV} names a file the worker keeps its
+state in (joining, joined, lost, stopped) for \`gpu-share worker status\`.
 `;
 
 export interface RunWorkerOptions {
@@ -97,6 +102,14 @@ function parseWorkerArgs(args: string[]) {
   return { text, showOutput: values['show-output'] === true, discover: values.discover === true, printNodeKey: values['print-node-key'] === true };
 }
 
+/** The token in the owner-only file GPU_SHARE_JOIN_TOKEN_FILE names (an installed service: launchd and Task Scheduler have no env files). */
+function tokenFromFile(file: string | undefined): string | undefined {
+  if (!file) return undefined;
+  const text = readPrivateFileSync(file, 'the join token file');
+  if (text === null) throw new UsageError(`${TOKEN_FILE_ENV} names ${file}, which is not there: install the service again (gpu-share worker install)`);
+  return text.trim() || undefined;
+}
+
 function safeName(name: string): string {
   return name.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 100) || 'worker';
 }
@@ -130,7 +143,7 @@ async function runWorkerUnguarded(args: string[], io: CliIo, options: RunWorkerO
   if (clusterName !== undefined && clusterNameProblem(clusterName)) throw new UsageError(`--cluster-name: ${clusterNameProblem(clusterName)}`);
   if (!parsed.text('join') && !parsed.discover) throw new UsageError('--join URL is required (the coordinator to join, e.g. https://192.168.1.20:7421 with --cert-sha256), or --discover to find it on the LAN');
   const tokenFlag = parsed.text('token');
-  const token = tokenFlag ?? io.env[TOKEN_ENV];
+  const token = tokenFlag ?? io.env[TOKEN_ENV] ?? tokenFromFile(io.env[TOKEN_FILE_ENV]);
   if (!token) {
     throw new UsageError(`the join token is required: set ${TOKEN_ENV} (or pass --token TOKEN); copy it from the app's "Add a worker" panel or from the output of \`gpu-share serve\``);
   }
@@ -205,6 +218,10 @@ async function runWorkerUnguarded(args: string[], io: CliIo, options: RunWorkerO
     }
   };
   if (options.handleSignals) for (const s of signals) process.on(s, onSignal);
+  // An installed service's worker says how it is (gpu-share worker status reads it).
+  const statusFile = io.env[STATUS_FILE_ENV];
+  const reporter = statusFile ? startStatusReporter(statusFile, () => agent.status()) : null;
+  let stopDetail = 'the worker exited';
   try {
     let joined;
     try {
@@ -216,6 +233,7 @@ async function runWorkerUnguarded(args: string[], io: CliIo, options: RunWorkerO
       }
       if (error instanceof JoinError) {
         io.err(`gpu-share worker: ${error.message}\n`);
+        stopDetail = `could not join: ${error.message}`;
         return 1;
       }
       throw error;
@@ -223,8 +241,10 @@ async function runWorkerUnguarded(args: string[], io: CliIo, options: RunWorkerO
     say(`worker ready: id=${joined.workerId} node=${agent.status().node}`);
     const exit = await agent.exited;
     say(`worker ${exit.reason === 'drained' ? 'drained' : 'stopped'}: ${exit.detail}`);
+    stopDetail = `${exit.reason === 'drained' ? 'drained' : 'stopped'}: ${exit.detail}`;
     return 0;
   } finally {
+    reporter?.stop(stopDetail);
     clearInterval(keepAlive);
     if (options.handleSignals) for (const s of signals) process.off(s, onSignal);
   }
