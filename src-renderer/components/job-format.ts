@@ -3,6 +3,7 @@
  * measured, a download's file name. Pure, so the wording is pinned by tests.
  */
 import type { ArtifactSnapshot, GpuLedger, JobProgress, JobSnapshot, JobStatus, SweepCounts } from '../../src-shared/jobs/types';
+import { stepsFraction, stepsOfTotal } from '../../src-shared/runs/steps-done';
 import { pctOf, type Badge } from '../store/derive';
 
 const STATUS_BADGES: Record<JobStatus, Badge> = {
@@ -49,9 +50,9 @@ export interface JobProgressModel {
 export function jobProgress(progress: JobProgress | null): JobProgressModel {
   if (!progress) return { text: '—', fraction: null };
   const { step, totalSteps, loss } = progress;
-  const steps = totalSteps ? `step ${step} of ${totalSteps}` : `step ${step}`;
+  const steps = `step ${stepsOfTotal(step, totalSteps)}`;
   const lossText = loss !== null && Number.isFinite(loss) ? ` · loss ${Number(loss.toPrecision(4))}` : '';
-  const fraction = totalSteps ? Math.min(1, Math.max(0, step / totalSteps)) : null;
+  const fraction = stepsFraction(step, totalSteps);
   return { text: steps + lossText, fraction };
 }
 

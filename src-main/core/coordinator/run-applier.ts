@@ -7,6 +7,7 @@
 import type { LinkMeasurement } from '../../../src-shared/links/link-matrix';
 import { offGpuWorkers } from '../../../src-shared/runs/gpu-request';
 import type { RunState } from '../../../src-shared/training';
+import { stepsOfTotal } from '../../../src-shared/runs/steps-done';
 import type { Clock } from '../../platform/ports';
 import type { ChangeFeed } from './change-feed';
 import type { CoordinatorStore } from './coordinator-store';
@@ -143,7 +144,7 @@ export class RunApplier {
     const onCpu = offGpu.length > 0 ? `, but NOT on the GPU on ${offGpu.join(', ')}: it trained on the CPU there although "Use GPUs" was asked for` : '';
     this.end(run, 'finished', `${n === 1 ? 'its worker' : `all ${n} workers`} finished (exit code 0)${onCpu}`);
     const loss = run.progress?.loss;
-    const detail = [step !== undefined ? `step ${step}` : null, loss !== null && loss !== undefined ? `loss ${loss.toPrecision(4)}` : null, plural(run.restartsUsed, 'restart') + ' used']
+    const detail = [step !== undefined ? `step ${stepsOfTotal(step, run.progress?.totalSteps ?? null)}` : null, loss !== null && loss !== undefined ? `loss ${loss.toPrecision(4)}` : null, plural(run.restartsUsed, 'restart') + ' used']
       .filter(Boolean)
       .join(', ');
     const { messages } = this.deps;

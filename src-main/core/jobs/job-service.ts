@@ -25,7 +25,7 @@ import type { ArtifactStore } from './artifact-store';
 import { jobAlerts, type JobAlertState } from './job-alerts';
 import { runJobInstruction } from './job-launch';
 import { currentHoldings, placementRound, workerFacts, type RoundInputs, type RoundResult } from './job-placement-round';
-import { jobSnapshot, jobsState } from './job-snapshots';
+import { jobSnapshot, jobsState, lastProgressIn } from './job-snapshots';
 import type { JobAck, JobsPort, StoredArtifact } from './jobs-port';
 import { manifestJobsYielding, nextTurn, parseManifestYielding } from './manifest-yielding';
 
@@ -231,6 +231,9 @@ export class JobService implements JobsPort {
     const token = this.claimOf(workerId, jobId, body.token);
     if (!this.store.has(body.artifactSha256)) throw new ApiProblem(400, `artifact ${body.artifactSha256} was not uploaded; PUT it before completing the job`);
     const now = this.clock.now();
+    // Its final progress from the last progress line it printed (the agent drains its output before completing).
+    const last = lastProgressIn(this.db.jobs.output(jobId));
+    if (last) this.db.jobs.heartbeat(jobId, token, now, { usedMib: null, progress: last });
     const row = this.db.jobs.complete(jobId, token, body.artifactSha256, now);
     if (!row) throw this.stale(jobId);
     this.db.artifacts.record(body.artifactSha256, this.store.sizeOf(body.artifactSha256) ?? body.sizeBytes, jobId, token.attempt, now);

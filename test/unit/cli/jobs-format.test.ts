@@ -26,7 +26,7 @@ describe('jobs list', () => {
     expect(formatJobsTable([running, waiting, onCpu])).toBe(
       [
         'ID            NAME            STATUS     NODE           ATTEMPTS  PROGRESS  REASON',
-        `${running.id.slice(0, 12)}  lora-r8-lr1e-3  running    desk (GPU 0)   2/3       12/40     desk: GPU 0, 18.2 GiB left`,
+        `${running.id.slice(0, 12)}  lora-r8-lr1e-3  running    desk (GPU 0)   2/3       13/40     desk: GPU 0, 18.2 GiB left`,
         `${waiting.id.slice(0, 12)}  lora-r32        pending    -              0/3       -         waiting: no node fits (jetson: needs 16 GiB VRAM, 4.8 GiB usable left)`,
         `${onCpu.id.slice(0, 12)}  tiny            completed  cpu-box (CPU)  1/3       -         -`,
         '',
@@ -65,7 +65,7 @@ describe('jobs show', () => {
     expect(lines).toContain('  attempts    2 of 3');
     expect(lines).toContain('  node        desk (GPU 0)');
     expect(lines).toContain('  vram        holds 2 GiB, measured peak 2.6 GiB — OVER what it declared');
-    expect(lines).toContain('  progress    step 12/40, loss 1.25');
+    expect(lines).toContain('  progress    step 13/40, loss 1.25');
     expect(lines).toContain('  command     lora_train.py --rank 8');
     expect(lines).toContain('  model       tiny-gpt (mode lora), seed 1');
     expect(lines).toContain('  hyper       rank=8, lr=0.0003, steps=200');

@@ -40,7 +40,7 @@ describe('runs output', () => {
     expect(formatRunsTable([older, run()], NOW)).toBe(
       [
         'ID            NAME   STATE                                 MEMBERS  STEP     RESTARTS  LOSS     STARTED        TOOK',
-        'run-2-ab12cd  demo   running                               alpha    120/300  1/3       0.04123  2 min 5 s ago  2 min 5 s so far',
+        'run-2-ab12cd  demo   running                               alpha    121/300  1/3       0.04123  2 min 5 s ago  2 min 5 s so far',
         'run-1-000000  first  finished, 1 worker failed on the way  alpha    -        1/3       -        1 h 0 min ago  10 min',
         '',
       ].join('\n'),
@@ -55,9 +55,9 @@ describe('runs output', () => {
     const lines = formatRunsTable([ended, big, waiting, small], NOW).split('\n');
     expect(lines.slice(1, 5).map((l) => l.split(/\s{2,}/).slice(0, 5))).toEqual([
       ['run-5-wait', 'third', 'waiting', '-', '-'],
-      ['run-4-small', 'small', 'running', 'gamma, delta', '120/300'],
-      ['run-3-big', 'big', 'running', 'alpha, beta', '120/300'],
-      ['run-1-old', 'demo', 'stopped', 'alpha', '120/300'],
+      ['run-4-small', 'small', 'running', 'gamma, delta', '121/300'],
+      ['run-3-big', 'big', 'running', 'alpha, beta', '121/300'],
+      ['run-1-old', 'demo', 'stopped', 'alpha', '121/300'],
     ]);
     expect(lines.slice(5)).toEqual(['', 'third (run-5-wait) is waiting: waits for 1 more worker: epsilon holds job r16-lr3e-3 (step 30 of 60)', '']);
     expect(formatRunDetail(small, [], NOW)).toContain('  members    gamma (GPU 1), delta (CPU)\n');
@@ -71,10 +71,10 @@ describe('runs output', () => {
     const text = formatRunDetail(run(), [{ seq: 1, at: NOW - 5000, kind: 'run-restarted', severity: 'warning', message: 'Run "demo" restarted as generation 2', runId: 'run-2-ab12cd' }], NOW);
     expect(text).toContain('  state      running — generation 2 on 1 worker\n');
     expect(text).toContain('  generation 2, 1 of 3 restarts used\n');
-    expect(text).toContain('  progress   step 120 of 300 (40 %), loss 0.04123, 850.3 samples/s, resumed from step 100\n');
+    expect(text).toContain('  progress   step 121 of 300 (40 %), loss 0.04123, 850.3 samples/s, resumed from step 100\n');
     expect(text).toContain("  command    /srv/train.py --lr 1e-3 'two words' (torchrun, 1 process per machine)\n");
-    expect(text).toMatch(/^ {2}1 +alpha +yes +120 +0\.04123 +850\.3 +\[0, 100\) +0 +-$/m);
-    expect(text).toMatch(/^ {2}2 +beta +no +101 +- +- +- +1 +-$/m);
+    expect(text).toMatch(/^ {2}1 +alpha +yes +121 +0\.04123 +850\.3 +\[0, 100\) +0 +-$/m);
+    expect(text).toMatch(/^ {2}2 +beta +no +102 +- +- +- +1 +-$/m);
     expect(text).toMatch(/Latest events\n {2}\d\d:\d\d:\d\d {2}Run "demo" restarted as generation 2\n$/);
   });
 });

@@ -67,7 +67,7 @@ describe('gpu-share runs list with two live runs', () => {
     const rows = r.out.split('\n').slice(1, 4).map((l) => l.split(/\s{2,}/));
     expect(rows.map((c) => c.slice(0, 6))).toEqual([
       ['run-2-small', 'small', 'running', 'gamma, delta', '-', '1/3'],
-      ['run-1-big', 'big', 'running', 'alpha, beta', '40/400', '0/3'],
+      ['run-1-big', 'big', 'running', 'alpha, beta', '41/400', '0/3'],
       ['run-0-old', 'old', 'finished', 'alpha', '-', '0/3'],
     ]);
   });

@@ -365,7 +365,7 @@ describe('CoordinatorService — runs and generations', () => {
     const run = h.liveRun();
     expect(run).toMatchObject({ state: 'finished', stateCause: 'all 2 workers finished (exit code 0)', workerIds: [] });
     expect(run.endedAt).not.toBeNull();
-    expect(h.notifications().at(-1)).toMatchObject({ title: 'Run "demo" finished', body: 'Step 99, loss 0.1250, 0 restarts used.', severity: 'info' });
+    expect(h.notifications().at(-1)).toMatchObject({ title: 'Run "demo" finished', body: 'Step 100, loss 0.1250, 0 restarts used.', severity: 'info' }); // steps done, as the page says
     // another run can start now
     expect(h.svc.startRun(h.spec()).state).toBe('running');
   });

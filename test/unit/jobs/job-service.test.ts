@@ -171,6 +171,18 @@ describe('JobService', () => {
     expect(status('second').heldVramMb).toBe(2200);
   });
 
+  it('a completed job shows the progress of the last line it printed, not the last heartbeat sample (issue 17 defect 3)', async () => {
+    await service.submit('m.toml', job('r16-lr3e-3'));
+    const c = coordinator.runJobs()[0]!;
+    service.started(c.workerId, c.job.jobId, { token: c.job.token, pid: 12 });
+    coordinator.hooks!.beats(c.workerId, 'desk', { jobs: [{ jobId: c.job.jobId, token: c.job.token, usedMib: null, progress: { step: 28, totalSteps: 40, loss: 2.309 } }] });
+    const lines = Array.from({ length: 40 }, (_, s) => `GPU_SHARE_PROGRESS {"step":${s},"total_steps":40,"loss":${(2.6 - s * 0.01).toFixed(3)}}\r\nsaved\r\n`).join('');
+    service.output(c.workerId, c.job.jobId, { token: c.job.token, data: lines });
+    const sha = await upload(c.workerId, c.job.jobId, c.job.token, tarballOf(Buffer.from('adapter bytes')));
+    service.complete(c.workerId, c.job.jobId, { token: c.job.token, artifactSha256: sha, sizeBytes: 13 });
+    expect(status('r16-lr3e-3')).toMatchObject({ status: 'completed', progress: { step: 39, totalSteps: 40, loss: 2.21 } });
+  });
+
   it('keeps one unindexed upload per claim, never removes an indexed one, and drops one never completed after the grace', async () => {
     const storedFiles = () => readdirSync(path.join(dir, 'artifacts', 'sha256'), { recursive: true }).filter((f) => String(f).endsWith('.tar.gz')).length;
     await service.submit('m.toml', manifest([job('a', 'require_cuda = true\nmin_vram_gib = 1'), job('b', 'require_cuda = true\nmin_vram_gib = 1')]));

@@ -32,8 +32,10 @@ describe('job wording', () => {
   });
 
   it('shows progress as step of total with the loss, and a fraction only with a total', () => {
-    expect(jobProgress({ step: 40, totalSteps: 100, loss: 0.523456 })).toEqual({ text: 'step 40 of 100 · loss 0.5235', fraction: 0.4 });
-    expect(jobProgress({ step: 7, totalSteps: null, loss: null })).toEqual({ text: 'step 7', fraction: null });
+    // Steps done, as everywhere: the line names the index of the step it finished (39 of a 40-step job: "40 of 40").
+    expect(jobProgress({ step: 39, totalSteps: 100, loss: 0.523456 })).toEqual({ text: 'step 40 of 100 · loss 0.5235', fraction: 0.4 });
+    expect(jobProgress({ step: 39, totalSteps: 40, loss: 2.204 })).toEqual({ text: 'step 40 of 40 · loss 2.204', fraction: 1 });
+    expect(jobProgress({ step: 7, totalSteps: null, loss: null })).toEqual({ text: 'step 8', fraction: null });
     expect(jobProgress(null)).toEqual({ text: '—', fraction: null });
     expect(jobProgress({ step: 120, totalSteps: 100, loss: null }).fraction).toBe(1);
   });

@@ -3,6 +3,7 @@
  * `jobs list --json` promises), one job in full, a manifest's result or its errors at FILE:LINE:COL, artifacts.
  */
 import type { ArtifactSnapshot, JobSnapshot, JobStatus, ManifestIssue, ManifestSubmitResult, NodeVerdict } from '../../../../src-shared/jobs/types';
+import { stepsCell } from '../../../../src-shared/runs/steps-done';
 import { formatTable, humanAgo, humanDuration, shellWords } from '../../text-format';
 
 /** Hex digits of an id shown in tables: enough to tell thousands of jobs apart, short enough to type. */
@@ -38,7 +39,7 @@ export function placeText(job: JobSnapshot): string {
 function progressText(job: JobSnapshot): string {
   const p = job.progress;
   if (!p) return '-';
-  return p.totalSteps ? `${p.step}/${p.totalSteps}` : String(p.step);
+  return stepsCell(p.step, p.totalSteps);
 }
 
 export function formatJobsTable(jobs: readonly JobSnapshot[]): string {

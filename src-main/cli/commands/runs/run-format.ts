@@ -1,6 +1,7 @@
 /** What `gpu-share runs list` and `runs show` print for people: a table of every run (several live at once), and one run in full. */
 import type { CoordinatorEvent, RunSnapshot } from '../../../../src-shared/training';
 import { commReasonText, commStatsText, commSummary, requestedCommText } from '../../../../src-shared/runs/comm-text';
+import { stepsCell, stepsDone, stepsOfTotal } from '../../../../src-shared/runs/steps-done';
 import { cell, formatTable, humanAgo, humanDuration, shellWords } from '../../text-format';
 
 export const LIVE_STATES: ReadonlySet<RunSnapshot['state']> = new Set(['waiting', 'running', 'paused']);
@@ -8,7 +9,7 @@ export const LIVE_STATES: ReadonlySet<RunSnapshot['state']> = new Set(['waiting'
 function stepText(run: RunSnapshot): string {
   const p = run.progress;
   if (!p) return '-';
-  return p.totalSteps ? `${p.step}/${p.totalSteps}` : String(p.step);
+  return stepsCell(p.step, p.totalSteps);
 }
 
 /** "finished — 1 worker failed on the way", "running", "failed". */
@@ -62,7 +63,8 @@ export function formatRunsTable(runs: readonly RunSnapshot[], now: number): stri
 function progressLine(run: RunSnapshot): string {
   const p = run.progress;
   if (!p) return 'no progress line yet';
-  const parts = [p.totalSteps ? `step ${p.step} of ${p.totalSteps} (${Math.floor((100 * p.step) / p.totalSteps)} %)` : `step ${p.step}`];
+  const pct = p.totalSteps ? ` (${Math.floor((100 * Math.min(stepsDone(p.step), p.totalSteps)) / p.totalSteps)} %)` : '';
+  const parts = [`step ${stepsOfTotal(p.step, p.totalSteps)}${pct}`];
   if (p.loss !== null) parts.push(`loss ${cell(p.loss)}`);
   if (p.samplesPerSec !== null) parts.push(`${cell(p.samplesPerSec)} samples/s`);
   if (p.resumedFrom) parts.push(`resumed from step ${p.resumedFrom}`);
@@ -77,7 +79,7 @@ function workersTable(run: RunSnapshot): string[] {
       String(w.workerId),
       w.node,
       w.member ? 'yes' : 'no',
-      cell(w.step),
+      w.step === null ? '-' : String(stepsDone(w.step)),
       cell(w.loss),
       cell(w.samplesPerSec),
       shard ? `[${shard.start}, ${shard.end})` : '-',
