@@ -2,7 +2,8 @@
  * Asks what to do with a dropped cluster.yaml when the app already has a cluster, showing first what each
  * choice would do: the nodes Replace adds, replaces and removes (by name), the nodes Merge adds, replaces
  * and keeps, and warnings such as two nodes that are both this machine. Cancel has the focus, so Enter
- * changes nothing.
+ * changes nothing. Merge is the primary choice: Replace removes nodes — this machine's own among them, maybe —
+ * so its button names what it removes (issue 17 defect 5).
  */
 import { useMemo } from 'react';
 import { previewImport, type ImportChoicePreview } from '../../src-shared/cluster/import-preview';
@@ -73,11 +74,15 @@ function markAutofocus(button: HTMLButtonElement | null): void {
 export function ImportDialog() {
   const pending = useApp((s) => s.pendingImport);
   const current = useApp((s) => s.cluster?.config ?? EMPTY);
+  const thisNode = useApp((s) => s.cluster?.thisMachineNode ?? null);
   const busy = useApp((s) => s.busy.includes('import'));
   const commands = useCommands();
   const preview = useMemo(() => (pending ? previewImport(current, pending.text) : null), [pending, current]);
   if (!pending || !preview?.ok) return null;
   const count = current.nodes.length;
+  const removed = preview.replace.removed;
+  // Replace would take this machine's own node out of cluster.yaml: said on the button and above the choices.
+  const removesThis = thisNode !== null && removed.includes(thisNode);
   return (
     <Dialog
       title={`Import ${pending.fileName}?`}
@@ -85,11 +90,17 @@ export function ImportDialog() {
       onCancel={() => act(cancelImport)}
       actions={
         <>
-          <button type="button" className="button primary" disabled={busy || preview.replace.refusal !== null} onClick={() => void commands.confirmImport('replace')}>
-            Replace
-          </button>
-          <button type="button" className="button" disabled={busy || preview.merge.refusal !== null} onClick={() => void commands.confirmImport('merge')}>
+          <button type="button" className="button primary" disabled={busy || preview.merge.refusal !== null} onClick={() => void commands.confirmImport('merge')}>
             Merge
+          </button>
+          <button
+            type="button"
+            className={removesThis ? 'button danger' : 'button'}
+            disabled={busy || preview.replace.refusal !== null}
+            onClick={() => void commands.confirmImport('replace')}
+            aria-label={removed.length > 0 ? `Replace, removing ${removed.join(', ')}` : 'Replace'}
+          >
+            {removed.length > 0 ? `Replace (removes ${removed.length === 1 ? removed[0] : `${removed.length} nodes`})` : 'Replace'}
           </button>
           <button ref={markAutofocus} type="button" className="button ghost" disabled={busy} onClick={() => act(cancelImport)}>
             Cancel
@@ -101,8 +112,14 @@ export function ImportDialog() {
         The cluster has {count} node{count === 1 ? '' : 's'} ({current.nodes.map((n) => n.name).join(', ')}). {pending.fileName} is valid; here is
         what each choice would do:
       </p>
-      <ChoicePreview title="Replace" preview={preview.replace} testId="preview-replace" />
+      {removesThis && (
+        <p className="warning-text" data-testid="replace-removes-this-machine">
+          <WarningIcon size={14} /> Replace removes {thisNode}, this machine&apos;s node: this machine would then train only as a worker that cluster.yaml does not list. Merge keeps
+          it.
+        </p>
+      )}
       <ChoicePreview title="Merge" preview={preview.merge} testId="preview-merge" />
+      <ChoicePreview title="Replace" preview={preview.replace} testId="preview-replace" />
       <p className="muted">Nothing changes until you choose. The previous cluster.yaml is kept as cluster.yaml.bak.</p>
     </Dialog>
   );

@@ -5,6 +5,7 @@
  */
 import { useRef, type ChangeEvent } from 'react';
 import type { ClusterIssue } from '../../src-shared/cluster/types';
+import { pointsAtThisMachine, thisMachineTwiceWarning } from '../../src-shared/cluster/this-machine';
 import { useCommands } from '../app-context';
 import { GpuBar } from '../components/gpu-bar';
 import { NodeBudget } from '../components/node-budget';
@@ -58,18 +59,27 @@ function NodeStatusBadge({ status }: { status: NodeStatus }) {
 function NodeCard({ card, fileName, status, activity }: { card: NodeCardModel; fileName: string; status: NodeStatus | undefined; activity: WorkerActivity | null }) {
   const { node } = card;
   const workers = useApp((s) => s.workers);
-  const warnings = [...card.warnings, ...cardDrift(status, workers, card.isThisMachine)];
+  const thisName = useApp((s) => s.workers.find((w) => w.local)?.node ?? s.hardware?.hostname ?? null);
+  const allNodes = useApp((s) => s.cluster?.config.nodes);
+  // localhost, 127.0.0.1 or this hostname: this machine, whatever the node is called (this-machine.ts).
+  const pointsHere = card.isThisMachine || pointsAtThisMachine(node.host, thisName);
+  const twice = pointsHere && allNodes ? thisMachineTwiceWarning(allNodes, thisName) : null;
+  const warnings = [...card.warnings, ...cardDrift(status, workers, card.isThisMachine), ...(twice ? [{ severity: 'warning' as const, message: twice, path: [] }] : [])];
   const removing = useApp((s) => s.busy.includes(`remove:${node.name}`));
   const ledger = useApp((s) => s.jobs.state?.ledger.find((l) => l.node === node.name && l.declared) ?? null);
   const titleId = `node-${card.index}-title`;
   return (
-    <article className={`card node-card${card.isThisMachine ? ' this-machine' : ''}`} data-node-card={node.name} aria-labelledby={titleId}>
+    <article className={`card node-card${pointsHere ? ' this-machine' : ''}`} data-node-card={node.name} aria-labelledby={titleId}>
       <header className="card-head">
         <div className="card-title-row">
-          <h2 id={titleId} className="card-title">
+          <h2 id={titleId} className="card-title" title={node.name}>
             {node.name}
           </h2>
-          {card.isThisMachine && <span className="chip chip-accent">This machine</span>}
+          {pointsHere && (
+            <span className="chip chip-accent" data-testid="this-machine-chip" title={card.isThisMachine ? 'The machine this app runs on' : `${node.host} is the machine this app runs on`}>
+              This machine
+            </span>
+          )}
           {status && <NodeStatusBadge status={status} />}
           <CopyLinkButton route={{ view: 'nodes', id: node.name }} />
         </div>
@@ -85,12 +95,19 @@ function NodeCard({ card, fileName, status, activity }: { card: NodeCardModel; f
         </button>
       </header>
       <p className="node-meta">
-        <span className="mono">{node.host}</span>
+        <span className="mono node-host" title={node.host}>
+          {node.host}
+        </span>
         <span className="sep" aria-hidden="true">
           ·
         </span>
         <span className={`chip chip-${node.transport}`}>{node.transport}</span>
-        {node.user && <span className="muted"> as {node.user}</span>}
+        {node.user && (
+          <span className="muted node-user" title={`SSH user ${node.user}`}>
+            {' '}
+            as {node.user}
+          </span>
+        )}
       </p>
       <WorkerActivityText activity={activity} />
       <div className="node-summary">

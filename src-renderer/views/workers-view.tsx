@@ -105,7 +105,8 @@ function NodeKeyCell({ worker }: { worker: WorkerSnapshot }) {
   const { api } = useServices();
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState(false);
-  const held = worker.keyHeldBack;
+  // The app's own worker is never held back (the coordinator refuses another key under its name): no Accept gives its name away.
+  const held = worker.local ? undefined : worker.keyHeldBack;
   const accept = async () => {
     setBusy(true);
     act(clearActionError);
@@ -159,8 +160,10 @@ function WorkerRow({ worker, now, highlighted, activity }: { worker: WorkerSnaps
       <td>
         <div className="worker-node">
           <span className="swatch" style={{ background: workerColor(worker.id) }} aria-hidden="true" />
-          <div>
-            <div className="strong">{worker.node}</div>
+          <div className="worker-node-text">
+            <div className="strong worker-node-name" title={worker.node}>
+              {worker.node}
+            </div>
             <div className="muted small">
               worker {worker.id}
               {worker.incarnation > 1 && <> · incarnation {worker.incarnation}</>}
@@ -193,9 +196,9 @@ function WorkerRow({ worker, now, highlighted, activity }: { worker: WorkerSnaps
       <td className="num">{worker.step ?? '—'}</td>
       <td className="num">{formatLoss(worker.loss)}</td>
       <td className="num">{formatRate(worker.samplesPerSec)}</td>
-      <td className="mono small">{worker.address ?? '—'}</td>
+      <td className="mono small workers-address">{worker.address ?? '—'}</td>
       <NodeKeyCell worker={worker} />
-      <td>
+      <td className="workers-actions">
         {worker.state === 'active' && (
           <button type="button" className="button small" disabled={draining} onClick={() => act(askConfirm, { kind: 'drain-worker', workerId: worker.id })} aria-label={`Drain worker ${worker.node}`}>
             <DrainIcon /> Drain
@@ -233,7 +236,7 @@ export function WorkersView() {
           <p className="muted">No worker has joined yet. This machine joins by itself when the app starts; run the command below on the others.</p>
         ) : (
           <div className="table-scroll">
-            <table className="table" data-testid="workers-table">
+            <table className="table workers-table" data-testid="workers-table">
               <thead>
                 <tr>
                   <th scope="col">Node</th>
@@ -252,7 +255,9 @@ export function WorkersView() {
                   <th scope="col" className="num">
                     Throughput
                   </th>
-                  <th scope="col">Address</th>
+                  <th scope="col" className="workers-address">
+                    Address
+                  </th>
                   <th scope="col">Node key</th>
                   <th scope="col">
                     <span className="visually-hidden">Actions</span>

@@ -4,9 +4,9 @@
  * be refused, and warnings such as two nodes that both point at this machine. Pure, so the import dialog
  * shows exactly what the core will do (the core merges with the same mergeClusters).
  */
-import { isLoopbackHost } from './loopback';
 import { mergeClusters, sameNode } from './merge';
 import { parseClusterYaml } from './parse';
+import { thisMachineTwiceWarning } from './this-machine';
 import type { ClusterConfig, ClusterIssue, NodeConfig } from './types';
 import { validateCluster } from './validate';
 
@@ -39,10 +39,8 @@ function namesOf(nodes: readonly NodeConfig[]): Set<string> {
 
 /** Two or more nodes on a loopback host are the same machine: its GPUs would be counted twice. */
 function loopbackWarnings(result: ClusterConfig): string[] {
-  const local = result.nodes.filter((n) => isLoopbackHost(n.host));
-  if (local.length < 2) return [];
-  const list = local.map((n) => `${n.name} (${n.host})`).join(', ');
-  return [`${local.length} nodes point at this machine: ${list} — its GPUs would be counted ${local.length} times; keep one of them`];
+  const warning = thisMachineTwiceWarning(result.nodes);
+  return warning ? [warning] : [];
 }
 
 function describe(current: ClusterConfig, result: ClusterConfig, incoming: ClusterConfig, mode: 'replace' | 'merge'): ImportChoicePreview {

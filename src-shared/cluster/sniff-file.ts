@@ -19,11 +19,11 @@ export function notAClusterFile(fileName: string, text: string): ClusterIssue | 
   if (hasYamlName(fileName)) return null;
   const read = readYamlDocument(text);
   if (read.ok && isMap(read.doc.contents) && read.doc.contents.has('nodes')) return null;
-  const name = fileName.trim() || 'this file';
+  // Shown after the file's name ("train.py: this is neither …"), as every import problem is.
   return {
     severity: 'error',
     message:
-      `${name} is neither a cluster.yaml nor a job manifest: a cluster.yaml is YAML with a top-level "nodes:" list (a .yaml or .yml file), ` +
+      'this is neither a cluster.yaml nor a job manifest: a cluster.yaml is YAML with a top-level "nodes:" list (a .yaml or .yml file), ' +
       'and a job manifest is a .toml file. Nothing was changed.',
     path: [],
   };

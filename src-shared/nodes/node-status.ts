@@ -1,9 +1,11 @@
 /**
  * Which declared node is up: each cluster.yaml node matched to the worker that is that machine, by name, else
- * by GPU UUIDs (a worker whose GPUs are exactly a node's is that node, whatever it calls itself). Workers that
+ * by GPU UUIDs (a worker whose GPUs are exactly a node's is that node, whatever it calls itself), else a node
+ * pointing at this machine by the app's own worker. Workers that
  * match no node are listed apart, so the person can add them. Pure: the page, the CLI and tests share it.
  */
 import { nodeUsableVramMb } from '../cluster/budgets';
+import { pointsAtThisMachine } from '../cluster/this-machine';
 import type { ClusterConfig, ClusterIssue, NodeConfig } from '../cluster/types';
 import type { WorkerSnapshot, WorkerState } from '../training';
 import { workerDrift } from './node-drift';
@@ -69,6 +71,12 @@ export function matchWorkers(config: ClusterConfig, workers: readonly WorkerSnap
   config.nodes.forEach((node, i) => {
     if (matched[i]) return;
     matched[i] = best(present.filter((w) => !byName.has(w) && sameGpus(node, w)));
+  });
+  // A node that points at this machine (localhost, its hostname) is the app's own worker when no other worker is it:
+  // never Offline while that worker is up, and the worker is not "declared nowhere" (this-machine.ts).
+  const own = best(present.filter((w) => w.local));
+  config.nodes.forEach((node, i) => {
+    if (!matched[i] && own && pointsAtThisMachine(node.host, own.node)) matched[i] = own;
   });
   const claimedNames = new Set(matched.filter((w) => w !== null).map((w) => w.node));
   const unclaimed = present.filter((w) => !declaredNames.has(w.node) && !claimedNames.has(w.node));

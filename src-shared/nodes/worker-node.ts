@@ -4,6 +4,7 @@
  */
 import { suggestedMaxAdapters } from '../cluster/budgets';
 import { isLoopbackHost } from '../cluster/loopback';
+import { pointsAtThisMachine } from '../cluster/this-machine';
 import type { ClusterConfig, GpuConfig, NodeConfig } from '../cluster/types';
 import type { WorkerSnapshot } from '../training';
 import { sameGpus } from './node-status';
@@ -34,12 +35,23 @@ export function workerAsNode(worker: WorkerSnapshot, typeSlug: (gpuName: string)
   return node;
 }
 
-/** Why `worker` cannot be added to `config` as a new node, or null: its name is taken, or a node already has its GPUs. */
+/**
+ * Why `worker` cannot be added to `config` as a new node, or null: its name is taken, a node already has its
+ * GPUs, or (a worker on this machine) a node already points at this machine — a second would count it twice.
+ */
 export function addWorkerProblem(config: ClusterConfig, worker: WorkerSnapshot): string | null {
   if (config.nodes.some((n) => n.name === worker.node)) {
     return `cluster.yaml already has a node named "${worker.node}": worker ${worker.id} is that node, so nothing was added`;
   }
   const twin = config.nodes.find((n) => sameGpus(n, worker));
   if (twin) return `worker ${worker.id} (${worker.node}) has exactly the GPUs of node "${twin.name}", so it already is that node: nothing was added`;
+  const here = worker.local || worker.address === null || isLoopbackHost(worker.address);
+  const sameMachine = here ? config.nodes.find((n) => pointsAtThisMachine(n.host, worker.node)) : undefined;
+  if (sameMachine) {
+    return (
+      `node "${sameMachine.name}" (host ${sameMachine.host}) already points at this machine, so worker ${worker.id} (${worker.node}) is that node: nothing was added. ` +
+      `To list it under its own name, rename "${sameMachine.name}" to "${worker.node}" in cluster.yaml (or remove that node first)`
+    );
+  }
   return null;
 }

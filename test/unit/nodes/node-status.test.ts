@@ -55,6 +55,20 @@ describe('nodeStatuses: matching', () => {
     expect(report.undeclared).toEqual([]);
   });
 
+  it("a node pointing at this machine is the app's own worker: online, not Offline, and the worker is not undeclared (issue 17 defect 5)", () => {
+    const own = worker({ id: 4, node: 'vm', local: true, address: '127.0.0.1' });
+    const report = nodeStatuses(cluster, [own]);
+    expect(report.declared[0]).toMatchObject({ node: 'desktop', kind: 'online', workerId: 4, joinedAs: 'vm' });
+    expect(report.declared[1]!.kind).toBe('offline');
+    expect(report.undeclared).toEqual([]);
+    // By this machine's name too (host vm or vm.local), and only the app's own worker, never another local process.
+    const byName = nodeStatuses({ nodes: [{ ...cpuBox, name: 'box', host: 'vm.local' }] }, [own]);
+    expect(byName.declared[0]).toMatchObject({ kind: 'online', workerId: 4 });
+    const other = nodeStatuses(cluster, [worker({ id: 5, node: 'vm-2', address: '127.0.0.1' })]);
+    expect(other.declared[0]!.kind).toBe('offline');
+    expect(other.undeclared.map((w) => w.node)).toEqual(['vm-2']);
+  });
+
   it('a subset or superset of a node\'s GPUs is not that node: it stays undeclared', () => {
     const extra = [...desktopGpus, { uuid: 'GPU-zzz', name: 'NVIDIA A100', vramTotalMb: 40960 }];
     const report = nodeStatuses(cluster, [worker({ id: 8, node: 'lab', gpus: extra })]);
@@ -206,7 +220,17 @@ describe('workerAsNode and addWorkerProblem', () => {
   it('refuses a taken name and a worker that already is a node by its GPUs', () => {
     expect(addWorkerProblem(cluster, worker({ id: 3, node: 'jetson' }))).toMatch(/already has a node named "jetson"/);
     expect(addWorkerProblem(cluster, worker({ id: 7, node: 'other', gpus: desktopGpus }))).toMatch(/exactly the GPUs of node "desktop"/);
-    expect(addWorkerProblem(cluster, worker({ id: 8, node: 'stray' }))).toBeNull();
+    // A worker at no known address is written as localhost (workerAsNode), so it needs a remote address to be new here.
+    expect(addWorkerProblem(cluster, worker({ id: 8, node: 'stray', address: '192.168.1.40' }))).toBeNull();
+  });
+
+  it('adds no second node for this machine when one already points here (issue 17 defect 5)', () => {
+    const own = worker({ id: 9, node: 'vm', local: true, address: '127.0.0.1' });
+    expect(addWorkerProblem(cluster, own)).toBe(
+      'node "desktop" (host localhost) already points at this machine, so worker 9 (vm) is that node: nothing was added. To list it under its own name, rename "desktop" to "vm" in cluster.yaml (or remove that node first)',
+    );
+    expect(addWorkerProblem({ nodes: [{ ...cluster.nodes[1]!, host: 'VM.local', transport: 'ssh' }] }, own)).toMatch(/node "jetson" \(host VM\.local\) already points at this machine/);
+    expect(addWorkerProblem({ nodes: cluster.nodes.filter((n) => n.host !== 'localhost') }, own)).toBeNull();
   });
 });
 

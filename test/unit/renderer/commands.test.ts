@@ -98,12 +98,12 @@ describe('commands', () => {
     expect(s.pendingImport).toBeNull();
     expect(s.importProblem?.fileName).toBe('train.py');
     expect(s.importProblem?.errors.map((e) => e.message)).toEqual([
-      'train.py is neither a cluster.yaml nor a job manifest: a cluster.yaml is YAML with a top-level "nodes:" list (a .yaml or .yml file), and a job manifest is a .toml file. Nothing was changed.',
+      'this is neither a cluster.yaml nor a job manifest: a cluster.yaml is YAML with a top-level "nodes:" list (a .yaml or .yml file), and a job manifest is a .toml file. Nothing was changed.',
     ]);
     expect(s.cluster?.config.nodes.length).toBe(before);
     // The core's import says the same for any caller.
     const direct = await fx.core.handlers.importCluster({ fileName: 'notes.txt', text: 'just some notes: here\nand: more\n', mode: 'replace' });
-    expect(direct).toMatchObject({ ok: false, errors: [{ message: expect.stringMatching(/^notes\.txt is neither a cluster\.yaml nor a job manifest/) }] });
+    expect(direct).toMatchObject({ ok: false, fileName: 'notes.txt', errors: [{ message: expect.stringMatching(/^this is neither a cluster\.yaml nor a job manifest/) }] });
   });
 
   it('turns a refused request into one readable line, and clears busy flags', async () => {
