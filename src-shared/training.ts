@@ -2,6 +2,7 @@
  * Snapshots of the elastic coordinator and its runs, as the UI, the CLI and the HTTP API see them.
  * Plain data only: the coordinator owns the state, everyone else gets copies.
  */
+import type { WorkerResourcesSample } from './resources/worker-resources';
 import type { CommDecision, CommSetting, TrainerCommStats } from './scheduling/comm-types';
 
 export type WorkerState = 'syncing' | 'active' | 'draining' | 'failed' | 'left';
@@ -43,6 +44,8 @@ export interface WorkerSnapshot {
   keyFingerprint?: string;
   /** The node presented another key: it may not join until the person accepts that key (Workers view, or the CLI). */
   keyHeldBack?: { fingerprint: string; since: number };
+  /** How busy its machine was at its latest heartbeat that said (CPU, RAM, GPUs); absent from older agents. */
+  resources?: WorkerResourcesSample;
 }
 
 export interface ShardRange {
@@ -165,6 +168,11 @@ export interface RunSnapshot {
   commStats?: TrainerCommStats | null;
   /** Set when one of the members' links is far slower than the rest ("beta–gamma 19 Mbit/s, the others 940"). */
   linkNote?: string | null;
+  /**
+   * Between a member's loss and the relaunched generation's first step: the run is relaunching and will resume
+   * from its last checkpoint, so `progress` is the old generation's (its step will drop back). Absent: false.
+   */
+  recovering?: boolean;
 }
 
 export interface LossPoint {
@@ -222,7 +230,18 @@ export type CoordinatorEventKind =
   | 'run-stopped'
   /** A run's communication strategy changed from one generation to the next (comm-choice.ts). */
   | 'comm-changed'
-  | 'residency';
+  | 'residency'
+  /** What the app did to the cluster file and its nodes (issue 17 defect 11). */
+  | 'cluster-imported'
+  | 'node-added'
+  | 'ssh-start-failed'
+  | 'key-conflict'
+  /** The job queue: a manifest taken, and each job's start and end. */
+  | 'jobs-submitted'
+  | 'job-started'
+  | 'job-finished'
+  | 'job-failed'
+  | 'job-cancelled';
 
 export interface CoordinatorEvent {
   seq: number;

@@ -36,8 +36,14 @@ export function silenceSentence(s: SilentWorker): string {
   return `No heartbeat from ${s.node} for ${Math.floor(s.silentMs / 1000)} s — declared failed at ${Math.round(s.timeoutMs / 1000)} s`;
 }
 
-/** The run's badge; a finished run that lost workers on the way says so instead of a plain green "Finished". */
+/**
+ * The run's badge; a finished run that lost workers on the way says so instead of a plain green "Finished"; a
+ * run relaunching after a member's loss is Recovering until the new generation's first step.
+ */
 export function runOutcome(run: RunSnapshot): Badge {
+  if (run.state === 'running' && run.recovering) {
+    return { tone: 'warn', text: 'Recovering', detail: 'a member was lost: the run relaunches and resumes from its last checkpoint' };
+  }
   const offGpu = run.state === 'finished' && run.spec.useGpus ? offGpuWorkers(run.residency).length : 0;
   if (offGpu > 0) {
     return { tone: 'warn', text: 'Finished on the CPU', detail: `"Use GPUs" was asked for, but ${offGpu === 1 ? '1 worker was' : `${offGpu} workers were`} not on the GPU` };
@@ -63,6 +69,14 @@ export function stepLine(progress: RunProgress | null): { text: string; fraction
   return { text: `Step ${Math.min(done, total)} of ${total}`, fraction: Math.min(1, done / total) };
 }
 
+/**
+ * While the run recovers the old generation's step is stale (the relaunch resumes from an earlier checkpoint),
+ * so it is not shown as progress: "Recovering: relaunching, resumes from its last checkpoint".
+ */
+export function recoveringLine(): { text: string; fraction: number | null } {
+  return { text: 'Recovering: relaunching, resumes from its last checkpoint', fraction: null };
+}
+
 export interface RateSample {
   generation: number;
   step: number;
@@ -78,19 +92,21 @@ export function pushRateSample(window: RateSample[], sample: RateSample, keepMs 
 }
 
 /**
- * Milliseconds until the last step, from the step rate seen over the recent samples, or else over the current
- * generation since its mark (which counts its start-up too, so it errs long). Null when it cannot be told.
+ * Milliseconds until the last step, from the step rate seen over the recent samples of the current generation,
+ * or else, in the first generation, over the run since its start (which counts its start-up too, so it errs
+ * long). A relaunched generation's start-up (seconds for a few steps) would make it jump to minutes, so after a
+ * relaunch it is hidden until the recent samples span 2 s; and while the run is recovering. Null when unknown.
  */
 export function etaMs(run: RunSnapshot, samples: RateSample[]): number | null {
   const p = run.progress;
-  if (!p || p.totalSteps === null || run.state !== 'running') return null;
+  if (!p || p.totalSteps === null || run.state !== 'running' || run.recovering) return null;
   const remaining = p.totalSteps - (p.step + 1);
   if (remaining <= 0) return 0;
   const first = samples[0];
   const last = samples.at(-1);
   if (first && last && last.step > first.step && last.at - first.at >= 2000) return (remaining * (last.at - first.at)) / (last.step - first.step);
   const mark = run.generationMarks.at(-1);
-  if (mark && p.step > mark.step && p.at > mark.at) return (remaining * (p.at - mark.at)) / (p.step - mark.step);
+  if (mark && mark.generation === 1 && p.step > mark.step && p.at > mark.at) return (remaining * (p.at - mark.at)) / (p.step - mark.step);
   return null;
 }
 

@@ -5,17 +5,17 @@
 import { useRef } from 'react';
 import type { RunSnapshot, WorkerSnapshot } from '../../src-shared/training';
 import { formatDuration } from '../format';
-import { etaMs, pushRateSample, silenceSentence, silentMembers, stepLine, type RateSample } from './run-health';
+import { etaMs, pushRateSample, recoveringLine, silenceSentence, silentMembers, stepLine, type RateSample } from './run-health';
 
 export function StepProgress({ run }: { run: RunSnapshot }) {
   const samples = useRef<RateSample[]>([]);
   const p = run.progress;
   if (p) samples.current = pushRateSample(samples.current, { generation: run.generation, step: p.step, at: p.at });
-  const { text, fraction } = stepLine(p);
+  const { text, fraction } = run.recovering ? recoveringLine() : stepLine(p);
   const eta = etaMs(run, samples.current);
   const pct = fraction === null ? null : Math.round(fraction * 100);
   return (
-    <div className="step-progress" data-testid="run-progress" data-step={p?.step ?? ''} data-total={p?.totalSteps ?? ''}>
+    <div className="step-progress" data-testid="run-progress" data-recovering={run.recovering ? 'true' : undefined} data-step={p?.step ?? ''} data-total={p?.totalSteps ?? ''}>
       <div className="step-progress-text">
         <span className="strong" data-testid="run-step-line">
           {text}

@@ -135,6 +135,17 @@ export function refreshProgress(run: RunRecord): number | null {
   return progress.step;
 }
 
+/**
+ * A member was lost and the run relaunches (or waits for the others' proof of life first) until the new
+ * generation prints its first step: what the page calls Recovering, instead of Running at the stale step.
+ */
+export function isRecovering(run: RunRecord): boolean {
+  if (run.state !== 'running') return false;
+  if (run.pendingRestart !== null) return true;
+  const relaunched = run.launchedBy === 'failure' || run.launchedBy === 'restart' || run.launchedBy === 'resume';
+  return relaunched && run.generation > 1 && run.telemetry.progress() === null;
+}
+
 /** A copy for the outside world (the record's progress must be refreshed first). */
 export function runSnapshot(run: RunRecord): RunSnapshot {
   // An ended run's rows are frozen as its last generation left them (each says how its part ended).
@@ -165,5 +176,6 @@ export function runSnapshot(run: RunRecord): RunSnapshot {
     comm: run.comm ? { ...run.comm } : null,
     commStats: run.telemetry.commStats(),
     linkNote: run.linkNote ?? null,
+    recovering: isRecovering(run),
   };
 }

@@ -42,6 +42,11 @@ describe('step N of M and the time left', () => {
     expect(etaMs(run({ progress, state: 'finished' }), window)).toBeNull();
     // A new generation starts the window over.
     expect(pushRateSample(window, { generation: 2, step: 150, at: T0 + 11_000 })).toEqual([{ generation: 2, step: 150, at: T0 + 11_000 }]);
+    // After a relaunch, no estimate from the generation's mark (its start-up would make the ETA jump to minutes):
+    // hidden until the new generation's samples span 2 s; and hidden while the run is recovering.
+    const relaunch = [...marks, { generation: 2, step: 190, at: T0 + 2000, cause: 'worker beta failed' }];
+    expect(etaMs(run({ progress, generation: 2, generationMarks: relaunch }), [{ generation: 2, step: 199, at: T0 + 10_000 }])).toBeNull();
+    expect(etaMs(run({ progress, recovering: true }), window)).toBeNull();
   });
 });
 

@@ -3,7 +3,8 @@
 // generation, not the "0 (min 1)" an ended run has now.
 import { describe, expect, it } from 'vitest';
 import type { RunSnapshot, RunWorkerRow } from '../../../src-shared/training';
-import { runWorkerLines } from '../../../src-renderer/components/run-health';
+import { runOutcome, runWorkerLines, stepLine } from '../../../src-renderer/components/run-health';
+import { formatRunsTable } from '../../../src-main/cli/commands/runs/run-format';
 import { heartbeatCell, workerPartBadge, workersStat } from '../../../src-renderer/components/run-worker-part';
 import { runSnapshot, workerSnapshot } from '../helpers/snapshots';
 
@@ -52,5 +53,16 @@ describe('the Workers figure', () => {
   it('an ended run counts its last generation (not a failed worker), a live one its members', () => {
     expect(workersStat(ended())).toBe('1 at the end (1–4)');
     expect(workersStat(ended({ state: 'running', workerIds: [0, 1] }))).toBe('2 of 1–4');
+  });
+});
+
+describe('a recovering run', () => {
+  it('is badged Recovering (page and runs list), not Running at the stale step', () => {
+    const progress = { step: 87, totalSteps: 300, loss: 0.5, samplesPerSec: 100, resumedFrom: 0, at: NOW };
+    const run = runSnapshot({ generation: 2, progress, recovering: true });
+    expect(runOutcome(run)).toMatchObject({ tone: 'warn', text: 'Recovering' });
+    expect(formatRunsTable([run], NOW).split('\n')[1]).toMatch(/ recovering /);
+    expect(runOutcome({ ...run, recovering: false }).text).toBe('Running');
+    expect(stepLine(progress).text).toBe('Step 88 of 300');
   });
 });

@@ -12,10 +12,11 @@ function stepText(run: RunSnapshot): string {
   return stepsCell(p.step, p.totalSteps);
 }
 
-/** "finished — 1 worker failed on the way", "running", "failed". */
+/** "finished — 1 worker failed on the way", "running", "recovering" (relaunching after a member's loss), "failed". */
 function stateText(run: RunSnapshot): string {
   const failures = run.workerFailures ?? 0;
   if (run.state === 'finished' && failures > 0) return `finished, ${failures} worker${failures === 1 ? '' : 's'} failed on the way`;
+  if (run.state === 'running' && run.recovering) return 'recovering';
   return run.state;
 }
 
