@@ -7,12 +7,14 @@ import { ServicesContext, type AppServices } from './app-context';
 import { connectBridge } from './bridge';
 import { createCommands } from './commands';
 import { showDesktopNotification } from './desktop-notifications';
+import { startResourceRecorder } from './charts/resource-history';
 import { startThroughputRecorder } from './charts/run-throughput';
 import { startRouteSync } from './routing/route-sync';
 import { focusTarget } from './store/actions';
 import { apply, appStore } from './store/app-store';
 import './styles/app.css';
 import './styles/links-charts.css';
+import './styles/noise-layout.css';
 
 function start(): void {
   const root = document.getElementById('root');
@@ -32,6 +34,7 @@ function start(): void {
     });
     startRouteSync(appStore, window);
     startThroughputRecorder(appStore);
+    startResourceRecorder(appStore);
   } catch (error) {
     const message = error instanceof MissingTokenError ? error.message : `GPU Share could not start: ${error instanceof Error ? error.message : String(error)}`;
     const p = document.createElement('p');

@@ -3,6 +3,7 @@
  * on both ends. worker-api.ts pairs each path with its method, auth and schemas (the table the server and the
  * agent's client are built from). Human documentation with examples lives in docs/api.md; keep the two in step.
  */
+import { workerResourcesSchema } from './resources/worker-resources';
 import { z } from 'zod';
 import { commSpecProblem } from './scheduling/comm-choice';
 import { COMM_SETTINGS, MAX_LOCAL_SGD_PERIOD } from './scheduling/comm-types';
@@ -225,6 +226,8 @@ export const heartbeatRequestSchema = z.object({
   jobs: z.array(jobBeatSchema).max(256).optional(),
   /** Free memory per GPU (nvidia-smi), so no budget promises more than the GPU has. */
   gpuFree: z.array(gpuFreeSchema).max(64).optional(),
+  /** How busy the machine is (CPU, RAM, each GPU), for the run view's per-worker resources; absent from older agents. */
+  resources: workerResourcesSchema.optional(),
 });
 export type HeartbeatRequest = z.input<typeof heartbeatRequestSchema>;
 

@@ -17,6 +17,7 @@ import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import type { Instruction, JoinResponse, Report } from '../../src-shared/worker-protocol';
 import { detectHardware } from '../platform/hardware/detect-hardware';
+import { ResourceSampler } from './resource-sampler';
 import { systemClock, type Clock } from '../platform/ports';
 import { findPython } from '../platform/runs/python-finder';
 import { DEFAULT_STOP_GRACE_MS, type ProcessExit } from '../platform/runs/training-process';
@@ -62,6 +63,7 @@ export class WorkerAgent {
   /** Training kept through a coordinator restart, and the claim that re-attaches it (kept-training.ts). */
   private readonly kept: KeptTraining;
   private readonly links: AgentLinkProbes; // its link probe server and measurements (link-probes.ts)
+  private readonly resources = new ResourceSampler({ hardware: () => this.facts?.hardware ?? null, env: () => this.env }); // CPU/RAM/GPU for heartbeats
 
   private lifecycle: Lifecycle = 'idle';
   private node: string;
@@ -83,9 +85,7 @@ export class WorkerAgent {
     this.env = opts.env ?? process.env;
     const log = (this.log = opts.log ?? (() => undefined));
     this.node = opts.name ?? nodeNameFrom(os.hostname());
-    this.exited = new Promise((resolve) => {
-      this.resolveExit = resolve;
-    });
+    this.exited = new Promise((resolve) => (this.resolveExit = resolve));
     this.session = new AgentSession({
       clock,
       log,
@@ -292,7 +292,7 @@ export class WorkerAgent {
     const epoch = this.session.epoch;
     // A hung request must not eat the whole timeout: give up on it halfway and try again.
     const timeoutMs = Math.max(200, Math.min(Math.floor(joined.heartbeatTimeoutMs / 2), 5000));
-    const body = { incarnation: joined.incarnation, progress: this.training.lastProgress, ack: this.inbox.ack, ...this.jobs.beat() };
+    const body = { incarnation: joined.incarnation, progress: this.training.lastProgress, ack: this.inbox.ack, ...this.jobs.beat(), ...this.resources.beat() };
     const reply = await this.client.call('heartbeat', [joined.workerId], body, timeoutMs);
     if (epoch !== this.session.epoch || this.phase() !== 'joined') return;
     if (reply.kind === 'ok') {

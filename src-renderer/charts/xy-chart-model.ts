@@ -33,6 +33,8 @@ export interface XyInput {
   xFormat?: (x: number, step: number) => string;
   /** Start the y axis at 0 (samples/s) rather than at the lowest value (loss). */
   yFromZero?: boolean;
+  /** A fixed y domain (0–100 for percentages) instead of the data's. */
+  yRange?: [number, number];
 }
 
 export interface XyModel {
@@ -65,8 +67,8 @@ export function xyChart(input: XyInput): XyModel | null {
   const ye = extent(input.series.flatMap((s) => s.ys), yKind === 'log');
   if (!xe || !ye) return null;
   const x = makeScale('linear', xe[0], xe[1], XY_PLOT.left, right);
-  const yMin = input.yFromZero && yKind === 'linear' ? Math.min(0, ye[0]) : ye[0];
-  const y = makeScale(yKind, yMin, ye[1], bottom, XY_PLOT.top);
+  const yMin = input.yRange?.[0] ?? (input.yFromZero && yKind === 'linear' ? Math.min(0, ye[0]) : ye[0]);
+  const y = makeScale(yKind, yMin, input.yRange?.[1] ?? ye[1], bottom, XY_PLOT.top);
   const lines = input.series.map((s) => ({
     key: s.key,
     color: s.color,

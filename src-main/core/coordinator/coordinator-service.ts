@@ -261,6 +261,7 @@ export class CoordinatorService {
       rec.progress = progress;
       this.runsCtl.recordProgress(rec, progress);
     }
+    if (req.resources) rec.resources = { ...req.resources, at: rec.lastHeartbeatAt };
     this.runsCtl.provedAlive(workerId);
     this.feed.workersChanged('beat');
     if (req.jobs || req.gpuFree) this.jobHooks?.beats(workerId, rec.node, req);

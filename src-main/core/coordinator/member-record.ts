@@ -7,6 +7,7 @@
  * Nothing here belongs to a run: which runs and jobs a machine serves is asked of them (the snapshot), so a
  * machine's record never changes because a run started or ended.
  */
+import type { WorkerResourcesSample } from '../../../src-shared/resources/worker-resources';
 import type { WorkerGpu, WorkerSnapshot, WorkerState } from '../../../src-shared/training';
 import type { Progress } from '../../../src-shared/worker-protocol';
 import type { RemoteOutputState } from '../../../src-shared/terminal-text';
@@ -88,6 +89,8 @@ export class MemberRecord implements JoinFields {
   joinSeq: number;
   /** Latest progress its heartbeat carried (for the Workers view). */
   progress: Progress | null = null;
+  /** How busy its machine was at the latest heartbeat that said (for the run view's per-worker resources). */
+  resources: WorkerResourcesSample | null = null;
   /** The agent said goodbye; its later heartbeats are refused until it joins again. */
   leaveReceived = false;
   /** Hash of its current session's secret (worker-gate.ts); null: none (restored from before a restart, or revoked). */
@@ -145,6 +148,7 @@ export class MemberRecord implements JoinFields {
     Object.assign(this, fields);
     this.mailbox.clear();
     this.progress = null;
+    this.resources = null;
     this.leaveReceived = false;
   }
 
@@ -173,6 +177,7 @@ export class MemberRecord implements JoinFields {
       local: this.local,
       cpuCores: this.cpuCores,
       ramMb: this.ramMb,
+      ...(this.resources ? { resources: { ...this.resources, gpus: this.resources.gpus.map((g) => ({ ...g })) } } : {}),
     };
   }
 }
