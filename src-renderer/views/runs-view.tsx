@@ -11,6 +11,7 @@ import { Badge } from '../components/badge';
 import { PlayIcon, StopIcon } from '../components/icons';
 import { LossChart } from '../charts/loss-chart';
 import { ThroughputChart } from '../charts/throughput-chart';
+import { RunResources } from '../charts/run-resources';
 import { runOutcome } from '../components/run-health';
 import { RunComm } from '../components/run-comm';
 import { RunOutput } from '../components/run-output';
@@ -191,6 +192,12 @@ function RunDetail({ run }: { run: RunSnapshot }) {
           Workers <span className="muted small">· {run.workerFailures === 0 ? 'none failed' : `${run.workerFailures} failed on the way`}</span>
         </h3>
         <RunWorkerTable run={run} workers={workers} now={now} />
+      </section>
+      <section className="card" aria-labelledby="run-resources-title">
+        <h3 id="run-resources-title" className="card-title">
+          Resources per worker <span className="muted small">· from their heartbeats</span>
+        </h3>
+        <RunResources run={run} workers={workers} />
       </section>
       <div className="run-grid">
         <RunOutput run={run} />
