@@ -37,7 +37,7 @@ export function workerAsNode(worker: WorkerSnapshot, typeSlug: (gpuName: string)
 
 /**
  * Why `worker` cannot be added to `config` as a new node, or null: its name is taken, a node already has its
- * GPUs, or (a worker on this machine) a node already points at this machine — a second would count it twice.
+ * GPUs, or (the app's own worker) a node already points at this machine — a second would count it twice.
  */
 export function addWorkerProblem(config: ClusterConfig, worker: WorkerSnapshot): string | null {
   if (config.nodes.some((n) => n.name === worker.node)) {
@@ -45,8 +45,8 @@ export function addWorkerProblem(config: ClusterConfig, worker: WorkerSnapshot):
   }
   const twin = config.nodes.find((n) => sameGpus(n, worker));
   if (twin) return `worker ${worker.id} (${worker.node}) has exactly the GPUs of node "${twin.name}", so it already is that node: nothing was added`;
-  const here = worker.local || worker.address === null || isLoopbackHost(worker.address);
-  const sameMachine = here ? config.nodes.find((n) => pointsAtThisMachine(n.host, worker.node)) : undefined;
+  // The app's own worker only: another process here was given its own --name on purpose (the cards then warn).
+  const sameMachine = worker.local ? config.nodes.find((n) => pointsAtThisMachine(n.host, worker.node)) : undefined;
   if (sameMachine) {
     return (
       `node "${sameMachine.name}" (host ${sameMachine.host}) already points at this machine, so worker ${worker.id} (${worker.node}) is that node: nothing was added. ` +
