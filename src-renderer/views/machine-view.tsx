@@ -12,6 +12,7 @@ import { PlusIcon, RefreshIcon, WarningIcon } from '../components/icons';
 import { formatMb } from '../format';
 import { pctOf } from '../store/derive';
 import { useApp } from '../store/app-store';
+import { nvidiaAbsentText } from '../components/nvidia-absent-text';
 
 function GpuRow({ gpu }: { gpu: DetectedGpu }) {
   const usedPct = gpu.vramUsedMb !== null && gpu.vramTotalMb ? pctOf(gpu.vramUsedMb, gpu.vramTotalMb) : null;
@@ -139,16 +140,7 @@ export function MachineView() {
             ) : (
               <>
                 <WarningIcon size={16} />
-                <span>
-                  No NVIDIA GPU: {hw.nvidia.reason ?? 'nvidia-smi did not list any GPU'}
-                  {hw.nvidia.path && (
-                    <>
-                      {' '}
-                      (<span className="mono">{hw.nvidia.path}</span>)
-                    </>
-                  )}
-                  . Set <span className="mono">GPU_SHARE_NVIDIA_SMI</span> to point at nvidia-smi if it is installed elsewhere.
-                </span>
+                <span>{nvidiaAbsentText(hw.nvidia)}</span>
               </>
             )}
           </div>
