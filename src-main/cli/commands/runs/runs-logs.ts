@@ -17,7 +17,10 @@ export const runsLogsCommand: Command = {
   usage: `Usage: gpu-share runs logs [ID] [--follow] [--tail N] [--worker NAME] [--progress] [--json]
 
 Prints the run's output as the coordinator keeps it (its last 256 KiB), each line prefixed with the machine
-that wrote it: "[beta] step 120 loss 0.0412". Without ID: the newest live run, or else the newest.
+that wrote it, the coordinator's own lines with [gpu-share]:
+  [beta] ddp_example: rank 1 stopping after step 120 as asked (SIGTERM)
+  [gpu-share] relaunching as generation 2 on 1 worker (worker gamma failed)
+Without ID: the newest live run, or else the newest.
 
 Options:
   --follow, -f   keep printing new output every second until the run ends; then exit 0 if it finished,
@@ -26,7 +29,8 @@ Options:
   --worker NAME  only the lines of the worker on machine NAME (gpu-share for the coordinator's own lines)
   --progress     keep the trainers' GPU_SHARE_PROGRESS lines (left out by default: three a step)
   --json         {"runId", "output"} as GET /v1/runs/{id}/output answers; with --follow one JSON object per
-                 line: {"runId", "output"} for each new piece, then {"runId", "state", "stateCause"}
+                 line: {"runId", "output"} for each new piece ({"runId", "skipped", "note"} when output went
+                 faster than it could be followed), then {"runId", "state", "stateCause"}
 
 ${OPERATOR_OPTIONS_USAGE}
 `,
