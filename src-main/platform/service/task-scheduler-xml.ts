@@ -87,7 +87,7 @@ export function renderTaskXml(launch: WorkerLaunch, options: TaskOptions): strin
     '    <Priority>7</Priority>',
     '    <RestartOnFailure>',
     '      <Interval>PT1M</Interval>',
-    '      <Count>999</Count>',
+    '      <Count>255</Count>', // unsignedByte: 255 is the most the schema allows
     '    </RestartOnFailure>',
     '  </Settings>',
     '  <Actions Context="Author">',
