@@ -4,7 +4,8 @@
  * heartbeat timeout. The one rule that follows: while this process lives, a presence socket must never end
  * without a close frame, or the coordinator would take a live agent for a dead one. So a socket that looks
  * stale is closed with RECONNECTING (never terminated) and replaced, one that drops is reopened with backoff,
- * and a clean exit says BYE. Heartbeats stay on HTTP; this link only proves liveness.
+ * and a clean exit says BYE. Heartbeats stay on HTTP; this link only proves liveness — its pings, one per
+ * heartbeat interval, count as proof of life, so a fault on the heartbeats' own connection alone fails no one.
  */
 import WebSocket from 'ws';
 import { workerApi } from '../../src-shared/worker-api';
@@ -27,6 +28,8 @@ export interface PresenceLinkOptions {
   connector: Connector | null;
   /** The failure timeout in force: a ping unanswered for half of it marks the socket stale. */
   heartbeatTimeoutMs: () => number;
+  /** How often to ping (the heartbeat interval; default and at most half the timeout). */
+  pingIntervalMs?: () => number;
   /** The coordinator closed with REFUSED: it no longer knows this session. */
   onRefused: (reason: string) => void;
   /** The coordinator has instructions waiting: heartbeat now instead of at the next interval. */
@@ -177,22 +180,31 @@ export class PresenceLink {
     }, delay);
   }
 
-  /** Pings every half timeout; a ping still unanswered at the next one means the socket is stale. */
+  /**
+   * Pings every ping interval (the coordinator counts each as proof of life, so they go out even while one is
+   * unanswered); a ping unanswered for half the timeout means the socket is stale.
+   */
   private watch(ws: WebSocket): void {
-    let waiting = false;
+    let unansweredSince: number | null = null;
     ws.on('pong', () => {
-      waiting = false;
+      unansweredSince = null;
     });
     this.pingTimer?.cancel();
     this.pingTimer = this.clock.setInterval(() => {
       if (ws !== this.socket || ws.readyState !== WebSocket.OPEN) return;
-      if (waiting) {
+      const now = this.clock.monotonic();
+      if (unansweredSince !== null && now - unansweredSince >= this.halfTimeout()) {
         this.replace(ws);
         return;
       }
-      waiting = true;
+      unansweredSince ??= now;
       ws.ping();
-    }, this.halfTimeout());
+    }, this.pingEveryMs());
+  }
+
+  /** The heartbeat interval, never more than half the timeout: pings are the second proof of life. */
+  private pingEveryMs(): number {
+    return Math.max(100, Math.min(this.opts.pingIntervalMs?.() ?? this.halfTimeout(), this.halfTimeout()));
   }
 
   /** Swaps a stale socket for a new one, saying so on the old one: a frame, never a bare end. */

@@ -5,7 +5,9 @@
  * - an orderly TCP close (FIN) with no close frame comes from the agent's kernel closing the socket of a
  *   process that died: failed at once (after a short grace for a reconnect);
  * - a reset or silence is what a network fault looks like: left to the heartbeat timeout, so a poor link
- *   raises no false alarm.
+ *   raises no false alarm;
+ * - the agent's pings (every heartbeat interval) count as proof of life, so a stall or reset on the heartbeats'
+ *   own connection does not fail a machine that is alive (membership.ts bounds how long pings alone suffice).
  */
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -18,6 +20,8 @@ import { answerAndDestroy } from '../../platform/net/connection-guard';
 
 export interface PresenceService {
   presenceOpened(workerId: number, secret: string | null): { incarnation: number; node: string };
+  /** A ping on the connection: the agent is alive, whatever its heartbeats' path is doing. */
+  presenceAlive(workerId: number, incarnation: number): void;
   presenceBye(workerId: number, incarnation: number, reason: string): void;
   presenceLost(workerId: number, incarnation: number): void;
   /** Node identity: the upgrade of a node with a pinned key must be signed by it. */
@@ -71,7 +75,11 @@ export function attachPresence(server: http.Server, service: PresenceService, op
     socket.on('end', () => (entry.orderlyEnd = true));
     socket.on('error', () => (entry.faulted = true));
     ws.on('error', () => (entry.faulted = true));
-    ws.on('message', () => undefined); // agents send nothing that matters; pings are answered by ws itself
+    ws.on('message', () => undefined); // agents send nothing that matters
+    // ws answers the ping itself; a ping from the current connection also counts as proof of life.
+    ws.on('ping', () => {
+      if (!closing && current.get(workerId) === entry) service.presenceAlive(workerId, incarnation);
+    });
     ws.on('close', (code, reasonBuffer) => {
       if (current.get(workerId) === entry) current.delete(workerId);
       if (closing) return;

@@ -225,6 +225,11 @@ export class CoordinatorService {
     return { incarnation: rec.incarnation, node: rec.node };
   }
 
+  /** A ping on its presence connection: proof of life while its heartbeats may be stuck (membership.ts bounds it). */
+  presenceAlive(workerId: number, incarnation: number): void {
+    this.pool.heardPresence(workerId, incarnation);
+  }
+
   /** The agent said goodbye on its presence connection (its deathrattle): a leave, at once. */
   presenceBye(workerId: number, incarnation: number, reason: string): void {
     if (!this.pool.isCurrent(workerId, incarnation)) return;

@@ -14,6 +14,9 @@ import type { RemoteOutputState } from '../../../src-shared/terminal-text';
 import { InstructionMailbox } from './instruction-mailbox';
 import { plural } from './user-messages';
 
+/** Presence pings alone keep a machine live for at most this many timeouts: heartbeats carry its instructions. */
+export const PRESENCE_ALONE_FACTOR = 3;
+
 /** States a machine is still part of the cluster in: it may heartbeat, report and be told what to do. */
 export const LIVE_STATES: ReadonlySet<WorkerState> = new Set(['syncing', 'active', 'draining']);
 
@@ -85,6 +88,11 @@ export class MemberRecord implements JoinFields {
   joinedAt: number;
   /** Monotonic ms of the last heartbeat (or of the join, before the first one): what the timeout is measured on. */
   lastHeartbeat: number;
+  /**
+   * Monotonic ms of the latest ping on its presence connection (null: none this incarnation): proof of life on
+   * a second TCP connection, so one path's stall or reset does not fail a live machine (membership.ts bounds it).
+   */
+  lastPresence: number | null = null;
   /** Order of the latest (re)join; run members and the rendezvous host follow it. */
   joinSeq: number;
   /** Latest progress its heartbeat carried (for the Workers view). */

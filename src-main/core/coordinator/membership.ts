@@ -16,7 +16,7 @@ import type { WorkerSnapshot, WorkerState } from '../../../src-shared/training';
 import type { Instruction } from '../../../src-shared/worker-protocol';
 import type { Clock } from '../../platform/ports';
 import { ApiProblem } from './api-problem';
-import { formatSeconds, LIVE_STATES, MemberRecord, type JoinFields, type PoolTransition } from './member-record';
+import { formatSeconds, LIVE_STATES, MemberRecord, PRESENCE_ALONE_FACTOR, type JoinFields, type PoolTransition } from './member-record';
 
 /** The cluster's bound on machines joined at once, unless `serve --max-workers` says otherwise. */
 export const DEFAULT_MAX_MACHINES = 10_000;
@@ -129,6 +129,7 @@ export class Membership {
     const at = this.stamp();
     w.joinedAt = at.now;
     w.lastHeartbeat = at.monotonic;
+    w.lastPresence = null;
     w.joinSeq = at.joinSeq;
     this.setState(w, 'syncing', cause, from, true);
     return { ok: true, workerId: w.id, incarnation: w.incarnation };
@@ -186,7 +187,8 @@ export class Membership {
   }
 
   /**
-   * Declares silent machines gone. Strictly more than the timeout without a heartbeat (the seed's rule):
+   * Declares silent machines gone. Strictly more than the timeout without a heartbeat (the seed's rule) or a
+   * presence ping — and, pings or not, more than PRESENCE_ALONE_FACTOR timeouts without a heartbeat:
    * active or syncing → failed (returned); draining → left, since it was leaving anyway.
    */
   checkHeartbeats(): number[] {
@@ -198,16 +200,20 @@ export class Membership {
     const now = this.clock.monotonic();
     const failed: { workerId: number; from: WorkerState; silentMs: number }[] = [];
     for (const w of this.list) {
-      const silent = now - w.lastHeartbeat;
-      if (silent <= this.heartbeatTimeoutMs) continue;
+      const heard = now - Math.max(w.lastHeartbeat, w.lastPresence ?? -Infinity);
+      const sinceBeat = now - w.lastHeartbeat;
+      const pingsOnly = heard <= this.heartbeatTimeoutMs;
+      if (pingsOnly && sinceBeat <= this.heartbeatTimeoutMs * PRESENCE_ALONE_FACTOR) continue;
+      const silentMs = pingsOnly ? sinceBeat : heard;
+      const alone = pingsOnly ? ' (only its presence link answered)' : '';
       if (w.state === 'active') {
-        this.setState(w, 'failed', `no heartbeat for ${formatSeconds(silent)}`);
-        failed.push({ workerId: w.id, from: 'active', silentMs: silent });
+        this.setState(w, 'failed', `no heartbeat for ${formatSeconds(silentMs)}${alone}`);
+        failed.push({ workerId: w.id, from: 'active', silentMs });
       } else if (w.state === 'syncing') {
-        this.setState(w, 'failed', `no heartbeat within ${formatSeconds(silent)} of joining`);
-        failed.push({ workerId: w.id, from: 'syncing', silentMs: silent });
+        this.setState(w, 'failed', `no heartbeat within ${formatSeconds(silentMs)} of joining${alone}`);
+        failed.push({ workerId: w.id, from: 'syncing', silentMs });
       } else if (w.state === 'draining') {
-        this.setState(w, 'left', `drain finished: no heartbeat for ${formatSeconds(silent)}`);
+        this.setState(w, 'left', `drain finished: no heartbeat for ${formatSeconds(silentMs)}${alone}`);
       }
     }
     return failed;
@@ -256,6 +262,13 @@ export class Membership {
     if (rec.state !== 'active') throw new ApiProblem(409, `worker ${workerId} (${rec.node}) is ${rec.state}; only an active worker can be drained`);
     this.removeWorker(workerId, cause);
     rec.mailbox.queue({ kind: 'drain', reason: cause });
+    return true;
+  }
+
+  /** A presence ping under `incarnation`: alive, though its heartbeats may be stuck; false for a stale one. */
+  heardPresence(workerId: number, incarnation: number): boolean {
+    if (!this.isCurrent(workerId, incarnation)) return false;
+    this.byId.get(workerId)!.lastPresence = this.clock.monotonic();
     return true;
   }
 

@@ -36,12 +36,13 @@ async function startServer(autoPong: boolean): Promise<void> {
   url = new URL(`ws://127.0.0.1:${(server.address() as AddressInfo).port}/v1/workers/3/presence`);
 }
 
-function link(extra: { timeoutMs?: number; onRefused?: (r: string) => void; onPoke?: () => void } = {}): PresenceLink {
+function link(extra: { timeoutMs?: number; pingMs?: number; onRefused?: (r: string) => void; onPoke?: () => void } = {}): PresenceLink {
   const l = new PresenceLink({
     url,
     headers: () => ({ authorization: 'Bearer tok', 'x-gpu-share-session': 'sess' }),
     connector: null,
     heartbeatTimeoutMs: () => extra.timeoutMs ?? 5000,
+    ...(extra.pingMs !== undefined ? { pingIntervalMs: () => extra.pingMs! } : {}),
     onRefused: extra.onRefused ?? (() => undefined),
     ...(extra.onPoke ? { onPoke: extra.onPoke } : {}),
     log: (line) => logs.push(line),
@@ -131,6 +132,18 @@ describe('PresenceLink with a server that stops answering pings', () => {
     await waitFor('the close of the stale one', () => seen[0]!.code !== null, 3000);
     expect(seen[0]!.code).toBe(PRESENCE_CLOSE.RECONNECTING);
     expect(logs.some((x) => /no answer to a ping within 250 ms; opening a new link/.test(x))).toBe(true);
+    await l.close('done');
+  });
+
+  it('keeps pinging every interval while a ping is unanswered (each is proof of life), and replaces the socket after half the timeout', async () => {
+    const l = link({ timeoutMs: 1000, pingMs: 50 });
+    await waitFor('the first socket', () => seen.length >= 1, 3000);
+    let pings = 0;
+    seen[0]!.socket.on('ping', () => pings++);
+    await waitFor('a replacement socket', () => seen.length >= 2, 3000);
+    // Half the timeout (500 ms) at one ping per 50 ms: several pings went out unanswered before the swap.
+    expect(pings).toBeGreaterThanOrEqual(3); // the old link sent one, then waited for its answer
+    expect(logs.some((x) => /no answer to a ping within 500 ms; opening a new link/.test(x))).toBe(true);
     await l.close('done');
   });
 });

@@ -100,6 +100,34 @@ describe('presence', () => {
     expect(state(w.workerId)).toBe('active');
   });
 
+  it('pings on the presence socket keep a worker whose heartbeats stall alive, for at most 3 timeouts', async () => {
+    await api.close();
+    svc = new CoordinatorService({ clock: systemClock, joinToken: JOIN, operatorToken: OPERATOR, heartbeatTimeoutMs: 400 });
+    api = await startCoordinatorHttp(svc, { host: '127.0.0.1', port: 0, joinToken: JOIN, operatorToken: OPERATOR });
+    const pinged = joinWorker('pinged');
+    const silent = joinWorker('silent');
+    const ws = await open(pinged.workerId, pinged.sessionSecret);
+    await open(silent.workerId, silent.sessionSecret);
+    const t0 = performance.now();
+    const ticks = setInterval(() => {
+      ws.ping();
+      svc.tick();
+    }, 50);
+    try {
+      // The one without pings fails at the timeout; the pinged one is still active well past it.
+      await until(() => state(silent.workerId) === 'failed', 1500);
+      await new Promise((r) => setTimeout(r, Math.max(0, 900 - (performance.now() - t0))));
+      expect(state(pinged.workerId)).toBe('active');
+      // Heartbeats carry its instructions: pings alone keep it for 3 timeouts (1.2 s), not for ever.
+      await until(() => state(pinged.workerId) === 'failed', 1500);
+      expect(performance.now() - t0).toBeGreaterThan(1100);
+      const cause = svc.workers().find((w) => w.id === pinged.workerId)?.stateCause ?? '';
+      expect(cause).toMatch(/no heartbeat for 1\.\d s \(only its presence link answered\)/);
+    } finally {
+      clearInterval(ticks);
+    }
+  });
+
   it('an orderly close followed by a quick reconnect is not a death; without the reconnect it is', async () => {
     const a = joinWorker('a');
     const first = await open(a.workerId, a.sessionSecret);
