@@ -355,12 +355,15 @@ export const runPlacementSchema = z.object({
 });
 export type RunPlacement = z.infer<typeof runPlacementSchema>;
 
+/** A run's max workers when it does not say: the one default of the API, `runs start`, the app's form and the example. */
+export const DEFAULT_MAX_WORKERS = 64;
+
 export const runSpecSchema = z.object({
   name: z.string().min(1).max(120).default('training run'),
   command: z.array(z.string().max(4096)).min(1).max(256),
   samples: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
   minWorkers: z.number().int().min(1).default(1),
-  maxWorkers: z.number().int().min(1).default(64),
+  maxWorkers: z.number().int().min(1).default(DEFAULT_MAX_WORKERS),
   heartbeatTimeoutMs: z.number().int().min(500).max(600_000).default(5000),
   maxRestarts: z.number().int().min(0).max(1000).default(3),
   nprocPerNode: z.union([z.number().int().min(1).max(64), z.literal('gpu')]).default(1),

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { HardwareSnapshot } from '../../src-shared/hardware';
 import { EXAMPLE_RUN_NAME, EXAMPLE_TRAINER_ARGS } from '../../src-shared/runs/example-run';
 import type { UserNotification } from '../../src-shared/training';
-import type { RunSpecInput } from '../../src-shared/worker-protocol';
+import { DEFAULT_MAX_WORKERS, type RunSpecInput } from '../../src-shared/worker-protocol';
 import { RequestError } from './ipc-dispatch';
 
 /** Coordinator errors (a full run, an unknown worker) become messages the UI can show as they are. */
@@ -24,7 +24,7 @@ export function exampleRun(assetsDir: string, hardware: HardwareSnapshot): RunSp
     command: [path.join(assetsDir, 'trainers', 'ddp_example.py'), ...EXAMPLE_TRAINER_ARGS],
     samples: 10_000,
     minWorkers: 1,
-    maxWorkers: 8,
+    maxWorkers: DEFAULT_MAX_WORKERS,
     heartbeatTimeoutMs: 5000,
     maxRestarts: 3,
     nprocPerNode: 1,

@@ -8,7 +8,7 @@ import { useStore } from 'zustand';
 import { createStore } from 'zustand/vanilla';
 import { readCommChoice } from '../../src-shared/runs/comm-text';
 import type { CommSetting } from '../../src-shared/scheduling/comm-types';
-import type { RunSpecInput } from '../../src-shared/worker-protocol';
+import { DEFAULT_MAX_WORKERS, type RunSpecInput } from '../../src-shared/worker-protocol';
 import { joinCommand, splitCommand } from '../format';
 
 export interface RunFormFields {
@@ -33,7 +33,7 @@ export function fieldsFromSpec(spec: RunSpecInput): RunFormFields {
     command: joinCommand(spec.command),
     samples: String(spec.samples),
     minWorkers: String(spec.minWorkers ?? 1),
-    maxWorkers: String(spec.maxWorkers ?? 64),
+    maxWorkers: String(spec.maxWorkers ?? DEFAULT_MAX_WORKERS),
     maxRestarts: String(spec.maxRestarts ?? 3),
     useGpus: spec.useGpus ?? false,
     comm: spec.comm ?? 'auto',

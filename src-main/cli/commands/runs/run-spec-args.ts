@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { readCommChoice } from '../../../../src-shared/runs/comm-text';
 import { EXAMPLE_RUN_NAME, EXAMPLE_TRAINER_ARGS } from '../../../../src-shared/runs/example-run';
-import { runSpecSchema, type RunSpecInput } from '../../../../src-shared/worker-protocol';
+import { DEFAULT_MAX_WORKERS, runSpecSchema, type RunSpecInput } from '../../../../src-shared/worker-protocol';
 import { findAssetsDir } from '../../../platform/assets-dir';
 import { intOption, UsageError } from '../../command';
 
@@ -29,7 +29,7 @@ export const RUN_SPEC_USAGE = `Run options (as in the app's Start run form):
   --name NAME              shown in the app and in \`runs list\` (default "training run")
   --samples N              dataset size in samples, split over the workers (required, unless --example)
   --min-workers N          below this many the run waits or pauses (default 1)
-  --max-workers N          at most this many train (default 64)
+  --max-workers N          at most this many train (default ${DEFAULT_MAX_WORKERS})
   --heartbeat-timeout S    ignored, with a note: the heartbeat timeout is the cluster's now
                            (gpu-share serve --heartbeat-timeout S)
   --max-restarts N         restarts after failures before the run fails (default 3)
@@ -73,7 +73,7 @@ const FLAG_OF: Record<string, string> = {
 /** The bundled example, as the app pre-fills its form (the trainer's path is this machine's, like the app's). */
 function exampleSpec(env: NodeJS.ProcessEnv): RunSpecInput {
   const trainer = path.join(findAssetsDir(env), 'trainers', 'ddp_example.py');
-  return { name: EXAMPLE_RUN_NAME, command: [trainer, ...EXAMPLE_TRAINER_ARGS], samples: 10_000, maxWorkers: 8 };
+  return { name: EXAMPLE_RUN_NAME, command: [trainer, ...EXAMPLE_TRAINER_ARGS], samples: 10_000, maxWorkers: DEFAULT_MAX_WORKERS };
 }
 
 function envPairs(pairs: readonly string[]): Record<string, string> {
@@ -105,7 +105,7 @@ export function runSpecFrom(values: RunSpecValues, command: readonly string[], e
     command: command.length > 0 ? [...command] : base.command!,
     samples: intOption(values.samples, 'samples', base.samples ?? 0, 1, Number.MAX_SAFE_INTEGER),
     ...(values['min-workers'] !== undefined ? { minWorkers: intOption(values['min-workers'], 'min-workers', 1, 1, 100_000) } : {}),
-    ...(values['max-workers'] !== undefined ? { maxWorkers: intOption(values['max-workers'], 'max-workers', 64, 1, 100_000) } : {}),
+    ...(values['max-workers'] !== undefined ? { maxWorkers: intOption(values['max-workers'], 'max-workers', DEFAULT_MAX_WORKERS, 1, 100_000) } : {}),
     ...(values['max-restarts'] !== undefined ? { maxRestarts: intOption(values['max-restarts'], 'max-restarts', 3, 0, 1000) } : {}),
     ...(nproc !== undefined ? { nprocPerNode: nproc === 'gpu' ? ('gpu' as const) : intOption(nproc, 'nproc-per-node', 1, 1, 64) } : {}),
     ...(values.gpus ? { useGpus: true } : {}),
@@ -119,7 +119,7 @@ export function runSpecFrom(values: RunSpecValues, command: readonly string[], e
     const issue = checked.error.issues[0]!;
     const field = String(issue.path[0] ?? '');
     if (issue.code === 'custom' && field === 'minWorkers') {
-      throw new UsageError(`--min-workers (${String(spec.minWorkers ?? 1)}) is more than --max-workers (${String(spec.maxWorkers ?? 64)})`);
+      throw new UsageError(`--min-workers (${String(spec.minWorkers ?? 1)}) is more than --max-workers (${String(spec.maxWorkers ?? DEFAULT_MAX_WORKERS)})`);
     }
     const what = field === 'launcher' ? 'must be torchrun or direct' : issue.message;
     throw new UsageError(`${FLAG_OF[field] ?? field}: ${what}`);
