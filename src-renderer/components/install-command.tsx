@@ -35,7 +35,7 @@ export function InstallCommand({ info, ownNode }: { info: CoordinatorInfo; ownNo
   };
   return (
     <div className="install-command" data-testid="install-command-box">
-      <h3 className="install-command-title">Or keep it there: install it as a service</h3>
+      <h3 className="install-command-title">Or keep it: install it as a service</h3>
       <div className="command-box">
         <code ref={codeRef} className="mono" data-testid="install-command">
           {command}

@@ -77,6 +77,20 @@ describe('starting an ssh node from its card', () => {
     await screenshot(page, 'node-ssh-failed');
   });
 
+  it('"Start and keep" sits next to Start and refuses as fast, with the same sentence; nothing is marked kept', async () => {
+    const { page } = browser;
+    const ssh = page.locator(card('ssh-box'));
+    await ssh.getByRole('button', { name: 'Start and keep' }).click();
+    await page.waitForSelector(`${card('ssh-box')} [data-testid="node-ssh"][data-ssh-state="failed"]`, { timeout: 15_000 });
+    await expect.poll(() => ssh.getByRole('button', { name: 'Start and keep' }).isEnabled(), { timeout: 15_000 }).toBe(true);
+    expect(await ssh.getByTestId('node-ssh-detail').textContent()).toMatch(/loopback only.*--coordinator-host 0\.0\.0\.0/);
+    expect(await ssh.getByTestId('node-ssh-kept').count()).toBe(0);
+    // Not kept: Stop stops at once, no "uninstall?" question.
+    await ssh.getByRole('button', { name: 'Stop' }).click();
+    await page.waitForSelector(`${card('ssh-box')} [data-testid="node-ssh"][data-ssh-state]:not([data-ssh-state="stopping"])`, { timeout: 15_000 });
+    expect(await page.getByTestId('ssh-stop-dialog').count()).toBe(0);
+  });
+
   it('a reload shows the same state (getNodeSsh at load), and Start all answers too', async () => {
     const { page } = browser;
     await page.reload();
@@ -84,5 +98,20 @@ describe('starting an ssh node from its card', () => {
     await page.getByRole('button', { name: 'Start all (1 SSH)' }).click();
     await page.waitForSelector(`${card('ssh-box')} [data-testid="node-ssh"][data-ssh-state="failed"]`, { timeout: 15_000 });
     await expect.poll(() => page.getByRole('button', { name: 'Start all (1 SSH)' }).isEnabled(), { timeout: 15_000 }).toBe(true);
+  });
+
+  it('the Add a worker panel shows the install command beside the one-off one, token in the environment, with what it does', async () => {
+    const { page } = browser;
+    await page.locator('nav button', { hasText: 'Workers' }).first().click();
+    const install = page.getByTestId('install-command');
+    await install.waitFor({ timeout: 15_000 });
+    const text = (await install.textContent()) ?? '';
+    expect(text).toBe(`GPU_SHARE_JOIN_TOKEN=${serve.joinToken} gpu-share worker install --join ${serve.coordinatorUrl} --name worker-2`);
+    expect(text).not.toContain('--token');
+    expect(await page.getByTestId('install-command-help').textContent()).toMatch(/starts the worker again after a reboot.*gpu-share worker status/);
+    await page.setViewportSize({ width: 900, height: 1000 });
+    await page.getByTestId('install-command-box').scrollIntoViewIfNeeded();
+    await screenshot(page, 'add-worker-install-command-900');
+    await page.setViewportSize({ width: 1440, height: 1000 });
   });
 });

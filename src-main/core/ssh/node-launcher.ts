@@ -15,6 +15,7 @@ import { installAgent, type AgentBundle } from './remote-install';
 import { installService, uninstallService } from './remote-service';
 import { followRemoteLog, readRemoteNodeKey, remoteWorkerPid, startRemoteWorker, stopRemoteWorker } from './remote-worker';
 import { SshError, SshSession, type SshTarget } from './ssh-session';
+import { sshFailureStatus } from './ssh-failure';
 
 const MAX_OUTPUT = 64 * 1024;
 const READY = /worker ready: id=(\d+)/;
@@ -183,10 +184,10 @@ export class NodeLauncher {
         this.setKept(entry, true);
         if (service.running) {
           this.closeSession(entry);
-          this.set(entry, 'online', `kept: installed as a service, which runs the worker now and after each reboot (${service.summary})`);
+          this.set(entry, 'online', `service installed and started there: ${service.summary}`);
           return;
         }
-        entry.keptNote = `kept: installed as a service (${service.summary}); its service manager is not running it now, so the app started it over SSH`;
+        entry.keptNote = `service installed but not started there: ${service.summary} The app started the worker over SSH instead`;
       }
       this.set(entry, 'starting', `starting the worker agent${installed.installed ? ' (just installed)' : ''}; its key ${key.fingerprint} is approved`);
       const started = await startRemoteWorker(session, { name: node.name, home: facts.home, agentDir: installed.dir, node: facts.node, python: facts.python, coordinatorUrl: join.url, certSha256: join.certSha256, token: join.token, data });
@@ -201,11 +202,9 @@ export class NodeLauncher {
       });
     } catch (error) {
       this.closeSession(entry);
-      if (error instanceof SshError && error.kind === 'unknown-host-key') {
-        this.set(entry, 'awaiting-host-key', error.message, error.fingerprint);
-      } else {
-        this.set(entry, 'failed', message(error), error instanceof SshError ? error.fingerprint : undefined);
-      }
+      // The same sentence `gpu-share nodes status` gives for this failure (ssh-failure.ts).
+      const failed = sshFailureStatus(node.name, error);
+      this.set(entry, failed.state, failed.detail, failed.fingerprint);
     }
   }
 

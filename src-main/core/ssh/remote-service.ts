@@ -69,7 +69,8 @@ export function readInstallAnswer(code: number | null, stdout: string, stderr: s
   const said = [step?.message, json?.message, json?.summary].find((v): v is string => typeof v === 'string' && v.trim() !== '');
   const summary = oneLine((said ?? (stripJson(stdout) || stderr)).replace(/\s*Start the worker yourself:[\s\S]*$/i, ''));
   const running = code === 0 && step?.ok !== false;
-  return { running, summary: summary || (running ? 'installed and started' : 'installed, not started') };
+  const sentence = summary && !/[.!?]$/.test(summary) ? `${summary}.` : summary;
+  return { running, summary: sentence || (running ? 'installed and started.' : 'installed, not started.') };
 }
 
 function lastJson(text: string): Record<string, unknown> | null {

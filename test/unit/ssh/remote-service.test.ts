@@ -75,7 +75,7 @@ describe("install's answer", () => {
   it('exit 0 is running; its JSON step message is the summary', () => {
     expect(readInstallAnswer(0, '{"enable":{"ok":true,"ran":["systemctl --user enable --now gpu-share-worker.service"],"message":"enabled and started (systemctl --user)"}}\n', '')).toEqual({
       running: true,
-      summary: 'enabled and started (systemctl --user)',
+      summary: 'enabled and started (systemctl --user).',
     });
   });
 
@@ -87,9 +87,9 @@ describe("install's answer", () => {
   it('text only: the text is the summary, on one line; nothing said at all still reads', () => {
     expect(readInstallAnswer(3, 'wrote ~/.config/systemd/user/gpu-share-worker.service\nsystemd is not running here\n', '')).toEqual({
       running: false,
-      summary: 'wrote ~/.config/systemd/user/gpu-share-worker.service systemd is not running here',
+      summary: 'wrote ~/.config/systemd/user/gpu-share-worker.service systemd is not running here.',
     });
-    expect(readInstallAnswer(0, '', '')).toEqual({ running: true, summary: 'installed and started' });
-    expect(readInstallAnswer(3, '', '')).toEqual({ running: false, summary: 'installed, not started' });
+    expect(readInstallAnswer(0, '', '')).toEqual({ running: true, summary: 'installed and started.' });
+    expect(readInstallAnswer(3, '', '')).toEqual({ running: false, summary: 'installed, not started.' });
   });
 });
