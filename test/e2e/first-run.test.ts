@@ -8,6 +8,7 @@
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, dropFile, ensureBuilt, fakeGpuEnv, openApp, openBrowser, removeDir, ROOT, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
 
@@ -56,6 +57,14 @@ function joinWithoutName(): Promise<{ code: number | null; out: string }> {
   });
 }
 
+/** Screenshots at 1280 and 900 px wide, then back to 1280. */
+async function wideAndNarrow(page: Page, name: string): Promise<void> {
+  await screenshot(page, `${name}-1280`);
+  await page.setViewportSize({ width: 900, height: 900 });
+  await screenshot(page, `${name}-900`);
+  await page.setViewportSize({ width: 1280, height: 800 });
+}
+
 describe('first run', () => {
   it('(10) the join hint matches its command: this machine only on loopback, the real flag, and --name', async () => {
     const { page } = browser;
@@ -78,10 +87,7 @@ describe('first run', () => {
     expect(await page.locator('[data-testid="key-held-back"]').count()).toBe(0);
     expect(await page.getByRole('button', { name: /Accept/ }).count()).toBe(0);
     expect(await page.locator('[data-testid="awaiting-approval"]').count()).toBe(0);
-    await screenshot(page, 'first-run-workers-after-nameless-join-1280');
-    await page.setViewportSize({ width: 900, height: 800 });
-    await screenshot(page, 'first-run-workers-after-nameless-join-900');
-    await page.setViewportSize({ width: 1280, height: 800 });
+    await wideAndNarrow(page, 'first-run-workers-after-nameless-join');
   });
 
   it('(5) the example cluster: Merge is primary, Replace names what it removes; afterwards desktop is This machine, online, warned on the cards', async () => {
@@ -112,10 +118,7 @@ describe('first run', () => {
     }
     expect(await page.locator('[data-node-card="jetson"] [data-testid="this-machine-chip"]').count()).toBe(0);
     expect(await page.locator('[data-testid="undeclared-workers"]').count()).toBe(0);
-    await screenshot(page, 'first-run-example-merged-1280');
-    await page.setViewportSize({ width: 900, height: 900 });
-    await screenshot(page, 'first-run-example-merged-900');
-    await page.setViewportSize({ width: 1280, height: 800 });
+    await wideAndNarrow(page, 'first-run-example-merged');
   });
 
   it('(13) a dropped train.py gets one message naming it, and the cluster is kept', async () => {

@@ -3,16 +3,10 @@
 import { describe, expect, it } from 'vitest';
 import { createIdentityFeature } from '../../../src-main/app/identity-feature';
 import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
-import { apiPaths } from '../../../src-shared/worker-protocol';
 import { cli } from '../cli/helpers';
 import { FakeClock } from '../coordinator/fake-clock';
 import { openTemp } from '../state/temp-state';
-import { JOIN, joinBody, newIdentity, OPERATOR, send, startCoordinator } from './identity-fixture';
-import type { NodeIdentity } from '../../../src-main/agent/node-identity';
-import type { CoordinatorHttp } from '../../../src-main/core/api/coordinator-http';
-
-const signedJoin = (api: CoordinatorHttp, node: string, identity: NodeIdentity) =>
-  send(api, { path: apiPaths.join, body: JSON.stringify(joinBody(node, { publicKey: identity.publicKey })), identity });
+import { JOIN, newIdentity, OPERATOR, signedJoin, startCoordinator } from './identity-fixture';
 
 async function heldBack(svc?: CoordinatorService) {
   const started = await startCoordinator(svc);

@@ -7,7 +7,7 @@ import { loadOrCreateNodeIdentity, type MachineIdentitySource, type NodeIdentity
 import { sha256Hex, signatureHeaders } from '../../../src-main/agent/request-signer';
 import { startCoordinatorHttp, type CoordinatorHttp } from '../../../src-main/core/api/coordinator-http';
 import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
-import { SESSION_HEADER, type JoinRequest } from '../../../src-shared/worker-protocol';
+import { apiPaths, SESSION_HEADER, type JoinRequest } from '../../../src-shared/worker-protocol';
 import { FakeClock } from '../coordinator/fake-clock';
 import { joinProofHeaders } from '../api/join-proof-client';
 
@@ -94,3 +94,7 @@ export async function send(api: CoordinatorHttp, r: RawRequest): Promise<{ statu
   const json = text ? (JSON.parse(text) as Record<string, unknown>) : null;
   return { status: res.status, error: json?.error as string | undefined, json, headers };
 }
+
+/** A join of `node` presenting and signed by `identity`'s key. */
+export const signedJoin = (api: CoordinatorHttp, node: string, identity: NodeIdentity) =>
+  send(api, { path: apiPaths.join, body: JSON.stringify(joinBody(node, { publicKey: identity.publicKey })), identity });

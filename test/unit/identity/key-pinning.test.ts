@@ -4,14 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
 import { fingerprintOf } from '../../../src-main/core/coordinator/node-keys';
 import { apiPaths, joinResponseSchema } from '../../../src-shared/worker-protocol';
-import type { NodeIdentity } from '../../../src-main/agent/node-identity';
 import { closeTemp, openTemp, tempDataDir } from '../state/temp-state';
 import { FakeClock } from '../coordinator/fake-clock';
-import { JOIN, joinBody, newIdentity, OPERATOR, send, startCoordinator } from './identity-fixture';
-import type { CoordinatorHttp } from '../../../src-main/core/api/coordinator-http';
-
-const signedJoin = (api: CoordinatorHttp, node: string, identity: NodeIdentity) =>
-  send(api, { path: apiPaths.join, body: JSON.stringify(joinBody(node, { publicKey: identity.publicKey })), identity });
+import { JOIN, joinBody, newIdentity, OPERATOR, send, startCoordinator, signedJoin } from './identity-fixture';
 
 describe('key pinning', () => {
   it('holds back a join with a new key until it is accepted, then the new key speaks for the node and the old one not', async () => {

@@ -4,13 +4,7 @@
 // held-back key of another node is transient: it goes HELD_BACK_TTL_MS after the process presenting it last tried.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HELD_BACK_TTL_MS } from '../../../src-main/core/coordinator/node-keys';
-import { apiPaths } from '../../../src-shared/worker-protocol';
-import type { NodeIdentity } from '../../../src-main/agent/node-identity';
-import type { CoordinatorHttp } from '../../../src-main/core/api/coordinator-http';
-import { joinBody, newIdentity, send, startCoordinator } from './identity-fixture';
-
-const signedJoin = (api: CoordinatorHttp, node: string, identity: NodeIdentity) =>
-  send(api, { path: apiPaths.join, body: JSON.stringify(joinBody(node, { publicKey: identity.publicKey })), identity });
+import { newIdentity, signedJoin, startCoordinator } from './identity-fixture';
 
 describe("the app's own worker's name", () => {
   it('refuses another key under it with "pass --name", and holds nothing back', async () => {
