@@ -86,6 +86,9 @@ describe('join panel: Found on your network', () => {
   it('says it is looking before the first answer, and what to do when none is heard', () => {
     expect(list({ coordinators: null, error: null })).toContain('Looking…');
     expect(list({ coordinators: [], error: null })).toContain('data-testid="discovered-none"');
+    // The real flag of `serve` (issue 17 defect 10): `--host` is the page's address, not the coordinator's.
+    expect(list({ coordinators: [], error: null })).toContain('(serve --coordinator-host 0.0.0.0)');
+    expect(list({ coordinators: [], error: null })).not.toContain('serve --host');
   });
 
   it('lists each coordinator with its URL, short fingerprint and cluster tag', () => {
