@@ -68,6 +68,8 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     hardware: () => hardware,
     refreshHardware: async () => (hardware = await monitor.refresh()),
     emit,
+    // Told only from requests, after the coordinator below exists.
+    event: (kind, message) => coordinator.recordEvent(kind, 'info', message),
   });
 
   /** A notification for the page, the OS (native or toast) and, when it needs attention, the tray. */
@@ -172,6 +174,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     env,
     userData: opts.userData,
     onWarning: (message) => announce({ id: `ssh-kept-${clock.now()}`, title: 'Kept SSH nodes', body: message, severity: 'warning' }),
+    onStartFailed: (name, detail) => coordinator.recordEvent('ssh-start-failed', 'error', `Starting the worker on ${name} over SSH failed: ${detail}`),
   });
 
   const joinToken = createJoinTokenFeature({ userData: opts.userData, secrets, coordinatorUrl, certSha256: tls?.fingerprint256 ?? null, bindHost, port: http.port, loopbackOnly });

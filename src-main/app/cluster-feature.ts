@@ -44,6 +44,8 @@ export async function createClusterFeature(opts: {
   hardware: () => HardwareSnapshot;
   refreshHardware: () => Promise<HardwareSnapshot>;
   emit: EmitEvent;
+  /** The events feed: a cluster imported, this machine added (issue 17 defect 11). */
+  event?: (kind: 'cluster-imported' | 'node-added', message: string) => void;
 }): Promise<ClusterFeature> {
   const store = new ClusterStore(opts.path);
   const loaded = await store.load();
@@ -134,12 +136,14 @@ export async function createClusterFeature(opts: {
         if (errors.length > 0) return { ok: false, fileName, errors, warnings: parsed.warnings };
       }
       const adopted = await commit(next, parsed.warnings, next === parsed.config ? text : undefined);
+      opts.event?.('cluster-imported', importedText(fileName, mode === 'merge' ? 'merged' : 'replaced', next.nodes.length, added, updated));
       return { ok: true, state: adopted, added, updated };
     },
     addThisMachine: async () => {
       refuseWhileUnloaded('adding this machine');
       const result = upsertMachineNode(config.nodes.length > 0 ? config : null, hardwareToNode(await opts.refreshHardware()));
       const adopted = await commit(result.config, fileWarnings);
+      opts.event?.('node-added', `This machine ${result.action === 'added' ? 'added to' : 'updated in'} ${store.path} as node ${result.nodeName}`);
       return { state: adopted, action: result.action, nodeName: result.nodeName };
     },
     removeNode: async ({ name }) => {
@@ -159,4 +163,10 @@ export async function createClusterFeature(opts: {
     refuseWhileUnloaded,
     commit: (next) => commit(next, fileWarnings),
   };
+}
+
+/** "Imported cluster.yaml (merged): 2 nodes added (gamma, delta), 1 updated; 4 nodes now". */
+function importedText(fileName: string, how: 'merged' | 'replaced', total: number, added: readonly string[], updated: readonly string[]): string {
+  const names = (list: readonly string[]) => (list.length > 0 ? ` (${list.slice(0, 5).join(', ')}${list.length > 5 ? ` and ${list.length - 5} more` : ''})` : '');
+  return `Imported ${fileName} (${how}): ${added.length} node${added.length === 1 ? '' : 's'} added${names(added)}, ${updated.length} updated${names(updated)}; ${total} node${total === 1 ? '' : 's'} now`;
 }

@@ -41,7 +41,7 @@ export function createJobsFeature(opts: {
   maxArtifactBytes?: number;
 }): JobsFeature {
   const artifacts = new ArtifactStore(path.join(opts.userData, 'artifacts'), opts.maxArtifactBytes === undefined ? {} : { maxBytes: opts.maxArtifactBytes });
-  const service = new JobService({ clock: opts.clock, db: opts.db, artifacts, cluster: opts.cluster, coordinator: opts.coordinator, notify: opts.announce });
+  const service = new JobService({ clock: opts.clock, db: opts.db, artifacts, cluster: opts.cluster, coordinator: opts.coordinator, notify: opts.announce, event: (kind, severity, message) => opts.coordinator.recordEvent(kind, severity, message) });
   // The feed sends the page the view asked for last (the first page until it asks for another), never the whole queue.
   let feedPage: JobsPageQuery = DEFAULT_JOBS_PAGE;
   const unsubscribe = service.subscribe(

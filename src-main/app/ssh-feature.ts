@@ -36,12 +36,20 @@ export function createSshFeature(opts: {
   /** Where the kept nodes are remembered (kept-nodes.ts); without it nothing is remembered across restarts. */
   userData?: string;
   onWarning?: (message: string) => void;
+  /** Told when a node's start over SSH fails (once per failure, not per repeated status), for the events feed. */
+  onStartFailed?: (name: string, detail: string) => void;
 }): SshFeature {
+  const failed = new Set<string>();
   const launcher = new NodeLauncher({
     cluster: opts.cluster,
     coordinator: opts.coordinator,
     bundle: () => findAgentBundle(opts.env),
-    onChange: (status) => opts.emit('onNodeSsh', status),
+    onChange: (status) => {
+      if (status.state === 'failed' && !failed.has(status.name)) opts.onStartFailed?.(status.name, status.detail);
+      if (status.state === 'failed') failed.add(status.name);
+      else failed.delete(status.name);
+      opts.emit('onNodeSsh', status);
+    },
     ...(opts.approveKey ? { approveKey: opts.approveKey } : {}),
     ...(opts.env ? { env: opts.env } : {}),
     ...(opts.userData ? { kept: keptNodesFile(opts.userData, opts.onWarning) } : {}),

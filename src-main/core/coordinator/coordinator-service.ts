@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { CoordinatorEvent, RunSnapshot, RunSpec, WorkerSnapshot } from '../../../src-shared/training';
+import type { CoordinatorEvent, CoordinatorEventKind, EventSeverity, RunSnapshot, RunSpec, WorkerSnapshot } from '../../../src-shared/training';
 import type { HeartbeatRequest, HeartbeatResponse, JoinRequest, JoinResponse, ReportRequest, leaveRequestSchema } from '../../../src-shared/worker-protocol';
 import type { Clock } from '../../platform/ports';
 import { ApiProblem } from './api-problem';
@@ -21,7 +21,7 @@ import { RunController } from './run-controller';
 import { claimMismatch } from './run-reattach';
 import { NodeKeys } from './node-keys';
 import type { CoordinatorJobHooks, Instruction } from './job-hooks';
-import { capitalize, transitionEvent, UserMessages } from './user-messages';
+import { capitalize, transitionEvent, UserMessages, type EventContext } from './user-messages';
 import { connectionFacts, recordSessions, WorkerGate, type ConnectionFacts } from './worker-gate';
 import { joinFields, WorkerRegistry } from './worker-registry';
 import { linkSurveyFor, type LinkSurvey } from './link-survey';
@@ -56,7 +56,7 @@ export class CoordinatorService {
   private store: CoordinatorStore | null = null;
   private jobHooks: CoordinatorJobHooks | null = null;
   /** Each node's pinned key: the HTTP layer checks signatures with it, snapshots show its fingerprint (node-keys.ts). */
-  readonly nodeKeys = new NodeKeys({ now: () => Date.now() }); // wall time: signatures come from other machines' clocks
+  readonly nodeKeys = new NodeKeys({ now: () => Date.now(), onKeyConflict: (message) => this.messages.event('key-conflict', 'warning', message) }); // wall time: signatures come from other machines' clocks
 
   constructor(opts: CoordinatorServiceOptions) {
     this.clock = opts.clock;
@@ -328,6 +328,8 @@ export class CoordinatorService {
 
   /** The run's recent output, every line prefixed with its node; '' for a run this coordinator does not know. */
   runOutput(runId: string): string { return this.runsCtl.output(runId); }
+  /** An event from outside the run code (the job queue, the app's cluster file and SSH starts), kept and sent as any other. */
+  recordEvent(kind: CoordinatorEventKind, severity: EventSeverity, message: string, ctx: EventContext = {}): void { this.messages.event(kind, severity, message, ctx); }
 
   subscribe(listener: (change: CoordinatorChange) => void): () => void { return this.feed.subscribe(listener); }
 

@@ -118,7 +118,7 @@ export function launchGeneration(ap: GenerationLauncher, run: RunRecord, planned
   if (changed) messages.event('comm-changed', 'info', `Run "${run.spec.name}" ${changed}`, ctx);
   messages.event('shards-rebalanced', 'info', `Run "${run.spec.name}" generation ${run.generation} (${cause}): ${where}`, ctx);
   if (wasPaused) {
-    messages.event('run-resumed', 'info', `Run "${run.spec.name}" resumed: ${members.length} of ${run.spec.minWorkers} workers active (min_workers ${run.spec.minWorkers})`, ctx);
+    messages.event('run-resumed', 'info', `Run "${run.spec.name}" resumed on ${plural(members.length, 'worker')} (min_workers ${run.spec.minWorkers}, max_workers ${run.spec.maxWorkers})`, ctx);
     messages.notify('Run "' + run.spec.name + '" resumed', `${plural(members.length, 'worker')} training again, from the last checkpoint.`, 'info', { view: 'runs', runId: run.id });
   } else if (why === 'failure' || why === 'restart') {
     messages.event('run-restarted', 'warning', `Run "${run.spec.name}" restarted as generation ${run.generation} (${cause}); restart ${run.restartsUsed} of ${run.spec.maxRestarts}`, ctx);

@@ -54,6 +54,8 @@ export interface NodeKeysOptions {
   checker?: SignatureChecker;
   /** Machines awaiting approval kept at most (default MAX_AWAITING). */
   maxAwaiting?: number;
+  /** Told once per new held-back key (an approved node presenting another key), for the events feed. */
+  onKeyConflict?: (message: string) => void;
 }
 
 /** What a join's key check decided: admit it (pinning `pin` once the join succeeds), or answer 202. */
@@ -133,7 +135,12 @@ export class NodeKeys {
     }
     if (record && presentedKey !== record.publicKey) {
       // Only a new entry is news: a waiting agent asks again every few seconds.
-      if (this.awaiting.record({ ...this.entryOf(join, presentedKey, conn, now), heldBackFrom: fingerprintOf(record.publicKey) })) this.changed();
+      if (this.awaiting.record({ ...this.entryOf(join, presentedKey, conn, now), heldBackFrom: fingerprintOf(record.publicKey) })) {
+        this.changed();
+        this.opts.onKeyConflict?.(
+          `Node ${node} presented a new key ${fingerprintOf(presentedKey)}${conn.seenFrom ? ` from ${conn.seenFrom}` : ''} (pinned: ${fingerprintOf(record.publicKey)}): held back until it is accepted in the Workers view`,
+        );
+      }
       throw new ApiProblem(
         409,
         `node ${node} presents a new key (fingerprint ${fingerprintOf(presentedKey)}; the pinned one is ${fingerprintOf(record.publicKey)}); ` +

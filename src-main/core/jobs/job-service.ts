@@ -14,6 +14,7 @@ import type { ArtifactSnapshot, HostPolicy, JobSnapshot, JobsPageQuery, JobsStat
 import { sanitizeRemoteOutput } from '../../../src-shared/terminal-text';
 import type { ClusterConfig } from '../../../src-shared/cluster/types';
 import type { UserNotification, WorkerSnapshot } from '../../../src-shared/training';
+import { tellCancelled, tellFailed, tellFinished, tellStarted, tellSubmitted, type JobEventSink } from './job-events';
 import type { Clock } from '../../platform/ports';
 import { ApiProblem } from '../coordinator/api-problem';
 import type { CoordinatorService } from '../coordinator/coordinator-service';
@@ -47,6 +48,7 @@ export interface JobServiceOptions {
   /** `hasTorch`, where the coordinator offers it, keeps runs' reservations off machines a torchrun run cannot use. */
   coordinator: Pick<CoordinatorService, 'workers' | 'runs' | 'queueInstruction' | 'setJobHooks'> & { hasTorch?(workerId: number): boolean; runMembersKey?(): string };
   notify: (notification: UserNotification) => void;
+  event?: JobEventSink; // the events feed (job-events.ts)
   staleAfterMs?: number;
   rejoinGraceMs?: number;
 }
@@ -161,6 +163,7 @@ export class JobService implements JobsPort {
       this.db.kv.set(MANIFEST_KEY, meta);
       await nextTurn();
       this.changed();
+      tellSubmitted(this.opts.event, fileName, result);
       return { ok: true, fileName, ...result };
     });
     this.submitting = run.catch(() => undefined);
@@ -189,6 +192,7 @@ export class JobService implements JobsPort {
     const before = this.require(jobId);
     const result = this.db.jobs.cancel(jobId, 'cancelled by operator', this.clock.now());
     if (result?.previous && before.workerId !== null) this.tellToStop(before.workerId, jobId, result.previous, 'cancelled by operator');
+    tellCancelled(this.opts.event, before, result?.row);
     this.changed();
     return this.job(jobId);
   }
@@ -217,6 +221,7 @@ export class JobService implements JobsPort {
     const row = this.db.jobs.markRunning(jobId, token, this.clock.now());
     if (!row) throw this.stale(jobId);
     this.db.jobs.appendOutput(jobId, `[gpu-share] attempt ${row.attempts} started on ${row.node ?? '?'}${row.gpuIndex === null ? ' (CPU)' : ` (GPU ${row.gpuIndex})`}, pid ${body.pid}\r\n`);
+    tellStarted(this.opts.event, row);
     this.changed();
     return { ok: true, status: row.status };
   }
@@ -240,6 +245,7 @@ export class JobService implements JobsPort {
     this.store.indexed(uploadClaim(jobId, body.token));
     if (row.peakVramMb !== null && row.peakVramMb > 0) this.db.vramPeaks.record(row.spec.model, row.spec.mode, row.peakVramMb, now);
     this.db.jobs.appendOutput(jobId, `[gpu-share] completed; artifact ${body.artifactSha256.slice(0, 12)} (${body.sizeBytes} bytes)\r\n`);
+    tellFinished(this.opts.event, row, body.artifactSha256, body.sizeBytes);
     this.measured.delete(jobId);
     this.changed();
     return { ok: true, status: row.status };
@@ -253,6 +259,7 @@ export class JobService implements JobsPort {
     const row = this.db.jobs.fail(jobId, token, error, this.clock.now());
     if (!row) throw this.stale(jobId);
     this.db.jobs.appendOutput(jobId, `[gpu-share] ${error}${row.status === 'pending' ? ' — it will be tried again' : ''}\r\n`);
+    tellFailed(this.opts.event, row, error);
     this.measured.delete(jobId);
     this.changed();
     return { ok: true, status: row.status };
