@@ -38,6 +38,8 @@ export interface XyInput {
 }
 
 export interface XyModel {
+  /** Width of the viewBox: the chart's width on screen, so its text is drawn at its real size. */
+  width: number;
   x: Scale;
   y: Scale;
   lines: { key: string; color: string; path: string; faint: boolean }[];
@@ -47,7 +49,8 @@ export interface XyModel {
 }
 
 const bottom = XY_H - XY_PLOT.bottom;
-const right = XY_W - XY_PLOT.right;
+/** Narrower than this, the labels would collide: the chart is drawn at this width and scaled down. */
+export const MIN_XY_W = 240;
 
 function extent(values: readonly number[], positiveOnly: boolean): [number, number] | null {
   let lo = Infinity;
@@ -60,8 +63,10 @@ function extent(values: readonly number[], positiveOnly: boolean): [number, numb
   return lo <= hi ? [lo, hi] : null;
 }
 
-/** Null when no series has a point to draw. */
-export function xyChart(input: XyInput): XyModel | null {
+/** Null when no series has a point to draw. `width` is the chart's width in CSS pixels (default XY_W). */
+export function xyChart(input: XyInput, width = XY_W): XyModel | null {
+  const w = Math.max(MIN_XY_W, Math.round(width));
+  const right = w - XY_PLOT.right;
   const yKind = input.yKind ?? 'linear';
   const xe = extent(input.series.flatMap((s) => s.xs), false);
   const ye = extent(input.series.flatMap((s) => s.ys), yKind === 'log');
@@ -75,14 +80,16 @@ export function xyChart(input: XyInput): XyModel | null {
     faint: s.faint ?? false,
     path: linePath(s.xs.map(x.map), s.ys.map((v) => (yKind === 'log' && !(v > 0) ? NaN : y.map(v)))),
   }));
-  const xStep = niceStep(x.max - x.min, 6);
+  // About one x tick per 70 px, so a narrow chart's labels do not run into each other.
+  const xCount = Math.max(3, Math.min(8, Math.floor((right - XY_PLOT.left) / 70)));
+  const xStep = niceStep(x.max - x.min, xCount);
   const xFormat = input.xFormat ?? ((v: number, step: number) => tickLabel(v, step));
-  const xTicks = linearTicks(x.min, x.max, 6).map((v) => ({ px: x.map(v), label: xFormat(v, xStep) }));
+  const xTicks = linearTicks(x.min, x.max, xCount).map((v) => ({ px: x.map(v), label: xFormat(v, xStep) }));
   const yValues = yKind === 'log' ? logTicks(y.min, y.max) : linearTicks(y.min, y.max, 5);
   const yStep = yKind === 'log' ? 0 : niceStep(y.max - y.min, 5);
   const yTicks = yValues.map((v) => ({ px: y.map(v), label: yKind === 'log' ? tickLabel(v, v / 10) : tickLabel(v, yStep) }));
   const marks = (input.marks ?? []).filter((m) => m.x >= x.min && m.x <= x.max).map((m) => ({ px: x.map(m.x), label: m.label, title: m.title }));
-  return { x, y, lines, xTicks, yTicks, marks };
+  return { width: w, x, y, lines, xTicks, yTicks, marks };
 }
 
 /** The index of `series`' point nearest the pointer at chart x `px` (viewBox units), or -1. */

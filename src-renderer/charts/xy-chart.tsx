@@ -3,8 +3,24 @@
  * generation mark with its label, and under the pointer (or keyboard focus: arrow keys walk the points) a
  * guide line, a dot and a readout of the values there. Inline SVG, no chart library, nothing fetched.
  */
-import { useId, useState, type KeyboardEvent, type PointerEvent } from 'react';
+import { useEffect, useId, useRef, useState, type KeyboardEvent, type PointerEvent } from 'react';
 import { pointAt, XY_H, XY_PLOT, XY_W, xyChart, type XyInput, type XySeries } from './xy-chart-model';
+
+/** The element's width in CSS pixels, kept current as the layout changes (null before the first layout). */
+function useWidth<T extends HTMLElement>(): [React.RefObject<T | null>, number | null] {
+  const ref = useRef<T | null>(null);
+  const [width, setWidth] = useState<number | null>(null);
+  useEffect(() => {
+    const el = ref.current;
+    if (!el || typeof ResizeObserver === 'undefined') return;
+    const observer = new ResizeObserver(([entry]) => {
+      if (entry) setWidth(Math.round(entry.contentRect.width));
+    });
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, []);
+  return [ref, width];
+}
 
 const axisStyle = { stroke: 'var(--border-strong)', strokeWidth: 1 };
 const gridStyle = { stroke: 'var(--border)', strokeWidth: 1, strokeDasharray: '3 3' };
@@ -25,15 +41,17 @@ export interface XyChartProps extends XyInput {
 export function XyChart(props: XyChartProps) {
   const id = useId();
   const [hover, setHover] = useState<number | null>(null);
-  const model = xyChart(props);
-  if (!model) return null;
+  const [ref, width] = useWidth<HTMLDivElement>();
+  const model = xyChart(props, width ?? XY_W);
+  if (!model) return <div ref={ref} />;
+  const W = model.width;
   const bottom = XY_H - XY_PLOT.bottom;
   const series = props.hoverSeries;
   const at = hover !== null && hover >= 0 && hover < series.xs.length ? hover : null;
   const onPointer = (e: PointerEvent<SVGSVGElement>) => {
     const box = e.currentTarget.getBoundingClientRect();
     if (box.width === 0) return;
-    const px = ((e.clientX - box.left) / box.width) * XY_W;
+    const px = ((e.clientX - box.left) / box.width) * W;
     setHover(pointAt(model, series, px));
   };
   const onKey = (e: KeyboardEvent<SVGSVGElement>) => {
@@ -48,9 +66,9 @@ export function XyChart(props: XyChartProps) {
   const dotY = at !== null ? model.y.map(series.ys[at]!) : 0;
   const readout = at !== null ? props.describe(at) : [];
   return (
-    <div className="xy-chart" data-testid={props.testId} data-points={series.xs.length} data-marks={model.marks.length} data-y-kind={props.yKind ?? 'linear'}>
+    <div ref={ref} className="xy-chart" data-testid={props.testId} data-points={series.xs.length} data-marks={model.marks.length} data-y-kind={props.yKind ?? 'linear'}>
       <svg
-        viewBox={`0 0 ${XY_W} ${XY_H}`}
+        viewBox={`0 0 ${W} ${XY_H}`}
         role="img"
         aria-label={props.label}
         aria-describedby={`${id}-readout`}
@@ -62,13 +80,13 @@ export function XyChart(props: XyChartProps) {
       >
         {model.yTicks.map((t) => (
           <g key={`y${t.label}`}>
-            <line x1={XY_PLOT.left} x2={XY_W - XY_PLOT.right} y1={t.px} y2={t.px} style={gridStyle} />
+            <line x1={XY_PLOT.left} x2={W - XY_PLOT.right} y1={t.px} y2={t.px} style={gridStyle} />
             <text x={XY_PLOT.left - 6} y={t.px + 4} textAnchor="end" style={labelStyle}>
               {t.label}
             </text>
           </g>
         ))}
-        <line x1={XY_PLOT.left} x2={XY_W - XY_PLOT.right} y1={bottom} y2={bottom} style={axisStyle} />
+        <line x1={XY_PLOT.left} x2={W - XY_PLOT.right} y1={bottom} y2={bottom} style={axisStyle} />
         <line x1={XY_PLOT.left} x2={XY_PLOT.left} y1={XY_PLOT.top} y2={bottom} style={axisStyle} />
         {model.xTicks.map((t) => (
           <g key={`x${t.label}`}>
@@ -78,7 +96,7 @@ export function XyChart(props: XyChartProps) {
             </text>
           </g>
         ))}
-        <text x={XY_W - XY_PLOT.right} y={XY_H - 2} textAnchor="end" style={labelStyle}>
+        <text x={W - XY_PLOT.right} y={XY_H - 2} textAnchor="end" style={labelStyle}>
           {props.xTitle}
         </text>
         <text x={4} y={XY_PLOT.top} transform={`rotate(-90 4 ${XY_PLOT.top})`} textAnchor="end" dominantBaseline="hanging" style={labelStyle}>

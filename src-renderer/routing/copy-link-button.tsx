@@ -3,11 +3,17 @@
  * can be pasted into a chat without handing out access. Where the browser refuses the clipboard (plain http
  * that is not localhost), the link is shown selected so Ctrl+C copies it.
  */
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { shareableUrl, type Route } from './route';
 
 export function CopyLinkButton({ route, label = 'Copy link' }: { route: Route; label?: string }) {
   const [state, setState] = useState<{ outcome: 'copied' | 'refused'; url: string } | null>(null);
+  // "Copied" says what just happened; it goes after a few seconds rather than stay as a stale claim.
+  useEffect(() => {
+    if (state?.outcome !== 'copied') return;
+    const timer = setTimeout(() => setState(null), 4000);
+    return () => clearTimeout(timer);
+  }, [state]);
   const copy = async () => {
     const url = shareableUrl(window.location.href, route);
     try {

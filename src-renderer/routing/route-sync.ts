@@ -35,12 +35,22 @@ export interface RouteWindow {
 function reveal(focus: RouteFocus): void {
   if (!focus || typeof document === 'undefined') return;
   const selector = focus.view === 'jobs' ? `tr[data-job-id="${CSS.escape(focus.id)}"]` : `[data-node-card="${CSS.escape(focus.id)}"]`;
-  requestAnimationFrame(() => {
-    document.querySelectorAll('[data-route-focus]').forEach((el) => el.removeAttribute('data-route-focus'));
+  document.querySelectorAll('[data-route-focus]').forEach((el) => el.removeAttribute('data-route-focus'));
+  // The view draws after the state changes: look again on the next frames (about a second at most).
+  const look = (tries: number) => {
     const el = document.querySelector(selector);
-    el?.setAttribute('data-route-focus', 'true');
-    el?.scrollIntoView({ block: 'center' });
-  });
+    if (el) {
+      el.setAttribute('data-route-focus', 'true');
+      el.scrollIntoView({ block: 'center' });
+    } else if (tries > 0) requestAnimationFrame(() => look(tries - 1));
+  };
+  requestAnimationFrame(() => look(60));
+}
+
+/** The mark goes when the address no longer names that row or card. */
+function unmark(): void {
+  if (typeof document === 'undefined') return;
+  document.querySelectorAll('[data-route-focus]').forEach((el) => el.removeAttribute('data-route-focus'));
 }
 
 /** Starts syncing; returns the function that stops it. */
@@ -88,7 +98,10 @@ export function startRouteSync(app: AppStore, win: RouteWindow, routes: StoreApi
     const opened = newlyExpandedJob(prev, next);
     if (opened && next.view === 'jobs') focus = { view: 'jobs', id: opened };
     else if (focus && focus.view !== next.view) focus = null;
-    if (focus !== routes.getState().focus) routes.setState({ focus });
+    if (focus !== routes.getState().focus) {
+      routes.setState({ focus });
+      if (focus === null) unmark();
+    }
     const route = routeOfState(next, focus);
     if (sameRoute(route, shown)) return;
     // The page picking a run by itself (none was open) replaces the entry; anything else was a click.

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ema, linearTicks, logTicks, makeScale, nearestIndex, niceStep, tickLabel } from '../../../src-renderer/charts/chart-math';
 import { MAX_THROUGHPUT_POINTS, MAX_THROUGHPUT_RUNS, recordRun, recordRuns } from '../../../src-renderer/charts/run-throughput';
 import { clockLabel } from '../../../src-renderer/charts/throughput-chart';
-import { pointAt, XY_PLOT, XY_W, xyChart } from '../../../src-renderer/charts/xy-chart-model';
+import { MIN_XY_W, pointAt, XY_PLOT, XY_W, xyChart } from '../../../src-renderer/charts/xy-chart-model';
 import type { RunSnapshot } from '../../../src-shared/training';
 import { runSnapshot } from '../helpers/snapshots';
 
@@ -58,6 +58,9 @@ describe('the chart model', () => {
   it('lays out step ticks, loss ticks, the line and a generation mark on the plot', () => {
     const m = xyChart({ series: [series], marks: [{ x: 150, label: 'gen 2', title: 'worker beta failed' }, { x: 900, label: 'gen 3', title: 'off the curve' }] })!;
     expect(m.xTicks.map((t) => t.label)).toEqual(['0', '50', '100', '150', '200', '250', '300']);
+    // Drawn at its width on screen: a narrow chart gets fewer step ticks, and is not squeezed below MIN_XY_W.
+    expect(xyChart({ series: [series] }, 280)!.xTicks.map((t) => t.label)).toEqual(['0', '100', '200', '300']);
+    expect(xyChart({ series: [series] }, 100)!.width).toBe(MIN_XY_W);
     expect(m.xTicks[0]!.px).toBe(XY_PLOT.left);
     expect(m.yTicks.map((t) => t.label)).toEqual(['0.5', '1', '1.5', '2']);
     expect(m.marks).toEqual([{ px: (XY_PLOT.left + XY_W - XY_PLOT.right) / 2, label: 'gen 2', title: 'worker beta failed' }]);
