@@ -5,3 +5,4 @@
  */
 export { findAgentBundle } from '../core/ssh/agent-bundle';
 export { NodeLauncher, type CoordinatorJoin } from '../core/ssh/node-launcher';
+export { probeNodeStatus } from '../core/ssh/ssh-failure';

@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { NodeSshStatus } from '../../../../src-shared/nodes/ipc-ssh';
-import { findAgentBundle, NodeLauncher } from '../../../app/ssh-launch';
+import { findAgentBundle, NodeLauncher, probeNodeStatus } from '../../../app/ssh-launch';
 import { defaultUserDataDir } from '../../../platform/user-data-dir';
 import { noMorePositionals, parseCommandLine, type CliIo, type Command, type CommandGroup } from '../../command';
 import { coordinatorJoin, loadCluster, pickNodes } from './nodes-context';
@@ -34,10 +34,12 @@ type Action = 'start' | 'stop' | 'status';
 async function run(action: Action, args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandLine(args, OPTIONS);
   noMorePositionals(positionals, values.all ? 0 : 1, values.all ? ' (--all names every ssh node)' : '');
+  // `nodes status` alone is every ssh node (only start and stop, which change things, need a name or --all).
+  const all = values.all === true || (action === 'status' && positionals.length === 0);
   const dataDir = values['data-dir'] ? path.resolve(io.cwd, values['data-dir']) : defaultUserDataDir(io.env);
   const clusterFile = values.cluster ? path.resolve(io.cwd, values.cluster) : path.join(dataDir, 'cluster.yaml');
   const config = await loadCluster(clusterFile);
-  const nodes = pickNodes(config, clusterFile, positionals[0], values.all === true);
+  const nodes = pickNodes(config, clusterFile, positionals[0], all);
   const join = action === 'start' ? await coordinatorJoin(dataDir, values.join) : { url: '', token: '', certSha256: null, reachableFromOtherMachines: true };
   const say = (line: string) => (values.json ? undefined : io.out(`${line}\n`));
   const launcher = new NodeLauncher({
@@ -62,10 +64,7 @@ async function run(action: Action, args: string[], io: CliIo): Promise<number> {
   try {
     for (const node of nodes) {
       if (action === 'status') {
-        const probe = await launcher.probe(node.name).catch((error: Error) => ({ error }));
-        const s: NodeSshStatus = 'error' in probe
-          ? { name: node.name, state: 'failed', detail: probe.error.message }
-          : { name: node.name, state: probe.running ? 'online' : 'offline', detail: probe.running ? `the agent runs (process group ${probe.pgid})` : 'no agent runs there' };
+        const s = await probeNodeStatus(launcher, node.name);
         say(`${s.name}: ${s.state} — ${s.detail}`);
         results.push(s);
       } else if (action === 'stop') {
@@ -113,7 +112,7 @@ function subcommand(action: Action, summary: string, what: string): Command {
   return {
     name: action,
     summary,
-    usage: `Usage: gpu-share nodes ${action} NAME|--all [options]\n\n${what}\n\n${COMMON}${action === 'start' ? `
+    usage: `Usage: gpu-share nodes ${action} ${action === 'status' ? '[NAME|--all]' : 'NAME|--all'} [options]\n\n${what}\n\n${COMMON}${action === 'start' ? `
   --join URL              the coordinator as the nodes reach it (default: this machine's LAN address)
   --accept-host-key FP    trust this SHA256:… host key for a node not in ~/.ssh/known_hosts yet
   --timeout-s N           how long to wait for each node to join (default 90)` : ''}
@@ -132,6 +131,6 @@ The workers of cluster.yaml's transport: ssh nodes, over SSH with the node's use
   subcommands: [
     subcommand('start', 'check the node, install the agent if needed and start it; wait until it joined', 'Connects, checks Node.js >= 20, Python with torch and free disk, copies the worker agent when absent,\nstarts it detached (the join token goes in a 0600 file, never on a command line) and waits until it joined.\nExit 0 when every node joined.'),
     subcommand('stop', 'stop the worker and everything it started', 'Stops the agent (SIGTERM: it stops its training and leaves), then kills whatever it started that is left.'),
-    subcommand('status', 'whether the agent runs on the node', 'Connects and says whether the agent runs there.'),
+    subcommand('status', 'whether the agent runs on the node (every ssh node without NAME)', 'Connects and says whether the agent runs there; without NAME, on every transport: ssh node.'),
   ],
 };
