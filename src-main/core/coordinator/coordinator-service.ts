@@ -25,6 +25,7 @@ import { capitalize, transitionEvent, UserMessages, type EventContext } from './
 import { connectionFacts, recordSessions, WorkerGate, type ConnectionFacts } from './worker-gate';
 import { joinFields, WorkerRegistry } from './worker-registry';
 import { linkSurveyFor, type LinkSurvey } from './link-survey';
+import { TrainerStepMemory } from './trainer-step-memory';
 import type { CoordinatorServiceOptions } from './coordinator-service-options';
 
 export { ApiProblem, isApiProblem } from './api-problem';
@@ -95,6 +96,8 @@ export class CoordinatorService {
       rdzvHostOverride: opts.rdzvHostOverride,
       trustAdvertised,
       links: () => this.linkSurvey.links(),
+      stepMemory: new TrainerStepMemory(),
+      remeasureLinks: (ids) => this.linkSurvey.remeasure(ids),
     });
     this.linkSurvey = linkSurveyFor({ clock: this.clock, pool: this.pool, trustAdvertised, refreshMs: opts.linkRefreshMs, runMembers: () => this.runsCtl.memberIds(), jobs: () => this.jobHooks?.capacity?.().holdings, changed: () => this.feed.workersChanged('state') });
   }

@@ -9,7 +9,7 @@
  */
 import { COMM_SHARE_BUDGET, decideComm, describeStrategy } from '../../../src-shared/scheduling/comm-choice';
 import { orderRing, type RingPlan } from '../../../src-shared/scheduling/ring-order';
-import type { CommDecision, CommSetting } from '../../../src-shared/scheduling/comm-types';
+import type { CommDecision, CommSetting, TrainerCommStats } from '../../../src-shared/scheduling/comm-types';
 import type { RunMemberHolding } from '../../../src-shared/training';
 import type { RunApplierDeps } from './run-applier';
 import { memberHoldings, type RunRecord } from './run-record';
@@ -28,17 +28,32 @@ export const RELAUNCH_COST_S = 10;
 /** Steps left assumed when the trainer does not say its total_steps. */
 export const ASSUMED_STEPS_LEFT = 1000;
 
+/**
+ * The step a decision goes by: what this run's trainer reported (remembered for later runs of the same
+ * trainer), else what an earlier run of it reported (trainer-step-memory.ts), else null (blind).
+ */
+export function stepForDecision(deps: Pick<RunApplierDeps, 'stepMemory'>, run: RunRecord): { stats: TrainerCommStats | null; remembered: boolean } {
+  const own = run.telemetry.commStats();
+  if (own) {
+    deps.stepMemory?.remember(run.spec, own);
+    return { stats: own, remembered: false };
+  }
+  const prior = deps.stepMemory?.recall(run.spec) ?? null;
+  return { stats: prior, remembered: prior !== null };
+}
+
 /** The strategy generation `run.generation` trains with (call once the generation number is advanced). */
 export function decideGenerationComm(
   run: RunRecord,
   ring: RingPlan,
   requested: CommSetting = run.spec.comm ?? 'auto',
   localSgdPeriod: number | null = run.spec.localSgdPeriod ?? null,
+  stats: TrainerCommStats | null = run.telemetry.commStats(),
 ): CommDecision {
   return decideComm({
     requested,
     localSgdPeriod,
-    stats: run.telemetry.commStats(),
+    stats,
     slowest: ring.slowest,
     members: ring.order.length,
     backend: run.spec.useGpus ? 'nccl' : 'gloo',
@@ -73,7 +88,7 @@ function commSeconds(share: number, computeS: number): number {
  * Otherwise the generation's decision gains the new numbers in place (the run view shows them), saying why it
  * was kept. Cheap when nothing changed: the inputs are keyed.
  */
-export function recheckComm(deps: Pick<RunApplierDeps, 'links'>, run: RunRecord): CommDecision | null {
+export function recheckComm(deps: Pick<RunApplierDeps, 'links' | 'stepMemory'>, run: RunRecord): CommDecision | null {
   const current = run.comm;
   if (run.state !== 'running' || run.pendingRestart || (run.spec.comm ?? 'auto') !== 'auto') return null;
   if (!current || current.generation !== run.generation || run.workerIds.length < 2) return null;
@@ -83,6 +98,7 @@ export function recheckComm(deps: Pick<RunApplierDeps, 'links'>, run: RunRecord)
   const key = `${run.generation}:${links.length}:${Math.max(...links.map((l) => l.measuredAt))}:${stats.gradBytes}:${stats.stepComputeS}`;
   if (run.commCheckKey === key) return null;
   run.commCheckKey = key;
+  deps.stepMemory?.remember(run.spec, stats);
   const ring = planRing(deps, memberHoldings(run));
   const fresh = decideGenerationComm(run, ring);
   if (fresh.commShare === null) return null;

@@ -6,7 +6,7 @@
  */
 import { assignShards } from '../../../src-shared/shards';
 import type { RunMemberHolding, ShardMap } from '../../../src-shared/training';
-import { commChanged, commLine, decideGenerationComm, planRing } from './generation-comm';
+import { commChanged, commLine, decideGenerationComm, planRing, stepForDecision } from './generation-comm';
 import { buildLaunchPlan, formatEndpoint } from './launch-plan';
 import { chooseRendezvous } from './rendezvous-address';
 import type { RunApplierDeps } from './run-applier';
@@ -64,7 +64,9 @@ export function launchGeneration(ap: GenerationLauncher, run: RunRecord, planned
   run.state = 'running';
   run.stateCause = `generation ${run.generation} on ${plural(members.length, 'worker')}`;
   const previousComm = run.comm ?? null;
-  const comm = decideGenerationComm(run, ring);
+  const step = stepForDecision(ap.deps, run);
+  const decided = decideGenerationComm(run, ring, undefined, undefined, step.stats);
+  const comm = step.remembered && decided.commShare !== null ? { ...decided, reason: `${decided.reason} (the step as an earlier run of this trainer reported it)` } : decided;
   run.comm = comm;
   run.linkNote = ring.note;
 
@@ -123,5 +125,8 @@ export function launchGeneration(ap: GenerationLauncher, run: RunRecord, planned
   } else if (why === 'failure' || why === 'restart') {
     messages.event('run-restarted', 'warning', `Run "${run.spec.name}" restarted as generation ${run.generation} (${cause}); restart ${run.restartsUsed} of ${run.spec.maxRestarts}`, ctx);
   }
+  // A forming ring's stale links are measured again (link-survey.ts); a changed link reaches this generation
+  // through recheckComm, so the start does not wait for the probes.
+  if (members.length > 1) ap.deps.remeasureLinks?.(members);
   ap.emit(run);
 }

@@ -3,7 +3,8 @@
  * LinkBook: (a) when a worker becomes active (or is found active with a link never measured), its links to and
  * from every other active worker; (b) every
  * `refreshMs` (serve --link-refresh), the links between idle workers (no run, no job) measured longer ago than
- * that; (c) on demand (POST /v1/links/measure), every link among the active workers now, busy or not.
+ * that; (c) on demand (POST /v1/links/measure), every link among the active workers now, busy or not;
+ * (d) when a generation forms, its members' links measured over FORMATION_LINK_MAX_AGE_MS ago.
  *
  * One probe at a time per agent, as sender or receiver, so probes do not disturb each other: a probe tells the
  * receiver to expect a single-use token (`accept-link-probe`) and the sender to measure (`measure-links`), and
@@ -53,6 +54,8 @@ const REFRESH_SCAN_MS = 1000;
 export const MAX_SCAN_PAIRS = 4096;
 /** Workers one on-demand measurement covers at most (64 × 63 ordered pairs fit the pending bound). */
 export const MAX_MEASURE_WORKERS = 64;
+/** A forming generation's links measured longer ago than this are measured again ("when a run forms"). */
+export const FORMATION_LINK_MAX_AGE_MS = 60_000;
 const DEFAULT_MAX_PENDING = 4096;
 
 interface Pending {
@@ -145,6 +148,22 @@ export class LinkSurvey {
       this.dispatch();
       this.wake();
     });
+  }
+
+  /**
+   * A generation forms on `ids`: the links among them not measured within maxAgeMs are measured again, busy or
+   * not (at most MAX_MEASURE_WORKERS of them). Not waited for: a changed link reaches the generation later.
+   */
+  remeasure(ids: readonly number[], maxAgeMs = FORMATION_LINK_MAX_AGE_MS): void {
+    const probing = new Set(this.opts.workers().filter((w) => w.probePort !== null).map((w) => w.id));
+    const members = ids.filter((id) => probing.has(id)).slice(0, MAX_MEASURE_WORKERS);
+    const staleBefore = this.opts.clock.now() - maxAgeMs;
+    for (const a of members) for (const b of members) {
+      const held = a === b ? null : this.book.get(a, b);
+      if (a !== b && (!held || held.measuredAt <= staleBefore)) this.enqueue(a, b, false);
+    }
+    this.dispatch();
+    this.wake();
   }
 
   /** The sender's report: the probe it answers is settled, its results go in the book. Anything else is ignored. */

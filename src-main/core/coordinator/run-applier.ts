@@ -15,6 +15,7 @@ import type { ElasticPool } from './elastic-pool';
 import { launchGeneration, type PlannedMember } from './generation-launch';
 import { clearMembers, refreshProgress, runSnapshot, type LaunchWhy, type RunRecord } from './run-record';
 import { noteStoreStopping, takeHeldStarts } from './store-handover';
+import type { TrainerStepMemory } from './trainer-step-memory';
 import { capitalize, plural, type UserMessages } from './user-messages';
 import type { WorkerRegistry } from './worker-registry';
 
@@ -35,6 +36,10 @@ export interface RunApplierDeps {
   onReleased?: (run: RunRecord) => void;
   /** The measured links between workers (the LinkBook): each generation's ring order and comm strategy follow them. */
   links?: () => readonly LinkMeasurement[];
+  /** What earlier runs of a trainer reported about its step: a run's first generation is not decided blind. */
+  stepMemory?: TrainerStepMemory;
+  /** Measures the links among a generation's members again when they are stale (link-survey.ts); not waited for. */
+  remeasureLinks?: (workerIds: readonly number[]) => void;
 }
 
 export type EndState = Extract<RunState, 'finished' | 'failed' | 'stopped'>;

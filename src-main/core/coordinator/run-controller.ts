@@ -25,7 +25,7 @@ import type { ElasticPool } from './elastic-pool';
 import { recheckComm } from './generation-comm';
 import type { JobCapacity } from './job-hooks';
 import type { OutputBudget } from './output-budget';
-import { RunApplier } from './run-applier';
+import { RunApplier, type RunApplierDeps } from './run-applier';
 import { afterFailures, expireUnstarted, type RunFailureContext } from './run-failures';
 import { jobHoldingsKey, planRun } from './run-placement';
 import { resumeDuringGrace } from './run-reattach';
@@ -56,6 +56,9 @@ export interface RunControllerOptions {
   trustAdvertised: boolean;
   /** The measured links (the coordinator's LinkBook), for each generation's ring order and comm strategy. */
   links?: () => readonly LinkMeasurement[];
+  /** What earlier runs of a trainer reported about its step, and re-measuring a forming ring's stale links. */
+  stepMemory?: RunApplierDeps['stepMemory'];
+  remeasureLinks?: RunApplierDeps['remeasureLinks'];
 }
 
 /** What the failover code (run-reattach.ts) may use of the controller while it restores a run. */
@@ -86,6 +89,8 @@ export class RunController {
       rdzvHostOverride: opts.rdzvHostOverride,
       trustAdvertised: opts.trustAdvertised,
       links: opts.links,
+      stepMemory: opts.stepMemory,
+      remeasureLinks: opts.remeasureLinks,
       // What it held is free: runs below max_workers may grow into it (after the settle, as for a join).
       onReleased: () => this.scheduleReconcile(),
     });

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Instruction } from '../../../src-shared/worker-protocol';
 import { LinkBook } from '../../../src-main/core/coordinator/link-book';
-import { LinkSurvey, MAX_MEASURE_WORKERS, MAX_SCAN_PAIRS, surveyWorkers, type SurveyWorker } from '../../../src-main/core/coordinator/link-survey';
+import { FORMATION_LINK_MAX_AGE_MS, LinkSurvey, MAX_MEASURE_WORKERS, MAX_SCAN_PAIRS, surveyWorkers, type SurveyWorker } from '../../../src-main/core/coordinator/link-survey';
 import { FakeClock } from './fake-clock';
 
 const link = (fromId: number, toId: number, measuredAt: number, mbps: number | null = 100) => ({ fromId, toId, from: `n${fromId}`, to: `n${toId}`, mbps, rttMs: 1, measuredAt });
@@ -183,6 +183,26 @@ describe('LinkSurvey', () => {
     const survey = new LinkSurvey({ clock, refreshMs: 0, maxPending: 100, workers: () => many, idle: () => new Set(), queue: () => true });
     for (const w of many) survey.workerActive(w.id);
     expect((survey as unknown as { pending: unknown[] }).pending.length).toBeLessThanOrEqual(100);
+  });
+});
+
+describe('LinkSurvey when a generation forms', () => {
+  it('measures again the members\' links older than FORMATION_LINK_MAX_AGE_MS, busy or not, and leaves fresh ones and non-members alone', () => {
+    const h = harness({ measured: [[1, 2], [2, 1], [1, 3], [3, 1], [2, 3], [3, 2]] });
+    h.survey.remeasure([1, 2]);
+    expect(h.measures()).toHaveLength(0); // all measured just now
+    h.clock.advance(FORMATION_LINK_MAX_AGE_MS + 1);
+    h.survey.remeasure([1, 2]);
+    // One probe per agent at a time: 1→2 first, then 2→1 once it is answered; worker 3's links are not touched.
+    expect(h.measures().map((m) => `${m.targets[0]!.workerId}`)).toEqual(['2']);
+    h.answerAll();
+    h.survey.tick();
+    h.answerAll();
+    h.survey.tick();
+    const probed = h.queued.filter((q) => q.instruction.kind === 'measure-links').map((q) => `${q.to}>${(q.instruction as Extract<Instruction, { kind: 'measure-links' }>).targets[0]!.workerId}`);
+    expect(probed).toEqual(['1>2', '2>1']);
+    expect(h.survey.book.get(1, 2)!.measuredAt).toBe(h.clock.now());
+    expect(h.survey.book.get(1, 3)!.measuredAt).toBeLessThan(h.clock.now());
   });
 });
 
