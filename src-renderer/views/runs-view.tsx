@@ -19,6 +19,7 @@ import { SilenceNotice, StepProgress } from '../components/run-progress';
 import { StartRunForm } from '../components/run-start-form';
 import { RunWorkerTable } from '../components/run-worker-table';
 import { workersStat } from '../components/run-worker-part';
+import { RunSettings } from '../components/run-settings';
 import { ShardMapView } from '../components/shard-map';
 import { useNow } from '../components/use-now';
 import { formatAgo, formatDuration, formatLoss, formatRate } from '../format';
@@ -193,6 +194,7 @@ function RunDetail({ run }: { run: RunSnapshot }) {
         </h3>
         <RunWorkerTable run={run} workers={workers} now={now} />
       </section>
+      <RunSettings spec={run.spec} />
       <section className="card" aria-labelledby="run-resources-title">
         <h3 id="run-resources-title" className="card-title">
           Resources per worker <span className="muted small">· from their heartbeats</span>
