@@ -69,7 +69,7 @@ function NodeCard({ card, fileName, status, activity }: { card: NodeCardModel; f
   const ledger = useApp((s) => s.jobs.state?.ledger.find((l) => l.node === node.name && l.declared) ?? null);
   const titleId = `node-${card.index}-title`;
   return (
-    <article className={`card node-card${pointsHere ? ' this-machine' : ''}`} data-node-card={node.name} aria-labelledby={titleId}>
+    <article className={`card node-card${card.isThisMachine ? ' this-machine' : ''}`} data-node-card={node.name} aria-labelledby={titleId}>
       <header className="card-head">
         <div className="card-title-row">
           <h2 id={titleId} className="card-title" title={node.name}>
