@@ -72,6 +72,8 @@ export class NodeKeys {
   private store: NodeKeyStore | null = null;
   private autoApprove = false;
   private ownNode: string | null = null;
+  /** The last key refused under the own worker's name (one event per key, not per try). */
+  private lastOwnNameKey: string | null = null;
 
   constructor(private readonly opts: NodeKeysOptions) {
     this.checker = opts.checker ?? new SignatureChecker({ now: opts.now });
@@ -127,6 +129,13 @@ export class NodeKeys {
     this.checker.check(request, presentedKey, node);
     const now = this.opts.now();
     if (record && presentedKey !== record.publicKey && node === this.ownNode) {
+      // Said once per key in the events feed: the process exits at the 409, a person may paste the command again.
+      if (this.lastOwnNameKey !== presentedKey) {
+        this.lastOwnNameKey = presentedKey;
+        this.opts.onKeyConflict?.(
+          `A worker${conn.seenFrom ? ` at ${conn.seenFrom}` : ''} tried to join as ${node}, this machine's own worker's name, with another key (${fingerprintOf(presentedKey)}): refused; it must be started with another --name`,
+        );
+      }
       throw new ApiProblem(
         409,
         `the name ${node} belongs to this machine's own worker (the one the app runs, key ${fingerprintOf(record.publicKey)}); ` +

@@ -24,6 +24,12 @@ describe("the app's own worker's name", () => {
     expect(svc.workers()[0]!.keyHeldBack).toBeUndefined();
     expect(svc.nodeKeys.awaitingList()).toEqual([]);
     expect(() => svc.nodeKeys.accept('vm', copyPasted.fingerprint)).toThrow('has no new key waiting to be accepted');
+    // The events feed says it once, naming the name and the way out, however often the process tries.
+    expect((await signedJoin(api, 'vm', copyPasted)).status).toBe(409);
+    const said = svc.events().filter((e) => e.kind === 'key-conflict');
+    expect(said.map((e) => e.message)).toEqual([
+      `A worker at 127.0.0.1 tried to join as vm, this machine's own worker's name, with another key (${copyPasted.fingerprint}): refused; it must be started with another --name`,
+    ]);
 
     // Under another name the same process is an ordinary machine (approved by loopback).
     expect((await signedJoin(api, 'vm-2', copyPasted)).status).toBe(200);
