@@ -218,7 +218,12 @@ export class NodeKeys {
       const waiting = this.awaiting.ofNode(node).length > 0;
       throw new ApiProblem(404, waiting ? `${node} has no approved key yet: approve it with \`gpu-share workers approve ${node} --key SHA256:…\`` : `no node named ${node} has joined with a key`);
     }
-    if (held.length === 0) throw new ApiProblem(404, `node ${node} has no new key waiting to be accepted (its key is ${fingerprintOf(record.publicKey)})`);
+    if (held.length === 0) {
+      throw new ApiProblem(
+        404,
+        `node ${node} has no new key waiting to be accepted (its key is ${fingerprintOf(record.publicKey)}); a held-back key is forgotten ${HELD_BACK_TTL_MS / 60_000} minutes after its last try: start that machine's worker again, then accept its key`,
+      );
+    }
     const match = held.find((e) => e.fingerprint === fingerprint);
     if (!match) throw new ApiProblem(409, mismatch(node, 'held back', held, fingerprint));
     this.setApproved(node, match.publicKey);

@@ -54,7 +54,8 @@ describe('a held-back key of another node', () => {
     const { svc, api } = await startCoordinator();
     const old = newIdentity('machine-b');
     expect((await signedJoin(api, 'gpu-box', old)).status).toBe(200);
-    expect((await signedJoin(api, 'gpu-box', newIdentity('machine-b'))).status).toBe(409);
+    const reinstalled = newIdentity('machine-b');
+    expect((await signedJoin(api, 'gpu-box', reinstalled)).status).toBe(409);
     expect(svc.workers()[0]!.keyHeldBack).toBeDefined();
     const changes: string[] = [];
     svc.nodeKeys.onChange(() => changes.push('changed'));
@@ -70,5 +71,7 @@ describe('a held-back key of another node', () => {
     expect(svc.workers()[0]).toMatchObject({ keyFingerprint: old.fingerprint });
     expect(svc.workers()[0]!.keyHeldBack).toBeUndefined();
     expect(svc.nodeKeys.awaitingList()).toEqual([]);
+    // Accepting it now says why it is gone and what to do.
+    expect(() => svc.nodeKeys.accept('gpu-box', reinstalled.fingerprint)).toThrow("forgotten 10 minutes after its last try: start that machine's worker again, then accept its key");
   });
 });
