@@ -114,8 +114,11 @@ export function ImportDialog() {
       </p>
       {removesThis && (
         <p className="warning-text" data-testid="replace-removes-this-machine">
-          <WarningIcon size={14} /> Replace removes {thisNode}, this machine&apos;s node: this machine would then train only as a worker that cluster.yaml does not list. Merge keeps
-          it.
+          <WarningIcon size={14} /> Replace removes {thisNode}, this machine&apos;s node:{' '}
+          {preview.replace.pointingHere.length > 0
+            ? `${preview.replace.pointingHere.join(', ')} (on this machine's address) would then stand for this machine, with what ${pending.fileName} declares for it.`
+            : 'this machine would then train only as a worker that cluster.yaml does not list.'}{' '}
+          Merge keeps it.
         </p>
       )}
       <ChoicePreview title="Merge" preview={preview.merge} testId="preview-merge" />

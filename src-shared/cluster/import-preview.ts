@@ -6,7 +6,7 @@
  */
 import { mergeClusters, sameNode } from './merge';
 import { parseClusterYaml } from './parse';
-import { thisMachineTwiceWarning } from './this-machine';
+import { pointsAtThisMachine, thisMachineTwiceWarning } from './this-machine';
 import type { ClusterConfig, ClusterIssue, NodeConfig } from './types';
 import { validateCluster } from './validate';
 
@@ -23,6 +23,8 @@ export interface ImportChoicePreview {
   kept: string[];
   /** Nodes in the cluster after this choice. */
   nodeCount: number;
+  /** Nodes after this choice whose host is this machine (localhost, 127.0.0.1…): the app's own worker stands for them. */
+  pointingHere: string[];
   /** Things to look at before choosing, e.g. two nodes that are both this machine. */
   warnings: string[];
   /** Why the core would refuse this choice (the resulting cluster breaks a rule); null when it would go through. */
@@ -65,6 +67,7 @@ function describe(current: ClusterConfig, result: ClusterConfig, incoming: Clust
     removed: mode === 'replace' ? untouched : untouched.filter((name) => !resultNames.has(name)),
     kept: mode === 'merge' ? untouched : [],
     nodeCount: result.nodes.length,
+    pointingHere: result.nodes.filter((n) => pointsAtThisMachine(n.host)).map((n) => n.name),
     warnings: loopbackWarnings(result),
     refusal: problems.length > 0 ? problems : null,
   };

@@ -101,9 +101,11 @@ describe('first run', () => {
     const primary = dialog.locator('button.primary');
     expect(await primary.textContent()).toBe('Merge');
     expect(await dialog.getByRole('button', { name: /^Replace/ }).textContent()).toBe(`Replace (removes ${ownNode})`);
-    expect(await page.textContent('[data-testid="replace-removes-this-machine"]')).toContain(`Replace removes ${ownNode}, this machine's node`);
+    const removesHere = await page.textContent('[data-testid="replace-removes-this-machine"]');
+    expect(removesHere).toContain(`Replace removes ${ownNode}, this machine's node: desktop (on this machine's address) would then stand for this machine`);
+    expect(removesHere).toContain('Merge keeps it.');
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel');
-    await screenshot(page, 'first-run-import-example-1280');
+    await wideAndNarrow(page, 'first-run-import-example');
     await primary.click();
     await dialog.waitFor({ state: 'detached' });
 

@@ -15,8 +15,8 @@ describe('previewImport', () => {
     expect(preview).toEqual({
       ok: true,
       warnings: [],
-      replace: { added: ['laptop'], replaced: ['jetson'], unchanged: ['desktop'], removed: ['old-box'], kept: [], nodeCount: 3, warnings: [], refusal: null },
-      merge: { added: ['laptop'], replaced: ['jetson'], unchanged: ['desktop'], removed: [], kept: ['old-box'], nodeCount: 4, warnings: [], refusal: null },
+      replace: { added: ['laptop'], replaced: ['jetson'], unchanged: ['desktop'], removed: ['old-box'], kept: [], nodeCount: 3, pointingHere: ['desktop'], warnings: [], refusal: null },
+      merge: { added: ['laptop'], replaced: ['jetson'], unchanged: ['desktop'], removed: [], kept: ['old-box'], nodeCount: 4, pointingHere: ['desktop'], warnings: [], refusal: null },
     });
   });
 
@@ -45,6 +45,14 @@ describe('previewImport', () => {
     const preview = previewImport(broken, serializeClusterYaml(cluster(node('laptop'))));
     expect(preview.ok && preview.merge.refusal).toEqual(["node 'old-box': max_adapters must be >= 1"]);
     expect(preview.ok && preview.replace).toMatchObject({ removed: ['desktop', 'old-box'], refusal: null });
+  });
+
+  it("names the nodes each choice leaves pointing at this machine (the import dialog says who stands for it after Replace)", () => {
+    const preview = previewImport(current, serializeClusterYaml(cluster(node('workstation', '127.0.0.1'), node('laptop'))));
+    expect(preview.ok && preview.replace.pointingHere).toEqual(['workstation']);
+    expect(preview.ok && preview.merge.pointingHere).toEqual(['desktop', 'workstation']);
+    const none = previewImport(current, serializeClusterYaml(cluster(node('laptop'))));
+    expect(none.ok && none.replace.pointingHere).toEqual([]);
   });
 
   it('an invalid file gives its errors with line:col instead of a preview', () => {
