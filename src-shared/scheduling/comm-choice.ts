@@ -2,7 +2,7 @@
  * Which communication strategy a generation trains with (issue 16). Training across people's machines runs at
  * the speed of the slowest link on the ring: a 20 Mbit/s hop turns plain DDP of a 12 MB model into seconds of
  * waiting per step. So for `auto` the coordinator picks, each generation, the least lossy strategy whose
- * communication stays within 10 % of a step on the ring's slowest link — ddp, then fp16, then powersgd (NCCL
+ * communication stays within 10 % of a step on the ring's slowest link — ddp, then fp16 and powersgd (NCCL
  * only), then local-sgd with the shortest period that fits — from what the trainer reported about its step and
  * what the agents measured of their links. Pure, so every branch and boundary is tested on its own.
  */
@@ -160,26 +160,29 @@ export function decideComm(input: CommChoiceInput): CommDecision {
   const budget = pct(COMM_SHARE_BUDGET);
   const ddp = shareOf(k, 'ddp', 1);
   if (ddp <= COMM_SHARE_BUDGET) return decision('ddp', `plain DDP spends ${pct(ddp)} of a step communicating over ${numbers(k)}, within ${budget}`, ddp);
-  const fp16 = shareOf(k, 'fp16', 1);
   const tried = [`DDP would spend ${pct(ddp)}`];
-  if (fp16 <= COMM_SHARE_BUDGET) return decision('fp16', `${tried.join(', ')} of a step communicating over ${numbers(k)}; fp16 halves it to ${pct(fp16)}`, fp16);
-  tried.push(`fp16 ${pct(fp16)}`);
   if (input.backend === 'nccl') {
+    const fp16 = shareOf(k, 'fp16', 1);
+    if (fp16 <= COMM_SHARE_BUDGET) return decision('fp16', `${tried.join(', ')} of a step communicating over ${numbers(k)}; fp16 halves it to ${pct(fp16)}`, fp16);
+    tried.push(`fp16 ${pct(fp16)}`);
     const psgd = shareOf(k, 'powersgd', 1);
     if (psgd <= COMM_SHARE_BUDGET) {
       return decision('powersgd', `${tried.join(', ')} of a step communicating over ${numbers(k)}; powersgd (estimated at 1/${Math.round(1 / POWERSGD_BYTES_RATIO)} of the bytes) ${pct(psgd)}`, psgd);
     }
     tried.push(`powersgd ${pct(psgd)} (estimated)`);
   }
+  // On gloo (CPU) fp16 is not tried: gloo sums half precision on the CPU, and in bench/slow-link that cost more
+  // than the halved bytes saved wherever fp16 would have been chosen (300 vs 195 ms a step at 100 Mbit/s).
+  const gloo = input.backend === 'gloo' ? ' (fp16 is not tried on gloo: its CPU half-precision sum costs more than it saves)' : '';
   const period = shortestFittingPeriod(k);
   if (period !== null) {
     const share = shareOf(k, 'local-sgd', period);
-    return decision('local-sgd', `${tried.join(', ')} of a step communicating over ${numbers(k)}; averaging every ${period} steps spends ${pct(share)}`, share, period);
+    return decision('local-sgd', `${tried.join(', ')} of a step communicating over ${numbers(k)}; averaging every ${period} steps spends ${pct(share)}${gloo}`, share, period);
   }
   const share = shareOf(k, 'local-sgd', MAX_LOCAL_SGD_PERIOD);
   return decision(
     'local-sgd',
-    `${tried.join(', ')} of a step communicating over ${numbers(k)}; even averaging every ${MAX_LOCAL_SGD_PERIOD} steps (the most allowed) spends ${pct(share)}`,
+    `${tried.join(', ')} of a step communicating over ${numbers(k)}; even averaging every ${MAX_LOCAL_SGD_PERIOD} steps (the most allowed) spends ${pct(share)}${gloo}`,
     share,
     MAX_LOCAL_SGD_PERIOD,
   );

@@ -5,10 +5,10 @@
  * they become active already show it. The trainer is the example at a communication-bound width (--hidden 512
  * --layers 3: about 2 MB of gradients, a second of DDP traffic per step at 20 Mbit/s) with a large batch, so a
  * step's compute dwarfs that traffic on the bare link.
- *   1. auto trains with a strategy other than ddp (fp16 or local-sgd: gloo has no PowerSGD), the reason names the
+ *   1. auto trains with local-sgd (gloo: no PowerSGD, and fp16 is not tried on the CPU), the reason names the
  *      measured link, in /v1/runs/<id> and the run's output, and the steps go on;
  *   2. the cap comes off, POST /v1/links/measure sees it, D joins: the next generation (B, C, D) trains with a
- *      less lossy strategy (ddp, or fp16 where the bare link measures slow under load), a comm-changed event
+ *      less lossy strategy (ddp, or local-sgd averaging more often where the bare link measures slow under load), a comm-changed event
  *      says so, and the run finishes.
  */
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
@@ -27,6 +27,8 @@ const TRAINER_ARGS = ['--steps', String(STEPS), '--batch', '64', '--hidden', '51
 
 /** The strategies from least to most lossy: the order auto tries them in (comm-choice.ts). */
 const LOSSLESS_FIRST: readonly CommStrategy[] = ['ddp', 'fp16', 'powersgd', 'local-sgd'];
+/** Orders decisions from least to most lossy: the strategy, then (local-sgd) the steps between averages. */
+const lossiness = (d: { strategy: CommStrategy; localSgdPeriod: number | null }) => LOSSLESS_FIRST.indexOf(d.strategy) * 1000 + (d.localSgdPeriod ?? 0);
 
 /** A run's decision once it carries numbers (a blind one says "no measurements yet" and has no share). */
 function decided(r: RunSnapshot): CommDecision | null {
@@ -92,7 +94,7 @@ describe.skipIf(!required(canRunApp(), 'the slow-link cases'))('training over a 
     }, 180_000);
     slowDecision = chosen.d;
     slowGeneration = chosen.generation;
-    expect(['fp16', 'local-sgd']).toContain(slowDecision.strategy);
+    expect(slowDecision.strategy).toBe('local-sgd'); // gloo: no PowerSGD, and fp16 is not tried (comm-choice.ts)
     expect(slowDecision.commShare!).toBeLessThanOrEqual(slowDecision.strategy === 'local-sgd' ? 0.1 + 1e-9 : 1);
     expect(slowDecision.reason, 'the reason names the slow link').toMatch(/\d+(\.\d)? Mbit\/s/);
     // It trains in that generation: the trainers on B and C step on with it.
@@ -124,10 +126,9 @@ describe.skipIf(!required(canRunApp(), 'the slow-link cases'))('training over a 
       return r.generation > slowGeneration && r.workerIds.length === 3 && d ? { d, generation: r.generation, state: s } : null;
     }, 180_000);
     console.info(`generation ${slowGeneration}: ${slowDecision!.reason}\ngeneration ${next.generation}: ${next.d.reason}`);
-    // A faster link lets the run send more: a less lossy strategy (ddp, or fp16 when the bare link measured slow
-    // under load), never the one it had over the capped link.
-    expect(next.d.strategy, next.d.reason).not.toBe(slowDecision!.strategy);
-    expect(LOSSLESS_FIRST.indexOf(next.d.strategy), next.d.reason).toBeLessThan(LOSSLESS_FIRST.indexOf(slowDecision!.strategy));
+    // A faster link lets the run send more: a less lossy strategy — ddp, or (when the bare link measured slow
+    // under load) local-sgd averaging more often — never what it had over the capped link.
+    expect(lossiness(next.d), next.d.reason).toBeLessThan(lossiness(slowDecision!));
     const changed = eventsOf(next.state, 'comm-changed').map((e) => e.message);
     expect(changed.some((m) => m.includes(`was ${slowDecision!.strategy}`)), changed.join('\n')).toBe(true);
 

@@ -39,6 +39,14 @@ describe('decideComm auto', () => {
     expect(at.reason).toMatch(/DDP would spend 18 %.*fp16 halves it to 10 %/);
   });
 
+  it('does not try fp16 on gloo (CPU): past the DDP boundary it averages locally instead, and says why', () => {
+    const d = decideComm(input({ slowest: link(40), backend: 'gloo' }));
+    expect(d.strategy).toBe('local-sgd');
+    expect(d.localSgdPeriod).toBe(2);
+    expect(d.reason).toContain('fp16 is not tried on gloo');
+    expect(decideComm(input({ slowest: link(80), backend: 'gloo' })).strategy).toBe('ddp');
+  });
+
   it('takes powersgd on NCCL below the fp16 boundary (1/32 of the bytes, two all-reduces)', () => {
     expect(decideComm(input({ slowest: link(39.9) })).strategy).toBe('powersgd');
     expect(decideComm(input({ slowest: link(2.5) })).strategy).toBe('powersgd');
