@@ -126,7 +126,8 @@ export function launchGeneration(ap: GenerationLauncher, run: RunRecord, planned
     messages.event('run-restarted', 'warning', `Run "${run.spec.name}" restarted as generation ${run.generation} (${cause}); restart ${run.restartsUsed} of ${run.spec.maxRestarts}`, ctx);
   }
   // A forming ring's stale links are measured again (link-survey.ts); a changed link reaches this generation
-  // through recheckComm, so the start does not wait for the probes.
-  if (members.length > 1) ap.deps.remeasureLinks?.(members);
+  // through recheckComm, so the start does not wait. Not after a failure: probes would compete with the
+  // survivors' relaunch, the one start that must be quick (issue 16's 1.5 s).
+  if (members.length > 1 && why !== 'failure' && why !== 'restart') ap.deps.remeasureLinks?.(members);
   ap.emit(run);
 }
