@@ -155,6 +155,8 @@ export const workerApi = {
   run: endpoint({ method: 'GET', path: paramPath(/^\/v1\/runs\/([^/]+)$/, apiPaths.run), auth: 'operator', body: null, reply: runSnapshotSchema }),
   runOutput: endpoint({ method: 'GET', path: paramPath(/^\/v1\/runs\/([^/]+)\/output$/, apiPaths.runOutput), auth: 'operator', body: null, reply: runOutputReplySchema }),
   stopRun: endpoint({ method: 'POST', path: paramPath(/^\/v1\/runs\/([^/]+)\/stop$/, apiPaths.stopRun), auth: 'operator', body: null, reply: runSnapshotSchema }),
+  /** An ended run and all kept for it (output, loss, shard maps), gone for good; 409 for a live one. */
+  deleteRun: endpoint({ method: 'POST', path: paramPath(/^\/v1\/runs\/([^/]+)\/delete$/, (runId: string) => `/v1/runs/${encodeURIComponent(runId)}/delete`), auth: 'operator', body: null, reply: z.object({ deleted: z.string() }) }),
   // --- adapter jobs: the worker side (session auth; the claim token fences each call) --------------------------
   jobStarted: endpoint({ method: 'POST', path: workerJobPath('started'), auth: 'session', body: jobStartedSchema, reply: jobAckSchema }),
   jobOutput: endpoint({ method: 'POST', path: workerJobPath('output'), auth: 'session', body: jobOutputSchema, reply: jobAckSchema }),
@@ -184,6 +186,8 @@ export const workerApi = {
   jobLog: endpoint({ method: 'GET', path: jobPath('output'), auth: 'operator', body: null, reply: z.object({ jobId: z.string(), output: z.string() }) }),
   cancelJob: endpoint({ method: 'POST', path: jobPath('cancel'), auth: 'operator', body: null, reply: jobSnapshotSchema }),
   requeueJob: endpoint({ method: 'POST', path: jobPath('requeue'), auth: 'operator', body: null, reply: jobSnapshotSchema }),
+  /** An ended job and its output, gone for good (its artifact stays); 409 for a live one. */
+  deleteJob: endpoint({ method: 'POST', path: jobPath('delete'), auth: 'operator', body: null, reply: z.object({ deleted: z.string() }) }),
   listArtifacts: endpoint({ method: 'GET', path: fixedPath('/v1/artifacts'), auth: 'operator', body: null, reply: z.object({ artifacts: z.array(artifactSchema) }) }),
   /** The tarball (application/gzip). */
   downloadArtifact: endpoint({

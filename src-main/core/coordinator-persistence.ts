@@ -63,6 +63,12 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
     };
   }
 
+  deleteRun(runId: string): void {
+    this.db.runs.delete(runId);
+    this.written.delete(runId);
+    this.heldWritten.delete(runId);
+  }
+
   saveRun(run: RunSnapshot): void {
     const { shardHistory, lossHistory, generationMarks, workerRows, ...stored } = run;
     this.saveHoldings(run);

@@ -148,6 +148,7 @@ function handlers(service: CoordinatorService, opts: CoordinatorHttpOptions, cha
       return { runId: run.id, output: service.runOutput(run.id) };
     },
     stopRun: ({ params }) => service.stopRun(runIdParam(params[0]!)),
+    deleteRun: ({ params }) => service.deleteRun(runIdParam(params[0]!)),
     metrics: () => {
       if (!metrics) throw new ApiProblem(404, 'this coordinator serves no metrics (it was started without them)');
       return metrics();

@@ -21,6 +21,7 @@ export type JobEndpointName =
   | 'job'
   | 'jobLog'
   | 'cancelJob'
+  | 'deleteJob'
   | 'requeueJob'
   | 'listArtifacts'
   | 'downloadArtifact';
@@ -80,6 +81,7 @@ export function jobHandlers(jobs: JobsPort | undefined, opts: JobRoutesOptions):
       return { jobId, output: port().jobOutput(jobId) };
     },
     cancelJob: ({ params }) => port().cancel(jobIdParam(params[0]!)),
+    deleteJob: ({ params }) => port().deleteJob(jobIdParam(params[0]!)),
     requeueJob: ({ params }) => port().requeue(jobIdParam(params[0]!)),
     listArtifacts: () => ({ artifacts: port().artifacts() }),
     downloadArtifact: ({ params }) => {

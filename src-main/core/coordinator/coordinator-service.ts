@@ -303,6 +303,7 @@ export class CoordinatorService {
   // Operator actions
 
   /** An older client's spec may carry its own heartbeat timeout: the cluster's replaces it, so the run shows what applies. */
+  deleteRun(runId: string): { deleted: string } { return this.runsCtl.deleteRun(runId); }
   startRun(spec: RunSpec): RunSnapshot { return this.runsCtl.startRun({ ...spec, heartbeatTimeoutMs: this.pool.heartbeatTimeoutMs }); }
   stopRun(runId: string): RunSnapshot { return this.runsCtl.stopRun(runId); }
 

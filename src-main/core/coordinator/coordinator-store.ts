@@ -31,6 +31,8 @@ export interface RestoredState {
 export interface CoordinatorStore {
   /** The run as it is now: called whenever its snapshot goes out (state changes at once, progress at most 1 Hz). */
   saveRun(run: RunSnapshot): void;
+  /** Forgets an ended run and everything kept for it (DELETE /v1/runs/ID). */
+  deleteRun?(runId: string): void;
   appendOutput(runId: string, workerId: number, node: string, data: string): void;
   saveEvent(event: CoordinatorEvent): void;
   saveWorker(worker: StoredWorker): void;

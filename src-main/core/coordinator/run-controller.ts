@@ -172,6 +172,18 @@ export class RunController {
     return this.snapshot(run);
   }
 
+  /** Forgets an ended run here and in the store (its output, loss and shard maps go with it); a live one is refused. */
+  deleteRun(runId: string): { deleted: string } {
+    const run = this.find(runId);
+    if (!run) throw new ApiProblem(404, `no run "${runId}" (see GET /v1/runs for the runs this coordinator knows)`);
+    if (!ENDED.has(run.state)) {
+      throw new ApiProblem(409, `run "${run.spec.name}" (${run.id}) is ${run.state}: stop it first (gpu-share runs stop ${run.id}, or Stop in the Runs view), then delete it`);
+    }
+    this.runList.splice(this.runList.indexOf(run), 1);
+    this.store?.deleteRun?.(run.id);
+    return { deleted: run.id };
+  }
+
   /**
    * Runs kept from before a restart. Each one that was running goes on in its generation when all its members are
    * in the failover grace (run-reattach.ts); otherwise it waits, paused, until its workers join again: then it

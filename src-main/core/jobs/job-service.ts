@@ -197,6 +197,13 @@ export class JobService implements JobsPort {
     return this.job(jobId);
   }
 
+  deleteJob(jobId: string): { deleted: string } {
+    const row = this.require(jobId);
+    if (!this.db.jobs.deleteEnded(jobId)) throw new ApiProblem(409, `job ${row.name} is ${row.status}: cancel it first (gpu-share jobs cancel ${jobId}), then delete it`);
+    this.changed();
+    return { deleted: jobId };
+  }
+
   requeue(jobId: string): JobSnapshot {
     const before = this.require(jobId);
     const result = this.db.jobs.requeue(jobId, this.clock.now());

@@ -41,6 +41,8 @@ export interface JobsPort {
   job(jobId: string): JobSnapshot;
   jobOutput(jobId: string): string;
   cancel(jobId: string): JobSnapshot;
+  /** Deletes an ended job and its output (its artifact stays); 409 for a pending, claimed or running one. */
+  deleteJob(jobId: string): { deleted: string };
   requeue(jobId: string): JobSnapshot;
   artifacts(): ArtifactSnapshot[];
   /** The stored tarball to stream out, or null (404). */

@@ -98,6 +98,7 @@ export class JobsRepo {
   private readonly failedSinceStmt: Statement<{ since: number; limit: number }, JobDbRow>;
   private readonly outputTail: JobOutputTail;
   private readonly manifests: ManifestSync;
+  private readonly deleteEndedStmt: Statement<[string]>;
 
   constructor(
     db: Database,
@@ -108,6 +109,7 @@ export class JobsRepo {
       `UPDATE jobs SET ${CLAIM_SET} WHERE seq = (SELECT seq FROM jobs WHERE status = 'pending' ORDER BY seq LIMIT 1) AND status = 'pending' RETURNING *`,
     );
     this.claimStmt = db.prepare(`UPDATE jobs SET ${CLAIM_SET} WHERE id = @id AND status = 'pending' RETURNING *`);
+    this.deleteEndedStmt = db.prepare("DELETE FROM jobs WHERE id = ? AND status IN ('completed', 'failed', 'cancelled')");
     this.markRunningStmt = db.prepare(
       `UPDATE jobs SET status = 'running', started_at = coalesce(started_at, @now), updated_at = @now WHERE id = @id AND ${HOLDS_TOKEN} RETURNING *`,
     );
@@ -229,6 +231,11 @@ export class JobsRepo {
    * Cancels a job that is not final, returning it with the claim it had (its worker must stop it); a final job
    * comes back unchanged with previous null; an unknown one, null.
    */
+  /** Deletes an ended job (completed, failed or cancelled) and its output; false when it is not an ended job. */
+  deleteEnded(jobId: string): boolean {
+    return this.writer.writeNow(() => this.deleteEndedStmt.run(jobId).changes > 0);
+  }
+
   cancel(jobId: string, reason: string, now: number): { row: JobRow; previous: ClaimToken | null } | null {
     return this.writer.writeNow(() => {
       const before = this.getStmt.get(jobId);

@@ -3,6 +3,7 @@ import type { CommandGroup } from '../../command';
 import { jobsArtifactCommand } from './jobs-artifact';
 import { jobsArtifactsCommand } from './jobs-artifacts';
 import { jobsCancelCommand } from './jobs-cancel';
+import { jobsDeleteCommand } from './jobs-delete';
 import { jobsListCommand } from './jobs-list';
 import { jobsReloadCommand } from './jobs-reload';
 import { jobsRequeueCommand } from './jobs-requeue';
@@ -18,5 +19,5 @@ Drives the adapter-job queue of the GPU Share coordinator on this machine (the d
 serve\`) over its API, with the operator token from the data folder. A job is one training (a LoRA adapter, one
 point of a sweep) that the coordinator places on one node's slot and VRAM budget; a manifest (TOML,
 docs/jobs.md) lists them. Every command takes --json.`,
-  subcommands: [jobsSubmitCommand, jobsReloadCommand, jobsListCommand, jobsShowCommand, jobsCancelCommand, jobsRequeueCommand, jobsArtifactCommand, jobsArtifactsCommand],
+  subcommands: [jobsSubmitCommand, jobsReloadCommand, jobsListCommand, jobsShowCommand, jobsCancelCommand, jobsRequeueCommand, jobsDeleteCommand, jobsArtifactCommand, jobsArtifactsCommand],
 };
