@@ -56,7 +56,9 @@ export class ResourceSampler {
           this.cpuBefore = cpuNow;
           this.last = resourcesFromSnapshot(result.snapshot, cpu);
         },
-        () => undefined, // a failed poll keeps the last reading out of the next beats only by age: nothing new
+        () => {
+          this.last = null; // a poll that threw: the beats say nothing rather than repeat an old reading as new
+        },
       )
       .finally(() => {
         this.pending = null;

@@ -61,11 +61,19 @@ export function niceStep(span: number, count: number): number {
   return nice * power;
 }
 
-/** Tick values for a linear axis over [min, max]: multiples of a nice step, inside the domain. */
-export function linearTicks(min: number, max: number, count = 5): number[] {
+/** Steps a clock axis ticks at, in seconds: what a person reads off a watch (15 s, 1 min, 5 min, 1 h…). */
+const CLOCK_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400];
+
+/** The clock step (seconds) that covers `span` seconds in about `count` ticks. */
+export function clockStep(span: number, count: number): number {
+  const raw = span / Math.max(1, count);
+  return CLOCK_STEPS.find((s) => s >= raw) ?? niceStep(span, count);
+}
+
+/** Tick values for a linear axis over [min, max]: multiples of a nice step (or of `step`), inside the domain. */
+export function linearTicks(min: number, max: number, count = 5, step = niceStep(max - min, count)): number[] {
   if (!(max >= min) || !Number.isFinite(min) || !Number.isFinite(max)) return [];
   if (max === min) return [min];
-  const step = niceStep(max - min, count);
   const first = Math.ceil(min / step - 1e-9) * step;
   const ticks: number[] = [];
   for (let v = first; v <= max + step * 1e-9 && ticks.length < 50; v += step) ticks.push(Number(v.toPrecision(12)));

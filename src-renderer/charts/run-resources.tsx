@@ -53,6 +53,7 @@ function MemberResources({ run, member }: { run: RunSnapshot; member: RunMember 
         describe={(i) => [`${clockLabel(xs[i]!)}`, ...metrics.map((k) => `${NAMES[k]} ${pct(m[k][i])}`)]}
         yRange={[0, 100]}
         xFormat={(v) => clockLabel(v)}
+        xClock
       />
       <p className="small chart-legend">
         {metrics.map((k) => (

@@ -62,6 +62,7 @@ export function ThroughputChart({ run }: { run: RunSnapshot }) {
         describe={describe}
         yFromZero
         xFormat={(v) => clockLabel(v)}
+        xClock
         marks={marks}
       />
       {workerIds.length > 1 && (

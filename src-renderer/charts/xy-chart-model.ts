@@ -3,7 +3,7 @@
  * scales, each line's path, the tick marks with their labels, and where each generation mark stands. The
  * component (xy-chart.tsx) only draws it and asks it what is under the pointer.
  */
-import { linePath, linearTicks, logTicks, makeScale, nearestIndex, niceStep, tickLabel, type AxisKind, type Scale } from './chart-math';
+import { clockStep, linePath, linearTicks, logTicks, makeScale, nearestIndex, niceStep, tickLabel, type AxisKind, type Scale } from './chart-math';
 
 export const XY_W = 560;
 export const XY_H = 210;
@@ -33,6 +33,8 @@ export interface XyInput {
   xFormat?: (x: number, step: number) => string;
   /** Start the y axis at 0 (samples/s) rather than at the lowest value (loss). */
   yFromZero?: boolean;
+  /** x is seconds: ticks at clock steps (15 s, 1 min, 5 min…) rather than 1-2-5 steps. */
+  xClock?: boolean;
   /** A fixed y domain (0–100 for percentages) instead of the data's. */
   yRange?: [number, number];
 }
@@ -82,9 +84,9 @@ export function xyChart(input: XyInput, width = XY_W): XyModel | null {
   }));
   // About one x tick per 70 px, so a narrow chart's labels do not run into each other.
   const xCount = Math.max(3, Math.min(8, Math.floor((right - XY_PLOT.left) / 70)));
-  const xStep = niceStep(x.max - x.min, xCount);
+  const xStep = input.xClock ? clockStep(x.max - x.min, xCount) : niceStep(x.max - x.min, xCount);
   const xFormat = input.xFormat ?? ((v: number, step: number) => tickLabel(v, step));
-  const xTicks = linearTicks(x.min, x.max, xCount).map((v) => ({ px: x.map(v), label: xFormat(v, xStep) }));
+  const xTicks = linearTicks(x.min, x.max, xCount, xStep).map((v) => ({ px: x.map(v), label: xFormat(v, xStep) }));
   const yValues = yKind === 'log' ? logTicks(y.min, y.max) : linearTicks(y.min, y.max, 5);
   const yStep = yKind === 'log' ? 0 : niceStep(y.max - y.min, 5);
   const yTicks = yValues.map((v) => ({ px: y.map(v), label: yKind === 'log' ? tickLabel(v, v / 10) : tickLabel(v, yStep) }));

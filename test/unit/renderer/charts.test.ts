@@ -2,7 +2,7 @@
 // inverts, the debiased EMA behind the smoothing slider (restarting at a new generation), the nearest point for
 // the hover readout, the loss chart's geometry (axes, marks, log), and samples/s recorded per run over time.
 import { describe, expect, it } from 'vitest';
-import { ema, linearTicks, logTicks, makeScale, nearestIndex, niceStep, tickLabel } from '../../../src-renderer/charts/chart-math';
+import { clockStep, ema, linearTicks, logTicks, makeScale, nearestIndex, niceStep, tickLabel } from '../../../src-renderer/charts/chart-math';
 import { MAX_THROUGHPUT_POINTS, MAX_THROUGHPUT_RUNS, recordRun, recordRuns } from '../../../src-renderer/charts/run-throughput';
 import { clockLabel } from '../../../src-renderer/charts/throughput-chart';
 import { MIN_XY_W, pointAt, XY_PLOT, XY_W, xyChart } from '../../../src-renderer/charts/xy-chart-model';
@@ -74,6 +74,11 @@ describe('the chart model', () => {
     expect(log.yTicks.map((t) => t.label)).toEqual(['0.05', '0.1', '0.2', '0.5', '1', '2']);
     const rate = xyChart({ series: [{ ...series, ys: [280, 300, 290, 295] }], yFromZero: true })!;
     expect(rate.yTicks[0]!.label).toBe('0');
+    // A time axis ticks at clock steps: 0:00, 1:00, 2:00 … rather than 0:50, 1:40.
+    expect(clockStep(600, 6)).toBe(120);
+    expect(clockStep(8, 3)).toBe(5);
+    const clock = xyChart({ series: [{ ...series, xs: [0, 100, 300, 600] }], xClock: true, xFormat: (v) => clockLabel(v) }, 560)!;
+    expect(clock.xTicks.map((t) => t.label)).toEqual(['0:00', '2:00', '4:00', '6:00', '8:00', '10:00']);
   });
 });
 
