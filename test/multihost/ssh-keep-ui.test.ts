@@ -6,107 +6,51 @@
  * remembered in the app's data folder. Stop then asks: "Stop now" keeps the unit (a plain Start brings the same
  * node key back), "Stop and uninstall" removes what install wrote and leaves nothing running on B.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentBundle } from '../../src-main/core/ssh/remote-install';
-import { dropFile, ensureBuilt, openApp, openBrowser, ROOT, screenshot, type BrowserHandle } from '../e2e/helpers/app';
+import { dropFile, openApp, ROOT, screenshot } from '../e2e/helpers/app';
 import { canRunApp, required } from './helpers/can-make-hosts';
-import { PageRelay } from './helpers/page-relay';
-import { bundleShippedAgent, makeClientSshDir, startSshd, type Sshd } from './helpers/sshd';
-import { startApp, stopTestbed, type Testbed } from './helpers/testbed';
+import { cmdlinesWith, processesUnder, startSshUiBed, type SshUiBed } from './helpers/ssh-ui-bed';
 
 const NODE = 'nodeb';
 const UNIT = path.join('.config', 'systemd', 'user', 'gpu-share-worker.service');
 
-/** Processes (not zombies) whose command line or working folder lies under `dir` (B's login HOME). */
-function processesUnder(dir: string): string[] {
-  const found: string[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      const cwd = readlinkSync(`/proc/${entry}/cwd`);
-      const zombie = /^\S+ \(.*\) [ZX]/.test(readFileSync(`/proc/${entry}/stat`, 'utf8'));
-      if (!zombie && (cmdline.includes(dir) || cwd.startsWith(dir))) found.push(`${entry}: ${cmdline.slice(0, 160)}`);
-    } catch {
-      // Ended while we looked.
-    }
-  }
-  return found;
-}
-
-function cmdlinesWith(text: string): string[] {
-  const found: string[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      if (cmdline.includes(text)) found.push(`${entry}: ${cmdline.slice(0, 160)}`);
-    } catch {
-      // Ended while we looked.
-    }
-  }
-  return found;
-}
-
 describe.skipIf(!required(canRunApp(), 'the SSH Start and keep case in Chromium'))('Start and keep in Chromium: installed as a service over SSH', () => {
-  let tb: Testbed | null = null;
-  let dir = '';
-  let sshd: Sshd | null = null;
-  let relay: PageRelay | null = null;
-  let browser: BrowserHandle | null = null;
-  let pageUrl = '';
-  let bundle: AgentBundle;
-  let namespaces: string[] = [];
+  let bed: SshUiBed | null = null;
   let firstKey = '';
+  const tb = () => bed!.tb;
+  const browser = () => bed!.browser;
+  const sshd = () => bed!.sshd;
 
-  const card = () => browser!.page.locator(`[data-node-card="${NODE}"]`);
+  const card = () => browser().page.locator(`[data-node-card="${NODE}"]`);
   const detail = async () => (await card().getByTestId('node-ssh-detail').textContent()) ?? '';
-  const unitFile = () => path.join(sshd!.home, UNIT);
-  const keptFile = () => path.join(tb!.app.dataDir, 'ssh-kept-nodes.json');
+  const unitFile = () => path.join(sshd().home, UNIT);
+  const keptFile = () => path.join(tb().app.dataDir, 'ssh-kept-nodes.json');
 
   async function waitOnline(): Promise<number> {
-    const { page } = browser!;
+    const { page } = browser();
     await page.waitForSelector(`[data-node-card="${NODE}"] [data-testid="node-ssh"][data-ssh-state="online"]`, { timeout: 120_000 }).catch(async (error: unknown) => {
-      throw new Error(`${(error as Error).message}\ncard: ${await card().textContent()}\n${tb!.app.proc.tail(15)}`);
+      throw new Error(`${(error as Error).message}\ncard: ${await card().textContent()}\n${tb().app.proc.tail(15)}`);
     });
-    const s = await tb!.app.waitForState(`${NODE} active`, (st) => st.workers.find((w) => w.node === NODE && w.state === 'active') ?? null, 30_000);
+    const s = await tb().app.waitForState(`${NODE} active`, (st) => st.workers.find((w) => w.node === NODE && w.state === 'active') ?? null, 30_000);
     return s.id;
   }
 
   beforeAll(async () => {
-    ensureBuilt();
-    dir = mkdtempSync(path.join(tmpdir(), 'gs-ssh-keep-'));
-    const home = path.join(dir, 'client-home');
-    const clientSsh = makeClientSshDir(path.join(home, '.ssh'));
-    mkdirSync(path.join(dir, 'bundle'));
-    bundle = await bundleShippedAgent(path.join(dir, 'bundle'));
-    relay = await PageRelay.listen();
-    tb = await startApp({ hosts: ['a', 'b'], app: { localWorker: false, pagePort: relay.port, env: { HOME: home, GPU_SHARE_AGENT_BUNDLE: bundle.file } } });
-    namespaces = tb.cluster.hosts.map((h) => h.ns);
-    sshd = await startSshd(tb.cluster.host('b'), path.join(dir, 'server'), { authorizedKeys: [path.join(clientSsh, 'id_ed25519.pub')] });
-    pageUrl = await relay.connect(tb.app);
-    browser = await openBrowser({ width: 1280, height: 900 });
+    bed = await startSshUiBed('gs-ssh-keep-');
   }, 240_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await relay?.close();
-    await sshd?.proc.stop(2_000);
-    if (tb) await stopTestbed(tb);
-    rmSync(dir, { recursive: true, force: true });
-    const left = namespaces.filter((ns) => existsSync(`/run/netns/${ns}`));
-    if (left.length > 0) throw new Error(`namespaces left after the case: ${left.join(', ')}`);
+    await bed?.close();
   }, 60_000);
 
   it('the card offers Start and "Start and keep"; keep installs over SSH, says the service manager is not running, and brings the worker up itself', async () => {
-    const { page } = browser!;
-    await openApp(page, pageUrl);
+    const { page } = browser();
+    await openApp(page, bed!.pageUrl);
     await expect.poll(() => page.getAttribute('[data-testid="connection"]', 'data-status'), { timeout: 15_000 }).toBe('open');
-    const file = path.join(dir, 'cluster.yaml');
-    writeFileSync(file, `nodes:\n  - name: ${NODE}\n    host: ${tb!.cluster.host('b').address}\n    transport: ssh\n    user: root\n    cpu_cores: 2\n    max_adapters: 1\n`);
+    const file = path.join(bed!.dir, 'cluster.yaml');
+    writeFileSync(file, `nodes:\n  - name: ${NODE}\n    host: ${tb().cluster.host('b').address}\n    transport: ssh\n    user: root\n    cpu_cores: 2\n    max_adapters: 1\n`);
     await dropFile(page, file);
     await card().getByTestId('node-ssh').waitFor();
     expect(await card().getByRole('button', { name: 'Start', exact: true }).isEnabled()).toBe(true);
@@ -115,7 +59,7 @@ describe.skipIf(!required(canRunApp(), 'the SSH Start and keep case in Chromium'
     await card().getByRole('button', { name: 'Start and keep' }).click();
     const dialog = page.getByTestId('host-key-dialog');
     await dialog.waitFor({ timeout: 30_000 });
-    expect(readdirSync(sshd!.home)).toEqual([]);
+    expect(readdirSync(sshd().home)).toEqual([]);
     await dialog.getByRole('button', { name: 'Connect' }).click();
     await dialog.waitFor({ state: 'detached', timeout: 15_000 });
 
@@ -132,11 +76,11 @@ describe.skipIf(!required(canRunApp(), 'the SSH Start and keep case in Chromium'
     // The unit is written (ExecStart runs the agent that was copied there); the token is in no unit and no argv.
     const unit = readFileSync(unitFile(), 'utf8');
     expect(unit).toMatch(/^ExecStart=.*gpu-share-agent\.cjs"? "?worker"? "?--join/m);
-    expect(unit).toMatch(new RegExp(`--name"? "?${NODE}"? "?--data-dir"? "?${sshd!.home}/\\.config/GPU Share/workers/${NODE}`));
-    expect(unit).not.toContain(tb!.app.join.token);
-    expect(cmdlinesWith(tb!.app.join.token).filter((l) => !l.startsWith(`${tb!.app.proc.pid}:`))).toEqual([]);
+    expect(unit).toMatch(new RegExp(`--name"? "?${NODE}"? "?--data-dir"? "?${sshd().home}/\\.config/GPU Share/workers/${NODE}`));
+    expect(unit).not.toContain(tb().app.join.token);
+    expect(cmdlinesWith(tb().app.join.token).filter((l) => !l.startsWith(`${tb().app.proc.pid}:`))).toEqual([]);
     expect(JSON.parse(readFileSync(keptFile(), 'utf8'))).toEqual({ kept: [NODE] });
-    firstKey = (await tb!.app.waitForState('the key pinned', (st) => st.workers.find((w) => w.node === NODE && w.state === 'active')?.keyFingerprint ?? null, 10_000)) as string;
+    firstKey = (await tb().app.waitForState('the key pinned', (st) => st.workers.find((w) => w.node === NODE && w.state === 'active')?.keyFingerprint ?? null, 10_000)) as string;
 
     await card().scrollIntoViewIfNeeded();
     await page.screenshot({ path: path.join(ROOT, 'docs', 'screenshots', 'ssh-start-and-keep.png'), animations: 'disabled' });
@@ -144,7 +88,7 @@ describe.skipIf(!required(canRunApp(), 'the SSH Start and keep case in Chromium'
   }, 240_000);
 
   it('Stop asks: "Stop now" stops the worker and keeps the service; a plain Start brings the same node key back', async () => {
-    const { page } = browser!;
+    const { page } = browser();
     await card().getByRole('button', { name: 'Stop' }).click();
     const ask = page.getByTestId('ssh-stop-dialog');
     await ask.waitFor({ timeout: 10_000 });
@@ -155,17 +99,17 @@ describe.skipIf(!required(canRunApp(), 'the SSH Start and keep case in Chromium'
     expect(await detail()).toMatch(/^stopped.*still installed as a service there/);
     expect(await card().getByTestId('node-ssh').getAttribute('data-kept')).toBe('yes');
     expect(existsSync(unitFile())).toBe(true);
-    await tb!.app.waitForState(`${NODE} gone`, (st) => !st.workers.some((w) => w.node === NODE && w.state === 'active'), 30_000);
+    await tb().app.waitForState(`${NODE} gone`, (st) => !st.workers.some((w) => w.node === NODE && w.state === 'active'), 30_000);
 
     await card().getByRole('button', { name: 'Start', exact: true }).click();
     await waitOnline();
-    const again = await tb!.app.waitForState('the key again', (st) => st.workers.find((w) => w.node === NODE && w.state === 'active')?.keyFingerprint ?? null, 10_000);
+    const again = await tb().app.waitForState('the key again', (st) => st.workers.find((w) => w.node === NODE && w.state === 'active')?.keyFingerprint ?? null, 10_000);
     expect(again).toBe(firstKey);
     expect(await detail()).toMatch(/^joined as worker \d+/);
   }, 180_000);
 
   it('"Stop and uninstall" removes the unit and the token file, forgets the keep, and leaves nothing running on B', async () => {
-    const { page } = browser!;
+    const { page } = browser();
     await card().getByRole('button', { name: 'Stop' }).click();
     const ask = page.getByTestId('ssh-stop-dialog');
     await ask.waitFor({ timeout: 10_000 });
@@ -175,18 +119,18 @@ describe.skipIf(!required(canRunApp(), 'the SSH Start and keep case in Chromium'
     expect(await card().getByTestId('node-ssh').getAttribute('data-kept')).toBeNull();
     expect(await card().getByRole('button', { name: 'Start and keep' }).isEnabled()).toBe(true);
     expect(existsSync(unitFile())).toBe(false);
-    expect(existsSync(path.join(sshd!.home, '.config', 'GPU Share', 'service'))).toBe(false);
+    expect(existsSync(path.join(sshd().home, '.config', 'GPU Share', 'service'))).toBe(false);
     expect(JSON.parse(readFileSync(keptFile(), 'utf8'))).toEqual({ kept: [] });
-    expect(processesUnder(sshd!.home)).toEqual([]);
+    expect(processesUnder(sshd().home)).toEqual([]);
   }, 150_000);
 
   it('the Add a worker panel of a coordinator other machines reach: the install command names the machine it runs on', async () => {
-    const { page } = browser!;
+    const { page } = browser();
     await page.locator('nav button', { hasText: 'Workers' }).first().click();
     const install = page.getByTestId('install-command');
     await install.waitFor({ timeout: 15_000 });
     expect(await install.textContent()).toBe(
-      `GPU_SHARE_JOIN_TOKEN=${tb!.app.join.token} gpu-share worker install --join ${tb!.app.join.url.origin} --cert-sha256 ${tb!.app.join.certSha256} --name "$(hostname)"`,
+      `GPU_SHARE_JOIN_TOKEN=${tb().app.join.token} gpu-share worker install --join ${tb().app.join.url.origin} --cert-sha256 ${tb().app.join.certSha256} --name "$(hostname)"`,
     );
     await page.getByTestId('install-command-box').scrollIntoViewIfNeeded();
     await page.screenshot({ path: path.join(ROOT, 'docs', 'screenshots', 'add-worker-install-command.png'), animations: 'disabled' });

@@ -5,119 +5,77 @@
  * Online as worker N; a run with min_workers 1 then trains to the end on B; Stop on the card leaves nothing
  * running on B. Chromium reaches A's page through page-relay.ts, never through the machine's interfaces.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentBundle } from '../../src-main/core/ssh/remote-install';
-import { dropFile, ensureBuilt, openApp, openBrowser, ROOT, screenshot, type BrowserHandle } from '../e2e/helpers/app';
+import { dropFile, openApp, ROOT, screenshot } from '../e2e/helpers/app';
 import { describeState } from './helpers/app';
 import { canRunApp, required } from './helpers/can-make-hosts';
-import { PageRelay } from './helpers/page-relay';
-import { bundleShippedAgent, makeClientSshDir, startSshd, type Sshd } from './helpers/sshd';
-import { startApp, stopTestbed, TRAINER, type Testbed } from './helpers/testbed';
+import { processesUnder, startSshUiBed, type SshUiBed } from './helpers/ssh-ui-bed';
+import { TRAINER } from './helpers/testbed';
 
 const NODE = 'nodeb';
 const STEPS = 40;
 
-/** Processes whose command line or working folder lies under `dir` (B's login HOME: the agent and its training). */
-function processesUnder(dir: string): string[] {
-  const found: string[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      const cwd = readlinkSync(`/proc/${entry}/cwd`);
-      const zombie = /^\S+ \(.*\) [ZX]/.test(readFileSync(`/proc/${entry}/stat`, 'utf8'));
-      if (!zombie && (cmdline.includes(dir) || cwd.startsWith(dir))) found.push(`${entry}: ${cmdline.slice(0, 160)}`);
-    } catch {
-      // Ended while we looked.
-    }
-  }
-  return found;
-}
-
 describe.skipIf(!required(canRunApp(), 'the SSH Start all case in Chromium'))('Start all in Chromium: an ssh node comes online and trains', () => {
-  let tb: Testbed | null = null;
-  let dir = '';
-  let sshd: Sshd | null = null;
-  let relay: PageRelay | null = null;
-  let browser: BrowserHandle | null = null;
-  let pageUrl = '';
-  let clientSsh = '';
-  let bundle: AgentBundle;
+  let bed: SshUiBed | null = null;
   let workerId = 0;
-  let namespaces: string[] = [];
+  const tb = () => bed!.tb;
+  const browser = () => bed!.browser;
+  const sshd = () => bed!.sshd;
 
-  const card = () => browser!.page.locator(`[data-node-card="${NODE}"]`);
+  const card = () => browser().page.locator(`[data-node-card="${NODE}"]`);
   const badge = () => card().getByTestId('node-status');
 
   beforeAll(async () => {
-    ensureBuilt();
-    dir = mkdtempSync(path.join(tmpdir(), 'gs-ssh-ui-'));
-    const home = path.join(dir, 'client-home');
-    clientSsh = makeClientSshDir(path.join(home, '.ssh'));
-    mkdirSync(path.join(dir, 'bundle'));
-    bundle = await bundleShippedAgent(path.join(dir, 'bundle'));
-    relay = await PageRelay.listen();
-    tb = await startApp({ hosts: ['a', 'b'], app: { localWorker: false, pagePort: relay.port, env: { HOME: home, GPU_SHARE_AGENT_BUNDLE: bundle.file } } });
-    namespaces = tb.cluster.hosts.map((h) => h.ns);
-    sshd = await startSshd(tb.cluster.host('b'), path.join(dir, 'server'), { authorizedKeys: [path.join(clientSsh, 'id_ed25519.pub')] });
-    pageUrl = await relay.connect(tb.app);
-    browser = await openBrowser({ width: 1280, height: 900 });
+    bed = await startSshUiBed('gs-ssh-ui-');
   }, 240_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await relay?.close();
-    await sshd?.proc.stop(2_000);
-    if (tb) await stopTestbed(tb);
-    rmSync(dir, { recursive: true, force: true });
-    const left = namespaces.filter((ns) => existsSync(`/run/netns/${ns}`));
-    if (left.length > 0) throw new Error(`namespaces left after the case: ${left.join(', ')}`);
+    await bed?.close();
   }, 60_000);
 
   it('the page of A opens through the relay; the dropped cluster.yaml shows B with Start and "Start all (1 SSH)"', async () => {
-    const { page } = browser!;
-    await openApp(page, pageUrl);
+    const { page } = browser();
+    await openApp(page, bed!.pageUrl);
     // The WebSocket goes through the same pipe as the page.
     await expect.poll(() => page.getAttribute('[data-testid="connection"]', 'data-status'), { timeout: 15_000 }).toBe('open');
-    const file = path.join(dir, 'cluster.yaml');
-    writeFileSync(file, `nodes:\n  - name: ${NODE}\n    host: ${tb!.cluster.host('b').address}\n    transport: ssh\n    user: root\n    cpu_cores: 2\n    max_adapters: 1\n`);
+    const file = path.join(bed!.dir, 'cluster.yaml');
+    writeFileSync(file, `nodes:\n  - name: ${NODE}\n    host: ${tb().cluster.host('b').address}\n    transport: ssh\n    user: root\n    cpu_cores: 2\n    max_adapters: 1\n`);
     await dropFile(page, file);
     await card().getByTestId('node-ssh').waitFor();
     expect(await badge().getAttribute('data-status')).toBe('offline');
     expect(await card().getByRole('button', { name: 'Start', exact: true }).isEnabled()).toBe(true);
     expect(await page.getByRole('button', { name: 'Start all (1 SSH)' }).isEnabled()).toBe(true);
-    expect(readFileSync(path.join(tb!.app.dataDir, 'cluster.yaml'), 'utf8')).toContain(`host: ${tb!.cluster.host('b').address}`);
+    expect(readFileSync(path.join(tb().app.dataDir, 'cluster.yaml'), 'utf8')).toContain(`host: ${tb().cluster.host('b').address}`);
   });
 
   it("Start all asks about B's unknown host key (its real fingerprint) and sends nothing until Connect", async () => {
-    const { page } = browser!;
+    const { page } = browser();
     await page.getByRole('button', { name: 'Start all (1 SSH)' }).click();
     const dialog = page.getByTestId('host-key-dialog');
     await dialog.waitFor({ timeout: 30_000 });
-    expect(await dialog.getByTestId('host-key-fingerprint').textContent()).toBe(sshd!.fingerprint);
+    expect(await dialog.getByTestId('host-key-fingerprint').textContent()).toBe(sshd().fingerprint);
     expect(await badge().getAttribute('data-status')).toBe('starting');
-    expect(readFileSync(path.join(clientSsh, 'known_hosts'), 'utf8')).toBe('');
-    expect(readdirSync(sshd!.home)).toEqual([]);
+    expect(readFileSync(path.join(bed!.clientSsh, 'known_hosts'), 'utf8')).toBe('');
+    expect(readdirSync(sshd().home)).toEqual([]);
     await dialog.getByRole('button', { name: 'Connect' }).click();
     await dialog.waitFor({ state: 'detached', timeout: 15_000 });
     // Written when the connection made after the yes checks the key, a moment after the dialog closes.
-    await expect.poll(() => readFileSync(path.join(clientSsh, 'known_hosts'), 'utf8'), { timeout: 15_000 }).toContain(sshd!.hostKey.toString('base64'));
+    await expect.poll(() => readFileSync(path.join(bed!.clientSsh, 'known_hosts'), 'utf8'), { timeout: 15_000 }).toContain(sshd().hostKey.toString('base64'));
   });
 
   it("B's card goes Online as worker N, the worker the coordinator has active", async () => {
-    const { page } = browser!;
+    const { page } = browser();
     await page.waitForSelector(`[data-node-card="${NODE}"] [data-testid="node-status"][data-status="online"]`, { timeout: 120_000 }).catch(async (error: unknown) => {
-      throw new Error(`${(error as Error).message}\ncard: ${await card().textContent()}\n${tb!.app.proc.tail(15)}`);
+      throw new Error(`${(error as Error).message}\ncard: ${await card().textContent()}\n${tb().app.proc.tail(15)}`);
     });
     const id = await badge().getAttribute('data-worker-id');
     expect(id).toMatch(/^\d+$/);
     workerId = Number(id);
     expect(await badge().textContent()).toMatch(new RegExp(`^Online as worker ${workerId}\\b`));
     expect(await card().getByTestId('node-ssh').getAttribute('data-ssh-state')).toBe('online');
-    const s = await tb!.app.waitForState(`${NODE} active`, (st) => (st.workers.some((w) => w.node === NODE && w.id === workerId && w.state === 'active') ? st : null), 30_000);
+    const s = await tb().app.waitForState(`${NODE} active`, (st) => (st.workers.some((w) => w.node === NODE && w.id === workerId && w.state === 'active') ? st : null), 30_000);
     expect(s.workers.filter((w) => w.state === 'active').map((w) => w.node)).toEqual([NODE]);
     await card().scrollIntoViewIfNeeded();
     await page.screenshot({ path: path.join(ROOT, 'docs', 'screenshots', 'ssh-start-all.png'), animations: 'disabled' });
@@ -125,7 +83,7 @@ describe.skipIf(!required(canRunApp(), 'the SSH Start all case in Chromium'))('S
   }, 150_000);
 
   it('a run with min_workers 1 trains to the end with B as its only member', async () => {
-    const app = tb!.app;
+    const app = tb().app;
     const run = await app.startRun({ name: 'over-ssh-ui', command: [TRAINER, '--steps', String(STEPS), '--step-sleep', '0.05'], samples: STEPS, minWorkers: 1, maxWorkers: 1 });
     const end = await app.waitForState('the run to end', (s) => {
       const r = s.runs.find((x) => x.id === run.id);
@@ -138,13 +96,13 @@ describe.skipIf(!required(canRunApp(), 'the SSH Start all case in Chromium'))('S
   }, 200_000);
 
   it("Stop on B's card ends the agent and everything it started: nothing left running on B", async () => {
-    const { page } = browser!;
-    expect(processesUnder(sshd!.home).length, 'the agent runs from B\'s login HOME').toBeGreaterThan(0);
+    const { page } = browser();
+    expect(processesUnder(sshd().home).length, 'the agent runs from B\'s login HOME').toBeGreaterThan(0);
     await card().getByRole('button', { name: 'Stop' }).click();
     await page.waitForSelector(`[data-node-card="${NODE}"] [data-testid="node-ssh"][data-ssh-state="offline"]`, { timeout: 60_000 });
     expect(await card().getByTestId('node-ssh-detail').textContent()).toMatch(/^stopped/);
-    await tb!.app.waitForState(`${NODE} gone`, (st) => !st.workers.some((w) => w.node === NODE && w.state === 'active'), 30_000);
+    await tb().app.waitForState(`${NODE} gone`, (st) => !st.workers.some((w) => w.node === NODE && w.state === 'active'), 30_000);
     await expect.poll(() => badge().getAttribute('data-status'), { timeout: 15_000 }).toBe('offline');
-    expect(processesUnder(sshd!.home)).toEqual([]);
+    expect(processesUnder(sshd().home)).toEqual([]);
   }, 120_000);
 });
