@@ -53,11 +53,11 @@ export function heartbeatCell(run: RunSnapshot, line: WorkerLine, now: number, f
 
 /**
  * The Workers figure of the run page: live, the current generation's members of min–max; ended, how many were
- * in its last generation when it ended ("2 at the end"), not the "0" an ended run has now.
+ * in its last generation when it ended ("Workers at the end: 2"; the range is under Command and settings), not
+ * the "0" an ended run has now.
  */
-export function workersStat(run: RunSnapshot): string {
-  const range = `${run.spec.minWorkers}–${run.spec.maxWorkers}`;
-  if (isLive(run)) return `${run.workerIds.length} of ${range}`;
+export function workersStat(run: RunSnapshot): { label: string; value: string } {
+  if (isLive(run)) return { label: 'Workers', value: `${run.workerIds.length} of ${run.spec.minWorkers}–${run.spec.maxWorkers}` };
   const atEnd = run.workerRows.filter((r) => r.member && r.end !== 'failed').length;
-  return `${atEnd} at the end (${range})`;
+  return { label: 'Workers at the end', value: String(atEnd) };
 }

@@ -30,6 +30,7 @@ import { fillRunForm, updateRunForm } from '../store/run-form';
 import { memberLabel, runListLine, runMembers, splitRuns } from '../store/runs';
 import { useRunCommands } from '../components/run-commands';
 import { CopyLinkButton } from '../routing/copy-link-button';
+import { DeleteRunButton } from '../components/delete-buttons';
 
 function RunRow({ run, selected, workers, now }: { run: RunSnapshot; selected: boolean; workers: WorkerSnapshot[]; now: number }) {
   const commands = useRunCommands();
@@ -165,6 +166,7 @@ function RunDetail({ run }: { run: RunSnapshot }) {
           </p>
           <RunMembers run={run} workers={workers} />
           <CopyLinkButton route={{ view: 'runs', id: run.id }} />
+          {!live && <DeleteRunButton run={run} />}
         </div>
         {live ? (
           <button type="button" className="button danger" disabled={stopping} onClick={() => act(askConfirm, { kind: 'stop-run', runId: run.id })}>
@@ -184,7 +186,7 @@ function RunDetail({ run }: { run: RunSnapshot }) {
         <Stat label="Samples/s" value={formatRate(p?.samplesPerSec, false)} />
         <Stat label="Restarts used" value={`${run.restartsUsed} of ${run.spec.maxRestarts}`} testId="run-restarts" />
         <Stat label="Generation" value={String(run.generation)} />
-        <Stat label="Workers" value={workersStat(run)} testId="run-workers-stat" />
+        <Stat {...workersStat(run)} testId="run-workers-stat" />
         <Stat label="Elapsed" value={formatDuration(elapsed)} />
         {p?.resumedFrom ? <Stat label="Resumed from" value={`step ${p.resumedFrom}`} /> : null}
       </dl>

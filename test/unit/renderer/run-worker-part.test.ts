@@ -51,8 +51,8 @@ describe("an ended run's worker rows", () => {
 
 describe('the Workers figure', () => {
   it('an ended run counts its last generation (not a failed worker), a live one its members', () => {
-    expect(workersStat(ended())).toBe('1 at the end (1–4)');
-    expect(workersStat(ended({ state: 'running', workerIds: [0, 1] }))).toBe('2 of 1–4');
+    expect(workersStat(ended())).toEqual({ label: 'Workers at the end', value: '1' });
+    expect(workersStat(ended({ state: 'running', workerIds: [0, 1] }))).toEqual({ label: 'Workers', value: '2 of 1–4' });
   });
 });
 
