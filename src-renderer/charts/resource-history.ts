@@ -8,6 +8,7 @@ import { useStore } from 'zustand';
 import { appendResources, MAX_RESOURCE_WORKERS, type ResourceHistory, type WorkerResourcesSample } from '../../src-shared/resources/worker-resources';
 import type { WorkerSnapshot } from '../../src-shared/training';
 import type { AppStore } from '../store/apply';
+import { startRecorder } from './page-recorder';
 
 export type ResourcesByWorker = Record<number, ResourceHistory>;
 
@@ -37,14 +38,7 @@ export function useResourceHistory(workerId: number): ResourceHistory | undefine
 
 /** Records the resources of every worker update the page receives from now on; returns the function that stops it. */
 export function startResourceRecorder(app: AppStore, store: StoreApi<ResourcesByWorker> = resourceStore): () => void {
-  const take = (workers: readonly WorkerSnapshot[]) => {
-    const next = recordWorkers(store.getState(), workers);
-    if (next !== store.getState()) store.setState(next, true);
-  };
-  take(app.getState().workers);
-  return app.subscribe((s, prev) => {
-    if (s.workers !== prev.workers) take(s.workers);
-  });
+  return startRecorder(app, store, (s) => s.workers, recordWorkers);
 }
 
 export interface MemberSeries {

@@ -8,6 +8,7 @@ import { createStore, type StoreApi } from 'zustand/vanilla';
 import { useStore } from 'zustand';
 import type { RunSnapshot } from '../../src-shared/training';
 import type { AppStore } from '../store/apply';
+import { startRecorder } from './page-recorder';
 
 /** Points kept per run (at one progress update a second, the last 20 minutes; older points go first). */
 export const MAX_THROUGHPUT_POINTS = 1200;
@@ -80,12 +81,5 @@ export function useThroughput(runId: string): ThroughputSeries | undefined {
 
 /** Records every run update the page receives from now on; returns the function that stops it. */
 export function startThroughputRecorder(app: AppStore, store: StoreApi<ThroughputByRun> = throughputStore): () => void {
-  const take = (runs: readonly RunSnapshot[]) => {
-    const next = recordRuns(store.getState(), runs);
-    if (next !== store.getState()) store.setState(next, true);
-  };
-  take(app.getState().runs.list);
-  return app.subscribe((s, prev) => {
-    if (s.runs.list !== prev.runs.list) take(s.runs.list);
-  });
+  return startRecorder(app, store, (s) => s.runs.list, recordRuns);
 }

@@ -3,7 +3,10 @@
 // the hover readout, the loss chart's geometry (axes, marks, log), and samples/s recorded per run over time.
 import { describe, expect, it } from 'vitest';
 import { clockStep, ema, linearTicks, logTicks, makeScale, nearestIndex, niceStep, tickLabel } from '../../../src-renderer/charts/chart-math';
-import { MAX_THROUGHPUT_POINTS, MAX_THROUGHPUT_RUNS, recordRun, recordRuns } from '../../../src-renderer/charts/run-throughput';
+import { MAX_THROUGHPUT_POINTS, MAX_THROUGHPUT_RUNS, recordRun, recordRuns, startThroughputRecorder, type ThroughputByRun } from '../../../src-renderer/charts/run-throughput';
+import { createAppStore } from '../../../src-renderer/store/app-store';
+import { setRuns } from '../../../src-renderer/store/runs';
+import { createStore } from 'zustand/vanilla';
 import { clockLabel } from '../../../src-renderer/charts/throughput-chart';
 import { MIN_XY_W, pointAt, XY_PLOT, XY_W, xyChart } from '../../../src-renderer/charts/xy-chart-model';
 import type { RunSnapshot } from '../../../src-shared/training';
@@ -110,6 +113,15 @@ describe('samples/s over time', () => {
     for (let i = 0; i < MAX_THROUGHPUT_RUNS + 3; i++) byRun = recordRuns(byRun, [{ ...at(5, 1, []), id: `run-${i}` }]);
     expect(Object.keys(byRun)).toHaveLength(MAX_THROUGHPUT_RUNS);
     expect(Object.keys(byRun)).not.toContain('run-0');
+    // Wired to the app store: each new runs list is folded in, and nothing after stop.
+    const app = createAppStore();
+    const store = createStore<ThroughputByRun>()(() => ({}));
+    const stop = startThroughputRecorder(app, store);
+    app.setState(setRuns(app.getState(), [at(7, 42, [])]));
+    expect(store.getState()['r']?.total).toEqual([42]);
+    stop();
+    app.setState(setRuns(app.getState(), [at(8, 43, [])]));
+    expect(store.getState()['r']?.total).toEqual([42]);
     expect(clockLabel(65)).toBe('1:05');
     expect(clockLabel(3725)).toBe('1:02:05');
   });
