@@ -73,8 +73,8 @@ describe('runs output', () => {
     expect(text).toContain('  generation 2, 1 of 3 restarts used\n');
     expect(text).toContain('  progress   step 121 of 300 (40 %), loss 0.04123, 850.3 samples/s, resumed from step 100\n');
     expect(text).toContain("  command    /srv/train.py --lr 1e-3 'two words' (torchrun, 1 process per machine)\n");
-    expect(text).toMatch(/^ {2}1 +alpha +yes +121 +0\.04123 +850\.3 +\[0, 100\) +0 +-$/m);
-    expect(text).toMatch(/^ {2}2 +beta +no +102 +- +- +- +1 +-$/m);
+    expect(text).toMatch(/^ {2}1 +alpha +yes +training +121 +0\.04123 +850\.3 +\[0, 100\) +0 +-$/m);
+    expect(text).toMatch(/^ {2}2 +beta +no +- +102 +- +- +- +1 +-$/m);
     expect(text).toMatch(/Latest events\n {2}\d\d:\d\d:\d\d {2}Run "demo" restarted as generation 2\n$/);
   });
 });

@@ -72,6 +72,13 @@ function progressLine(run: RunSnapshot): string {
   return parts.join(', ');
 }
 
+/** How the worker's part in the run stands: "training", "failed at step 87" (steps done), "left", "finished". */
+function partText(w: RunSnapshot['workerRows'][number]): string {
+  if (w.end === 'failed') return w.step === null ? 'failed' : `failed at step ${stepsDone(w.step)}`;
+  if (w.end) return w.end;
+  return w.member ? 'training' : '-';
+}
+
 function workersTable(run: RunSnapshot): string[] {
   const shards = run.shardHistory.at(-1)?.shards ?? [];
   const rows = (run.workerRows ?? []).map((w) => {
@@ -80,6 +87,7 @@ function workersTable(run: RunSnapshot): string[] {
       String(w.workerId),
       w.node,
       w.member ? 'yes' : 'no',
+      partText(w),
       w.step === null ? '-' : String(stepsDone(w.step)),
       cell(w.loss),
       cell(w.samplesPerSec),
@@ -89,7 +97,7 @@ function workersTable(run: RunSnapshot): string[] {
     ];
   });
   if (rows.length === 0) return ['  (no worker has taken part yet)'];
-  return formatTable(['ID', 'NODE', 'MEMBER', 'STEP', 'LOSS', 'SAMPLES/S', 'SHARD', 'RESTARTS CAUSED', 'GPU RESIDENCY'], rows, '  ');
+  return formatTable(['ID', 'NODE', 'MEMBER', 'PART', 'STEP', 'LOSS', 'SAMPLES/S', 'SHARD', 'RESTARTS CAUSED', 'GPU RESIDENCY'], rows, '  ');
 }
 
 /**

@@ -1,0 +1,23 @@
+// Issue 17 defect 2 in the CLI: `runs show` of an ended run says each worker's part (finished; failed at step N,
+// steps done) beside its frozen steps — as the run page does.
+import { describe, expect, it } from 'vitest';
+import { formatRunDetail } from '../../../src-main/cli/commands/runs/run-format';
+import { runSnapshot } from '../helpers/snapshots';
+
+describe('runs show of an ended run', () => {
+  it("tells each worker's part with its steps done", () => {
+    const row = { loss: null, restartsCaused: 0 };
+    const run = runSnapshot({
+      state: 'finished',
+      endedAt: 2000,
+      workerIds: [],
+      workerRows: [
+        { ...row, workerId: 0, node: 'vm', member: true, step: 299, samplesPerSec: 293, end: 'finished' },
+        { ...row, workerId: 1, node: 'gamma', member: true, step: 85, samplesPerSec: 120, end: 'failed', restartsCaused: 1 },
+      ],
+    });
+    const text = formatRunDetail(run, [], 3000);
+    expect(text).toMatch(/^ {2}0 +vm +yes +finished +300 +- +293 /m);
+    expect(text).toMatch(/^ {2}1 +gamma +yes +failed at step 86 +86 +- +120 /m);
+  });
+});
