@@ -4,9 +4,10 @@
  * facts; each missing thing is named with the command that fixes it.
  */
 import type { SshSession } from './ssh-session';
+import { MIN_FREE_MB, MIN_NODE_MAJOR } from '../../platform/service/machine-check';
 
-export const MIN_NODE_MAJOR = 20;
-export const MIN_FREE_MB = 1024;
+// The same thresholds `gpu-share worker install` checks this machine against (platform/service/machine-check.ts).
+export { MIN_FREE_MB, MIN_NODE_MAJOR };
 
 export interface RemoteFacts {
   home: string;
