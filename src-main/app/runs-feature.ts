@@ -45,6 +45,7 @@ export function createRunsFeature(opts: {
     getRuns: async () => coordinator.runs(),
     startRun: async (spec) => wrap(() => coordinator.startRun(spec)),
     stopRun: async ({ runId }) => wrap(() => coordinator.stopRun(runId)),
+    deleteRun: async ({ runId }) => wrap(() => coordinator.deleteRun(runId)),
     getRunOutput: async ({ runId }) => ({ runId, text: coordinator.runOutput(runId) }),
     getEvents: async () => coordinator.events(),
     getExampleRun: async () => exampleRun(opts.assetsDir, opts.hardware()),

@@ -9,6 +9,7 @@ import { Badge } from './badge';
 import { CopyLinkButton } from '../routing/copy-link-button';
 import { RefreshIcon, StopIcon } from './icons';
 import { canCancel, canRequeue, jobPlace, jobProgress, jobStatusBadge, jobVramText } from './job-format';
+import { DeleteJobButton } from './delete-buttons';
 import { useJobCommands } from './job-commands';
 import { PlacementPreviewList } from './placement-preview';
 
@@ -125,6 +126,7 @@ function JobRow({ job, preview }: { job: JobSnapshot; preview: PlacementPreview 
     </>
   );
 }
+          {canRequeue(job.status) && <DeleteJobButton job={job} />}
 
 export function JobTable({ jobs, previews }: { jobs: JobSnapshot[]; previews: PlacementPreview[] }) {
   const byJob = new Map(previews.map((p) => [p.jobId, p]));

@@ -206,6 +206,11 @@ export function createJobCommands(api: GpuShareApi, store: AppStore) {
       if (state) apply(store, setJobs, state);
     },
 
+    async deleteJob(jobId: string): Promise<void> {
+      const state = await attempt(`jobs:delete:${jobId}`, 'Could not delete the job', () => api.deleteJob({ jobId }));
+      if (state) apply(store, setJobs, state);
+    },
+
     async requeueJob(jobId: string): Promise<void> {
       const state = await attempt(`jobs:requeue:${jobId}`, 'Could not requeue the job', () => api.requeueJob({ jobId }));
       if (state) apply(store, setJobs, state);

@@ -8,7 +8,7 @@ import type { RunSpecInput } from '../../src-shared/worker-protocol';
 import { closeConfirm } from './actions';
 import { apply, type AppStore } from './apply';
 import { busyRequest } from './busy-request';
-import { replaceRunOutput, selectRun, upsertRun } from './runs';
+import { removeRun, replaceRunOutput, selectRun, upsertRun } from './runs';
 
 export type RunCommands = ReturnType<typeof createRunCommands>;
 
@@ -34,6 +34,11 @@ export function createRunCommands(api: GpuShareApi, store: AppStore) {
       apply(store, closeConfirm);
       const snapshot = await attempt(`stop:${runId}`, 'Could not stop the run', () => api.stopRun({ runId }));
       if (snapshot) apply(store, upsertRun, snapshot);
+    },
+
+    async deleteRun(runId: string): Promise<void> {
+      const done = await attempt(`delete:${runId}`, 'Could not delete the run', () => api.deleteRun({ runId }));
+      if (done) apply(store, removeRun, runId);
     },
 
     /** Opens a run's page (its terminal fetches the output it has not buffered). */

@@ -66,6 +66,13 @@ export function upsertRun(s: AppState, run: RunSnapshot): AppState {
   return withRuns(s, { list, selectedId: s.runs.selectedId ?? run.id });
 }
 
+/** A deleted run leaves the list (and its buffered output); the page shown moves to the newest other run. */
+export function removeRun(s: AppState, runId: string): AppState {
+  const list = s.runs.list.filter((r) => r.id !== runId);
+  const { [runId]: _gone, ...output } = s.runs.output;
+  return withRuns(s, { list, output, selectedId: s.runs.selectedId === runId ? (list[0]?.id ?? null) : s.runs.selectedId });
+}
+
 export function selectRun(s: AppState, runId: string): AppState {
   return withRuns(s, { selectedId: runId });
 }

@@ -29,6 +29,8 @@ export const jobRequests = {
   reloadManifest: { channel: 'jobs:reload', arg: z.undefined() },
   cancelJob: { channel: 'jobs:cancel', arg: jobIdArg },
   requeueJob: { channel: 'jobs:requeue', arg: jobIdArg },
+  /** An ended job and its output, gone for good (its artifact stays; a live job is refused). */
+  deleteJob: { channel: 'jobs:delete', arg: jobIdArg },
   getJobOutput: { channel: 'jobs:output', arg: jobIdArg },
   setPlacementPolicy: { channel: 'jobs:placement', arg: z.object({ policy: z.enum(['binpack', 'spread']) }) },
   getArtifacts: { channel: 'artifacts:list', arg: z.undefined() },
@@ -42,6 +44,7 @@ export interface JobRequestResults {
   reloadManifest: ManifestSubmitResult;
   cancelJob: JobsState;
   requeueJob: JobsState;
+  deleteJob: JobsState;
   getJobOutput: { jobId: string; text: string };
   setPlacementPolicy: { policy: PlacementPolicy };
   getArtifacts: ArtifactSnapshot[];

@@ -11,6 +11,8 @@ export const runRequests = {
   getRuns: { channel: 'runs:list', arg: z.undefined() },
   startRun: { channel: 'runs:start', arg: runSpecSchema },
   stopRun: { channel: 'runs:stop', arg: z.object({ runId: z.string().min(1).max(128) }) },
+  /** An ended run, gone for good (a live one is refused). */
+  deleteRun: { channel: 'runs:delete', arg: z.object({ runId: z.string().min(1).max(128) }) },
   getRunOutput: { channel: 'runs:output', arg: z.object({ runId: z.string().min(1).max(128) }) },
   getEvents: { channel: 'events:list', arg: z.undefined() },
   getExampleRun: { channel: 'runs:example', arg: z.undefined() },
@@ -20,6 +22,7 @@ export interface RunRequestResults {
   getRuns: RunSnapshot[];
   startRun: RunSnapshot;
   stopRun: RunSnapshot;
+  deleteRun: { deleted: string };
   getRunOutput: { runId: string; text: string };
   getEvents: CoordinatorEvent[];
   /** A ready-to-start run of the bundled example trainer, for the Start run form. */
