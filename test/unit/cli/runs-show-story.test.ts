@@ -18,6 +18,7 @@ describe('runs show of an ended run', () => {
     });
     const text = formatRunDetail(run, [], 3000);
     expect(text).toMatch(/^ {2}0 +vm +yes +finished +300 +- +293 /m);
+    expect(text).toContain('  workers    1 at the end (min 1, max 4)');
     expect(text).toMatch(/^ {2}1 +gamma +yes +failed at step 86 +86 +- +120 /m);
   });
 });

@@ -126,7 +126,7 @@ export function formatRunDetail(run: RunSnapshot, events: readonly CoordinatorEv
     `  command    ${shellWords(spec.command)} (${launcher}${spec.useGpus ? ', on GPUs' : ''})`,
     `  members    ${membersWithGpus(run)}`,
     ...commLines(run),
-    `  workers    ${run.workerIds.length} training (min ${spec.minWorkers}, max ${spec.maxWorkers}), heartbeat timeout ${spec.heartbeatTimeoutMs / 1000} s (the cluster's)`,
+    `  workers    ${LIVE_STATES.has(run.state) ? `${run.workerIds.length} training` : `${(run.workerRows ?? []).filter((w) => w.member && w.end !== 'failed').length} at the end`} (min ${spec.minWorkers}, max ${spec.maxWorkers}), heartbeat timeout ${spec.heartbeatTimeoutMs / 1000} s (the cluster's)`,
     `  samples    ${spec.samples}`,
     `  started    ${humanAgo(run.startedAt, now)}${ended}`,
     '',
