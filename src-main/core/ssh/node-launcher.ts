@@ -12,7 +12,8 @@ import type { ClusterConfig, NodeConfig } from '../../../src-shared/cluster/type
 import type { NodeSshState, NodeSshStatus } from '../../../src-shared/nodes/ipc-ssh';
 import { checkRemote, describeProblems } from './remote-preflight';
 import { installAgent, type AgentBundle } from './remote-install';
-import { installService, uninstallService } from './remote-service';
+import { installService, stopServiceNow, uninstallService } from './remote-service';
+import { SYSTEMD_UNIT } from '../../platform/service/service-layout';
 import { followRemoteLog, readRemoteNodeKey, remoteWorkerPid, startRemoteWorker, stopRemoteWorker } from './remote-worker';
 import { SshError, SshSession, type SshTarget } from './ssh-session';
 import { sshFailureStatus } from './ssh-failure';
@@ -123,6 +124,7 @@ export class NodeLauncher {
       const home = entry.home || facts!.home;
       const stopped = await stopRemoteWorker(session, home, name, this.opts.stopGraceS);
       let removed = '';
+      if (entry.status.kept && !opts.uninstall && (await stopServiceNow(session))) removed = `; its service is stopped until the next boot (systemctl --user stop ${SYSTEMD_UNIT})`;
       if (opts.uninstall) {
         const installed = await installAgent(session, home, this.opts.bundle(), (line) => this.set(entry, 'stopping', line));
         removed = `; service uninstalled: ${await uninstallService(session, { name, node: facts!.node, agentDir: installed.dir })}`;
@@ -131,7 +133,7 @@ export class NodeLauncher {
       this.closeSession(entry);
       const killed = stopped.killed.length > 0 ? `; killed ${stopped.killed.length} process(es) that did not stop in time` : '';
       const still = entry.status.kept ? '; still installed as a service there, so it starts again at its next boot (Stop → Stop and uninstall removes it)' : '';
-      this.set(entry, 'offline', `${stopped.wasRunning ? `stopped${killed}` : 'no worker was running there'}${removed}${still}`);
+      this.set(entry, 'offline', `${stopped.wasRunning || removed ? `stopped${killed}` : 'no worker was running there'}${removed}${still}`);
     } catch (error) {
       this.closeSession(entry);
       this.set(entry, 'failed', `could not stop the worker on ${name}: ${message(error)}`, error instanceof SshError ? error.fingerprint : undefined);

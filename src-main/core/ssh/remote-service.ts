@@ -8,6 +8,7 @@
  * usual way. The service keeps the worker's default data folder (<app data>/workers/<name>) and so its node key.
  */
 import path from 'node:path';
+import { SYSTEMD_UNIT } from '../../platform/service/service-layout';
 import { AGENT_FILE, shQuote } from './remote-install';
 import type { SshSession } from './ssh-session';
 
@@ -117,6 +118,18 @@ export async function uninstallService(session: SshSession, spec: Pick<ServiceSp
   const said = oneLine((typeof json?.message === 'string' ? json.message : null) ?? (lastJsonError(r.stdout) ?? (stripJson(r.stdout) || r.stderr)));
   if (r.code !== 0) throw new Error(`could not uninstall the worker service on ${spec.name} (${session.label}): ${said || `exit code ${r.code}`}`);
   return said || 'uninstalled';
+}
+
+/**
+ * "Stop now" on a kept node whose systemd runs the worker: `systemctl --user stop` the unit (it starts again at
+ * the next boot). Where no user systemd answers (no systemd as PID 1, macOS), nothing is run.
+ */
+export const STOP_SERVICE_SCRIPT = `if command -v systemctl >/dev/null 2>&1 && systemctl --user is-active --quiet ${SYSTEMD_UNIT} 2>/dev/null; then systemctl --user stop ${SYSTEMD_UNIT} && echo service-stopped; fi`;
+
+/** Whether a running service was stopped (see STOP_SERVICE_SCRIPT). */
+export async function stopServiceNow(session: SshSession): Promise<boolean> {
+  const r = await session.exec('sh -s', { stdin: STOP_SERVICE_SCRIPT, timeoutMs: 60_000 });
+  return /service-stopped/.test(r.stdout);
 }
 
 function lastJsonError(stdout: string): string | null {

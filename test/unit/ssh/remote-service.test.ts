@@ -5,12 +5,12 @@
  * answer is read from its --json line, or from its text when an older agent printed none.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AGENT_FILE } from '../../../src-main/core/ssh/remote-install';
-import { installScript, readInstallAnswer, uninstallScript, type ServiceSpec } from '../../../src-main/core/ssh/remote-service';
+import { installScript, readInstallAnswer, STOP_SERVICE_SCRIPT, uninstallScript, type ServiceSpec } from '../../../src-main/core/ssh/remote-service';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'gs-remote-service-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -91,5 +91,26 @@ describe("install's answer", () => {
     });
     expect(readInstallAnswer(0, '', '')).toEqual({ running: true, summary: 'installed and started.' });
     expect(readInstallAnswer(3, '', '')).toEqual({ running: false, summary: 'installed, not started.' });
+  });
+});
+
+describe('"Stop now" on a kept node', () => {
+  // A stand-in systemctl that logs its arguments and answers is-active as told.
+  const bin = path.join(dir, 'bin');
+  mkdirSync(bin, { recursive: true });
+  writeFileSync(path.join(bin, 'systemctl'), `#!/bin/sh\necho "$*" >> "${dir}/systemctl.log"\n[ "$2" = is-active ] && exit "\${ACTIVE_EXIT:-3}"\nexit 0\n`, { mode: 0o755 });
+  const run = (env: Record<string, string>) => execFileSync('sh', ['-s'], { input: STOP_SERVICE_SCRIPT, encoding: 'utf8', env: { PATH: `${bin}:/usr/bin:/bin`, ...env } });
+  const log = () => (existsSync(path.join(dir, 'systemctl.log')) ? readFileSync(path.join(dir, 'systemctl.log'), 'utf8') : '');
+
+  it('stops the user unit when its systemd says it is active, and says so', () => {
+    rmSync(path.join(dir, 'systemctl.log'), { force: true });
+    expect(run({ ACTIVE_EXIT: '0' }).trim()).toBe('service-stopped');
+    expect(log()).toBe('--user is-active --quiet gpu-share-worker.service\n--user stop gpu-share-worker.service\n');
+  });
+
+  it('runs nothing else when no user systemd has it running (no systemd as PID 1)', () => {
+    rmSync(path.join(dir, 'systemctl.log'), { force: true });
+    expect(run({ ACTIVE_EXIT: '1' })).toBe('');
+    expect(log()).toBe('--user is-active --quiet gpu-share-worker.service\n');
   });
 });
