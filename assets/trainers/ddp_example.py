@@ -240,7 +240,8 @@ def main(argv):
     comm = gpu_share_comm.wrap(model, optimizer, start_step=start_step,
                                device_ids=[device.index] if use_cuda else None)
     net, stepper = comm.model, comm.optimizer
-    stats = {"comm": comm.strategy, "grad_bytes": comm.grad_bytes, "compute_s": round(compute_s, 6)}
+    stats = {"comm": comm.strategy, "grad_bytes": comm.grad_bytes, "powersgd_bytes": comm.powersgd_bytes,
+             "compute_s": round(compute_s, 6)}
 
     # Only from here on: during start-up a stop should not wait for a rendezvous to finish.
     stop_asked = []

@@ -14,15 +14,17 @@ torch's own tools, so nothing home-made sits in the gradient path:
             still average gradients when every machine runs as many) and PostLocalSGDOptimizer with a
             PeriodicModelAverager that averages the whole model every period steps.
 It also measures what the coordinator needs to choose (the trainer prints them in its first progress lines,
-docs/api.md "Trainer progress lines"): grad_bytes (fp32 bytes one DDP step all-reduces) and compute_s (one
-step's seconds without communication).
+docs/api.md "Trainer progress lines"): grad_bytes (fp32 bytes one DDP step all-reduces), powersgd_bytes (what
+one PowerSGD step would all-reduce instead, by torch's own rule) and compute_s (one step's seconds without
+communication).
 
 Use (stdlib + torch only; copy this file next to your trainer):
     comm = gpu_share_comm.wrap(model, optimizer, start_step=resumed_step)
     compute_s = gpu_share_comm.measure_compute_s(model, optimizer, lambda m: loss_fn(m(x0), y0))
     for step in ...: loss = loss_fn(comm.model(x), y); comm.optimizer.zero_grad(); loss.backward(); comm.optimizer.step()
     comm.finish()   # local-sgd: one last average, so every rank ends with the same model
-    progress line: {..., "comm": comm.strategy, "grad_bytes": comm.grad_bytes, "compute_s": compute_s}
+    progress line: {..., "comm": comm.strategy, "grad_bytes": comm.grad_bytes,
+                    "powersgd_bytes": comm.powersgd_bytes, "compute_s": compute_s}
 """
 
 import copy
@@ -41,6 +43,10 @@ PERIOD_ENV = "GPU_SHARE_LOCAL_SGD_PERIOD"
 MAX_LOCAL_SGD_PERIOD = 1000
 # PowerSGD runs plain all-reduce for its first iterations (torch requires > 1 with error feedback); keep it short.
 POWERSGD_START_ITER = 2
+# PowerSGD's low rank (fewest bytes; the error feedback recovers the accuracy) and torch's default for when a
+# layer is worth compressing.
+POWERSGD_RANK = 1
+POWERSGD_MIN_COMPRESSION_RATE = 2
 PREFIX = "gpu-share comm:"
 
 
@@ -79,6 +85,24 @@ def read_choice(environ=None, say=_say):
 def grad_bytes(model):
     """Bytes of fp32 gradients one plain DDP step all-reduces: every parameter that takes a gradient."""
     return sum(p.numel() * 4 for p in model.parameters() if p.requires_grad)
+
+
+def powersgd_bytes(model, rank=POWERSGD_RANK, min_compression_rate=POWERSGD_MIN_COMPRESSION_RATE):
+    """fp32 bytes one PowerSGD step all-reduces for this model, by torch's own rule (powerSGD_hook's
+    _should_compress): each gradient, viewed as (rows, the rest), goes as P (rows x r) and Q (rest x r) when
+    that is more than min_compression_rate times smaller; otherwise (biases, thin layers) it goes whole. The
+    coordinator decides with this figure instead of its cautious 1/32 estimate."""
+    from torch.distributed.algorithms.ddp_comm_hooks.powerSGD_hook import _should_compress
+
+    elements = 0
+    for p in model.parameters():
+        if not p.requires_grad:
+            continue
+        rows = p.shape[0] if p.dim() > 0 else 1
+        rest = p.numel() // rows if rows else 0
+        compress, whole, compressed = _should_compress(rows, rest, min(rows, rest, rank), min_compression_rate)
+        elements += compressed if compress else whole
+    return elements * 4
 
 
 def _sync(device):
@@ -137,12 +161,13 @@ def _node_subgroup(local_world_size, world_size, device):
 class Comm:
     """The wrapped model and optimizer a trainer steps with, and what it reports."""
 
-    def __init__(self, model, optimizer, strategy, period, grad_bytes_, averager=None):
+    def __init__(self, model, optimizer, strategy, period, grad_bytes_, averager=None, powersgd_bytes_=None):
         self.model = model
         self.optimizer = optimizer
         self.strategy = strategy
         self.local_sgd_period = period
         self.grad_bytes = grad_bytes_
+        self.powersgd_bytes = powersgd_bytes_
         self._averager = averager
 
     def finish(self):
@@ -165,8 +190,9 @@ def wrap(model, optimizer, start_step=0, environ=None, say=_say, device_ids=None
     resumes at, so local SGD averages at the same steps on every rank after a restart. Returns a Comm."""
     strategy, period = read_choice(environ, say)
     size = grad_bytes(model)
+    psgd = powersgd_bytes(model)
     if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
-        return Comm(model, optimizer, strategy, period, size)
+        return Comm(model, optimizer, strategy, period, size, powersgd_bytes_=psgd)
     backend = dist.get_backend()
     if strategy == "powersgd" and backend != "nccl":
         say(f"powersgd needs NCCL, but this run's process group uses {backend}: torch {torch.__version__}'s "
@@ -205,4 +231,4 @@ def wrap(model, optimizer, start_step=0, environ=None, say=_say, device_ids=None
         optimizer = PostLocalSGDOptimizer(optim=optimizer, averager=averager)
     if strategy == "local-sgd":
         say(f"local-sgd: no gradient exchange between machines; the model is averaged every {period} steps")
-    return Comm(ddp, optimizer, strategy, period, size, averager)
+    return Comm(ddp, optimizer, strategy, period, size, averager, powersgd_bytes_=psgd)

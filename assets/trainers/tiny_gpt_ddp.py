@@ -115,7 +115,8 @@ def main(argv):
     compute_s = gpu_share_comm.measure_compute_s(model, optimizer, lambda m: loss_of(m, start_step))
     comm = gpu_share_comm.wrap(model, optimizer, start_step=start_step, device_ids=[device.index] if use_cuda else None)
     net, stepper = comm.model, comm.optimizer
-    stats = {"comm": comm.strategy, "grad_bytes": comm.grad_bytes, "compute_s": round(compute_s, 6)}
+    stats = {"comm": comm.strategy, "grad_bytes": comm.grad_bytes, "powersgd_bytes": comm.powersgd_bytes,
+             "compute_s": round(compute_s, 6)}
 
     stop_asked = []
     signal.signal(signal.SIGTERM, lambda signum, frame: stop_asked.append(signum))

@@ -31,6 +31,7 @@ export interface ProgressPoint {
   shard?: [number, number] | null;
   resumedFrom?: number | null;
   gradBytes?: number | null;
+  powersgdBytes?: number | null;
   stepComputeS?: number | null;
   comm?: CommStrategy | null;
 }
@@ -48,6 +49,7 @@ const FIELDS: Readonly<Record<Exclude<keyof ProgressPoint, 'step'>, [(v: unknown
   shard: [(v) => Array.isArray(v) && v.length === 2 && isCount(v[0]) && isCount(v[1]) && v[0] <= v[1], '[start, end], integers >= 0, start <= end'],
   resumedFrom: [isCount, 'a safe integer >= 0'],
   gradBytes: [isCount, 'a safe integer >= 0'],
+  powersgdBytes: [isCount, 'a safe integer >= 0'],
   stepComputeS: [isNonNegative, 'a finite number >= 0'],
   comm: [(v) => typeof v === 'string' && (COMM_STRATEGIES as readonly string[]).includes(v), `one of ${COMM_STRATEGIES.join(', ')}`],
 };

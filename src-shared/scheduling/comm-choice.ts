@@ -13,7 +13,8 @@ import { MAX_LOCAL_SGD_PERIOD, type CommDecision, type CommSetting, type CommStr
 export const COMM_SHARE_BUDGET = 0.1;
 
 /**
- * PowerSGD's bytes relative to plain DDP: an ESTIMATE, not a measurement. Rank 1–4 on MLP-shaped layers
+ * PowerSGD's bytes relative to plain DDP when the trainer did not report `powersgd_bytes` (gpu_share_comm.py
+ * computes them with torch's own rule): an ESTIMATE, not a measurement. Rank 1–4 on MLP-shaped layers
  * (a few hundred wide or more) sends P and Q matrices of tens to thousands of times fewer elements; biases and
  * other 1-D tensors go uncompressed. 1/32 is a deliberately cautious figure for such models.
  */
@@ -41,6 +42,8 @@ export interface CommChoiceInput {
 
 interface Known {
   gradBytes: number;
+  /** What a PowerSGD step sends, as the trainer reported it (torch's rule on its layers); null: estimated. */
+  powersgdBytes: number | null;
   computeS: number;
   link: LinkMeasurement & { mbps: number };
   n: number;
@@ -67,7 +70,7 @@ function commSecondsPerStep(k: Known, strategy: CommStrategy, period: number): n
       return at(k.gradBytes / 2);
     case 'powersgd':
       // Two all-reduces (P, then Q) per step: twice the latency.
-      return at(k.gradBytes * POWERSGD_BYTES_RATIO, 2);
+      return at(k.powersgdBytes ?? k.gradBytes * POWERSGD_BYTES_RATIO, 2);
     case 'local-sgd':
       // Parameters (as many bytes as the gradients) once every `period` steps.
       return at(k.gradBytes) / Math.max(1, period);
@@ -121,7 +124,9 @@ function known(input: CommChoiceInput): Known | null {
   if (!(Number.isFinite(stats.gradBytes) && stats.gradBytes > 0 && Number.isFinite(stats.stepComputeS) && stats.stepComputeS > 0)) return null;
   if (!(Number.isFinite(slowest.mbps) && slowest.mbps > 0)) return null;
   const rttMs = slowest.rttMs !== null && Number.isFinite(slowest.rttMs) && slowest.rttMs >= 0 ? slowest.rttMs : null;
-  return { gradBytes: stats.gradBytes, computeS: stats.stepComputeS, link: { ...slowest, mbps: slowest.mbps, rttMs }, n: input.members };
+  const psgd = stats.powersgdBytes;
+  const powersgdBytes = psgd !== undefined && Number.isFinite(psgd) && psgd > 0 ? Math.min(psgd, stats.gradBytes) : null;
+  return { gradBytes: stats.gradBytes, powersgdBytes, computeS: stats.stepComputeS, link: { ...slowest, mbps: slowest.mbps, rttMs }, n: input.members };
 }
 
 function unknownWhy(input: CommChoiceInput): string {
@@ -166,10 +171,11 @@ export function decideComm(input: CommChoiceInput): CommDecision {
     if (fp16 <= COMM_SHARE_BUDGET) return decision('fp16', `${tried.join(', ')} of a step communicating over ${numbers(k)}; fp16 halves it to ${pct(fp16)}`, fp16);
     tried.push(`fp16 ${pct(fp16)}`);
     const psgd = shareOf(k, 'powersgd', 1);
+    const fraction = k.powersgdBytes === null ? `estimated at 1/${Math.round(1 / POWERSGD_BYTES_RATIO)}` : `the trainer's figure, 1/${Math.round(k.gradBytes / k.powersgdBytes)}`;
     if (psgd <= COMM_SHARE_BUDGET) {
-      return decision('powersgd', `${tried.join(', ')} of a step communicating over ${numbers(k)}; powersgd (estimated at 1/${Math.round(1 / POWERSGD_BYTES_RATIO)} of the bytes) ${pct(psgd)}`, psgd);
+      return decision('powersgd', `${tried.join(', ')} of a step communicating over ${numbers(k)}; powersgd (${fraction} of the bytes) ${pct(psgd)}`, psgd);
     }
-    tried.push(`powersgd ${pct(psgd)} (estimated)`);
+    tried.push(`powersgd ${pct(psgd)} (${fraction} of the bytes)`);
   }
   // On gloo (CPU) fp16 is not tried: gloo sums half precision on the CPU, and in bench/slow-link that cost more
   // than the halved bytes saved wherever fp16 would have been chosen (300 vs 195 ms a step at 100 Mbit/s).

@@ -18,6 +18,8 @@ export const MAX_LOCAL_SGD_PERIOD = 1000;
 export interface TrainerCommStats {
   /** Bytes of gradients one step all-reduces in plain DDP (fp32). */
   gradBytes: number;
+  /** What one PowerSGD step all-reduces instead, when the trainer said (`powersgd_bytes`); else estimated. */
+  powersgdBytes?: number;
   /** Seconds one step takes without communication (forward, backward, optimizer). */
   stepComputeS: number;
 }

@@ -90,7 +90,7 @@ function byRank(progress: TrainerProgressLine[], rank: number): TrainerProgressL
  * Every rank ran every step, exactly its first STATS_LINES lines carry the figures, and (from step 0, where the
  * loss still falls clearly above its noise) its loss fell.
  */
-function expectTrainedWithStats(f: Finished, opts: { comm: string; gradBytes: number; steps: number; ranks: number[]; from?: number }): void {
+function expectTrainedWithStats(f: Finished, opts: { comm: string; gradBytes: number; powersgdBytes?: number; steps: number; ranks: number[]; from?: number }): void {
   const from = opts.from ?? 0;
   expect(f.code, f.output.slice(-3000)).toBe(0);
   for (const rank of opts.ranks) {
@@ -100,6 +100,7 @@ function expectTrainedWithStats(f: Finished, opts: { comm: string; gradBytes: nu
     for (const p of first) {
       expect(p.comm).toBe(opts.comm);
       expect(p.gradBytes).toBe(opts.gradBytes);
+      if (opts.powersgdBytes !== undefined) expect(p.powersgdBytes).toBe(opts.powersgdBytes);
       expect(p.stepComputeS).toBeGreaterThan(0);
       expect(p.stepComputeS).toBeLessThan(5);
     }
@@ -116,12 +117,15 @@ function expectTrainedWithStats(f: Finished, opts: { comm: string; gradBytes: nu
 const DEFAULT_GRAD_BYTES = 4612;
 // 4 * ((16 + 1) * 128 + (128 + 1) * 128 + 128 + 1) for --hidden 128 --layers 2.
 const WIDE_GRAD_BYTES = 75_268;
+// PowerSGD (rank 1) by torch's rule — compressed when (rows + rest) * 2 < rows * rest: 128x16 -> 144 and
+// 128x128 -> 256 elements; the biases (128, 128, 1) and the 1x128 output layer go whole: 4 * 785.
+const WIDE_POWERSGD_BYTES = 3140;
 const SHORT = ['--steps', '30', '--batch', '16', '--checkpoint-every', '10'];
 
 describe('communication strategies in ddp_example.py (torchrun, gloo, CPU, two ranks)', () => {
   it('ddp with --hidden 128 --layers 2: trains, reports 75268 gradient bytes; a restart reports them again', async () => {
     const first = await run({ name: 'ddp-wide', args: ['--hidden', '128', '--layers', '2', ...SHORT], env: { GPU_SHARE_COMM: 'ddp' } });
-    expectTrainedWithStats(first, { comm: 'ddp', gradBytes: WIDE_GRAD_BYTES, steps: 30, ranks: [0, 1] });
+    expectTrainedWithStats(first, { comm: 'ddp', gradBytes: WIDE_GRAD_BYTES, powersgdBytes: WIDE_POWERSGD_BYTES, steps: 30, ranks: [0, 1] });
     expect(first.output).not.toContain('gpu-share comm:');
     // Same checkpoint folder, more steps: it resumes at 30 and the new start's first lines carry the figures.
     const again = await run({ name: 'ddp-wide', args: ['--hidden', '128', '--layers', '2', '--steps', '40', '--batch', '16', '--checkpoint-every', '10'] });

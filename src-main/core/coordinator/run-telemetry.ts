@@ -33,6 +33,7 @@ function lineOf(p: ProgressPoint): TrainerProgressLine {
     shard: p.shard ?? null,
     resumedFrom: p.resumedFrom ?? null,
     gradBytes: p.gradBytes ?? null,
+    powersgdBytes: p.powersgdBytes ?? null,
     stepComputeS: p.stepComputeS ?? null,
     comm: p.comm ?? null,
   };
@@ -249,7 +250,8 @@ export class RunTelemetry {
     const held = this.stats;
     const newer = !held || generation > held.generation;
     if (!newer && (generation < held.generation || (held.rank === 0 && line.rank !== 0))) return;
-    this.stats = { generation, rank: line.rank, value: { gradBytes: line.gradBytes, stepComputeS: line.stepComputeS } };
+    const powersgd = line.powersgdBytes != null && line.powersgdBytes > 0 ? { powersgdBytes: line.powersgdBytes } : {};
+    this.stats = { generation, rank: line.rank, value: { gradBytes: line.gradBytes, stepComputeS: line.stepComputeS, ...powersgd } };
   }
 
   private record(generation: number, step: number, loss: number | null, source: PointSource, resumedFrom: number | null): void {

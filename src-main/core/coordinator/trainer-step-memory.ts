@@ -38,7 +38,8 @@ export class TrainerStepMemory {
     const key = keyOf(spec);
     if (key === null || !(stats.gradBytes > 0) || !(stats.stepComputeS > 0)) return;
     this.steps.delete(key);
-    this.steps.set(key, { gradBytes: stats.gradBytes, stepComputeS: stats.stepComputeS });
+    const powersgd = stats.powersgdBytes !== undefined && stats.powersgdBytes > 0 ? { powersgdBytes: stats.powersgdBytes } : {};
+    this.steps.set(key, { gradBytes: stats.gradBytes, stepComputeS: stats.stepComputeS, ...powersgd });
     while (this.steps.size > this.capacity) this.steps.delete(this.steps.keys().next().value!);
   }
 

@@ -7,6 +7,7 @@
  * Format (docs/api.md, "Trainer progress lines"):
  *   GPU_SHARE_PROGRESS {"step":12,"total_steps":300,"loss":0.53,"samples_per_sec":812.3,"rank":0,"world_size":2,"shard":[0,500],"resumed_from":10}
  * The first lines of each (re)start also carry "grad_bytes" (fp32 gradient bytes one DDP step all-reduces),
+ * "powersgd_bytes" (what a PowerSGD step would all-reduce instead; optional),
  * "compute_s" (one step's seconds without communication) and "comm" (the strategy in force): the coordinator
  * chooses the next generation's strategy from them (comm-choice.ts).
  */
@@ -29,6 +30,8 @@ export interface TrainerProgressLine {
   resumedFrom: number | null;
   /** fp32 gradient bytes one DDP step all-reduces (`grad_bytes`), from the first lines of a (re)start. */
   gradBytes: number | null;
+  /** What one PowerSGD step would all-reduce instead (`powersgd_bytes`, by torch's rule); null: not said. */
+  powersgdBytes?: number | null;
   /** Seconds of one step without communication (`compute_s`). */
   stepComputeS: number | null;
   /** The communication strategy the trainer runs with (`comm`). */
@@ -96,6 +99,7 @@ export function parseProgressLine(rawLine: string): TrainerProgressLine | null {
     shard,
     resumedFrom: countOrNull(record.resumed_from),
     gradBytes: countOrNull(record.grad_bytes),
+    powersgdBytes: countOrNull(record.powersgd_bytes),
     stepComputeS: computeS !== null && computeS >= 0 ? computeS : null,
     comm: commOrNull(record.comm),
   };

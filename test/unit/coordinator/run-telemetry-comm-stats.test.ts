@@ -20,6 +20,14 @@ describe('RunTelemetry.commStats', () => {
     expect(t.commStats()).toEqual({ gradBytes: 4_000_000, stepComputeS: 0.02 });
   });
 
+  it('keeps the trainer\'s powersgd_bytes with them when it says it', () => {
+    const t = new RunTelemetry({ now: () => T0 });
+    t.onGeneration(1, [1, 2], T0, 'run started');
+    const record = { step: 0, loss: 1, rank: 0, world_size: 2, grad_bytes: 75_268, powersgd_bytes: 3140, compute_s: 0.01, comm: 'ddp' };
+    t.onOutput(1, 'alpha', 1, `GPU_SHARE_PROGRESS ${JSON.stringify(record)}\n`);
+    expect(t.commStats()).toEqual({ gradBytes: 75_268, powersgdBytes: 3140, stepComputeS: 0.01 });
+  });
+
   it("prefers rank 0's figures within a generation, whoever reports later", () => {
     const t = new RunTelemetry({ now: () => T0 });
     t.onGeneration(1, [1, 2], T0, 'run started');

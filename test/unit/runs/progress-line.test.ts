@@ -16,14 +16,16 @@ describe('parseProgressLine', () => {
       shard: [0, 500],
       resumedFrom: 10,
       gradBytes: null,
+      powersgdBytes: null,
       stepComputeS: null,
       comm: null,
     });
   });
 
   it('reads what a (re)start\'s first lines say about one step: grad_bytes, compute_s, comm', () => {
-    const first = parseProgressLine('GPU_SHARE_PROGRESS {"step":0,"loss":2.3,"grad_bytes":4212744,"compute_s":0.0125,"comm":"powersgd"}');
-    expect(first).toMatchObject({ step: 0, gradBytes: 4212744, stepComputeS: 0.0125, comm: 'powersgd' });
+    const first = parseProgressLine('GPU_SHARE_PROGRESS {"step":0,"loss":2.3,"grad_bytes":4212744,"powersgd_bytes":36500,"compute_s":0.0125,"comm":"powersgd"}');
+    expect(first).toMatchObject({ step: 0, gradBytes: 4212744, powersgdBytes: 36500, stepComputeS: 0.0125, comm: 'powersgd' });
+    expect(parseProgressLine('GPU_SHARE_PROGRESS {"step":0,"powersgd_bytes":-5}')?.powersgdBytes).toBeNull();
     for (const comm of ['ddp', 'fp16', 'local-sgd'] as const) expect(parseProgressLine(`GPU_SHARE_PROGRESS {"step":1,"comm":"${comm}"}`)?.comm).toBe(comm);
     expect(parseProgressLine('GPU_SHARE_PROGRESS {"step":1,"grad_bytes":0,"compute_s":0}')).toMatchObject({ gradBytes: 0, stepComputeS: 0 });
   });
@@ -63,11 +65,12 @@ describe('parseProgressLine', () => {
       shard: null,
       resumedFrom: null,
       gradBytes: null,
+      powersgdBytes: null,
       stepComputeS: null,
       comm: null,
     });
     const odd = parseProgressLine('GPU_SHARE_PROGRESS {"step":3,"loss":"NaN","samples_per_sec":-5,"rank":1.5,"world_size":0,"shard":[9,2],"resumed_from":-1,"total_steps":2.5}');
-    expect(odd).toEqual({ step: 3, totalSteps: null, loss: null, samplesPerSec: null, rank: null, worldSize: null, shard: null, resumedFrom: null, gradBytes: null, stepComputeS: null, comm: null });
+    expect(odd).toEqual({ step: 3, totalSteps: null, loss: null, samplesPerSec: null, rank: null, worldSize: null, shard: null, resumedFrom: null, gradBytes: null, powersgdBytes: null, stepComputeS: null, comm: null });
   });
 
   it('ignores malformed lines instead of throwing', () => {

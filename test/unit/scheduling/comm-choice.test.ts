@@ -39,6 +39,20 @@ describe('decideComm auto', () => {
     expect(at.reason).toMatch(/DDP would spend 18 %.*fp16 halves it to 10 %/);
   });
 
+  it('takes the trainer\'s own powersgd_bytes over the 1/32 estimate, and says which it used', () => {
+    // 1 MB at 30 Mbit/s: DDP 23 %, fp16 13 %; the estimate (1/32) fits, so does the trainer's 1/100 — but 1/2 does not.
+    const estimated = decideComm(input({ slowest: link(30) }));
+    expect(estimated.strategy).toBe('powersgd');
+    expect(estimated.reason).toContain('estimated at 1/32 of the bytes');
+    const reported = decideComm(input({ slowest: link(30), stats: { gradBytes: 1e6, powersgdBytes: 1e4, stepComputeS: 0.9 } }));
+    expect(reported.strategy).toBe('powersgd');
+    expect(reported.reason).toContain("the trainer's figure, 1/100 of the bytes");
+    expect(reported.commShare!).toBeLessThan(estimated.commShare!);
+    const poor = decideComm(input({ slowest: link(30), stats: { gradBytes: 1e6, powersgdBytes: 5e5, stepComputeS: 0.9 } }));
+    expect(poor.strategy).toBe('local-sgd');
+    expect(poor.reason).toContain("powersgd 13 % (the trainer's figure, 1/2 of the bytes)");
+  });
+
   it('does not try fp16 on gloo (CPU): past the DDP boundary it averages locally instead, and says why', () => {
     const d = decideComm(input({ slowest: link(40), backend: 'gloo' }));
     expect(d.strategy).toBe('local-sgd');
