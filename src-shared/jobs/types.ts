@@ -99,6 +99,8 @@ export interface JobSnapshot {
   updatedAt: number;
   startedAt: number | null;
   finishedAt: number | null;
+  /** A completed job's final metrics, from the metrics.json in its artifact when the trainer wrote one (job-metrics.ts). */
+  metrics?: Record<string, number>;
 }
 
 /** Whether one node could take a job, and why not. */

@@ -14,6 +14,7 @@ import type { ArtifactSnapshot, HostPolicy, JobSnapshot, JobsPageQuery, JobsStat
 import { sanitizeRemoteOutput } from '../../../src-shared/terminal-text';
 import type { ClusterConfig } from '../../../src-shared/cluster/types';
 import type { UserNotification, WorkerSnapshot } from '../../../src-shared/training';
+import { deleteEndedJob, lastPrintedLine, recordJobMetrics, stateWithMetrics, withMetrics } from './job-results';
 import { tellCancelled, tellFailed, tellFinished, tellStarted, tellSubmitted, type JobEventSink } from './job-events';
 import type { Clock } from '../../platform/ports';
 import { ApiProblem } from '../coordinator/api-problem';
@@ -146,7 +147,7 @@ export class JobService implements JobsPort {
     const firstPending = rows.find((r) => r.status === 'pending');
     const pendingAhead = firstPending ? this.db.jobs.pendingBefore(firstPending.seq) : 0;
     const matching = query.status ? counts[query.status] : counts.total;
-    return jobsState({ rows, query, matching, counts, pendingAhead }, this.lastRound, this.policy(), meta?.fileName ?? null);
+    return stateWithMetrics(this.db, jobsState({ rows, query, matching, counts, pendingAhead }, this.lastRound, this.policy(), meta?.fileName ?? null));
   }
 
   /**
@@ -180,7 +181,7 @@ export class JobService implements JobsPort {
   job(jobId: string): JobSnapshot {
     const row = this.require(jobId);
     const preview = this.lastRound?.previews.find((p) => p.jobId === jobId);
-    return jobSnapshot(row, preview, row.status === 'pending' && !preview ? this.db.jobs.pendingBefore(row.seq) : null);
+    return withMetrics(this.db, jobSnapshot(row, preview, row.status === 'pending' && !preview ? this.db.jobs.pendingBefore(row.seq) : null));
   }
 
   jobOutput(jobId: string): string {
@@ -198,10 +199,7 @@ export class JobService implements JobsPort {
   }
 
   deleteJob(jobId: string): { deleted: string } {
-    const row = this.require(jobId);
-    if (!this.db.jobs.deleteEnded(jobId)) throw new ApiProblem(409, `job ${row.name} is ${row.status}: cancel it first (gpu-share jobs cancel ${jobId}), then delete it`);
-    this.changed();
-    return { deleted: jobId };
+    return deleteEndedJob(this.db, this.require(jobId), () => this.changed());
   }
 
   requeue(jobId: string): JobSnapshot {
@@ -253,6 +251,7 @@ export class JobService implements JobsPort {
     if (row.peakVramMb !== null && row.peakVramMb > 0) this.db.vramPeaks.record(row.spec.model, row.spec.mode, row.peakVramMb, now);
     this.db.jobs.appendOutput(jobId, `[gpu-share] completed; artifact ${body.artifactSha256.slice(0, 12)} (${body.sizeBytes} bytes)\r\n`);
     tellFinished(this.opts.event, row, body.artifactSha256, body.sizeBytes);
+    void recordJobMetrics(this.db, () => this.store.open(body.artifactSha256), jobId, () => this.changed());
     this.measured.delete(jobId);
     this.changed();
     return { ok: true, status: row.status };
@@ -398,10 +397,4 @@ export class JobService implements JobsPort {
     this.dirty = true;
     this.tick();
   }
-}
-
-/** The last non-empty line a job printed (what usually says why it failed), without terminal escapes, at most 300 characters. */
-function lastPrintedLine(tail: string): string {
-  const lines = sanitizeRemoteOutput(tail).split(/\r?\n|\r/).map((l) => l.trim()).filter((l) => l.length > 0 && !l.startsWith('[gpu-share]'));
-  return (lines.at(-1) ?? '').slice(0, 300);
 }
