@@ -2,8 +2,8 @@
  * launchd for an installed worker: `launchctl bootstrap gui/UID|system PLIST` to load and start it,
  * `launchctl bootout` to stop and unload it, `launchctl print` for its state (loaded, running, its pid).
  */
-import { commandLine, type RunCommand } from './command-runner';
-import { said, type ManagerState, type ServiceManager, type StepOutcome } from './service-manager';
+import type { RunCommand } from './command-runner';
+import { said, stepRecorder, type ManagerState, type ServiceManager } from './service-manager';
 import { LAUNCHD_LABEL, type ServiceScope } from './service-layout';
 
 export interface LaunchdContext {
@@ -17,12 +17,9 @@ export interface LaunchdContext {
 export function launchdManager(ctx: LaunchdContext): ServiceManager {
   const domain = ctx.scope === 'user' ? `gui/${ctx.uid}` : 'system';
   const target = `${domain}/${LAUNCHD_LABEL}`;
-  const ran: string[] = [];
-  const run = async (args: string[]) => {
-    ran.push(commandLine('launchctl', args));
-    return ctx.run('launchctl', args);
-  };
-  const step = (ok: boolean, message: string): StepOutcome => ({ ok, ran: ran.splice(0), message });
+  const recorder = stepRecorder(ctx.run);
+  const run = (args: string[]) => recorder.run('launchctl', args);
+  const step = recorder.step;
   const sudo = ctx.scope === 'system' ? 'sudo ' : '';
   return {
     name: 'launchd',

@@ -4,7 +4,7 @@
  * could not, a sentence saying what to do by hand, so an install on a machine without a running manager (no
  * systemd as PID 1 in a container) still writes its files and says plainly how to start the worker.
  */
-import type { CommandResult } from './command-runner';
+import { commandLine, type CommandResult, type RunCommand } from './command-runner';
 
 export interface StepOutcome {
   ok: boolean;
@@ -43,4 +43,20 @@ export interface ServiceManager {
 export function said(result: CommandResult): string {
   const lines = `${result.stderr}\n${result.stdout}`.split('\n').map((l) => l.trim()).filter(Boolean);
   return lines.at(-1) ?? (result.code === null ? 'could not be run' : `exit code ${result.code}`);
+}
+
+/**
+ * Runs commands through `run`, remembering each as typed; `step` ends a step with the commands it ran.
+ */
+export function stepRecorder(run: RunCommand) {
+  const ran: string[] = [];
+  return {
+    run(file: string, args: string[]): Promise<CommandResult> {
+      ran.push(commandLine(file, args));
+      return run(file, args);
+    },
+    step(ok: boolean, message: string): StepOutcome {
+      return { ok, ran: ran.splice(0), message };
+    },
+  };
 }

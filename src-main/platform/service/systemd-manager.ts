@@ -4,8 +4,8 @@
  * on (loginctl enable-linger) when it can and says so when it cannot. Where systemd is not the machine's service
  * manager (a container: no /run/systemd/system), nothing is run and the messages say how to start the worker.
  */
-import { commandLine, type RunCommand } from './command-runner';
-import { said, type ManagerState, type ServiceManager, type StepOutcome } from './service-manager';
+import type { RunCommand } from './command-runner';
+import { said, stepRecorder, type ManagerState, type ServiceManager } from './service-manager';
 import { SYSTEMD_UNIT, type ServiceScope } from './service-layout';
 
 export interface SystemdContext {
@@ -32,12 +32,7 @@ export function systemdManager(ctx: SystemdContext): SystemdManager {
   const journal = ctx.scope === 'user' ? `journalctl --user -u ${SYSTEMD_UNIT} -f` : `journalctl -u ${SYSTEMD_UNIT} -f`;
   const notBooted = `systemd is not this machine's service manager (no /run/systemd/system, as in most containers)`;
   let lingerOn = false;
-  const ran: string[] = [];
-  const run = async (file: string, args: string[]) => {
-    ran.push(commandLine(file, args));
-    return ctx.run(file, args);
-  };
-  const step = (ok: boolean, message: string): StepOutcome => ({ ok, ran: ran.splice(0), message });
+  const { run, step } = stepRecorder(ctx.run);
 
   return {
     name: 'systemd',

@@ -2,8 +2,8 @@
  * Task Scheduler for an installed worker: `schtasks /Create /XML` (then `/Run`) to register and start it,
  * `schtasks /End` and `/Delete` to stop and remove it, `schtasks /Query /V` for its state.
  */
-import { commandLine, type RunCommand } from './command-runner';
-import { said, type ManagerState, type ServiceManager, type StepOutcome } from './service-manager';
+import type { RunCommand } from './command-runner';
+import { said, stepRecorder, type ManagerState, type ServiceManager } from './service-manager';
 import { TASK_NAME, type ServiceScope } from './service-layout';
 
 export interface TaskSchedulerContext {
@@ -14,12 +14,9 @@ export interface TaskSchedulerContext {
 }
 
 export function taskSchedulerManager(ctx: TaskSchedulerContext): ServiceManager {
-  const ran: string[] = [];
-  const run = async (args: string[]) => {
-    ran.push(commandLine('schtasks', args));
-    return ctx.run('schtasks', args);
-  };
-  const step = (ok: boolean, message: string): StepOutcome => ({ ok, ran: ran.splice(0), message });
+  const recorder = stepRecorder(ctx.run);
+  const run = (args: string[]) => recorder.run('schtasks', args);
+  const step = recorder.step;
   const admin = ctx.scope === 'system' ? ' from an administrator prompt' : '';
   return {
     name: 'Task Scheduler',

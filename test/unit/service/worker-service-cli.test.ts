@@ -3,7 +3,7 @@
  * contract the app's "Add a worker" panel and the SSH "start and keep" call (flags, --json, exit codes), the token
  * only from the environment, checks that stop an install, and `gpu-share worker --join` still the plain worker.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -128,6 +128,21 @@ describe('gpu-share worker status and uninstall', () => {
     expect(report.removed).toContain(path.join(h.home, '.config/systemd/user/gpu-share-worker.service'));
     expect(report.removed).toContain(path.join(h.home, '.config/GPU Share/service/worker.env'));
     expect(tree(h.home)).toEqual(before);
+  });
+});
+
+describe('an unreadable install record', () => {
+  it('is named, with what to do, by status and uninstall (exit 1), and uninstall removes nothing', async () => {
+    const h = harness();
+    const record = path.join(h.home, '.config/GPU Share/service/worker-service.json');
+    mkdirSync(path.dirname(record), { recursive: true });
+    writeFileSync(record, 'not json');
+    for (const sub of ['status', 'uninstall']) {
+      h.err.length = 0;
+      expect(await h.run([sub])).toBe(1);
+      expect(h.err.join('')).toBe(`gpu-share worker ${sub}: ${record} is not JSON: remove it, and the files it listed, by hand\n`);
+    }
+    expect(readFileSync(record, 'utf8')).toBe('not json');
   });
 });
 

@@ -8,16 +8,21 @@ import type { ServiceCliDeps } from './service-cli-deps';
 
 const yesNo = (b: boolean) => (b ? 'yes' : 'no');
 
-export async function runWorkerStatus(args: string[], io: CliIo, deps: ServiceCliDeps): Promise<number> {
-  const a = parseScopeArgs(args, io, deps);
-  let status;
+/** `work()`, or null after saying in one line that the install record is unreadable (ManifestError names it). */
+async function unlessBadRecord<T>(command: string, io: CliIo, work: () => Promise<T>): Promise<T | null> {
   try {
-    status = await serviceStatus(a.layout, deps);
+    return await work();
   } catch (error) {
     if (!(error instanceof ManifestError)) throw error;
-    io.err(`gpu-share worker status: ${error.message}\n`);
-    return 1;
+    io.err(`gpu-share worker ${command}: ${error.message}\n`);
+    return null;
   }
+}
+
+export async function runWorkerStatus(args: string[], io: CliIo, deps: ServiceCliDeps): Promise<number> {
+  const a = parseScopeArgs(args, io, deps);
+  const status = await unlessBadRecord('status', io, () => serviceStatus(a.layout, deps));
+  if (!status) return 1;
   if (a.json) {
     io.out(`${JSON.stringify(status)}\n`);
     return 0;
@@ -42,14 +47,8 @@ export async function runWorkerStatus(args: string[], io: CliIo, deps: ServiceCl
 
 export async function runWorkerUninstall(args: string[], io: CliIo, deps: ServiceCliDeps): Promise<number> {
   const a = parseScopeArgs(args, io, deps);
-  let report;
-  try {
-    report = await uninstallService(a.layout, deps);
-  } catch (error) {
-    if (!(error instanceof ManifestError)) throw error;
-    io.err(`gpu-share worker uninstall: ${error.message}\n`);
-    return 1;
-  }
+  const report = await unlessBadRecord('uninstall', io, () => uninstallService(a.layout, deps));
+  if (!report) return 1;
   const ok = report.disable?.ok !== false && report.failed.length === 0;
   if (a.json) {
     io.out(`${JSON.stringify({ ok, ...report })}\n`);
