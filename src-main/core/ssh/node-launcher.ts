@@ -12,7 +12,7 @@ import type { ClusterConfig, NodeConfig } from '../../../src-shared/cluster/type
 import type { NodeSshState, NodeSshStatus } from '../../../src-shared/nodes/ipc-ssh';
 import { checkRemote, describeProblems } from './remote-preflight';
 import { installAgent, type AgentBundle } from './remote-install';
-import { installService, stopServiceNow, uninstallService } from './remote-service';
+import { installService, serviceActive, stopServiceNow, uninstallService } from './remote-service';
 import { SYSTEMD_UNIT } from '../../platform/service/service-layout';
 import { followRemoteLog, readRemoteNodeKey, remoteWorkerPid, startRemoteWorker, stopRemoteWorker } from './remote-worker';
 import { SshError, SshSession, type SshTarget } from './ssh-session';
@@ -180,6 +180,11 @@ export class NodeLauncher {
       const key = await readRemoteNodeKey(session, { name: node.name, home: facts.home, agentDir: installed.dir, node: facts.node, data });
       await this.opts.approveKey?.(node.name, key);
       entry.keptNote = '';
+      if (!entry.keep && entry.status.kept && (await serviceActive(session))) {
+        this.closeSession(entry);
+        this.set(entry, 'online', `its service runs the worker there (systemctl --user status ${SYSTEMD_UNIT}); nothing else was started`);
+        return;
+      }
       if (entry.keep) {
         this.set(entry, 'starting', `installing the worker as a service on ${node.host} (gpu-share worker install)`);
         const service = await installService(session, { name: node.name, node: facts.node, agentDir: installed.dir, coordinatorUrl: join.url, certSha256: join.certSha256, token: join.token });

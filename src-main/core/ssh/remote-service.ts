@@ -124,7 +124,13 @@ export async function uninstallService(session: SshSession, spec: Pick<ServiceSp
  * "Stop now" on a kept node whose systemd runs the worker: `systemctl --user stop` the unit (it starts again at
  * the next boot). Where no user systemd answers (no systemd as PID 1, macOS), nothing is run.
  */
-export const STOP_SERVICE_SCRIPT = `if command -v systemctl >/dev/null 2>&1 && systemctl --user is-active --quiet ${SYSTEMD_UNIT} 2>/dev/null; then systemctl --user stop ${SYSTEMD_UNIT} && echo service-stopped; fi`;
+const SERVICE_ACTIVE = `command -v systemctl >/dev/null 2>&1 && systemctl --user is-active --quiet ${SYSTEMD_UNIT} 2>/dev/null`;
+export const STOP_SERVICE_SCRIPT = `if ${SERVICE_ACTIVE}; then systemctl --user stop ${SYSTEMD_UNIT} && echo service-stopped; fi`;
+
+/** Whether the node's user systemd runs the kept worker now (then the app must not start a second one). */
+export async function serviceActive(session: SshSession): Promise<boolean> {
+  return (await session.exec('sh -s', { stdin: SERVICE_ACTIVE, timeoutMs: 30_000 })).code === 0;
+}
 
 /** Whether a running service was stopped (see STOP_SERVICE_SCRIPT). */
 export async function stopServiceNow(session: SshSession): Promise<boolean> {
