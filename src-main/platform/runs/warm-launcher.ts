@@ -14,11 +14,11 @@
  * opened without blocking and a missing reader just means the standby will find the file itself.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, mkdtempSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import os from 'node:os';
+import { closeSync, constants, openSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { Clock, PtyProcess, PtySpawner, PtySpawnOptions } from '../ports';
 import type { PythonInfo } from './torchrun-command';
+import { makeWarmDir } from './warm-dir';
 
 export interface WarmLauncherOptions {
   /** The spawner a cold launch would use (the sandboxed one in the app): the standby starts through it too. */
@@ -230,7 +230,7 @@ export class WarmLauncher {
 
   private dir(): string {
     if (this.opts.dir) return this.opts.dir;
-    this.dirMade ??= mkdtempSync(path.join(os.tmpdir(), 'gpu-share-warm-'));
+    this.dirMade ??= makeWarmDir();
     return this.dirMade;
   }
 }
