@@ -3,12 +3,13 @@
 // tells each worker's part (Finished; Failed at step N), with no live heartbeat age, the Workers figure counts the
 // last generation; after `serve` is restarted on the same data folder the page shows the same rows. The run's
 // command and settings are on its page, and Run again fills the form with them.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PidTracker } from '../integration/helpers/pid-tracker';
-import { CLI, ensureBuilt, openApp, openBrowser, removeDir, ROOT, screenshot, startServe, tempDir, waitForWorkerReady, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { ensureBuilt, openApp, openBrowser, removeDir, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { startExternalWorker } from './helpers/external-worker';
 
 const PYTHON = process.env.GPU_SHARE_PYTHON ?? '/usr/bin/python3';
 const GAMMA = 'gamma';
@@ -19,7 +20,6 @@ let workerDir: string;
 let serve: ServeHandle;
 let browser: BrowserHandle;
 let worker: ChildProcess;
-let workerOut = '';
 let runId = '';
 const tracker = new PidTracker(100);
 
@@ -36,7 +36,7 @@ interface Row {
 async function workerRows(page: Page): Promise<Row[]> {
   return page.locator('[data-testid="run-workers"] tbody tr').evaluateAll((trs) =>
     trs.map((tr) => {
-      const cells = [...tr.querySelectorAll('td')].map((td) => td.textContent?.trim() ?? '');
+      const cells = Array.from(tr.querySelectorAll('td')).map((td) => td.textContent?.trim() ?? '');
       return { node: tr.getAttribute('data-node') ?? '', end: tr.getAttribute('data-end') ?? '', state: cells[1]!, steps: cells[2]!, rate: cells[3]!, heartbeat: cells[4]! };
     }),
   );
@@ -48,17 +48,8 @@ beforeAll(async () => {
   workerDir = tempDir('gpu-share-e2e-story-worker-');
   serve = await startServe({ dataDir, env: NO_GPU });
   tracker.addRoot(serve.pid);
-  worker = spawn(process.execPath, [CLI, 'worker', '--join', serve.coordinatorUrl, '--token', serve.joinToken, '--name', GAMMA, '--data-dir', workerDir], {
-    cwd: ROOT,
-    env: { ...process.env, ...NO_GPU, GPU_SHARE_NVIDIA_SMI: path.join(workerDir, 'no-nvidia-smi-here') },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  worker = (await startExternalWorker(serve, GAMMA, workerDir, { ...NO_GPU, GPU_SHARE_NVIDIA_SMI: path.join(workerDir, 'no-nvidia-smi-here') })).child;
   tracker.addRoot(worker.pid!);
-  worker.stdout!.setEncoding('utf8');
-  worker.stderr!.setEncoding('utf8');
-  worker.stdout!.on('data', (d: string) => (workerOut += d));
-  worker.stderr!.on('data', (d: string) => (workerOut += d));
-  await waitForWorkerReady(worker, GAMMA, () => workerOut);
   browser = await openBrowser();
 }, 120_000);
 
