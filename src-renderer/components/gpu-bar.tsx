@@ -14,7 +14,9 @@ export function GpuBar({ gpu }: { gpu: GpuBarModel }) {
   return (
     <div className="gpu" data-gpu-uuid={gpu.uuid}>
       <div className="gpu-head">
-        <span className="gpu-type">{gpu.type}</span>
+        <span className="gpu-type" title={gpu.type}>
+          {gpu.type}
+        </span>
         <span className={`chip chip-${gpu.memoryType}`}>{gpu.memoryType}</span>
         <span className="gpu-uuid mono" title={gpu.uuid}>
           {gpu.uuid}

@@ -1,12 +1,12 @@
 /** The app bar: name, the cluster at a glance (nodes, usable VRAM, adapter slots), connection, notifications. */
-import { useState } from 'react';
 import { useServices } from '../app-context';
-import { notificationPermission, requestNotificationPermission, type Permission } from '../desktop-notifications';
 import { formatMb } from '../format';
 import { clusterTotals } from '../store/derive';
 import { headerCapacity } from '../store/node-status';
 import { useApp } from '../store/app-store';
-import { BellIcon, LogoMark } from './icons';
+import { DesktopNotificationsButton } from './desktop-notifications-button';
+import { LogoMark } from './icons';
+import { NotificationCenter } from './notification-history';
 
 function Stat({ value, label, testId, online }: { value: string; label: string; testId: string; online?: string }) {
   return (
@@ -14,16 +14,6 @@ function Stat({ value, label, testId, online }: { value: string; label: string; 
       <span className="stat-value">{value}</span>
       <span className="stat-label">{label}</span>
     </div>
-  );
-}
-
-function NotificationsButton() {
-  const [permission, setPermission] = useState<Permission>(notificationPermission);
-  if (permission !== 'default') return null;
-  return (
-    <button type="button" className="button small ghost" onClick={() => void requestNotificationPermission().then(setPermission)}>
-      <BellIcon /> Enable desktop notifications
-    </button>
   );
 }
 
@@ -50,7 +40,8 @@ export function Header() {
         <Stat testId="stat-slots-online" value={String(online.slots)} label="online" online="adapter slots of declared nodes with an active worker" />
       </div>
       <div className="header-end">
-        {!inElectron && <NotificationsButton />}
+        {!inElectron && <DesktopNotificationsButton />}
+        <NotificationCenter />
         <span className={`conn conn-${status}`} data-testid="connection" data-status={status}>
           <span className="badge-dot" aria-hidden="true" />
           {status === 'open' ? 'Connected' : status === 'closed' ? 'Closed' : 'Connecting…'}

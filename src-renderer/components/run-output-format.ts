@@ -1,26 +1,15 @@
 /**
  * A run's output as the terminal shows it and the .log file holds it: lines prefixed `[node] ` by the core and
  * the store, here coloured by machine (the colour of its swatch in the shard map), the coordinator's own lines
- * (`[gpu-share] …`) set apart, and filtered to one machine on request. Pure string work.
+ * (`[gpu-share] …`) set apart, the survivors' expected tracebacks around a relaunch dimmed under a label, and
+ * filtered (one machine, progress lines hidden, a search) on request. Pure string work; what each line is comes
+ * from src-shared/runs/output-lines.ts, which `gpu-share runs logs` uses too.
  */
+import { classifyOutput, COORDINATOR_NODE, lineNode, lineShown, outputNodes, type ClassifiedLine, type OutputFilter } from '../../src-shared/runs/output-lines';
 
-/** The node name the coordinator writes its own lines under. */
-export const COORDINATOR_NODE = 'gpu-share';
+export { COORDINATOR_NODE, lineNode, outputNodes };
 
-const PREFIX = /^\[([^\]\r\n]{1,256})\] /;
 const RESET = '\x1b[0m';
-
-/** The machine that wrote a line, or null for a line without a prefix. */
-export function lineNode(line: string): string | null {
-  return PREFIX.exec(line)?.[1] ?? null;
-}
-
-/** Every machine that wrote a line, in order of first appearance. */
-export function outputNodes(text: string): string[] {
-  const seen = new Set<string>();
-  for (const match of text.matchAll(/^\[([^\]\r\n]{1,256})\] /gm)) seen.add(match[1]!);
-  return [...seen];
-}
 
 /** Only the lines of `node` (all of them for null). `text` is whole lines. */
 export function filterOutput(text: string, node: string | null): string {
@@ -38,24 +27,68 @@ function truecolor(hex: string): string {
   return `\x1b[38;2;${parseInt(m[1]!, 16)};${parseInt(m[2]!, 16)};${parseInt(m[3]!, 16)}m`;
 }
 
+function ending(line: string): { body: string; end: string } {
+  const body = line.replace(/\r?\n$/, '');
+  return { body, end: line.slice(body.length) };
+}
+
 /**
- * ANSI colours for xterm: each prefix in its machine's colour, bold; a coordinator line bold and italic in the
- * accent colour from end to end, so "relaunching as generation 2" cannot pass for a trainer's line.
+ * One line in ANSI colours: its prefix in its machine's colour, bold; a coordinator line bold and italic in the
+ * accent colour from end to end, so "relaunching as generation 2" cannot pass for a trainer's line; an expected
+ * line faint.
  */
+function colourLine(l: Pick<ClassifiedLine, 'line' | 'node' | 'kind'>, colourOf: (node: string) => string, coordinatorColour: string): string {
+  const { line, node } = l;
+  if (node === null) return line;
+  const prefix = `[${node}]`;
+  if (node === COORDINATOR_NODE) {
+    const { body, end } = ending(line);
+    return `\x1b[1;3m${truecolor(coordinatorColour)}${body}${RESET}${end}`;
+  }
+  if (l.kind === 'expected') {
+    const { body, end } = ending(line.slice(prefix.length));
+    return `\x1b[1m${truecolor(colourOf(node))}${prefix}${RESET}\x1b[2m${body}${RESET}${end}`;
+  }
+  return `\x1b[1m${truecolor(colourOf(node))}${prefix}${RESET}${line.slice(prefix.length)}`;
+}
+
+/** Every line coloured (colourLine), unfiltered. */
 export function colourOutput(text: string, colourOf: (node: string) => string, coordinatorColour: string): string {
   return text
     .split(/(?<=\n)/)
-    .map((line) => {
-      const node = lineNode(line);
-      if (node === null) return line;
-      const prefix = `[${node}]`;
-      if (node === COORDINATOR_NODE) {
-        const body = line.replace(/\r?\n$/, '');
-        return `\x1b[1;3m${truecolor(coordinatorColour)}${body}${RESET}${line.slice(body.length)}`;
-      }
-      return `\x1b[1m${truecolor(colourOf(node))}${prefix}${RESET}${line.slice(prefix.length)}`;
-    })
+    .map((line) => colourLine({ line, node: lineNode(line), kind: 'output' }, colourOf, coordinatorColour))
     .join('');
+}
+
+export interface RenderedOutput {
+  /** ANSI text of the lines that start at or after `from` and pass the filter. */
+  text: string;
+  /** Lines of the whole text marked as expected (a change means earlier lines must be drawn again). */
+  expected: number;
+}
+
+/** The label a view puts above a block of expected lines: `[beta] ┄ expected: … ┄`. */
+export function expectedLabel(node: string, note: string): string {
+  return `[${node}] ┄ ${note} ┄\r\n`;
+}
+
+/**
+ * The whole output classified, and the part from character `from` on rendered for xterm: filtered, coloured,
+ * each block of expected lines under its label (faint, italic).
+ */
+export function renderOutput(text: string, filter: OutputFilter, colourOf: (node: string) => string, coordinatorColour: string, from = 0): RenderedOutput {
+  let at = 0;
+  let expected = 0;
+  let out = '';
+  for (const l of classifyOutput(text)) {
+    const start = at;
+    at += l.line.length;
+    if (l.kind === 'expected') expected++;
+    if (start < from || !lineShown(l, filter)) continue;
+    if (l.kind === 'expected' && l.blockStart && l.node && l.note) out += `\x1b[2;3m${expectedLabel(l.node, l.note).replace(/\r\n$/, '')}${RESET}\r\n`;
+    out += colourLine(l, colourOf, coordinatorColour);
+  }
+  return { text: out, expected };
 }
 
 /** "mnist-ddp-r3.log": the run's name made safe for a file name, and its id. */

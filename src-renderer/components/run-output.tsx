@@ -1,12 +1,16 @@
 /**
- * The Live output card: the terminal, a filter to one machine's lines, and a download of what it shows as a
- * .log file. Machines are coloured as in the shard map; the filter lists every machine that wrote a line.
+ * The Live output card: the terminal, a filter to one machine's lines, a search, "Hide progress lines" (on by
+ * default: three GPU_SHARE_PROGRESS lines a step drown the rest; each machine's latest one is shown as a compact
+ * status line instead), and a download of what it shows as a .log file. Machines are coloured as in the shard
+ * map; the filter lists every machine that wrote a line.
  */
 import { lazy, Suspense, useMemo, useState } from 'react';
 import type { RunSnapshot } from '../../src-shared/training';
 import { useApp } from '../store/app-store';
 import { WORKER_PALETTE, workerColor } from '../store/derive';
-import { COORDINATOR_NODE, filterOutput, logFileName, outputNodes } from './run-output-format';
+import { filterOutputLines, latestProgress } from '../../src-shared/runs/output-lines';
+import { formatLoss, formatRate } from '../format';
+import { COORDINATOR_NODE, logFileName, outputNodes } from './run-output-format';
 
 // xterm.js is most of the bundle's weight and only this card needs it: load it when a run is opened.
 const RunTerminal = lazy(() => import('./run-terminal').then((m) => ({ default: m.RunTerminal })));
@@ -39,9 +43,32 @@ function download(name: string, text: string): void {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
+/** Each machine's latest progress line, compact: what the hidden GPU_SHARE_PROGRESS lines said last. */
+function ProgressStatus({ text, node, colourOf }: { text: string; node: string | null; colourOf: (node: string) => string }) {
+  const latest = useMemo(() => latestProgress(text).filter((p) => node === null || p.node === node), [text, node]);
+  if (latest.length === 0) return null;
+  return (
+    <ul className="output-status small" data-testid="output-status" aria-label="Latest progress by machine">
+      {latest.map((p) => (
+        <li key={p.node} data-node={p.node} title={p.node}>
+          <span className="swatch" style={{ background: colourOf(p.node) }} aria-hidden="true" />
+          <span className="output-status-node">{p.node}</span>
+          <span className="muted">
+            step {p.step}
+            {p.totalSteps !== null ? ` of ${p.totalSteps}` : ''} · loss {formatLoss(p.loss)} · {formatRate(p.samplesPerSec)}
+          </span>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 export function RunOutput({ run }: { run: RunSnapshot }) {
   const text = useApp((s) => s.runs.output[run.id]?.text ?? '');
   const [node, setNode] = useState<string | null>(null);
+  const [hideProgress, setHideProgress] = useState(true);
+  const [search, setSearch] = useState('');
+  const filter = useMemo(() => ({ node, hideProgress, search }), [node, hideProgress, search]);
   const colourOf = useColourOf(run);
   // Machines of the run first (even before they print), then anything else that wrote a line.
   const nodes = useMemo(() => {
@@ -57,7 +84,7 @@ export function RunOutput({ run }: { run: RunSnapshot }) {
         <div className="output-tools">
           <label className="output-filter">
             <span>Machine</span>
-            <select value={node ?? ''} onChange={(e) => setNode(e.target.value || null)} data-testid="output-filter">
+            <select value={node ?? ''} onChange={(e) => setNode(e.target.value || null)} data-testid="output-filter" title={node ?? 'All machines'}>
               <option value="">All machines</option>
               {nodes.map((n) => (
                 <option key={n} value={n}>
@@ -66,21 +93,38 @@ export function RunOutput({ run }: { run: RunSnapshot }) {
               ))}
             </select>
           </label>
-          <button type="button" className="button small" disabled={!text} onClick={() => download(logFileName(run.spec.name, run.id, node), filterOutput(text, node))}>
+          <button type="button" className="button small output-download" disabled={!text} onClick={() => download(logFileName(run.spec.name, run.id, node), filterOutputLines(text, filter))}>
             Download .log
           </button>
         </div>
       </div>
+      <div className="output-options">
+        <input
+          type="search"
+          className="output-search"
+          placeholder="Search the output"
+          aria-label="Search the output"
+          maxLength={200}
+          value={search}
+          onChange={(e) => setSearch(e.target.value)}
+          data-testid="output-search"
+        />
+        <label className="output-hide-progress small">
+          <input type="checkbox" checked={hideProgress} onChange={(e) => setHideProgress(e.target.checked)} data-testid="output-hide-progress" />
+          Hide progress lines
+        </label>
+      </div>
+      {hideProgress && <ProgressStatus text={text} node={node} colourOf={colourOf} />}
       <ul className="output-legend" aria-label="Machines in the output">
         {nodes.map((n) => (
-          <li key={n} className={n === COORDINATOR_NODE ? 'coordinator' : undefined}>
+          <li key={n} className={n === COORDINATOR_NODE ? 'coordinator' : undefined} title={n}>
             <span className="swatch" style={{ background: n === COORDINATOR_NODE ? undefined : colourOf(n) }} aria-hidden="true" />
-            {n}
+            <span className="output-legend-name">{n}</span>
           </li>
         ))}
       </ul>
       <Suspense fallback={<div className="terminal" aria-busy="true" />}>
-        <RunTerminal runId={run.id} node={node} colourOf={colourOf} />
+        <RunTerminal runId={run.id} filter={filter} colourOf={colourOf} />
       </Suspense>
     </section>
   );

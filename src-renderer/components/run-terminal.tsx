@@ -1,7 +1,8 @@
 /**
  * A run's live output in xterm.js. The store holds the text (fetched once, then appended from events) as whole
- * lines prefixed by machine; the terminal colours them, shows one machine's lines when filtered, writes only
- * what is new since its last write, and starts over when the buffer was replaced or the filter changed.
+ * lines prefixed by machine; the terminal colours them, shows what the filter keeps (one machine, progress lines
+ * hidden, a search), writes only what is new since its last write, and starts over when the buffer was replaced,
+ * the filter changed, or a relaunch turned lines already shown into expected ones (they are drawn faint).
  * Read-only, and no keyboard trap: Tab and Shift+Tab leave it like any other control.
  */
 import { useEffect, useRef } from 'react';
@@ -10,7 +11,8 @@ import { FitAddon } from '@xterm/addon-fit';
 import '@xterm/xterm/css/xterm.css';
 import { useApp } from '../store/app-store';
 import { useRunCommands } from './run-commands';
-import { colourOutput, filterOutput } from './run-output-format';
+import type { OutputFilter } from '../../src-shared/runs/output-lines';
+import { renderOutput } from './run-output-format';
 
 const LIGHT: ITheme = { background: '#fbfcfd', foreground: '#1f2328', cursor: '#1f2328', selectionBackground: '#b6d3ff' };
 const DARK: ITheme = { background: '#0b0e12', foreground: '#d6dde6', cursor: '#d6dde6', selectionBackground: '#264f78' };
@@ -24,16 +26,27 @@ function darkQuery(): MediaQueryList | null {
 
 export interface RunTerminalProps {
   runId: string;
-  /** Show only this machine's lines; null for every line. */
-  node: string | null;
+  /** Which lines to show (one machine's, progress lines hidden, a search). */
+  filter: Required<OutputFilter>;
   /** The colour of a machine's prefix. */
   colourOf: (node: string) => string;
 }
 
-export function RunTerminal({ runId, node, colourOf }: RunTerminalProps) {
+interface Written {
+  epoch: number;
+  upTo: number;
+  key: string;
+  expected: number;
+}
+
+const NOTHING_WRITTEN: Written = { epoch: -1, upTo: 0, key: '', expected: 0 };
+
+export function RunTerminal({ runId, filter, colourOf }: RunTerminalProps) {
   const host = useRef<HTMLDivElement>(null);
   const term = useRef<Terminal | null>(null);
-  const written = useRef<{ epoch: number; upTo: number; node: string | null }>({ epoch: -1, upTo: 0, node: null });
+  const written = useRef<Written>(NOTHING_WRITTEN);
+  const { node, hideProgress, search } = filter;
+  const key = JSON.stringify([node, hideProgress, search]);
   const colours = useRef(colourOf);
   colours.current = colourOf;
   const buffer = useApp((s) => s.runs.output[runId]);
@@ -63,7 +76,7 @@ export function RunTerminal({ runId, node, colourOf }: RunTerminalProps) {
     t.textarea?.setAttribute('aria-label', 'Live output of the run, read-only');
     t.textarea?.setAttribute('readonly', '');
     term.current = t;
-    written.current = { epoch: -1, upTo: 0, node: null };
+    written.current = NOTHING_WRITTEN;
     const refit = () => {
       try {
         fit.fit();
@@ -96,24 +109,31 @@ export function RunTerminal({ runId, node, colourOf }: RunTerminalProps) {
     if (!t || !buffer) return;
     const w = written.current;
     const end = buffer.dropped + buffer.text.length;
-    const show = (text: string) => t.write(colourOutput(filterOutput(text, node), colours.current, darkQuery()?.matches ? COORDINATOR_DARK : COORDINATOR_LIGHT));
-    if (w.epoch !== buffer.epoch || w.node !== node) {
+    const coordinator = darkQuery()?.matches ? COORDINATOR_DARK : COORDINATOR_LIGHT;
+    const f = { node, hideProgress, search };
+    // Lines of the whole buffer are classified each time (a relaunch line marks the lines before it).
+    const from = w.epoch === buffer.epoch && w.key === key ? Math.max(0, w.upTo - buffer.dropped) : 0;
+    const rendered = renderOutput(buffer.text, f, colours.current, coordinator, from);
+    if (from === 0 || rendered.expected !== w.expected) {
       // A full reset (RIS) through the write queue, not t.reset(): that one acts at once, and text written just
       // before it (chunks streamed before the fetched output replaced them) would still land after it, twice.
       t.write('\x1bc');
-      show(buffer.text);
-      written.current = { epoch: buffer.epoch, upTo: end, node };
-      return;
-    }
-    if (end <= w.upTo) return;
-    const from = Math.max(0, w.upTo - buffer.dropped);
-    show(buffer.text.slice(from));
-    written.current = { epoch: buffer.epoch, upTo: end, node };
-  }, [buffer, runId, node]);
+      t.write(from === 0 ? rendered.text : renderOutput(buffer.text, f, colours.current, coordinator).text);
+    } else if (end > w.upTo) t.write(rendered.text);
+    written.current = { epoch: buffer.epoch, upTo: end, key, expected: rendered.expected };
+  }, [buffer, runId, key, node, hideProgress, search]);
 
   const chars = buffer ? buffer.dropped + buffer.text.length : 0;
   return (
-    <div className="terminal" data-output-chars={chars} data-filter={node ?? ''} aria-label="Live output of the run" role="log">
+    <div
+      className="terminal"
+      data-output-chars={chars}
+      data-filter={node ?? ''}
+      data-hide-progress={hideProgress ? 'true' : 'false'}
+      data-search={search}
+      aria-label="Live output of the run"
+      role="log"
+    >
       <div className="terminal-host" ref={host} />
     </div>
   );

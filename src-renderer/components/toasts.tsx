@@ -1,22 +1,46 @@
 /**
  * In-page notifications (worker failed, run paused…): announced through a live region, clickable to go to
- * what they are about. Information fades after a while; warnings and errors stay until dismissed.
+ * what they are about. They must not pile up over the page (issue 17 defect 8): the newest few show, the rest
+ * are counted ("+2 more", which opens the notifications list), and every one fades on its own — errors last
+ * longest — or is closed. Hovering or focusing the stack holds the fading, so nothing goes while being read.
+ * Whatever they said stays in the notifications list behind the bell (notification-history.ts).
  */
-import { useEffect } from 'react';
+import { useEffect, useState } from 'react';
+import type { EventSeverity } from '../../src-shared/training';
 import type { Toast } from '../store/state';
 import { dismissToast, focusTarget } from '../store/actions';
 import { act, useApp } from '../store/app-store';
+import { openHistory } from '../store/notification-history';
 import { CloseIcon, ErrorIcon, InfoIcon, WarningIcon } from './icons';
 
-const INFO_TOAST_MS = 8000;
+/** Toasts shown at once; the others wait, counted. */
+export const VISIBLE_TOASTS = 3;
+
+/** How long a toast stays before it fades, by severity. */
+export const TOAST_MS: Record<EventSeverity, number> = { info: 6000, warning: 12_000, error: 30_000 };
+
+/** After the stack is let go of, a toast that was due while held gets this long more. */
+const RELEASE_GRACE_MS = 2000;
+
+function dueAt(t: Toast, releasedAt: number): number {
+  return Math.max(t.at + (TOAST_MS[t.notification.severity] ?? TOAST_MS.info), releasedAt + RELEASE_GRACE_MS);
+}
+
+/** Fades every toast when its time is up (shown or still counted in "+N more"), unless the stack is held. */
+function useFading(toasts: Toast[], held: boolean, releasedAt: number): void {
+  useEffect(() => {
+    if (held || toasts.length === 0) return undefined;
+    const next = Math.min(...toasts.map((t) => dueAt(t, releasedAt)));
+    const timer = setTimeout(() => {
+      const now = Date.now();
+      for (const t of toasts) if (dueAt(t, releasedAt) <= now) act(dismissToast, t.id);
+    }, Math.max(0, next - Date.now()));
+    return () => clearTimeout(timer);
+  }, [toasts, held, releasedAt]);
+}
 
 function ToastItem({ toast }: { toast: Toast }) {
   const { notification } = toast;
-  useEffect(() => {
-    if (notification.severity !== 'info') return undefined;
-    const t = setTimeout(() => act(dismissToast, toast.id), INFO_TOAST_MS);
-    return () => clearTimeout(t);
-  }, [toast.id, notification.severity]);
   const Icon = notification.severity === 'error' ? ErrorIcon : notification.severity === 'warning' ? WarningIcon : InfoIcon;
   const target = notification.target;
   const open = () => {
@@ -28,13 +52,17 @@ function ToastItem({ toast }: { toast: Toast }) {
       <Icon className="toast-icon" size={18} />
       <div className="toast-text">
         {target ? (
-          <button type="button" className="toast-title link-button" onClick={open}>
+          <button type="button" className="toast-title link-button" onClick={open} title={notification.title}>
             {notification.title}
           </button>
         ) : (
-          <p className="toast-title">{notification.title}</p>
+          <p className="toast-title" title={notification.title}>
+            {notification.title}
+          </p>
         )}
-        <p className="toast-body">{notification.body}</p>
+        <p className="toast-body" title={notification.body}>
+          {notification.body}
+        </p>
       </div>
       <button type="button" className="icon-button" aria-label={`Dismiss: ${notification.title}`} onClick={() => act(dismissToast, toast.id)}>
         <CloseIcon />
@@ -45,13 +73,38 @@ function ToastItem({ toast }: { toast: Toast }) {
 
 export function Toasts() {
   const toasts = useApp((s) => s.toasts);
+  const [held, setHeldState] = useState(false);
+  const [releasedAt, setReleasedAt] = useState(0);
+  const setHeld = (h: boolean) => {
+    setHeldState(h);
+    if (!h) setReleasedAt(Date.now());
+  };
+  useFading(toasts, held, releasedAt);
+  const shown = toasts.slice(-VISIBLE_TOASTS);
+  const more = toasts.length - shown.length;
   return (
-    <section className="toasts" aria-label="Notifications">
+    <section
+      className="toasts"
+      aria-label="Notifications"
+      data-testid="toasts"
+      data-count={toasts.length}
+      onMouseEnter={() => setHeld(true)}
+      onMouseLeave={() => setHeld(false)}
+      onFocus={() => setHeld(true)}
+      onBlur={(e) => {
+        if (!e.currentTarget.contains(e.relatedTarget as Node | null)) setHeld(false);
+      }}
+    >
       <ol aria-live="polite" aria-relevant="additions text">
-        {toasts.map((t) => (
+        {shown.map((t) => (
           <ToastItem key={t.id} toast={t} />
         ))}
       </ol>
+      {more > 0 && (
+        <button type="button" className="button small toasts-more" data-testid="toasts-more" onClick={() => act(openHistory, Date.now())}>
+          +{more} more
+        </button>
+      )}
     </section>
   );
 }

@@ -9,6 +9,7 @@ import type { CoordinatorEvent, CoordinatorInfo, RunSnapshot, UserNotification, 
 import { applyWorkersDiff, sortById, type WorkersDiff } from '../../src-shared/worker-diff';
 import type { RunSpecInput } from '../../src-shared/worker-protocol';
 import type { ConnectionState } from '../api/ws-client';
+import { recordNotification } from './notification-history';
 import { selectRun, setRuns } from './runs';
 import type { AppState, ConfirmRequest, PendingImport, ViewName } from './state';
 
@@ -197,7 +198,8 @@ export function setExampleRun(s: AppState, exampleRun: RunSpecInput): AppState {
 export function pushToast(s: AppState, notification: UserNotification, at: number): AppState {
   const others = s.toasts.filter((t) => t.id !== notification.id);
   const toasts = [...others, { id: notification.id, notification, at }];
-  return { ...s, toasts: toasts.length > MAX_TOASTS ? toasts.slice(toasts.length - MAX_TOASTS) : toasts };
+  const notificationHistory = recordNotification(s.notificationHistory, notification, at);
+  return { ...s, toasts: toasts.length > MAX_TOASTS ? toasts.slice(toasts.length - MAX_TOASTS) : toasts, notificationHistory };
 }
 
 export function dismissToast(s: AppState, id: string): AppState {

@@ -9,6 +9,7 @@ import { initialJobsSlice, type JobsSlice } from './jobs';
 import { initialRunsSlice, type RunsSlice } from './runs';
 import { initialDiscoverySlice, type DiscoverySlice } from './discovery';
 import { initialNodeSshSlice, type NodeSshSlice } from './node-ssh';
+import { initialNotificationHistory, type NotificationHistory } from './notification-history';
 import type { AwaitingMachine } from '../../src-shared/nodes/awaiting-machine';
 import type { LinkMeasurement } from '../../src-shared/links/link-matrix';
 
@@ -66,6 +67,8 @@ export interface AppState {
   coordinator: CoordinatorInfo | null;
   exampleRun: RunSpecInput | null;
   toasts: Toast[];
+  /** Every toast's notification, kept after it fades (store/notification-history.ts). */
+  notificationHistory: NotificationHistory;
   /** Worker a notification pointed at; its row is highlighted. */
   highlightedWorkerId: number | null;
   /** The last user action that failed, in words. */
@@ -107,6 +110,7 @@ export function initialState(connection?: ConnectionState): AppState {
     coordinator: null,
     exampleRun: null,
     toasts: [],
+    notificationHistory: initialNotificationHistory(),
     highlightedWorkerId: null,
     actionError: null,
     busy: [],
