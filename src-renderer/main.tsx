@@ -16,6 +16,7 @@ import './styles/app.css';
 import './styles/links-charts.css';
 import './styles/noise-layout.css';
 import './styles/run-settings.css';
+import './styles/jobs-sweep.css';
 
 function start(): void {
   const root = document.getElementById('root');

@@ -13,6 +13,7 @@ import { useJobCommands } from '../components/job-commands';
 import { countsLine } from '../components/job-format';
 import { ManifestNotice, ManifestProblemPanel } from '../components/job-manifest-panel';
 import { JobTable } from '../components/job-table';
+import { SweepComparison } from '../components/sweep-comparison';
 import { appStore, useApp } from '../store/app-store';
 import { jobsPagePosition, loadJobs } from '../store/jobs';
 
@@ -140,6 +141,7 @@ export function JobsView() {
           </p>
         </div>
       )}
+      {state && state.jobs.length > 0 && <SweepComparison jobs={state.jobs} />}
       <JobCancelDialog />
     </section>
   );
