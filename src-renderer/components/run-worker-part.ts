@@ -4,6 +4,7 @@
  * never a live heartbeat age or "Not in this generation" on a run that ended long ago. Pure, for unit tests.
  */
 import type { RunSnapshot, RunWorkerRow } from '../../src-shared/training';
+import { workersAtEnd } from '../../src-shared/runs/workers-at-end';
 import { workerBadge, type Badge } from '../store/derive';
 import { SILENCE_NOTICE_MS, type WorkerLine } from './run-health';
 
@@ -58,6 +59,5 @@ export function heartbeatCell(run: RunSnapshot, line: WorkerLine, now: number, f
  */
 export function workersStat(run: RunSnapshot): { label: string; value: string } {
   if (isLive(run)) return { label: 'Workers', value: `${run.workerIds.length} of ${run.spec.minWorkers}–${run.spec.maxWorkers}` };
-  const atEnd = run.workerRows.filter((r) => r.member && r.end !== 'failed').length;
-  return { label: 'Workers at the end', value: String(atEnd) };
+  return { label: 'Workers at the end', value: String(workersAtEnd(run)) };
 }

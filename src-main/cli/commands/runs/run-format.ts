@@ -2,6 +2,7 @@
 import type { CoordinatorEvent, RunSnapshot } from '../../../../src-shared/training';
 import { commReasonText, commStatsText, commSummary, requestedCommText } from '../../../../src-shared/runs/comm-text';
 import { stepsCell, stepsDone, stepsOfTotal } from '../../../../src-shared/runs/steps-done';
+import { workersAtEnd } from '../../../../src-shared/runs/workers-at-end';
 import { cell, formatTable, humanAgo, humanDuration, shellWords } from '../../text-format';
 
 export const LIVE_STATES: ReadonlySet<RunSnapshot['state']> = new Set(['waiting', 'running', 'paused']);
@@ -126,7 +127,7 @@ export function formatRunDetail(run: RunSnapshot, events: readonly CoordinatorEv
     `  command    ${shellWords(spec.command)} (${launcher}${spec.useGpus ? ', on GPUs' : ''})`,
     `  members    ${membersWithGpus(run)}`,
     ...commLines(run),
-    `  workers    ${LIVE_STATES.has(run.state) ? `${run.workerIds.length} training` : `${(run.workerRows ?? []).filter((w) => w.member && w.end !== 'failed').length} at the end`} (min ${spec.minWorkers}, max ${spec.maxWorkers}), heartbeat timeout ${spec.heartbeatTimeoutMs / 1000} s (the cluster's)`,
+    `  workers    ${LIVE_STATES.has(run.state) ? `${run.workerIds.length} training` : `${workersAtEnd(run)} at the end`} (min ${spec.minWorkers}, max ${spec.maxWorkers}), heartbeat timeout ${spec.heartbeatTimeoutMs / 1000} s (the cluster's)`,
     `  samples    ${spec.samples}`,
     `  started    ${humanAgo(run.startedAt, now)}${ended}`,
     '',
