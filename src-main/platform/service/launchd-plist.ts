@@ -1,6 +1,6 @@
 /**
  * The launchd property list of an installed worker on macOS: a LaunchAgent (~/Library/LaunchAgents) that starts
- * at login, or a LaunchDaemon (/Library/LaunchDaemons) that starts at boot as the installing person's account.
+ * at login, or a LaunchDaemon (/Library/LaunchDaemons) that starts at boot (as root, or as `runAs` when given).
  * KeepAlive restarts it when it exits with a failure (a drained worker's clean exit is left alone, as systemd's
  * Restart=on-failure does). launchd cannot read an environment file, so the plist names the owner-only token
  * file in GPU_SHARE_JOIN_TOKEN_FILE and the worker reads it. Output goes to a log file (StandardOutPath).

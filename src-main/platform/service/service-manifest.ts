@@ -39,7 +39,8 @@ export function readManifest(file: string): ServiceManifest | null {
     text = readFileSync(file, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw new ManifestError(`cannot read ${file}: ${(error as Error).message}`);
+    const denied = ['EACCES', 'EPERM'].includes((error as NodeJS.ErrnoException).code ?? '');
+    throw new ManifestError(denied ? `cannot read ${file}: permission denied (a --system install's record is root's: run it with sudo)` : `cannot read ${file}: ${(error as Error).message}`);
   }
   let json: unknown;
   try {

@@ -80,10 +80,11 @@ describe('gpu-share worker install', () => {
       [['install', '--join', 'http://127.0.0.1:1', '--token', 'x'], { GPU_SHARE_JOIN_TOKEN: 't' }, /takes the join token from GPU_SHARE_JOIN_TOKEN only/],
       [['install', '--join', 'http://127.0.0.1:1'], {}, /the join token is required: set GPU_SHARE_JOIN_TOKEN/],
       [['install', '--join', 'http://127.0.0.1:1', '--user', '--system'], { GPU_SHARE_JOIN_TOKEN: 't' }, /--user and --system both/],
-      [['install', '--join', 'http://127.0.0.1:1', '--system'], { GPU_SHARE_JOIN_TOKEN: 't' }, /--system writes to \/etc\/systemd\/system, which needs root: run it with sudo/],
+      [['install', '--join', 'http://127.0.0.1:1', '--system'], { GPU_SHARE_JOIN_TOKEN: 't' }, /--system changes \/etc\/systemd\/system, which needs root: run it with sudo/],
       [['install'], { GPU_SHARE_JOIN_TOKEN: 't' }, /--join URL is required/],
       [['install', '--join', 'https://192.168.1.2:7421'], { GPU_SHARE_JOIN_TOKEN: 't' }, /cert/i],
       [['status', 'extra'], {}, /unexpected argument "extra"/],
+      [['uninstall', '--system'], {}, /--system changes \/etc\/systemd\/system, which needs root/],
     ];
     for (const [args, env, message] of cases) {
       const h = harness({}, env);
@@ -128,6 +129,39 @@ describe('gpu-share worker status and uninstall', () => {
     expect(report.removed).toContain(path.join(h.home, '.config/systemd/user/gpu-share-worker.service'));
     expect(report.removed).toContain(path.join(h.home, '.config/GPU Share/service/worker.env'));
     expect(tree(h.home)).toEqual(before);
+  });
+});
+
+describe('gpu-share worker install --system', () => {
+  it('Linux, as root through sudo: a system unit running as the sudo user in a state folder, token in /etc, all removed again', async () => {
+    const h = harness({ euid: 0, systemdBooted: true }, { GPU_SHARE_JOIN_TOKEN: 'tok', SUDO_USER: 'ann' });
+    const root = mkdtempSync(path.join(tmpdir(), 'gpu-share-root-'));
+    homes.push(root);
+    h.deps.root = root;
+    expect(await h.run(['install', '--system', '--join', 'http://127.0.0.1:7421', '--name', 'box-1'])).toBe(0);
+    expect(h.runner.calls).toEqual(['systemctl daemon-reload', 'systemctl enable --now gpu-share-worker.service']);
+    const unit = readFileSync(path.join(root, 'etc/systemd/system/gpu-share-worker.service'), 'utf8');
+    expect(unit).toContain('User=ann\n');
+    expect(unit).toContain(`EnvironmentFile=${path.join(root, 'etc/gpu-share/worker.env')}\n`);
+    expect(unit).toContain(`"--data-dir" "${path.join(root, 'var/lib/gpu-share-worker')}"`);
+    expect(unit).toContain('WantedBy=multi-user.target');
+    h.runner.calls.length = 0;
+    expect(await h.run(['uninstall', '--system'])).toBe(0);
+    expect(h.runner.calls).toEqual(['systemctl disable --now gpu-share-worker.service', 'systemctl daemon-reload']);
+    expect(tree(root)).toEqual([]);
+  });
+
+  it('macOS: a LaunchDaemon that runs as root (only root reads the token file), loaded in the system domain', async () => {
+    const h = harness({ euid: 0, platform: 'darwin' }, { GPU_SHARE_JOIN_TOKEN: 'tok', SUDO_USER: 'ann' });
+    const root = mkdtempSync(path.join(tmpdir(), 'gpu-share-root-'));
+    homes.push(root);
+    h.deps.root = root;
+    expect(await h.run(['install', '--system', '--join', 'http://127.0.0.1:7421', '--name', 'box-1'])).toBe(0);
+    const plistFile = path.join(root, 'Library/LaunchDaemons/com.gpushare.worker.plist');
+    expect(h.runner.calls).toEqual(['launchctl bootout system/com.gpushare.worker', `launchctl bootstrap system ${plistFile}`]);
+    expect(readFileSync(plistFile, 'utf8')).not.toContain('UserName');
+    expect(await h.run(['uninstall', '--system'])).toBe(0);
+    expect(tree(root)).toEqual([]);
   });
 });
 

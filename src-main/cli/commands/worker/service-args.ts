@@ -30,12 +30,12 @@ export interface ScopeArgs {
   layout: ServiceLayout;
 }
 
-function scopeOf(values: { user?: boolean | undefined; system?: boolean | undefined }, deps: ServiceCliDeps): ServiceScope {
+function scopeOf(values: { user?: boolean | undefined; system?: boolean | undefined }, deps: ServiceCliDeps, writes = true): ServiceScope {
   if (values.user && values.system) throw new UsageError('--user and --system both choose where the service goes: give one of them');
   const scope: ServiceScope = values.system ? 'system' : 'user';
-  if (scope === 'system' && deps.euid !== null && deps.euid !== 0 && deps.root === undefined) {
+  if (writes && scope === 'system' && deps.euid !== null && deps.euid !== 0 && deps.root === undefined) {
     const where = deps.platform === 'darwin' ? '/Library/LaunchDaemons' : '/etc/systemd/system';
-    throw new UsageError(`--system writes to ${where}, which needs root: run it with sudo, or leave out --system for a service of your own account (--user)`);
+    throw new UsageError(`--system changes ${where}, which needs root: run it with sudo, or leave out --system for a service of your own account (--user)`);
   }
   return scope;
 }
@@ -51,10 +51,11 @@ export function layoutFor(scope: ServiceScope, io: Pick<CliIo, 'env'>, deps: Ser
   });
 }
 
-export function parseScopeArgs(args: string[], io: Pick<CliIo, 'env'>, deps: ServiceCliDeps): ScopeArgs {
+/** uninstall (`writes`) needs root for --system as install does; status only reads. */
+export function parseScopeArgs(args: string[], io: Pick<CliIo, 'env'>, deps: ServiceCliDeps, writes: boolean): ScopeArgs {
   const { values, positionals } = parseCommandLine(args, SCOPE_OPTIONS);
   noMorePositionals(positionals);
-  const scope = scopeOf(values, deps);
+  const scope = scopeOf(values, deps, writes);
   return { scope, json: values.json === true, layout: layoutFor(scope, io, deps) };
 }
 

@@ -46,7 +46,9 @@ export async function runWorkerInstall(args: string[], io: CliIo, deps: ServiceC
     }
     python = checked.python ?? python;
   }
-  const runAs = a.scope === 'system' ? (io.env.SUDO_USER || deps.user) : undefined;
+  // A Linux system unit runs as the person who ran sudo (systemd reads the root-only token file for it). A macOS
+  // daemon and a Windows boot task run as root / SYSTEM: only they can read the token file install keeps.
+  const runAs = a.scope === 'system' && deps.platform === 'linux' ? io.env.SUDO_USER || deps.user : undefined;
   const launch = buildWorkerLaunch({
     layout: a.layout,
     execPath: deps.execPath,

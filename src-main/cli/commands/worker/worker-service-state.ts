@@ -20,7 +20,7 @@ async function unlessBadRecord<T>(command: string, io: CliIo, work: () => Promis
 }
 
 export async function runWorkerStatus(args: string[], io: CliIo, deps: ServiceCliDeps): Promise<number> {
-  const a = parseScopeArgs(args, io, deps);
+  const a = parseScopeArgs(args, io, deps, false);
   const status = await unlessBadRecord('status', io, () => serviceStatus(a.layout, deps));
   if (!status) return 1;
   if (a.json) {
@@ -46,7 +46,7 @@ export async function runWorkerStatus(args: string[], io: CliIo, deps: ServiceCl
 }
 
 export async function runWorkerUninstall(args: string[], io: CliIo, deps: ServiceCliDeps): Promise<number> {
-  const a = parseScopeArgs(args, io, deps);
+  const a = parseScopeArgs(args, io, deps, true);
   const report = await unlessBadRecord('uninstall', io, () => uninstallService(a.layout, deps));
   if (!report) return 1;
   const ok = report.disable?.ok !== false && report.failed.length === 0;
