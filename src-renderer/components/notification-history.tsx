@@ -50,7 +50,7 @@ function HistoryPanel({ onClose }: { onClose: () => void }) {
             const Icon = n.severity === 'error' ? ErrorIcon : n.severity === 'warning' ? WarningIcon : InfoIcon;
             const tone = n.severity === 'error' ? 'bad' : n.severity === 'warning' ? 'warn' : 'info';
             return (
-              <li key={e.id} className={`notification-entry tone-${tone}`} data-severity={n.severity}>
+              <li key={e.id} className={`notification-entry sev-${tone}`} data-severity={n.severity}>
                 <Icon className="toast-icon" size={16} />
                 <div className="notification-entry-text">
                   <p className="notification-entry-head">
