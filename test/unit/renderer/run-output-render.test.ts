@@ -27,8 +27,8 @@ describe('renderOutput', () => {
     expect(lines.filter((l) => l.includes('expected:'))).toEqual(['[alpha] ┄ expected: worker beta failed; generation 2 relaunched ┄']);
     expect(lines.indexOf('[alpha] ┄ expected: worker beta failed; generation 2 relaunched ┄')).toBe(lines.indexOf('[alpha] Traceback (most recent call last):') - 1);
     // The traceback is faint (SGR 2); the next generation's line is not.
-    expect(r.text).toMatch(/\x1b\[2m RuntimeError: Connection closed by peer/);
-    expect(r.text).not.toMatch(/\x1b\[2m resuming/);
+    expect(r.text).toContain('\x1b[2m RuntimeError: Connection closed by peer');
+    expect(r.text).not.toContain('\x1b[2m resuming');
   });
 
   it('keeps progress lines when asked, filters by machine and search, and renders only from an offset', () => {
