@@ -31,6 +31,9 @@ export interface RouteWindow {
   removeEventListener(type: 'popstate' | 'hashchange', listener: () => void): void;
 }
 
+/** How long an address waits for the data it names (the jobs) before the page opens just its view. */
+export const PENDING_GIVE_UP_MS = 5000;
+
 /** The job row or node card the address named: scrolled to and marked, once it is drawn. */
 function reveal(focus: RouteFocus): void {
   if (!focus || typeof document === 'undefined') return;
@@ -59,6 +62,8 @@ export function startRouteSync(app: AppStore, win: RouteWindow, routes: StoreApi
   let shown: Route | null = null;
   /** An address waiting for its data (a job id before the jobs arrive). */
   let pending: Route | null = parseRoute(win.location.hash);
+  /** When the page first could have opened `pending` (loaded) but its data had not come. */
+  let waitingSince: number | null = null;
   let applying = false;
 
   const write = (route: Route, mode: 'push' | 'replace') => {
@@ -71,10 +76,16 @@ export function startRouteSync(app: AppStore, win: RouteWindow, routes: StoreApi
 
   const tryPending = () => {
     if (!pending) return;
-    const outcome = openRoute(app.getState(), pending);
+    let outcome = openRoute(app.getState(), pending);
+    if (outcome.kind === 'wait' && app.getState().loaded) {
+      // Data that never comes (a core without a job service) must not hold the address hostage: open the view.
+      waitingSince ??= Date.now();
+      if (Date.now() - waitingSince > PENDING_GIVE_UP_MS) outcome = openRoute(app.getState(), { view: pending.view });
+    }
     if (outcome.kind === 'wait') return;
     const route = pending;
     pending = null;
+    waitingSince = null;
     applying = true;
     try {
       routes.setState({ focus: outcome.focus, missing: outcome.missing ? route : null });
@@ -89,6 +100,11 @@ export function startRouteSync(app: AppStore, win: RouteWindow, routes: StoreApi
 
   const onAppChange = (next: ReturnType<AppStore['getState']>, prev: ReturnType<AppStore['getState']>) => {
     if (applying) return;
+    // A click to another view while an address still waits for its data: the click wins.
+    if (pending && next.loaded && prev.loaded && next.view !== prev.view) {
+      pending = null;
+      waitingSince = null;
+    }
     if (pending) {
       tryPending();
       return;

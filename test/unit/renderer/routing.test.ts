@@ -2,11 +2,11 @@
 // clicks push history, Back/Forward and a reload open what the address names (after the data arrives), the page's
 // own choice of run replaces instead of pushing, a missing thing says so, a shared link carries no token, and the
 // token leaves the address bar for the tab's sessionStorage.
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { adoptPageToken, MissingTokenError, webSocketUrlFor } from '../../../src-renderer/api/get-api';
 import { formatRoute, missingText, parseRoute, shareableUrl } from '../../../src-renderer/routing/route';
 import { openRoute, routeOfState } from '../../../src-renderer/routing/route-state';
-import { startRouteSync, type RouteState, type RouteWindow } from '../../../src-renderer/routing/route-sync';
+import { PENDING_GIVE_UP_MS, startRouteSync, type RouteState, type RouteWindow } from '../../../src-renderer/routing/route-sync';
 import { createStore } from 'zustand/vanilla';
 import { navigate } from '../../../src-renderer/store/actions';
 import { createAppStore } from '../../../src-renderer/store/app-store';
@@ -140,6 +140,30 @@ describe('route sync', () => {
     app.setState(navigate(app.getState(), 'events'));
     expect(routes.getState().missing).toBeNull();
     expect(win.entries.at(-1)).toBe('#/events');
+  });
+});
+
+describe('an address whose data never comes', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('gives way to a click, and after a while opens just its view', () => {
+    const app = createAppStore();
+    const routes = createStore<RouteState>()(() => ({ focus: null, missing: null }));
+    const win = fakeWindow('#/jobs/j1');
+    startRouteSync(app, win, routes);
+    app.setState(loaded());
+    expect(app.getState().view).toBe('nodes');
+    app.setState(navigate(app.getState(), 'events'));
+    expect(win.entries.at(-1)).toBe('#/events');
+
+    vi.useFakeTimers();
+    const other = createAppStore();
+    const later = fakeWindow('#/jobs/j1');
+    startRouteSync(other, later, createStore<RouteState>()(() => ({ focus: null, missing: null })));
+    other.setState(loaded());
+    vi.advanceTimersByTime(PENDING_GIVE_UP_MS + 1);
+    other.setState({ ...other.getState(), busy: ['x'] });
+    expect(other.getState().view).toBe('jobs');
   });
 });
 
