@@ -81,25 +81,16 @@ export function serviceLayout(input: LayoutInput): ServiceLayout {
     };
   }
   if (platform === 'darwin') {
-    if (scope === 'user') {
-      const serviceDir = p.join(userDataDir, 'service');
-      return {
-        platform, scope, serviceName: LAUNCHD_LABEL, serviceDir,
-        definitionFile: p.join(home, 'Library', 'LaunchAgents', `${LAUNCHD_LABEL}.plist`),
-        manifestFile: p.join(serviceDir, 'worker-service.json'),
-        tokenFile: p.join(serviceDir, 'join-token'),
-        logFile: p.join(home, 'Library', 'Logs', 'GPU Share', 'worker.log'),
-        dataDirFor: userWorkers,
-      };
-    }
-    const support = p.join(root, 'Library', 'Application Support', 'GPU Share');
+    // A user agent keeps everything in the person's Library; a daemon in the machine's.
+    const library = scope === 'user' ? p.join(home, 'Library') : p.join(root, 'Library');
+    const support = scope === 'user' ? userDataDir : p.join(library, 'Application Support', 'GPU Share');
     const serviceDir = p.join(support, 'service');
     return {
       platform, scope, serviceName: LAUNCHD_LABEL, serviceDir,
-      definitionFile: p.join(root, 'Library', 'LaunchDaemons', `${LAUNCHD_LABEL}.plist`),
+      definitionFile: p.join(library, scope === 'user' ? 'LaunchAgents' : 'LaunchDaemons', `${LAUNCHD_LABEL}.plist`),
       manifestFile: p.join(serviceDir, 'worker-service.json'),
       tokenFile: p.join(serviceDir, 'join-token'),
-      logFile: p.join(root, 'Library', 'Logs', 'GPU Share', 'worker.log'),
+      logFile: p.join(library, 'Logs', 'GPU Share', 'worker.log'),
       dataDirFor: (node) => p.join(support, 'workers', safeNodeDirName(node)),
     };
   }
