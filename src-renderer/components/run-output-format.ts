@@ -72,6 +72,12 @@ export function expectedLabel(node: string, note: string): string {
   return `[${node}] ┄ ${note} ┄\r\n`;
 }
 
+/** An expected line whose label matches the search ("expected") is shown, under its label. */
+function noteMatches(l: ClassifiedLine, filter: OutputFilter): boolean {
+  const q = filter.search?.trim().toLowerCase();
+  return !!q && l.kind === 'expected' && !!l.note?.toLowerCase().includes(q) && lineShown(l, { ...filter, search: '' });
+}
+
 /**
  * The whole output classified, and the part from character `from` on rendered for xterm: filtered, coloured,
  * each block of expected lines under its label (faint, italic).
@@ -84,7 +90,7 @@ export function renderOutput(text: string, filter: OutputFilter, colourOf: (node
     const start = at;
     at += l.line.length;
     if (l.kind === 'expected') expected++;
-    if (start < from || !lineShown(l, filter)) continue;
+    if (start < from || !(lineShown(l, filter) || noteMatches(l, filter))) continue;
     if (l.kind === 'expected' && l.blockStart && l.node && l.note) out += `\x1b[2;3m${expectedLabel(l.node, l.note).replace(/\r\n$/, '')}${RESET}\r\n`;
     out += colourLine(l, colourOf, coordinatorColour);
   }

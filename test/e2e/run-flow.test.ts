@@ -109,8 +109,12 @@ describe('a run across two workers, one of them killed', () => {
     const legend = await page.locator('.shard-legend li').allTextContents();
     expect(legend.some((t) => t.startsWith(EXTERNAL))).toBe(true);
     expect(legend.join(' ')).toMatch(/\[0, 5000\).*\[5000, 10000\)/);
-    // Live output: the trainer's progress lines reach xterm through getRunOutput + onRunOutput, each line
-    // prefixed with the machine that wrote it, as it streams.
+    // Live output: the trainer's progress lines reach the page through getRunOutput + onRunOutput, each line
+    // prefixed with the machine that wrote it, as it streams. Hidden by default (issue 17 defect 15): each
+    // machine's latest one is a compact status line; unticking "Hide progress lines" shows them in xterm.
+    await expect.poll(async () => (await page.locator('[data-testid="output-status"]').textContent()) ?? '', { timeout: 60_000 }).toMatch(/step \d+ of 400/);
+    expect(await terminalText(page)).not.toContain('GPU_SHARE_PROGRESS');
+    await page.getByTestId('output-hide-progress').uncheck();
     await expect.poll(() => terminalText(page), { timeout: 60_000 }).toContain('GPU_SHARE_PROGRESS');
     // Step N of M, from the trainer's total_steps, with its bar and the time left.
     await expect.poll(async () => Number(await page.getAttribute('[data-testid="run-progress"]', 'data-step')), { timeout: 60_000 }).toBeGreaterThan(5);
@@ -223,6 +227,12 @@ describe('a run across two workers, one of them killed', () => {
     expect(await terminalText(page)).toMatch(/\[gpu-share\] launching generation 1 on 2 workers/);
     await screenshot(page, 'runs-coordinator-lines-1280x800-light');
     await page.locator('[data-testid="output-filter"]').selectOption('');
+    // The survivor's launcher, stopped for the relaunch, prints torch errors: marked as expected, not failures
+    // (soft: whether it prints any before it is stopped depends on timing).
+    await page.getByTestId('output-search').fill('expected:');
+    expect.soft(await terminalTextWith(page, /expected: .*generation \d+ relaunched/, 10_000)).toMatch(/expected: .*generation \d+ relaunched/);
+    await screenshot(page, 'runs-expected-tracebacks-1280x800-light');
+    await page.getByTestId('output-search').fill('');
   });
 
   it('the run carries on on the survivor and finishes, one restart used', async () => {

@@ -34,6 +34,10 @@ describe('renderOutput', () => {
   it('keeps progress lines when asked, filters by machine and search, and renders only from an offset', () => {
     expect(plain(renderOutput(OUTPUT, { hideProgress: false, node: 'beta' }, colour, '#000000').text)).toBe('[beta] GPU_SHARE_PROGRESS {"step":3,"total_steps":9}\r\n');
     expect(plain(renderOutput(OUTPUT, { search: 'RESUMING' }, colour, '#000000').text)).toBe('[alpha] resuming from step 3\r\n');
+    // A search for the label's words finds the expected block, label and all.
+    expect(plain(renderOutput(OUTPUT, { search: 'expected:' }, colour, '#000000').text)).toBe(
+      '[alpha] ┄ expected: worker beta failed; generation 2 relaunched ┄\r\n[alpha] Traceback (most recent call last):\r\n[alpha] RuntimeError: Connection closed by peer\r\n',
+    );
     const from = OUTPUT.lastIndexOf('[alpha] resuming');
     const tail = renderOutput(OUTPUT, {}, colour, '#000000', from);
     expect(plain(tail.text)).toBe('[alpha] resuming from step 3\r\n');
