@@ -6,12 +6,12 @@
  * remembered in the app's data folder. Stop then asks: "Stop now" keeps the unit (a plain Start brings the same
  * node key back), "Stop and uninstall" removes what install wrote and leaves nothing running on B.
  */
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dropFile, openApp, ROOT, screenshot } from '../e2e/helpers/app';
+import { ROOT, screenshot } from '../e2e/helpers/app';
 import { canRunApp, required } from './helpers/can-make-hosts';
-import { cmdlinesWith, processesUnder, startSshUiBed, type SshUiBed } from './helpers/ssh-ui-bed';
+import { cmdlinesWith, openWithSshNode, processesUnder, startSshUiBed, type SshUiBed } from './helpers/ssh-ui-bed';
 
 const NODE = 'nodeb';
 const UNIT = path.join('.config', 'systemd', 'user', 'gpu-share-worker.service');
@@ -47,12 +47,7 @@ describe.skipIf(!required(canRunApp(), 'the SSH Start and keep case in Chromium'
 
   it('the card offers Start and "Start and keep"; keep installs over SSH, says the service manager is not running, and brings the worker up itself', async () => {
     const { page } = browser();
-    await openApp(page, bed!.pageUrl);
-    await expect.poll(() => page.getAttribute('[data-testid="connection"]', 'data-status'), { timeout: 15_000 }).toBe('open');
-    const file = path.join(bed!.dir, 'cluster.yaml');
-    writeFileSync(file, `nodes:\n  - name: ${NODE}\n    host: ${tb().cluster.host('b').address}\n    transport: ssh\n    user: root\n    cpu_cores: 2\n    max_adapters: 1\n`);
-    await dropFile(page, file);
-    await card().getByTestId('node-ssh').waitFor();
+    await openWithSshNode(bed!, NODE);
     expect(await card().getByRole('button', { name: 'Start', exact: true }).isEnabled()).toBe(true);
     await card().scrollIntoViewIfNeeded();
     await screenshot(page, 'ssh-keep-offered');

@@ -5,13 +5,13 @@
  * Online as worker N; a run with min_workers 1 then trains to the end on B; Stop on the card leaves nothing
  * running on B. Chromium reaches A's page through page-relay.ts, never through the machine's interfaces.
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dropFile, openApp, ROOT, screenshot } from '../e2e/helpers/app';
+import { ROOT, screenshot } from '../e2e/helpers/app';
 import { describeState } from './helpers/app';
 import { canRunApp, required } from './helpers/can-make-hosts';
-import { processesUnder, startSshUiBed, type SshUiBed } from './helpers/ssh-ui-bed';
+import { openWithSshNode, processesUnder, startSshUiBed, type SshUiBed } from './helpers/ssh-ui-bed';
 import { TRAINER } from './helpers/testbed';
 
 const NODE = 'nodeb';
@@ -37,13 +37,7 @@ describe.skipIf(!required(canRunApp(), 'the SSH Start all case in Chromium'))('S
 
   it('the page of A opens through the relay; the dropped cluster.yaml shows B with Start and "Start all (1 SSH)"', async () => {
     const { page } = browser();
-    await openApp(page, bed!.pageUrl);
-    // The WebSocket goes through the same pipe as the page.
-    await expect.poll(() => page.getAttribute('[data-testid="connection"]', 'data-status'), { timeout: 15_000 }).toBe('open');
-    const file = path.join(bed!.dir, 'cluster.yaml');
-    writeFileSync(file, `nodes:\n  - name: ${NODE}\n    host: ${tb().cluster.host('b').address}\n    transport: ssh\n    user: root\n    cpu_cores: 2\n    max_adapters: 1\n`);
-    await dropFile(page, file);
-    await card().getByTestId('node-ssh').waitFor();
+    await openWithSshNode(bed!, NODE);
     expect(await badge().getAttribute('data-status')).toBe('offline');
     expect(await card().getByRole('button', { name: 'Start', exact: true }).isEnabled()).toBe(true);
     expect(await page.getByRole('button', { name: 'Start all (1 SSH)' }).isEnabled()).toBe(true);

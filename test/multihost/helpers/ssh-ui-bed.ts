@@ -4,11 +4,12 @@
  * that accepts that key, A's page reached through page-relay.ts, and a browser; plus the /proc look-ups the
  * cases use to see what runs on B. close() ends all of it and fails when a namespace was left behind.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { AgentBundle } from '../../../src-main/core/ssh/remote-install';
-import { ensureBuilt, openBrowser, type BrowserHandle } from '../../e2e/helpers/app';
+import { expect } from 'vitest';
+import { dropFile, ensureBuilt, openApp, openBrowser, type BrowserHandle } from '../../e2e/helpers/app';
 import { PageRelay } from './page-relay';
 import { bundleShippedAgent, makeClientSshDir, startSshd, type Sshd } from './sshd';
 import { startApp, stopTestbed, type Testbed } from './testbed';
@@ -51,6 +52,17 @@ export async function startSshUiBed(prefix: string): Promise<SshUiBed> {
       if (left.length > 0) throw new Error(`namespaces left after the case: ${left.join(', ')}`);
     },
   };
+}
+
+/** Opens A's page (its WebSocket through the same relay) and drops a cluster.yaml whose one ssh node `name` is B; resolves once its card shows. */
+export async function openWithSshNode(bed: SshUiBed, name: string): Promise<void> {
+  const { page } = bed.browser;
+  await openApp(page, bed.pageUrl);
+  await expect.poll(() => page.getAttribute('[data-testid="connection"]', 'data-status'), { timeout: 15_000 }).toBe('open');
+  const file = path.join(bed.dir, 'cluster.yaml');
+  writeFileSync(file, `nodes:\n  - name: ${name}\n    host: ${bed.tb.cluster.host('b').address}\n    transport: ssh\n    user: root\n    cpu_cores: 2\n    max_adapters: 1\n`);
+  await dropFile(page, file);
+  await page.locator(`[data-node-card="${name}"]`).getByTestId('node-ssh').waitFor();
 }
 
 /** Every process's pid and command line (the namespace hosts share this machine's pid space); zombies left out. */
