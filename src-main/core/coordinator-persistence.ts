@@ -16,6 +16,9 @@ import { COUNTERS, type StateDb } from './state';
 /** The kv row that keeps the epoch of the coordinator that last ran on this state database. */
 export const COORDINATOR_EPOCH_KEY = 'coordinator:epoch';
 const holdingsKey = (runId: string): string => `run-holdings:${runId}`;
+/** The kv row with a run's communication decision, step figures and link note (what its page says about comm). */
+const commKey = (runId: string): string => `run-comm:${runId}`;
+type RunComm = Pick<RunSnapshot, 'comm' | 'commStats' | 'linkNote'>;
 
 
 interface RunProgressMark {
@@ -33,6 +36,8 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
   private readonly bound = new Set<string>();
   /** The member holdings last written for each run (JSON), so an unchanged snapshot writes nothing. */
   private readonly heldWritten = new Map<string, string>();
+  /** The same for each run's communication decision. */
+  private readonly commWritten = new Map<string, string>();
 
   constructor(
     private readonly db: StateDb,
@@ -50,7 +55,9 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
       for (const chunk of this.db.output.tail(run.id)) log.append(chunk.workerId, chunk.node, chunk.data);
       const holdings = this.db.kv.get<RunSnapshot['memberHoldings']>(holdingsKey(run.id));
       if (holdings) this.heldWritten.set(run.id, JSON.stringify(holdings));
-      return { run: holdings ? { ...run, memberHoldings: holdings } : run, outputTail: log.text() };
+      const comm = this.db.kv.get<RunComm>(commKey(run.id));
+      if (comm) this.commWritten.set(run.id, JSON.stringify(comm));
+      return { run: { ...run, ...(holdings ? { memberHoldings: holdings } : {}), ...(comm ?? {}) }, outputTail: log.text() };
     });
     return {
       runs,
@@ -72,6 +79,7 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
   saveRun(run: RunSnapshot): void {
     const { shardHistory, lossHistory, generationMarks, workerRows, ...stored } = run;
     this.saveHoldings(run);
+    this.saveComm(run);
     this.db.runs.save(stored);
     const mark = this.progressMark(run.id);
     for (const map of shardHistory) {
@@ -117,6 +125,15 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
     if (this.heldWritten.get(run.id) === text) return;
     this.heldWritten.set(run.id, text);
     this.db.kv.set(holdingsKey(run.id), run.memberHoldings ?? []);
+  }
+
+  /** A run's communication decision when it changed: an ended run's page says how it communicated after a restart. */
+  private saveComm(run: RunSnapshot): void {
+    const comm: RunComm = { comm: run.comm ?? null, commStats: run.commStats ?? null, linkNote: run.linkNote ?? null };
+    const text = JSON.stringify(comm);
+    if (this.commWritten.get(run.id) === text) return;
+    this.commWritten.set(run.id, text);
+    this.db.kv.set(commKey(run.id), comm);
   }
 
   saveEpoch(epoch: string): void {

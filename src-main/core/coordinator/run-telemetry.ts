@@ -92,13 +92,14 @@ export class RunTelemetry {
    * What a run saved before the app restarted (its curve, marks, rows, failures): the telemetry carries on from
    * it, and the next generation (the resume) is marked after the last one saved.
    */
-  restore(saved: Omit<RunTelemetrySnapshot, 'progress'>): void {
+  restore(saved: Omit<RunTelemetrySnapshot, 'progress'> & { commStats?: TrainerCommStats | null | undefined }): void {
     for (const p of saved.lossHistory) this.curve.add(p.generation, p.step, p.loss, 'rank0');
     this.marks.push(...saved.generationMarks.slice(-MAX_GENERATION_MARKS).map((m) => ({ ...m })));
     this.generation = Math.max(this.generation, ...saved.generationMarks.map((m) => m.generation), ...saved.lossHistory.map((p) => p.generation));
     // Each row as it was (step, samples/s, how its part ended), not rebuilt empty: an ended run's story stays told.
     for (const row of saved.workerRows) Object.assign(this.track(row.workerId, row.node).row, { ...row, end: row.end ?? null });
     this.failures = saved.workerFailures;
+    if (saved.commStats) this.stats = { generation: this.generation, rank: 0, value: { ...saved.commStats } };
   }
 
   /**

@@ -61,6 +61,10 @@ describe("an ended run's worker rows", () => {
     const restored = second.svc.runs().find((r) => r.id === run.id)!;
     expect(restored.state).toBe('finished');
     expect(rows(restored)).toEqual(rows(ended));
+    // How it communicated is kept too (the page said "decided when a generation starts" after a restart).
+    expect(ended.comm).not.toBeNull();
+    expect(restored.comm).toEqual(ended.comm);
+    expect(restored.commStats ?? null).toEqual(ended.commStats ?? null);
     second.activeWorkers('alpha', 'gamma');
     second.run(2000);
     expect(rows(second.svc.runs().find((r) => r.id === run.id)!)).toEqual(rows(ended));
