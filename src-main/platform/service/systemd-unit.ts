@@ -27,6 +27,9 @@ export function renderSystemdUnit(launch: WorkerLaunch, scope: ServiceScope): st
   ];
   // A user manager cannot order itself after the system's network-online.target.
   if (scope === 'system') lines.push('Wants=network-online.target', 'After=network-online.target');
+  // The worker retries an absent coordinator itself; an exit is a real failure (a revoked token, a broken install):
+  // after 10 in 10 minutes systemd stops trying and `systemctl status` says failed, instead of looping for ever.
+  lines.push('StartLimitIntervalSec=600', 'StartLimitBurst=10');
   lines.push(
     '',
     '[Service]',

@@ -1,10 +1,10 @@
 /**
  * The Task Scheduler definition of an installed worker on Windows (schema
  * http://schemas.microsoft.com/windows/2004/02/mit/task, version 1.2, registered with `schtasks /Create /XML`):
- * a task started at the person's logon (a user install) or at boot as SYSTEM (--system), restarted every minute
- * when it fails, never stopped for running long or on battery. A task has no environment of its own, so its
- * action is `cmd.exe /d /c` setting GPU_SHARE_JOIN_TOKEN_FILE (the path of the owner-only token file, not the
- * token) and the other variables, then running the worker with its output appended to the log file.
+ * a task started at the person's logon (a user install) or at boot as SYSTEM (--system), never stopped for running
+ * long or on battery. A task has no environment of its own, so its action is `cmd.exe /d /s /c` setting
+ * GPU_SHARE_JOIN_TOKEN_FILE (the path of the owner-only token file, not the token) and the other variables, then
+ * running the worker in a loop that restarts it after a failed exit, its output appended to the log file.
  */
 import { launchProblem, TOKEN_FILE_ENV, type WorkerLaunch } from './worker-launch';
 import { xmlEscape } from './xml-text';
@@ -21,14 +21,22 @@ export function cmdQuote(word: string): string {
   return `"${word}"`;
 }
 
-/** The `cmd.exe` arguments of the task's action: set the variables, run the worker, append its output to the log. */
+/** Seconds between a failed worker's exit and its restart (ping waits about a second per echo; `timeout` needs a console). */
+export const TASK_RESTART_DELAY_S = 10;
+
+/**
+ * The `cmd.exe` arguments of the task's action: set the variables, then run the worker with its output appended to
+ * the log, again and again until it exits 0 (drained, or stopped) — Task Scheduler's RestartOnFailure covers a
+ * task that fails to start, not a program that exits with an error, so the loop is what restarts a crashed agent.
+ */
 export function taskArguments(launch: WorkerLaunch): string {
   const env = { ...launch.env, [TOKEN_FILE_ENV]: launch.tokenFile };
   const sets = Object.entries(env).map(([k, v]) => `set ${cmdQuote(`${k}=${v}`)}`);
   const run = [launch.executable, ...launch.args].map(cmdQuote).join(' ');
   const log = launch.logFile ? ` >> ${cmdQuote(launch.logFile)} 2>&1` : '';
+  const loop = `for /l %i in (0,0,1) do @(${run}${log} && exit 0 & ping -n ${TASK_RESTART_DELAY_S + 1} 127.0.0.1 >nul)`;
   // The outer quotes are stripped by cmd /c (with /s), keeping the inner ones as written.
-  return `/d /s /c "${[...sets, `${run}${log}`].join(' && ')}"`;
+  return `/d /s /c "${[...sets, loop].join(' && ')}"`;
 }
 
 export interface TaskOptions {

@@ -49,6 +49,7 @@ describe('the systemd unit of an installed worker', () => {
     expect(systemdWords(unitValues(unit, 'ExecStart')[0]!)).toEqual([launch.executable, ...launch.args]);
     expect(unitValues(unit, 'Environment').map((v) => systemdWords(v)[0])).toEqual(Object.entries(launch.env).map(([k, v]) => `${k}=${v}`));
     expect(unitValues(unit, 'Restart')).toEqual(['on-failure']);
+    expect(unitValues(unit, 'StartLimitBurst')).toEqual(['10']);
     expect(unitValues(unit, 'EnvironmentFile')).toEqual([launch.tokenFile]);
     expect(unitValues(unit, 'WantedBy')).toEqual(['default.target']);
     expect(unit).not.toMatch(/StandardOutput=(?!journal)/);

@@ -49,13 +49,15 @@ describe('the scheduled task of an installed worker', () => {
     expect(system).not.toContain('LogonTrigger');
   });
 
-  it('sets the token file\'s path (not the token) and the other variables, runs the program, and appends to the log', () => {
+  it('sets the token file\'s path (not the token) and the other variables, runs the program until it exits 0, appending to the log', () => {
     expect(taskArguments(launch)).toBe(
       '/d /s /c "' +
         `set "GPU_SHARE_WORKER_STATUS_FILE=${launch.env.GPU_SHARE_WORKER_STATUS_FILE}" && ` +
         `set "GPU_SHARE_JOIN_TOKEN_FILE=${layout.tokenFile}" && ` +
-        `${[launch.executable, ...launch.args].map((a) => `"${a}"`).join(' ')} >> "${layout.logFile}" 2>&1"`,
+        'for /l %i in (0,0,1) do @(' +
+        `${[launch.executable, ...launch.args].map((a) => `"${a}"`).join(' ')} >> "${layout.logFile}" 2>&1 && exit 0 & ping -n 11 127.0.0.1 >nul)"`,
     );
+    expect(taskArguments(launch)).not.toContain('T"');
   });
 
   it('refuses what cmd.exe cannot quote: a double quote or a percent sign', () => {

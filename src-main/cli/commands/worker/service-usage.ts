@@ -12,8 +12,8 @@ export const SERVICE_USAGE = `Keeping this machine a worker (a service that star
               /etc/systemd/system/), Restart=on-failure, logs in the journal.
               macOS: a launchd agent (~/Library/LaunchAgents/com.gpushare.worker.plist; --system: a daemon in
               /Library/LaunchDaemons), KeepAlive, log in ~/Library/Logs/GPU Share/worker.log.
-              Windows: a scheduled task "GPU Share worker" at logon (--system: at boot, as SYSTEM), restarted on
-              failure, log in <app data>\\service\\worker.log.
+              Windows: a scheduled task "GPU Share worker" at logon (--system: at boot, as SYSTEM) that runs the
+              worker again 10 s after a failed exit, log in <app data>\\service\\worker.log.
               The token is read from GPU_SHARE_JOIN_TOKEN and kept in an owner-only file the service reads, never
               in the service definition nor on a command line. Installing again replaces the earlier install.
   uninstall   stops the worker and removes every file install wrote (the data folder with the node key stays).
