@@ -46,7 +46,7 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
 
   /** What the database kept, for CoordinatorService.restore(). */
   load(): RestoredState & { names: { node: string; machineHash: string; firstFrom: string | null }[] } {
-    this.db.runs.prune(MAX_RUNS_KEPT);
+    for (const id of this.db.runs.prune(MAX_RUNS_KEPT)) this.forgetRun(id);
     const names = this.db.nodeNames.list();
     for (const n of names) this.bound.add(n.node);
     const runs = this.db.loadRuns().map((run) => {
@@ -72,8 +72,16 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
 
   deleteRun(runId: string): void {
     this.db.runs.delete(runId);
+    this.forgetRun(runId);
+  }
+
+  /** What is kept for a run outside its tables (kv rows, write marks): gone with the run, so it stays bounded. */
+  private forgetRun(runId: string): void {
     this.written.delete(runId);
     this.heldWritten.delete(runId);
+    this.commWritten.delete(runId);
+    this.db.kv.delete(holdingsKey(runId));
+    this.db.kv.delete(commKey(runId));
   }
 
   saveRun(run: RunSnapshot): void {
@@ -142,7 +150,7 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
 
   saveRunSeq(runSeq: number): void {
     this.db.kv.raise(COUNTERS.runSeq, runSeq);
-    this.db.runs.prune(MAX_RUNS_KEPT);
+    for (const id of this.db.runs.prune(MAX_RUNS_KEPT)) this.forgetRun(id);
   }
 
   private progressMark(runId: string): RunProgressMark {

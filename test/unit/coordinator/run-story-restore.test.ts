@@ -5,7 +5,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { restoreCoordinator } from '../../../src-main/core/coordinator-persistence';
+import { restoreCoordinator, SqliteCoordinatorStore } from '../../../src-main/core/coordinator-persistence';
+import { MAX_RUNS_KEPT } from '../../../src-main/core/coordinator/run-controller';
+import { runSnapshot } from '../helpers/snapshots';
 import { openStateDb, type StateDb } from '../../../src-main/core/state';
 import { Harness } from './harness';
 
@@ -82,5 +84,24 @@ describe("an ended run's worker rows", () => {
     const live = h.svc.runs().find((r) => r.id === run.id)!;
     expect(live.workerRows.find((r) => r.node === 'beta')).toMatchObject({ member: false, end: 'left' });
     expect(live.workerRows.find((r) => r.node === 'alpha')).toMatchObject({ member: true, end: null });
+  });
+});
+
+describe('what is kept for a run outside its tables', () => {
+  it('goes with the run when old runs are pruned, so it stays bounded', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gs-story-'));
+    dirs.push(dir);
+    const db = openStateDb(dir, { batch: { flushMs: 60_000 } });
+    dbs.push(db);
+    const store = new SqliteCoordinatorStore(db);
+    const comm = { strategy: 'ddp', requested: 'auto', reason: 'one member', localSgdPeriod: null } as never;
+    for (let i = 1; i <= MAX_RUNS_KEPT + 5; i++) {
+      store.saveRun(runSnapshot({ id: `run-${i}`, state: 'finished', endedAt: 2, comm }));
+      store.saveRunSeq(i);
+    }
+    const kept = db.runs.list().map((r) => r.id);
+    expect(kept).toHaveLength(MAX_RUNS_KEPT);
+    expect(db.kv.get('run-comm:run-1')).toBeUndefined();
+    expect(db.kv.get(`run-comm:run-${MAX_RUNS_KEPT + 5}`)).toMatchObject({ comm });
   });
 });
