@@ -1,14 +1,16 @@
 /**
  * `gpu-share nodes start|stop|status [NAME|--all]`: the workers of cluster.yaml's transport: ssh nodes, over SSH
  * from this machine (src-main/core/ssh, through app/ssh-launch.ts), joining the coordinator running with the same data folder. The agents
- * keep running on their nodes after the command ends.
+ * keep running on their nodes after the command ends. `start --keep` also installs the worker as a service there,
+ * `stop --uninstall` removes it (the app's "Start and keep" and "Stop and uninstall").
  */
 import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { NodeSshStatus } from '../../../../src-shared/nodes/ipc-ssh';
 import { findAgentBundle, NodeLauncher, probeNodeStatus } from '../../../app/ssh-launch';
 import { defaultUserDataDir } from '../../../platform/user-data-dir';
-import { noMorePositionals, parseCommandLine, type CliIo, type Command, type CommandGroup } from '../../command';
+import { noMorePositionals, parseCommandLine, UsageError, type CliIo, type Command, type CommandGroup } from '../../command';
+import { keptNodesFile } from '../../../app/kept-nodes';
 import { coordinatorJoin, loadCluster, pickNodes } from './nodes-context';
 import { OperatorClient } from '../../operator/operator-client';
 import { resolveOperatorTarget } from '../../operator/operator-target';
@@ -21,6 +23,8 @@ const OPTIONS = {
   join: { type: 'string' },
   'accept-host-key': { type: 'string' },
   'timeout-s': { type: 'string' },
+  keep: { type: 'boolean' },
+  uninstall: { type: 'boolean' },
 } as const;
 
 const COMMON = `Options:
@@ -33,6 +37,8 @@ type Action = 'start' | 'stop' | 'status';
 
 async function run(action: Action, args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandLine(args, OPTIONS);
+  if (values.keep && action !== 'start') throw new UsageError('--keep goes with `nodes start` (install the worker as a service there)');
+  if (values.uninstall && action !== 'stop') throw new UsageError('--uninstall goes with `nodes stop` (remove the service `nodes start --keep` installed)');
   noMorePositionals(positionals, values.all ? 0 : 1, values.all ? ' (--all names every ssh node)' : '');
   // `nodes status` alone is every ssh node (only start and stop, which change things, need a name or --all).
   const all = values.all === true || (action === 'status' && positionals.length === 0);
@@ -47,6 +53,8 @@ async function run(action: Action, args: string[], io: CliIo): Promise<number> {
     coordinator: () => join,
     bundle: () => findAgentBundle(io.env),
     env: io.env,
+    // The same record of kept nodes as the app's (its cards show Kept from it at their next start).
+    kept: keptNodesFile(dataDir, (m) => io.err(`gpu-share nodes: ${m}\n`)),
     // Starting a node is approving it: the key read over SSH is approved in the running coordinator first.
     approveKey: async (node, key) => {
       const client = new OperatorClient(await resolveOperatorTarget({ 'data-dir': dataDir }, io));
@@ -68,9 +76,9 @@ async function run(action: Action, args: string[], io: CliIo): Promise<number> {
         say(`${s.name}: ${s.state} — ${s.detail}`);
         results.push(s);
       } else if (action === 'stop') {
-        results.push(await launcher.stop(node.name));
+        results.push(await launcher.stop(node.name, { uninstall: values.uninstall === true }));
       } else {
-        results.push(await startOne(launcher, node.name, values['accept-host-key'], io, values.json === true, Number(values['timeout-s'] ?? 90)));
+        results.push(await startOne(launcher, node.name, { acceptKey: values['accept-host-key'], keep: values.keep === true }, io, values.json === true, Number(values['timeout-s'] ?? 90)));
       }
     }
   } finally {
@@ -82,8 +90,9 @@ async function run(action: Action, args: string[], io: CliIo): Promise<number> {
 }
 
 /** Starts one node, asks about an unknown host key (or takes --accept-host-key), waits until it joined. */
-async function startOne(launcher: NodeLauncher, name: string, acceptKey: string | undefined, io: CliIo, json: boolean, timeoutS: number): Promise<NodeSshStatus> {
-  let s = await launcher.start(name);
+async function startOne(launcher: NodeLauncher, name: string, opts: { acceptKey: string | undefined; keep: boolean }, io: CliIo, json: boolean, timeoutS: number): Promise<NodeSshStatus> {
+  const { acceptKey } = opts;
+  let s = await launcher.start(name, { keep: opts.keep });
   if (s.state === 'awaiting-host-key') {
     const fingerprint = s.fingerprint!;
     let accept = acceptKey === fingerprint;
@@ -115,7 +124,10 @@ function subcommand(action: Action, summary: string, what: string): Command {
     usage: `Usage: gpu-share nodes ${action} ${action === 'status' ? '[NAME|--all]' : 'NAME|--all'} [options]\n\n${what}\n\n${COMMON}${action === 'start' ? `
   --join URL              the coordinator as the nodes reach it (default: this machine's LAN address)
   --accept-host-key FP    trust this SHA256:… host key for a node not in ~/.ssh/known_hosts yet
-  --timeout-s N           how long to wait for each node to join (default 90)` : ''}
+  --timeout-s N           how long to wait for each node to join (default 90)
+  --keep                  also install the worker as a service there (gpu-share worker install over SSH),
+                          so it comes back after a reboot; \`nodes stop --uninstall\` removes it` : action === 'stop' ? `
+  --uninstall             also remove the service \`nodes start --keep\` installed (gpu-share worker uninstall)` : ''}
 `,
     run: (args, io) => run(action, args, io),
   };
