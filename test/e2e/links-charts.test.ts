@@ -1,7 +1,8 @@
 // Issue 17 in Chromium against `gpu-share serve` and its own worker (three fake GPUs): links — the token leaves
 // the address bar, every click has an address (#/runs/<id>, #/events…), Back/Forward and a reload open what the
 // address names, Copy link copies an address without the token (which a fresh browser cannot open, and says
-// why), an unknown run says so with a way back, a node's address marks its card; charts — the loss chart with
+// why), a job's address opens and marks its row,
+// an unknown run or job says so with a way back, a node's address marks its card; charts — the loss chart with
 // axes, a hover readout, smoothing and log scale, samples/s over time; and per-worker resources from the
 // heartbeats. Screenshots at 1280 and 900 px wide are looked at.
 import { execFile } from 'node:child_process';
@@ -119,6 +120,27 @@ describe('links', () => {
     await page.waitForSelector('[data-route-focus="true"]', { state: 'detached' });
     await page.goto(`${origin()}/#/nodes/no-such-box`);
     expect(await page.textContent('[data-testid="route-missing"]')).toContain('No node no-such-box (it may have been deleted or renamed).');
+  });
+});
+
+describe('a job has an address too', () => {
+  it('opens its row from #/jobs/<id>, copies that link, and says when a job is not there', async () => {
+    const { page } = browser;
+    const manifest = path.join(dataDir, 'jobs.toml');
+    writeFileSync(manifest, '[[jobs]]\nname = "link-job"\ncommand = ["sh", "-c", "sleep 300"]\nmodel = "tiny"\nmode = "lora"\nseed = 1\n');
+    const submitted = await gpuShare(['jobs', 'submit', manifest]);
+    expect(submitted.code, submitted.err).toBe(0);
+    const listed = await gpuShare(['jobs', 'list', '--json']);
+    const job = (JSON.parse(listed.out) as { id: string; name: string }[]).find((j) => j.name === 'link-job')!;
+    await page.goto(`${origin()}/#/jobs/${job.id}`);
+    await page.waitForSelector(`tr[data-job-id="${job.id}"][data-route-focus="true"]`);
+    await page.waitForSelector(`tr[data-detail-for="${job.id}"]`);
+    await page.click(`tr[data-detail-for="${job.id}"] [data-testid="copy-link"] button`);
+    await page.waitForSelector(`tr[data-detail-for="${job.id}"] [data-testid="copy-link"] [role="status"]:has-text("Copied")`);
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(`${origin()}/#/jobs/${job.id}`);
+    await page.goto(`${origin()}/#/jobs/no-such-job`);
+    await page.waitForSelector('[data-testid="route-missing"]');
+    expect(await page.textContent('[data-testid="route-missing"]')).toContain('No job no-such-job (it may have been deleted).');
   });
 });
 
