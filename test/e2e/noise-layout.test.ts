@@ -6,13 +6,14 @@
 // filter bounded and Download .log on its row, and downloads what it shows; toasts stack to 3 with "+N more", stay
 // clear of the loss chart and Download, fade (errors last longer), and are kept in the bell's list; blocked
 // desktop notifications say so and how to allow them. Screenshots in test-results/screenshots/noise-*.png.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, dropFile, ensureBuilt, fakeGpuEnv, openApp, openBrowser, removeDir, ROOT, screenshot, startServe, tempDir, waitForWorkerReady, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { CLI, dropFile, ensureBuilt, fakeGpuEnv, openApp, openBrowser, removeDir, ROOT, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { startExternalWorker } from './helpers/external-worker';
 
 const run = promisify(execFile);
 const LONG_WORKER = 'training-box-in-the-lab-with-a-very-long-hostname-01';
@@ -68,7 +69,6 @@ let workerDir: string;
 let serve: ServeHandle;
 let browser: BrowserHandle;
 let worker: ChildProcess;
-let workerOut = '';
 let runId = '';
 
 async function gpuShare(args: string[]): Promise<string> {
@@ -102,16 +102,7 @@ beforeAll(async () => {
   workerDir = tempDir('gpu-share-e2e-noise-worker-');
   await writeFile(path.join(dataDir, 'cluster.yaml'), CLUSTER);
   serve = await startServe({ dataDir, clusterPath: path.join(dataDir, 'cluster.yaml'), localWorker: false, env: fakeGpuEnv() });
-  worker = spawn(process.execPath, [CLI, 'worker', '--join', serve.coordinatorUrl, '--token', serve.joinToken, '--name', LONG_WORKER, '--data-dir', workerDir], {
-    cwd: ROOT,
-    env: { ...process.env, GPU_SHARE_NVIDIA_SMI: path.join(workerDir, 'no-nvidia-smi-here') },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  worker.stdout!.setEncoding('utf8');
-  worker.stderr!.setEncoding('utf8');
-  worker.stdout!.on('data', (d: string) => (workerOut += d));
-  worker.stderr!.on('data', (d: string) => (workerOut += d));
-  await waitForWorkerReady(worker, LONG_WORKER, () => workerOut);
+  worker = (await startExternalWorker(serve, LONG_WORKER, workerDir, { GPU_SHARE_NVIDIA_SMI: path.join(workerDir, 'no-nvidia-smi-here') })).child;
   browser = await openBrowser({ width: 1280, height: 800 });
 }, 120_000);
 

@@ -1,16 +1,11 @@
 // Issue 17 (logs): `gpu-share runs logs` leaves the trainers' GPU_SHARE_PROGRESS lines out unless --progress,
 // keeps one machine's lines with --worker NAME, and says which machines there are when NAME is none of them.
 // Served by a real HTTP server on 127.0.0.1.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runOf } from '../nodes/activity-fixtures';
+import { startFakeOperator, type FakeOperator } from './fake-operator';
 import { cli } from './helpers';
 
-const OPERATOR = 'operator-token-operator-token-operator-to';
 const RUN = runOf({
   id: 'run-7-logs',
   state: 'finished',
@@ -29,30 +24,21 @@ const OUTPUT = [
   '[alpha] [default0]:GPU_SHARE_PROGRESS {"step":2,"total_steps":2}\r\n',
   '[alpha] [default0]:done\r\n',
 ].join('');
-let server: http.Server;
-let root: string;
+let operator: FakeOperator;
 let env: NodeJS.ProcessEnv;
 
-function route(req: http.IncomingMessage, res: http.ServerResponse): void {
-  const url = new URL(req.url ?? '/', 'http://x');
-  const send = (status: number, body: unknown): void => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-  if (url.pathname === '/v1/runs') return send(200, { runs: [RUN] });
-  if (url.pathname === `/v1/runs/${RUN.id}`) return send(200, RUN);
-  if (url.pathname === `/v1/runs/${RUN.id}/output`) return send(200, { runId: RUN.id, output: OUTPUT });
-  send(404, { error: `no endpoint ${url.pathname}` });
-}
-
 beforeAll(async () => {
-  root = mkdtempSync(path.join(tmpdir(), 'gpu-share-logs-'));
-  server = http.createServer(route);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  env = { GPU_SHARE_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, GPU_SHARE_OPERATOR_TOKEN: OPERATOR, GPU_SHARE_HOME: root };
+  operator = await startFakeOperator((url, send) => {
+    if (url.pathname === '/v1/runs') send(200, { runs: [RUN] });
+    else if (url.pathname === `/v1/runs/${RUN.id}`) send(200, RUN);
+    else if (url.pathname === `/v1/runs/${RUN.id}/output`) send(200, { runId: RUN.id, output: OUTPUT });
+    else return false;
+    return true;
+  });
+  env = operator.env;
 });
 
-afterAll(async () => {
-  await new Promise((r) => server?.close(r));
-  rmSync(root, { recursive: true, force: true });
-});
+afterAll(() => operator?.close());
 
 describe('gpu-share runs logs', () => {
   it('leaves progress lines out by default, and keeps them with --progress', async () => {
