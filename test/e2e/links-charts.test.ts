@@ -5,27 +5,20 @@
 // an unknown run or job says so with a way back, a node's address marks its card; charts — the loss chart with
 // axes, a hover readout, smoothing and log scale, samples/s over time; and per-worker resources from the
 // heartbeats. Screenshots at 1280 and 900 px wide are looked at.
-import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunSnapshot } from '../../src-shared/training';
-import { CLI, ROOT, ensureBuilt, fakeGpuEnv, openApp, openBrowser, removeDir, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { ensureBuilt, fakeGpuEnv, gpuShareCli, openApp, openBrowser, removeDir, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
 
 let dataDir: string;
 let serve: ServeHandle;
 let browser: BrowserHandle;
 let run: RunSnapshot;
 
-/** `gpu-share ARGS…` as its own process, finding serve through the data folder. */
-function gpuShare(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { cwd: ROOT, env: { ...process.env, GPU_SHARE_HOME: dataDir }, timeout: 60_000 }, (error, out, err) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out, err });
-    });
-  });
-}
+/** `gpu-share ARGS…` against this test's serve. */
+const gpuShare = (args: string[]) => gpuShareCli(dataDir, args);
 
 // A trainer in miniature: a falling, noisy loss and a wobbling samples/s, a progress line every 0.2 s.
 const TRAINER = `

@@ -3,7 +3,7 @@
  * `gpu-share serve` as a child process with its own data folder and a fake nvidia-smi, Debian's Chromium with
  * a fresh profile, file drops, and screenshots under test-results/screenshots/.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -215,6 +215,15 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   // Transitions finished: a screenshot right after a colour-scheme switch must not catch buttons half-way.
   await page.screenshot({ path: file, animations: 'disabled' });
   return file;
+}
+
+/** `gpu-share ARGS…` as its own process, finding the serve of `dataDir` through that data folder (GPU_SHARE_HOME). */
+export function gpuShareCli(dataDir: string, args: string[]): Promise<{ code: number; out: string; err: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { cwd: ROOT, env: { ...process.env, GPU_SHARE_HOME: dataDir }, timeout: 60_000 }, (error, out, err) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out, err });
+    });
+  });
 }
 
 export function removeDir(dir: string): void {
