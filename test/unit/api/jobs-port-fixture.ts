@@ -109,6 +109,11 @@ export class ClaimsJobsPort implements JobsPort {
     this.calls.push(`requeue ${jobId}`);
     return { ...job, status: 'pending' };
   }
+  deleteJob(jobId: string): { deleted: string } {
+    this.job(jobId);
+    this.calls.push(`delete ${jobId}`);
+    return { deleted: jobId };
+  }
   artifacts(): ArtifactSnapshot[] {
     return [];
   }
