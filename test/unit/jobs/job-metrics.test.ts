@@ -10,6 +10,8 @@ import { MAX_METRICS, MAX_METRICS_BYTES, metricNames, parseMetricsJson } from '.
 import { metricsFromTarball } from '../../../src-main/core/jobs/job-results';
 import { ArtifactStore } from '../../../src-main/core/jobs/artifact-store';
 import { JobService } from '../../../src-main/core/jobs/job-service';
+import { formatJobDetail } from '../../../src-main/cli/commands/jobs/job-format';
+import { jobSnapshot, NOW } from '../cli/jobs-fixtures';
 import { Harness } from '../coordinator/harness';
 import { openTemp } from '../state/temp-state';
 import { handMadeTarGz } from './hand-made-tar';
@@ -62,5 +64,13 @@ describe('a completed job with metrics.json', () => {
     service.deleteJob(claim.jobId);
     expect(db.kv.get(`jobs.metrics.${claim.jobId}`)).toBeUndefined();
     service.stop();
+  });
+});
+
+describe('jobs show', () => {
+  it('prints a completed job’s metrics, and no metrics line for a job without them', () => {
+    const done = jobSnapshot('r8-lr1e-3', { status: 'completed', metrics: { eval_loss: 1.92, accuracy: 0.61 } });
+    expect(formatJobDetail(done, [], '', NOW)).toContain('\n  metrics     eval_loss 1.92, accuracy 0.61 (its metrics.json)\n');
+    expect(formatJobDetail(jobSnapshot('plain'), [], '', NOW)).not.toContain('metrics');
   });
 });

@@ -100,6 +100,7 @@ export function formatJobDetail(job: JobSnapshot, verdicts: readonly NodeVerdict
     `  vram        ${memoryText(job)}`,
     `  progress    ${p ? `step ${progressText(job)}${p.loss !== null ? `, loss ${p.loss}` : ''}` : '-'}`,
     `  artifact    ${job.artifact ?? '-'}`,
+    ...(job.metrics ? [`  metrics     ${Object.entries(job.metrics).map(([k, v]) => `${k} ${v}`).join(', ')} (its metrics.json)`] : []),
     `  command     ${shellWords(s.command)}`,
     `  model       ${s.model || '-'}${s.mode ? ` (mode ${s.mode})` : ''}, seed ${s.seed}`,
     `  hyper       ${hyper || '-'}`,
