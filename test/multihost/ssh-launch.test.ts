@@ -246,6 +246,20 @@ describe.skipIf(!required(canRunApp(), 'the SSH launcher cases'))('workers start
     expect(stopped.code, stopped.out).toBe(0);
     expect(stopped.out).toMatch(/nodeb: offline — stopped/);
     expect(JSON.parse(cli(['status', 'nodeb', '--json']).out)).toMatchObject([{ name: 'nodeb', state: 'offline' }]);
-  }, 240_000);
+
+    // start --keep: worker install over SSH (no systemd runs on B: the unit is written, the CLI starts the worker);
+    // stop --uninstall removes the unit again. Both recorded where the app reads its kept nodes.
+    const unit = path.join(bHome(), '.config', 'systemd', 'user', 'gpu-share-worker.service');
+    const kept = cli(['start', 'nodeb', '--keep']);
+    expect(kept.code, kept.out).toBe(0);
+    expect(kept.out).toMatch(/nodeb: online — joined as worker \d+; service installed but not started there: .*The app started the worker over SSH instead/);
+    expect(readFileSync(unit, 'utf8')).not.toContain(tb!.app.join.token);
+    expect(JSON.parse(readFileSync(path.join(tb!.app.dataDir, 'ssh-kept-nodes.json'), 'utf8'))).toEqual({ kept: ['nodeb'] });
+    const removed = cli(['stop', 'nodeb', '--uninstall']);
+    expect(removed.code, removed.out).toBe(0);
+    expect(removed.out).toMatch(/nodeb: offline — stopped; service uninstalled/);
+    expect(existsSync(unit)).toBe(false);
+    expect(JSON.parse(readFileSync(path.join(tb!.app.dataDir, 'ssh-kept-nodes.json'), 'utf8'))).toEqual({ kept: [] });
+  }, 360_000);
 });
 

@@ -13,6 +13,7 @@ import type { NodeSshState, NodeSshStatus } from '../../../src-shared/nodes/ipc-
 import { checkRemote, describeProblems } from './remote-preflight';
 import { installAgent, type AgentBundle } from './remote-install';
 import { installService, serviceActive, stopServiceNow, uninstallService } from './remote-service';
+import { carryIdentity } from './remote-identity';
 import { SYSTEMD_UNIT } from '../../platform/service/service-layout';
 import { followRemoteLog, readRemoteNodeKey, remoteWorkerPid, startRemoteWorker, stopRemoteWorker } from './remote-worker';
 import { SshError, SshSession, type SshTarget } from './ssh-session';
@@ -177,6 +178,7 @@ export class NodeLauncher {
       const installed = await installAgent(session, facts.home, this.opts.bundle(), (line) => this.set(entry, 'starting', line));
       // A kept node's worker uses the agent's default data folder, as the service does: one node key either way.
       const data = entry.keep || entry.status.kept ? 'default' : 'run';
+      await carryIdentity(session, facts.home, node.name, data);
       const key = await readRemoteNodeKey(session, { name: node.name, home: facts.home, agentDir: installed.dir, node: facts.node, data });
       await this.opts.approveKey?.(node.name, key);
       entry.keptNote = '';
