@@ -2,23 +2,15 @@
 // "Use GPUs" box is unticked and disabled with the reason (in its title and beside it), and `gpu-share runs start
 // --gpus` is refused by the coordinator with the same reason; the form's example command carries the step sleep
 // that makes the example watchable, and its help says what that is.
-import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, ensureBuilt, openApp, openBrowser, removeDir, ROOT, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { ensureBuilt, gpuShareCli, openApp, openBrowser, removeDir, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
 
 let dataDir: string;
 let serve: ServeHandle;
 let browser: BrowserHandle;
 
-/** `gpu-share ARGS…` as its own process, finding serve through the data folder. */
-function gpuShare(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { cwd: ROOT, env: { ...process.env, GPU_SHARE_HOME: dataDir }, timeout: 60_000 }, (error, out, err) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out, err });
-    });
-  });
-}
+const gpuShare = (args: string[]) => gpuShareCli(dataDir, args);
 
 beforeAll(async () => {
   ensureBuilt();

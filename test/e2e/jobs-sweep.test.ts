@@ -1,23 +1,16 @@
 // Issue 17 in Chromium: the Jobs view compares a sweep — each job's hyper values and the final metrics its
 // metrics.json gave, start, end and duration, sorted by a click on a column — and an ended job and an ended run
 // are deleted after a confirm (gone from the page, and from the API). Screenshots at 1280 and 900 px are looked at.
-import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, dropFile, ensureBuilt, fakeGpuEnv, openApp, openBrowser, removeDir, ROOT, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { dropFile, ensureBuilt, gpuShareCli, fakeGpuEnv, openApp, openBrowser, removeDir, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
 
 let dataDir: string;
 let serve: ServeHandle;
 let browser: BrowserHandle;
 
-function gpuShare(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { cwd: ROOT, env: { ...process.env, GPU_SHARE_HOME: dataDir }, timeout: 60_000 }, (error, out, err) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out, err });
-    });
-  });
-}
+const gpuShare = (args: string[]) => gpuShareCli(dataDir, args);
 
 /** A job of the sweep: it prints its last progress line and writes metrics.json into its output folder. */
 function sweepJob(name: string, lr: number, r: number, evalLoss: number, sleep: number): string {

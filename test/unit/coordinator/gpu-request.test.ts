@@ -4,25 +4,14 @@ import { ApiProblem } from '../../../src-main/core/coordinator/coordinator-servi
 import { noGpuReason } from '../../../src-shared/runs/gpu-request';
 import { Harness } from './harness';
 
-function problem(fn: () => unknown): ApiProblem {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ApiProblem) return e;
-    throw e;
-  }
-  throw new Error('expected an ApiProblem');
-}
-
 describe('Use GPUs on a cluster with no GPU', () => {
   it('is refused with the reason and the way out, and nothing is started', () => {
     const h = new Harness();
     h.activeWorkers('vm', 'gamma');
-    const p = problem(() => h.svc.startRun(h.spec({ useGpus: true })));
-    expect(p.status).toBe(422);
-    expect(p.message).toBe(
-      'useGpus: none of the 2 workers (vm, gamma) has an NVIDIA GPU, so the run would never be placed — start it without "Use GPUs" (CLI: without --gpus) to train on the CPU, or add a worker with an NVIDIA GPU',
-    );
+    const message =
+      'useGpus: none of the 2 workers (vm, gamma) has an NVIDIA GPU, so the run would never be placed — start it without "Use GPUs" (CLI: without --gpus) to train on the CPU, or add a worker with an NVIDIA GPU';
+    expect(() => h.svc.startRun(h.spec({ useGpus: true }))).toThrow(expect.objectContaining({ status: 422, message }));
+    expect(() => h.svc.startRun(h.spec({ useGpus: true }))).toThrow(ApiProblem);
     expect(h.svc.runs()).toEqual([]);
     expect(h.svc.startRun(h.spec()).state).toBe('running'); // the same run on the CPU starts
   });
