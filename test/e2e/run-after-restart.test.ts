@@ -8,8 +8,8 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PidTracker } from '../integration/helpers/pid-tracker';
-import { ensureBuilt, openApp, openBrowser, removeDir, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
-import { startExternalWorker } from './helpers/external-worker';
+import { ensureBuilt, openApp, openBrowser, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { startExternalWorker, tearDownRun } from './helpers/external-worker';
 
 const PYTHON = process.env.GPU_SHARE_PYTHON ?? '/usr/bin/python3';
 const GAMMA = 'gamma';
@@ -53,16 +53,7 @@ beforeAll(async () => {
   browser = await openBrowser();
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  if (worker && worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
-  await serve?.stop();
-  tracker.scan();
-  tracker.killAll();
-  tracker.stop();
-  if (dataDir) removeDir(dataDir);
-  if (workerDir) removeDir(workerDir);
-});
+afterAll(() => tearDownRun({ browser, worker, serve, tracker, dirs: [dataDir, workerDir] }));
 
 describe("a run's story after the fact", () => {
   let before: Row[] = [];

@@ -1,6 +1,6 @@
-/** A `gpu-share worker` process joined to a test's `serve`, with its output kept, ready once it said so. */
+/** A `gpu-share worker` process joined to a test's `serve`, with its output kept, ready once it said so; and the teardown. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { CLI, ROOT, waitForWorkerReady, type ServeHandle } from './app';
+import { CLI, removeDir, ROOT, waitForWorkerReady, type ServeHandle } from './app';
 
 export interface ExternalWorker {
   child: ChildProcess;
@@ -20,4 +20,22 @@ export async function startExternalWorker(serve: ServeHandle, name: string, data
   child.stderr!.on('data', (d: string) => (out += d));
   await waitForWorkerReady(child, name, () => out);
   return { child, output: () => out };
+}
+
+/** Closes the browser, kills the worker if it still runs, stops serve, ends whatever the tracker saw, removes the folders. */
+export async function tearDownRun(parts: {
+  browser?: { close(): Promise<void> } | undefined;
+  worker?: ChildProcess | undefined;
+  serve?: ServeHandle | undefined;
+  tracker: { scan(): void; killAll(): void; stop(): void };
+  dirs: (string | undefined)[];
+}): Promise<void> {
+  await parts.browser?.close();
+  const { worker } = parts;
+  if (worker && worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
+  await parts.serve?.stop();
+  parts.tracker.scan();
+  parts.tracker.killAll();
+  parts.tracker.stop();
+  for (const dir of parts.dirs) if (dir) removeDir(dir);
 }
