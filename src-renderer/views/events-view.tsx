@@ -24,7 +24,7 @@ export function EventsView() {
           <h1 id="view-title" className="view-title" tabIndex={-1}>
             Events
           </h1>
-          <p className="view-sub muted">What the coordinator did and why: joins, failures, rebalances, restarts, residency verdicts.</p>
+          <p className="view-sub muted">What the coordinator did and why: joins, failures, rebalances, restarts, residency verdicts, held-back keys, the cluster file and SSH starts, and each job.</p>
         </div>
         <div className="segmented" role="group" aria-label="Show">
           {FILTERS.map((f) => (

@@ -1,6 +1,6 @@
 // Issue 17 in Chromium: the Jobs view compares a sweep — each job's hyper values and the final metrics its
 // metrics.json gave, start, end and duration, sorted by a click on a column — and an ended job and an ended run
-// are deleted after a confirm (gone from the page, and from the API). Screenshots at 1280 and 900 px are looked at.
+// are deleted after a confirm (gone from the page, and from the API); the Events view tells the sweep's story. Screenshots at 1280 and 900 px are looked at.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -75,6 +75,21 @@ describe('the sweep compared, and housekeeping', () => {
     await sweep.scrollIntoViewIfNeeded();
     await screenshot(page, 'jobs-sweep-900');
     await page.setViewportSize({ width: 1280, height: 1000 });
+  });
+
+  it('the Events view tells the sweep: this machine added, the manifest taken, each job started and completed', async () => {
+    const { page } = browser;
+    await page.click('nav [data-view="events"]');
+    const list = page.locator('[data-testid="events-list"]');
+    await list.waitFor();
+    const kinds = async () => list.locator('li').evaluateAll((els) => els.map((e) => e.getAttribute('data-kind')));
+    await expect.poll(async () => (await kinds()).filter((k) => k === 'job-finished').length).toBe(3);
+    expect(await kinds()).toEqual(expect.arrayContaining(['node-added', 'jobs-submitted', 'job-started']));
+    expect(await list.locator('li[data-kind="jobs-submitted"]').first().textContent()).toContain('Manifest sweep.toml taken: 3 new, 0 kept, 0 no longer in it');
+    expect(await list.locator('li[data-kind="job-finished"]').allTextContents()).toEqual(expect.arrayContaining([expect.stringMatching(/Job r8-lr1e-3 completed on \S+: artifact [0-9a-f]{12}/)]));
+    await screenshot(page, 'events-jobs');
+    await page.click('nav [data-view="jobs"]');
+    await row('r16-lr1e-2').waitFor();
   });
 
   it('deletes an ended job after a confirm: gone from the queue, the comparison and the API', async () => {
