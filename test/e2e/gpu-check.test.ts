@@ -1,10 +1,11 @@
 // Issue 17 defects 4 and 6 in Chromium: on a cluster whose only worker has no NVIDIA GPU, the run form's
 // "Use GPUs" box is unticked and disabled with the reason (in its title and beside it), and `gpu-share runs start
 // --gpus` is refused by the coordinator with the same reason; the form's example command carries the step sleep
-// that makes the example watchable, and its help says what that is.
+// that makes the example watchable, and its help says what that is. A run that asked for GPUs but was found
+// off the GPU (this machine's fake nvidia-smi lists none of its processes) ends as "Finished on the CPU".
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt, gpuShareCli, openApp, openBrowser, removeDir, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { ensureBuilt, fakeGpuEnv, gpuShareCli, openApp, openBrowser, removeDir, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
 
 let dataDir: string;
 let serve: ServeHandle;
@@ -52,5 +53,34 @@ describe('Use GPUs on a cluster with no GPU', () => {
     expect(r.err).toMatch(/useGpus: the only worker, \S+, has an NVIDIA GPU, so the run would never be placed — start it without "Use GPUs" \(CLI: without --gpus\)/);
     const list = await gpuShare(['runs', 'list', '--json']);
     expect(JSON.parse(list.out)).toEqual({ runs: [] });
+  });
+});
+
+describe('a run that asked for GPUs and trained on the CPU', () => {
+  let gpuDir = '';
+  let gpuServe: ServeHandle | null = null;
+  afterAll(async () => {
+    await gpuServe?.stop();
+    if (gpuDir) removeDir(gpuDir);
+  });
+
+  it('ends as "Finished on the CPU" with the nodes named, not a plain green Finished', async () => {
+    gpuDir = tempDir('gpu-share-e2e-on-cpu-');
+    // This machine has GPUs (the fake nvidia-smi), but no process of the run ever shows up on one.
+    gpuServe = await startServe({ dataDir: gpuDir, env: fakeGpuEnv() });
+    const loop = 'for i in 0 1 2 3 4 5 6 7 8 9; do echo "GPU_SHARE_PROGRESS {\\"step\\":$i,\\"total_steps\\":10,\\"loss\\":1.5}"; sleep 0.5; done';
+    const started = await gpuShareCli(gpuDir, ['runs', 'start', '--json', '--gpus', '--name', 'gpu-asked', '--samples', '10', '--max-workers', '1', '--launcher', 'direct', '--', '/bin/sh', '-c', loop]);
+    expect(started.code, started.err).toBe(0);
+    const runId = (JSON.parse(started.out) as { id: string }).id;
+    const { page } = browser;
+    await openApp(page, gpuServe.url);
+    await page.click('nav [data-view="runs"]');
+    await page.click(`button.run-item[data-run-id="${runId}"]`);
+    const detail = page.locator(`article.run-detail[data-run-id="${runId}"]`);
+    await expect.poll(() => detail.getAttribute('data-state'), { timeout: 60_000 }).toBe('finished');
+    expect(await detail.getByTestId('run-outcome').getAttribute('data-tone')).toBe('warn');
+    expect(await detail.getByTestId('run-outcome').textContent()).toContain('Finished on the CPU');
+    expect(await detail.getByTestId('run-cause').textContent()).toMatch(/finished \(exit code 0\), but NOT on the GPU on \S+: it trained on the CPU there although "Use GPUs" was asked for/);
+    await screenshot(page, 'gpu-run-finished-on-cpu');
   });
 });
