@@ -20,7 +20,7 @@ import {
   setWorkers,
 } from './store/actions';
 import { apply, type AppStore } from './store/app-store';
-import { appendWorkerOutput, replaceRunOutput, upsertRun } from './store/runs';
+import { appendWorkerOutput, removeRun, replaceRunOutput, upsertRun } from './store/runs';
 import { jobEventHandlers, loadJobs } from './store/jobs';
 import { discoveryEventHandlers } from './store/discovery';
 import { loadNodeSsh, nodeSshEventHandlers } from './store/node-ssh';
@@ -43,6 +43,7 @@ export function eventHandlers(store: AppStore, options: BridgeOptions = {}): Eve
     onCluster: (cluster) => apply(store, setCluster, cluster),
     onWorkersChanged: (diff) => apply(store, applyWorkersChanged, diff),
     onRun: (run) => apply(store, upsertRun, run),
+    onRunDeleted: ({ runId }) => apply(store, removeRun, runId),
     onRunOutput: (chunk) => apply(store, appendWorkerOutput, chunk),
     onEvent: (event) => apply(store, appendEvent, event),
     onNotification: (notification) => {

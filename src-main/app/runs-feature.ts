@@ -30,6 +30,9 @@ export function createRunsFeature(opts: {
       case 'run':
         emit('onRun', change.run);
         break;
+      case 'runDeleted':
+        emit('onRunDeleted', { runId: change.runId });
+        break;
       case 'output':
         emit('onRunOutput', { runId: change.runId, workerId: change.workerId, node: change.node, data: change.data });
         break;

@@ -31,12 +31,14 @@ export interface RunRequestResults {
 
 export const runEvents = {
   onRun: 'runs:changed',
+  onRunDeleted: 'runs:deleted',
   onRunOutput: 'runs:output',
   onEvent: 'events:appended',
 } as const;
 
 export interface RunEventPayloads {
   onRun: RunSnapshot;
+  onRunDeleted: { runId: string };
   onRunOutput: { runId: string; workerId: number; node: string; data: string };
   onEvent: CoordinatorEvent;
 }

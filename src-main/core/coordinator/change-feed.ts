@@ -9,6 +9,8 @@ import type { Clock } from '../../platform/ports';
 export type CoordinatorChange =
   | { type: 'workers'; workers: WorkerSnapshot[] }
   | { type: 'run'; run: RunSnapshot }
+  /** An ended run was deleted (POST /v1/runs/ID/delete): every page drops it. */
+  | { type: 'runDeleted'; runId: string }
   | { type: 'output'; runId: string; workerId: number; node: string; data: string }
   | { type: 'event'; event: CoordinatorEvent }
   | { type: 'notification'; notification: UserNotification };

@@ -181,6 +181,7 @@ export class RunController {
     }
     this.runList.splice(this.runList.indexOf(run), 1);
     this.store?.deleteRun?.(run.id);
+    this.opts.feed.broadcast({ type: 'runDeleted', runId: run.id });
     return { deleted: run.id };
   }
 

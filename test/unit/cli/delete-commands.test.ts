@@ -48,6 +48,7 @@ describe('gpu-share runs delete', () => {
     expect(done.err).toBe('');
     expect(done.out).toBe(`Deleted run ${run.id} (demo), which had ended stopped.\n`);
     expect(h.svc.runs()).toEqual([]);
+    expect(h.changes).toContainEqual({ type: 'runDeleted', runId: run.id }); // every open page drops it (runs:deleted)
     const again = await cli(['runs', 'delete', run.id, '--url', url], env);
     expect(again.code).toBe(5); // not found (docs/cli.md)
     expect(again.err).toContain(`no run "${run.id}"`);
