@@ -131,13 +131,13 @@ function JobRow({ job, preview }: { job: JobSnapshot; preview: PlacementPreview 
               <RefreshIcon /> Requeue
             </button>
           )}
+          {canRequeue(job.status) && <DeleteJobButton job={job} />}
         </td>
       </tr>
       {expanded && <JobDetail job={job} preview={preview} id={detailId} />}
     </>
   );
 }
-          {canRequeue(job.status) && <DeleteJobButton job={job} />}
 
 export function JobTable({ jobs, previews }: { jobs: JobSnapshot[]; previews: PlacementPreview[] }) {
   const byJob = new Map(previews.map((p) => [p.jobId, p]));

@@ -329,11 +329,11 @@ export class CoordinatorService {
   runMembersKey(): string { return this.runsCtl.membersKey(); }
 
   events(): CoordinatorEvent[] { return this.messages.events(); }
+  /** An event from outside the run code (the job queue, the app's cluster file and SSH starts), kept and sent as any other. */
+  recordEvent(kind: CoordinatorEventKind, severity: EventSeverity, message: string, ctx: EventContext = {}): void { this.messages.event(kind, severity, message, ctx); }
 
   /** The run's recent output, every line prefixed with its node; '' for a run this coordinator does not know. */
   runOutput(runId: string): string { return this.runsCtl.output(runId); }
-  /** An event from outside the run code (the job queue, the app's cluster file and SSH starts), kept and sent as any other. */
-  recordEvent(kind: CoordinatorEventKind, severity: EventSeverity, message: string, ctx: EventContext = {}): void { this.messages.event(kind, severity, message, ctx); }
 
   subscribe(listener: (change: CoordinatorChange) => void): () => void { return this.feed.subscribe(listener); }
 
