@@ -119,6 +119,8 @@ describe('the sweep compared, and housekeeping', () => {
       throw new Error(`${String(error)}\nPage:\n${await page.locator('main').innerText()}`);
     });
     await expect.poll(() => page.locator(`article.run-detail[data-run-id="${runId}"]`).getAttribute('data-state'), { timeout: 60_000 }).toBe('finished');
+    await page.locator('[data-testid="delete-run"]').scrollIntoViewIfNeeded();
+    await screenshot(page, 'run-delete-button');
     page.once('dialog', (d) => void d.dismiss());
     await page.click('[data-testid="delete-run"]');
     await page.waitForTimeout(300);
