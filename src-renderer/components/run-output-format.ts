@@ -63,8 +63,13 @@ export function colourOutput(text: string, colourOf: (node: string) => string, c
 export interface RenderedOutput {
   /** ANSI text of the lines that start at or after `from` and pass the filter. */
   text: string;
-  /** Lines of the whole text marked as expected (a change means earlier lines must be drawn again). */
+  /** Lines of the whole text marked as expected. */
   expected: number;
+  /**
+   * Of those, the ones starting before `from`: when a view wrote up to `from` with a different count, a line it
+   * already drew changed (a relaunch line came), and it must draw everything again.
+   */
+  expectedBefore: number;
 }
 
 /** The label a view puts above a block of expected lines: `[beta] ┄ expected: … ┄`. */
@@ -85,16 +90,20 @@ function noteMatches(l: ClassifiedLine, filter: OutputFilter): boolean {
 export function renderOutput(text: string, filter: OutputFilter, colourOf: (node: string) => string, coordinatorColour: string, from = 0): RenderedOutput {
   let at = 0;
   let expected = 0;
+  let expectedBefore = 0;
   let out = '';
   for (const l of classifyOutput(text)) {
     const start = at;
     at += l.line.length;
-    if (l.kind === 'expected') expected++;
+    if (l.kind === 'expected') {
+      expected++;
+      if (start < from) expectedBefore++;
+    }
     if (start < from || !(lineShown(l, filter) || noteMatches(l, filter))) continue;
     if (l.kind === 'expected' && l.blockStart && l.node && l.note) out += `\x1b[2;3m${expectedLabel(l.node, l.note).replace(/\r\n$/, '')}${RESET}\r\n`;
     out += colourLine(l, colourOf, coordinatorColour);
   }
-  return { text: out, expected };
+  return { text: out, expected, expectedBefore };
 }
 
 /** "mnist-ddp-r3.log": the run's name made safe for a file name, and its id. */

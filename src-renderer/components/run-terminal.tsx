@@ -114,7 +114,7 @@ export function RunTerminal({ runId, filter, colourOf }: RunTerminalProps) {
     // Lines of the whole buffer are classified each time (a relaunch line marks the lines before it).
     const from = w.epoch === buffer.epoch && w.key === key ? Math.max(0, w.upTo - buffer.dropped) : 0;
     const rendered = renderOutput(buffer.text, f, colours.current, coordinator, from);
-    if (from === 0 || rendered.expected !== w.expected) {
+    if (from === 0 || rendered.expectedBefore !== w.expected) {
       // A full reset (RIS) through the write queue, not t.reset(): that one acts at once, and text written just
       // before it (chunks streamed before the fetched output replaced them) would still land after it, twice.
       t.write('\x1bc');

@@ -41,6 +41,10 @@ describe('renderOutput', () => {
     const from = OUTPUT.lastIndexOf('[alpha] resuming');
     const tail = renderOutput(OUTPUT, {}, colour, '#000000', from);
     expect(plain(tail.text)).toBe('[alpha] resuming from step 3\r\n');
-    expect(tail.expected).toBe(2);
+    expect([tail.expected, tail.expectedBefore]).toEqual([2, 2]);
+    // Before the relaunch line arrived, the same lines were not expected: a view that drew them must redraw.
+    const early = OUTPUT.slice(0, OUTPUT.indexOf('[gpu-share] relaunching'));
+    expect(renderOutput(early, {}, colour, '#000000').expected).toBe(0);
+    expect(renderOutput(OUTPUT, {}, colour, '#000000', early.length).expectedBefore).toBe(2);
   });
 });
