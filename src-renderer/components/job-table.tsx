@@ -95,14 +95,20 @@ function JobRow({ job, preview }: { job: JobSnapshot; preview: PlacementPreview 
             <span className="disclosure-mark" aria-hidden="true">
               {expanded ? '▾' : '▸'}
             </span>
-            {job.name}
+            <span className="job-name-text" title={job.name}>
+              {job.name}
+            </span>
           </button>
           {!job.inManifest && <span className="chip">not in manifest</span>}
         </th>
         <td>
           <Badge badge={jobStatusBadge(job.status)} />
         </td>
-        <td className="mono small">{jobPlace(job)}</td>
+        <td className="mono small">
+          <span className="job-node-text" title={jobPlace(job)}>
+            {jobPlace(job)}
+          </span>
+        </td>
         <td className="num" data-testid="job-attempts">
           {job.attempts}/{job.maxAttempts}
         </td>
