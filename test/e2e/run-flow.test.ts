@@ -89,7 +89,10 @@ describe('a run across two workers, one of them killed', () => {
     await page.click('nav [data-view="workers"]');
     await page.waitForSelector(`[data-testid="workers-table"] tr[data-node="${EXTERNAL}"][data-state="active"]`);
     await page.waitForSelector('[data-testid="workers-table"] tr[data-state="active"]:not([data-node="e2e-worker"])');
-    expect(await page.textContent('[data-testid="join-command"]')).toBe(`GPU_SHARE_JOIN_TOKEN=${serve.joinToken} gpu-share worker --join ${serve.coordinatorUrl}`);
+    // Loopback only: the command names a second worker on this machine (the own worker's name + "-2").
+    const joinCommand = (await page.textContent('[data-testid="join-command"]')) ?? '';
+    expect(joinCommand.startsWith(`GPU_SHARE_JOIN_TOKEN=${serve.joinToken} gpu-share worker --join ${serve.coordinatorUrl} --name `), joinCommand).toBe(true);
+    expect(joinCommand).toMatch(/ --name \S+-2$/);
 
     await page.click('nav [data-view="runs"]');
     const form = page.locator('[data-testid="start-run-form"]');
