@@ -172,6 +172,8 @@ describe('every run listed, a page per run, what each machine is doing', () => {
       expect(await page.getAttribute('[data-testid="run-members"]', 'data-members')).toBe(fromList!.split(', ').join(','));
       expect(await page.textContent('#run-title')).toBe(r.spec.name);
       // Its own output, once: the lines streamed before the page fetched the output are not shown again after it.
+      // Progress lines are hidden by default (a status line instead): show them to count the steps.
+      await page.getByTestId('output-hide-progress').uncheck();
       await expect.poll(async () => (await terminalSteps(page)).length, { timeout: 20_000 }).toBeGreaterThan(4);
       const steps = await terminalSteps(page);
       expect(steps, `steps shown: ${steps.join(' ')}`).toEqual([...new Set(steps)].sort((a, b) => a - b));

@@ -1,6 +1,6 @@
 /** The "Add a worker" line, in the form printed today and the pinned-https form being built. */
 import { describe, expect, it } from 'vitest';
-import { parseJoinCommand } from './helpers/join-line';
+import { JOIN_LINE, parseJoinCommand } from './helpers/join-line';
 
 const HEX = 'ab'.repeat(32);
 
@@ -19,6 +19,13 @@ describe('parseJoinCommand', () => {
     const colons = HEX.toUpperCase().match(/../g)!.join(':');
     const j = parseJoinCommand(`GPU_SHARE_JOIN_TOKEN='tok' gpu-share worker --join "https://[fd00::1]:7421" --cert-sha256 ${colons}`);
     expect([j.url.hostname, j.token, j.certSha256]).toEqual(['[fd00::1]', 'tok', HEX]);
+  });
+
+  it('reads the loopback-only line too: its title has no colon, its command ends in --name', () => {
+    const line = 'Add a worker on this machine (the coordinator listens on loopback only; start GPU Share with --coordinator-host 0.0.0.0 to let other machines join): GPU_SHARE_JOIN_TOKEN=tok gpu-share worker --join http://127.0.0.1:7421 --name vm-2';
+    expect(JOIN_LINE.test(line)).toBe(true);
+    const j = parseJoinCommand(line);
+    expect([j.url.href, j.token, j.certSha256]).toEqual(['http://127.0.0.1:7421/', 'tok', null]);
   });
 
   it('refuses an https URL without a pin, a short pin, and a line without token or URL', () => {

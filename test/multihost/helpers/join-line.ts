@@ -4,6 +4,8 @@
  *
  *   Add a worker: run this on another machine: gpu-share worker --join http://10.0.0.5:7421 --token T
  *   Add a worker: run this on another machine: GPU_SHARE_JOIN_TOKEN=T gpu-share worker --join https://10.0.0.5:7421 --cert-sha256 <64 hex>
+ * and, when the coordinator listens on loopback only (join-hint.ts), a title without a colon and a --name:
+ *   Add a worker on this machine (the coordinator listens on loopback only; …): GPU_SHARE_JOIN_TOKEN=T gpu-share worker --join http://127.0.0.1:7421 --name vm-2
  */
 
 export interface JoinInfo {
@@ -13,7 +15,8 @@ export interface JoinInfo {
   certSha256: string | null;
 }
 
-export const JOIN_LINE = /^Add a worker: run this on another machine: (.*)$/;
+/** Either title: "Add a worker: run this on another machine", or (loopback only) "Add a worker on this machine (…)". */
+export const JOIN_LINE = /^Add a worker[^:]*: (.*)$/;
 
 const unquote = (s: string) => s.replace(/^(['"])(.*)\1$/, '$2');
 
