@@ -4,8 +4,10 @@
  * heartbeat timeout. The one rule that follows: while this process lives, a presence socket must never end
  * without a close frame, or the coordinator would take a live agent for a dead one. So a socket that looks
  * stale is closed with RECONNECTING (never terminated) and replaced, one that drops is reopened with backoff,
- * and a clean exit says BYE. Heartbeats stay on HTTP; this link only proves liveness — its pings, one per
- * heartbeat interval, count as proof of life, so a fault on the heartbeats' own connection alone fails no one.
+ * and a clean exit says BYE. Heartbeats stay on HTTP; this link only proves liveness — its pings, one per half
+ * timeout, count as proof of life, so a fault on the heartbeats' own connection alone fails no one. Not more
+ * often: a SIGKILL while a pong sits unread makes the kernel reset the socket instead of closing it, and a reset
+ * reads as a network fault (the timeout decides) rather than a death (failed at once).
  */
 import WebSocket from 'ws';
 import { workerApi } from '../../src-shared/worker-api';
@@ -28,7 +30,7 @@ export interface PresenceLinkOptions {
   connector: Connector | null;
   /** The failure timeout in force: a ping unanswered for half of it marks the socket stale. */
   heartbeatTimeoutMs: () => number;
-  /** How often to ping (the heartbeat interval; default and at most half the timeout). */
+  /** How often to ping (default and at most half the timeout). */
   pingIntervalMs?: () => number;
   /** The coordinator closed with REFUSED: it no longer knows this session. */
   onRefused: (reason: string) => void;
@@ -202,7 +204,7 @@ export class PresenceLink {
     }, this.pingEveryMs());
   }
 
-  /** The heartbeat interval, never more than half the timeout: pings are the second proof of life. */
+  /** Never more than half the timeout: pings are the second proof of life. */
   private pingEveryMs(): number {
     return Math.max(100, Math.min(this.opts.pingIntervalMs?.() ?? this.halfTimeout(), this.halfTimeout()));
   }

@@ -261,7 +261,6 @@ export class WorkerAgent {
       headers: () => this.client.signedGetHeaders(url),
       connector: this.client.connector,
       heartbeatTimeoutMs: () => this.session.joined?.heartbeatTimeoutMs ?? joined.heartbeatTimeoutMs,
-      pingIntervalMs: () => this.session.joined?.heartbeatIntervalMs ?? joined.heartbeatIntervalMs,
       onRefused: (reason) => {
         if (epoch === this.session.epoch) this.session.lose(`the coordinator ended this session (${reason})`);
       },

@@ -6,7 +6,7 @@
  *   process that died: failed at once (after a short grace for a reconnect);
  * - a reset or silence is what a network fault looks like: left to the heartbeat timeout, so a poor link
  *   raises no false alarm;
- * - the agent's pings (every heartbeat interval) count as proof of life, so a stall or reset on the heartbeats'
+ * - the agent's pings (every half timeout) count as proof of life, so a stall or reset on the heartbeats'
  *   own connection does not fail a machine that is alive (membership.ts bounds how long pings alone suffice).
  */
 import http from 'node:http';
