@@ -13,7 +13,7 @@
  */
 import type { JoinResponse } from '../../src-shared/worker-protocol';
 import type { Clock } from '../platform/ports';
-import { clampTimeout } from './join-coordinator';
+import { awaitingRetryMs, clampTimeout, JoinError } from './join-coordinator';
 
 /**
  * How long the agent hears nothing before it gives the coordinator up and stops its training: the timeout
@@ -185,9 +185,11 @@ export class AgentSession {
       this.begin(joined, true);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      // Nothing answering (a coordinator restarting): try again soon. It answered and refused: back off.
+      // Nothing answering (a coordinator restarting): try again soon. It answered and refused: back off. Awaiting
+      // approval (revoked, or never approved): ask again when the coordinator said to, as the first join does.
       const noAnswer = /cannot reach|connection refused|no answer/.test(message);
-      this.retryMs = noAnswer ? REJOIN_BACKOFF.firstMs : Math.min(REJOIN_BACKOFF.maxMs, this.retryMs * 2);
+      if (error instanceof JoinError && error.kind === 'awaiting') this.retryMs = awaitingRetryMs(error);
+      else this.retryMs = noAnswer ? REJOIN_BACKOFF.firstMs : Math.min(REJOIN_BACKOFF.maxMs, this.retryMs * 2);
       if (message !== this.lastRejoinComplaint) {
         this.opts.log(`still trying to join again: ${message}`);
         this.lastRejoinComplaint = message;

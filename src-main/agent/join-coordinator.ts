@@ -182,6 +182,11 @@ export interface RetryOptions {
 /** How often an agent awaiting approval asks again, whatever the coordinator's retryAfterMs says. */
 export const AWAITING_RETRY_BOUNDS = { min: 2000, max: 30_000 } as const;
 
+/** When a machine awaiting approval asks again: the coordinator's retryAfterMs, within AWAITING_RETRY_BOUNDS. */
+export function awaitingRetryMs(error: JoinError): number {
+  return clamp(error.retryAfterMs ?? AWAITING_RETRY_BOUNDS.min, AWAITING_RETRY_BOUNDS);
+}
+
 /**
  * Runs `attempt` until it succeeds, retrying only what may pass by itself (no answer, a 5xx) with a backoff of
  * 1 s doubling to 30 s, and a machine awaiting approval every retryAfterMs (clamped to AWAITING_RETRY_BOUNDS).
@@ -200,7 +205,7 @@ export async function retryJoin<T>(attempt: () => Promise<T>, opts: RetryOptions
       // Stopping cuts the try in flight: that is the stop, not a lost coordinator.
       if (opts.stopped()) throw stoppedWhile(awaiting || error.kind === 'awaiting', lastMessage || error.message);
       awaiting = error.kind === 'awaiting';
-      if (awaiting) waitMs = clamp(error.retryAfterMs ?? AWAITING_RETRY_BOUNDS.min, AWAITING_RETRY_BOUNDS);
+      if (awaiting) waitMs = awaitingRetryMs(error);
       if (error.message !== lastMessage) {
         opts.log(awaiting ? error.message : `${error.message.replace(/\.$/, '')} — retrying in ${delayMs / 1000} s, and on until it answers (Ctrl-C to stop)`);
         lastMessage = error.message;

@@ -91,6 +91,28 @@ describe('AgentSession', () => {
     expect([session.phase, session.epoch, session.joined!.incarnation]).toEqual(['joined', 3, 2]);
   });
 
+  it("after a revoke, asks again at the coordinator's retryAfterMs (within bounds), not at the refusal backoff", async () => {
+    const { session, joins, joined, logs } = setup();
+    session.begin(joinAnswer(1), false);
+    session.lose('the coordinator ended this session (its approval was revoked)');
+    const awaiting = (retryAfterMs?: number) => () => Promise.reject(new JoinError('awaiting', 'waiting for approval on the coordinator', retryAfterMs));
+    joins.push(awaiting(3000), awaiting(3000), awaiting(600_000), awaiting(1), awaiting(), () => Promise.reject(new JoinError('refused', 'refused (403)')));
+    await session.rejoin();
+    expect(session.retryDelayMs).toBe(3000); // before: 1000, the refusal backoff's next step
+    await session.rejoin();
+    expect(session.retryDelayMs).toBe(3000); // before: 2000 and doubling to 5000
+    await session.rejoin();
+    expect(session.retryDelayMs).toBe(30_000); // clamped to AWAITING_RETRY_BOUNDS
+    await session.rejoin();
+    expect(session.retryDelayMs).toBe(2000);
+    await session.rejoin();
+    expect(session.retryDelayMs).toBe(2000); // no retryAfterMs: the bound's least
+    await session.rejoin();
+    expect(session.retryDelayMs).toBe(4000); // other refusals keep their doubling backoff
+    expect(logs).toEqual(['still trying to join again: waiting for approval on the coordinator', 'still trying to join again: refused (403)']);
+    expect(joined).toEqual([[1, false]]);
+  });
+
   it('once ended, neither loses nor rejoins', async () => {
     const { session, lost, joins, clock } = setup();
     session.begin(joinAnswer(1), false);
