@@ -7,11 +7,13 @@
  *   - agent killed → survivors training again (target ≤ 1.5 s: first progress line of the next generation)
  * The survivors relaunch through their agents' warm launchers (warm-launcher.ts: torch imported ahead, ranks
  * forked); `--cold` turns those off (GPU_SHARE_WARM_LAUNCHER=0) to measure the cold path beside it, and
- * `--timeline` prints the survivor's lines from the kill to its first step (where the time goes).
+ * `--timeline` prints the survivor's lines from the kill to its first step (where the time goes). `--worker-a`
+ * runs A's worker as its own `gpu-share worker` process beside `serve --no-local-worker`, so the timeline has the
+ * store host's lines too (the app's own worker logs nowhere a bench can read).
  *
  * Before each kill the bench waits (up to 60 s) for B's replacement standby to be ready (`--no-settle`: not).
  *
- *   node scripts/run-ts.mjs bench/multihost-failure.ts [--kills 3] [--cuts 2] [--cold] [--no-settle] [--timeline]
+ *   node scripts/run-ts.mjs bench/multihost-failure.ts [--kills 3] [--cuts 2] [--cold] [--no-settle] [--timeline] [--worker-a]
  */
 import { performance } from 'node:perf_hooks';
 import { canRunApp } from '../test/multihost/helpers/can-make-hosts';
@@ -27,6 +29,9 @@ const RECOVER_TARGET_MS = 1500;
 /** --cold: every agent launches cold (no standby), the path before issue 16. */
 const AGENT_ENV: NodeJS.ProcessEnv = hasFlag('cold') ? { GPU_SHARE_WARM_LAUNCHER: '0' } : {};
 const CHECKPOINT_EVERY = 5;
+/** --worker-a: A's worker is a separate process (its lines in the timeline), named host-a. */
+const WORKER_A = hasFlag('worker-a');
+const A_NAME = WORKER_A ? 'host-a' : 'local';
 
 interface KillSample {
   detectMs: number;
@@ -57,7 +62,7 @@ async function waitUntil(check: () => boolean, timeoutMs: number): Promise<boole
 
 async function killRound(tb: Testbed, round: number): Promise<KillSample> {
   const run = await startRun(tb, `kill-${round}`, 2, 3);
-  const before = await trainingTogether(tb, run.id, ['local', 'host-b', 'host-c'], { minStep: CHECKPOINT_EVERY * 2, timeoutMs: 150_000 });
+  const before = await trainingTogether(tb, run.id, [A_NAME, 'host-b', 'host-c'], { minStep: CHECKPOINT_EVERY * 2, timeoutMs: 150_000 });
   const cId = idOf(before.state, 'host-c');
   const b = tb.workers.get('b')!;
   if (!hasFlag('cold')) {
@@ -90,7 +95,8 @@ async function killRound(tb: Testbed, round: number): Promise<KillSample> {
   if (!first) throw new Error('the survivors did not train again within 90 s');
   if (hasFlag('timeline')) {
     // Where the survivors' time went: B's and A's (the app's own worker) lines from the kill to B's first step.
-    const lines = [...b.proc.lines.map((l) => ({ ...l, who: 'B' })), ...tb.app.proc.lines.map((l) => ({ ...l, who: 'A' }))].sort((x, y) => x.at - y.at);
+    const aProc = tb.workers.get('a')?.proc ?? tb.app.proc;
+    const lines = [...b.proc.lines.map((l) => ({ ...l, who: 'B' })), ...aProc.lines.map((l) => ({ ...l, who: 'A' }))].sort((x, y) => x.at - y.at);
     for (const l of lines) {
       if (l.at < killedAt || l.at > first.at) continue;
       if (/instruction|stopping|exited|started run|launched|warm launcher|gpu-share launcher|GPU_SHARE_PROGRESS|rendezvous|Rendezvous|failed/.test(l.text)) console.log(`  +${Math.round(l.at - killedAt)} ms ${l.who} ${l.text.slice(0, 140)}`);
@@ -101,13 +107,13 @@ async function killRound(tb: Testbed, round: number): Promise<KillSample> {
   const dataDir = tb.workers.get('c')!.dataDir;
   await startWorker(tb, 'c', { dataDir, env: AGENT_ENV });
   await tb.workers.get('c')!.ready();
-  await waitForActive(tb, ['host-b', 'host-c'], true);
+  await waitForActive(tb, [...(WORKER_A ? ['host-a'] : []), 'host-b', 'host-c'], !WORKER_A);
   return { detectMs: failed.at - killedWall, recoverMs: first.at - killedAt, resumedFrom: first.resumedFrom };
 }
 
 async function cutRound(tb: Testbed, round: number): Promise<number> {
   const run = await startRun(tb, `cut-${round}`, 1, 3);
-  const before = await trainingTogether(tb, run.id, ['local', 'host-b', 'host-c'], { minStep: CHECKPOINT_EVERY, timeoutMs: 150_000 });
+  const before = await trainingTogether(tb, run.id, [A_NAME, 'host-b', 'host-c'], { minStep: CHECKPOINT_EVERY, timeoutMs: 150_000 });
   const bId = idOf(before.state, 'host-b');
   const incarnation = workerOf(before.state, 'host-b')!.incarnation;
   const cutWall = Date.now();
@@ -133,7 +139,12 @@ async function main(): Promise<void> {
     console.error(`multihost-failure: cannot build hosts here: ${can.reason}`);
     process.exit(2);
   }
-  const tb = await startTestbed({ hosts: ['a', 'b', 'c'], app: { autoApprove: true, env: AGENT_ENV }, workers: ['b', 'c'].map((host) => ({ host, opts: { env: AGENT_ENV } })) });
+  const workerHosts = WORKER_A ? ['a', 'b', 'c'] : ['b', 'c'];
+  const tb = await startTestbed({
+    hosts: ['a', 'b', 'c'],
+    app: { autoApprove: true, env: AGENT_ENV, localWorker: !WORKER_A },
+    workers: workerHosts.map((host) => ({ host, opts: { env: AGENT_ENV } })),
+  });
   console.log(`launch path: ${hasFlag('cold') ? 'cold (GPU_SHARE_WARM_LAUNCHER=0)' : 'warm launchers'}`);
   const kills: KillSample[] = [];
   const cuts: number[] = [];

@@ -116,6 +116,33 @@ def reset_child_signals():
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+def rank_store_to_wait_for(environ):
+    """(MASTER_ADDR, MASTER_PORT) of the process group's store when another rank hosts it, else None. Under
+    torch's c10d rendezvous rank 0 starts that store in init_process_group (TORCHELASTIC_USE_AGENT_STORE is
+    "False"); every other rank connects to it."""
+    if environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True" or environ.get("RANK", "0") == "0":
+        return None
+    host, port = environ.get("MASTER_ADDR", ""), environ.get("MASTER_PORT", "")
+    if not host or not port.isdigit():
+        return None
+    return host.strip("[]"), int(port)
+
+
+def wait_for_rank_store(environ, timeout_s=None):
+    """A forked rank starts in milliseconds, often before rank 0 (on another machine, or a moment later here)
+    listens; torch 1.13's store client, refused, tries again only after 1 s, which was most of a relaunch
+    (start to first step 1.2-1.3 s). So a rank that is not rank 0 waits here, polling, until rank 0's store
+    accepts. Says on stderr how long it waited; one that never answers is left to torch, as before."""
+    store = rank_store_to_wait_for(environ)
+    if store is None:
+        return None
+    timeout_s = STORE_WAIT_S if timeout_s is None else timeout_s
+    waited = wait_for_store(store, timeout_s=timeout_s, poll_s=0.01)
+    state = f"listening after {waited:.2f} s" if waited is not None else f"not answering after {timeout_s:.0f} s"
+    sys.stderr.write(f"{PREFIX} rank {environ.get('RANK')}: process group store {store[0]}:{store[1]} {state}\n")
+    return waited
+
+
 def run_script_forked(script, *script_args):
     """The ranks' entrypoint: runs `script` as __main__ in this forked child, as `python -u script` would."""
     import runpy
@@ -126,6 +153,7 @@ def run_script_forked(script, *script_args):
             stream.reconfigure(line_buffering=True, write_through=True)
         except (AttributeError, ValueError):
             pass
+    wait_for_rank_store(os.environ)
     sys.argv = [script, *script_args]
     sys.path[0] = os.path.dirname(os.path.abspath(script))
     try:
@@ -198,6 +226,33 @@ def quicken_rendezvous():
     if not patched:
         return None
     return f"rendezvous polls every {RENDEZVOUS_POLL_S} s, torch's are 1 s ({', '.join(patched)})"
+
+
+# How often torch's launcher reads its ranks' log files to copy them to its own output (--redirects/--tee, which
+# the agent passes on torch 1.13): torch's 0.1 s held each progress line back by up to that, the relaunch's first
+# one included. One read of an idle file per poll.
+TAIL_POLL_S = 0.02
+
+
+def quicken_log_tail():
+    """Caps torch's TailLog poll at TAIL_POLL_S. Returns a note for stderr, or None when this torch has none."""
+    try:
+        from torch.distributed.elastic.multiprocessing import tail_log
+    except ImportError:
+        return None
+    tail = getattr(tail_log, "TailLog", None)
+    if tail is None:
+        return None
+    real_init = tail.__init__
+
+    def init_with_short_poll(self, *args, **kwargs):
+        # The poll is kept in _interval_sec (torch 1.13 to 2.x; the arguments' order changed in between).
+        real_init(self, *args, **kwargs)
+        if isinstance(getattr(self, "_interval_sec", None), (int, float)):
+            self._interval_sec = min(self._interval_sec, TAIL_POLL_S)
+
+    tail.__init__ = init_with_short_poll
+    return f"rank output copied every {TAIL_POLL_S} s, torch's is 0.1 s (TailLog)"
 
 
 # A node that is not the store's host waits at most this long for the store to listen before torch connects.
@@ -292,9 +347,9 @@ def main(argv):
     sys.argv = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "torchrun_shim.py"), *launch_argv]
     sys.stderr.write(f"{PREFIX} launching in the warm launcher (pid {os.getpid()})\n")
     fork_ranks(torchrun)
-    note = quicken_rendezvous()
-    if note:
-        sys.stderr.write(f"{PREFIX} {note}\n")
+    for note in (quicken_rendezvous(), quicken_log_tail()):
+        if note:
+            sys.stderr.write(f"{PREFIX} {note}\n")
     store = store_to_wait_for(launch_argv)
     if store:
         waited = wait_for_store(store)
