@@ -15,6 +15,7 @@ import { defaultUserDataDir } from '../../platform/user-data-dir';
 import { findStaticDir, staticDirCandidates } from '../../headless/find-static-dir';
 import { logNotifier, noTray } from '../../headless/headless-ports';
 import { DEFAULT_HEADLESS_PORT, pageNeedsTls, startHeadlessServer, type HeadlessServer } from '../../headless/headless-server';
+import { pageUrlsForOthers } from './serve-urls';
 import { intOption, noMorePositionals, parseCommandLine, UsageError, type CliIo, type Command } from '../command';
 import { clusterNameProblem } from '../../platform/discovery/discovery-record';
 
@@ -211,8 +212,14 @@ export async function runServe(options: ServeOptions, io: CliIo, stop: AbortSign
   const info = await core.handlers.getCoordinatorInfo(undefined);
   const hint = joinHint(info, nodeNameFromHostname((await core.handlers.getHardware(undefined)).hostname));
   io.out(`GPU Share is running: ${server.url}\n`);
+  // server.url is how this machine opens the page; a person elsewhere types one of this machine's addresses.
+  const others = pageUrlsForOthers(server.url, options.host);
+  for (const url of others) io.out(`From another machine, open: ${url}\n`);
+  if (pageNeedsTls(options.host) && others.length === 0) {
+    io.out(`From another machine: this machine has no network address besides loopback yet; use https://<its address>:${server.port}/ with the same ?token=… once it has one.\n`);
+  }
   if (server.certSha256 !== null) {
-    io.out(`The page's certificate is self-signed. SHA-256 fingerprint: ${colonHex(server.certSha256)}\n`);
+    io.out(`The page's certificate is self-signed and names no address. SHA-256 fingerprint: ${colonHex(server.certSha256)}\n`);
     io.out('When the browser warns about it, open its certificate details and check that the SHA-256 fingerprint is exactly this one before you go on; if it differs, someone may be posing as this machine — do not open the page.\n');
   }
   io.out(`${hint.title}: ${hint.command}\n`);

@@ -5,7 +5,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import https from 'node:https';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -162,12 +162,41 @@ describe('gpu-share serve with the page over HTTPS', () => {
     const colons = (kept.fingerprint256.toUpperCase().match(/../g) ?? []).join(':');
     const url = /^GPU Share is running: (https:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{43})$/m.exec(out)?.[1];
     expect(url).toBeDefined();
-    expect(out).toContain(`The page's certificate is self-signed. SHA-256 fingerprint: ${colons}\n`);
+    expect(out).toContain(`The page's certificate is self-signed and names no address. SHA-256 fingerprint: ${colons}\n`);
+    expect(out).not.toMatch(/From another machine/); // loopback: nobody else can open it
     expect(out).toMatch(/When the browser warns about it, open its certificate details and check that the SHA-256 fingerprint is exactly this one/);
     const page = await pinnedGet(url!, kept.fingerprint256);
     expect(page.status).toBe(200);
     stop.abort();
     expect(await done).toBe(0);
     expect(err).toBe('');
+  });
+
+  it('on --host 0.0.0.0 prints the URLs another machine would type: this machine\'s addresses, not 127.0.0.1', async () => {
+    const data = path.join(dir, 'serve-wildcard');
+    let out = '';
+    let poke = () => undefined as void;
+    const io: CliIo = { out: (t) => ((out += t), poke()), err: () => undefined, env: { ...process.env, GPU_SHARE_STATIC_DIR: path.join(dir, 'static') }, cwd: dir };
+    const stop = new AbortController();
+    const done = runServe(
+      { host: '0.0.0.0', port: 0, clusterPath: undefined, dataDir: data, coordinatorHost: '127.0.0.1', coordinatorPort: 0, localWorker: false, trustAdvertisedHosts: false, advertise: false },
+      io,
+      stop.signal,
+    );
+    await new Promise<void>((resolve) => {
+      poke = () => (/Press Ctrl\+C/.test(out) ? resolve() : undefined);
+      poke();
+    });
+    stop.abort();
+    expect(await done).toBe(0);
+    const port = /^GPU Share is running: https:\/\/127\.0\.0\.1:(\d+)\//m.exec(out)?.[1];
+    expect(port).toBeDefined();
+    const token = /\?token=([A-Za-z0-9_-]{43})$/m.exec(out)?.[1];
+    const ipv4 = Object.values(networkInterfaces()).flatMap((list) => list ?? []).filter((e) => e.family === 'IPv4' && !e.internal).map((e) => e.address);
+    const printed = [...out.matchAll(/^From another machine, open: (\S+)$/gm)].map((m) => m[1]);
+    expect(printed).toEqual(ipv4.map((a) => `https://${a}:${port}/?token=${token}`));
+    if (ipv4.length === 0) expect(out).toMatch(/no network address besides loopback yet/);
+    expect(out).not.toMatch(/From another machine, open: https:\/\/127\./);
+    expect(out).toMatch(/self-signed and names no address\. SHA-256 fingerprint: ([0-9A-F]{2}:){31}[0-9A-F]{2}\n/);
   });
 });
