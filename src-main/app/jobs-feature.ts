@@ -71,7 +71,7 @@ export function createJobsFeature(opts: {
     setPlacementPolicy: async ({ policy }) => ({ policy: service.setPolicy(policy) }),
     getArtifacts: async () => service.artifacts(),
     getArtifact: async ({ sha256 }) => {
-      const opened = service.openArtifact(sha256);
+      const opened = await asRequestAsync(() => service.openArtifact(sha256));
       if (!opened) throw new RequestError(`no artifact ${sha256}`);
       if (opened.sizeBytes > MAX_PAGE_DOWNLOAD_BYTES) {
         opened.stream.destroy();

@@ -84,9 +84,9 @@ export function jobHandlers(jobs: JobsPort | undefined, opts: JobRoutesOptions):
     deleteJob: ({ params }) => port().deleteJob(jobIdParam(params[0]!)),
     requeueJob: ({ params }) => port().requeue(jobIdParam(params[0]!)),
     listArtifacts: () => ({ artifacts: port().artifacts() }),
-    downloadArtifact: ({ params }) => {
+    downloadArtifact: async ({ params }) => {
       const sha256 = sha256Param(params[0]!);
-      const artifact = port().openArtifact(sha256);
+      const artifact = await port().openArtifact(sha256);
       if (!artifact) throw new ApiProblem(404, `no artifact ${sha256} on this coordinator (see GET /v1/artifacts)`);
       return { ...artifact, contentType: 'application/gzip', fileName: `${sha256.slice(0, 12)}.tar.gz` };
     },

@@ -17,7 +17,7 @@ import { ApiProblem } from '../coordinator/api-problem';
 import { errnoCode, isPidAlive } from '../../platform/files/errno';
 import { O_NOFOLLOW, refuseSymlink } from '../../platform/files/refuse-symlink';
 import type { StoredArtifact } from './jobs-port';
-import { DEFAULT_TARBALL_LIMITS, TarballInspector, TarballRefusedError, type TarballLimits } from './tarball-inspect';
+import { DEFAULT_TARBALL_LIMITS, inspectChunks, TarballInspector, TarballRefusedError, type TarballLimits } from './tarball-inspect';
 import { UnindexedUploads } from './unindexed-uploads';
 
 export interface ArtifactStoreOptions {
@@ -55,6 +55,8 @@ export class ArtifactStore {
   private readonly inFlight = new Set<string>();
   private readonly unindexed: UnindexedUploads;
   private lastSweep = 0;
+  /** openInspected's verdicts by sha256: null safe, else why not (the bytes behind a sha256 never change). */
+  private readonly verdicts = new Map<string, TarballRefusedError | null>();
 
   constructor(readonly dir: string, opts: ArtifactStoreOptions = {}) {
     this.maxBytes = opts.maxBytes ?? DEFAULT_MAX_ARTIFACT_BYTES;
@@ -178,8 +180,47 @@ export class ArtifactStore {
     }
   }
 
-  /** The stored tarball as a stream and its size, or null when there is none. */
+  /** The stored tarball as a stream and its size, or null when there is none. Not inspected: see openInspected. */
   open(sha256: string): { stream: Readable; sizeBytes: number } | null {
+    const opened = this.openDescriptor(sha256);
+    return opened && { stream: fs.createReadStream('', { fd: opened.fd, autoClose: true }), sizeBytes: opened.sizeBytes };
+  }
+
+  /**
+   * open() for a download: the tarball is first inspected as an upload is (tarball-inspect.ts), through the same
+   * descriptor that is then streamed, the first time this process serves it (the bytes behind a sha256 never
+   * change, so the verdict is kept). A tarball kept before uploads were inspected, or put in the store by other
+   * means, is refused with 422 naming its member, instead of being handed to someone who unpacks it.
+   */
+  async openInspected(sha256: string): Promise<{ stream: Readable; sizeBytes: number } | null> {
+    const opened = this.openDescriptor(sha256);
+    if (!opened) return null;
+    const { fd, sizeBytes } = opened;
+    if (!this.verdicts.has(sha256)) {
+      try {
+        await inspectChunks(chunksOf(fd), this.tarball);
+        this.verdicts.set(sha256, null);
+      } catch (error) {
+        if (!(error instanceof TarballRefusedError)) {
+          fs.closeSync(fd);
+          throw error;
+        }
+        this.verdicts.set(sha256, error);
+      }
+    }
+    const refusal = this.verdicts.get(sha256);
+    if (refusal) {
+      fs.closeSync(fd);
+      throw new ApiProblem(
+        422,
+        `artifact ${sha256} is not served: ${refusal.message}. It was stored without the inspection uploads get now (kept before it existed, or put in the store by other means); run its job again (gpu-share jobs requeue JOB) for one that is`,
+      );
+    }
+    return { stream: fs.createReadStream('', { fd, autoClose: true, start: 0 }), sizeBytes };
+  }
+
+  /** The stored tarball's descriptor (never through a link) and size, or null when there is none. */
+  private openDescriptor(sha256: string): { fd: number; sizeBytes: number } | null {
     const file = this.pathOf(sha256);
     if (!file) return null;
     let fd: number;
@@ -196,7 +237,7 @@ export class ArtifactStore {
       fs.closeSync(fd);
       return null;
     }
-    return { stream: fs.createReadStream('', { fd, autoClose: true }), sizeBytes: stat.size };
+    return { fd, sizeBytes: stat.size };
   }
 
   /** The file of a well-formed id; null for anything else, so no other text ever becomes a path. */
@@ -286,6 +327,17 @@ export class ArtifactStore {
       }
       fs.rmSync(file, { force: true, recursive: true });
     }
+  }
+}
+
+/** The bytes behind `fd` from its start, read by position (the descriptor stays open for the caller). */
+async function* chunksOf(fd: number): AsyncGenerator<Buffer> {
+  for (let position = 0; ; ) {
+    const buffer = Buffer.allocUnsafe(256 * 1024);
+    const bytesRead = await new Promise<number>((resolve, reject) => fs.read(fd, buffer, 0, buffer.length, position, (error, n) => (error ? reject(error) : resolve(n))));
+    if (bytesRead === 0) return;
+    position += bytesRead;
+    yield buffer.subarray(0, bytesRead);
   }
 }
 

@@ -215,8 +215,8 @@ export class JobService implements JobsPort {
     return this.db.artifacts.list();
   }
 
-  openArtifact(sha256: string): { stream: Readable; sizeBytes: number } | null {
-    return this.db.artifacts.has(sha256) ? this.store.open(sha256) : null;
+  openArtifact(sha256: string): Promise<{ stream: Readable; sizeBytes: number } | null> {
+    return this.db.artifacts.has(sha256) ? this.store.openInspected(sha256) : Promise.resolve(null);
   }
 
   // --- the worker side --------------------------------------------------------------------------------------

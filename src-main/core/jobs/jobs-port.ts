@@ -45,6 +45,6 @@ export interface JobsPort {
   deleteJob(jobId: string): { deleted: string };
   requeue(jobId: string): JobSnapshot;
   artifacts(): ArtifactSnapshot[];
-  /** The stored tarball to stream out, or null (404). */
-  openArtifact(sha256: string): { stream: Readable; sizeBytes: number } | null;
+  /** The stored tarball to stream out, or null (404); rejects with 422 one not safe to unpack (ArtifactStore.openInspected). */
+  openArtifact(sha256: string): Promise<{ stream: Readable; sizeBytes: number } | null>;
 }

@@ -184,15 +184,20 @@ export class TarballInspector {
  * with TarballRefusedError naming the first member that breaks a rule (or saying the file is not a tarball).
  */
 export async function inspectTarball(file: string, limits: TarballLimits = DEFAULT_TARBALL_LIMITS): Promise<TarballSummary> {
-  const inspector = new TarballInspector(limits);
   const input = fs.createReadStream(file);
   try {
-    for await (const chunk of input) {
-      inspector.write(chunk as Buffer);
-      if (inspector.refusal) throw inspector.refusal;
-    }
+    return await inspectChunks(input, limits);
   } finally {
     input.destroy();
+  }
+}
+
+/** inspectTarball for bytes the caller reads and closes itself (a stored artifact's open descriptor). */
+export async function inspectChunks(input: AsyncIterable<Buffer>, limits: TarballLimits = DEFAULT_TARBALL_LIMITS): Promise<TarballSummary> {
+  const inspector = new TarballInspector(limits);
+  for await (const chunk of input) {
+    inspector.write(chunk);
+    if (inspector.refusal) throw inspector.refusal;
   }
   return inspector.end();
 }

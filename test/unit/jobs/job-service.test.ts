@@ -2,7 +2,7 @@
 // that records instructions: placement into slots, the claim handed out, fencing, a failed worker's claims
 // returned, the stale sweep, measured VRAM steering the next placement, and what the person is told.
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -17,7 +17,7 @@ import { isApiProblem } from '../../../src-main/core/coordinator/api-problem';
 import { FakeClock } from '../coordinator/fake-clock';
 import { runSnapshot, workerSnapshot } from '../helpers/snapshots';
 import { openTemp } from '../state/temp-state';
-import { tarballOf } from './hand-made-tar';
+import { handMadeTarGz, tarballOf } from './hand-made-tar';
 
 const GPU_UUID = 'GPU-11111111-2222-3333-4444-555555555555';
 const CLUSTER: ClusterConfig = {
@@ -53,13 +53,14 @@ let clock: FakeClock;
 let coordinator: FakeCoordinator;
 let notes: UserNotification[];
 let service: JobService;
+let db: ReturnType<typeof openTemp>;
 
 beforeEach(() => {
   dir = mkdtempSync(path.join(tmpdir(), 'gpu-share-jobsvc-'));
   clock = new FakeClock();
   coordinator = new FakeCoordinator();
   notes = [];
-  const db = openTemp(dir);
+  db = openTemp(dir);
   service = new JobService({ clock, db, artifacts: new ArtifactStore(path.join(dir, 'artifacts'), { now: () => clock.now() }), cluster: () => CLUSTER, coordinator, notify: (n) => notes.push(n) });
 });
 
@@ -196,7 +197,19 @@ describe('JobService', () => {
     clock.advance(16 * 60_000); // past the 15 min grace
     service.tick();
     expect(storedFiles()).toBe(1);
-    expect(service.openArtifact(sha)).not.toBe(null);
+    expect(await service.openArtifact(sha)).not.toBe(null);
+  });
+
+  it('refuses to hand out an indexed tarball that was never inspected (placed in the store and index by hand), naming its member', async () => {
+    const bad = handMadeTarGz([{ path: 'out', type: '5' }, { path: 'out/../../escape.sh', body: 'echo pwned' }]);
+    const id = createHash('sha256').update(bad).digest('hex');
+    const file = path.join(dir, 'artifacts', 'sha256', id.slice(0, 2), `${id}.tar.gz`);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, bad);
+    db.artifacts.record(id, bad.length, 'f'.repeat(64), 1, clock.now()); // as an index from before uploads were inspected
+    const refused = await service.openArtifact(id).then(() => null, (error: unknown) => (isApiProblem(error) ? error : null));
+    expect(refused?.status).toBe(422);
+    expect(refused?.message).toContain(`the artifact's member "out/../../escape.sh" has '..' in its path`);
   });
 
   it('flags a job that uses more VRAM than it was placed on, and cancel tells its worker to stop', async () => {
