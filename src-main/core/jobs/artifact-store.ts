@@ -5,7 +5,8 @@
  * tarball safe to unpack (tarball-inspect.ts) are ever kept: anything else is removed before the refusal is
  * answered. One upload at a time per claim; what is kept before a completion indexes it is bounded
  * (unindexed-uploads.ts). Only validated 64-hex ids become parts of a path, and no path here is followed
- * through a symbolic link.
+ * through a symbolic link. A download is inspected too (openInspected), so a tarball that reached the store
+ * without the upload's inspection (kept before it existed, or copied in) is never handed out.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';

@@ -35,7 +35,8 @@ export const jobsArtifactCommand: Command = {
 Downloads the artifact of a completed job — its GPU_SHARE_OUTPUT_DIR as a reproducible .tar.gz — or the
 stored artifact with that SHA256. It is streamed to PATH (default ./<job name>-<first 12 hex>.tar.gz; a
 folder gets that name inside it), its sha256 is checked, and only then is it put in place: a mismatch keeps
-nothing and exits 1. Prints the path and size.
+nothing and exits 1. The coordinator refuses a stored tarball that is not safe to unpack (one kept before it
+inspected uploads), naming the member: nothing is kept, exit 1. Prints the path and size.
 ${JOB_ARGUMENT_USAGE}
 
 Options:
