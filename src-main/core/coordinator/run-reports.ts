@@ -12,7 +12,7 @@ import type { ElasticPool } from './elastic-pool';
 import type { OutputBudget } from './output-budget';
 import type { RunApplier } from './run-applier';
 import type { RunRecord } from './run-record';
-import { storeLauncherExited } from './store-handover';
+import { storeHostRelaunched, storeLauncherExited } from './store-handover';
 import { capitalize, describeExit, describeExitStatus, type UserMessages } from './user-messages';
 import type { WorkerRecord } from './worker-registry';
 
@@ -61,6 +61,7 @@ export function handleReport(ctx: RunReportContext, budget: OutputBudget, rec: W
         member.started = true;
         member.pid = r.pid;
       }
+      if (storeHostRelaunched(run, rec.id, r.generation)) applier.releaseHeldStarts(run, true);
       return;
     case 'exited': {
       if (storeLauncherExited(run, rec.id, r.generation)) applier.releaseHeldStarts(run, true);

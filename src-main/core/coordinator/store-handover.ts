@@ -4,7 +4,10 @@
  * member — a warm launcher is ready in a fraction of a second — connects to it, the old store closes under it, and
  * the rendezvous fails: a second relaunch (seen as 8–15 s recoveries instead of under one). So while the old
  * host's launcher has not reported its exit, the other members' start instructions wait here, at most
- * STORE_HANDOVER_MAX_MS (a lost report must not hold a run up).
+ * STORE_HANDOVER_MAX_MS (a lost report must not hold a run up). The host's `started` report of the new generation
+ * ends the wait too: an agent starts a run's next generation only once its previous one has exited
+ * (worker-agent.ts, `start`), and that report comes first — the agent sends `exited` only after one more
+ * heartbeat (so a finished run shows its last step), which once held the others for ~3 s.
  */
 import type { LaunchPlan } from '../../../src-shared/worker-protocol';
 import type { RunRecord } from './run-record';
@@ -43,6 +46,17 @@ export function mustHoldStarts(run: RunRecord, hostId: number): boolean {
 export function storeLauncherExited(run: RunRecord, workerId: number, generation: number): boolean {
   const draining = run.storeDraining;
   if (!draining || draining.workerId !== workerId || draining.generation !== generation) return false;
+  run.storeDraining = null;
+  return true;
+}
+
+/**
+ * A worker's launcher of `generation` started: true when it is the old store host starting the generation whose
+ * other members wait — its previous launcher, and the old store with it, is gone.
+ */
+export function storeHostRelaunched(run: RunRecord, workerId: number, generation: number): boolean {
+  const draining = run.storeDraining;
+  if (!draining || draining.workerId !== workerId || run.heldStarts?.generation !== generation || generation <= draining.generation) return false;
   run.storeDraining = null;
   return true;
 }

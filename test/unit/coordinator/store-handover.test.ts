@@ -43,6 +43,24 @@ describe('store handover on a relaunch', () => {
     expect(plan?.kind === 'start' && plan.plan).toMatchObject({ generation: 2, rdzvHost: false });
   });
 
+  it("the host's start of the new generation releases it too: that launcher runs only once the old one exited", () => {
+    const { h, host, other, beat } = relaunchOnSameHost();
+    beat(host);
+    expect(starts(beat(other))).toEqual([]);
+    const runId = h.liveRun().id;
+    const report = (type: 'started', generation: number) =>
+      h.svc.report(host.workerId, { incarnation: host.incarnation, reports: [{ type, runId, generation, pid: 4242 }] });
+    // A start report of the generation being replaced proves nothing about the old store.
+    report('started', 1);
+    expect(starts(beat(other))).toEqual([]);
+    // The agent reports `exited` only after one more heartbeat; its `started` of generation 2 comes first.
+    report('started', 2);
+    expect(starts(beat(other))).toEqual([2]);
+    // The late exit report changes nothing: the start went out once.
+    h.svc.report(host.workerId, { incarnation: host.incarnation, reports: [{ type: 'exited', runId, generation: 1, exitCode: null, signal: 15, requested: true }] });
+    expect(starts(beat(other))).toEqual([]);
+  });
+
   it('goes out anyway after the bound when the exit report never comes', () => {
     const { h, host, other, beat } = relaunchOnSameHost();
     beat(host);
