@@ -36,10 +36,14 @@ export class CliServe {
     this.exited = new Promise((resolve) => serve.once('exit', (code) => resolve(code)));
   }
 
-  /** Starts serve (with `env` on top of this process's) and waits until it recorded itself and this machine's worker is active. */
-  static async start(prefix: string, env: NodeJS.ProcessEnv = {}): Promise<CliServe> {
+  /**
+   * Starts serve (with `env` on top of this process's) and waits until it recorded itself and this machine's worker
+   * is active. `prepare` may fill the fresh data folder first (a store left by an older version).
+   */
+  static async start(prefix: string, env: NodeJS.ProcessEnv = {}, prepare?: (home: string) => void): Promise<CliServe> {
     const build = await appBuild();
     const home = mkdtempSync(path.join(tmpdir(), `${prefix}-home-`));
+    prepare?.(home);
     const cwd = mkdtempSync(path.join(tmpdir(), `${prefix}-cwd-`));
     const serve = spawn(process.execPath, [build.cli, 'serve', '--port', '0', '--coordinator-port', '0'], {
       env: { ...process.env, GPU_SHARE_HOME: home, GPU_SHARE_STATIC_DIR: build.staticDir, GPU_SHARE_NVIDIA_SMI: FAKE_NVIDIA_SMI, FAKE_NVIDIA_SMI_QUERY_GPU: '', ...env },
