@@ -1,7 +1,6 @@
-/** The app bar: name, the cluster at a glance (nodes, usable VRAM, adapter slots), connection, notifications. */
+/** The app bar: name, the cluster at a glance (nodes, usable VRAM, adapter slots; this machine once), connection, notifications. */
 import { useServices } from '../app-context';
 import { formatMb } from '../format';
-import { clusterTotals } from '../store/derive';
 import { headerCapacity } from '../store/node-status';
 import { useApp } from '../store/app-store';
 import { DesktopNotificationsButton } from './desktop-notifications-button';
@@ -21,9 +20,9 @@ export function Header() {
   const cluster = useApp((s) => s.cluster);
   const status = useApp((s) => s.connection.status);
   const { inElectron } = useServices();
-  const totals = clusterTotals(cluster);
   const workers = useApp((s) => s.workers);
-  const { online } = headerCapacity(cluster, workers);
+  // Nodes that point at this machine (a localhost node and the own worker's) count once, declared and online.
+  const { declared: totals, online } = headerCapacity(cluster, workers);
   return (
     <header className="app-header">
       <div className="brand">

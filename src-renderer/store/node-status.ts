@@ -46,5 +46,8 @@ export function cardDrift(status: NodeStatus | undefined, workers: readonly Work
 
 export function headerCapacity(cluster: ClusterState | null, workers: readonly WorkerSnapshot[], sshStates?: SshStartStates): { declared: CapacityFigures; online: CapacityFigures } {
   const config = cluster?.config ?? { nodes: [] };
-  return capacitySplit(config, nodeStatuses(config, workers, sshStates));
+  // A localhost node and the own worker's node both point here: one machine, counted once.
+  const own = workers.filter((w) => w.local && w.state !== 'left').sort((a, b) => b.id - a.id)[0];
+  const me = { ownName: own?.node ?? null, node: cluster?.thisMachineNode ?? null };
+  return capacitySplit(config, nodeStatuses(config, workers, sshStates), me);
 }

@@ -121,13 +121,45 @@ export interface CapacityFigures {
   slots: number;
 }
 
-/** Declared capacity (every node in the file) next to online capacity (declared nodes whose worker is active). */
-export function capacitySplit(config: ClusterConfig, report: NodeStatusReport): { declared: CapacityFigures; online: CapacityFigures } {
+/** Who this machine is, for counting it once: its own worker's name and the node the app matched to its hardware. */
+export interface ThisMachine {
+  /** The app's own worker's name (also a host name that reaches here). */
+  ownName?: string | null;
+  /** The cluster.yaml node the app found to be this machine (ClusterState.thisMachineNode). */
+  node?: string | null;
+}
+
+/**
+ * Which nodes count toward capacity: every node, except that the nodes pointing at this machine (a localhost node
+ * and one named like the own worker, say) are one machine and count once — the node the app matched to this
+ * machine, else the one named like its own worker, else the first (issue 17: the header counted it twice).
+ */
+export function countedNodes(config: ClusterConfig, me: ThisMachine = {}): boolean[] {
+  const here = config.nodes.map((n) => pointsAtThisMachine(n.host, me.ownName));
+  const names = config.nodes.map((n) => n.name);
+  const pick = [me.node, me.ownName].map((name) => names.findIndex((n, i) => here[i] && name != null && n === name)).find((i) => i >= 0);
+  const kept = pick ?? here.indexOf(true);
+  return config.nodes.map((_, i) => !here[i] || i === kept);
+}
+
+/**
+ * Declared capacity (the file's nodes, this machine once) next to online capacity (those whose worker is active,
+ * each worker once: one worker matched to two nodes is still one machine).
+ */
+export function capacitySplit(config: ClusterConfig, report: NodeStatusReport, me: ThisMachine = {}): { declared: CapacityFigures; online: CapacityFigures } {
   const sum = (nodes: NodeConfig[]): CapacityFigures => ({
     nodes: nodes.length,
     usableMb: nodes.reduce((n, node) => n + nodeUsableVramMb(node), 0),
     slots: nodes.reduce((n, node) => n + node.max_adapters, 0),
   });
-  const online = config.nodes.filter((_, i) => report.declared[i]?.kind === 'online' && report.declared[i]?.workerState === 'active');
-  return { declared: sum(config.nodes), online: sum(online) };
+  const counted = countedNodes(config, me);
+  const seen = new Set<number>();
+  const online = config.nodes.filter((_, i) => {
+    const status = report.declared[i];
+    if (!counted[i] || status?.kind !== 'online' || status.workerState !== 'active' || status.workerId === null) return false;
+    if (seen.has(status.workerId)) return false;
+    seen.add(status.workerId);
+    return true;
+  });
+  return { declared: sum(config.nodes.filter((_, i) => counted[i])), online: sum(online) };
 }

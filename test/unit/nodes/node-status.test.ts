@@ -181,6 +181,29 @@ describe('capacitySplit', () => {
   it('nothing online without workers', () => {
     expect(capacitySplit(cluster, nodeStatuses(cluster, [])).online).toEqual({ nodes: 0, usableMb: 0, slots: 0 });
   });
+
+  it('a localhost node and the own worker\'s node both point at this machine: counted once, declared and online (issue 17)', () => {
+    const vmNode: NodeConfig = { ...desktop, name: 'vm', host: 'vm', max_adapters: 2 };
+    const twice: ClusterConfig = { nodes: [desktop, vmNode, jetson] };
+    const own = worker({ id: 4, node: 'vm', local: true, address: '127.0.0.1', gpus: desktopGpus });
+    const report = nodeStatuses(twice, [own]);
+    expect(report.declared.map((s) => s.workerId)).toEqual([4, 4, null]);
+    const split = capacitySplit(twice, report, { ownName: 'vm', node: null });
+    expect(split.declared).toEqual({ nodes: 2, usableMb: 20879 + 4915, slots: 2 + 1 });
+    expect(split.online).toEqual({ nodes: 1, usableMb: 20879, slots: 2 });
+    // The node the app matched to this machine's hardware wins over the own worker's name.
+    expect(capacitySplit(twice, report, { ownName: 'vm', node: 'desktop' }).online).toEqual({ nodes: 1, usableMb: 20879, slots: 3 });
+    // Without knowing this machine's name, the loopback node still counts once, and the worker once.
+    expect(capacitySplit(twice, report).online.nodes).toBe(1);
+  });
+
+  it('one worker matched to two nodes by GPU UUIDs counts once online', () => {
+    const copy: NodeConfig = { ...desktop, name: 'desktop-copy', host: '10.0.0.9' };
+    const dup: ClusterConfig = { nodes: [{ ...desktop, host: '10.0.0.8' }, copy] };
+    const split = capacitySplit(dup, nodeStatuses(dup, [worker({ id: 9, node: 'other', gpus: desktopGpus })]));
+    expect(split.declared.nodes).toBe(2);
+    expect(split.online).toEqual({ nodes: 1, usableMb: 20879, slots: 3 });
+  });
 });
 
 describe('workerAsNode and addWorkerProblem', () => {
@@ -261,5 +284,8 @@ describe('the card badge and the header figures (renderer)', () => {
     const state: ClusterState = { config: cluster, path: 'cluster.yaml', warnings: [], thisMachineNode: null, summary: '' };
     expect(headerCapacity(state, [worker({ id: 1, node: 'my-host', gpus: desktopGpus })]).online).toEqual({ nodes: 1, usableMb: 20879, slots: 3 });
     expect(headerCapacity(null, [])).toEqual({ declared: { nodes: 0, usableMb: 0, slots: 0 }, online: { nodes: 0, usableMb: 0, slots: 0 } });
+    const twice: ClusterState = { ...state, config: { nodes: [desktop, { ...desktop, name: 'vm', host: 'vm' }] }, thisMachineNode: 'desktop' };
+    const own = worker({ id: 2, node: 'vm', local: true, gpus: desktopGpus });
+    expect(headerCapacity(twice, [own])).toEqual({ declared: { nodes: 1, usableMb: 20879, slots: 3 }, online: { nodes: 1, usableMb: 20879, slots: 3 } });
   });
 });
