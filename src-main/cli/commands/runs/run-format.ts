@@ -7,9 +7,11 @@ import { cell, formatTable, humanAgo, humanDuration, shellWords } from '../../te
 
 export const LIVE_STATES: ReadonlySet<RunSnapshot['state']> = new Set(['waiting', 'running', 'paused']);
 
+/** "120/300"; while the run recovers, "lost at 87/300": the old generation's step, not where it resumes (issue 17). */
 function stepText(run: RunSnapshot): string {
   const p = run.progress;
   if (!p) return '-';
+  if (run.state === 'running' && run.recovering) return `lost at ${stepsCell(p.step, p.totalSteps)}`;
   return stepsCell(p.step, p.totalSteps);
 }
 
@@ -65,6 +67,9 @@ export function formatRunsTable(runs: readonly RunSnapshot[], now: number): stri
 function progressLine(run: RunSnapshot): string {
   const p = run.progress;
   if (!p) return 'no progress line yet';
+  if (run.state === 'running' && run.recovering) {
+    return `recovering: a member was lost at step ${stepsOfTotal(p.step, p.totalSteps)}; resumes from its last checkpoint`;
+  }
   const pct = p.totalSteps ? ` (${Math.floor((100 * Math.min(stepsDone(p.step), p.totalSteps)) / p.totalSteps)} %)` : '';
   const parts = [`step ${stepsOfTotal(p.step, p.totalSteps)}${pct}`];
   if (p.loss !== null) parts.push(`loss ${cell(p.loss)}`);
