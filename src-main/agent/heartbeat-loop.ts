@@ -8,7 +8,7 @@ import type { Clock } from '../platform/ports';
 export interface HeartbeatLoopOptions {
   clock: Clock;
   log: (line: string) => void;
-  /** The interval now (the join's). */
+  /** The interval now (the join's; while lost, the session's retry delay), read after each beat. */
   intervalMs: () => number;
   /** One beat; an error is logged and the loop carries on. */
   beat: () => Promise<void>;
@@ -50,7 +50,6 @@ export class HeartbeatLoop {
 
   private async tick(): Promise<void> {
     const began = this.opts.clock.monotonic();
-    const interval = this.opts.intervalMs();
     this.ticking = true;
     this.pokedWhileTicking = false;
     try {
@@ -60,6 +59,8 @@ export class HeartbeatLoop {
     } finally {
       this.ticking = false;
     }
+    // Read after the beat: the beat may have changed it (a refused rejoin's backoff, a coordinator's retryAfterMs).
+    const interval = this.opts.intervalMs();
     this.schedule(this.pokedWhileTicking ? 0 : interval - (this.opts.clock.monotonic() - began));
   }
 }

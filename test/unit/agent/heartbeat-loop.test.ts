@@ -46,6 +46,25 @@ describe('HeartbeatLoop', () => {
     expect(beats).toEqual([0, 100, 200]);
   });
 
+  it('waits the interval the beat itself set (a rejoin told to ask again in 3 s), not the one before it', async () => {
+    const clock = new FakeClock();
+    const beats: number[] = [];
+    let interval = 100;
+    const loop = new HeartbeatLoop({
+      clock,
+      log: () => undefined,
+      intervalMs: () => interval,
+      beat: async () => {
+        beats.push(clock.monotonic());
+        interval = 3000; // what AgentSession.rejoin does on "awaiting approval, retryAfterMs 3000"
+      },
+    });
+    loop.start(0);
+    await advance(clock, 6500, 50);
+    loop.stop();
+    expect(beats).toEqual([0, 3000, 6000]); // before: 0, 100, 3100, 6100
+  });
+
   it('a poke beats at once, or right after the beat in flight', async () => {
     const { clock, beats, loop, behaviour, release } = setup();
     loop.start(100);
