@@ -206,17 +206,8 @@ def main(argv):
     model = build_model(args.hidden, args.layers).to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
 
-    ckpt_path = None
-    if ckpt_dir and args.checkpoint_every > 0:
-        os.makedirs(ckpt_dir, exist_ok=True)
-        ckpt_path = os.path.join(ckpt_dir, CHECKPOINT_NAME)
-    local_state = load_local_checkpoint(ckpt_path)
-    state = agree_on_checkpoint(local_state, rank, world_size, device) if distributed else local_state
-    start_step = 0
-    if state:
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        start_step = int(state["step"])
+    ckpt_path = checkpoint_path(ckpt_dir, args.checkpoint_every, CHECKPOINT_NAME)
+    start_step = resume(model, optimizer, ckpt_path, rank, world_size, device, distributed)
 
     loss_fn = nn.MSELoss()
     n = xs.shape[0]
@@ -234,58 +225,88 @@ def main(argv):
             return module(torch.zeros(1, FEATURES, device=device)).sum() * 0.0
         return loss_fn(module(x), y)
 
-    # Timed before wrapping, on a private copy: one step's compute without any communication.
     # --step-sleep is part of every step the ring waits on: a slowed demo is not communication-bound.
-    compute_s = gpu_share_comm.measure_compute_s(model, optimizer, lambda m: loss_of(m, start_step)) + max(0.0, args.step_sleep)
+    comm, stats = communicate(model, optimizer, loss_of, start_step, device, extra_s=max(0.0, args.step_sleep))
+    base = {"rank": rank, "world_size": world_size, "shard": [lo, hi], "resumed_from": start_step}
+    return train_steps(comm, model, optimizer, loss_of, start_step=start_step, steps=args.steps,
+                       samples_per_step=args.batch if n > 0 else 0, ckpt_path=ckpt_path,
+                       checkpoint_every=args.checkpoint_every, local_rank=local_rank,
+                       base=base, stats=stats, distributed=distributed, who="ddp_example", step_sleep=args.step_sleep)
+
+
+def checkpoint_path(ckpt_dir, every, name):
+    """Where this trainer checkpoints (the folder made), or None when it does not."""
+    if not ckpt_dir or every <= 0:
+        return None
+    os.makedirs(ckpt_dir, exist_ok=True)
+    return os.path.join(ckpt_dir, name)
+
+
+def resume(model, optimizer, ckpt_path, rank, world_size, device, distributed):
+    """Loads the newest checkpoint any rank holds (agreed across the group) into model and optimizer; returns
+    the step to start from (0 without one)."""
+    local_state = load_local_checkpoint(ckpt_path)
+    state = agree_on_checkpoint(local_state, rank, world_size, device) if distributed else local_state
+    if not state:
+        return 0
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    return int(state["step"])
+
+
+def communicate(model, optimizer, loss_of, start_step, device, extra_s=0.0):
+    """Times one step's compute (before wrapping, on a private copy: no communication in it), then wraps model
+    and optimizer in the strategy GPU_SHARE_COMM asks for. Returns (comm, the stats its first lines carry)."""
+    compute_s = gpu_share_comm.measure_compute_s(model, optimizer, lambda m: loss_of(m, start_step)) + extra_s
     comm = gpu_share_comm.wrap(model, optimizer, start_step=start_step,
-                               device_ids=[device.index] if use_cuda else None)
-    net, stepper = comm.model, comm.optimizer
+                               device_ids=[device.index] if device.type == "cuda" else None)
     stats = {"comm": comm.strategy, "grad_bytes": comm.grad_bytes, "powersgd_bytes": comm.powersgd_bytes,
              "compute_s": round(compute_s, 6)}
+    return comm, stats
 
+
+def train_steps(comm, model, optimizer, loss_of, *, start_step, steps, samples_per_step, ckpt_path, checkpoint_every,
+                local_rank, base, stats, distributed, who, step_sleep=0.0):
+    """The training loop GPU Share's example trainers share (ddp_example.py, tiny_gpt_ddp.py): steps
+    start_step..steps-1 through the chosen communication, local-sgd's last average, a checkpoint every
+    `checkpoint_every` steps (none when ckpt_path is None), at the end and at a stop, one progress record per
+    step (`base`: what every record carries; `stats`: what the first STATS_LINES add), and SIGTERM: finish the
+    step, checkpoint it, exit 143. `loss_of(module, step)` is one step's loss. Returns the exit status."""
+    net, stepper = comm.model, comm.optimizer
     # Only from here on: during start-up a stop should not wait for a rendezvous to finish.
     stop_asked = []
     signal.signal(signal.SIGTERM, lambda signum, frame: stop_asked.append(signum))
 
-    if start_step >= args.steps > 0:
+    if start_step >= steps > 0:
         # Resumed from a checkpoint of the last step (the run ended while its coordinator was away): say where it
         # stands, or the run would end showing the step it last heard of.
-        emit({"step": args.steps - 1, "total_steps": args.steps, "loss": None, "samples_per_sec": 0.0, "rank": rank,
-              "world_size": world_size, "shard": [lo, hi], "resumed_from": start_step, **stats})
+        emit({"step": steps - 1, "total_steps": steps, "loss": None, "samples_per_sec": 0.0, **base, **stats})
 
     last = time.perf_counter()
-    for step in range(start_step, args.steps):
+    for step in range(start_step, steps):
         loss = loss_of(net, step)
         stepper.zero_grad(set_to_none=True)
         loss.backward()
         stepper.step()
-        if args.step_sleep > 0:
-            time.sleep(args.step_sleep)
+        if step_sleep > 0:
+            time.sleep(step_sleep)
         done = step + 1
         # Read once: a SIGTERM landing between the save and the exit check must not skip the save yet claim it.
         stopping = bool(stop_asked)
-        if done == args.steps:
+        if done == steps:
             comm.finish()  # local-sgd: the last checkpoint and the run's result are the averaged model
-        if ckpt_path and local_rank == 0 and (done % args.checkpoint_every == 0 or done == args.steps or stopping):
+        if ckpt_path and local_rank == 0 and (done % checkpoint_every == 0 or done == steps or stopping):
             save_checkpoint(ckpt_path, model, optimizer, done)
         now = time.perf_counter()
         took = max(now - last, 1e-9)
         last = now
-        record = {
-            "step": step,
-            "total_steps": args.steps,
-            "loss": round(float(loss.item()), 6),
-            "samples_per_sec": round((args.batch if n > 0 else 0) / took, 1),
-            "rank": rank,
-            "world_size": world_size,
-            "shard": [lo, hi],
-            "resumed_from": start_step,
-        }
+        record = {"step": step, "total_steps": steps, "loss": round(float(loss.item()), 6),
+                  "samples_per_sec": round(samples_per_step / took, 1), **base}
         if step - start_step < STATS_LINES:
             record.update(stats)
         emit(record)
-        if stopping and done < args.steps:
-            sys.stderr.write(f"ddp_example: rank {rank} stopping after step {step} as asked (SIGTERM)"
+        if stopping and done < steps:
+            sys.stderr.write(f"{who}: rank {base.get('rank', 0)} stopping after step {step} as asked (SIGTERM)"
                              f"{'; checkpoint saved' if ckpt_path and local_rank == 0 else ''}\n")
             sys.stderr.flush()
             return 128 + signal.SIGTERM

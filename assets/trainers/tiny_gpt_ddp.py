@@ -7,9 +7,10 @@ Why it looks the way it does:
   gradients too; it needs only torch and the corpus shipped in assets/corpus (no downloads).
 - A "sample" is a window of the corpus at a fixed position (sample i starts at i * stride), so every node builds
   exactly its shard (GPU_SHARE_SHARD_START/END) and every restart sees the same windows.
-- Everything else follows ddp_example.py, whose helpers it imports: identical initial weights (seeded), the group
-  agrees on the newest checkpoint any rank holds, SIGTERM finishes the step and checkpoints, one write per
-  progress line, and the first lines of each start carry grad_bytes, compute_s and comm.
+- Everything else is ddp_example.py's, imported: the group agrees on the newest checkpoint any rank holds
+  (resume), the step is timed and the model wrapped in the chosen communication (communicate), and the same
+  training loop runs it (train_steps: SIGTERM finishes the step and checkpoints, one write per progress line,
+  the first lines of each start carry grad_bytes, compute_s and comm). Initial weights are seeded here.
 
 Progress lines (docs/api.md, "Trainer progress lines"):
   GPU_SHARE_PROGRESS {"step":12,"total_steps":200,"loss":2.31,"samples_per_sec":80.1,"rank":0,"world_size":2,...}
@@ -17,9 +18,7 @@ Progress lines (docs/api.md, "Trainer progress lines"):
 
 import argparse
 import os
-import signal
 import sys
-import time
 
 sys.dont_write_bytecode = True  # the bundled folder may be read-only, and must stay as shipped
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -27,8 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
-import gpu_share_comm  # noqa: E402
-from ddp_example import STATS_LINES, agree_on_checkpoint, emit, env_int, load_local_checkpoint, my_shard, save_checkpoint  # noqa: E402
+from ddp_example import checkpoint_path, communicate, env_int, my_shard, resume, train_steps  # noqa: E402
 from lora_kit import corpus  # noqa: E402
 from lora_kit.tiny_model import TINY_GPT, TinyGPT  # noqa: E402
 
@@ -90,17 +88,8 @@ def main(argv):
     model = TinyGPT(TINY_GPT).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
 
-    ckpt_path = None
-    if ckpt_dir and args.checkpoint_every > 0:
-        os.makedirs(ckpt_dir, exist_ok=True)
-        ckpt_path = os.path.join(ckpt_dir, CHECKPOINT_NAME)
-    local_state = load_local_checkpoint(ckpt_path)
-    state = agree_on_checkpoint(local_state, rank, world_size, device) if distributed else local_state
-    start_step = int(state["step"]) if state else 0
-    if state:
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-
+    ckpt_path = checkpoint_path(ckpt_dir, args.checkpoint_every, CHECKPOINT_NAME)
+    start_step = resume(model, optimizer, ckpt_path, rank, world_size, device, distributed)
     n = data.shape[0]
 
     def loss_of(module, step):
@@ -112,43 +101,12 @@ def main(argv):
         logits = module(block[:, :-1])
         return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), block[:, 1:].reshape(-1))
 
-    compute_s = gpu_share_comm.measure_compute_s(model, optimizer, lambda m: loss_of(m, start_step))
-    comm = gpu_share_comm.wrap(model, optimizer, start_step=start_step, device_ids=[device.index] if use_cuda else None)
-    net, stepper = comm.model, comm.optimizer
-    stats = {"comm": comm.strategy, "grad_bytes": comm.grad_bytes, "powersgd_bytes": comm.powersgd_bytes,
-             "compute_s": round(compute_s, 6)}
-
-    stop_asked = []
-    signal.signal(signal.SIGTERM, lambda signum, frame: stop_asked.append(signum))
-    base = {"total_steps": args.steps, "rank": rank, "world_size": world_size, "shard": [lo, hi], "resumed_from": start_step}
-    if start_step >= args.steps > 0:
-        emit({"step": args.steps - 1, "loss": None, "samples_per_sec": 0.0, **base, **stats})
-
-    last = time.perf_counter()
-    for step in range(start_step, args.steps):
-        loss = loss_of(net, step)
-        stepper.zero_grad(set_to_none=True)
-        loss.backward()
-        stepper.step()
-        done = step + 1
-        stopping = bool(stop_asked)  # read once: a SIGTERM between the save and the check must not skip the save
-        if done == args.steps:
-            comm.finish()  # local-sgd: the last checkpoint is the averaged model
-        if ckpt_path and local_rank == 0 and (done % args.checkpoint_every == 0 or done == args.steps or stopping):
-            save_checkpoint(ckpt_path, model, optimizer, done)
-        now = time.perf_counter()
-        took, last = max(now - last, 1e-9), now
-        record = {"step": step, "loss": round(float(loss.item()), 6), "samples_per_sec": round((args.batch if n else 0) / took, 1), **base}
-        if step - start_step < STATS_LINES:
-            record.update(stats)
-        emit(record)
-        if stopping and done < args.steps:
-            sys.stderr.write(f"tiny_gpt_ddp: rank {rank} stopping after step {step} as asked (SIGTERM)\n")
-            return 128 + signal.SIGTERM
-    if distributed:
-        dist.barrier()
-        dist.destroy_process_group()
-    return 0
+    comm, stats = communicate(model, optimizer, loss_of, start_step, device)
+    base = {"rank": rank, "world_size": world_size, "shard": [lo, hi], "resumed_from": start_step}
+    return train_steps(comm, model, optimizer, loss_of, start_step=start_step, steps=args.steps,
+                       samples_per_step=args.batch if n else 0, ckpt_path=ckpt_path,
+                       checkpoint_every=args.checkpoint_every, local_rank=local_rank, base=base, stats=stats,
+                       distributed=distributed, who="tiny_gpt_ddp")
 
 
 if __name__ == "__main__":
