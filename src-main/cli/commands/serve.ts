@@ -31,7 +31,8 @@ While it runs, <data dir>/coordinator.json tells \`gpu-share runs\` and \`gpu-sh
 Options:
   --host HOST               address for the page (default 127.0.0.1; other addresses expose it to the network,
                             over HTTPS with the coordinator's self-signed certificate: check the fingerprint
-                            printed here when the browser warns)
+                            printed here when the browser warns; the URLs to open from another machine are
+                            printed too, with this machine's network addresses)
   --port N                  port for the page (default ${DEFAULT_HEADLESS_PORT}; 0 picks a free one)
   --cluster PATH            cluster file (default <data dir>/cluster.yaml)
   --data-dir DIR            where cluster.yaml, tokens and worker data live (default: the app's, ${defaultUserDataDir()})
