@@ -18,6 +18,8 @@ import { COMM_STRATEGIES, type CommStrategy } from '../scheduling/comm-types';
 export const MAX_PROGRESS_POINTS = 1000;
 /** Longest run id (worker-protocol.ts FIELD_CAPS.id; not imported, that module imports this one). */
 const RUN_ID_CHARS = 200;
+/** Largest `comm_s` (seconds of one communication round; progress-line.ts MAX_COMM_S, not imported: platform). */
+const MAX_COMM_S = 3600;
 /** Largest rank or world size a point may name. */
 const MAX_RANK = 1_000_000;
 
@@ -34,6 +36,7 @@ export interface ProgressPoint {
   powersgdBytes?: number | null;
   stepComputeS?: number | null;
   comm?: CommStrategy | null;
+  commS?: number | null;
 }
 
 const isCount = (v: unknown): boolean => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
@@ -51,6 +54,7 @@ const FIELDS: Readonly<Record<Exclude<keyof ProgressPoint, 'step'>, [(v: unknown
   gradBytes: [isCount, 'a safe integer >= 0'],
   powersgdBytes: [isCount, 'a safe integer >= 0'],
   stepComputeS: [isNonNegative, 'a finite number >= 0'],
+  commS: [(v) => isNonNegative(v) && (v as number) <= MAX_COMM_S, `a number 0..${MAX_COMM_S} (seconds)`],
   comm: [(v) => typeof v === 'string' && (COMM_STRATEGIES as readonly string[]).includes(v), `one of ${COMM_STRATEGIES.join(', ')}`],
 };
 const FIELD_NAMES = Object.keys(FIELDS) as (keyof typeof FIELDS)[];

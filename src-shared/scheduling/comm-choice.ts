@@ -7,7 +7,7 @@
  * what the agents measured of their links. Pure, so every branch and boundary is tested on its own.
  */
 import { formatMbps, type LinkMeasurement } from '../links/link-matrix';
-import { MAX_LOCAL_SGD_PERIOD, type CommDecision, type CommSetting, type CommStrategy, type TrainerCommStats } from './comm-types';
+import { MAX_LOCAL_SGD_PERIOD, type CommDecision, type CommSetting, type CommStrategy, type MeasuredComm, type TrainerCommStats } from './comm-types';
 
 /** The most of a step `auto` lets communication take (share of step time spent communicating). */
 export const COMM_SHARE_BUDGET = 0.1;
@@ -19,6 +19,14 @@ export const COMM_SHARE_BUDGET = 0.1;
  * other 1-D tensors go uncompressed. 1/32 is a deliberately cautious figure for such models.
  */
 export const POWERSGD_BYTES_RATIO = 1 / 32;
+
+/**
+ * Bounds on measured ÷ modelled communication. The model was ~15 % low in bench/slow-link (protocol and gloo's CPU
+ * work); a ratio far outside these is a timing artefact (a ddp step minus its compute on a fast link is mostly
+ * noise), not a property of the link, and must not swing the choice by itself.
+ */
+export const MIN_MEASURED_RATIO = 0.5;
+export const MAX_MEASURED_RATIO = 4;
 
 /** Period for an explicit `local-sgd` without localSgdPeriod while nothing is measured yet. */
 export const DEFAULT_LOCAL_SGD_PERIOD = 8;
@@ -47,6 +55,9 @@ interface Known {
   computeS: number;
   link: LinkMeasurement & { mbps: number };
   n: number;
+  /** Measured ÷ modelled communication (1 when nothing was measured), and what it came from. */
+  ratio: number;
+  measured: (MeasuredComm & { modelledS: number }) | null;
 }
 
 /**
@@ -61,8 +72,12 @@ export function ringAllReduceSeconds(bytes: number, n: number, mbps: number, rtt
 
 /** Communication seconds per step of one strategy (local-sgd: its one average spread over `period` steps). */
 function commSecondsPerStep(k: Known, strategy: CommStrategy, period: number): number {
-  const rtt = k.link.rttMs ?? 0;
-  const at = (bytes: number, rounds = 1) => rounds * ringAllReduceSeconds(bytes / rounds, k.n, k.link.mbps, rtt);
+  return k.ratio * modelledSecondsPerStep(k, strategy, period, k.link.mbps, k.link.rttMs ?? 0);
+}
+
+/** What the ring model alone says one strategy's communication costs per step over a link of `mbps` / `rttMs`. */
+function modelledSecondsPerStep(k: Pick<Known, 'gradBytes' | 'powersgdBytes' | 'n'>, strategy: CommStrategy, period: number, mbps: number, rtt: number): number {
+  const at = (bytes: number, rounds = 1) => rounds * ringAllReduceSeconds(bytes / rounds, k.n, mbps, rtt);
   switch (strategy) {
     case 'ddp':
       return at(k.gradBytes);
@@ -112,10 +127,28 @@ function linkName(l: LinkMeasurement): string {
   return `${l.from}–${l.to}`;
 }
 
-/** "the 19.6 Mbit/s alpha–beta link (RTT 1.2 ms), 12.6 MB of gradients and a 0.20 s step" */
+/**
+ * "the 19.6 Mbit/s alpha–beta link (RTT 1.2 ms), 12.6 MB of gradients and a 0.20 s step, communication modelled"
+ * or "…, measured 0.21 s per average (modelled 0.17 s: ×1.23 applied to every strategy)".
+ */
 function numbers(k: Known): string {
   const rtt = k.link.rttMs === null ? '' : ` (RTT ${k.link.rttMs.toFixed(1)} ms)`;
-  return `the ${formatMbps(k.link.mbps)} ${linkName(k.link)} link${rtt}, ${byteSize(k.gradBytes)} of gradients and a ${seconds(k.computeS)} step`;
+  const m = k.measured;
+  const cost = m
+    ? `measured ${seconds(m.seconds)} per ${m.strategy === 'local-sgd' ? 'average' : `${m.strategy} step`} (modelled ${seconds(m.modelledS)}: ×${k.ratio.toFixed(2)} applied to every strategy${m.seconds / m.modelledS !== k.ratio ? ', bounded' : ''})`
+    : 'communication modelled';
+  return `the ${formatMbps(k.link.mbps)} ${linkName(k.link)} link${rtt}, ${byteSize(k.gradBytes)} of gradients and a ${seconds(k.computeS)} step, ${cost}`;
+}
+
+/** Measured ÷ modelled for a trainer's `comm_s` over the link it was taken on; null when it cannot be used. */
+function measuredRatio(k: Pick<Known, 'gradBytes' | 'powersgdBytes' | 'n'>, m: MeasuredComm | undefined): (MeasuredComm & { modelledS: number; ratio: number }) | null {
+  if (!m || !(Number.isFinite(m.seconds) && m.seconds >= 0 && Number.isFinite(m.mbps) && m.mbps > 0)) return null;
+  const rtt = m.rttMs !== null && Number.isFinite(m.rttMs) && m.rttMs >= 0 ? m.rttMs : 0;
+  // One round: a step's communication, or one local-sgd average (period 1).
+  const modelledS = modelledSecondsPerStep(k, m.strategy, 1, m.mbps, rtt);
+  if (!(modelledS > 0)) return null;
+  const ratio = Math.min(MAX_MEASURED_RATIO, Math.max(MIN_MEASURED_RATIO, m.seconds / modelledS));
+  return { ...m, modelledS, ratio };
 }
 
 function known(input: CommChoiceInput): Known | null {
@@ -126,7 +159,10 @@ function known(input: CommChoiceInput): Known | null {
   const rttMs = slowest.rttMs !== null && Number.isFinite(slowest.rttMs) && slowest.rttMs >= 0 ? slowest.rttMs : null;
   const psgd = stats.powersgdBytes;
   const powersgdBytes = psgd !== undefined && Number.isFinite(psgd) && psgd > 0 ? Math.min(psgd, stats.gradBytes) : null;
-  return { gradBytes: stats.gradBytes, powersgdBytes, computeS: stats.stepComputeS, link: { ...slowest, mbps: slowest.mbps, rttMs }, n: input.members };
+  const base = { gradBytes: stats.gradBytes, powersgdBytes, n: input.members };
+  const m = measuredRatio(base, stats.measured);
+  const measured = m ? { strategy: m.strategy, seconds: m.seconds, mbps: m.mbps, rttMs: m.rttMs, modelledS: m.modelledS } : null;
+  return { ...base, computeS: stats.stepComputeS, link: { ...slowest, mbps: slowest.mbps, rttMs }, ratio: m?.ratio ?? 1, measured };
 }
 
 function unknownWhy(input: CommChoiceInput): string {

@@ -22,6 +22,22 @@ export interface TrainerCommStats {
   powersgdBytes?: number;
   /** Seconds one step takes without communication (forward, backward, optimizer). */
   stepComputeS: number;
+  /** What communication actually cost the trainer (its `comm_s`), over the link it was measured on; else modelled. */
+  measured?: MeasuredComm;
+}
+
+/**
+ * One communication round as the trainer timed it (`comm_s`): for ddp, fp16 and powersgd a step's time minus its
+ * compute; for local-sgd one model average. The coordinator ties it to the ring's slowest link when it arrived,
+ * so the ratio to the model (what the model misses: protocol, CPU, waiting) carries over to other links.
+ */
+export interface MeasuredComm {
+  strategy: CommStrategy;
+  /** Seconds of one round: per step (ddp, fp16, powersgd) or per average (local-sgd). */
+  seconds: number;
+  /** The slowest ring link's rate and RTT when it was measured. */
+  mbps: number;
+  rttMs: number | null;
 }
 
 /** The strategy a generation trains with, and why, for the run view, the output and `runs show`. */

@@ -4,12 +4,14 @@
  * every generation launch, so a changed link matrix or a newly reported step changes the next generation; said
  * in the run's output every generation and as an event only when it changed. A running generation is looked at
  * again when its inputs change (a generation that had to start blind in plain DDP, before the trainer reported
- * its step or the links were measured; a link measured again): a clearly better strategy relaunches it when
- * that pays for the relaunch, otherwise the decision just gains the new numbers.
+ * its step or the links were measured; a link measured again; the trainer measured what its communication
+ * costs, `comm_s`): a clearly better strategy relaunches it when that pays for the relaunch, otherwise the
+ * decision just gains the new numbers. A measured cost beats the model (which was ~15 % low over a shaped link):
+ * it is tied to the link it was measured on, remembered per trainer, and scales the model for every strategy.
  */
 import { COMM_SHARE_BUDGET, decideComm, describeStrategy } from '../../../src-shared/scheduling/comm-choice';
 import { orderRing, type RingPlan } from '../../../src-shared/scheduling/ring-order';
-import type { CommDecision, CommSetting, TrainerCommStats } from '../../../src-shared/scheduling/comm-types';
+import type { CommDecision, CommSetting, MeasuredComm, TrainerCommStats } from '../../../src-shared/scheduling/comm-types';
 import type { RunMemberHolding } from '../../../src-shared/training';
 import type { RunApplierDeps } from './run-applier';
 import { memberHoldings, type RunRecord } from './run-record';
@@ -27,14 +29,41 @@ export function planRing(deps: Pick<RunApplierDeps, 'links'>, planned: readonly 
 export const RELAUNCH_COST_S = 10;
 /** Steps left assumed when the trainer does not say its total_steps. */
 export const ASSUMED_STEPS_LEFT = 1000;
+/**
+ * Steps past its first a blind generation trains while waiting for the trainer's `comm_s` before it re-decides
+ * (gpu_share_comm.py reports a ddp step's from the second step on): one more step of plain DDP buys a decision
+ * from the measured cost, not the model. A trainer that never reports comm_s costs that one step.
+ */
+export const MEASURE_WAIT_STEPS = 1;
+
+/**
+ * The trainer's newest `comm_s`, tied to the ring's slowest link when it first arrived (a link measured again
+ * later must not re-scale a figure taken over the old one). Kept on the run; null until a trainer reports one.
+ */
+export function takeMeasured(run: RunRecord, ring: RingPlan): (MeasuredComm & { generation: number }) | null {
+  const fresh = run.telemetry.commMeasured();
+  const held = run.commMeasured ?? null;
+  if (!fresh || (held && held.generation === fresh.generation && held.strategy === fresh.strategy && held.seconds === fresh.seconds)) return held;
+  const link = ring.slowest;
+  if (!link || link.mbps === null || !(link.mbps > 0)) return held;
+  run.commMeasured = { ...fresh, mbps: link.mbps, rttMs: link.rttMs };
+  return run.commMeasured;
+}
+
+/** What the decision goes by: `stats` with the measured cost (this run's, else what `fallback` had measured). */
+function withMeasured(stats: TrainerCommStats, measured: (MeasuredComm & { generation?: number }) | null | undefined, fallback?: TrainerCommStats | null): TrainerCommStats {
+  const m = measured ? { strategy: measured.strategy, seconds: measured.seconds, mbps: measured.mbps, rttMs: measured.rttMs } : fallback?.measured;
+  return m ? { ...stats, measured: m } : stats;
+}
 
 /**
  * The step a decision goes by: what this run's trainer reported (remembered for later runs of the same
  * trainer), else what an earlier run of it reported (trainer-step-memory.ts), else null (blind).
  */
 export function stepForDecision(deps: Pick<RunApplierDeps, 'stepMemory'>, run: RunRecord): { stats: TrainerCommStats | null; remembered: boolean } {
-  const own = run.telemetry.commStats();
-  if (own) {
+  const reported = run.telemetry.commStats();
+  if (reported) {
+    const own = withMeasured(reported, run.commMeasured, run.commMeasured ? null : deps.stepMemory?.recall(run.spec));
     deps.stepMemory?.remember(run.spec, own);
     return { stats: own, remembered: false };
   }
@@ -75,6 +104,12 @@ export function commChanged(previous: CommDecision | null | undefined, next: Com
   return `${commLine(next)} (was ${describeStrategy(previous)})`;
 }
 
+/** Steps the current generation has trained (its newest step past the one it resumed from). */
+function stepsTrained(run: RunRecord): number {
+  const p = run.telemetry.progress();
+  return p ? p.step - (p.resumedFrom ?? 0) : 0;
+}
+
 /** Seconds per step spent communicating at `share` of a step whose compute takes `computeS`. */
 function commSeconds(share: number, computeS: number): number {
   return share >= 1 ? Number.POSITIVE_INFINITY : (share * computeS) / (1 - share);
@@ -92,25 +127,36 @@ export function recheckComm(deps: Pick<RunApplierDeps, 'links' | 'stepMemory'>, 
   const current = run.comm;
   if (run.state !== 'running' || run.pendingRestart || (run.spec.comm ?? 'auto') !== 'auto') return null;
   if (!current || current.generation !== run.generation || run.workerIds.length < 2) return null;
-  const stats = run.telemetry.commStats();
+  const reported = run.telemetry.commStats();
   const links = deps.links?.() ?? [];
-  if (!stats || links.length === 0) return null;
-  const key = `${run.generation}:${links.length}:${Math.max(...links.map((l) => l.measuredAt))}:${stats.gradBytes}:${stats.stepComputeS}`;
+  if (!reported || links.length === 0) return null;
+  const ring = planRing(deps, memberHoldings(run));
+  const measured = takeMeasured(run, ring);
+  const blind = current.commShare === null;
+  const measuredNow = measured !== null && measured.generation === run.generation && measured.strategy === current.strategy;
+  if (blind && !measuredNow && stepsTrained(run) < MEASURE_WAIT_STEPS) return null; // its comm_s is one step away
+  const key = `${run.generation}:${links.length}:${Math.max(...links.map((l) => l.measuredAt))}:${reported.gradBytes}:${reported.stepComputeS}:${measured?.seconds}`;
   if (run.commCheckKey === key) return null;
   run.commCheckKey = key;
+  const stats = withMeasured(reported, measured, measured ? null : deps.stepMemory?.recall(run.spec));
   deps.stepMemory?.remember(run.spec, stats);
-  const ring = planRing(deps, memberHoldings(run));
-  const fresh = decideGenerationComm(run, ring);
+  const fresh = decideGenerationComm(run, ring, undefined, undefined, stats);
   if (fresh.commShare === null) return null;
   if (fresh.strategy === current.strategy && fresh.localSgdPeriod === current.localSgdPeriod) {
     run.comm = fresh;
     return null;
   }
   // What the strategy in force costs per step now, against what the fresh one would.
-  const kept = decideGenerationComm(run, ring, current.strategy, current.localSgdPeriod);
+  const kept = decideGenerationComm(run, ring, current.strategy, current.localSgdPeriod, stats);
   const keptShare = kept.commShare ?? 0;
-  const blind = current.commShare === null;
-  if (!blind && keptShare <= 2 * COMM_SHARE_BUDGET) return null;
+  // Measured over the budget re-decides; modelled, only clearly wrong (twice the budget) does.
+  if (!blind && keptShare <= (measuredNow ? 1 : 2) * COMM_SHARE_BUDGET) {
+    if (measuredNow) {
+      const within = `${describeStrategy(current)} kept: as measured it spends ${(keptShare * 100).toFixed(1)} % of a step communicating, within the budget`;
+      run.comm = { ...kept, requested: 'auto', reason: `${within}; afresh it would be ${describeStrategy(fresh)}: ${fresh.reason}` };
+    }
+    return null;
+  }
   const progress = run.telemetry.progress();
   const left = progress?.totalSteps != null ? Math.max(0, progress.totalSteps - progress.step) : ASSUMED_STEPS_LEFT;
   const saved = (commSeconds(keptShare, stats.stepComputeS) - commSeconds(fresh.commShare, stats.stepComputeS)) * left;

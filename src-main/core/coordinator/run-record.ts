@@ -3,6 +3,7 @@
  * need (members and their processes, a relaunch waiting for proof of life, the output and loss history).
  */
 import type { ResidencyVerdict, RunMemberHolding, RunSnapshot, RunSpec, RunState, ShardMap } from '../../../src-shared/training';
+import type { MeasuredComm } from '../../../src-shared/scheduling/comm-types';
 import { RunOutputLog } from './run-output-log';
 import type { HeldStarts, StoreDraining } from './store-handover';
 import { RunTelemetry } from './run-telemetry';
@@ -40,6 +41,8 @@ export interface RunRecord extends Omit<RunSnapshot, 'lossHistory' | 'generation
   rdzvHostId: number | null;
   /** The inputs a blind comm decision was last looked at again with (generation-comm.ts recheckBlindComm). */
   commCheckKey?: string;
+  /** The trainer's newest `comm_s` and the ring's slowest link when it arrived (generation-comm.ts takeMeasured). */
+  commMeasured?: (MeasuredComm & { generation: number }) | null;
   /** The store host's launcher of a stopped generation, while it may still listen (store-handover.ts). */
   storeDraining?: StoreDraining | null;
   /** The other members' starts, held until that old store is gone (store-handover.ts). */

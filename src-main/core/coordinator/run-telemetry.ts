@@ -9,7 +9,7 @@
  */
 import type { GenerationMark, LossPoint, RunProgress, RunState, RunWorkerRow } from '../../../src-shared/training';
 import type { Progress } from '../../../src-shared/worker-protocol';
-import type { TrainerCommStats } from '../../../src-shared/scheduling/comm-types';
+import type { CommStrategy, TrainerCommStats } from '../../../src-shared/scheduling/comm-types';
 import type { ProgressPoint } from '../../../src-shared/runs/progress-report';
 import { parseProgressLines, type TrainerProgressLine } from '../../platform/runs/progress-line';
 import { RunLossCurve, TRUST, type PointSource } from './run-loss-curve';
@@ -36,6 +36,7 @@ function lineOf(p: ProgressPoint): TrainerProgressLine {
     powersgdBytes: p.powersgdBytes ?? null,
     stepComputeS: p.stepComputeS ?? null,
     comm: p.comm ?? null,
+    commS: p.commS ?? null,
   };
 }
 
@@ -82,6 +83,7 @@ export class RunTelemetry {
   private sequence = 0;
   /** The newest trainer-reported step costs (grad_bytes, compute_s), with the generation and rank that said so. */
   private stats: { generation: number; rank: number | null; value: TrainerCommStats } | null = null;
+  private measured: { rank: number | null; value: { generation: number; strategy: CommStrategy; seconds: number } } | null = null;
 
   constructor(options: RunTelemetryOptions = {}) {
     this.now = options.now ?? Date.now;
@@ -219,6 +221,11 @@ export class RunTelemetry {
     return this.stats ? { ...this.stats.value } : null;
   }
 
+  /** The newest `comm_s` a trainer reported (what one round of `strategy` cost), rank 0's preferred; null: none. */
+  commMeasured(): { generation: number; strategy: CommStrategy; seconds: number } | null {
+    return this.measured ? { ...this.measured.value } : null;
+  }
+
   /** Lines of the current generation count; an older one's only until the current one has trained a step. */
   private accepts(generation: number): boolean {
     // Announced before its launch, so a newer one here is a race with onGeneration: begin it, members kept.
@@ -247,6 +254,12 @@ export class RunTelemetry {
   }
 
   private takeStats(generation: number, line: TrainerProgressLine): void {
+    if (line.commS != null && line.comm !== null) {
+      const m = this.measured;
+      if (!m || generation > m.value.generation || (generation === m.value.generation && (line.rank === 0 || m.rank !== 0))) {
+        this.measured = { rank: line.rank, value: { generation, strategy: line.comm, seconds: line.commS } };
+      }
+    }
     if (line.gradBytes === null || line.stepComputeS === null) return;
     const held = this.stats;
     const newer = !held || generation > held.generation;

@@ -1,5 +1,6 @@
 /**
- * What earlier runs of the same trainer reported about their step (gradient bytes, compute seconds), so a new
+ * What earlier runs of the same trainer reported about their step (gradient bytes, compute seconds, and what its
+ * communication measurably cost over which link: `comm_s`, comm-types.ts MeasuredComm), so a new
  * run's first generation is not decided blind. Without it, `auto` starts every run in plain DDP until the
  * trainer's first lines arrive and then relaunches to a cheaper strategy across a slow link — ten seconds lost
  * per run for something the coordinator had already seen. Keyed by what fixes the step's size: the command
@@ -11,7 +12,7 @@
 import type { TrainerCommStats } from '../../../src-shared/scheduling/comm-types';
 import type { RunSpec } from '../../../src-shared/training';
 
-/** Trainers remembered at most (each entry is a short key and two numbers). */
+/** Trainers remembered at most (each entry is a short key and a few numbers). */
 export const MAX_REMEMBERED_TRAINERS = 64;
 /** Keys longer than this (huge argument lists) are not remembered: bounded memory, whatever a run says. */
 const MAX_KEY_CHARS = 4096;
@@ -39,7 +40,9 @@ export class TrainerStepMemory {
     if (key === null || !(stats.gradBytes > 0) || !(stats.stepComputeS > 0)) return;
     this.steps.delete(key);
     const powersgd = stats.powersgdBytes !== undefined && stats.powersgdBytes > 0 ? { powersgdBytes: stats.powersgdBytes } : {};
-    this.steps.set(key, { gradBytes: stats.gradBytes, stepComputeS: stats.stepComputeS, ...powersgd });
+    const m = stats.measured;
+    const measured = m && m.seconds >= 0 && m.mbps > 0 ? { measured: { strategy: m.strategy, seconds: m.seconds, mbps: m.mbps, rttMs: m.rttMs } } : {};
+    this.steps.set(key, { gradBytes: stats.gradBytes, stepComputeS: stats.stepComputeS, ...powersgd, ...measured });
     while (this.steps.size > this.capacity) this.steps.delete(this.steps.keys().next().value!);
   }
 

@@ -9,7 +9,9 @@
  * The first lines of each (re)start also carry "grad_bytes" (fp32 gradient bytes one DDP step all-reduces),
  * "powersgd_bytes" (what a PowerSGD step would all-reduce instead; optional),
  * "compute_s" (one step's seconds without communication) and "comm" (the strategy in force): the coordinator
- * chooses the next generation's strategy from them (comm-choice.ts).
+ * chooses the next generation's strategy from them (comm-choice.ts). A line may also carry "comm_s", what one
+ * round of communication measurably cost (a step's for ddp/fp16/powersgd, an average's for local-sgd), with
+ * "comm": the decision uses it over the model (bounded: MAX_COMM_S).
  */
 import { COMM_STRATEGIES, type CommStrategy } from '../../../src-shared/scheduling/comm-types';
 
@@ -17,6 +19,8 @@ export const PROGRESS_MARKER = 'GPU_SHARE_PROGRESS';
 
 /** Longest unfinished line kept between chunks; beyond it the tail cannot be a progress line worth waiting for. */
 export const MAX_CARRY_CHARS = 64 * 1024;
+/** Largest `comm_s` taken (an hour per round); beyond it the figure is a broken clock, not a measurement. */
+export const MAX_COMM_S = 3600;
 
 export interface TrainerProgressLine {
   step: number;
@@ -36,6 +40,8 @@ export interface TrainerProgressLine {
   stepComputeS: number | null;
   /** The communication strategy the trainer runs with (`comm`). */
   comm: CommStrategy | null;
+  /** Measured seconds of one communication round of `comm` (`comm_s`); null: not said on this line. */
+  commS?: number | null;
 }
 
 export interface ParsedChunk {
@@ -89,6 +95,7 @@ export function parseProgressLine(rawLine: string): TrainerProgressLine | null {
   }
   const worldSize = countOrNull(record.world_size);
   const computeS = finiteOrNull(record.compute_s);
+  const commS = finiteOrNull(record.comm_s);
   return {
     step,
     totalSteps: countOrNull(record.total_steps),
@@ -102,6 +109,7 @@ export function parseProgressLine(rawLine: string): TrainerProgressLine | null {
     powersgdBytes: countOrNull(record.powersgd_bytes),
     stepComputeS: computeS !== null && computeS >= 0 ? computeS : null,
     comm: commOrNull(record.comm),
+    commS: commS !== null && commS >= 0 && commS <= MAX_COMM_S ? commS : null,
   };
 }
 

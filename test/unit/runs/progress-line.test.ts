@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_CARRY_CHARS, parseProgressLine, parseProgressLines } from '../../../src-main/platform/runs/progress-line';
+import { MAX_CARRY_CHARS, MAX_COMM_S, parseProgressLine, parseProgressLines } from '../../../src-main/platform/runs/progress-line';
 
 const LINE = 'GPU_SHARE_PROGRESS {"step":12,"total_steps":300,"loss":0.53,"samples_per_sec":812.3,"rank":0,"world_size":2,"shard":[0,500],"resumed_from":10}';
 
@@ -19,6 +19,7 @@ describe('parseProgressLine', () => {
       powersgdBytes: null,
       stepComputeS: null,
       comm: null,
+      commS: null,
     });
   });
 
@@ -28,6 +29,12 @@ describe('parseProgressLine', () => {
     expect(parseProgressLine('GPU_SHARE_PROGRESS {"step":0,"powersgd_bytes":-5}')?.powersgdBytes).toBeNull();
     for (const comm of ['ddp', 'fp16', 'local-sgd'] as const) expect(parseProgressLine(`GPU_SHARE_PROGRESS {"step":1,"comm":"${comm}"}`)?.comm).toBe(comm);
     expect(parseProgressLine('GPU_SHARE_PROGRESS {"step":1,"grad_bytes":0,"compute_s":0}')).toMatchObject({ gradBytes: 0, stepComputeS: 0 });
+  });
+
+  it('reads comm_s (what one communication round measurably cost), bounded by MAX_COMM_S', () => {
+    expect(parseProgressLine('GPU_SHARE_PROGRESS {"step":50,"comm":"local-sgd","comm_s":0.2134}')).toMatchObject({ comm: 'local-sgd', commS: 0.2134 });
+    expect(parseProgressLine(`GPU_SHARE_PROGRESS {"step":5,"comm_s":${MAX_COMM_S}}`)?.commS).toBe(MAX_COMM_S);
+    for (const bad of ['-0.1', `${MAX_COMM_S + 1}`, '"0.2"', 'null', '1e400']) expect(parseProgressLine(`GPU_SHARE_PROGRESS {"step":5,"comm_s":${bad}}`)?.commS, bad).toBeNull();
   });
 
   it('drops wrong grad_bytes / compute_s / comm (negative, fractional, unsafe, non-finite, unknown, auto) to null', () => {
@@ -68,9 +75,10 @@ describe('parseProgressLine', () => {
       powersgdBytes: null,
       stepComputeS: null,
       comm: null,
+      commS: null,
     });
     const odd = parseProgressLine('GPU_SHARE_PROGRESS {"step":3,"loss":"NaN","samples_per_sec":-5,"rank":1.5,"world_size":0,"shard":[9,2],"resumed_from":-1,"total_steps":2.5}');
-    expect(odd).toEqual({ step: 3, totalSteps: null, loss: null, samplesPerSec: null, rank: null, worldSize: null, shard: null, resumedFrom: null, gradBytes: null, powersgdBytes: null, stepComputeS: null, comm: null });
+    expect(odd).toEqual({ step: 3, totalSteps: null, loss: null, samplesPerSec: null, rank: null, worldSize: null, shard: null, resumedFrom: null, gradBytes: null, powersgdBytes: null, stepComputeS: null, comm: null, commS: null });
   });
 
   it('ignores malformed lines instead of throwing', () => {

@@ -1,8 +1,8 @@
 /** decideComm: each branch of issue 16's rule, its 10 % boundaries, unknowns, explicit strategies and the period cap. */
 import { describe, expect, it } from 'vitest';
 import type { LinkMeasurement } from '../../../src-shared/links/link-matrix';
-import { decideComm, describeStrategy, type CommChoiceInput } from '../../../src-shared/scheduling/comm-choice';
-import { MAX_LOCAL_SGD_PERIOD } from '../../../src-shared/scheduling/comm-types';
+import { decideComm, describeStrategy, MAX_MEASURED_RATIO, MIN_MEASURED_RATIO, type CommChoiceInput } from '../../../src-shared/scheduling/comm-choice';
+import { MAX_LOCAL_SGD_PERIOD, type TrainerCommStats } from '../../../src-shared/scheduling/comm-types';
 
 function link(mbps: number | null, rttMs: number | null = 0): LinkMeasurement {
   return { fromId: 2, toId: 3, from: 'beta', to: 'gamma', mbps, rttMs, measuredAt: 1 };
@@ -112,6 +112,48 @@ describe('decideComm auto', () => {
 
   it('one member: nothing to send', () => {
     expect(decideComm(input({ members: 1, slowest: null, requested: 'local-sgd' }))).toMatchObject({ strategy: 'ddp', reason: 'one member: nothing to send' });
+  });
+});
+
+describe('decideComm with what the trainer measured (comm_s)', () => {
+  // The gloo case above: 0.8 s per average modelled over 10 Mbit/s, every 8 steps fits exactly.
+  const gloo = (measured: TrainerCommStats['measured'], mbps = 10) =>
+    decideComm(input({ slowest: link(mbps), backend: 'gloo', stats: { gradBytes: 1e6, stepComputeS: 0.9, ...(measured ? { measured } : {}) } }));
+
+  it('a measured average 15 % above the model moves the period (8 -> 10) and the reason says the measured figure', () => {
+    expect(gloo(undefined).localSgdPeriod).toBe(8);
+    expect(gloo(undefined).reason).toContain('communication modelled');
+    const d = gloo({ strategy: 'local-sgd', seconds: 0.92, mbps: 10, rttMs: 0 });
+    // 0.92 / H <= 0.1 of the step: H >= 9.2.
+    expect(d.localSgdPeriod).toBe(10);
+    expect(d.commShare!).toBeLessThanOrEqual(0.1);
+    expect(d.reason).toContain('measured 0.92 s per average (modelled 0.80 s: ×1.15 applied to every strategy)');
+    expect(d.reason).not.toContain('communication modelled');
+  });
+
+  it('carries the ratio to another link: measured over 20 Mbit/s, decided for 10', () => {
+    // 0.4 s modelled at 20 Mbit/s, 0.46 measured: the same ×1.15 at 10 Mbit/s.
+    expect(gloo({ strategy: 'local-sgd', seconds: 0.46, mbps: 20, rttMs: 0 }).localSgdPeriod).toBe(10);
+  });
+
+  it('a measured ddp step (step time minus compute) can move a run off plain DDP the model kept', () => {
+    // 100 Mbit/s: DDP modelled 0.08 s = 8 % of a step; measured 0.12 s -> 12 %: local-sgd.
+    expect(gloo(undefined, 100).strategy).toBe('ddp');
+    const d = gloo({ strategy: 'ddp', seconds: 0.12, mbps: 100, rttMs: 0 }, 100);
+    expect(d.strategy).toBe('local-sgd');
+    expect(d.reason).toContain('DDP would spend 12 %');
+    expect(d.reason).toContain('measured 0.12 s per ddp step');
+  });
+
+  it('bounds the ratio: a timing artefact far from the model moves the choice at most ×4 / ×0.5, and says so', () => {
+    const high = gloo({ strategy: 'local-sgd', seconds: 80, mbps: 10, rttMs: 0 });
+    expect(high.localSgdPeriod).toBe(gloo({ strategy: 'local-sgd', seconds: 0.8 * MAX_MEASURED_RATIO, mbps: 10, rttMs: 0 }).localSgdPeriod);
+    expect(high.reason).toContain(`×${MAX_MEASURED_RATIO.toFixed(2)} applied to every strategy, bounded`);
+    const low = gloo({ strategy: 'local-sgd', seconds: 0, mbps: 10, rttMs: 0 });
+    expect(low.localSgdPeriod).toBe(gloo({ strategy: 'local-sgd', seconds: 0.8 * MIN_MEASURED_RATIO, mbps: 10, rttMs: 0 }).localSgdPeriod);
+    // Unusable figures are ignored, not a division by zero.
+    expect(gloo({ strategy: 'local-sgd', seconds: Number.NaN, mbps: 10, rttMs: 0 }).reason).toContain('communication modelled');
+    expect(gloo({ strategy: 'local-sgd', seconds: 1, mbps: 0, rttMs: 0 }).localSgdPeriod).toBe(8);
   });
 });
 

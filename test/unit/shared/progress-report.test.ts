@@ -14,7 +14,7 @@ function refusal(body: unknown): string {
 
 describe('progress report schema', () => {
   it('accepts full points, minimal points, and output marked progressSent', () => {
-    const full = { step: 3, rank: 0, totalSteps: 300, loss: 0.5, samplesPerSec: 812.5, worldSize: 2, shard: [0, 500], resumedFrom: 0, gradBytes: 4_212_744, stepComputeS: 0.0125, comm: 'local-sgd' };
+    const full = { step: 3, rank: 0, totalSteps: 300, loss: 0.5, samplesPerSec: 812.5, worldSize: 2, shard: [0, 500], resumedFrom: 0, gradBytes: 4_212_744, stepComputeS: 0.0125, comm: 'local-sgd', commS: 0.21 };
     expect(reportRequestSchema.parse(progress([full, { step: 4 }, { step: 5, loss: null }])).reports[0]).toMatchObject({ points: [full, { step: 4 }, { step: 5, loss: null }] });
     expect(reportRequestSchema.safeParse(request({ type: 'output', runId: 'r', generation: 0, data: 'x', progressSent: true })).success).toBe(true);
     expect(reportRequestSchema.safeParse(progress(Array.from({ length: MAX_PROGRESS_POINTS }, (_, step) => ({ step })))).success).toBe(true);
@@ -37,6 +37,9 @@ describe('progress report schema', () => {
     expect(refusal(progress([{ step: 1, gradBytes: 1.5 }]))).toContain('points.0.gradBytes');
     expect(refusal(progress([{ step: 1, stepComputeS: -0.1 }]))).toContain('points.0.stepComputeS');
     expect(refusal(progress([{ step: 1, comm: 'auto' }]))).toContain('points.0.comm');
+    expect(refusal(progress([{ step: 1, commS: -0.01 }]))).toContain('points.0.commS');
+    expect(refusal(progress([{ step: 1, commS: 3601 }]))).toContain('points.0.commS');
+    expect(reportRequestSchema.safeParse(progress([{ step: 1, commS: 3600 }])).success).toBe(true);
     expect(refusal(progress([{ step: 1, worldSize: 0 }]))).toContain('points.0.worldSize');
     expect(refusal(progress([{ step: 1, shard: [5, 2] }]))).toContain('points.0.shard');
     expect(refusal(progress([{ step: 1, rank: 1_000_001 }]))).toContain('points.0.rank');
