@@ -39,12 +39,12 @@ await Promise.all(
     ),
 );
 
-// The worker agent that SSH nodes get (src-main/core/ssh): one file with every dependency inside but node-pty,
-// whose native module is not copied (the agent falls back to pipes without it).
+// The worker agent that SSH nodes get (src-main/core/ssh): one file with every dependency inside but node-pty
+// (@lydell/node-pty), whose native module is not copied (the agent falls back to pipes without it).
 await build({
   ...common,
   packages: undefined,
-  external: ['node-pty'],
+  external: ['@lydell/node-pty'],
   sourcemap: false,
   entryPoints: [path.join(root, 'src-main/cli/agent-process.ts')],
   outfile: path.join(out, 'agent/gpu-share-agent.cjs'),

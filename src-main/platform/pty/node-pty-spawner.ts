@@ -1,20 +1,22 @@
 /**
- * The real PtySpawner, over node-pty. Training runs live in a pty so their output looks as it would in a
- * terminal (progress bars, colours) and so the launcher and every rank it forks share one process group we
- * can signal at once: node-pty makes the child a session leader, so its pid is also the group id.
+ * The real PtySpawner, over node-pty (as @lydell/node-pty: node-pty's API and code, with prebuilt binaries for
+ * Linux, macOS and Windows in per-platform npm packages, so no install compiles it). Training runs live in a pty so
+ * their output looks as it would in a terminal (progress bars, colours) and so the launcher and every rank it forks
+ * share one process group we can signal at once: node-pty makes the child a session leader, so its pid is also the
+ * group id.
  */
 import type { PtyProcess, PtySpawner, PtySpawnOptions } from '../ports';
 import { pipeSpawner } from './pipe-spawner';
 
-type NodePty = typeof import('node-pty');
+type NodePty = typeof import('@lydell/node-pty');
 let nodePty: NodePty | null | undefined;
 
-/** node-pty, or null where its native module cannot load (the agent copied to a node over SSH): pipes then. */
+/** node-pty, or null where its native module cannot load (the agent copied to a node over SSH, a platform without a prebuilt binary): pipes then. */
 function loadNodePty(): NodePty | null {
   if (nodePty === undefined) {
     try {
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded lazily so a missing native module falls back instead of failing the import
-      nodePty = require('node-pty') as NodePty;
+      nodePty = require('@lydell/node-pty') as NodePty;
     } catch {
       nodePty = null;
     }

@@ -41,7 +41,7 @@ describe('electron-builder.yml', () => {
     expect(config).toMatchObject({ productName: 'GPU Share', appId: expect.stringMatching(/^[a-z]+(\.[a-z-]+)+$/) });
     expect(config.files).toEqual(expect.arrayContaining(['dist/**', 'package.json', 'assets/**']));
     expect(pkg.main).toBe('dist/main/electron-main.cjs');
-    expect(config.asarUnpack).toEqual(['**/node_modules/node-pty/**', '**/node_modules/better-sqlite3/**']);
+    expect(config.asarUnpack).toEqual(['**/node_modules/@lydell/node-pty*/**', '**/node_modules/better-sqlite3/**']);
     expect(config.extraResources).toEqual([
       { from: 'assets/trainers', to: 'assets/trainers' },
       { from: 'assets/launcher', to: 'assets/launcher' },
