@@ -26,6 +26,11 @@ const MAX_ERROR_BYTES = 64 * 1024;
 
 /** Seconds an answer may take; the coordinator answers operator reads from memory. */
 const TIMEOUT_MS = 10_000;
+/**
+ * How long a download may wait for its answer: before a stored tarball's first download the coordinator reads it
+ * whole to inspect it (ArtifactStore.openInspected), about 3 s a GiB, more for one that unpacks much larger.
+ */
+export const DOWNLOAD_ANSWER_MS = 180_000;
 
 export class OperatorClient {
   private readonly client: ApiConnection;
@@ -55,9 +60,15 @@ export class OperatorClient {
   /**
    * Opens a file endpoint (an artifact tarball) and resolves, once the coordinator answered 2xx, with its body as
    * a stream for the caller to pipe; any other answer fails as `call` does. Same token, same pinned certificate
-   * (checked before a byte is sent); the deadline is for silence (no byte in TIMEOUT_MS), not the whole transfer.
+   * (checked before a byte is sent); the deadlines are for the answer (`answerMs`) and then for silence (no byte
+   * in `silenceMs`), not for the whole transfer.
    */
-  download<K extends DownloadEndpoint>(name: K, params: EndpointParams<K>, notFound?: string): Promise<{ body: Readable; sizeBytes: number | null }> {
+  download<K extends DownloadEndpoint>(
+    name: K,
+    params: EndpointParams<K>,
+    notFound?: string,
+    deadlines: { answerMs: number; silenceMs: number } = { answerMs: DOWNLOAD_ANSWER_MS, silenceMs: TIMEOUT_MS },
+  ): Promise<{ body: Readable; sizeBytes: number | null }> {
     const problem = this.client.trustProblem();
     if (problem) return Promise.reject(this.failure({ kind: 'untrusted', message: problem }, notFound));
     const url = new URL((workerApi[name].path.build as (...p: EndpointParams<K>) => string)(...params), this.client.base);
@@ -71,12 +82,13 @@ export class OperatorClient {
         reject(this.failure(reply, notFound));
       };
       const req = send(url, { method: 'GET', agent, headers: this.client.authHeaders() });
-      req.setTimeout(TIMEOUT_MS, () => req.destroy(new RequestTimeoutError()));
+      req.setTimeout(deadlines.answerMs, () => req.destroy(new RequestTimeoutError()));
       req.on('error', (error) => {
         const message = describeNetworkError(error, this.client.base);
         fail((error as { code?: string }).code === CERT_MISMATCH ? { kind: 'untrusted', message } : { kind: 'network', message });
       });
       req.on('response', (res) => {
+        req.setTimeout(deadlines.silenceMs); // the answer came: from here on, only silence is cut off
         const status = res.statusCode ?? 0;
         if (status >= 200 && status < 300) {
           res.once('close', () => agent.destroy());

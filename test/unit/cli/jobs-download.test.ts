@@ -19,6 +19,7 @@ import { cli } from './helpers';
 import { artifactSnapshot, jobSnapshot, sha } from './jobs-fixtures';
 import { handMadeTarGz, tarballOf } from '../jobs/hand-made-tar';
 import { isApiProblem } from '../../../src-main/core/coordinator/api-problem';
+import { DOWNLOAD_ANSWER_MS, OperatorClient } from '../../../src-main/cli/operator/operator-client';
 
 const OPERATOR = 'operator-token-operator-token-operator-to';
 const BYTES = tarballOf(randomBytes(3 * 1024 * 1024 + 17));
@@ -29,6 +30,8 @@ const GONE = sha('listed, not stored');
 /** Indexed and in the store, never inspected (put there by hand, as a tarball kept before uploads were inspected). */
 const UNSAFE_BYTES = handMadeTarGz([{ path: 'adapter.bin', body: 'ok' }, { path: 'link', type: '2', linkpath: '../../.ssh' }]);
 const UNSAFE = createHash('sha256').update(UNSAFE_BYTES).digest('hex');
+/** Answered after 400 ms, as a coordinator inspecting a large stored tarball before its first download is. */
+const SLOW = sha('inspected first');
 
 let root: string;
 let store: ArtifactStore;
@@ -62,7 +65,11 @@ async function serve(req: http.IncomingMessage, res: http.ServerResponse): Promi
   if (req.headers.authorization !== `Bearer ${OPERATOR}`) return json(res, 401, { error: 'missing or wrong token' });
   if (req.url === '/v1/jobs' || req.url?.startsWith('/v1/jobs?')) return json(res, 200, jobsState);
   if (req.url === '/v1/artifacts') return json(res, 200, { artifacts: listed });
-  const hash = /^\/v1\/artifacts\/([0-9a-f]{64})$/.exec(req.url ?? '')?.[1] ?? '';
+  let hash = /^\/v1\/artifacts\/([0-9a-f]{64})$/.exec(req.url ?? '')?.[1] ?? '';
+  if (hash === SLOW) {
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    hash = GOOD;
+  }
   const gzip = (size: number) => res.writeHead(200, { 'content-type': 'application/gzip', 'content-length': String(size) });
   if (hash === CORRUPT) {
     gzip(BYTES.length);
@@ -157,6 +164,18 @@ describe('gpu-share jobs artifact', () => {
     expect(r.out).not.toContain('checked');
     expect(r.err).toContain(`artifact ${UNSAFE} is not served: the artifact's member "link" is a symbolic link to ../../.ssh, which leads outside the folder it is unpacked in`);
     expect(files()).toEqual([]);
+  });
+
+  it('waits longer for the answer than for silence after it: a coordinator inspecting a large tarball first answers late', async () => {
+    expect(DOWNLOAD_ANSWER_MS).toBeGreaterThanOrEqual(60_000); // before: the 10 s silence deadline, from the request on
+    const target = { url: new URL(plainUrl), token: OPERATOR, certSha256: undefined, certSource: null, dataDir: root, urlSource: 'flag' as const, recordNote: null };
+    const client = new OperatorClient(target);
+    const { body } = await client.download('downloadArtifact', [SLOW], undefined, { answerMs: 3000, silenceMs: 150 });
+    const back: Buffer[] = [];
+    for await (const chunk of body) back.push(chunk as Buffer);
+    expect(Buffer.concat(back).equals(BYTES)).toBe(true);
+    const late = await client.download('downloadArtifact', [SLOW], undefined, { answerMs: 150, silenceMs: 3000 }).then(() => null, (error: Error) => error.message);
+    expect(late).toMatch(/^no coordinator answers at http:\/\/127\.0\.0\.1:\d+/);
   });
 
   it('keeps nothing of a transfer cut off halfway (exit 3)', async () => {
