@@ -3,9 +3,11 @@
  * what they are about. They must not pile up over the page (issue 17 defect 8): the newest few show, the rest
  * are counted ("+2 more", which opens the notifications list), and every one fades on its own — errors last
  * longest — or is closed. Hovering or focusing the stack holds the fading, so nothing goes while being read.
- * Whatever they said stays in the notifications list behind the bell (notification-history.ts).
+ * Whatever they said stays in the notifications list behind the bell (notification-history.ts). In a window of
+ * STRIP_MEDIA, where the run page is one column and no spot is free of cards, the stack takes a strip of its own
+ * at the bottom while it shows (noise-layout.css): the page scrolls above it, so it covers no card (issue 17).
  */
-import { useEffect, useState } from 'react';
+import { useEffect, useLayoutEffect, useRef, useState } from 'react';
 import type { EventSeverity } from '../../src-shared/training';
 import type { Toast } from '../store/state';
 import { dismissToast, focusTarget } from '../store/actions';
@@ -37,6 +39,40 @@ function useFading(toasts: Toast[], held: boolean, releasedAt: number): void {
     }, Math.max(0, next - Date.now()));
     return () => clearTimeout(timer);
   }, [toasts, held, releasedAt]);
+}
+
+/** Windows where the shown toasts take a strip of their own instead of floating (keep in step with noise-layout.css). */
+export const STRIP_MEDIA = '(max-width: 900px)';
+
+/**
+ * While the strip is on, the page scrolls inside <main> instead of the document (and back when it goes): keeps the
+ * reader where they were across the switch. The positions are read during render, before the layout changes.
+ */
+function useScrollKeptAcrossStrip(on: boolean): void {
+  const was = useRef(false);
+  const saved = useRef(0);
+  const main = typeof document === 'undefined' ? null : document.getElementById('main');
+  if (on !== was.current) saved.current = was.current ? (main?.scrollTop ?? 0) : window.scrollY;
+  useLayoutEffect(() => {
+    if (on === was.current) return;
+    was.current = on;
+    const el = document.getElementById('main');
+    if (!el) return;
+    if (on) el.scrollTop = Math.max(0, saved.current - el.offsetTop);
+    else window.scrollTo(0, saved.current + el.offsetTop);
+  }, [on]);
+}
+
+function useStripMedia(): boolean {
+  const query = typeof window === 'undefined' || !window.matchMedia ? null : window.matchMedia(STRIP_MEDIA);
+  const [narrow, setNarrow] = useState(query?.matches ?? false);
+  useEffect(() => {
+    if (!query) return undefined;
+    const change = () => setNarrow(query.matches);
+    query.addEventListener('change', change);
+    return () => query.removeEventListener('change', change);
+  }, [query?.media]);
+  return narrow;
 }
 
 function ToastItem({ toast }: { toast: Toast }) {
@@ -82,12 +118,15 @@ export function Toasts() {
   useFading(toasts, held, releasedAt);
   const shown = toasts.slice(-VISIBLE_TOASTS);
   const more = toasts.length - shown.length;
+  const strip = useStripMedia() && shown.length > 0;
+  useScrollKeptAcrossStrip(strip);
   return (
     <section
       className="toasts"
       aria-label="Notifications"
       data-testid="toasts"
       data-count={toasts.length}
+      data-strip={strip ? 'true' : undefined}
       onMouseEnter={() => setHeld(true)}
       onMouseLeave={() => setHeld(false)}
       onFocus={() => setHeld(true)}

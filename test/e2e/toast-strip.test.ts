@@ -1,0 +1,93 @@
+// Issue 17: toasts vs the loss card in narrow windows. At 1280 px the stack sits bottom left over the runs list;
+// at 1000 px it still does (the runs list keeps its column); at 900 px the run page is one column and nothing is
+// free, so the shown toasts take a strip of the window's bottom and the page scrolls above it. With the loss card
+// scrolled to the bottom of what the reader sees, no toast covers it or Download .log, at 1000 and 900 px.
+// Screenshots: test-results/screenshots/toast-strip-1000.png, toast-strip-900.png.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import type { Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, ensureBuilt, fakeGpuEnv, openApp, openBrowser, removeDir, ROOT, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
+
+const run = promisify(execFile);
+const PROGRESS = `for i in 0 1 2 3 4 5 6 7; do echo "GPU_SHARE_PROGRESS {\\"step\\":$i,\\"total_steps\\":8,\\"loss\\":0.$((9 - i))}"; done`;
+
+let dataDir: string;
+let serve: ServeHandle;
+let browser: BrowserHandle;
+
+async function gpuShare(args: string[]): Promise<string> {
+  const { stdout } = await run(process.execPath, [CLI, ...args.slice(0, 2), '--data-dir', dataDir, ...args.slice(2)], { cwd: ROOT, timeout: 60_000 });
+  return stdout;
+}
+
+type Box = { x: number; y: number; width: number; height: number };
+async function box(l: Locator): Promise<Box> {
+  const b = await l.boundingBox();
+  if (!b) throw new Error('element not laid out');
+  return b;
+}
+const overlaps = (a: Box, b: Box) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+
+/** The shown toasts' boxes (each one, and the "+N more" button). */
+async function toastBoxes(page: Page): Promise<Box[]> {
+  const items = await page.locator('[data-testid="toasts"] .toast, [data-testid="toasts-more"]').all();
+  return Promise.all(items.map(box));
+}
+
+beforeAll(async () => {
+  ensureBuilt();
+  dataDir = tempDir('gpu-share-e2e-toast-strip-');
+  serve = await startServe({ dataDir, env: fakeGpuEnv() });
+  browser = await openBrowser({ width: 1000, height: 700 });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await serve?.stop();
+  if (dataDir) removeDir(dataDir);
+});
+
+describe('toasts in narrow windows', () => {
+  it('cover neither the loss card nor Download .log at 1000 and 900 px, the loss card at the bottom of the view', async () => {
+    const { page } = browser;
+    await openApp(page, serve.url);
+    const started = JSON.parse(await gpuShare(['runs', 'start', '--json', '--name', 'toast-strip-loss', '--samples', '1', '--launcher', 'direct', '--', 'sh', '-c', PROGRESS])) as { id: string };
+    await expect.poll(async () => JSON.parse(await gpuShare(['runs', 'show', started.id, '--json'])).state, { timeout: 60_000 }).toBe('finished');
+    await page.getByRole('button', { name: /^Runs/ }).first().click();
+    await page.locator(`.run-item[data-run-id="${started.id}"]`).click();
+    const loss = page.locator('section[aria-labelledby="loss-title"]');
+    await loss.locator('svg').first().waitFor();
+    // Failed runs end with error toasts, which stay 30 s: long enough to look at both widths.
+    for (let i = 1; i <= 4; i++) await gpuShare(['runs', 'start', '--name', `toast-strip-fails-${i}`, '--samples', '1', '--launcher', 'direct', '--', 'sh', '-c', 'echo boom; exit 3']);
+    await expect.poll(() => page.locator('.toast[data-severity="error"]').count(), { timeout: 60_000 }).toBe(3);
+    await page.getByTestId('toasts-more').waitFor();
+    await page.mouse.move(5, 5);
+
+    for (const width of [1000, 900]) {
+      await page.setViewportSize({ width, height: 700 });
+      // The loss card's bottom at the bottom of what can be seen: where a floating stack would sit over it.
+      await loss.evaluate((el) => el.scrollIntoView({ block: 'end' }));
+      await page.waitForTimeout(200);
+      const [card, download] = [await box(loss), await box(page.getByRole('button', { name: 'Download .log' }))];
+      const toasts = await toastBoxes(page);
+      expect(toasts.length).toBe(4);
+      for (const t of toasts) {
+        expect(overlaps(t, card)).toBe(false);
+        expect(overlaps(t, download)).toBe(false);
+      }
+      // The card is in view (not pushed away to be clear), and the toasts on screen.
+      expect(card.y + card.height).toBeLessThanOrEqual(700);
+      expect(card.y + card.height).toBeGreaterThan(300);
+      for (const t of toasts) expect(t.y + t.height).toBeLessThanOrEqual(700);
+      await screenshot(page, `toast-strip-${width}`);
+    }
+    // At 900 px the toasts take a strip: the page scrolls inside it, and the strip goes with the last toast.
+    expect(await page.getAttribute('[data-testid="toasts"]', 'data-strip')).toBe('true');
+    const strip = await box(page.getByTestId('toasts'));
+    expect(strip.y + strip.height).toBeGreaterThan(690);
+    while ((await page.locator('.toast').count()) > 0) await page.locator('.toast').first().getByRole('button', { name: /^Dismiss:/ }).click();
+    expect(await page.getAttribute('[data-testid="toasts"]', 'data-strip')).toBeNull();
+    expect(await page.evaluate(() => getComputedStyle(document.getElementById('main')!).overflowY)).toBe('visible');
+  }, 180_000);
+});
