@@ -16,19 +16,26 @@ torch's own tools, so nothing home-made sits in the gradient path:
 It also measures what the coordinator needs to choose (the trainer prints them in its first progress lines,
 docs/api.md "Trainer progress lines"): grad_bytes (fp32 bytes one DDP step all-reduces), powersgd_bytes (what
 one PowerSGD step would all-reduce instead, by torch's own rule) and compute_s (one step's seconds without
-communication).
+communication). While training it times what communication actually costs (comm_s, the coordinator decides
+with it over its model): for local-sgd each model average (timed around the averager's all-reduce), for ddp,
+fp16 and powersgd a step's time (between optimizer steps) minus compute_s; comm.report() hands out a fresh
+figure when there is one (after the 1st, 2nd and 3rd step, then every COMM_REPORT_EVERY steps; after every
+average), to add to that step's progress line.
 
 Use (stdlib + torch only; copy this file next to your trainer):
-    comm = gpu_share_comm.wrap(model, optimizer, start_step=resumed_step)
     compute_s = gpu_share_comm.measure_compute_s(model, optimizer, lambda m: loss_fn(m(x0), y0))
-    for step in ...: loss = loss_fn(comm.model(x), y); comm.optimizer.zero_grad(); loss.backward(); comm.optimizer.step()
+    comm = gpu_share_comm.wrap(model, optimizer, start_step=resumed_step, compute_s=compute_s)
+    for step in ...:
+        loss = loss_fn(comm.model(x), y); comm.optimizer.zero_grad(); loss.backward(); comm.optimizer.step()
+        line = {"step": step, ...}          # first lines also: "comm": comm.strategy, "grad_bytes": comm.grad_bytes,
+        line.update(comm.report())          #   "powersgd_bytes": comm.powersgd_bytes, "compute_s": compute_s
     comm.finish()   # local-sgd: one last average, so every rank ends with the same model
-    progress line: {..., "comm": comm.strategy, "grad_bytes": comm.grad_bytes,
-                    "powersgd_bytes": comm.powersgd_bytes, "compute_s": compute_s}
 """
 
+import collections
 import copy
 import os
+import statistics
 import sys
 import time
 
@@ -48,6 +55,12 @@ POWERSGD_START_ITER = 2
 POWERSGD_RANK = 1
 POWERSGD_MIN_COMPRESSION_RATE = 2
 PREFIX = "gpu-share comm:"
+# A ddp/fp16/powersgd step's comm_s is the median of this many recent steps, reported once per as many steps
+# (and after each of the first three, so the coordinator's first decision can use it); local-sgd's the median
+# of the last few averages, reported after each.
+COMM_REPORT_EVERY = 20
+COMM_FIRST_REPORTS = 3
+AVERAGES_KEPT = 5
 
 
 def _say(message):
@@ -158,10 +171,71 @@ def _node_subgroup(local_world_size, world_size, device):
     return mine
 
 
+class CommTimer:
+    """Times what communication costs while training, with time.perf_counter only (one call per step; on CUDA
+    the optimizer step's end is not synchronised, so a step's time is the interval between optimizer steps,
+    which the device's pace sets). `report()` returns {"comm": strategy, "comm_s": seconds} once per fresh
+    figure, else {}."""
+
+    def __init__(self, strategy, compute_s):
+        self.strategy = strategy
+        self.compute_s = compute_s
+        self._last = None
+        self._steps = collections.deque(maxlen=COMM_REPORT_EVERY)
+        self._averages = collections.deque(maxlen=AVERAGES_KEPT)
+        self._counted = 0
+        self._fresh = None
+
+    def stepped(self):
+        """After each optimizer step (ddp, fp16, powersgd): its interval minus compute is communication."""
+        now = time.perf_counter()
+        if self._last is not None:
+            self._steps.append(now - self._last)
+            self._counted += 1
+            if self.compute_s is not None and (self._counted <= COMM_FIRST_REPORTS or self._counted % COMM_REPORT_EVERY == 0):
+                self._fresh = max(0.0, statistics.median(self._steps) - self.compute_s)
+        self._last = now
+
+    def averaged(self, seconds):
+        """After each local-sgd model average, with its seconds."""
+        self._averages.append(seconds)
+        self._fresh = statistics.median(self._averages)
+
+    def report(self):
+        fresh, self._fresh = self._fresh, None
+        return {} if fresh is None else {"comm": self.strategy, "comm_s": round(fresh, 6)}
+
+
+def _timed_step(optimizer, timer):
+    """optimizer.step, then timer.stepped() (an instance attribute: torch 1.13 has no step post-hook)."""
+    step = optimizer.step
+
+    def timed(*args, **kwargs):
+        result = step(*args, **kwargs)
+        timer.stepped()
+        return result
+
+    optimizer.step = timed
+
+
+def _timed_averages(averager, timer):
+    """PeriodicModelAverager.average_parameters, timed when this call averages (its own rule)."""
+    average = averager.average_parameters
+
+    def timed(params):
+        averages = averager.step >= averager.warmup_steps and (averager.step - averager.warmup_steps) % averager.period == 0
+        t0 = time.perf_counter()
+        average(params)
+        if averages:
+            timer.averaged(time.perf_counter() - t0)
+
+    averager.average_parameters = timed
+
+
 class Comm:
     """The wrapped model and optimizer a trainer steps with, and what it reports."""
 
-    def __init__(self, model, optimizer, strategy, period, grad_bytes_, averager=None, powersgd_bytes_=None):
+    def __init__(self, model, optimizer, strategy, period, grad_bytes_, averager=None, powersgd_bytes_=None, timer=None):
         self.model = model
         self.optimizer = optimizer
         self.strategy = strategy
@@ -169,6 +243,12 @@ class Comm:
         self.grad_bytes = grad_bytes_
         self.powersgd_bytes = powersgd_bytes_
         self._averager = averager
+        self._timer = timer
+
+    def report(self):
+        """{"comm": strategy, "comm_s": seconds of one communication round} when a fresh measurement is ready
+        (add it to this step's progress line), else {}. Always {} with nothing to communicate."""
+        return self._timer.report() if self._timer is not None else {}
 
     def finish(self):
         """local-sgd: average once more unless the last step just did, so every rank ends with one model.
@@ -183,11 +263,13 @@ class Comm:
             averaging.average_parameters_or_parameter_groups(self.optimizer.param_groups, averager.process_group)
 
 
-def wrap(model, optimizer, start_step=0, environ=None, say=_say, device_ids=None):
+def wrap(model, optimizer, start_step=0, environ=None, say=_say, device_ids=None, compute_s=None):
     """Wraps `model` (already on its device, with identical weights on every rank) and `optimizer` for the
     strategy in the environment. Needs an initialised process group when the world has more than one rank;
     without one the model is returned as is (nothing to communicate). `start_step` is the step training
-    resumes at, so local SGD averages at the same steps on every rank after a restart. Returns a Comm."""
+    resumes at, so local SGD averages at the same steps on every rank after a restart. `compute_s`
+    (measure_compute_s) lets a ddp/fp16/powersgd step's communication be measured; without it only local-sgd's
+    averages are. Returns a Comm."""
     strategy, period = read_choice(environ, say)
     size = grad_bytes(model)
     psgd = powersgd_bytes(model)
@@ -229,6 +311,11 @@ def wrap(model, optimizer, start_step=0, environ=None, say=_say, device_ids=None
         # resumed or not.
         averager.step = start_step + 1
         optimizer = PostLocalSGDOptimizer(optim=optimizer, averager=averager)
+    timer = CommTimer(strategy, compute_s)
+    if averager is not None:
+        _timed_averages(averager, timer)
+    else:
+        _timed_step(optimizer, timer)
     if strategy == "local-sgd":
         say(f"local-sgd: no gradient exchange between machines; the model is averaged every {period} steps")
-    return Comm(ddp, optimizer, strategy, period, size, averager, powersgd_bytes_=psgd)
+    return Comm(ddp, optimizer, strategy, period, size, averager, powersgd_bytes_=psgd, timer=timer)

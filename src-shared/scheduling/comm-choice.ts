@@ -27,6 +27,12 @@ export const POWERSGD_BYTES_RATIO = 1 / 32;
  */
 export const MIN_MEASURED_RATIO = 0.5;
 export const MAX_MEASURED_RATIO = 4;
+/**
+ * A measured cost is used over links of its own class only: rates within this factor of the link it was measured
+ * on. Over a shaped link the model was low by the same ×1.15 at 100 and at 20 Mbit/s (bandwidth-bound), but on a
+ * fast link a step's fixed costs (and the noise of step time minus compute) dominate and do not scale with it.
+ */
+export const LINK_CLASS_FACTOR = 2;
 
 /** Period for an explicit `local-sgd` without localSgdPeriod while nothing is measured yet. */
 export const DEFAULT_LOCAL_SGD_PERIOD = 8;
@@ -58,6 +64,8 @@ interface Known {
   /** Measured ÷ modelled communication (1 when nothing was measured), and what it came from. */
   ratio: number;
   measured: (MeasuredComm & { modelledS: number }) | null;
+  /** A measured cost left out: taken over a link of another class. */
+  unused: MeasuredComm | null;
 }
 
 /**
@@ -134,7 +142,9 @@ function linkName(l: LinkMeasurement): string {
 function numbers(k: Known): string {
   const rtt = k.link.rttMs === null ? '' : ` (RTT ${k.link.rttMs.toFixed(1)} ms)`;
   const m = k.measured;
-  const cost = m
+  const cost = k.unused
+    ? `communication modelled (its measured cost was over a ${formatMbps(k.unused.mbps)} link, another class)`
+    : m
     ? `measured ${seconds(m.seconds)} per ${m.strategy === 'local-sgd' ? 'average' : `${m.strategy} step`} (modelled ${seconds(m.modelledS)}: ×${k.ratio.toFixed(2)} applied to every strategy${m.seconds / m.modelledS !== k.ratio ? ', bounded' : ''})`
     : 'communication modelled';
   return `the ${formatMbps(k.link.mbps)} ${linkName(k.link)} link${rtt}, ${byteSize(k.gradBytes)} of gradients and a ${seconds(k.computeS)} step, ${cost}`;
@@ -160,9 +170,12 @@ function known(input: CommChoiceInput): Known | null {
   const psgd = stats.powersgdBytes;
   const powersgdBytes = psgd !== undefined && Number.isFinite(psgd) && psgd > 0 ? Math.min(psgd, stats.gradBytes) : null;
   const base = { gradBytes: stats.gradBytes, powersgdBytes, n: input.members };
-  const m = measuredRatio(base, stats.measured);
+  const taken = stats.measured;
+  const sameClass = taken !== undefined && taken.mbps <= slowest.mbps * LINK_CLASS_FACTOR && taken.mbps * LINK_CLASS_FACTOR >= slowest.mbps;
+  const m = sameClass ? measuredRatio(base, taken) : null;
   const measured = m ? { strategy: m.strategy, seconds: m.seconds, mbps: m.mbps, rttMs: m.rttMs, modelledS: m.modelledS } : null;
-  return { ...base, computeS: stats.stepComputeS, link: { ...slowest, mbps: slowest.mbps, rttMs }, ratio: m?.ratio ?? 1, measured };
+  const unused = taken !== undefined && !sameClass && Number.isFinite(taken.mbps) && taken.mbps > 0 ? taken : null;
+  return { ...base, computeS: stats.stepComputeS, link: { ...slowest, mbps: slowest.mbps, rttMs }, ratio: m?.ratio ?? 1, measured, unused };
 }
 
 function unknownWhy(input: CommChoiceInput): string {

@@ -2,7 +2,8 @@
  * The example trainer with every communication strategy (GPU_SHARE_COMM), on the real engine: torch's elastic
  * launcher through the launcher shim, gloo on CPU, two ranks on loopback. Proves each strategy trains to the
  * end with a falling loss and reports what the coordinator chooses from (grad_bytes, compute_s, comm in the
- * first progress lines of each start), that PowerSGD on gloo falls back to fp16 saying why, that bad values
+ * first progress lines of each start; comm_s, what communication measurably cost, after the first three steps
+ * and every 20th for ddp/fp16, after every average for local-sgd), that PowerSGD on gloo falls back to fp16 saying why, that bad values
  * train with ddp saying what to fix, that --hidden/--layers change the gradient bytes, that local SGD ends
  * with one model on every node, and that GPU_SHARE_NODE_RANK orders the group ranks.
  */
@@ -90,7 +91,7 @@ function byRank(progress: TrainerProgressLine[], rank: number): TrainerProgressL
  * Every rank ran every step, exactly its first STATS_LINES lines carry the figures, and (from step 0, where the
  * loss still falls clearly above its noise) its loss fell.
  */
-function expectTrainedWithStats(f: Finished, opts: { comm: string; gradBytes: number; powersgdBytes?: number; steps: number; ranks: number[]; from?: number }): void {
+function expectTrainedWithStats(f: Finished, opts: { comm: string; gradBytes: number; powersgdBytes?: number; steps: number; ranks: number[]; from?: number; period?: number }): void {
   const from = opts.from ?? 0;
   expect(f.code, f.output.slice(-3000)).toBe(0);
   for (const rank of opts.ranks) {
@@ -104,7 +105,19 @@ function expectTrainedWithStats(f: Finished, opts: { comm: string; gradBytes: nu
       expect(p.stepComputeS).toBeGreaterThan(0);
       expect(p.stepComputeS).toBeLessThan(5);
     }
-    expect(mine.slice(STATS_LINES).every((p) => p.gradBytes === null && p.comm === null)).toBe(true);
+    expect(mine.slice(STATS_LINES).every((p) => p.gradBytes === null && (p.comm === null) === (p.commS === null))).toBe(true);
+    // comm_s: local-sgd after each average (1-based step a multiple of the period), else from+1..3 and every 20th.
+    const measuredAt = mine.filter((p) => p.commS !== null).map((p) => p.step);
+    const expected = opts.period
+      ? mine.map((p) => p.step).filter((s) => (s + 1) % opts.period! === 0)
+      : mine.map((p) => p.step).filter((s) => (s - from >= 1 && s - from <= 3) || (s - from > 0 && (s - from) % 20 === 0));
+    expect(measuredAt, `rank ${rank}`).toEqual(expected);
+    for (const p of mine.filter((q) => q.commS !== null)) {
+      expect(p.comm).toBe(opts.comm);
+      expect(p.commS!).toBeGreaterThanOrEqual(0);
+      expect(p.commS!).toBeLessThan(5);
+    }
+    if (opts.period) expect(mine.filter((p) => p.commS !== null).every((p) => p.commS! > 0)).toBe(true);
     if (from > 0) continue;
     const losses = mine.map((p) => p.loss!);
     const early = losses.slice(0, 5).reduce((s, l) => s + l, 0);
@@ -163,8 +176,8 @@ describe('communication strategies in ddp_example.py (torchrun, gloo, CPU, two r
     const env = { GPU_SHARE_COMM: 'local-sgd', GPU_SHARE_LOCAL_SGD_PERIOD: '4' };
     const [a, b] = await Promise.all([run({ ...common, env, name: 'lsgd-a', isHost: true }), run({ ...common, env, name: 'lsgd-b', isHost: false })]);
     expect(a.output).toContain('local-sgd: no gradient exchange between machines; the model is averaged every 4 steps');
-    expectTrainedWithStats(a, { comm: 'local-sgd', gradBytes: DEFAULT_GRAD_BYTES, steps: 31, ranks: [a.progress[0]!.rank!] });
-    expectTrainedWithStats(b, { comm: 'local-sgd', gradBytes: DEFAULT_GRAD_BYTES, steps: 31, ranks: [b.progress[0]!.rank!] });
+    expectTrainedWithStats(a, { comm: 'local-sgd', gradBytes: DEFAULT_GRAD_BYTES, steps: 31, ranks: [a.progress[0]!.rank!], period: 4 });
+    expectTrainedWithStats(b, { comm: 'local-sgd', gradBytes: DEFAULT_GRAD_BYTES, steps: 31, ranks: [b.progress[0]!.rank!], period: 4 });
     // Between averages each node trains alone; the final step (31, not a multiple of 4) ends with one more
     // average, so the last checkpoints (written after it) hold the same model on both nodes.
     const same = execFileSync(python.path, ['-c', [

@@ -55,6 +55,23 @@ describe('comm decided from the measured cost', () => {
     expect(measured.reason).toMatch(/measured 2\.45 s per ddp step \(modelled 2\.13 s: ×1\.15 applied to every strategy\)/);
   });
 
+  it('a later run of the same trainer starts with the measured cost the earlier one took over the same link', () => {
+    const { h, ws } = setUp();
+    const first = h.svc.startRun(h.spec({ samples: 90 }));
+    h.run(1000);
+    line(h, ws[0]!, 1, { comm_s: 1.15 * MODELLED_S });
+    h.run(2000);
+    expect(h.liveRun().comm).toMatchObject({ generation: 2, localSgdPeriod: 45 });
+    h.svc.stopRun(first.id);
+    h.run(2000);
+    const again = h.svc.startRun(h.spec({ samples: 90 }));
+    h.run(1000);
+    const second = h.svc.runs().find((r) => r.id === again.id)!;
+    expect(second.comm).toMatchObject({ strategy: 'local-sgd', generation: 1, localSgdPeriod: 45 });
+    expect(second.comm!.reason).toContain('measured 2.45 s per ddp step');
+    expect(second.comm!.reason).toContain('as an earlier run of this trainer reported it');
+  });
+
   it('a running local-sgd generation measured over the budget relaunches when that pays, and keeps its period when not', () => {
     const { h, ws } = setUp();
     h.svc.startRun(h.spec({ samples: 90 }));

@@ -15,6 +15,17 @@ describe('TrainerStepMemory', () => {
     expect(m.recall(spec(['train.py'], true))).toBeNull();
   });
 
+  it('remembers what the trainer measured its communication to cost (comm_s and its link), dropping nonsense', () => {
+    const m = new TrainerStepMemory();
+    const measured = { strategy: 'local-sgd' as const, seconds: 0.21, mbps: 95.7, rttMs: 0.4 };
+    m.remember(spec(['train.py']), { gradBytes: 2_000_000, stepComputeS: 0.03, measured });
+    expect(m.recall(spec(['train.py']))).toEqual({ gradBytes: 2_000_000, stepComputeS: 0.03, measured });
+    m.remember(spec(['train.py']), { gradBytes: 2_000_000, stepComputeS: 0.03, measured: { ...measured, mbps: 0 } });
+    expect(m.recall(spec(['train.py']))).toEqual({ gradBytes: 2_000_000, stepComputeS: 0.03 });
+    m.remember(spec(['train.py']), { gradBytes: 2_000_000, stepComputeS: 0.03, measured: { ...measured, seconds: -1 } });
+    expect(m.recall(spec(['train.py']))!.measured).toBeUndefined();
+  });
+
   it('ignores nonsense figures and huge keys, and keeps at most MAX_REMEMBERED_TRAINERS, least recently used out first', () => {
     const m = new TrainerStepMemory();
     m.remember(spec(['bad.py']), { gradBytes: 0, stepComputeS: 0.5 });

@@ -136,6 +136,13 @@ describe('decideComm with what the trainer measured (comm_s)', () => {
     expect(gloo({ strategy: 'local-sgd', seconds: 0.46, mbps: 20, rttMs: 0 }).localSgdPeriod).toBe(10);
   });
 
+  it('uses a measured cost only over links of its class (within ×2 of the rate it was measured at)', () => {
+    const far = gloo({ strategy: 'local-sgd', seconds: 0.0092 * 1.5, mbps: 1000, rttMs: 0 });
+    expect(far.localSgdPeriod).toBe(8);
+    expect(far.reason).toContain('communication modelled (its measured cost was over a 1.0 Gbit/s link, another class)');
+    expect(gloo({ strategy: 'local-sgd', seconds: 0.46 * 2.5 / 2, mbps: 25, rttMs: 0 }).reason).toContain('another class');
+  });
+
   it('a measured ddp step (step time minus compute) can move a run off plain DDP the model kept', () => {
     // 100 Mbit/s: DDP modelled 0.08 s = 8 % of a step; measured 0.12 s -> 12 %: local-sgd.
     expect(gloo(undefined, 100).strategy).toBe('ddp');
