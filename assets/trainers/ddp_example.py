@@ -258,7 +258,7 @@ def communicate(model, optimizer, loss_of, start_step, device, extra_s=0.0):
     """Times one step's compute (before wrapping, on a private copy: no communication in it), then wraps model
     and optimizer in the strategy GPU_SHARE_COMM asks for. Returns (comm, the stats its first lines carry)."""
     compute_s = gpu_share_comm.measure_compute_s(model, optimizer, lambda m: loss_of(m, start_step)) + extra_s
-    comm = gpu_share_comm.wrap(model, optimizer, start_step=start_step,
+    comm = gpu_share_comm.wrap(model, optimizer, start_step=start_step, compute_s=compute_s,
                                device_ids=[device.index] if device.type == "cuda" else None)
     stats = {"comm": comm.strategy, "grad_bytes": comm.grad_bytes, "powersgd_bytes": comm.powersgd_bytes,
              "compute_s": round(compute_s, 6)}
@@ -304,6 +304,7 @@ def train_steps(comm, model, optimizer, loss_of, *, start_step, steps, samples_p
                   "samples_per_sec": round(samples_per_step / took, 1), **base}
         if step - start_step < STATS_LINES:
             record.update(stats)
+        record.update(comm.report())  # comm_s: what communication measurably cost, when there is a fresh figure
         emit(record)
         if stopping and done < steps:
             sys.stderr.write(f"{who}: rank {base.get('rank', 0)} stopping after step {step} as asked (SIGTERM)"
