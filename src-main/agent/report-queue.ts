@@ -107,6 +107,16 @@ export class ReportQueue {
     this.items.push({ ...report });
   }
 
+  /** True when a lifecycle report (not output, not progress) waits, or a batch waits to be sent again. */
+  hasUrgent(): boolean {
+    return this.unsettled !== null || this.items.some((r) => !isBulk(r));
+  }
+
+  /** What the waiting output and progress points weigh (characters; a point counts as POINT_CHARS). */
+  bulkWeight(): number {
+    return this.outputChars + this.progressPoints * POINT_CHARS;
+  }
+
   /** Progress points waiting (not counting a batch on its way). */
   get bufferedPoints(): number {
     return this.progressPoints;

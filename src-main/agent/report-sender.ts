@@ -1,6 +1,11 @@
 /**
  * Sends what the agent has to tell the coordinator (output, started, exited, residency) in numbered batches,
- * every REPORT_FLUSH_MS and when asked. A batch without an answer (no answer, a 5xx) is sent again, same number
+ * when asked and from a timer that looks every REPORT_FLUSH_MS: a lifecycle report (or a batch to send again)
+ * goes at the next look, output and progress points alone at most every BULK_FLUSH_MS unless a batch's worth
+ * waits. A request costs both sides far more CPU than the lines in it (signing, HTTP, validation: ~5 requests
+ * a second were most of the app's CPU per progress line, bench/steps-per-second.ts), so a trainer printing
+ * hundreds of lines a second costs one request a second; output after a quiet second still goes within
+ * REPORT_FLUSH_MS. A batch without an answer (no answer, a 5xx) is sent again, same number
  * and contents; a refusal that means "I do not know this session" (401/404/409) ends the session; any other
  * refusal drops the batch with a log line, since sending it again would be refused again.
  */
@@ -9,8 +14,12 @@ import type { Clock } from '../platform/ports';
 import type { ApiReply } from './coordinator-client';
 import { ReportQueue, type ReportBatch } from './report-queue';
 
-/** How often buffered output and events go to the coordinator. */
+/** How often the sender looks at the queue: lifecycle reports (started, exited, residency) go within this. */
 export const REPORT_FLUSH_MS = 200;
+/** Least time between two sends of output and progress points alone (a batch's worth waiting goes at once). */
+export const BULK_FLUSH_MS = 1000;
+/** Output characters (progress points weigh ~200) past which bulk goes at the next look, not after BULK_FLUSH_MS. */
+export const BULK_EAGER_CHARS = 256 * 1024;
 
 export interface ReportSenderOptions {
   clock: Clock;
@@ -30,14 +39,23 @@ export class ReportSender {
   private readonly queue: ReportQueue;
   private timer: { cancel(): void } | null = null;
   private flushing: Promise<void> | null = null;
+  /** When the last batch was sent (monotonic ms). */
+  private lastSentAt = -Infinity;
 
   constructor(private readonly opts: ReportSenderOptions) {
     this.queue = opts.queue ?? new ReportQueue();
   }
 
-  /** Flushes every REPORT_FLUSH_MS until stop(). */
+  /** Looks every REPORT_FLUSH_MS until stop(), sending what is due (see the file's comment). */
   start(): void {
-    this.timer ??= this.opts.clock.setInterval(() => void this.flush(), REPORT_FLUSH_MS);
+    this.timer ??= this.opts.clock.setInterval(() => {
+      if (this.due()) void this.flush();
+    }, REPORT_FLUSH_MS);
+  }
+
+  /** Whether the timer sends now: something urgent waits, a batch's worth of bulk, or BULK_FLUSH_MS passed. */
+  private due(): boolean {
+    return this.queue.hasUrgent() || this.queue.bulkWeight() >= BULK_EAGER_CHARS || this.opts.clock.monotonic() - this.lastSentAt >= BULK_FLUSH_MS;
   }
 
   stop(): void {
@@ -66,6 +84,7 @@ export class ReportSender {
     const batch = this.queue.nextBatch();
     if (!batch) return Promise.resolve();
     const epoch = this.opts.epoch();
+    this.lastSentAt = this.opts.clock.monotonic();
     this.flushing = this.opts
       .send(batch)
       .then((reply) => {

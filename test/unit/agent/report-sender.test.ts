@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiReply } from '../../../src-main/agent/coordinator-client';
 import type { ReportBatch } from '../../../src-main/agent/report-queue';
-import { REPORT_FLUSH_MS, ReportSender } from '../../../src-main/agent/report-sender';
+import { BULK_EAGER_CHARS, BULK_FLUSH_MS, REPORT_FLUSH_MS, ReportSender } from '../../../src-main/agent/report-sender';
 import { FakeClock } from '../coordinator/fake-clock';
 import { settle } from './fake-pty';
 
@@ -33,6 +33,12 @@ function setup() {
 /** One tick of the flush timer, and the answer taken. */
 async function tick(clock: FakeClock): Promise<void> {
   clock.advance(REPORT_FLUSH_MS);
+  await settle();
+}
+
+/** Long enough since the last send for output alone to go. */
+async function bulkTick(clock: FakeClock): Promise<void> {
+  clock.advance(BULK_FLUSH_MS);
   await settle();
 }
 
@@ -67,7 +73,7 @@ describe('ReportSender', () => {
     sender.push(output('later'));
     await tick(clock);
     await tick(clock);
-    await tick(clock);
+    await bulkTick(clock);
     expect(sent).toEqual([
       { seq: 1, reports: [output('once')] },
       { seq: 1, reports: [output('once')] },
@@ -84,9 +90,29 @@ describe('ReportSender', () => {
     await tick(clock);
     expect(logs).toEqual(['the coordinator rejected 1 report(s) (400: reports.0: bad); dropped them']);
     sender.push(output('next'));
-    await tick(clock);
+    await bulkTick(clock);
     expect(sent.map((b) => b.seq)).toEqual([1, 2]);
     expect(refused).toEqual(['the coordinator refused our reports (409: stale incarnation)']);
+  });
+
+  it('sends output alone at most every BULK_FLUSH_MS, a lifecycle report or a batch\'s worth of output at the next look', async () => {
+    const { clock, sent, sender } = setup();
+    sender.start();
+    sender.push(output('a'));
+    await tick(clock); // nothing sent for a while: output goes at the next look
+    expect(sent).toHaveLength(1);
+    sender.push(output('b'));
+    for (let t = REPORT_FLUSH_MS; t < BULK_FLUSH_MS; t += REPORT_FLUSH_MS) await tick(clock);
+    expect(sent).toHaveLength(1); // 5 looks a second, one request
+    await tick(clock);
+    expect(sent.map((b) => b.reports)).toEqual([[output('a')], [output('b')]]);
+    sender.push(output('c'));
+    sender.push({ type: 'exited', runId: 'r', generation: 0, exitCode: 0, signal: null, requested: false });
+    await tick(clock);
+    expect(sent).toHaveLength(3); // the exit does not wait
+    sender.push(output('x'.repeat(BULK_EAGER_CHARS)));
+    await tick(clock);
+    expect(sent).toHaveLength(4); // nor does a batch's worth of output
   });
 
   it('sends nothing while not ready', async () => {
