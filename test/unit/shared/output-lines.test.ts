@@ -1,5 +1,7 @@
 // Issue 17 defect 15: the run's output told apart — progress lines, the coordinator's lines, and the survivors'
 // tracebacks around a relaunch marked as expected (the failed worker's own errors are not).
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { classifyOutput, filterOutputLines, latestProgress } from '../../../src-shared/runs/output-lines';
 
@@ -78,5 +80,34 @@ describe('latestProgress', () => {
       { node: 'gamma', step: 40, totalSteps: 300, loss: 0.5, samplesPerSec: 812.3 },
       { node: 'beta', step: 41, totalSteps: 300, loss: 0.5, samplesPerSec: 812.3 },
     ]);
+  });
+});
+
+describe('classifyOutput on a real relaunch (test/fixtures/run-output/survivor-teardown-agent-killed.txt)', () => {
+  // Captured from `gpu-share runs logs --progress`: two workers on one machine training ddp_example.py, the
+  // external one's agent SIGKILLed at step ~298; the survivor vm's torchrun is stopped for the relaunch and prints
+  // torch's SIGTERM traceback after the relaunch line (progress lines trimmed; paths made neutral).
+  const text = readFileSync(path.join(__dirname, '..', '..', 'fixtures', 'run-output', 'survivor-teardown-agent-killed.txt'), 'utf8');
+  const lines = classifyOutput(text);
+  const expected = lines.filter((l) => l.kind === 'expected');
+
+  it("marks the survivor's real teardown (death signal, traceback, SignalException) as expected, under one label", () => {
+    expect(expected.length).toBeGreaterThanOrEqual(30);
+    expect(expected.every((l) => l.node === 'vm')).toBe(true);
+    expect(expected[0]!.line).toMatch(/^\[vm\] WARNING:torch\.distributed\.elastic\.agent\.server\.api:Received 15 death signal/);
+    expect(expected[0]!.blockStart).toBe(true);
+    expect(expected.filter((l) => l.blockStart)).toHaveLength(1);
+    expect(expected.at(-1)!.line).toMatch(/SignalException: Process \d+ got signal: 15/);
+    expect(expected[0]!.note).toBe('expected: worker f-ext failed; generation 2 relaunched');
+  });
+
+  it('leaves the new generation\'s progress, the launch lines and the coordinator\'s lines as they are', () => {
+    const after = lines.findLastIndex((l) => l.kind === 'expected');
+    expect(lines[after]!.line).toMatch(/SignalException: Process \d+ got signal: 15/);
+    expect(lines[after + 1]).toMatchObject({ kind: 'output', node: 'vm' });
+    expect(lines[after + 1]!.line).toMatch(/warm launcher: launching/);
+    expect(lines.slice(after + 1).filter((l) => l.node === 'vm' && /GPU_SHARE_PROGRESS/.test(l.line)).every((l) => l.kind === 'progress')).toBe(true);
+    expect(lines.filter((l) => /warm launcher:|gpu-share launcher:/.test(l.line)).every((l) => l.kind === 'output')).toBe(true);
+    expect(lines.filter((l) => l.node === 'gpu-share').every((l) => l.kind === 'coordinator')).toBe(true);
   });
 });
