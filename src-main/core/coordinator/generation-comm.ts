@@ -50,6 +50,20 @@ export function takeMeasured(run: RunRecord, ring: RingPlan): (MeasuredComm & { 
   return run.commMeasured;
 }
 
+/**
+ * Takes a new `comm_s` of any running run (auto or not: an explicit run's measurement serves later runs of its
+ * trainer) with the ring's slowest link, and remembers it for the trainer. Plans the ring only for a new figure.
+ */
+function noteMeasured(deps: Pick<RunApplierDeps, 'links' | 'stepMemory'>, run: RunRecord): void {
+  const fresh = run.telemetry.commMeasured();
+  const held = run.commMeasured;
+  if (!fresh || (held && held.generation === fresh.generation && held.strategy === fresh.strategy && held.seconds === fresh.seconds)) return;
+  if (run.state !== 'running' || run.workerIds.length < 2 || (deps.links?.() ?? []).length === 0) return;
+  const taken = takeMeasured(run, planRing(deps, memberHoldings(run)));
+  const reported = run.telemetry.commStats();
+  if (taken && reported) deps.stepMemory?.remember(run.spec, withMeasured(reported, taken));
+}
+
 /** What the decision goes by: `stats` with the measured cost (this run's, else what `fallback` had measured). */
 function withMeasured(stats: TrainerCommStats, measured: (MeasuredComm & { generation?: number }) | null | undefined, fallback?: TrainerCommStats | null): TrainerCommStats {
   const m = measured ? { strategy: measured.strategy, seconds: measured.seconds, mbps: measured.mbps, rttMs: measured.rttMs } : fallback?.measured;
@@ -124,14 +138,14 @@ function commSeconds(share: number, computeS: number): number {
  * was kept. Cheap when nothing changed: the inputs are keyed.
  */
 export function recheckComm(deps: Pick<RunApplierDeps, 'links' | 'stepMemory'>, run: RunRecord): CommDecision | null {
+  noteMeasured(deps, run);
   const current = run.comm;
   if (run.state !== 'running' || run.pendingRestart || (run.spec.comm ?? 'auto') !== 'auto') return null;
   if (!current || current.generation !== run.generation || run.workerIds.length < 2) return null;
   const reported = run.telemetry.commStats();
   const links = deps.links?.() ?? [];
   if (!reported || links.length === 0) return null;
-  const ring = planRing(deps, memberHoldings(run));
-  const measured = takeMeasured(run, ring);
+  const measured = run.commMeasured ?? null;
   const blind = current.commShare === null;
   const measuredNow = measured !== null && measured.generation === run.generation && measured.strategy === current.strategy;
   if (blind && !measuredNow && stepsTrained(run) < MEASURE_WAIT_STEPS) return null; // its comm_s is one step away
@@ -140,6 +154,7 @@ export function recheckComm(deps: Pick<RunApplierDeps, 'links' | 'stepMemory'>, 
   run.commCheckKey = key;
   const stats = withMeasured(reported, measured, measured ? null : deps.stepMemory?.recall(run.spec));
   deps.stepMemory?.remember(run.spec, stats);
+  const ring = planRing(deps, memberHoldings(run));
   const fresh = decideGenerationComm(run, ring, undefined, undefined, stats);
   if (fresh.commShare === null) return null;
   if (fresh.strategy === current.strategy && fresh.localSgdPeriod === current.localSgdPeriod) {

@@ -72,6 +72,20 @@ describe('comm decided from the measured cost', () => {
     expect(second.comm!.reason).toContain('as an earlier run of this trainer reported it');
   });
 
+  it('an explicit ddp run\'s measured step serves a later auto run of the same trainer', () => {
+    const { h, ws } = setUp();
+    const explicit = h.svc.startRun(h.spec({ samples: 90, comm: 'ddp' }));
+    h.run(1000);
+    line(h, ws[0]!, 1, { comm_s: 1.15 * MODELLED_S });
+    h.run(1000);
+    expect(h.liveRun().comm).toMatchObject({ strategy: 'ddp', generation: 1 });
+    h.svc.stopRun(explicit.id);
+    h.run(2000);
+    const auto = h.svc.startRun(h.spec({ samples: 90 }));
+    h.run(1000);
+    expect(h.svc.runs().find((r) => r.id === auto.id)!.comm).toMatchObject({ strategy: 'local-sgd', generation: 1, localSgdPeriod: 45 });
+  });
+
   it('a running local-sgd generation measured over the budget relaunches when that pays, and keeps its period when not', () => {
     const { h, ws } = setUp();
     h.svc.startRun(h.spec({ samples: 90 }));
