@@ -219,11 +219,16 @@ def _timed_step(optimizer, timer):
 
 
 def _timed_averages(averager, timer):
-    """PeriodicModelAverager.average_parameters, timed when this call averages (its own rule)."""
+    """PeriodicModelAverager.average_parameters, timed when this call averages (its own rule). A barrier first
+    (one tiny collective, a round trip or two) so the time is the average's transfer, not the wait for a rank
+    that is still computing: imbalance between machines is not a cost of the link, and a longer period would
+    not remove it."""
     average = averager.average_parameters
 
     def timed(params):
         averages = averager.step >= averager.warmup_steps and (averager.step - averager.warmup_steps) % averager.period == 0
+        if averages:
+            dist.barrier(group=averager.process_group)
         t0 = time.perf_counter()
         average(params)
         if averages:
