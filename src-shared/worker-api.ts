@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { CoordinatorEvent, RunSnapshot, WorkerSnapshot } from './training';
 import type { AwaitingMachine } from './nodes/awaiting-machine';
 import type { LinkMeasurement } from './links/link-matrix';
+import type { RunSeries } from './runs/run-series';
 import { jobAckSchema, jobCompleteSchema, jobFailSchema, jobOutputSchema, jobStartedSchema, manifestSubmitSchema } from './jobs/job-protocol';
 import type { ArtifactSnapshot, JobSnapshot, JobsPageQuery, JobsState, ManifestSubmitResult } from './jobs/types';
 import { jobsPageSearch } from './jobs/jobs-page';
@@ -112,6 +113,7 @@ export const nodeApproveSchema = nodeKeyChoiceSchema.extend({
 const nodePath = (action: string) =>
   paramPath(new RegExp(`^/v1/nodes/([^/]+)/${action}$`), (node: string) => `/v1/nodes/${encodeURIComponent(node)}/${action}`);
 export const runOutputReplySchema = z.object({ runId: z.string(), output: z.string() });
+const runSeriesReplySchema = z.custom<RunSeries>((v) => isRecord(v) && typeof v.runId === 'string' && isRecord(v.resources), 'expected a run series');
 
 const jobSnapshotSchema = z.custom<JobSnapshot>((v) => isRecord(v) && typeof v.id === 'string' && typeof v.status === 'string', 'expected a job snapshot');
 const jobsStateSchema = z.custom<JobsState>((v) => isRecord(v) && Array.isArray(v.jobs) && Array.isArray(v.ledger), 'expected the jobs state');
@@ -154,6 +156,8 @@ export const workerApi = {
   startRun: endpoint({ method: 'POST', path: fixedPath(apiPaths.runs), auth: 'operator', body: runSpecSchema, reply: runSnapshotSchema, status: 201 }),
   run: endpoint({ method: 'GET', path: paramPath(/^\/v1\/runs\/([^/]+)$/, apiPaths.run), auth: 'operator', body: null, reply: runSnapshotSchema }),
   runOutput: endpoint({ method: 'GET', path: paramPath(/^\/v1\/runs\/([^/]+)\/output$/, apiPaths.runOutput), auth: 'operator', body: null, reply: runOutputReplySchema }),
+  /** Samples/s and each member's resources over the run, thinned to 600 points a series (kept in memory only). */
+  runSeries: endpoint({ method: 'GET', path: paramPath(/^\/v1\/runs\/([^/]+)\/series$/, (runId: string) => `/v1/runs/${encodeURIComponent(runId)}/series`), auth: 'operator', body: null, reply: runSeriesReplySchema }),
   stopRun: endpoint({ method: 'POST', path: paramPath(/^\/v1\/runs\/([^/]+)\/stop$/, apiPaths.stopRun), auth: 'operator', body: null, reply: runSnapshotSchema }),
   /** An ended run and all kept for it (output, loss, shard maps), gone for good; 409 for a live one. */
   deleteRun: endpoint({ method: 'POST', path: paramPath(/^\/v1\/runs\/([^/]+)\/delete$/, (runId: string) => `/v1/runs/${encodeURIComponent(runId)}/delete`), auth: 'operator', body: null, reply: z.object({ deleted: z.string() }) }),

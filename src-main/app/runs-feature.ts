@@ -50,6 +50,7 @@ export function createRunsFeature(opts: {
     stopRun: async ({ runId }) => wrap(() => coordinator.stopRun(runId)),
     deleteRun: async ({ runId }) => wrap(() => coordinator.deleteRun(runId)),
     getRunOutput: async ({ runId }) => ({ runId, text: coordinator.runOutput(runId) }),
+    getRunSeries: async ({ runId }) => coordinator.runSeries(runId),
     getEvents: async () => coordinator.events(),
     getExampleRun: async () => exampleRun(opts.assetsDir, opts.hardware()),
   };

@@ -1,11 +1,11 @@
 /**
  * Every worker's resources over time (CPU, RAM, GPU utilisation and memory), recorded in the page from the
- * heartbeat figures each worker snapshot carries (shared/resources/worker-resources.ts), bounded per worker and
- * in workers; and the four percentage series a member's chart draws, over the GPUs it holds in the run.
+ * heartbeat figures each worker snapshot carries (shared/resources/worker-resources.ts) and seeded from what the
+ * coordinator kept of a run (run-series-seed.ts), bounded per worker and in workers; and the four percentage series a member's chart draws, over the GPUs it holds in the run.
  */
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import { useStore } from 'zustand';
-import { appendResources, MAX_RESOURCE_WORKERS, type ResourceHistory, type WorkerResourcesSample } from '../../src-shared/resources/worker-resources';
+import { appendResources, mergeResources, MAX_RESOURCE_WORKERS, type ResourceHistory, type WorkerResourcesSample } from '../../src-shared/resources/worker-resources';
 import type { WorkerSnapshot } from '../../src-shared/training';
 import type { AppStore } from '../store/apply';
 import { startRecorder } from './page-recorder';
@@ -39,6 +39,15 @@ export function useResourceHistory(workerId: number): ResourceHistory | undefine
 /** Records the resources of every worker update the page receives from now on; returns the function that stops it. */
 export function startResourceRecorder(app: AppStore, store: StoreApi<ResourcesByWorker> = resourceStore): () => void {
   return startRecorder(app, store, (s) => s.workers, recordWorkers);
+}
+
+/** A run's members' histories as the coordinator kept them, merged with what the page recorded of those workers. */
+export function seedResources(store: StoreApi<ResourcesByWorker>, kept: Record<number, ResourceHistory>): void {
+  store.setState((s) => {
+    const next = { ...s };
+    for (const [id, history] of Object.entries(kept)) next[Number(id)] = mergeResources(s[Number(id)], history);
+    return next;
+  }, true);
 }
 
 export interface MemberSeries {

@@ -1,12 +1,14 @@
 /**
  * Per-worker resources in the run view: for each member of the run, its CPU busy, RAM in use, and the mean
  * utilisation and memory share of the GPUs it holds, in percent over the run's time, from the figures each
- * worker's heartbeat carries (recorded in the page, resource-history.ts). A member whose agent sends none says so.
+ * worker's heartbeat carries (kept by the coordinator and recorded in the page, resource-history.ts). A member
+ * whose agent sends none says so.
  */
 import type { RunSnapshot, WorkerSnapshot } from '../../src-shared/training';
 import { memberLabel, runMembers, type RunMember } from '../store/runs';
 import { workerColor } from '../store/derive';
 import { memberSeries, useResourceHistory } from './resource-history';
+import { useRunSeriesSeed } from './run-series-seed';
 import { clockLabel } from './throughput-chart';
 import { XyChart } from './xy-chart';
 import type { XySeries } from './xy-chart-model';
@@ -30,7 +32,7 @@ function MemberResources({ run, member }: { run: RunSnapshot; member: RunMember 
     return (
       <div className="member-resources" data-worker-id={member.workerId} data-samples={samples.length}>
         {title}
-        <p className="muted small">{history ? 'Waiting for its next heartbeats…' : 'Its heartbeats carry no resource figures (an older agent, or none received while this page is open).'}</p>
+        <p className="muted small">{history ? 'Waiting for its next heartbeats…' : 'Its heartbeats carry no resource figures (an older agent, or none received since the coordinator started).'}</p>
       </div>
     );
   }
@@ -67,6 +69,7 @@ function MemberResources({ run, member }: { run: RunSnapshot; member: RunMember 
 }
 
 export function RunResources({ run, workers }: { run: RunSnapshot; workers: WorkerSnapshot[] }) {
+  useRunSeriesSeed(run.id); // both charts of the run page (this one and samples/s) start from what the coordinator kept
   const current = runMembers(run, workers);
   // After the run (or between generations) its members are gone: show the workers that took part.
   const members: RunMember[] =

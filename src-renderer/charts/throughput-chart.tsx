@@ -1,7 +1,7 @@
 /**
  * A run's samples/s over time: the run's total and a line per member in its colour, against the time since the
- * run started, with the generations marked where they began. The figures are what this page received while it
- * watched the run (run-throughput.ts), which the caption says.
+ * run started, with the generations marked where they began. The figures are the coordinator's series of the
+ * run (thinned to 600 points) and the updates this page received since (run-throughput.ts).
  */
 import type { RunSnapshot } from '../../src-shared/training';
 import { formatRate } from '../format';
@@ -25,7 +25,7 @@ export function ThroughputChart({ run }: { run: RunSnapshot }) {
   if (!series || points < 2) {
     return (
       <p className="muted small" data-testid="throughput-empty">
-        Samples/s over time draws from the second progress update this page receives while the run is live.
+        Samples/s over time draws from the run's second progress update.
       </p>
     );
   }
@@ -73,7 +73,6 @@ export function ThroughputChart({ run }: { run: RunSnapshot }) {
               <span style={{ color: workerColor(id) }}>━</span> {series.workers[id]!.node}{' '}
             </span>
           ))}
-          <span className="muted">· since this page opened</span>
         </figcaption>
       )}
     </figure>

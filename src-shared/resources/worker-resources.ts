@@ -2,10 +2,11 @@
  * What a worker says in each heartbeat about how busy its machine is (CPU, RAM, each GPU's utilisation and
  * memory), so the run view can draw every member's resources over time, not only this machine's. The wire
  * schema (bounded: a forged heartbeat cannot make the coordinator keep megabytes), the sample the agent builds
- * from its live hardware poll, and the bounded per-worker history the page keeps. Pure: no node:*.
+ * from its live hardware poll, and the bounded per-worker history the coordinator and the page keep. Pure: no node:*.
  */
 import { z } from 'zod';
 import type { HardwareSnapshot } from '../hardware';
+import { thinned, thinningMask } from '../runs/run-series';
 
 const pct = z.number().min(0).max(100).nullable();
 const mb = z.number().nonnegative().max(1e9).nullable();
@@ -64,7 +65,7 @@ export interface CpuTimes {
   irq: number;
 }
 
-/** Samples kept per worker in the page (a heartbeat a second: the last ten minutes). */
+/** Samples kept per worker (in a run, at the coordinator; in the page): past it the history is thinned (run-series.ts). */
 export const MAX_RESOURCE_SAMPLES = 600;
 /** Workers whose history the page keeps; the one heard from longest ago goes first. */
 export const MAX_RESOURCE_WORKERS = 256;
@@ -80,5 +81,18 @@ export function appendResources(history: ResourceHistory | undefined, node: stri
   const last = samples[samples.length - 1];
   if (last && sample.at <= last.at) return history!;
   const next = [...samples, sample];
-  return { node, samples: next.length > MAX_RESOURCE_SAMPLES ? next.slice(next.length - MAX_RESOURCE_SAMPLES) : next };
+  return { node, samples: next.length > MAX_RESOURCE_SAMPLES ? thinned(next, thinningMask(next.map((s) => s.at), MAX_RESOURCE_SAMPLES)) : next };
+}
+
+/**
+ * The page's history of a worker and the coordinator's (`kept`, one run's) as one: the page's samples from
+ * before and after the kept ones around them, thinned to the bound.
+ */
+export function mergeResources(page: ResourceHistory | undefined, kept: ResourceHistory): ResourceHistory {
+  const first = kept.samples[0]?.at ?? Infinity;
+  const last = kept.samples[kept.samples.length - 1]?.at ?? -Infinity;
+  const before = page?.samples.filter((s) => s.at < first) ?? [];
+  const after = page?.samples.filter((s) => s.at > last) ?? [];
+  const samples = [...before, ...kept.samples, ...after];
+  return { node: kept.node, samples: thinned(samples, thinningMask(samples.map((s) => s.at), MAX_RESOURCE_SAMPLES)) };
 }

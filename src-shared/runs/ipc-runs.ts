@@ -1,11 +1,12 @@
 /**
- * The runs' channels (start, stop, list, output, the event log, the example run) and their events, spread into
+ * The runs' channels (start, stop, list, output, series over time, the event log, the example run) and their events, spread into
  * ipc.ts's maps like every feature's, so the contract for runs reads in one place. The handlers live in
  * src-main/app/runs-feature.ts; the transports carry them like every other channel.
  */
 import { z } from 'zod';
 import type { CoordinatorEvent, RunSnapshot } from '../training';
 import { runSpecSchema } from '../worker-protocol';
+import type { RunSeries } from './run-series';
 
 export const runRequests = {
   getRuns: { channel: 'runs:list', arg: z.undefined() },
@@ -14,6 +15,8 @@ export const runRequests = {
   /** An ended run, gone for good (a live one is refused). */
   deleteRun: { channel: 'runs:delete', arg: z.object({ runId: z.string().min(1).max(128) }) },
   getRunOutput: { channel: 'runs:output', arg: z.object({ runId: z.string().min(1).max(128) }) },
+  /** Samples/s and members' resources over the run so far, for the charts of a page opened late or reloaded. */
+  getRunSeries: { channel: 'runs:series', arg: z.object({ runId: z.string().min(1).max(128) }) },
   getEvents: { channel: 'events:list', arg: z.undefined() },
   getExampleRun: { channel: 'runs:example', arg: z.undefined() },
 } as const;
@@ -24,6 +27,7 @@ export interface RunRequestResults {
   stopRun: RunSnapshot;
   deleteRun: { deleted: string };
   getRunOutput: { runId: string; text: string };
+  getRunSeries: RunSeries;
   getEvents: CoordinatorEvent[];
   /** A ready-to-start run of the bundled example trainer, for the Start run form. */
   getExampleRun: z.input<typeof runSpecSchema>;

@@ -147,6 +147,7 @@ function handlers(service: CoordinatorService, opts: CoordinatorHttpOptions, cha
       const run = findRun(params[0]!);
       return { runId: run.id, output: service.runOutput(run.id) };
     },
+    runSeries: ({ params }) => service.runSeries(findRun(params[0]!).id),
     stopRun: ({ params }) => service.stopRun(runIdParam(params[0]!)),
     deleteRun: ({ params }) => service.deleteRun(runIdParam(params[0]!)),
     metrics: () => {

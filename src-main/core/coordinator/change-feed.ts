@@ -1,10 +1,12 @@
 /**
  * What the coordinator tells its subscribers (the app core, the HTTP layer): snapshots and lines as they
  * change, coalesced. State changes go out at the next tick; heartbeat-only changes (last heartbeat, step) and
- * run progress at most once a second, so 1,000 workers beating cost one snapshot a second.
+ * run progress at most once a second, so 1,000 workers beating cost one snapshot a second. Its first
+ * subscriber is the run series book (samples/s and resources over time, run-series-book.ts).
  */
 import type { CoordinatorEvent, RunSnapshot, UserNotification, WorkerSnapshot } from '../../../src-shared/training';
 import type { Clock } from '../../platform/ports';
+import { RunSeriesBook } from './run-series-book';
 
 export type CoordinatorChange =
   | { type: 'workers'; workers: WorkerSnapshot[] }
@@ -33,7 +35,12 @@ export class ChangeFeed {
   private readonly dirtyRuns = new Set<string>();
   private lastProgressEmit = -Infinity;
 
-  constructor(private readonly clock: Clock) {}
+  /** Each run's samples/s and members' resources over time, fed by this feed's changes. */
+  readonly series = new RunSeriesBook();
+
+  constructor(private readonly clock: Clock) {
+    this.listeners.add((change) => this.series.take(change));
+  }
 
   subscribe(listener: (change: CoordinatorChange) => void): () => void {
     this.listeners.add(listener);

@@ -22,6 +22,7 @@ const samples: Record<EndpointName, unknown[]> = {
   startRun: [],
   run: ['run 1/ä'],
   runOutput: ['run 1/ä'],
+  runSeries: ['run 1/ä'],
   stopRun: ['run 1/ä'],
   deleteRun: ['run 1/ä'],
   metrics: [],
@@ -65,7 +66,7 @@ describe('workerApi', () => {
   it('worker requests after the join need the session; the operator reads need the operator token', () => {
     expect(workerApi.join.auth).toBe('join-proof');
     for (const name of ['heartbeat', 'report', 'leave', 'presence'] as const) expect(workerApi[name].auth).toBe('session');
-    for (const name of ['state', 'listRuns', 'startRun', 'run', 'runOutput', 'stopRun', 'deleteRun', 'deleteJob', 'drain', 'acceptNodeKey', 'approveNode', 'revokeNode', 'metrics', 'measureLinks'] as const) expect(workerApi[name].auth).toBe('operator');
+    for (const name of ['state', 'listRuns', 'startRun', 'run', 'runOutput', 'runSeries', 'stopRun', 'deleteRun', 'deleteJob', 'drain', 'acceptNodeKey', 'approveNode', 'revokeNode', 'metrics', 'measureLinks'] as const) expect(workerApi[name].auth).toBe('operator');
     expect(workerApi.health.auth).toBe('none');
     for (const name of ['jobStarted', 'jobOutput', 'jobComplete', 'jobFail', 'uploadArtifact'] as const) expect(workerApi[name].auth).toBe('session');
     for (const name of ['jobsState', 'submitManifest', 'job', 'jobLog', 'cancelJob', 'requeueJob', 'listArtifacts', 'downloadArtifact'] as const) expect(workerApi[name].auth).toBe('operator');

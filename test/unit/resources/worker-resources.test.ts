@@ -76,7 +76,9 @@ describe('the page history', () => {
     expect(byWorker[1]!.samples.map((s) => s.at)).toEqual([10, 20]);
     let h = appendResources(undefined, 'alpha', sample(0));
     for (let t = 1; t < MAX_RESOURCE_SAMPLES + 10; t++) h = appendResources(h, 'alpha', sample(t));
-    expect(h.samples).toHaveLength(MAX_RESOURCE_SAMPLES);
+    expect(h.samples.length).toBeLessThanOrEqual(MAX_RESOURCE_SAMPLES);
+    expect(h.samples[0]!.at).toBe(0); // thinned over the whole history, its first sample kept (run-series.ts)
+    expect(h.samples.at(-1)!.at).toBe(MAX_RESOURCE_SAMPLES + 9);
   });
 
   it("draws a member's CPU, RAM and the GPUs it holds in percent", () => {
