@@ -33,7 +33,9 @@ export class RunOutputLog {
     if (lastNl !== -1) {
       const complete = pending.slice(0, lastNl + 1);
       rest = pending.slice(lastNl + 1);
-      this.push(complete.split(/(?<=\n)/).map((line) => `[${node}] ${line}`).join(''));
+      // Each line prefixed in one pass (no array of lines: this runs for every chunk of every worker's output).
+      const prefix = `[${node}] `;
+      this.push(`${prefix}${complete.slice(0, -1).replaceAll('\n', `\n${prefix}`)}\n`);
     }
     if (rest.length > MAX_PARTIAL_CHARS) {
       this.push(`[${node}] ${rest}\n`);

@@ -1,5 +1,5 @@
 // The bounded pieces of a run's record: output log (with text kept across a restart), launch plan.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { buildLaunchPlan, formatEndpoint } from '../../../src-main/core/coordinator/launch-plan';
 import { RunOutputLog } from '../../../src-main/core/coordinator/run-output-log';
 import { runSpecSchema } from '../../../src-shared/worker-protocol';
@@ -18,6 +18,18 @@ describe('RunOutputLog', () => {
     log.append(1, 'jetson', 'loading\nready\n');
     log.append(0, 'desktop', 'ep":1}\n');
     expect(log.text()).toBe('[jetson] loading\n[jetson] ready\n[desktop] GPU_SHARE_PROGRESS {"step":1}\n');
+  });
+
+  it('prefixes every line of a many-line chunk (empty ones and \\r\\n too) in one pass, without splitting it into lines', () => {
+    const log = new RunOutputLog();
+    const split = vi.spyOn(String.prototype, 'split');
+    try {
+      log.append(0, 'desktop', 'a\r\n\nGPU_SHARE_PROGRESS {"step":1}\r\nb\npart');
+      expect(split).not.toHaveBeenCalled(); // this runs for every chunk of every worker's output
+    } finally {
+      split.mockRestore();
+    }
+    expect(log.text()).toBe('[desktop] a\r\n[desktop] \n[desktop] GPU_SHARE_PROGRESS {"step":1}\r\n[desktop] b\n[desktop] part');
   });
 
   it('shows an unfinished line at the end, and writes out a runaway one', () => {
