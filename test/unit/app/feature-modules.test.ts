@@ -76,6 +76,7 @@ describe('runs feature', () => {
       runs: () => [],
       events: () => [],
       runOutput: (runId: string) => `output of ${runId}`,
+      runSeries: (runId: string) => ({ runId, throughput: null, resources: {} }),
       startRun: () => {
         throw new Error('run "r1" cannot start: no worker has a free GPU');
       },
@@ -91,6 +92,7 @@ describe('runs feature', () => {
     fake.send({ type: 'workers', workers: [] });
     expect(seen).toEqual([{ event: 'onRunOutput', payload: { runId: 'run-1', workerId: 2, node: 'beta', data: 'step 3\n' } }]);
     expect(await runs.handlers.getRunOutput({ runId: 'run-1' })).toEqual({ runId: 'run-1', text: 'output of run-1' });
+    expect(await runs.handlers.getRunSeries({ runId: 'run-1' })).toEqual({ runId: 'run-1', throughput: null, resources: {} });
 
     runs.stop();
     expect(fake.listening()).toBe(0);
