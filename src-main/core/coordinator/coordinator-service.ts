@@ -334,6 +334,7 @@ export class CoordinatorService {
 
   /** The run's recent output, every line prefixed with its node; '' for a run this coordinator does not know. */
   runOutput(runId: string): string { return this.runsCtl.output(runId); }
+  runSeries(runId: string) { return this.feed.series.series(runId); } // samples/s and resources over the run (run-series-book.ts)
 
   subscribe(listener: (change: CoordinatorChange) => void): () => void { return this.feed.subscribe(listener); }
 
