@@ -20,6 +20,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { findFreePort } from '../src-main/agent/coordinator-client';
+import type { RunSnapshot } from '../src-shared/training';
 import { bundleAgent, findRepoRoot } from '../test/integration/helpers/agent-bundle';
 import { AgentHandle } from '../test/integration/helpers/agent-handle';
 import { CoordinatorHarness } from '../test/integration/helpers/coordinator-harness';
@@ -77,7 +78,7 @@ function rateOf(text: string): StepRate | null {
 
 interface AppResult extends Result {
   argv: string;
-  /** CPU seconds the agent process and this process (the coordinator) used during the run. */
+  /** CPU seconds the agent process and this process (the coordinator, less the bench's process scans) used during the run. */
   agentCpuS: number;
   coordinatorCpuS: number;
 }
@@ -90,16 +91,31 @@ async function throughGpuShare(coordinator: CoordinatorHarness, agent: AgentHand
   // The live output is only kept (not parsed) while training runs, so measuring costs the coordinator nothing extra.
   const chunks: string[] = [];
   let runId = '';
+  // The run's end is read from the change feed: waitForRun would build every run's snapshot on each change and
+  // agent log line, CPU of the bench's that the coordinator's figure would count.
+  let ended: ((run: RunSnapshot) => void) | null = null;
+  const end = new Promise<RunSnapshot>((resolve) => (ended = resolve));
   const unsubscribe = coordinator.service.subscribe((c) => {
     if (c.type === 'output' && c.runId === runId) chunks.push(c.data);
+    else if (c.type === 'run' && c.run.id === runId && ['finished', 'failed', 'stopped'].includes(c.run.state)) ended?.(c.run);
   });
   const began = performance.now();
   const agentCpu0 = cpuSeconds(agent.pid);
   const ownCpu0 = process.cpuUsage();
+  const trackerUs0 = trackerUs;
   try {
     const run = await coordinator.startRun({ name: `throughput-${round}`, command: TRAINER_ARGS, samples: SAMPLES, minWorkers: 1, maxWorkers: 1, nprocPerNode: NPROC, maxRestarts: 0 });
     runId = run.id;
-    const done = await coordinator.waitForRun(run.id, 'the run to end', (r) => (['finished', 'failed', 'stopped'].includes(r.state) ? r : null), 600_000);
+    // A slow look as well, for an end the feed did not carry; and a bound.
+    const look = setInterval(() => {
+      const r = coordinator.run(runId);
+      if (['finished', 'failed', 'stopped'].includes(r.state)) ended?.(r);
+    }, 2000);
+    const bound = setTimeout(() => ended?.(coordinator.run(runId)), 600_000);
+    const done = await end.finally(() => {
+      clearInterval(look);
+      clearTimeout(bound);
+    });
     if (done.state !== 'finished') throw new Error(`run ${done.id} ${done.state}: ${done.stateCause}`);
   } finally {
     unsubscribe();
@@ -112,7 +128,7 @@ async function throughGpuShare(coordinator: CoordinatorHarness, agent: AgentHand
   const lines = rankZeroLines(start.argv, chunks.join(''));
   const rate = rateOf(lines.text);
   if (!rate) throw new Error(`too few progress lines for ${runId} (from ${lines.source})`);
-  return { rate, wallS, source: lines.source, argv: start.argv, agentCpuS, coordinatorCpuS: (ownCpu.user + ownCpu.system) / 1e6 };
+  return { rate, wallS, source: lines.source, argv: start.argv, agentCpuS, coordinatorCpuS: (ownCpu.user + ownCpu.system - (trackerUs - trackerUs0)) / 1e6 };
 }
 
 async function byHand(agentArgv: string, round: number): Promise<Result> {
@@ -147,12 +163,24 @@ async function byHand(agentArgv: string, round: number): Promise<Result> {
 const load0 = loadavg()[0]!;
 const entry = await bundleAgent(root);
 const tracker = new PidTracker(1000);
+// The tracker scans /proc in this process (the coordinator's): its CPU is the bench's, not the app's, and on a
+// machine with many processes it was a third of the "coordinator CPU" figure. Counted apart and taken off.
+let trackerUs = 0;
+const scan = tracker.scan.bind(tracker);
+tracker.scan = (): void => {
+  const t0 = process.cpuUsage();
+  scan();
+  const t = process.cpuUsage(t0);
+  trackerUs += t.user + t.system;
+};
 const coordinator = await CoordinatorHarness.start();
 const agent = new AgentHandle({ entry, coordinatorUrl: coordinator.url, token: coordinator.joinToken, name: 'bench-node', showOutput: false });
 tracker.addRoot(agent.pid);
 const rows: string[][] = [];
 const a: number[] = [];
 const b: number[] = [];
+/** App CPU µs per progress line of each round: agent, coordinator. */
+const perLine: { agent: number[]; coordinator: number[] } = { agent: [], coordinator: [] };
 const sources = new Set<string>();
 let lastArgv = '';
 try {
@@ -173,6 +201,8 @@ try {
     lastArgv = viaApp.argv;
     a.push(viaApp.rate.stepsPerSec);
     b.push(hand.rate.stepsPerSec);
+    perLine.agent.push((viaApp.agentCpuS * 1e6) / LINES);
+    perLine.coordinator.push((viaApp.coordinatorCpuS * 1e6) / LINES);
     rows.push([
       String(round),
       viaApp.rate.stepsPerSec.toFixed(1),
@@ -200,5 +230,7 @@ try {
 console.log(`\nsteps/s of rank 0, steady part (a: one agent, nprocPerNode ${NPROC}; b: the same torchrun argv by hand)`);
 printTable(['round', 'a: GPU Share', 'b: by hand', 'a/b', 'a: wall (start→end)', 'b: wall', 'a: agent CPU', 'a: coordinator CPU', 'µs/line agent / coord'], rows);
 console.log(`(rates read from: ${[...sources].join(', ')}; CPU in seconds over the run's wall time, ${cpus().length} cores in all; µs/line: that CPU over the ${LINES} progress lines a run prints, start-up and heartbeats included)`);
+const app = { agent: median(perLine.agent), coordinator: median(perLine.coordinator) };
+console.log(`app CPU per progress line (median): ${(app.agent + app.coordinator).toFixed(0)} µs (agent ${app.agent.toFixed(0)} + coordinator ${app.coordinator.toFixed(0)}; the bench's own process scans left out)`);
 const ratio = median(a) / median(b);
 console.log(`median: GPU Share ${median(a).toFixed(1)} steps/s, by hand ${median(b).toFixed(1)} steps/s, ratio ${ratio.toFixed(3)} (target ≥ 0.98: ${ratio >= 0.98 ? 'met' : 'NOT met'}); load average ${load0.toFixed(2)} → ${loadavg()[0]!.toFixed(2)}`);
