@@ -37,31 +37,21 @@ export const ASSUMED_STEPS_LEFT = 1000;
 export const MEASURE_WAIT_STEPS = 1;
 
 /**
- * The trainer's newest `comm_s`, tied to the ring's slowest link when it first arrived (a link measured again
- * later must not re-scale a figure taken over the old one). Kept on the run; null until a trainer reports one.
- */
-export function takeMeasured(run: RunRecord, ring: RingPlan): (MeasuredComm & { generation: number }) | null {
-  const fresh = run.telemetry.commMeasured();
-  const held = run.commMeasured ?? null;
-  if (!fresh || (held && held.generation === fresh.generation && held.strategy === fresh.strategy && held.seconds === fresh.seconds)) return held;
-  const link = ring.slowest;
-  if (!link || link.mbps === null || !(link.mbps > 0)) return held;
-  run.commMeasured = { ...fresh, mbps: link.mbps, rttMs: link.rttMs };
-  return run.commMeasured;
-}
-
-/**
  * Takes a new `comm_s` of any running run (auto or not: an explicit run's measurement serves later runs of its
- * trainer) with the ring's slowest link, and remembers it for the trainer. Plans the ring only for a new figure.
+ * trainer), tied to the ring's slowest link when it first arrived (a link measured again later must not re-scale
+ * a figure taken over the old one), kept on the run and remembered for the trainer. Plans the ring only for a
+ * new figure.
  */
 function noteMeasured(deps: Pick<RunApplierDeps, 'links' | 'stepMemory'>, run: RunRecord): void {
   const fresh = run.telemetry.commMeasured();
   const held = run.commMeasured;
   if (!fresh || (held && held.generation === fresh.generation && held.strategy === fresh.strategy && held.seconds === fresh.seconds)) return;
   if (run.state !== 'running' || run.workerIds.length < 2 || (deps.links?.() ?? []).length === 0) return;
-  const taken = takeMeasured(run, planRing(deps, memberHoldings(run)));
+  const link = planRing(deps, memberHoldings(run)).slowest;
+  if (!link || link.mbps === null || !(link.mbps > 0)) return;
+  run.commMeasured = { ...fresh, mbps: link.mbps, rttMs: link.rttMs };
   const reported = run.telemetry.commStats();
-  if (taken && reported) deps.stepMemory?.remember(run.spec, withMeasured(reported, taken));
+  if (reported) deps.stepMemory?.remember(run.spec, withMeasured(reported, run.commMeasured));
 }
 
 /** What the decision goes by: `stats` with the measured cost (this run's, else what `fallback` had measured). */

@@ -41,7 +41,7 @@ export interface RunRecord extends Omit<RunSnapshot, 'lossHistory' | 'generation
   rdzvHostId: number | null;
   /** The inputs a blind comm decision was last looked at again with (generation-comm.ts recheckBlindComm). */
   commCheckKey?: string;
-  /** The trainer's newest `comm_s` and the ring's slowest link when it arrived (generation-comm.ts takeMeasured). */
+  /** The trainer's newest `comm_s` and the ring's slowest link when it arrived (generation-comm.ts noteMeasured). */
   commMeasured?: (MeasuredComm & { generation: number }) | null;
   /** The store host's launcher of a stopped generation, while it may still listen (store-handover.ts). */
   storeDraining?: StoreDraining | null;
