@@ -10,7 +10,7 @@ import path from 'node:path';
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunSnapshot } from '../../src-shared/training';
-import { ensureBuilt, fakeGpuEnv, gpuShareCli, openApp, openBrowser, removeDir, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { ensureBuilt, fakeGpuEnv, gpuShareCli, openApp, openBrowser, removeDir, screenshot, startServe, startTrainerRun, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
 
 let dataDir: string;
 let serve: ServeHandle;
@@ -38,14 +38,7 @@ beforeAll(async () => {
   serve = await startServe({ dataDir, clusterPath, env: { ...fakeGpuEnv(), GPU_SHARE_HOME: dataDir } });
   browser = await openBrowser({ width: 1280, height: 900 });
   await browser.context.grantPermissions(['clipboard-read', 'clipboard-write']);
-  // The app's own worker joins a moment after serve is ready: wait for it before starting the run on it.
-  for (let until = Date.now() + 60_000; Date.now() < until; await new Promise((r) => setTimeout(r, 500))) {
-    const listed = await gpuShare(['workers', 'list', '--json']);
-    if (listed.code === 0 && /"state":\s*"active"/.test(listed.out)) break;
-  }
-  const started = await gpuShare(['runs', 'start', '--json', '--name', 'links-demo', '--samples', '100', '--max-workers', '1', '--launcher', 'direct', '--', '/usr/bin/python3', '-c', TRAINER]);
-  expect(started.code, started.err).toBe(0);
-  run = JSON.parse(started.out) as RunSnapshot;
+  run = await startTrainerRun(dataDir, 'links-demo', TRAINER);
 }, 120_000);
 
 afterAll(async () => {

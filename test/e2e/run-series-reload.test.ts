@@ -4,7 +4,7 @@
 // the run ended (no progress update will ever come again) still draws both charts. Screenshot looked at.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunSnapshot } from '../../src-shared/training';
-import { ensureBuilt, fakeGpuEnv, gpuShareCli, openApp, openBrowser, removeDir, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { ensureBuilt, fakeGpuEnv, gpuShareCli, openApp, openBrowser, removeDir, screenshot, startServe, startTrainerRun, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
 
 let dataDir: string;
 let serve: ServeHandle;
@@ -26,13 +26,7 @@ beforeAll(async () => {
   dataDir = tempDir('gpu-share-e2e-series-');
   serve = await startServe({ dataDir, env: { ...fakeGpuEnv(), GPU_SHARE_HOME: dataDir } });
   browser = await openBrowser({ width: 1280, height: 900 });
-  for (let until = Date.now() + 60_000; Date.now() < until; await new Promise((r) => setTimeout(r, 500))) {
-    const listed = await gpuShare(['workers', 'list', '--json']);
-    if (listed.code === 0 && /"state":\s*"active"/.test(listed.out)) break;
-  }
-  const started = await gpuShare(['runs', 'start', '--json', '--name', 'series-demo', '--samples', '100', '--max-workers', '1', '--launcher', 'direct', '--', '/usr/bin/python3', '-c', TRAINER]);
-  expect(started.code, started.err).toBe(0);
-  run = JSON.parse(started.out) as RunSnapshot;
+  run = await startTrainerRun(dataDir, 'series-demo', TRAINER);
 }, 120_000);
 
 afterAll(async () => {

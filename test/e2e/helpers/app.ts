@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { findRepoRoot } from '../../integration/helpers/agent-bundle';
+import type { RunSnapshot } from '../../../src-shared/training';
 
 export const ROOT = findRepoRoot();
 export const CLI = path.join(ROOT, 'dist', 'main', 'cli.cjs');
@@ -224,6 +225,20 @@ export function gpuShareCli(dataDir: string, args: string[]): Promise<{ code: nu
       resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out, err });
     });
   });
+}
+
+/**
+ * Starts a run of `python3 -c TRAINER` (direct launcher, one worker) once this serve's own worker is active (it
+ * joins a moment after serve is ready); answers the run's snapshot.
+ */
+export async function startTrainerRun(dataDir: string, name: string, trainer: string): Promise<RunSnapshot> {
+  for (let until = Date.now() + 60_000; Date.now() < until; await new Promise((r) => setTimeout(r, 500))) {
+    const listed = await gpuShareCli(dataDir, ['workers', 'list', '--json']);
+    if (listed.code === 0 && /"state":\s*"active"/.test(listed.out)) break;
+  }
+  const started = await gpuShareCli(dataDir, ['runs', 'start', '--json', '--name', name, '--samples', '100', '--max-workers', '1', '--launcher', 'direct', '--', '/usr/bin/python3', '-c', trainer]);
+  if (started.code !== 0) throw new Error(`gpu-share runs start failed (${started.code}): ${started.err}`);
+  return JSON.parse(started.out) as RunSnapshot;
 }
 
 export function removeDir(dir: string): void {
