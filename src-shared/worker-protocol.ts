@@ -140,6 +140,8 @@ export const joinRequestSchema = z.object({
   advertiseHost: z.string().min(1).max(255),
   /** A TCP port free on this worker, for hosting the rendezvous store. */
   rdzvPort: z.number().int().min(1).max(65535),
+  /** Every port it offers for rendezvous stores (rdzvPort first; one per GPU set it may train a run on); older agents: none. */
+  rdzvPorts: z.array(z.number().int().min(1).max(65535)).min(1).max(16).optional(),
   /** The port of the agent's link probe server (links are measured agent to agent); left out by older agents. */
   probePort: z.number().int().min(1).max(65535).optional(),
   /** Python interpreter found on the worker, with torch's version; null if none has torch. */
@@ -163,6 +165,8 @@ export const joinRequestSchema = z.object({
       incarnation: z.number().int().positive(),
       runId: z.string().max(FIELD_CAPS.id).nullable(),
       generation: z.number().int().nonnegative().nullable(),
+      /** Every run generation it kept (one per GPU set); runId/generation name the first. Older agents: runId's alone. */
+      runs: z.array(z.object({ runId: z.string().max(FIELD_CAPS.id), generation: z.number().int().nonnegative() })).max(64).optional(),
     })
     .optional(),
 });
@@ -216,6 +220,8 @@ export type Progress = z.infer<typeof progressSchema>;
 export const heartbeatRequestSchema = z.object({
   incarnation: z.number().int().positive(),
   progress: progressSchema.nullable().default(null),
+  /** The latest progress of every run it trains now (one per GPU set); left out by older agents: `progress` alone. */
+  runs: z.array(progressSchema).max(64).optional(),
   /**
    * Sequence number of the last instruction the agent has taken (0: none yet). With it the coordinator keeps
    * handing out an instruction until it is acknowledged, so an answer lost on the way (a timeout after the

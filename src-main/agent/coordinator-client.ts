@@ -175,6 +175,32 @@ export class CoordinatorClient {
 }
 
 /** A TCP port free on this machine right now, for the c10d store this worker may host. */
+/**
+ * `count` distinct TCP ports free now (1..16), all held open together while they are found so none repeats: one
+ * rendezvous store port per GPU, as a machine with several GPUs may host a store for each run it trains.
+ */
+export async function findFreePorts(count: number): Promise<number[]> {
+  const servers = Array.from({ length: Math.min(16, Math.max(1, count)) }, () => net.createServer());
+  try {
+    return await Promise.all(
+      servers.map(
+        (server) =>
+          new Promise<number>((resolve, reject) => {
+            server.once('error', reject);
+            server.listen(0, () => {
+              const address = server.address();
+              const port = typeof address === 'object' && address ? address.port : 0;
+              if (port > 0) resolve(port);
+              else reject(new Error('the OS gave no free port'));
+            });
+          }),
+      ),
+    );
+  } finally {
+    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  }
+}
+
 export function findFreePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();

@@ -41,6 +41,8 @@ export interface MachineFacts {
   python: { path: string; torchVersion: string } | null;
   /** A TCP port free here, for the c10d store this worker may host. */
   rdzvPort: number;
+  /** Every port it offers for stores, rdzvPort first: one per GPU (one run per GPU set, each may host its store). */
+  rdzvPorts?: number[];
   machineId: string;
   /** The link probe server's port (link-probes.ts); undefined when it could not listen. */
   probePort?: number;
@@ -63,6 +65,7 @@ export function buildJoinRequest(facts: MachineFacts, who: { node: string; adver
     ramMb: Math.max(0, Math.round(hw.ramTotalMb || 0)),
     advertiseHost: who.advertiseHost,
     rdzvPort: facts.rdzvPort,
+    ...(facts.rdzvPorts && facts.rdzvPorts.length > 1 ? { rdzvPorts: facts.rdzvPorts } : {}),
     ...(facts.probePort ? { probePort: facts.probePort } : {}),
     python: facts.python,
     local: who.local,

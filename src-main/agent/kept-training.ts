@@ -22,10 +22,11 @@ export interface KeptTrainingOptions {
 
 export class KeptTraining {
   /**
-   * The run generation it trained when the coordinator was lost. The claim names it even when the trainer ended
-   * meanwhile (it finished its last steps while the coordinator was away): its exit report is among the buffered ones.
+   * The run generations it trained when the coordinator was lost (one per run: a machine with several GPUs trains
+   * one run per GPU set). The claim names each even when its trainer ended meanwhile (it finished its last steps
+   * while the coordinator was away): its exit report is among the buffered ones.
    */
-  private keptRun: { runId: string; generation: number } | null = null;
+  private keptRuns: { runId: string; generation: number }[] = [];
 
   constructor(private readonly opts: KeptTrainingOptions) {}
 
@@ -33,17 +34,17 @@ export class KeptTraining {
   claim(): ReattachClaim | null {
     const kept = this.opts.session.kept;
     if (!kept) return null;
-    return { epoch: kept.epoch, incarnation: kept.incarnation, runId: this.keptRun?.runId ?? null, generation: this.keptRun?.generation ?? null };
+    const first = this.keptRuns[0];
+    return { epoch: kept.epoch, incarnation: kept.incarnation, runId: first?.runId ?? null, generation: first?.generation ?? null, runs: this.keptRuns.map((r) => ({ ...r })) };
   }
 
   /** The session was lost; `kept`: the coordinator may only have restarted, so the training goes on. */
   lost(why: string, kept: boolean): void {
     const { training, reports, log } = this.opts;
     const run = training.describeCurrent();
-    // The run it trains, or the one that ended under the session just lost (its exit report still waits to go).
-    const last = training.lastLaunched();
+    // The runs it trains, and those that ended under the session just lost (their exit reports still wait to go).
     const lostEpoch = this.opts.session.epoch - 1;
-    this.keptRun = kept && last && (training.status() !== null || last.epoch === lostEpoch) ? { runId: last.runId, generation: last.generation } : null;
+    this.keptRuns = kept ? training.launched().filter((r) => r.running || r.epoch === lostEpoch).map((r) => ({ runId: r.runId, generation: r.generation })) : [];
     if (kept) {
       // What it says from now on belongs to the next session: buffered until the re-attach.
       training.adopt(this.opts.session.epoch);

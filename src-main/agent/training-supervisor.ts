@@ -1,9 +1,14 @@
 /**
- * The one training process the agent runs at a time: started from a launch plan in a pty, its output and
- * progress lines passed on, its GPU residency probed once it is under way, and stopped (SIGTERM to its whole
- * process group, SIGKILL after the grace) when the coordinator asks, a newer generation replaces it, or the
- * coordinator is lost. Each run carries the session number it was started under, so the agent can drop what an
- * old session's run still says.
+ * The training processes the agent runs: one per run (a machine with several GPUs may be a member of several
+ * runs, each on its own GPUs; the coordinator keeps their GPU sets apart: src-shared/scheduling/run-fit.ts).
+ * Each is started from a launch plan in a pty, its output and progress lines passed on, its GPU residency probed
+ * once it is under way, and stopped (SIGTERM to its whole process group, SIGKILL after the grace) when the
+ * coordinator asks, a newer generation of the same run replaces it, or the coordinator is lost. Each carries the
+ * session number it was started under, so the agent can drop what an old session's run still says.
+ *
+ * The warm launcher is one per agent: the first launch after a standby is ready takes it, a launch meanwhile (a
+ * second run's) starts cold — a standby per run would import torch once more per run for every relaunch, on a
+ * machine whose GPUs already train, for a saving only relaunches see.
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -89,11 +94,16 @@ function describeExit(exit: ProcessExit): string {
   return `exited with code ${exit.exitCode}`;
 }
 
+/** Ended runs remembered for a re-attach claim (kept-training.ts); beyond this the oldest is forgotten. */
+const LATEST_KEPT = 32;
+
 export class TrainingSupervisor {
-  private current: SupervisedRun | null = null;
-  /** The latest run launched, kept after it ended (a re-attach claim names it: kept-training.ts). */
-  private latest: SupervisedRun | null = null;
-  private progress: Progress | null = null;
+  /** The run going now, by run id. */
+  private readonly current = new Map<string, SupervisedRun>();
+  /** The latest generation launched of each run, kept after it ended (a re-attach claim names it: kept-training.ts). */
+  private readonly latest = new Map<string, SupervisedRun>();
+  /** The latest progress of each run launched (the last entry is the run that reported last), kept as `latest` is. */
+  private readonly progress = new Map<string, Progress>();
   private readonly warm: WarmLauncher | null;
 
   constructor(private readonly opts: TrainingSupervisorOptions) {
@@ -115,35 +125,60 @@ export class TrainingSupervisor {
     return this.warm?.standbyPid ?? null;
   }
 
-  /** The run going now, if any. */
+  /** The first run going now (launch order), if any; every one: statuses(). */
   status(): { runId: string; generation: number; pid: number | null } | null {
-    const run = this.current;
-    return run ? { runId: run.plan.runId, generation: run.plan.generation, pid: run.proc?.pid ?? null } : null;
+    return this.statuses()[0] ?? null;
   }
 
-  /** The latest progress of the current run (null before its first progress line). */
+  /** Every run going now, in launch order. */
+  statuses(): { runId: string; generation: number; pid: number | null }[] {
+    return [...this.current.values()].map((run) => ({ runId: run.plan.runId, generation: run.plan.generation, pid: run.proc?.pid ?? null }));
+  }
+
+  /** The latest progress of the run that reported last, kept after it ended (null before any); each run's: runProgress(). */
   get lastProgress(): Progress | null {
-    return this.progress;
+    return [...this.progress.values()].pop() ?? null;
+  }
+
+  /** The latest progress of each run going now that printed one. */
+  runProgress(): Progress[] {
+    return [...this.progress.values()].filter((p) => this.current.get(p.runId)?.plan.generation === p.generation);
+  }
+
+  /** What a heartbeat says of training: the latest progress, and each run's when it trains several. */
+  beat(): { progress: Progress | null; runs?: Progress[] } {
+    const runs = this.runProgress();
+    return { progress: this.lastProgress, ...(runs.length > 1 ? { runs } : {}) };
   }
 
   /** Whether `plan`'s generation is the one running now (a repeated start is not started twice). */
   isRunning(plan: Pick<LaunchPlan, 'runId' | 'generation'>): boolean {
-    const run = this.current;
-    return run !== null && run.plan.runId === plan.runId && run.plan.generation === plan.generation;
+    return this.current.get(plan.runId)?.plan.generation === plan.generation;
   }
 
   /** Whether a stop for this run and generation applies to what runs now (not to a newer generation). */
   isStoppable(runId: string, generation: number): boolean {
-    const run = this.current;
-    return run !== null && run.plan.runId === runId && run.plan.generation <= generation;
+    const run = this.current.get(runId);
+    return run !== undefined && run.plan.generation <= generation;
   }
 
-  /** Starts `plan` under session `epoch`; a plan that cannot start is reported as an exit with code 127. */
+  /**
+   * Starts `plan` under session `epoch` beside the other runs' trainings; a plan that cannot start is reported as
+   * an exit with code 127. The caller stops an older generation of the same run first (isRunningRun).
+   */
   launch(plan: LaunchPlan, epoch: number): void {
     const run: SupervisedRun = { plan, epoch, proc: null, stopRequested: false, ranks: new Map(), residencyStarted: false, residencyTimer: null };
-    this.current = run;
-    this.latest = run;
-    this.progress = null;
+    this.current.set(plan.runId, run);
+    this.latest.delete(plan.runId);
+    this.latest.set(plan.runId, run);
+    for (const [id, old] of this.latest) {
+      if (this.latest.size <= LATEST_KEPT) break;
+      if (!this.current.has(id) && old !== run) {
+        this.latest.delete(id);
+        this.progress.delete(id);
+      }
+    }
+    this.progress.delete(plan.runId);
     const ids = { runId: plan.runId, generation: plan.generation };
     try {
       run.proc = this.spawn(run);
@@ -152,7 +187,7 @@ export class TrainingSupervisor {
       this.opts.log(`run ${plan.runId} generation ${plan.generation} could not start: ${message}`);
       this.opts.report({ type: 'output', ...ids, data: `gpu-share worker ${this.opts.node()}: ${message}\r\n` }, epoch);
       this.opts.report({ type: 'exited', ...ids, exitCode: 127, signal: null, requested: false }, epoch);
-      if (this.current === run) this.current = null;
+      if (this.current.get(plan.runId) === run) this.current.delete(plan.runId);
       return;
     }
     const proc = run.proc;
@@ -163,25 +198,32 @@ export class TrainingSupervisor {
     void proc.exited.then((exit) => this.onRunExit(run, exit));
   }
 
-  /** Stops the current run on purpose; resolves when its whole process group is gone. */
-  async stop(reason: string): Promise<void> {
-    const run = this.current;
-    if (!run?.proc) return;
-    run.stopRequested = true;
-    if (!run.proc.hasExited) this.opts.log(`stopping run ${run.plan.runId} generation ${run.plan.generation}: ${reason}`);
-    await run.proc.stop(this.opts.stopGraceMs);
+  /** Whether a generation of `runId` runs now. */
+  isRunningRun(runId: string): boolean {
+    return this.current.has(runId);
   }
 
-  /** The coordinator is lost: stop training, not as asked (it failed under us). Resolves at once. */
+  /** Stops run `runId` on purpose (left out: every run); resolves when its whole process group is gone. */
+  async stop(reason: string, runId?: string): Promise<void> {
+    const runs = runId === undefined ? [...this.current.values()] : [this.current.get(runId)].filter((r) => r !== undefined);
+    await Promise.all(
+      runs.map(async (run) => {
+        if (!run.proc) return;
+        run.stopRequested = true;
+        if (!run.proc.hasExited) this.opts.log(`stopping run ${run.plan.runId} generation ${run.plan.generation}: ${reason}`);
+        await run.proc.stop(this.opts.stopGraceMs);
+      }),
+    );
+  }
+
+  /** The coordinator is lost: stop every training, not as asked (it failed under us). Resolves at once. */
   abandon(): void {
-    const proc = this.current?.proc;
-    if (proc) void proc.stop(this.opts.stopGraceMs);
+    for (const run of this.current.values()) if (run.proc) void run.proc.stop(this.opts.stopGraceMs);
   }
 
-  /** The latest run launched, ended or not, with the session it belongs to. */
-  lastLaunched(): { runId: string; generation: number; epoch: number } | null {
-    const run = this.latest;
-    return run ? { runId: run.plan.runId, generation: run.plan.generation, epoch: run.epoch } : null;
+  /** The latest generation launched of each run, ended or not, with the session it belongs to; oldest launch first. */
+  launched(): { runId: string; generation: number; epoch: number; running: boolean }[] {
+    return [...this.latest.values()].map((run) => ({ runId: run.plan.runId, generation: run.plan.generation, epoch: run.epoch, running: this.current.get(run.plan.runId) === run }));
   }
 
   /**
@@ -190,28 +232,27 @@ export class TrainingSupervisor {
    * is away, sent after the re-attach.
    */
   adopt(epoch: number): void {
-    if (this.current) this.current.epoch = epoch;
+    for (const run of this.current.values()) run.epoch = epoch;
   }
 
-  /** SIGKILLs the current training group at once (a second Ctrl-C). */
+  /** SIGKILLs every training group at once (a second Ctrl-C). */
   abort(): void {
-    const run = this.current;
-    if (run?.proc && !run.proc.hasExited) {
-      run.stopRequested = true;
-      void run.proc.kill();
+    for (const run of this.current.values()) {
+      if (run.proc && !run.proc.hasExited) {
+        run.stopRequested = true;
+        void run.proc.kill();
+      }
     }
   }
 
   /** Resolves once no training process is left running. */
   async gone(): Promise<void> {
-    const proc = this.current?.proc;
-    if (proc && !proc.hasExited) await proc.exited;
+    await Promise.all([...this.current.values()].map((run) => (run.proc && !run.proc.hasExited ? run.proc.exited : undefined)));
   }
 
-  /** One line naming the current run, for the log when the coordinator is lost ('' when none). */
+  /** One line naming the runs going now, for the log when the coordinator is lost ('' when none). */
   describeCurrent(): string {
-    const run = this.current;
-    return run ? `run ${run.plan.runId} generation ${run.plan.generation}` : '';
+    return [...this.current.values()].map((run) => `run ${run.plan.runId} generation ${run.plan.generation}`).join(' and ');
   }
 
   private makeWarmLauncher(): WarmLauncher {
@@ -278,7 +319,7 @@ export class TrainingSupervisor {
     // Every line, for the loss curve (as its output goes, even once a newer generation runs); the report queue
     // merges them into few entries per flush.
     this.opts.report({ type: 'progress', runId: run.plan.runId, generation: run.plan.generation, points: [progressPoint(line)] }, run.epoch);
-    if (this.current !== run) return;
+    if (this.current.get(run.plan.runId) !== run) return;
     run.ranks.set(line.rank ?? 0, line);
     let total = 0;
     let any = false;
@@ -288,14 +329,15 @@ export class TrainingSupervisor {
         any = true;
       }
     }
-    this.progress = {
+    this.progress.delete(run.plan.runId); // re-inserted last: lastProgress is the run that reported last
+    this.progress.set(run.plan.runId, {
       runId: run.plan.runId,
       generation: run.plan.generation,
       step: line.step,
       loss: line.loss,
       samplesPerSec: any ? total : null,
       resumedFrom: line.resumedFrom,
-    };
+    });
     if (run.plan.useGpus && !run.residencyStarted) this.beginResidencyProbe(run);
   }
 
@@ -314,6 +356,6 @@ export class TrainingSupervisor {
     const { runId, generation } = run.plan;
     this.opts.log(`run ${runId} generation ${generation} ${describeExit(exit)}${run.stopRequested ? ' (stopped as asked)' : ''}`);
     this.opts.onExit({ runId, generation, epoch: run.epoch }, exit, run.stopRequested);
-    if (this.current === run) this.current = null;
+    if (this.current.get(runId) === run) this.current.delete(runId);
   }
 }

@@ -60,6 +60,9 @@ export interface AgentStatus {
   workerId: number | null;
   incarnation: number | null;
   coordinatorUrl: string;
+  /** The first run it trains (launch order); every one: runs. */
   run: { runId: string; generation: number; pid: number | null } | null;
+  /** Every run it trains now, one per GPU set. */
+  runs: { runId: string; generation: number; pid: number | null }[];
   progress: Progress | null;
 }

@@ -5,8 +5,8 @@
  * Its one hard promise is "no orphans": training never outlives the agent's link to the coordinator for longer
  * than the coordinator allows. Declared failed (a refusal under the epoch it joined), the agent kills its training
  * and joins again as a new incarnation; a coordinator that went silent or came back under a new epoch may only have
- * restarted, so the training is kept until a claim for it is refused or the failover grace passes (kept-training.ts). Everything the coordinator sends is parsed before use; a bad instruction is
- * logged and ignored, never a crash. Besides heartbeats it holds a presence WebSocket (presence-link.ts), so
+ * restarted, so the training is kept until a claim for it is refused or the failover grace passes (kept-training.ts).
+ * It trains one run per GPU set. What the coordinator sends is parsed before use; a bad instruction is logged and ignored. Besides heartbeats it holds a presence WebSocket (presence-link.ts), so
  * the coordinator learns of its death at once; every request after the join carries the session's secret.
  *
  * This file wires the pieces: the join session and when to give the coordinator up (agent-session.ts), the
@@ -22,7 +22,7 @@ import { systemClock, type Clock } from '../platform/ports';
 import { findPython } from '../platform/runs/python-finder';
 import { DEFAULT_STOP_GRACE_MS, type ProcessExit } from '../platform/runs/training-process';
 import { AgentSession } from './agent-session';
-import { CoordinatorClient, describeFailure, findFreePort } from './coordinator-client';
+import { CoordinatorClient, describeFailure, findFreePorts } from './coordinator-client';
 import { readHeartbeatAnswer } from './heartbeat-answer';
 import { HeartbeatLoop } from './heartbeat-loop';
 import { InstructionInbox } from './instruction-inbox';
@@ -56,21 +56,18 @@ export class WorkerAgent {
   private readonly session: AgentSession;
   private readonly inbox: InstructionInbox;
   private readonly training: TrainingSupervisor;
-  /** Adapter jobs, beside the training (job-runner.ts). */
-  private readonly jobs: JobRunner;
+  private readonly jobs: JobRunner; // adapter jobs, beside the training (job-runner.ts)
   private readonly reports: ReportSender;
   private readonly beats: HeartbeatLoop;
-  /** Training kept through a coordinator restart, and the claim that re-attaches it (kept-training.ts). */
-  private readonly kept: KeptTraining;
-  private readonly links: AgentLinkProbes; // its link probe server and measurements (link-probes.ts)
+  private readonly kept: KeptTraining; // training kept through a coordinator restart, and its re-attach claim
+  private readonly links: AgentLinkProbes; // link probe server and measurements (link-probes.ts)
   private readonly resources = new ResourceSampler({ hardware: () => this.facts?.hardware ?? null, env: () => this.env }); // CPU/RAM/GPU for heartbeats
 
   private lifecycle: Lifecycle = 'idle';
   private node: string;
   private facts: MachineFacts | null = null;
   private presence: PresenceLink | null = null;
-  /** Ends the first join's wait between tries, so stop() need not wait up to 30 s. */
-  private wakeJoinRetry: (() => void) | null = null;
+  private wakeJoinRetry: (() => void) | null = null; // ends the first join's wait between tries (stop() need not wait 30 s)
   private watchdog: { cancel(): void } | null = null;
 
   private resolveExit!: (exit: AgentExit) => void;
@@ -148,13 +145,15 @@ export class WorkerAgent {
 
   status(): AgentStatus {
     const joined = this.session.joined;
+    const runs = this.training.statuses();
     return {
       phase: this.phase(),
       node: this.node,
       workerId: joined?.workerId ?? null,
       incarnation: joined?.incarnation ?? null,
       coordinatorUrl: this.client.base.href,
-      run: this.training.status(),
+      run: runs[0] ?? null,
+      runs,
       progress: this.training.lastProgress,
     };
   }
@@ -174,8 +173,9 @@ export class WorkerAgent {
       this.log(`node key ${identity.fingerprint}`);
       const detect = this.opts.detect ?? (() => detectHardware({ env: this.env }));
       const find = this.opts.findPython ?? findPython;
-      const [hardware, python, rdzvPort, probePort] = await Promise.all([detect(), find(this.env), findFreePort(), this.links.listen()]);
-      this.facts = { hardware, python, rdzvPort, machineId, probePort };
+      const [hardware, python, probePort] = await Promise.all([detect(), find(this.env), this.links.listen()]);
+      const rdzvPorts = await findFreePorts(usableGpus(hardware).length); // a store port per GPU: one run per GPU set
+      this.facts = { hardware, python, rdzvPort: rdzvPorts[0]!, rdzvPorts, machineId, probePort };
       if (!this.opts.name && hardware.hostname) this.node = nodeNameFrom(hardware.hostname);
       if (!python) this.log('no Python with PyTorch found: only runs with the direct launcher can start here (set GPU_SHARE_PYTHON to fix)');
       this.training.warmUp();
@@ -214,7 +214,7 @@ export class WorkerAgent {
     return this.finish('stopped', reason);
   }
 
-  /** SIGKILLs the current training group and every job's at once (a second Ctrl-C); stop() still has to be awaited. */
+  /** SIGKILLs every training group and every job's at once (a second Ctrl-C); stop() still has to be awaited. */
   abort(): void {
     this.training.abort();
     this.jobs.abort();
@@ -292,7 +292,7 @@ export class WorkerAgent {
     const epoch = this.session.epoch;
     // A hung request must not eat the whole timeout: give up on it halfway and try again.
     const timeoutMs = Math.max(200, Math.min(Math.floor(joined.heartbeatTimeoutMs / 2), 5000));
-    const body = { incarnation: joined.incarnation, progress: this.training.lastProgress, ack: this.inbox.ack, ...this.jobs.beat(), ...this.resources.beat() };
+    const body = { incarnation: joined.incarnation, ...this.training.beat(), ack: this.inbox.ack, ...this.jobs.beat(), ...this.resources.beat() };
     const reply = await this.client.call('heartbeat', [joined.workerId], body, timeoutMs);
     if (epoch !== this.session.epoch || this.phase() !== 'joined') return;
     if (reply.kind === 'ok') {
@@ -323,15 +323,16 @@ export class WorkerAgent {
         const { plan } = instruction;
         if (this.training.isRunning(plan)) return; // already running it
         this.log(`instruction: start run ${plan.runId} generation ${plan.generation} (${plan.launcher}, nnodes ${plan.nnodes}, shard ${plan.env.GPU_SHARE_SHARD_START ?? '?'}..${plan.env.GPU_SHARE_SHARD_END ?? '?'})`);
-        if (this.training.status()) await this.training.stop(`replaced by generation ${plan.generation}`);
-        if (epoch !== this.session.epoch) return;
+        // An older generation of this run gives way; another run's training (its own GPUs) goes on beside it.
+        if (this.training.isRunningRun(plan.runId)) await this.training.stop(`replaced by generation ${plan.generation}`, plan.runId);
+        if (epoch !== this.session.epoch || this.stopping) return; // a drain on the agent's line may have come meanwhile
         this.training.launch(plan, epoch);
         return;
       }
       case 'stop': {
         if (!this.training.isStoppable(instruction.runId, instruction.generation)) return;
         this.log(`instruction: stop run ${instruction.runId} generation ${instruction.generation} (${instruction.reason})`);
-        await this.training.stop(instruction.reason);
+        await this.training.stop(instruction.reason, instruction.runId);
         return;
       }
       case 'drain':

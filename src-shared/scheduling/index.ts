@@ -16,6 +16,6 @@ export {
   type RunPlanRequest,
 } from './plan-generation';
 export { runDemand, type RunDemand } from './run-demand';
-export { RESERVED, reserveForRuns, type ReserveOptions, type RunReservations } from './schedule-round';
+export { RESERVED, reserveForRuns, type RunReservations } from './schedule-round';
 export { COMM_SHARE_BUDGET, decideComm, describeStrategy, POWERSGD_BYTES_RATIO, type CommBackend, type CommChoiceInput } from './comm-choice';
 export { orderRing, type RingMember, type RingPlan } from './ring-order';

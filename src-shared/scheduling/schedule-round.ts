@@ -7,8 +7,7 @@
  * start does not starve the job queue.
  */
 import type { Holding } from './holdings';
-import { listText } from './holder-text';
-import { joinReasons, planGeneration, runHoldings, type GenerationPlan, type NodeReason, type PlanLedger, type RunCandidate, type RunPlanRequest } from './plan-generation';
+import { planGeneration, runHoldings, type GenerationPlan, type PlanLedger, type RunCandidate, type RunPlanRequest } from './plan-generation';
 
 /** Detail on a reserved member's holding: the node cards and reasons say "run r2 (reserved)". */
 export const RESERVED = 'reserved';
@@ -20,53 +19,20 @@ export interface RunReservations {
   plans: { runId: string; plan: GenerationPlan }[];
 }
 
-export interface ReserveOptions {
-  /**
-   * Runs one machine may be a member of at once (live or reserved); left out, any number on different GPUs. The
-   * coordinator's agents train one run at a time (core/coordinator/run-placement.ts), and a reservation the run
-   * controller would never take would keep jobs off that machine for nothing.
-   */
-  runsPerMachine?: number;
-}
-
-/** `runs` in the order they are served (the caller puts the oldest first); candidates are the active workers. */
-export function reserveForRuns(runs: RunPlanRequest[], candidates: RunCandidate[], ledger: PlanLedger, opts: ReserveOptions = {}): RunReservations {
+/**
+ * `runs` in the order they are served (the caller puts the oldest first); candidates are the active workers. A
+ * machine may be a member of several runs on disjoint whole GPUs, a CPU run's alone: planGeneration's rule
+ * (run-fit.ts), the same the run controller plans with.
+ */
+export function reserveForRuns(runs: RunPlanRequest[], candidates: RunCandidate[], ledger: PlanLedger): RunReservations {
   const holdings = [...ledger.holdings];
   const plans: RunReservations['plans'] = [];
   for (const run of runs) {
-    const free: RunCandidate[] = [];
-    const busy: NodeReason[] = [];
-    for (const c of candidates) {
-      const others = otherRuns(holdings, c.node, run.runId);
-      if (opts.runsPerMachine === undefined || others.length < opts.runsPerMachine) free.push(c);
-      else busy.push({ node: c.node, reason: `${c.node} trains ${listText(others.map((n) => `run ${n}`))} (one run per machine)` });
-    }
-    const plan = withBusy(planGeneration(run, free, { nodes: ledger.nodes, holdings }), busy);
+    const plan = planGeneration(run, candidates, { nodes: ledger.nodes, holdings });
     plans.push({ runId: run.runId, plan });
     if (plan.kind !== 'plan') continue;
     const current = new Set(run.currentMembers);
     holdings.push(...runHoldings(run.runId, run.name, plan.members.filter((m) => !current.has(m.workerId)), RESERVED));
   }
   return { holdings, plans };
-}
-
-/** The names of the runs other than `runId` that hold members on `node`. */
-function otherRuns(holdings: Holding[], node: string, runId: string): string[] {
-  const names: string[] = [];
-  const ids = new Set<string>();
-  for (const h of holdings) {
-    if (h.kind !== 'run' || h.node !== node || h.id === runId || ids.has(h.id)) continue;
-    ids.add(h.id);
-    names.push(h.name);
-  }
-  return names;
-}
-
-/** The machines left out for other runs are part of why a run waits, or of why it does not grow. */
-function withBusy(plan: GenerationPlan, busy: NodeReason[]): GenerationPlan {
-  if (busy.length === 0) return plan;
-  if (plan.kind === 'plan') return { ...plan, refused: [...plan.refused, ...busy] };
-  const nodes = [...plan.nodes, ...busy];
-  const head = plan.reason.slice(0, plan.reason.indexOf(': '));
-  return { kind: 'hold', reason: `${head}: ${joinReasons(nodes)}`, nodes };
 }

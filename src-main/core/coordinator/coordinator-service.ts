@@ -156,7 +156,7 @@ export class CoordinatorService {
     let incarnation: number;
 
     const waited = existingId !== undefined && this.grace.isWaiting(existingId);
-    const claim = existingId === undefined ? null : this.grace.reattach(existingId, req.reattach, (id, runId, gen) => claimMismatch(this.runsCtl, id, runId, gen));
+    const claim = existingId === undefined ? null : this.grace.reattach(existingId, req.reattach, (id, runs) => claimMismatch(this.runsCtl, id, runs));
     if (claim?.ok) {
       workerId = existingId!;
       const back = this.grace.takeBack(workerId, fields, this.runsCtl.memberRuns(workerId));
@@ -264,11 +264,9 @@ export class CoordinatorService {
     this.pool.updateHeartbeat(workerId);
     this.store?.workerSeen(workerId, rec.lastHeartbeatAt);
     if (rec.state === 'syncing' && this.pool.activateWorker(workerId)) this.runsCtl.scheduleReconcile();
-    const progress = req.progress ?? null;
-    if (progress) {
-      rec.progress = progress;
-      this.runsCtl.recordProgress(rec, progress);
-    }
+    if (req.progress) rec.progress = req.progress;
+    // Each run's progress: a machine training several runs (one per GPU set) sends `runs`, `progress` being one of them.
+    for (const p of [...(req.progress ? [req.progress] : []), ...(req.runs ?? []).filter((r) => r.runId !== req.progress?.runId)]) this.runsCtl.recordProgress(rec, p);
     if (req.resources) rec.resources = { ...req.resources, at: rec.lastHeartbeatAt };
     this.runsCtl.provedAlive(workerId);
     this.feed.workersChanged('beat');

@@ -19,7 +19,8 @@ export const DEFAULT_FAILOVER_GRACE_MS = 60_000;
  * What the run side says about a claim: the generation it names is the one its run trains now, or — naming none —
  * the worker is a member of no run; null when so, else why not.
  */
-export type GenerationCheck = (workerId: number, runId: string | null, generation: number | null) => string | null;
+/** Why the run generations a claim names (one per run the worker kept; none: it ran nothing) do not hold; null when they do. */
+export type GenerationCheck = (workerId: number, runs: { runId: string; generation: number }[]) => string | null;
 
 export type ReattachVerdict = { ok: true } | { ok: false; reason: string };
 
@@ -74,7 +75,9 @@ export class FailoverGrace {
     if (!claim) return { ok: false, reason: 'the join claimed nothing to re-attach' };
     if (this.previousEpoch === null || claim.epoch !== this.previousEpoch) return { ok: false, reason: `the claim is for another coordinator (epoch ${claim.epoch})` };
     if (claim.incarnation !== w.incarnation) return { ok: false, reason: `the claim is for incarnation ${claim.incarnation}, not ${w.incarnation}` };
-    const wrong = checkGeneration(workerId, claim.runId, claim.generation);
+    // An older agent's claim names one run (runId/generation); a newer one every run it kept (runs).
+    const single = claim.runId !== null && claim.generation !== null ? [{ runId: claim.runId, generation: claim.generation }] : [];
+    const wrong = checkGeneration(workerId, claim.runs ?? single);
     return wrong ? { ok: false, reason: wrong } : { ok: true };
   }
 

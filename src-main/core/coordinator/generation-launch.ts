@@ -29,8 +29,18 @@ export interface GenerationLauncher {
   emit(run: RunRecord): void;
 }
 
-export function launchGeneration(ap: GenerationLauncher, run: RunRecord, planned: PlannedMember[], cause: string, why: LaunchWhy, busyHosts: ReadonlySet<number>): void {
+/** The rendezvous ports other running runs' stores take, per worker that hosts one. */
+export type StorePorts = ReadonlyMap<number, ReadonlySet<number>>;
+
+/** The ports a worker offers for stores that no other run's store takes (an older agent offers its rdzvPort alone). */
+function freeStorePorts(w: { rdzvPort: number; rdzvPorts?: number[] }, taken: ReadonlySet<number> | undefined): number[] {
+  return (w.rdzvPorts ?? [w.rdzvPort]).filter((p) => !taken?.has(p));
+}
+
+export function launchGeneration(ap: GenerationLauncher, run: RunRecord, planned: PlannedMember[], cause: string, why: LaunchWhy, storePorts: StorePorts): void {
   const { workers, messages, clock } = ap.deps;
+  // A worker can host as many runs' stores as it offers ports (one per GPU set it may train); with all taken, none.
+  const busyHosts = new Set(planned.map((m) => m.workerId).filter((id) => freeStorePorts(workers.get(id)!, storePorts.get(id)).length === 0));
   // Well-connected members stand next to each other on the ring; the shards and GPU_SHARE_NODE_RANK follow it.
   const ring = planRing(ap.deps, planned);
   const members = ring.order;
@@ -71,7 +81,7 @@ export function launchGeneration(ap: GenerationLauncher, run: RunRecord, planned
   run.linkNote = ring.note;
 
   const storeHost = workers.get(addresses.hostWorkerId)!;
-  run.rdzvEndpoint = formatEndpoint(ap.deps.rdzvHostOverride ?? addresses.endpointHost, storeHost.rdzvPort);
+  run.rdzvEndpoint = formatEndpoint(ap.deps.rdzvHostOverride ?? addresses.endpointHost, freeStorePorts(storeHost, storePorts.get(addresses.hostWorkerId))[0]!);
   const shards = assignShards(run.spec.samples, members);
   const map: ShardMap = {
     generation: run.generation,

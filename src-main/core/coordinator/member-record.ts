@@ -37,6 +37,8 @@ export interface JoinFields {
   sameMachine: boolean;
   advertiseHost: string;
   rdzvPort: number;
+  /** Every port it offers for rendezvous stores (rdzvPort first); undefined for older agents: rdzvPort alone. */
+  rdzvPorts?: number[];
   /** Its agent's link probe port (links are measured agent to agent); undefined for older agents. */
   probePort?: number;
   hasTorch: boolean;
@@ -72,6 +74,7 @@ export class MemberRecord implements JoinFields {
   sameMachine: boolean;
   advertiseHost: string;
   rdzvPort: number;
+  rdzvPorts?: number[];
   probePort?: number;
   hasTorch: boolean;
   local: boolean;
@@ -121,6 +124,7 @@ export class MemberRecord implements JoinFields {
     this.sameMachine = fields.sameMachine;
     this.advertiseHost = fields.advertiseHost;
     this.rdzvPort = fields.rdzvPort;
+    this.rdzvPorts = fields.rdzvPorts;
     this.probePort = fields.probePort;
     this.hasTorch = fields.hasTorch;
     this.local = fields.local;

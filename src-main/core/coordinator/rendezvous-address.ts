@@ -53,7 +53,7 @@ export function chooseRendezvous(
     const names = members.map((m) => `${m.node} (port ${m.rdzvPort})`).join(', ');
     return {
       ok: false,
-      reason: `every member already hosts another run's rendezvous store on its one rendezvous port: ${names}; it starts when another run ends or another worker can join it`,
+      reason: `every member already hosts another run's rendezvous store on every rendezvous port it offers: ${names}; it starts when another run ends or another worker can join it`,
     };
   }
 
@@ -90,7 +90,7 @@ export function chooseRendezvous(
     const names = reachableButBusy.map((m) => m.node).join(', ');
     return {
       ok: false,
-      reason: `the only members every other member can reach (${names}) already host another run's rendezvous store on their one rendezvous port; it starts when that run ends or a reachable worker joins it`,
+      reason: `the only members every other member can reach (${names}) already host another run's rendezvous store on every rendezvous port they offer; it starts when that run ends or a reachable worker joins it`,
     };
   }
   const seen = members.map((m) => `${m.node} at ${localAddrs.get(m.workerId) ?? m.seenFrom ?? 'an unknown address'}${m.sameMachine ? ' (this machine)' : ''}`).join(', ');

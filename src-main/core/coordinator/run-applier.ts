@@ -12,7 +12,7 @@ import type { Clock } from '../../platform/ports';
 import type { ChangeFeed } from './change-feed';
 import type { CoordinatorStore } from './coordinator-store';
 import type { ElasticPool } from './elastic-pool';
-import { launchGeneration, type PlannedMember } from './generation-launch';
+import { launchGeneration, type PlannedMember, type StorePorts } from './generation-launch';
 import { clearMembers, refreshProgress, runSnapshot, type LaunchWhy, type RunRecord } from './run-record';
 import { noteStoreStopping, takeHeldStarts } from './store-handover';
 import type { TrainerStepMemory } from './trainer-step-memory';
@@ -55,11 +55,11 @@ export class RunApplier {
   }
 
   /**
-   * Starts the next generation with `members` (each with the GPUs it holds). `busyHosts`: workers already hosting
-   * another run's rendezvous store, which cannot host this one's (an agent has one rendezvous port).
+   * Starts the next generation with `members` (each with the GPUs it holds). `storePorts`: the rendezvous ports
+   * other running runs' stores take, per worker; a worker with none of its ports left cannot host this one's.
    */
-  launch(run: RunRecord, members: PlannedMember[], cause: string, why: LaunchWhy, busyHosts: ReadonlySet<number>): void {
-    launchGeneration(this, run, members, cause, why, busyHosts);
+  launch(run: RunRecord, members: PlannedMember[], cause: string, why: LaunchWhy, storePorts: StorePorts): void {
+    launchGeneration(this, run, members, cause, why, storePorts);
   }
 
   /** The run cannot start its next generation (no rendezvous host, not enough capacity): it waits, saying why. */

@@ -310,9 +310,9 @@ export class RunController {
     const plan = planRun({ pool: this.opts.pool, capacity: this.opts.capacity }, run, this.liveRuns());
     if (run.state === 'running') {
       if (plan.kind === 'hold') this.applier.pause(run, plan.reason);
-      else if (force || !samePlan(run, plan.members)) this.applier.launch(run, plan.members, cause, why, this.busyHosts(run));
+      else if (force || !samePlan(run, plan.members)) this.applier.launch(run, plan.members, cause, why, this.storePorts(run));
     } else if (plan.kind === 'plan' && !quiet) {
-      this.applier.launch(run, plan.members, cause, run.state === 'paused' ? 'resume' : why, this.busyHosts(run));
+      this.applier.launch(run, plan.members, cause, run.state === 'paused' ? 'resume' : why, this.storePorts(run));
     } else {
       this.applier.waitingCause(run, plan.kind === 'hold' ? plan.reason : `waits one heartbeat interval for the workers still joining (${plural(plan.members.length, 'worker')} could train it now)`);
     }
@@ -327,11 +327,15 @@ export class RunController {
     this.reconcile(run, pending.cause, 'restart', true);
   }
 
-  /** Workers hosting another running run's rendezvous store (one rendezvous port per agent). */
-  private busyHosts(run: RunRecord): Set<number> {
-    const busy = new Set<number>();
-    for (const other of this.liveRuns()) if (other !== run && other.state === 'running' && other.rdzvHostId !== null) busy.add(other.rdzvHostId);
-    return busy;
+  /** The rendezvous ports other running runs' stores take, per worker hosting one (their endpoints end in the port). */
+  private storePorts(run: RunRecord): Map<number, Set<number>> {
+    const taken = new Map<number, Set<number>>();
+    for (const other of this.liveRuns()) {
+      if (other === run || other.state !== 'running' || other.rdzvHostId === null || !other.rdzvEndpoint) continue;
+      const port = Number(other.rdzvEndpoint.slice(other.rdzvEndpoint.lastIndexOf(':') + 1));
+      taken.set(other.rdzvHostId, (taken.get(other.rdzvHostId) ?? new Set()).add(port));
+    }
+    return taken;
   }
 
   /**

@@ -18,44 +18,20 @@ export interface RunPlacementDeps {
   capacity: () => JobCapacity | null;
 }
 
-/**
- * Runs one agent trains at once. The agent supervises one training process group at a time (a start for another
- * run replaces the one it has: agent/training-supervisor.ts), so a worker is a member of one run at a time here,
- * even where planGeneration would put two GPU runs on different GPUs of one machine. Raise this once the agent
- * supervises several; the ledger already keeps their GPUs apart, and chooseRendezvous their stores.
- */
-export const RUNS_PER_AGENT = 1;
-
 /** Which workers `run`'s next generation has, with their GPUs; or why it must wait, node by node. */
 export function planRun(deps: RunPlacementDeps, run: RunRecord, otherRuns: readonly RunRecord[]): GenerationPlan {
-  const trainsFor = new Map<number, RunRecord[]>();
-  for (const other of otherRuns) {
-    if (other === run || other.state !== 'running') continue;
-    for (const id of other.workerIds) trainsFor.set(id, [...(trainsFor.get(id) ?? []), other]);
-  }
+  // Which runs a machine may join beside others is the ledger's rule (run-fit.ts): whole GPUs no other run holds,
+  // and a CPU run (or any run on a machine that is a CPU run's member) alone. The agent trains one run per GPU set.
   const candidates: RunCandidate[] = [];
-  const busy: { node: string; reason: string }[] = [];
   for (const id of deps.pool.activeWorkerIds()) {
     const w = deps.pool.worker(id);
-    if (!w) continue;
-    const others = trainsFor.get(id) ?? [];
-    if (others.length >= RUNS_PER_AGENT) {
-      const names = others.map((o) => `run ${o.spec.name}`).join(', ');
-      busy.push({ node: w.node, reason: `${w.node} trains ${names} (its agent trains one run at a time)` });
-      continue;
-    }
-    candidates.push({ workerId: id, node: w.node, hasTorch: w.hasTorch, joinSeq: w.joinSeq });
+    if (w) candidates.push({ workerId: id, node: w.node, hasTorch: w.hasTorch, joinSeq: w.joinSeq });
   }
   const jobs = deps.capacity() ?? { nodes: nodeCapacities({ nodes: [] }, workerFacts(deps.pool), []), holdings: [] };
   const holdings: Holding[] = jobs.holdings.filter((h) => h.kind === 'job');
   for (const other of otherRuns) if (other !== run) holdings.push(...runHoldings(other.id, other.spec.name, memberHoldings(other)));
   const request = { runId: run.id, name: run.spec.name, demand: runDemand(run.spec), currentMembers: [...run.workerIds] };
-  const plan = planGeneration(request, candidates, { nodes: jobs.nodes, holdings });
-  if (plan.kind === 'plan' || busy.length === 0) return plan;
-  // The workers left out above are part of why it waits: "waits for 1 more worker: xeon trains run r1 (…)".
-  const nodes = [...plan.nodes, ...busy];
-  const head = plan.reason.slice(0, plan.reason.indexOf(': '));
-  return { kind: 'hold', reason: `${head}: ${nodes.map((n) => n.reason).join('; ')}`, nodes };
+  return planGeneration(request, candidates, { nodes: jobs.nodes, holdings });
 }
 
 /** Every worker's hardware as it joined: the capacity a coordinator without cluster.yaml has. */

@@ -33,20 +33,26 @@ export function resumeDuringGrace(ctl: RunReattachContext, run: RunRecord, holdi
 }
 
 /**
- * Why a re-attach claim for `runId` generation `generation` does not name what the run trains now; null when it
- * does. A claim naming no run is refused for a member of a running run: its start never arrived (the coordinator
- * died with it), so the run would wait for it forever.
+ * Why a re-attach claim for these run generations (one per run the worker kept: a machine with several GPUs trains
+ * one run per GPU set) does not name what the runs train now; null when it does. A run this worker is a member of
+ * that the claim does not name is refused: its start never arrived (the coordinator died with it), so the run
+ * would wait for it forever.
  */
 export function claimMismatch(
   ctl: Pick<RunReattachContext, 'find'> & { memberRuns(workerId: number): { id: string; generation: number }[] },
   workerId: number,
-  runId: string | null,
-  generation: number | null,
+  runs: readonly { runId: string; generation: number }[],
 ): string | null {
-  if (runId === null || generation === null) {
-    const member = ctl.memberRuns(workerId)[0];
-    return member ? `it runs nothing, but is a member of run ${member.id} generation ${member.generation}` : null;
+  for (const { runId, generation } of runs) {
+    const wrong = generationMismatch(ctl, workerId, runId, generation);
+    if (wrong) return wrong;
   }
+  const missing = ctl.memberRuns(workerId).find((m) => !runs.some((r) => r.runId === m.id));
+  if (!missing) return null;
+  return `${runs.length === 0 ? 'it runs nothing' : `it runs ${runs.map((r) => `run ${r.runId}`).join(', ')}`}, but is a member of run ${missing.id} generation ${missing.generation}`;
+}
+
+function generationMismatch(ctl: Pick<RunReattachContext, 'find'>, workerId: number, runId: string, generation: number): string | null {
   const run = ctl.find(runId);
   if (!run) return `run ${runId} is not known to this coordinator`;
   if (run.state !== 'running') return `run ${runId} is ${run.state}`;

@@ -27,6 +27,7 @@ export function joinFields(req: JoinRequest, conn: ConnectionFacts, clock: Clock
     sameMachine: conn.sameMachine,
     advertiseHost: req.advertiseHost,
     rdzvPort: req.rdzvPort,
+    ...(req.rdzvPorts ? { rdzvPorts: req.rdzvPorts } : {}),
     probePort: req.probePort,
     hasTorch: req.python !== null,
     local: req.local ?? false,

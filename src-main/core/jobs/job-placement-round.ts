@@ -17,7 +17,6 @@ import { runDemand } from '../../../src-shared/scheduling/run-demand';
 import { reserveForRuns } from '../../../src-shared/scheduling/schedule-round';
 import type { JobProgress } from '../../../src-shared/jobs/types';
 import type { RunProgress, RunSnapshot, WorkerSnapshot } from '../../../src-shared/training';
-import { RUNS_PER_AGENT } from '../coordinator/run-placement';
 import type { JobRow } from '../state/jobs-repo';
 
 /** Run states whose members still hold their slots. */
@@ -125,8 +124,8 @@ export function runCandidates(workers: WorkerSnapshot[], hasTorch: RoundInputs['
 export function placementRound(input: RoundInputs): RoundResult {
   const nodes = nodeCapacities(input.config, workerFacts(input.workers, input.gpuFree), input.hosts);
   const held = currentHoldings(input.rows, input.runs, input.workers, input.measured);
-  // A machine another run trains on is no candidate (the run controller plans so too): no reservation it never takes.
-  const { holdings, plans } = reserveForRuns(wantingRuns(input.runs), runCandidates(input.workers, input.hasTorch), { nodes, holdings: held }, { runsPerMachine: RUNS_PER_AGENT });
+  // The same rule as the run controller's (run-fit.ts): disjoint whole GPUs per run, a CPU run's machine alone.
+  const { holdings, plans } = reserveForRuns(wantingRuns(input.runs), runCandidates(input.workers, input.hasTorch), { nodes, holdings: held });
   const pending = input.rows
     .filter((row) => row.status === 'pending')
     .map((row) => ({ id: row.id, spec: row.spec, vramMb: jobVramDemandMb(row.spec, input.measuredPeak(row.spec)).mb }));

@@ -397,6 +397,17 @@ export async function waitFor<T>(what: string, check: () => T | undefined | null
  * True while a process with this pid runs. Signal 0 probes without sending anything; a zombie (dead, not yet
  * reaped, which happens to orphans in containers whose init does not reap) counts as gone.
  */
+/** SIGKILLs the process groups a test started (and empties the list); one already gone is fine. */
+export function killGroups(pids: number[]): void {
+  for (const pid of pids.splice(0)) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // already gone, as it should be
+    }
+  }
+}
+
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);

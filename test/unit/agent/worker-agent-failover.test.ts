@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { lostAfterMs, WorkerAgent } from '../../../src-main/agent/worker-agent';
 import { nodePtySpawner } from '../../../src-main/platform/pty/node-pty-spawner';
 import { hardware, shellPlan } from './agent-fixtures';
-import { FakeCoordinator, isAlive, waitFor } from './fake-coordinator';
+import { FakeCoordinator, isAlive, killGroups, waitFor } from './fake-coordinator';
 
 const TOKEN = 'join-token-for-tests';
 const EPOCH = 'AAAAAAAAAAAAAAAA';
@@ -34,13 +34,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   if (agent) await agent.stop('test over');
-  for (const pid of pids.splice(0)) {
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
+  killGroups(pids);
   await coordinator.close();
   rmSync(dataDir, { recursive: true, force: true });
 });
@@ -79,7 +73,7 @@ describe('WorkerAgent through a coordinator restart', () => {
     const pid = await startTicker();
     coordinator.restart();
     await waitFor('the re-attach join', () => coordinator.joins.length === 2, 5000);
-    expect(coordinator.joins[1]!.body.reattach).toEqual({ epoch: EPOCH, incarnation: 1, runId: 'run-1', generation: 0 });
+    expect(coordinator.joins[1]!.body.reattach).toEqual({ epoch: EPOCH, incarnation: 1, runId: 'run-1', generation: 0, runs: [{ runId: 'run-1', generation: 0 }] });
     await waitFor('the agent to be joined again', () => agent!.status().phase === 'joined', 5000);
     expect(isAlive(pid)).toBe(true);
     expect(agent!.status()).toMatchObject({ incarnation: 1, run: { runId: 'run-1', generation: 0, pid } });
@@ -105,7 +99,7 @@ describe('WorkerAgent through a coordinator restart', () => {
     coordinator.restart();
     await waitFor('the trainer to finish', () => !isAlive(r.pid), 5000);
     await waitFor('the re-attach', () => coordinator.joins.length === 2, 10_000);
-    expect(coordinator.joins[1]!.body.reattach).toEqual({ epoch: EPOCH, incarnation: 1, runId: 'run-1', generation: 0 });
+    expect(coordinator.joins[1]!.body.reattach).toEqual({ epoch: EPOCH, incarnation: 1, runId: 'run-1', generation: 0, runs: [{ runId: 'run-1', generation: 0 }] });
     const exited = await waitFor('the exit report', () => coordinator.reports.find((x) => x.report.type === 'exited'), 5000);
     expect(exited).toMatchObject({ incarnation: 1, report: { runId: 'run-1', generation: 0, exitCode: 0, requested: false } });
     expect(coordinator.output()).toContain('tick=2');

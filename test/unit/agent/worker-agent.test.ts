@@ -6,7 +6,7 @@ import { lostAfterMs, WorkerAgent, type WorkerAgentOptions } from '../../../src-
 import type { ProbeResidencyOptions, ResidencyResult } from '../../../src-main/platform/hardware/residency';
 import { nodePtySpawner } from '../../../src-main/platform/pty/node-pty-spawner';
 import { hardware, shellPlan } from './agent-fixtures';
-import { FakeCoordinator, isAlive, waitFor } from './fake-coordinator';
+import { FakeCoordinator, isAlive, killGroups, waitFor } from './fake-coordinator';
 
 const TOKEN = 'join-token-for-tests';
 
@@ -27,13 +27,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   if (agent) await agent.stop('test over');
-  for (const pid of pids.splice(0)) {
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      // already gone, as it should be
-    }
-  }
+  killGroups(pids);
   await coordinator.close();
   rmSync(dataDir, { recursive: true, force: true });
 });

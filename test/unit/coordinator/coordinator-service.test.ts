@@ -500,7 +500,7 @@ describe('CoordinatorService — runs and generations', () => {
     const [a] = h.activeWorkers('a');
     const run = h.svc.startRun(h.spec());
     const second = h.svc.startRun(h.spec({ name: 'second' }));
-    expect(second).toMatchObject({ state: 'waiting', generation: 0, stateCause: 'waits for 1 more worker: a trains run demo (its agent trains one run at a time)' });
+    expect(second).toMatchObject({ state: 'waiting', generation: 0, stateCause: 'waits for 1 more worker: a is a member of run demo (a CPU run takes a machine no other run uses)' });
     a!.beat();
     const stopped = h.svc.stopRun(run.id);
     expect(stopped).toMatchObject({ state: 'stopped', stateCause: 'stopped by user', memberHoldings: [] });

@@ -61,7 +61,7 @@ class Cluster {
 
   launch(run: RunRecord, ids: number[], why: 'start' | 'scale' = 'start'): void {
     this.plans.clear();
-    launchGeneration(this.ap, run, ids.map((workerId) => ({ workerId, node: NAMES[workerId]!, gpuIndices: [] })), 'test', why, new Set());
+    launchGeneration(this.ap, run, ids.map((workerId) => ({ workerId, node: NAMES[workerId]!, gpuIndices: [] })), 'test', why, new Map());
   }
 
   env(id: number): Record<string, string> {

@@ -39,7 +39,7 @@ describe('chooseRendezvous', () => {
     const b = member('host-b', '10.213.0.3', '10.213.0.1', 29401);
     const c = chooseRendezvous([a, b], { busyHosts: new Set([a.workerId, b.workerId]) });
     expect(c.ok).toBe(false);
-    if (!c.ok) expect(c.reason).toBe("every member already hosts another run's rendezvous store on its one rendezvous port: host-a (port 29400), host-b (port 29401); it starts when another run ends or another worker can join it");
+    if (!c.ok) expect(c.reason).toBe("every member already hosts another run's rendezvous store on every rendezvous port it offers: host-a (port 29400), host-b (port 29401); it starts when another run ends or another worker can join it");
   });
 
   it('all on the coordinator machine over loopback: loopback for everyone, the first member hosts', () => {

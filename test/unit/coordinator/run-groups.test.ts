@@ -107,7 +107,7 @@ describe('run groups — several runs at once', () => {
     expect(a!.running?.runId).toBe(rB.id);
     b!.join();
     h.run(2000, [a!, b!]);
-    expect(run(h, rA.id)).toMatchObject({ state: 'paused', stateCause: 'waits for 1 more worker: alpha trains run B (its agent trains one run at a time)' });
+    expect(run(h, rA.id)).toMatchObject({ state: 'paused', stateCause: 'waits for 1 more worker: alpha is a member of run B (a CPU run takes a machine no other run uses)' });
   });
 
   it('a run below max_workers grows by a generation when a worker joins; a run at max_workers does not move', () => {
@@ -142,10 +142,10 @@ describe('run groups — several runs at once', () => {
     y!.beat();
     expect(starts(x!).map((p) => p.gpuIndices)).toEqual([[1]]);
     expect(starts(y!).map((p) => p.gpuIndices)).toEqual([[0]]);
-    // A second GPU run finds no free machine: each agent trains one run at a time (their free GPUs stay for jobs).
+    // A second GPU run of two members finds one: yak's GPU 1 is free, xeon's two are held by the job and r1.
     const r2 = h.svc.startRun(spec('r2'));
     expect(r2).toMatchObject({ state: 'waiting', generation: 0, memberHoldings: [] });
-    expect(r2.stateCause).toBe('waits for 2 more workers: xeon trains run r1 (its agent trains one run at a time); yak trains run r1 (its agent trains one run at a time)');
+    expect(r2.stateCause).toBe('waits for 1 more worker: xeon holds job lora-a and run r1');
     expect(starts(x!)).toHaveLength(1);
     // A CPU run's plan names no GPUs.
     const cpu = h.worker('cpu-box').join();
@@ -154,6 +154,43 @@ describe('run groups — several runs at once', () => {
     cpu.beat();
     expect(r3.memberHoldings).toEqual([{ workerId: cpu.workerId, node: 'cpu-box', gpuIndices: [] }]);
     expect(starts(cpu)[0]!.gpuIndices).toBeUndefined();
+  });
+
+  it('two GPU runs share a 2-GPU machine on disjoint GPUs, each store on its own port; a third run waits, saying who holds the GPUs', () => {
+    const h = new Harness();
+    const duo = h.worker('duo', { gpus: 2, rdzvPorts: [29500, 29501] }).join();
+    duo.beat();
+    const spec = (name: string) => h.spec({ name, useGpus: true, minWorkers: 1, maxWorkers: 1, placement: { gpusPerMember: 1 } });
+    const r1 = h.svc.startRun(spec('r1'));
+    const r2 = h.svc.startRun(spec('r2'));
+    expect([r1, r2].map((r) => [r.state, r.memberHoldings])).toEqual([
+      ['running', [{ workerId: duo.workerId, node: 'duo', gpuIndices: [0] }]],
+      ['running', [{ workerId: duo.workerId, node: 'duo', gpuIndices: [1] }]],
+    ]);
+    duo.beat();
+    expect(starts(duo).map((p) => [p.runId, p.gpuIndices, p.rdzvEndpoint])).toEqual([
+      [r1.id, [0], '127.0.0.1:29500'],
+      [r2.id, [1], '127.0.0.1:29501'],
+    ]);
+    const r3 = h.svc.startRun(spec('r3'));
+    expect(r3).toMatchObject({ state: 'waiting', stateCause: 'waits for 1 more worker: duo: all 2 GPUs held by runs r1 and r2' });
+    // r1 ends: its GPU and its store's port go to the waiting run.
+    h.svc.stopRun(r1.id);
+    duo.beat();
+    h.run(2000, [duo]);
+    expect(run(h, r3.id)).toMatchObject({ state: 'running', memberHoldings: [{ workerId: duo.workerId, node: 'duo', gpuIndices: [0] }] });
+    expect(starts(duo).at(-1)).toMatchObject({ runId: r3.id, gpuIndices: [0], rdzvEndpoint: '127.0.0.1:29500' });
+  });
+
+  it("an older agent offers one rendezvous port: a second run on its other GPU waits for the store's port, saying so", () => {
+    const h = new Harness();
+    const duo = h.worker('duo', { gpus: 2, rdzvPort: 29500 }).join();
+    duo.beat();
+    const spec = (name: string) => h.spec({ name, useGpus: true, minWorkers: 1, maxWorkers: 1, placement: { gpusPerMember: 1 } });
+    expect(h.svc.startRun(spec('r1')).state).toBe('running');
+    const r2 = h.svc.startRun(spec('r2'));
+    expect(r2.state).not.toBe('running');
+    expect(r2.stateCause).toContain("already hosts another run's rendezvous store on every rendezvous port it offers: duo (port 29500)");
   });
 
   it(`takes at most ${MAX_LIVE_RUNS} live runs at once, saying what to do; an ended run makes room`, () => {

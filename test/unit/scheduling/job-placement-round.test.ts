@@ -128,18 +128,13 @@ describe('placementRound: runs before pending jobs', () => {
     expect(r.runPlans.map((p) => [p.runId, p.plan.kind])).toEqual([['run-old', 'plan'], ['run-new', 'hold']]);
   });
 
-  it('reserves nothing on a machine another run trains on (its agent trains one run at a time): the job takes the free GPU', () => {
+  it('reserves the free GPU of a machine another GPU run trains on for a second run (one run per GPU set): the job waits', () => {
     const c = cluster(['a'], 2);
     const r1 = gpuRun({ id: 'run-1', name: 'r1', workerIds: [1], max: 1, gpusPerMember: 1, memberHoldings: [{ workerId: 1, node: 'a', gpuIndices: [0] }] });
     const r2 = gpuRun({ id: 'run-2', state: 'waiting', workerIds: [], gpusPerMember: 1, startedAt: 2000 });
     const r = round(c, [row('j1')], [r1, r2]);
-    expect(r.runPlans).toEqual([
-      {
-        runId: 'run-2',
-        plan: { kind: 'hold', reason: 'waits for 1 more worker: a trains run r1 (one run per machine)', nodes: [{ node: 'a', reason: 'a trains run r1 (one run per machine)' }] },
-      },
-    ]);
-    expect(r.placements.map((p) => [p.jobId, p.gpuIndex])).toEqual([['j1', 1]]);
+    expect(r.runPlans).toEqual([{ runId: 'run-2', plan: { kind: 'plan', members: [{ workerId: 1, node: 'a', gpuIndices: [1] }], refused: [] } }]);
+    expect(r.placements).toEqual([]);
   });
 
   it('reserves nothing for a torchrun run on a machine without Python+torch', () => {

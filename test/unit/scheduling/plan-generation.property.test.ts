@@ -200,10 +200,10 @@ describe('planGeneration over random clusters', () => {
 
   it('reserveForRuns reserves exactly the new members of each plan and nothing for a run that holds', () => {
     fc.assert(
-      fc.property(fc.array(nodeArb, { minLength: 1, maxLength: 6 }), fc.array(runArb, { minLength: 1, maxLength: 3 }), fc.boolean(), (nodesIn, runsIn, oneRun) => {
+      fc.property(fc.array(nodeArb, { minLength: 1, maxLength: 6 }), fc.array(runArb, { minLength: 1, maxLength: 3 }), (nodesIn, runsIn) => {
         const { nodes, jobs, candidates } = build(nodesIn);
         const runs = runsIn.map((r, k) => request(r, k, nodes.length));
-        const { holdings, plans } = reserveForRuns(runs, candidates, { nodes, holdings: jobs }, oneRun ? { runsPerMachine: 1 } : {});
+        const { holdings, plans } = reserveForRuns(runs, candidates, { nodes, holdings: jobs });
         expect(holdings.slice(0, jobs.length)).toEqual(jobs);
         const reserved = holdings.slice(jobs.length);
         for (const h of reserved) expect(h).toMatchObject({ kind: 'run', detail: RESERVED });
@@ -214,7 +214,11 @@ describe('planGeneration over random clusters', () => {
         const usage = tallyHoldings(nodes, holdings);
         nodes.forEach((node, i) => {
           expect(usage[i]!.slotsHeld).toBeLessThanOrEqual(node.slots);
-          if (oneRun) expect(new Set(usage[i]!.holders.filter((h) => h.kind === 'run').map((h) => h.id)).size).toBeLessThanOrEqual(1);
+          // Several runs on one machine only on disjoint GPUs; a CPU run (no GPU held) has its machine alone.
+          const runs = usage[i]!.holders.filter((h) => h.kind === 'run');
+          const owner = new Map<number, string>();
+          for (const h of runs) for (const g of heldGpuIndices(h)) expect(owner.set(g, owner.get(g) ?? h.id).get(g)).toBe(h.id);
+          if (runs.some((h) => heldGpuIndices(h).length === 0)) expect(new Set(runs.map((h) => h.id)).size).toBe(1);
         });
       }),
       { numRuns: 200 },
