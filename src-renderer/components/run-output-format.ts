@@ -92,15 +92,22 @@ export function renderOutput(text: string, filter: OutputFilter, colourOf: (node
   let expected = 0;
   let expectedBefore = 0;
   let out = '';
+  // Per machine: whether its current expected block's label is out. A filter may hide a block's first line; the
+  // label then goes above the first line of the block that is shown (a search for "signal" still says why).
+  const labelled = new Map<string, boolean>();
   for (const l of classifyOutput(text)) {
     const start = at;
     at += l.line.length;
     if (l.kind === 'expected') {
       expected++;
       if (start < from) expectedBefore++;
+      if (l.blockStart && l.node) labelled.set(l.node, false);
     }
-    if (start < from || !(lineShown(l, filter) || noteMatches(l, filter))) continue;
-    if (l.kind === 'expected' && l.blockStart && l.node && l.note) out += `\x1b[2;3m${expectedLabel(l.node, l.note).replace(/\r\n$/, '')}${RESET}\r\n`;
+    if (!(lineShown(l, filter) || noteMatches(l, filter))) continue;
+    const label = l.kind === 'expected' && l.node && l.note && labelled.get(l.node) === false;
+    if (label) labelled.set(l.node!, true);
+    if (start < from) continue;
+    if (label) out += `\x1b[2;3m${expectedLabel(l.node!, l.note!).replace(/\r\n$/, '')}${RESET}\r\n`;
     out += colourLine(l, colourOf, coordinatorColour);
   }
   return { text: out, expected, expectedBefore };

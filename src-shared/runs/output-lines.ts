@@ -20,9 +20,12 @@ const FAILED = /^worker (\S+) failed\b/;
 /** A line that starts a launcher's or trainer's error report. */
 const ERROR_START =
   /^(Traceback \(most recent call last\)|[\w.]*(Error|Exception|Interrupt)\b|\[E[ \d]|ERROR:|WARNING:torch\.distributed|.*\bSIGTERM\b|.*\bSIGKILL\b|.*ChildFailedError|.*Connection (reset|closed)|.*Broken pipe)/;
-/** A line that may continue an error report (frames, carets, torch's failure summary). */
+/**
+ * A line that may continue an error report (frames, carets, torch's failure summary, the "-- Process 0 terminated
+ * with the following error:" of torch's ProcessRaisedException, seen in a real survivor's teardown).
+ */
 const ERROR_MORE =
-  /^(\s|$|Traceback|File |\^|~|[\w.]*(Error|Exception|Interrupt)\b|\[E[ \d]|\[W[ \d]|\[I[ \d]|ERROR:|WARNING:|INFO:torch|torch\.|During handling|The above exception|={3,}|-{3,}|Failures:|Root Cause|\[\d+\]:|<NO_OTHER_FAILURES>|.*\bFAILED\b|.*\bSIGTERM\b|.*\bSIGKILL\b|.*Signals\.)/;
+  /^(\s|$|Traceback|-- Process \d+ terminated|File |\^|~|[\w.]*(Error|Exception|Interrupt)\b|\[E[ \d]|\[W[ \d]|\[I[ \d]|ERROR:|WARNING:|INFO:torch|torch\.|During handling|The above exception|={3,}|-{3,}|Failures:|Root Cause|\[\d+\]:|<NO_OTHER_FAILURES>|.*\bFAILED\b|.*\bSIGTERM\b|.*\bSIGKILL\b|.*Signals\.)/;
 
 /** The machine that wrote a line, or null for a line without a prefix. */
 export function lineNode(line: string): string | null {
@@ -93,6 +96,18 @@ export function expectedNote(r: { generation: number; cause: string }): string {
   return `expected: ${r.cause ? `${r.cause}; ` : 'a member left; '}generation ${r.generation} relaunched`;
 }
 
+interface ProgressMark {
+  step: number;
+  resumedFrom: number | null;
+}
+
+/** The step and resumed_from a progress line names, or null. */
+function progressMark(line: string): ProgressMark | null {
+  const step = /"step":\s*(\d+)/.exec(line);
+  const resumed = /"resumed_from":\s*(\d+)/.exec(line);
+  return step ? { step: Number(step[1]), resumedFrom: resumed ? Number(resumed[1]) : null } : null;
+}
+
 function isLaunchLine(line: string): boolean {
   return lineNode(line) === COORDINATOR_NODE && LAUNCH.test(lineBody(line));
 }
@@ -112,9 +127,13 @@ function markExpected(lines: readonly string[], kinds: ClassifiedLine[]): void {
     }
     for (const node of nodes) {
       const mine: number[] = [];
+      let last: ProgressMark | null = null;
       for (let i = r.index - 1; i >= 0 && !isLaunchLine(lines[i]!); i--) {
         if (kinds[i]!.node !== node) continue;
-        if (kinds[i]!.kind === 'progress') break;
+        if (kinds[i]!.kind === 'progress') {
+          last = progressMark(lines[i]!);
+          break;
+        }
         mine.unshift(i);
       }
       const first = mine.findIndex((i) => ERROR_START.test(lineBody(lines[i]!)));
@@ -122,7 +141,15 @@ function markExpected(lines: readonly string[], kinds: ClassifiedLine[]): void {
       const after: number[] = [];
       for (let i = r.index + 1; i < lines.length; i++) {
         if (kinds[i]!.node !== node) continue;
-        if (kinds[i]!.kind === 'progress' || !ERROR_MORE.test(lineBody(lines[i]!))) break;
+        if (kinds[i]!.kind === 'progress') {
+          // The old generation's last steps, copied out after the relaunch line (seen for real): passed over. They
+          // carry the same resumed_from and go on past the step before the relaunch; anything else (the new
+          // generation resuming, a trainer that does not say resumed_from) ends the block.
+          const mark = progressMark(lines[i]!);
+          if (last?.resumedFrom != null && mark?.resumedFrom === last.resumedFrom && mark.step > last.step) continue;
+          break;
+        }
+        if (!ERROR_MORE.test(lineBody(lines[i]!))) break;
         after.push(i);
       }
       if (after.length > 0 && before.length === 0 && !after.some((i) => ERROR_START.test(lineBody(lines[i]!)))) continue;

@@ -38,6 +38,10 @@ describe('renderOutput', () => {
     expect(plain(renderOutput(OUTPUT, { search: 'expected:' }, colour, '#000000').text)).toBe(
       '[alpha] ┄ expected: worker beta failed; generation 2 relaunched ┄\r\n[alpha] Traceback (most recent call last):\r\n[alpha] RuntimeError: Connection closed by peer\r\n',
     );
+    // A search that hides the block's first line still puts the label above the first line it shows.
+    expect(plain(renderOutput(OUTPUT, { search: 'closed by peer' }, colour, '#000000').text)).toBe(
+      '[alpha] ┄ expected: worker beta failed; generation 2 relaunched ┄\r\n[alpha] RuntimeError: Connection closed by peer\r\n',
+    );
     const from = OUTPUT.lastIndexOf('[alpha] resuming');
     const tail = renderOutput(OUTPUT, {}, colour, '#000000', from);
     expect(plain(tail.text)).toBe('[alpha] resuming from step 3\r\n');

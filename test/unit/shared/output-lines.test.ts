@@ -111,3 +111,58 @@ describe('classifyOutput on a real relaunch (test/fixtures/run-output/survivor-t
     expect(lines.filter((l) => l.node === 'gpu-share').every((l) => l.kind === 'coordinator')).toBe(true);
   });
 });
+
+describe('classifyOutput: the old generation\'s last progress lines after the relaunch line', () => {
+  const line = (node: string, step: number, resumedFrom = 0) =>
+    `[${node}] [default0]:GPU_SHARE_PROGRESS {"step":${step},"total_steps":300,"loss":0.5,"rank":0,"resumed_from":${resumedFrom}}\r\n`;
+  const log = (resumeStep: number) =>
+    [
+      '[gpu-share] launching generation 1 on 2 workers (start)\r\n',
+      line('vm', 11),
+      '[gpu-share] worker doomed failed: its agent process ended\r\n',
+      '[gpu-share] relaunching as generation 2 on 1 worker (worker doomed failed)\r\n',
+      line('vm', 12),
+      '[vm] WARNING:torch.distributed.elastic.agent.server.api:Received 15 death signal, shutting down workers\r\n',
+      '[vm] torch.distributed.elastic.multiprocessing.api.SignalException: Process 7 got signal: 15\r\n',
+      line('vm', resumeStep, 10),
+      '[vm] RuntimeError: a real error of generation 2\r\n',
+    ].join('');
+
+  it('passes over a step past the one before the relaunch and marks the teardown after it', () => {
+    const kinds = classifyOutput(log(10)).map((l) => l.kind);
+    expect(kinds).toEqual(['coordinator', 'progress', 'coordinator', 'coordinator', 'progress', 'expected', 'expected', 'progress', 'output']);
+  });
+
+  it('ends the block at the new generation\'s first step (resumed from a checkpoint, not past the old step)', () => {
+    const resumed = log(10).replace('[vm] WARNING', `${line('vm', 10, 10)}[vm] WARNING`);
+    expect(classifyOutput(resumed).filter((l) => l.kind === 'expected')).toEqual([]);
+    // Past the old step but resumed from a new checkpoint: the new generation too.
+    const checkpointed = log(10).replace('[vm] WARNING', `${line('vm', 12, 11)}[vm] WARNING`);
+    expect(classifyOutput(checkpointed).filter((l) => l.kind === 'expected')).toEqual([]);
+  });
+});
+
+describe("classifyOutput: a survivor rank's own error before its torchrun's SIGTERM (real lines, seen in the e2e)", () => {
+  it('keeps "-- Process 0 terminated with the following error:" inside the block', () => {
+    const text = [
+      '[gpu-share] launching generation 1 on 2 workers (run started)\r\n',
+      '[vm] [default0]:GPU_SHARE_PROGRESS {"step":11,"total_steps":4000,"resumed_from":0}\r\n',
+      '[gpu-share] worker e2e-doomed failed: its agent process ended (connection closed without a goodbye)\r\n',
+      '[gpu-share] relaunching as generation 2 on 1 worker (worker e2e-doomed failed)\r\n',
+      '[vm] ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 16188) of fn: run_script_forked (start_method: fork)\r\n',
+      '[vm] Traceback (most recent call last):\r\n',
+      '[vm]     raise ProcessRaisedException(msg, error_index, failed_process.pid)\r\n',
+      '[vm] torch.multiprocessing.spawn.ProcessRaisedException: \r\n',
+      '[vm] \r\n',
+      '[vm] -- Process 0 terminated with the following error:\r\n',
+      '[vm] Traceback (most recent call last):\r\n',
+      '[vm] RuntimeError: [./gloo/transport/tcp/pair.cc:598] Connection closed by peer [127.0.0.1]:55498\r\n',
+      '[vm] WARNING:torch.distributed.elastic.agent.server.api:Received 15 death signal, shutting down workers\r\n',
+      '[vm] torch.distributed.elastic.multiprocessing.api.SignalException: Process 15532 got signal: 15\r\n',
+      '[vm] gpu-share warm launcher: launching in the warm launcher (pid 19298)\r\n',
+    ].join('');
+    const kinds = classifyOutput(text);
+    expect(kinds.slice(4, 14).map((l) => l.kind)).toEqual(Array(10).fill('expected'));
+    expect(kinds[14]!.kind).toBe('output');
+  });
+});
