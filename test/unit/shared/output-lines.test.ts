@@ -166,3 +166,23 @@ describe("classifyOutput: a survivor rank's own error before its torchrun's SIGT
     expect(kinds[14]!.kind).toBe('output');
   });
 });
+
+describe('classifyOutput on a second real relaunch (test/fixtures/run-output/survivor-rank-error-then-sigterm.txt)', () => {
+  // Captured by test/e2e/expected-tracebacks.test.ts (progress lines trimmed): after the relaunch line the survivor
+  // vm's old generation still prints a step, then its rank's gloo error ("-- Process 0 terminated …"), then its
+  // torchrun's SIGTERM traceback; all of that teardown is one expected block.
+  const text = readFileSync(path.join(__dirname, '..', '..', 'fixtures', 'run-output', 'survivor-rank-error-then-sigterm.txt'), 'utf8');
+  const lines = classifyOutput(text);
+
+  it('marks the rank error and the SIGTERM traceback as one block, the late progress line left a progress line', () => {
+    const expected = lines.filter((l) => l.kind === 'expected');
+    expect(expected.filter((l) => l.blockStart)).toHaveLength(1);
+    expect(expected[0]!.line).toMatch(/^\[vm\] ERROR:torch\.distributed\.elastic\.multiprocessing\.api:failed \(exitcode: 1\)/);
+    expect(expected.some((l) => /-- Process 0 terminated with the following error:/.test(l.line))).toBe(true);
+    expect(expected.some((l) => /Connection (closed|reset) by peer/.test(l.line))).toBe(true);
+    expect(expected.some((l) => /Received 15 death signal/.test(l.line))).toBe(true);
+    expect(expected.at(-1)!.line).toMatch(/SignalException: Process \d+ got signal: 15/);
+    const relaunch = lines.findIndex((l) => /relaunching as generation 2/.test(l.line));
+    expect(lines.slice(relaunch).filter((l) => /GPU_SHARE_PROGRESS/.test(l.line)).every((l) => l.kind === 'progress')).toBe(true);
+  });
+});
