@@ -130,36 +130,34 @@ export interface ThisMachine {
 }
 
 /**
- * Which nodes count toward capacity: every node, except that the nodes pointing at this machine (a localhost node
- * and one named like the own worker, say) are one machine and count once — the node the app matched to this
- * machine, else the one named like its own worker, else the first (issue 17: the header counted it twice).
+ * Which nodes count toward capacity: every node, except that nodes served by one worker are one machine and count
+ * once — a localhost node and one named like the own worker both matched to the app's own worker (issue 17: the
+ * header counted it twice), or two nodes with the same GPU UUIDs. The one kept is the node the app matched to this
+ * machine, else the one named like its own worker, else the first. Nodes without a worker all count (nothing tells
+ * them apart; the cards warn about two nodes pointing here), and so do two workers on one machine.
  */
-export function countedNodes(config: ClusterConfig, me: ThisMachine = {}): boolean[] {
-  const here = config.nodes.map((n) => pointsAtThisMachine(n.host, me.ownName));
-  const names = config.nodes.map((n) => n.name);
-  const pick = [me.node, me.ownName].map((name) => names.findIndex((n, i) => here[i] && name != null && n === name)).find((i) => i >= 0);
-  const kept = pick ?? here.indexOf(true);
-  return config.nodes.map((_, i) => !here[i] || i === kept);
+export function countedNodes(config: ClusterConfig, report: NodeStatusReport, me: ThisMachine = {}): boolean[] {
+  const rank = (name: string) => (name === me.node ? 0 : name === me.ownName ? 1 : 2);
+  const order = config.nodes.map((n, i) => ({ i, rank: rank(n.name) })).sort((a, b) => a.rank - b.rank || a.i - b.i);
+  const counted = config.nodes.map(() => true);
+  const seen = new Set<number>();
+  for (const { i } of order) {
+    const id = report.declared[i]?.workerId ?? null;
+    if (id === null) continue;
+    if (seen.has(id)) counted[i] = false;
+    seen.add(id);
+  }
+  return counted;
 }
 
-/**
- * Declared capacity (the file's nodes, this machine once) next to online capacity (those whose worker is active,
- * each worker once: one worker matched to two nodes is still one machine).
- */
+/** Declared capacity (the file's nodes, a machine once: countedNodes) next to online capacity (those whose worker is active). */
 export function capacitySplit(config: ClusterConfig, report: NodeStatusReport, me: ThisMachine = {}): { declared: CapacityFigures; online: CapacityFigures } {
   const sum = (nodes: NodeConfig[]): CapacityFigures => ({
     nodes: nodes.length,
     usableMb: nodes.reduce((n, node) => n + nodeUsableVramMb(node), 0),
     slots: nodes.reduce((n, node) => n + node.max_adapters, 0),
   });
-  const counted = countedNodes(config, me);
-  const seen = new Set<number>();
-  const online = config.nodes.filter((_, i) => {
-    const status = report.declared[i];
-    if (!counted[i] || status?.kind !== 'online' || status.workerState !== 'active' || status.workerId === null) return false;
-    if (seen.has(status.workerId)) return false;
-    seen.add(status.workerId);
-    return true;
-  });
+  const counted = countedNodes(config, report, me);
+  const online = config.nodes.filter((_, i) => counted[i] && report.declared[i]?.kind === 'online' && report.declared[i]?.workerState === 'active');
   return { declared: sum(config.nodes.filter((_, i) => counted[i])), online: sum(online) };
 }

@@ -193,15 +193,26 @@ describe('capacitySplit', () => {
     expect(split.online).toEqual({ nodes: 1, usableMb: 20879, slots: 2 });
     // The node the app matched to this machine's hardware wins over the own worker's name.
     expect(capacitySplit(twice, report, { ownName: 'vm', node: 'desktop' }).online).toEqual({ nodes: 1, usableMb: 20879, slots: 3 });
-    // Without knowing this machine's name, the loopback node still counts once, and the worker once.
+    // Without knowing this machine's name, one worker still counts once.
     expect(capacitySplit(twice, report).online.nodes).toBe(1);
+    // No worker up: nothing tells the two apart, both count (the cards warn about them).
+    expect(capacitySplit(twice, nodeStatuses(twice, []), { ownName: 'vm' }).declared.nodes).toBe(3);
   });
 
-  it('one worker matched to two nodes by GPU UUIDs counts once online', () => {
+  it('two workers on this machine (the own one and a CLI worker at 127.0.0.1) are two nodes', () => {
+    const stray: NodeConfig = { ...cpuBox, name: 'stray', host: '127.0.0.1', transport: 'local' };
+    const both: ClusterConfig = { nodes: [desktop, stray] };
+    const workers = [worker({ id: 1, node: 'vm', local: true, gpus: desktopGpus }), worker({ id: 2, node: 'stray' })];
+    const split = capacitySplit(both, nodeStatuses(both, workers), { ownName: 'vm' });
+    expect(split.declared.nodes).toBe(2);
+    expect(split.online.nodes).toBe(2);
+  });
+
+  it('one worker matched to two nodes by GPU UUIDs is one machine', () => {
     const copy: NodeConfig = { ...desktop, name: 'desktop-copy', host: '10.0.0.9' };
     const dup: ClusterConfig = { nodes: [{ ...desktop, host: '10.0.0.8' }, copy] };
     const split = capacitySplit(dup, nodeStatuses(dup, [worker({ id: 9, node: 'other', gpus: desktopGpus })]));
-    expect(split.declared.nodes).toBe(2);
+    expect(split.declared).toEqual({ nodes: 1, usableMb: 20879, slots: 3 });
     expect(split.online).toEqual({ nodes: 1, usableMb: 20879, slots: 3 });
   });
 });
