@@ -5,9 +5,9 @@
 // Screenshots: test-results/screenshots/toast-strip-1000.png, toast-strip-900.png.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import type { Locator, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, ensureBuilt, fakeGpuEnv, openApp, openBrowser, removeDir, ROOT, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { box, CLI, ensureBuilt, overlaps, type Box, fakeGpuEnv, openApp, openBrowser, removeDir, ROOT, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
 
 const run = promisify(execFile);
 const PROGRESS = `for i in 0 1 2 3 4 5 6 7; do echo "GPU_SHARE_PROGRESS {\\"step\\":$i,\\"total_steps\\":8,\\"loss\\":0.$((9 - i))}"; done`;
@@ -20,14 +20,6 @@ async function gpuShare(args: string[]): Promise<string> {
   const { stdout } = await run(process.execPath, [CLI, ...args.slice(0, 2), '--data-dir', dataDir, ...args.slice(2)], { cwd: ROOT, timeout: 60_000 });
   return stdout;
 }
-
-type Box = { x: number; y: number; width: number; height: number };
-async function box(l: Locator): Promise<Box> {
-  const b = await l.boundingBox();
-  if (!b) throw new Error('element not laid out');
-  return b;
-}
-const overlaps = (a: Box, b: Box) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
 
 /** The shown toasts' boxes (each one, and the "+N more" button). */
 async function toastBoxes(page: Page): Promise<Box[]> {

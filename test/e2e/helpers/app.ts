@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { findRepoRoot } from '../../integration/helpers/agent-bundle';
 import type { RunSnapshot } from '../../../src-shared/training';
 
@@ -244,3 +244,15 @@ export async function startTrainerRun(dataDir: string, name: string, trainer: st
 export function removeDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
+
+export type Box = { x: number; y: number; width: number; height: number };
+
+/** An element's box on the page; throws when it is not laid out. */
+export async function box(l: Locator): Promise<Box> {
+  const b = await l.boundingBox();
+  if (!b) throw new Error('element not laid out');
+  return b;
+}
+
+/** Whether two boxes share any area (a toast over a card). */
+export const overlaps = (a: Box, b: Box): boolean => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
