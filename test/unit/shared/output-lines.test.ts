@@ -102,7 +102,7 @@ describe('classifyOutput on a real relaunch (test/fixtures/run-output/survivor-t
   });
 
   it('leaves the new generation\'s progress, the launch lines and the coordinator\'s lines as they are', () => {
-    const after = lines.findLastIndex((l) => l.kind === 'expected');
+    const after = lines.map((l) => l.kind).lastIndexOf('expected');
     expect(lines[after]!.line).toMatch(/SignalException: Process \d+ got signal: 15/);
     expect(lines[after + 1]).toMatchObject({ kind: 'output', node: 'vm' });
     expect(lines[after + 1]!.line).toMatch(/warm launcher: launching/);
