@@ -5,7 +5,7 @@
  * filtered (one machine, progress lines hidden, a search) on request. Pure string work; what each line is comes
  * from src-shared/runs/output-lines.ts, which `gpu-share runs logs` uses too.
  */
-import { classifyOutput, COORDINATOR_NODE, lineNode, lineShown, outputNodes, type ClassifiedLine, type OutputFilter } from '../../src-shared/runs/output-lines';
+import { classifyOutput, COORDINATOR_NODE, labelsAbove, lineNode, lineShown, outputNodes, type ClassifiedLine, type OutputFilter } from '../../src-shared/runs/output-lines';
 
 export { COORDINATOR_NODE, lineNode, outputNodes };
 
@@ -92,24 +92,21 @@ export function renderOutput(text: string, filter: OutputFilter, colourOf: (node
   let expected = 0;
   let expectedBefore = 0;
   let out = '';
-  // Per machine: whether its current expected block's label is out. A filter may hide a block's first line; the
-  // label then goes above the first line of the block that is shown (a search for "signal" still says why).
-  const labelled = new Map<string, boolean>();
-  for (const l of classifyOutput(text)) {
+  const lines = classifyOutput(text);
+  const shown = lines.map((l) => lineShown(l, filter) || noteMatches(l, filter));
+  // A filter may hide a block's first line: the label goes above the first one shown (labelsAbove).
+  const label = labelsAbove(lines, shown);
+  lines.forEach((l, i) => {
     const start = at;
     at += l.line.length;
     if (l.kind === 'expected') {
       expected++;
       if (start < from) expectedBefore++;
-      if (l.blockStart && l.node) labelled.set(l.node, false);
     }
-    if (!(lineShown(l, filter) || noteMatches(l, filter))) continue;
-    const label = l.kind === 'expected' && l.node && l.note && labelled.get(l.node) === false;
-    if (label) labelled.set(l.node!, true);
-    if (start < from) continue;
-    if (label) out += `\x1b[2;3m${expectedLabel(l.node!, l.note!).replace(/\r\n$/, '')}${RESET}\r\n`;
+    if (start < from || !shown[i]) return;
+    if (label[i]) out += `\x1b[2;3m${expectedLabel(l.node!, l.note!).replace(/\r\n$/, '')}${RESET}\r\n`;
     out += colourLine(l, colourOf, coordinatorColour);
-  }
+  });
   return { text: out, expected, expectedBefore };
 }
 

@@ -202,6 +202,38 @@ export function filterOutputLines(text: string, f: OutputFilter): string {
     .join('');
 }
 
+/**
+ * The lines of `text` that pass the filter, each block of expected relaunch errors under a
+ * `[beta] ┄ expected: … ┄` line (above the block's first line shown): `gpu-share runs logs` without --follow.
+ */
+export function labelledOutputLines(text: string, f: OutputFilter): string {
+  const lines = classifyOutput(text);
+  const shown = lines.map((l) => lineShown(l, f));
+  const label = labelsAbove(lines, shown);
+  let out = '';
+  lines.forEach((l, i) => {
+    if (!shown[i]) return;
+    if (label[i]) out += `[${l.node}] ┄ ${l.note} ┄${l.line.endsWith('\r\n') ? '\r\n' : '\n'}`;
+    out += l.line;
+  });
+  return out;
+}
+
+/**
+ * Which lines get their block's "expected" label above them: the first shown line of each expected block (per
+ * machine), so a filter that hides a block's first line still says why the lines under it are expected.
+ */
+export function labelsAbove(lines: readonly ClassifiedLine[], shown: readonly boolean[]): boolean[] {
+  const labelled = new Map<string, boolean>();
+  return lines.map((l, i) => {
+    if (l.kind !== 'expected' || !l.node || !l.note) return false;
+    if (l.blockStart) labelled.set(l.node, false);
+    if (!shown[i] || labelled.get(l.node) !== false) return false;
+    labelled.set(l.node, true);
+    return true;
+  });
+}
+
 export interface NodeProgress {
   node: string;
   step: number;

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { classifyOutput, filterOutputLines, latestProgress } from '../../../src-shared/runs/output-lines';
+import { classifyOutput, filterOutputLines, labelledOutputLines, latestProgress } from '../../../src-shared/runs/output-lines';
 
 const progress = (node: string, step: number) => `[${node}] [default0]:GPU_SHARE_PROGRESS {"step":${step},"total_steps":300,"loss":0.5,"samples_per_sec":812.3,"rank":0}\r\n`;
 
@@ -184,5 +184,25 @@ describe('classifyOutput on a second real relaunch (test/fixtures/run-output/sur
     expect(expected.at(-1)!.line).toMatch(/SignalException: Process \d+ got signal: 15/);
     const relaunch = lines.findIndex((l) => /relaunching as generation 2/.test(l.line));
     expect(lines.slice(relaunch).filter((l) => /GPU_SHARE_PROGRESS/.test(l.line)).every((l) => l.kind === 'progress')).toBe(true);
+  });
+});
+
+describe('labelledOutputLines (gpu-share runs logs)', () => {
+  const text = readFileSync(path.join(__dirname, '..', '..', 'fixtures', 'run-output', 'survivor-rank-error-then-sigterm.txt'), 'utf8');
+
+  it('puts the expected label above the block, once, and leaves the rest as filterOutputLines does', () => {
+    const out = labelledOutputLines(text, { hideProgress: true });
+    const labels = out.split(/\r?\n/).filter((l) => l.includes('┄'));
+    expect(labels).toEqual(['[vm] ┄ expected: worker e2e-doomed failed; generation 2 relaunched ┄']);
+    expect(out.indexOf(labels[0]!)).toBe(out.indexOf('[vm] ERROR:torch.distributed.elastic') - labels[0]!.length - 2);
+    expect(out.replace(`${labels[0]!}\r\n`, '')).toBe(filterOutputLines(text, { hideProgress: true }));
+  });
+
+  it('with a filter that hides the first line, above the first line shown', () => {
+    const out = labelledOutputLines(text, { search: 'death signal' });
+    expect(out.split(/\r?\n/).filter(Boolean)).toEqual([
+      '[vm] ┄ expected: worker e2e-doomed failed; generation 2 relaunched ┄',
+      '[vm] WARNING:torch.distributed.elastic.agent.server.api:Received 15 death signal, shutting down workers',
+    ]);
   });
 });

@@ -3,7 +3,7 @@
  * `--worker NAME` keeps one machine's lines, and the trainers' GPU_SHARE_PROGRESS lines (most of the text) are
  * left out unless `--progress` asks for them (src-shared/runs/output-lines.ts tells them apart).
  */
-import { filterOutputLines, outputNodes, type OutputFilter } from '../../../../src-shared/runs/output-lines';
+import { filterOutputLines, labelledOutputLines, outputNodes, type OutputFilter } from '../../../../src-shared/runs/output-lines';
 import { intOption, noMorePositionals, parseCommandLine, UsageError, type Command } from '../../command';
 import { OPERATOR_OPTIONS_USAGE, operatorOptions, printJson, runOperator } from '../../operator/operator-command';
 import { followRun, lastLines } from './follow-run';
@@ -55,7 +55,8 @@ ${OPERATOR_OPTIONS_USAGE}
       if (values.follow) return followRun(client, id, io, { json: values.json === true, tail, filter: only });
       if (values.json) printJson(io, { ...reply, output: lastLines(only(reply.output), tail) });
       else {
-        const text = lastLines(only(reply.output), tail);
+        // Survivors' expected relaunch errors come under their "┄ expected: … ┄" line, as on the run page.
+        const text = lastLines(labelledOutputLines(reply.output, filter), tail);
         io.out(text && !text.endsWith('\n') ? `${text}\n` : text);
       }
       return 0;
