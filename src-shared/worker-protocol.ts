@@ -165,8 +165,8 @@ export const joinRequestSchema = z.object({
       incarnation: z.number().int().positive(),
       runId: z.string().max(FIELD_CAPS.id).nullable(),
       generation: z.number().int().nonnegative().nullable(),
-      /** Every run generation it kept (one per GPU set); runId/generation name the first. Older agents: runId's alone. */
-      runs: z.array(z.object({ runId: z.string().max(FIELD_CAPS.id), generation: z.number().int().nonnegative() })).max(64).optional(),
+      /** Every run generation it kept (one per GPU set; `ended`: its trainer exited since); runId/generation name the first. */
+      runs: z.array(z.object({ runId: z.string().max(FIELD_CAPS.id), generation: z.number().int().nonnegative(), ended: z.boolean().optional() })).max(64).optional(),
     })
     .optional(),
 });

@@ -26,7 +26,7 @@ export class KeptTraining {
    * one run per GPU set). The claim names each even when its trainer ended meanwhile (it finished its last steps
    * while the coordinator was away): its exit report is among the buffered ones.
    */
-  private keptRuns: { runId: string; generation: number }[] = [];
+  private keptRuns: { runId: string; generation: number; ended?: true }[] = [];
 
   constructor(private readonly opts: KeptTrainingOptions) {}
 
@@ -44,7 +44,10 @@ export class KeptTraining {
     const run = training.describeCurrent();
     // The runs it trains, and those that ended under the session just lost (their exit reports still wait to go).
     const lostEpoch = this.opts.session.epoch - 1;
-    this.keptRuns = kept ? training.launched().filter((r) => r.running || r.epoch === lostEpoch).map((r) => ({ runId: r.runId, generation: r.generation })) : [];
+    // Those going first (the claim's runId names the first, for older coordinators); an ended one says so: the
+    // coordinator may already know it ended (its exit report went), and then does not hold it against the claim.
+    const launched = kept ? training.launched().filter((r) => r.running || r.epoch === lostEpoch) : [];
+    this.keptRuns = [...launched.filter((r) => r.running), ...launched.filter((r) => !r.running)].map((r) => ({ runId: r.runId, generation: r.generation, ...(r.running ? {} : { ended: true as const }) }));
     if (kept) {
       // What it says from now on belongs to the next session: buffered until the re-attach.
       training.adopt(this.opts.session.epoch);

@@ -20,7 +20,7 @@ export const DEFAULT_FAILOVER_GRACE_MS = 60_000;
  * the worker is a member of no run; null when so, else why not.
  */
 /** Why the run generations a claim names (one per run the worker kept; none: it ran nothing) do not hold; null when they do. */
-export type GenerationCheck = (workerId: number, runs: { runId: string; generation: number }[]) => string | null;
+export type GenerationCheck = (workerId: number, runs: { runId: string; generation: number; ended?: boolean }[]) => string | null;
 
 export type ReattachVerdict = { ok: true } | { ok: false; reason: string };
 

@@ -41,9 +41,11 @@ export function resumeDuringGrace(ctl: RunReattachContext, run: RunRecord, holdi
 export function claimMismatch(
   ctl: Pick<RunReattachContext, 'find'> & { memberRuns(workerId: number): { id: string; generation: number }[] },
   workerId: number,
-  runs: readonly { runId: string; generation: number }[],
+  runs: readonly { runId: string; generation: number; ended?: boolean }[],
 ): string | null {
-  for (const { runId, generation } of runs) {
+  for (const { runId, generation, ended } of runs) {
+    // A trainer that exited is nothing to keep: only a run this coordinator still has running must match it.
+    if (ended && ctl.find(runId)?.state !== 'running') continue;
     const wrong = generationMismatch(ctl, workerId, runId, generation);
     if (wrong) return wrong;
   }

@@ -162,4 +162,24 @@ describe('WorkerAgent with two GPUs, a member of two runs', () => {
     expect(isAlive(a) && isAlive(b)).toBe(true);
     expect(agent!.status().runs.map((r) => r.pid)).toEqual([a, b]);
   });
+
+  it('a run whose trainer already exited is claimed as ended, after the runs still going', async () => {
+    coordinator.epoch = 'AAAAAAAAAAAAAAAA';
+    coordinator.failoverGraceMs = 5000;
+    await startAgent();
+    coordinator.give({ kind: 'start', plan: gpuPlan('run-a', 0, 'true') });
+    await waitFor('run-a exit', () => coordinator.reportsOf('exited').find((e) => e.runId === 'run-a'));
+    coordinator.give({ kind: 'start', plan: gpuPlan('run-b', 1, 'sleep 60') });
+    await started('run-b');
+    coordinator.restart();
+    await waitFor('the re-attach', () => coordinator.joins.length === 2, 5000);
+    expect(coordinator.joins[1]!.body.reattach).toMatchObject({
+      runId: 'run-b',
+      generation: 0,
+      runs: [
+        { runId: 'run-b', generation: 0 },
+        { runId: 'run-a', generation: 0, ended: true },
+      ],
+    });
+  });
 });
