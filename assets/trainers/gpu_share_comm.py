@@ -268,6 +268,14 @@ class Comm:
             averaging.average_parameters_or_parameter_groups(self.optimizer.param_groups, averager.process_group)
 
 
+def powersgd_on_gloo(version):
+    """Whether torch `version` ("2.11.0+cu130", "1.13.1") trains PowerSGD on gloo: 2 or newer does (seen on a
+    device: CPU and CUDA tensors, bytes as powersgd_bytes); 1.x's gloo aborts on the hook. A version that does
+    not start with a number counts as old: fp16 is safe, an abort is not."""
+    head = str(version).strip().split(".", 1)[0]
+    return head.isdigit() and int(head) >= 2
+
+
 def wrap(model, optimizer, start_step=0, environ=None, say=_say, device_ids=None, compute_s=None):
     """Wraps `model` (already on its device, with identical weights on every rank) and `optimizer` for the
     strategy in the environment. Needs an initialised process group when the world has more than one rank;
@@ -281,12 +289,19 @@ def wrap(model, optimizer, start_step=0, environ=None, say=_say, device_ids=None
     if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
         return Comm(model, optimizer, strategy, period, size, powersgd_bytes_=psgd)
     backend = dist.get_backend()
-    if strategy == "powersgd" and backend != "nccl":
-        say(f"powersgd needs NCCL, but this run's process group uses {backend}: torch {torch.__version__}'s "
-            f"PowerSGD hook aborts gloo (gloo::EnforceNotMet ... op.preamble.length <= op.nbytes); using fp16 "
-            f"compression instead. Run on CUDA GPUs for PowerSGD.")
+    if strategy == "powersgd" and backend != "nccl" and not powersgd_on_gloo(torch.__version__):
+        say(f"powersgd needs NCCL or torch 2 or newer, but this run's process group uses {backend} with torch "
+            f"{torch.__version__}, whose PowerSGD hook aborts gloo (gloo::EnforceNotMet ... op.preamble.length <= "
+            f"op.nbytes); using fp16 compression instead. Install torch 2 or newer, or run on CUDA GPUs, for PowerSGD.")
         strategy = "fp16"
-    ddp = DistributedDataParallel(model, device_ids=device_ids)
+    if strategy == "powersgd" and backend != "nccl":
+        # One gradient bucket on gloo: on a device (torch 2.11, 2 CPU ranks) PowerSGD over ddp_example's default
+        # buckets (1.1 MB of gradients: two) hung at its first compressed step, while one bucket (bench/
+        # powersgd-ranks.py, bucket_cap_mb=1000) trained. Each bucket's hook chains P then Q all-reduces from
+        # callbacks, whose order across buckets need not match between ranks; with one bucket it must.
+        ddp = DistributedDataParallel(model, device_ids=device_ids, bucket_cap_mb=size / 1e6 + 1)
+    else:
+        ddp = DistributedDataParallel(model, device_ids=device_ids)
     averager = None
     if strategy == "fp16":
         from torch.distributed.algorithms.ddp_comm_hooks import default_hooks

@@ -72,12 +72,9 @@ export function specFromFields(fields: RunFormFields, base: RunSpecInput | null)
   const maxRestarts = wholeNumber(fields.maxRestarts, 'Max restarts', 0, 1000);
   if (typeof maxRestarts === 'string') errors.maxRestarts = maxRestarts;
   // The period field is only shown for Local SGD: a number left in it under another strategy is not sent.
-  const comm = readCommChoice(fields.comm, fields.comm === 'local-sgd' ? fields.localSgdPeriod : '', fields.useGpus);
+  const comm = readCommChoice(fields.comm, fields.comm === 'local-sgd' ? fields.localSgdPeriod : '');
   if (!comm.ok) {
-    errors[comm.field] =
-      comm.field === 'comm' && fields.comm === 'powersgd'
-        ? "PowerSGD needs a GPU run (NCCL): torch 1.13's gloo aborts on it. Tick Use GPUs, or choose FP16 or Local SGD"
-        : comm.message.charAt(0).toUpperCase() + comm.message.slice(1);
+    errors[comm.field] = comm.message.charAt(0).toUpperCase() + comm.message.slice(1);
   }
   if (Object.keys(errors).length > 0 || !command.ok || !comm.ok) return { ok: false, errors };
   const { localSgdPeriod: _basePeriod, ...kept } = base ?? {};

@@ -6,12 +6,12 @@
 import { describeStrategy } from '../scheduling/comm-choice';
 import { COMM_SETTINGS, MAX_LOCAL_SGD_PERIOD, type CommDecision, type CommSetting, type TrainerCommStats } from '../scheduling/comm-types';
 
-/** Names for the run form's select and the run page ("Local SGD", "PowerSGD (GPU runs only)"). */
+/** Names for the run form's select and the run page ("Local SGD", "PowerSGD"). */
 export const COMM_LABELS: Record<CommSetting, string> = {
   auto: 'Auto — recommended',
   ddp: 'DDP',
   fp16: 'FP16',
-  powersgd: 'PowerSGD (GPU runs only)',
+  powersgd: 'PowerSGD',
   'local-sgd': 'Local SGD',
 };
 
@@ -68,17 +68,14 @@ export type CommChoice = { ok: true; comm: CommSetting; localSgdPeriod?: number 
 
 /**
  * `comm` as typed ("local-sgd") and the period as typed ("8", or '' / undefined for none). An unknown strategy
- * names the allowed ones; powersgd needs a GPU run (`useGpus`); a period needs local-sgd and a whole number 1..MAX_LOCAL_SGD_PERIOD.
+ * names the allowed ones; a period needs local-sgd and a whole number 1..MAX_LOCAL_SGD_PERIOD.
  */
-export function readCommChoice(comm: string | undefined, period: string | undefined, useGpus = true): CommChoice {
+export function readCommChoice(comm: string | undefined, period: string | undefined): CommChoice {
   const c = (comm ?? 'auto').trim();
   if (!(COMM_SETTINGS as readonly string[]).includes(c)) {
     return { ok: false, field: 'comm', message: `"${c.slice(0, 40)}" is not a communication strategy: choose ${COMM_SETTINGS.slice(0, -1).join(', ')} or ${COMM_SETTINGS.at(-1)!}` };
   }
   const setting = c as CommSetting;
-  if (setting === 'powersgd' && !useGpus) {
-    return { ok: false, field: 'comm', message: 'powersgd needs a GPU run (NCCL): torch 1.13\'s gloo aborts on it; train on GPUs or choose fp16 or local-sgd' };
-  }
   const p = (period ?? '').trim();
   if (p === '') return { ok: true, comm: setting };
   if (setting !== 'local-sgd') {

@@ -2,8 +2,8 @@
  * Which communication strategy a generation trains with (issue 16). Training across people's machines runs at
  * the speed of the slowest link on the ring: a 20 Mbit/s hop turns plain DDP of a 12 MB model into seconds of
  * waiting per step. So for `auto` the coordinator picks, each generation, the least lossy strategy whose
- * communication stays within 10 % of a step on the ring's slowest link — ddp, then fp16 and powersgd (NCCL
- * only), then local-sgd with the shortest period that fits — from what the trainer reported about its step and
+ * communication stays within 10 % of a step on the ring's slowest link — ddp, then fp16 (NCCL only) and powersgd
+ * (NCCL, or gloo when every member runs torch 2 or newer), then local-sgd with the shortest period that fits — from what the trainer reported about its step and
  * what the agents measured of their links. Pure, so every branch and boundary is tested on its own.
  */
 import { formatMbps, type LinkMeasurement } from '../links/link-matrix';
@@ -51,7 +51,37 @@ export interface CommChoiceInput {
   members: number;
   /** 'nccl' for a GPU run, 'gloo' for a CPU run. */
   backend: CommBackend;
+  /** Each member's torch as its join said (gloo runs PowerSGD only when all are 2 or newer); absent: not known. */
+  memberTorch?: readonly MemberTorch[];
   generation: number;
+}
+
+/** A member's node and torch version (worker-protocol `python.torchVersion`; null: no torch found). */
+export interface MemberTorch {
+  node: string;
+  torchVersion: string | null;
+}
+
+/** torch's major version from "2.11.0+cu130" or "1.13.1"; null when the text does not start with one. */
+export function torchMajorVersion(version: string): number | null {
+  const m = /^\s*(\d+)\./.exec(version);
+  return m ? Number(m[1]) : null;
+}
+
+/**
+ * Why PowerSGD cannot run on a gloo ring of these members, or null when it can. torch 1.x's gloo aborts the process
+ * on the PowerSGD hook (gloo::EnforceNotMet, reproduced on torch 1.13); torch 2 trains it on gloo, CPU and CUDA
+ * tensors alike (bench/powersgd-ranks.py on a device, torch 2.11). The first member older than 2, or whose version
+ * is not known, is named.
+ */
+export function glooPowersgdProblem(members: readonly MemberTorch[] | undefined): string | null {
+  if (!members || members.length === 0) return "the members' torch versions are not known, and torch 1.x's gloo aborts on it";
+  for (const m of members) {
+    const major = m.torchVersion === null ? null : torchMajorVersion(m.torchVersion);
+    if (major === null) return `${m.node}'s torch version is not known (${m.torchVersion === null ? 'no torch found' : `"${m.torchVersion.slice(0, 40)}"`}), and torch 1.x's gloo aborts on it`;
+    if (major < 2) return `${m.node} runs torch ${m.torchVersion!.slice(0, 40)}, whose gloo aborts on it (torch 2 or newer trains it on gloo)`;
+  }
+  return null;
 }
 
 interface Known {
@@ -196,11 +226,13 @@ export function decideComm(input: CommChoiceInput): CommDecision {
   });
   if (input.members <= 1) return decision('ddp', 'one member: nothing to send', 0);
   const k = known(input);
+  // Decided once: whether this ring can run PowerSGD at all (NCCL always; gloo with torch 2 on every member).
+  const psgdProblem = input.backend === 'gloo' ? glooPowersgdProblem(input.memberTorch) : null;
 
   if (requested !== 'auto') {
-    if (requested === 'powersgd' && input.backend === 'gloo') {
-      // Refused at POST /v1/runs; a run from before that rule falls back rather than abort gloo.
-      return decision('fp16', 'powersgd needs NCCL (a GPU run) and torch 1.13\'s gloo aborts on it: fp16 instead', k ? shareOf(k, 'fp16', 1) : null);
+    if (requested === 'powersgd' && psgdProblem !== null) {
+      // The trainer would fall back too (gpu_share_comm.wrap under torch < 2); saying so here names the member.
+      return decision('fp16', `powersgd cannot run on gloo here: ${psgdProblem}; fp16 instead`, k ? shareOf(k, 'fp16', 1) : null);
     }
     if (requested === 'local-sgd') {
       const period = input.localSgdPeriod ?? (k ? shortestFittingPeriod(k) ?? MAX_LOCAL_SGD_PERIOD : DEFAULT_LOCAL_SGD_PERIOD);
@@ -219,6 +251,8 @@ export function decideComm(input: CommChoiceInput): CommDecision {
     const fp16 = shareOf(k, 'fp16', 1);
     if (fp16 <= COMM_SHARE_BUDGET) return decision('fp16', `${tried.join(', ')} of a step communicating over ${numbers(k)}; fp16 halves it to ${pct(fp16)}`, fp16);
     tried.push(`fp16 ${pct(fp16)}`);
+  }
+  if (psgdProblem === null) {
     const psgd = shareOf(k, 'powersgd', 1);
     const fraction = k.powersgdBytes === null ? `estimated at 1/${Math.round(1 / POWERSGD_BYTES_RATIO)}` : `the trainer's figure, 1/${Math.round(k.gradBytes / k.powersgdBytes)}`;
     if (psgd <= COMM_SHARE_BUDGET) {
@@ -228,7 +262,8 @@ export function decideComm(input: CommChoiceInput): CommDecision {
   }
   // On gloo (CPU) fp16 is not tried: gloo sums half precision on the CPU, and in bench/slow-link that cost more
   // than the halved bytes saved wherever fp16 would have been chosen (300 vs 195 ms a step at 100 Mbit/s).
-  const gloo = input.backend === 'gloo' ? ' (fp16 is not tried on gloo: its CPU half-precision sum costs more than it saves)' : '';
+  const noPsgd = psgdProblem === null ? '' : `; powersgd is not tried: ${psgdProblem}`;
+  const gloo = input.backend === 'gloo' ? ` (fp16 is not tried on gloo: its CPU half-precision sum costs more than it saves${noPsgd})` : '';
   const period = shortestFittingPeriod(k);
   if (period !== null) {
     const share = shareOf(k, 'local-sgd', period);
@@ -250,12 +285,10 @@ export function describeStrategy(d: Pick<CommDecision, 'strategy' | 'localSgdPer
 
 /**
  * What is wrong with a run's comm fields, for POST /v1/runs (runSpecSchema), the CLI and the run form; null when
- * nothing. powersgd on a CPU run is refused up front: torch 1.13's gloo aborts the process on its hook.
+ * nothing. powersgd on a CPU run is accepted: whether its members' torch can run it on gloo is known per
+ * generation, and decideComm falls back to fp16 naming the member when one cannot.
  */
 export function commSpecProblem(spec: { comm?: CommSetting; localSgdPeriod?: number; useGpus?: boolean }): { path: 'comm' | 'localSgdPeriod'; message: string } | null {
-  if (spec.comm === 'powersgd' && !spec.useGpus) {
-    return { path: 'comm', message: "powersgd needs NCCL (a GPU run: useGpus): torch 1.13's gloo aborts on it; use fp16 or local-sgd" };
-  }
   if (spec.localSgdPeriod !== undefined && spec.comm !== 'local-sgd') {
     return { path: 'localSgdPeriod', message: `localSgdPeriod applies to comm local-sgd only (this run asks for comm ${spec.comm ?? 'auto'}); drop it or set comm to local-sgd` };
   }

@@ -1,7 +1,7 @@
 /**
  * How a run's members exchange what they learn each step. `ddp` sends every gradient every step; `fp16`
  * halves the bytes (torch's fp16 compression hook); `powersgd` compresses by low-rank approximation with error
- * feedback (torch's PowerSGD hook; NCCL only — it aborts gloo in torch 1.13); `local-sgd` trains alone for
+ * feedback (torch's PowerSGD hook; on gloo only with torch 2 or newer on every member — torch 1.x's gloo aborts on it); `local-sgd` trains alone for
  * `localSgdPeriod` steps and then averages the models (torch's PeriodicModelAverager). `auto` lets the
  * coordinator choose per generation from the measured links and what the trainer reported (comm-choice.ts).
  */

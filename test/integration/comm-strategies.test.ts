@@ -151,12 +151,25 @@ describe('communication strategies in ddp_example.py (torchrun, gloo, CPU, two r
     expectTrainedWithStats(f, { comm: 'fp16', gradBytes: DEFAULT_GRAD_BYTES, steps: 30, ranks: [0, 1] });
   }, 200_000);
 
-  it('powersgd on gloo: says it needs NCCL and trains with fp16 instead', async () => {
+  it('powersgd on gloo under torch 1.x: says it needs NCCL or torch 2, names the version, and trains with fp16 instead', async () => {
+    const version = execFileSync(python.path, ['-c', 'import torch; print(torch.__version__)']).toString().trim();
+    // This machine's torch is 1.13: the fallback runs for real (torch 2's PowerSGD on gloo was checked on a device).
+    expect(version).toMatch(/^1\./);
     const f = await run({ name: 'powersgd', args: SHORT, env: { GPU_SHARE_COMM: 'powersgd' } });
-    expect(f.output).toContain('gpu-share comm: powersgd needs NCCL, but this run\'s process group uses gloo');
+    expect(f.output).toContain(`gpu-share comm: powersgd needs NCCL or torch 2 or newer, but this run's process group uses gloo with torch ${version}`);
     expect(f.output).toContain('using fp16 compression instead');
     expectTrainedWithStats(f, { comm: 'fp16', gradBytes: DEFAULT_GRAD_BYTES, steps: 30, ranks: [0, 1] });
   }, 200_000);
+
+  it('powersgd_on_gloo reads torch versions safely: 2 and newer yes, 1.x and unparseable no', () => {
+    const answers = execFileSync(python.path, ['-c', [
+      'import json, sys',
+      'sys.path.insert(0, sys.argv[1])',
+      'from gpu_share_comm import powersgd_on_gloo',
+      'print(json.dumps([powersgd_on_gloo(v) for v in sys.argv[2:]]))',
+    ].join('\n'), path.dirname(TRAINER), '2.11.0+cu130', '2.0.0', '10.1', ' 3.0a0', '1.13.1', '1.9.0+cpu', '', 'nightly', 'v2.1', '2']).toString().trim();
+    expect(JSON.parse(answers)).toEqual([true, true, true, true, false, false, false, false, false, true]);
+  });
 
   it('a bad strategy or a bad local-sgd period: a message naming the variable, and training with ddp', async () => {
     const [bogus, period] = await Promise.all([

@@ -11,6 +11,7 @@
  */
 import { COMM_SHARE_BUDGET, decideComm, describeStrategy } from '../../../src-shared/scheduling/comm-choice';
 import { orderRing, type RingPlan } from '../../../src-shared/scheduling/ring-order';
+import type { MemberTorch } from '../../../src-shared/scheduling/comm-choice';
 import type { CommDecision, CommSetting, MeasuredComm, TrainerCommStats } from '../../../src-shared/scheduling/comm-types';
 import type { RunMemberHolding } from '../../../src-shared/training';
 import type { RunApplierDeps } from './run-applier';
@@ -75,8 +76,17 @@ export function stepForDecision(deps: Pick<RunApplierDeps, 'stepMemory'>, run: R
   return { stats: prior, remembered: prior !== null };
 }
 
+/** Each ring member's torch as its join said (a CPU run's PowerSGD needs torch 2 on all of them). */
+function memberTorch(deps: Pick<RunApplierDeps, 'workers'>, ring: RingPlan): MemberTorch[] {
+  return ring.order.map((id) => {
+    const w = deps.workers.get(id);
+    return { node: w?.node ?? `worker ${id}`, torchVersion: w?.torchVersion ?? null };
+  });
+}
+
 /** The strategy generation `run.generation` trains with (call once the generation number is advanced). */
 export function decideGenerationComm(
+  deps: Pick<RunApplierDeps, 'workers'>,
   run: RunRecord,
   ring: RingPlan,
   requested: CommSetting = run.spec.comm ?? 'auto',
@@ -90,6 +100,7 @@ export function decideGenerationComm(
     slowest: ring.slowest,
     members: ring.order.length,
     backend: run.spec.useGpus ? 'nccl' : 'gloo',
+    memberTorch: memberTorch(deps, ring),
     generation: run.generation,
   });
 }
@@ -127,7 +138,7 @@ function commSeconds(share: number, computeS: number): number {
  * Otherwise the generation's decision gains the new numbers in place (the run view shows them), saying why it
  * was kept. Cheap when nothing changed: the inputs are keyed.
  */
-export function recheckComm(deps: Pick<RunApplierDeps, 'links' | 'stepMemory'>, run: RunRecord): CommDecision | null {
+export function recheckComm(deps: Pick<RunApplierDeps, 'links' | 'stepMemory' | 'workers'>, run: RunRecord): CommDecision | null {
   noteMeasured(deps, run);
   const current = run.comm;
   if (run.state !== 'running' || run.pendingRestart || (run.spec.comm ?? 'auto') !== 'auto') return null;
@@ -145,14 +156,14 @@ export function recheckComm(deps: Pick<RunApplierDeps, 'links' | 'stepMemory'>, 
   const stats = withMeasured(reported, measured, measured ? null : deps.stepMemory?.recall(run.spec));
   deps.stepMemory?.remember(run.spec, stats);
   const ring = planRing(deps, memberHoldings(run));
-  const fresh = decideGenerationComm(run, ring, undefined, undefined, stats);
+  const fresh = decideGenerationComm(deps, run, ring, undefined, undefined, stats);
   if (fresh.commShare === null) return null;
   if (fresh.strategy === current.strategy && fresh.localSgdPeriod === current.localSgdPeriod) {
     run.comm = fresh;
     return null;
   }
   // What the strategy in force costs per step now, against what the fresh one would.
-  const kept = decideGenerationComm(run, ring, current.strategy, current.localSgdPeriod, stats);
+  const kept = decideGenerationComm(deps, run, ring, current.strategy, current.localSgdPeriod, stats);
   const keptShare = kept.commShare ?? 0;
   // Measured over the budget re-decides; modelled, only clearly wrong (twice the budget) does.
   if (!blind && keptShare <= (measuredNow ? 1 : 2) * COMM_SHARE_BUDGET) {

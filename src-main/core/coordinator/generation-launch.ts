@@ -75,7 +75,7 @@ export function launchGeneration(ap: GenerationLauncher, run: RunRecord, planned
   run.stateCause = `generation ${run.generation} on ${plural(members.length, 'worker')}`;
   const previousComm = run.comm ?? null;
   const step = stepForDecision(ap.deps, run);
-  const decided = decideGenerationComm(run, ring, undefined, undefined, step.stats);
+  const decided = decideGenerationComm(ap.deps, run, ring, undefined, undefined, step.stats);
   const comm = step.remembered && decided.commShare !== null ? { ...decided, reason: `${decided.reason} (the step as an earlier run of this trainer reported it)` } : decided;
   run.comm = comm;
   run.linkNote = ring.note;

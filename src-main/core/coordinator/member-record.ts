@@ -42,6 +42,8 @@ export interface JoinFields {
   /** Its agent's link probe port (links are measured agent to agent); undefined for older agents. */
   probePort?: number;
   hasTorch: boolean;
+  /** Its torch's version as the join said ("2.4.1+cu121"); null: none found; undefined: not said (older records). */
+  torchVersion?: string | null;
   local: boolean;
   /** Epoch ms of the latest heartbeat (of the join, before the first one). */
   lastHeartbeatAt: number;
@@ -77,6 +79,7 @@ export class MemberRecord implements JoinFields {
   rdzvPorts?: number[];
   probePort?: number;
   hasTorch: boolean;
+  torchVersion?: string | null;
   local: boolean;
   lastHeartbeatAt: number;
   lastBatchSeq: number;
@@ -127,6 +130,7 @@ export class MemberRecord implements JoinFields {
     this.rdzvPorts = fields.rdzvPorts;
     this.probePort = fields.probePort;
     this.hasTorch = fields.hasTorch;
+    this.torchVersion = fields.torchVersion;
     this.local = fields.local;
     this.lastHeartbeatAt = fields.lastHeartbeatAt;
     this.lastBatchSeq = fields.lastBatchSeq;

@@ -30,6 +30,7 @@ export function joinFields(req: JoinRequest, conn: ConnectionFacts, clock: Clock
     ...(req.rdzvPorts ? { rdzvPorts: req.rdzvPorts } : {}),
     probePort: req.probePort,
     hasTorch: req.python !== null,
+    torchVersion: req.python ? sanitizeNodeName(req.python.torchVersion).slice(0, 50) : null,
     local: req.local ?? false,
     lastHeartbeatAt: clock.now(),
     // Batch numbers start again with every incarnation.

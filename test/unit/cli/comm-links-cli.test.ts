@@ -136,13 +136,14 @@ describe('gpu-share runs start --comm', () => {
     expect(runSpecFrom({ samples: '10', comm: 'powersgd', gpus: true }, ['t.py'], {})).toMatchObject({ comm: 'powersgd', useGpus: true });
   });
 
-  it('names the allowed strategies, a period without local-sgd, a bad period and powersgd without --gpus', () => {
+  it('names the allowed strategies, a period without local-sgd and a bad period; takes powersgd without --gpus', () => {
     const usage = (values: Parameters<typeof runSpecFrom>[0]) => () => runSpecFrom({ samples: '10', ...values }, ['t.py'], {});
     expect(usage({ comm: 'allreduce' })).toThrow(new UsageError('--comm: "allreduce" is not a communication strategy: choose auto, ddp, fp16, powersgd or local-sgd'));
     expect(usage({ 'local-sgd-period': '8' })).toThrow(/^--local-sgd-period: a local SGD period only applies to local-sgd \(the run uses auto\): drop --local-sgd-period or add --comm local-sgd$/);
     expect(usage({ comm: 'ddp', 'local-sgd-period': '8' })).toThrow(/the run uses ddp/);
     for (const bad of ['0', '1001', '2.5', 'often']) expect(usage({ comm: 'local-sgd', 'local-sgd-period': bad })).toThrow(/^--local-sgd-period: the local SGD period is a whole number of steps from 1 to 1000/);
-    expect(usage({ comm: 'powersgd' })).toThrow(/^--comm: powersgd needs a GPU run \(NCCL\).*add --gpus or choose fp16 or local-sgd$/);
+    // A CPU run's powersgd is decided per generation from its members' torch (fp16 with the reason under torch 1.x).
+    expect(usage({ comm: 'powersgd' })()).toMatchObject({ comm: 'powersgd' });
   });
 
   it('refuses a bad --comm through the CLI before anything is sent (exit 2)', async () => {
@@ -173,7 +174,7 @@ describe('gpu-share runs show: the communication lines', () => {
     expect(commLines(runOf({ spec: { ...runOf().spec, comm: 'local-sgd', localSgdPeriod: 16 } }))).toEqual(['  comm       local-sgd every 16 steps (decided when a generation starts)']);
     expect(commLines(runOf())).toEqual(['  comm       auto (decided when a generation starts)']);
     expect(commLines(runOf({ comm: { ...decided.comm!, requested: 'fp16', strategy: 'fp16', localSgdPeriod: null, reason: 'asked for' } }))).toEqual(['  comm       fp16 (asked for)']);
-    const fallback = { ...decided.comm!, requested: 'powersgd' as const, strategy: 'fp16' as const, localSgdPeriod: null, reason: "powersgd needs NCCL (a GPU run) and torch 1.13's gloo aborts on it: fp16 instead" };
+    const fallback = { ...decided.comm!, requested: 'powersgd' as const, strategy: 'fp16' as const, localSgdPeriod: null, reason: 'powersgd cannot run on gloo here: beta runs torch 1.13.1, whose gloo aborts on it (torch 2 or newer trains it on gloo); fp16 instead' };
     expect(commLines(runOf({ comm: fallback }))).toEqual([`  comm       fp16 (instead of powersgd): ${fallback.reason}`]);
     expect(commDecisionSentence(fallback)).toBe(`FP16 instead of PowerSGD: ${fallback.reason}`);
     expect(commDecisionSentence({ ...decided.comm!, requested: 'local-sgd', reason: 'asked for (its period asked for)' })).toBe('Local SGD every 8 steps — as asked');

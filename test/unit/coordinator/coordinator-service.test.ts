@@ -96,6 +96,26 @@ describe('CoordinatorService — runs and generations', () => {
     expect(a!.beat()).toEqual([]); // each instruction is delivered once
   });
 
+  it('a CPU run asking for powersgd: fp16 while a member joined with torch 1.13 (named), powersgd once all joined with torch 2', () => {
+    const h = new Harness();
+    const a = h.worker('desktop', { torch: '2.11.0+cu130' }).join();
+    const b = h.worker('laptop').join(); // torch 1.13.0
+    a.beat();
+    b.beat();
+    const run = h.svc.startRun(h.spec({ samples: 90, comm: 'powersgd' }));
+    a.beat();
+    expect(a.running!.env.GPU_SHARE_COMM).toBe('fp16');
+    expect(h.svc.runs().find((r) => r.id === run.id)!.comm!.reason).toContain('laptop runs torch 1.13.0, whose gloo aborts on it');
+    const h2 = new Harness();
+    const c = h2.worker('desktop', { torch: '2.11.0+cu130' }).join();
+    const d = h2.worker('laptop', { torch: '2.4.1' }).join();
+    c.beat();
+    d.beat();
+    h2.svc.startRun(h2.spec({ samples: 90, comm: 'powersgd' }));
+    c.beat();
+    expect(c.running!.env.GPU_SHARE_COMM).toBe('powersgd');
+  });
+
   it('a worker failure is detected strictly after the timeout, rebalances the shards and notifies', () => {
     const h = new Harness();
     const [a, b, c] = h.activeWorkers('desktop', 'jetson', 'laptop');

@@ -20,6 +20,8 @@ function links(pairs: [number, number, number][]): LinkMeasurement[] {
 
 class Cluster {
   matrix: LinkMeasurement[] = [];
+  /** Each worker's torch as its join said (worker id -> version); left out: not known. */
+  torch: Record<number, string | null> = {};
   readonly plans = new Map<number, LaunchPlan>();
   readonly said: string[] = [];
   readonly events: { kind: string; message: string }[] = [];
@@ -33,6 +35,7 @@ class Cluster {
       sameMachine: false,
       advertiseHost: `10.0.0.${id}`,
       rdzvPort: 29400 + id,
+      torchVersion: this.torch[id],
       mailbox: { queue: (i: { kind: string; plan: LaunchPlan }) => i.kind === 'start' && this.plans.set(id, i.plan) },
     });
     const deps = {
@@ -76,6 +79,20 @@ function reportStep(run: RunRecord): void {
 }
 
 describe('generation comm decision', () => {
+  it('a CPU run asking for powersgd trains it when every member joined with torch 2, else fp16 naming the torch 1.x member', () => {
+    const c = new Cluster();
+    c.torch = { 1: '2.11.0+cu130', 2: '2.4.1+cpu' };
+    const ok = c.run({ comm: 'powersgd' });
+    c.launch(ok, [1, 2]);
+    expect(c.env(1).GPU_SHARE_COMM).toBe('powersgd');
+    expect(ok.comm).toMatchObject({ strategy: 'powersgd', reason: 'asked for' });
+    c.torch[2] = '1.13.1';
+    const old = c.run({ comm: 'powersgd' });
+    c.launch(old, [1, 2]);
+    expect(c.env(1).GPU_SHARE_COMM).toBe('fp16');
+    expect(old.comm!.reason).toBe('powersgd cannot run on gloo here: beta runs torch 1.13.1, whose gloo aborts on it (torch 2 or newer trains it on gloo); fp16 instead');
+  });
+
   it('starts in plain DDP in join order while nothing is measured, then follows the links generation by generation', () => {
     const c = new Cluster();
     const run = c.run();

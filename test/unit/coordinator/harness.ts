@@ -16,7 +16,7 @@ export class SimWorker {
   constructor(
     private readonly h: Harness,
     readonly node: string,
-    readonly opts: { address?: string; rdzvPort?: number; rdzvPorts?: number[]; python?: boolean; gpus?: number; machine?: string } = {},
+    readonly opts: { address?: string; rdzvPort?: number; rdzvPorts?: number[]; python?: boolean; torch?: string; gpus?: number; machine?: string } = {},
   ) {}
 
   /** The latest join's answer (the re-attach verdict among it). */
@@ -35,7 +35,7 @@ export class SimWorker {
         advertiseHost: this.opts.address ?? '127.0.0.1',
         rdzvPort: this.opts.rdzvPort ?? 29400 + this.h.workers.length,
         ...(this.opts.rdzvPorts ? { rdzvPorts: this.opts.rdzvPorts } : {}),
-        python: this.opts.python === false ? null : { path: '/usr/bin/python3', torchVersion: '1.13.0' },
+        python: this.opts.python === false ? null : { path: '/usr/bin/python3', torchVersion: this.opts.torch ?? '1.13.0' },
         local: false,
         ...(reattach ? { reattach } : {}),
       },

@@ -1,7 +1,7 @@
 /** decideComm: each branch of issue 16's rule, its 10 % boundaries, unknowns, explicit strategies and the period cap. */
 import { describe, expect, it } from 'vitest';
 import type { LinkMeasurement } from '../../../src-shared/links/link-matrix';
-import { decideComm, describeStrategy, MAX_MEASURED_RATIO, MIN_MEASURED_RATIO, type CommChoiceInput } from '../../../src-shared/scheduling/comm-choice';
+import { commSpecProblem, decideComm, describeStrategy, glooPowersgdProblem, MAX_MEASURED_RATIO, MIN_MEASURED_RATIO, type CommChoiceInput, type MemberTorch } from '../../../src-shared/scheduling/comm-choice';
 import { MAX_LOCAL_SGD_PERIOD, type TrainerCommStats } from '../../../src-shared/scheduling/comm-types';
 
 function link(mbps: number | null, rttMs: number | null = 0): LinkMeasurement {
@@ -68,13 +68,13 @@ describe('decideComm auto', () => {
     expect(decideComm(input({ slowest: link(39.9) })).reason).toContain('estimated');
   });
 
-  it('never picks powersgd for a gloo (CPU) run: local-sgd with the shortest period that fits', () => {
+  it('never picks powersgd for a gloo (CPU) run whose members\' torch is not known: local-sgd with the shortest period that fits', () => {
     // 8/10 s per average, budget 0.1 s per step -> every 8 steps exactly fits.
     const d = decideComm(input({ slowest: link(10), backend: 'gloo' }));
     expect(d).toMatchObject({ strategy: 'local-sgd', localSgdPeriod: 8 });
     expect(d.commShare).toBeLessThanOrEqual(0.1);
     expect(d.reason).toContain('averaging every 8 steps');
-    expect(d.reason).not.toContain('powersgd');
+    expect(d.reason).toContain("powersgd is not tried: the members' torch versions are not known");
     expect(decideComm(input({ slowest: link(9.99), backend: 'gloo' })).localSgdPeriod).toBe(9);
     expect(describeStrategy(d)).toBe('local-sgd every 8 steps');
   });
@@ -178,9 +178,45 @@ describe('decideComm explicit', () => {
     expect(decideComm(input({ requested: 'local-sgd', stats: null })).localSgdPeriod).toBe(8);
   });
 
-  it('powersgd on gloo (a run from before POST refused it) falls back to fp16 instead of aborting gloo', () => {
-    const d = decideComm(input({ requested: 'powersgd', backend: 'gloo' }));
-    expect(d.strategy).toBe('fp16');
-    expect(d.reason).toContain('needs NCCL');
+  it('powersgd on gloo with a torch 1.13 member falls back to fp16 and names the member and its version', () => {
+    const d = decideComm(input({ requested: 'powersgd', backend: 'gloo', memberTorch: [torch2('alpha'), { node: 'beta', torchVersion: '1.13.1' }] }));
+    expect(d).toMatchObject({ requested: 'powersgd', strategy: 'fp16' });
+    expect(d.reason).toBe('powersgd cannot run on gloo here: beta runs torch 1.13.1, whose gloo aborts on it (torch 2 or newer trains it on gloo); fp16 instead');
+    expect(decideComm(input({ requested: 'powersgd', backend: 'gloo' })).strategy).toBe('fp16'); // versions not known
+  });
+
+  it('powersgd on gloo with torch 2 on every member trains powersgd as asked', () => {
+    expect(decideComm(input({ requested: 'powersgd', backend: 'gloo', memberTorch: [torch2('alpha'), torch2('beta')] }))).toMatchObject({ strategy: 'powersgd', reason: 'asked for' });
+  });
+});
+
+const torch2 = (node: string): MemberTorch => ({ node, torchVersion: '2.11.0+cu130' });
+
+describe('PowerSGD on gloo (torch 2 on every member)', () => {
+  // 1 MB at 30 Mbit/s: DDP 23 %, powersgd at 1/32 of the bytes fits; fp16 is still not tried on gloo.
+  it('auto picks powersgd on gloo when every member runs torch 2 and it fits the budget', () => {
+    const d = decideComm(input({ slowest: link(30), backend: 'gloo', memberTorch: [torch2('alpha'), torch2('beta')] }));
+    expect(d.strategy).toBe('powersgd');
+    expect(d.commShare!).toBeLessThanOrEqual(0.1);
+    expect(d.reason).toMatch(/^DDP would spend 23 % of a step communicating over .*; powersgd \(estimated at 1\/32 of the bytes\)/);
+    expect(d.reason).not.toContain('fp16');
+  });
+
+  it('one torch 1.13 member: powersgd is not tried, and the reason names it', () => {
+    const d = decideComm(input({ slowest: link(30), backend: 'gloo', memberTorch: [torch2('alpha'), { node: 'beta', torchVersion: '1.13.1+cpu' }] }));
+    expect(d.strategy).toBe('local-sgd');
+    expect(d.reason).toContain('powersgd is not tried: beta runs torch 1.13.1+cpu, whose gloo aborts on it');
+  });
+
+  it('names a member without torch or with an unreadable version; NCCL never asks', () => {
+    expect(glooPowersgdProblem([torch2('alpha'), { node: 'gamma', torchVersion: null }])).toBe("gamma's torch version is not known (no torch found), and torch 1.x's gloo aborts on it");
+    expect(glooPowersgdProblem([{ node: 'delta', torchVersion: 'nightly' }])).toContain('delta\'s torch version is not known ("nightly")');
+    expect(glooPowersgdProblem([torch2('alpha'), { node: 'b', torchVersion: '10.0' }])).toBeNull();
+    expect(decideComm(input({ slowest: link(30), memberTorch: [{ node: 'beta', torchVersion: '1.13.1' }] })).strategy).toBe('powersgd');
+  });
+
+  it('POST /v1/runs accepts powersgd on a CPU run (the decision falls back per generation)', () => {
+    expect(commSpecProblem({ comm: 'powersgd', useGpus: false })).toBeNull();
+    expect(commSpecProblem({ comm: 'powersgd', localSgdPeriod: 4 })).toMatchObject({ path: 'localSgdPeriod' });
   });
 });

@@ -39,7 +39,8 @@ export const RUN_SPEC_USAGE = `Run options (as in the app's Start run form):
   --env KEY=VALUE          extra environment for the training processes (repeatable)
   --comm auto|ddp|fp16|powersgd|local-sgd
                            how members exchange gradients (default auto: chosen per generation
-                           from the measured links; powersgd needs --gpus)
+                           from the measured links; powersgd without --gpus needs torch 2+
+                           on every member, else it trains with fp16 and says why)
   --local-sgd-period N     with --comm local-sgd: steps between model averages (1-1000;
                            default: the shortest that keeps communication within 10 % of a step)
   --example                the bundled DDP example trainer (300 steps, 10000 samples, up to 8 workers)`;
@@ -97,8 +98,8 @@ export function runSpecFrom(values: RunSpecValues, command: readonly string[], e
     throw new UsageError('--samples N is required: the dataset size, split over the workers into shards (GPU_SHARE_SHARD_START/END)');
   }
   const nproc = values['nproc-per-node'];
-  const comm = readCommChoice(values.comm, values['local-sgd-period'], values.gpus === true);
-  if (!comm.ok) throw new UsageError(`${comm.field === 'comm' ? '--comm' : '--local-sgd-period'}: ${comm.message.replace('drop the period or choose local-sgd', 'drop --local-sgd-period or add --comm local-sgd').replace('train on GPUs', 'add --gpus')}`);
+  const comm = readCommChoice(values.comm, values['local-sgd-period']);
+  if (!comm.ok) throw new UsageError(`${comm.field === 'comm' ? '--comm' : '--local-sgd-period'}: ${comm.message.replace('drop the period or choose local-sgd', 'drop --local-sgd-period or add --comm local-sgd')}`);
   const spec = {
     ...base,
     ...(values.name !== undefined ? { name: values.name } : {}),
