@@ -7,9 +7,9 @@ GPU_SHARE_LOCAL_SGD_PERIOD (steps between model averages, local-sgd only). This 
 torch's own tools, so nothing home-made sits in the gradient path:
   ddp       DistributedDataParallel as is (every gradient, every step)
   fp16      + ddp_comm_hooks.default_hooks.fp16_compress_hook (half the bytes)
-  powersgd  + ddp_comm_hooks.powerSGD_hook (low-rank compression with error feedback). NCCL only: in torch
-            1.13 the hook aborts gloo (gloo::EnforceNotMet ... op.preamble.length <= op.nbytes), so on gloo the
-            helper says so on stderr and uses fp16 instead.
+  powersgd  + ddp_comm_hooks.powerSGD_hook (low-rank compression with error feedback). On gloo only
+            with torch 2 or newer (one gradient bucket): torch 1.x's hook aborts gloo (gloo::EnforceNotMet ...
+            op.preamble.length <= op.nbytes), so there the helper says so on stderr and uses fp16 instead.
   local-sgd + ddp_comm_hooks.post_localSGD_hook (no gradient exchange between machines; ranks of one machine
             still average gradients when every machine runs as many) and PostLocalSGDOptimizer with a
             PeriodicModelAverager that averages the whole model every period steps.

@@ -6,6 +6,7 @@
  * still form a group (the plan's localAddr becomes MASTER_ADDR; see launch-network-env.ts).
  */
 import path from 'node:path';
+import { torchMajorVersion } from '../../../src-shared/scheduling/comm-choice';
 import type { LaunchPlan } from '../../../src-shared/worker-protocol';
 import { findAssetsDir } from '../assets-dir';
 import { buildNetworkEnv } from './launch-network-env';
@@ -36,11 +37,8 @@ export interface TorchrunOptions {
 const DEFAULT_LAST_CALL_TIMEOUT_S = 2;
 const DEFAULT_MONITOR_INTERVAL_S = 0.5;
 
-/** Major version of a torch version string ("1.13.0a0+git…" → 1); null when it cannot be read. */
-export function torchMajor(version: string): number | null {
-  const m = /^(\d+)\./.exec(version.trim());
-  return m ? Number(m[1]) : null;
-}
+/** Major version of a torch version string ("1.13.0a0+git…" → 1); null when it cannot be read (comm-choice's rule). */
+export const torchMajor = torchMajorVersion;
 
 /**
  * torch < 2 builds its stdout/stderr redirect map with `Std.from_str`, which returns None for "0" on
