@@ -80,7 +80,7 @@ describe('the link map and the communication of a run', () => {
     await page.emulateMedia({ colorScheme: 'light' });
   });
 
-  it('the run form: PowerSGD on a CPU run is refused next to the field; Local SGD asks for its period', async () => {
+  it('the run form: PowerSGD on a CPU run is taken (no field error); Local SGD asks for its period', async () => {
     const { page } = browser;
     await page.click('nav [data-view="runs"]');
     const form = page.locator('[data-testid="start-run-form"]');
