@@ -38,6 +38,11 @@ export class KeptTraining {
     return { epoch: kept.epoch, incarnation: kept.incarnation, runId: first?.runId ?? null, generation: first?.generation ?? null, runs: this.keptRuns.map((r) => ({ ...r })) };
   }
 
+  /** Whether the claim for the next join names this run generation (kept through the loss, ended or not). */
+  carries(run: { runId: string; generation: number }): boolean {
+    return this.opts.session.kept !== null && this.keptRuns.some((r) => r.runId === run.runId && r.generation === run.generation);
+  }
+
   /** The session was lost; `kept`: the coordinator may only have restarted, so the training goes on. */
   lost(why: string, kept: boolean): void {
     const { training, reports, log } = this.opts;

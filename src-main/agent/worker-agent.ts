@@ -359,11 +359,11 @@ export class WorkerAgent {
 
   private onRunExit(run: { runId: string; generation: number; epoch: number }, exit: ProcessExit, requested: boolean): void {
     if (run.epoch !== this.session.epoch) return;
-    // The last steps ran after the previous heartbeat: send them before the exit, or a finished run would
-    // show the step of that heartbeat instead of its real final step.
+    // The last steps ran after the previous heartbeat: send them before the exit (else a run shows a stale final step).
     const finalBeat = this.phase() === 'joined' ? this.heartbeat().catch(() => undefined) : Promise.resolve();
     void finalBeat.then(() => {
-      if (run.epoch !== this.session.epoch) return;
+      // If that beat found the coordinator restarted, the claim names this run as ended: its exit goes to the next session.
+      if (run.epoch !== this.session.epoch && !this.kept.carries(run)) return;
       this.reports.push({ type: 'exited', runId: run.runId, generation: run.generation, exitCode: exit.exitCode, signal: exit.signal, requested });
       void this.reports.flush();
     });

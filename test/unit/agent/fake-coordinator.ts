@@ -231,6 +231,16 @@ export class FakeCoordinator {
     return send(201, { sha256: record.bytesSha256, sizeBytes: record.sizeBytes, stored: 'new' });
   }
 
+  /** The heartbeats held by mode 'hang' are answered now, as a restarted coordinator would (401 under its epoch). */
+  answerHungAsRestarted(): void {
+    this.restart();
+    this.mode = 'ok';
+    for (const res of this.hung.splice(0)) {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: 'unknown session', epoch: this.epoch }));
+    }
+  }
+
   /** The coordinator came back under a new epoch: every session is forgotten (requests get 401 with the epoch). */
   restart(): void {
     this.epoch = randomBytes(12).toString('base64url');

@@ -105,6 +105,22 @@ describe('WorkerAgent through a coordinator restart', () => {
     expect(coordinator.output()).toContain('tick=2');
   }, 15_000);
 
+  it('sends the exit report after the re-attach when the coordinator died during the heartbeat that precedes it', async () => {
+    await startAgent();
+    coordinator.give({ kind: 'start', plan: shellPlan('echo tick=1; sleep 0.4; echo tick=2; exit 0') });
+    const r = await waitFor('the started report', () => coordinator.reportsOf('started')[0]);
+    pids.push(r.pid);
+    await waitFor('the first tick', () => coordinator.output().includes('tick=1'));
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    coordinator.mode = 'hang'; // the heartbeat sent at the trainer's exit (before its exit report) waits for an answer
+    await waitFor('the trainer to finish', () => !isAlive(r.pid), 5000);
+    coordinator.answerHungAsRestarted(); // ... which says the coordinator restarted
+    await waitFor('the re-attach', () => coordinator.joins.length === 2, 10_000);
+    expect(coordinator.joins[1]!.body.reattach?.runs).toEqual([{ runId: 'run-1', generation: 0, ended: true }]);
+    const exited = await waitFor('the exit report', () => coordinator.reports.find((x) => x.report.type === 'exited'), 5000);
+    expect(exited).toMatchObject({ incarnation: 1, report: { runId: 'run-1', generation: 0, exitCode: 0, requested: false } });
+  }, 15_000);
+
   it('stops its trainer at once when the same coordinator (same epoch) declared it failed, and joins as a new incarnation', async () => {
     await startAgent();
     const pid = await startTicker();
