@@ -378,7 +378,7 @@ export const runSpecSchema = z.object({
   env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().max(10_000)).default({}),
   /** Where members may be placed: the same constraints an adapter job has (src-shared/scheduling). */
   placement: runPlacementSchema.optional(),
-  /** How members exchange gradients: auto (default), ddp, fp16, powersgd (GPU runs only), local-sgd. */
+  /** How members exchange gradients: auto (default), ddp, fp16, powersgd (a CPU run: torch 2+ on every member, else fp16), local-sgd. */
   comm: z.enum(COMM_SETTINGS).default('auto'),
   /** Steps between model averages for comm local-sgd. */
   localSgdPeriod: z.number().int().min(1).max(MAX_LOCAL_SGD_PERIOD).optional(),
