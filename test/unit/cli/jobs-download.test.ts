@@ -168,7 +168,7 @@ describe('gpu-share jobs artifact', () => {
 
   it('waits longer for the answer than for silence after it: a coordinator inspecting a large tarball first answers late', async () => {
     expect(DOWNLOAD_ANSWER_MS).toBeGreaterThanOrEqual(60_000); // before: the 10 s silence deadline, from the request on
-    const target = { url: new URL(plainUrl), token: OPERATOR, certSha256: undefined, certSource: null, dataDir: root, urlSource: 'flag' as const, recordNote: null };
+    const target = { url: new URL(plainUrl), token: OPERATOR, certSha256: undefined, certSource: null, dataDir: root, urlSource: 'flag' as const, recordNote: null, tokenSource: 'the test', recordPid: null };
     const client = new OperatorClient(target);
     const { body } = await client.download('downloadArtifact', [SLOW], undefined, { answerMs: 3000, silenceMs: 150 });
     const back: Buffer[] = [];
