@@ -21,10 +21,17 @@ async function gpuShare(args: string[]): Promise<string> {
   return stdout;
 }
 
-/** The shown toasts' boxes (each one, and the "+N more" button). */
+/**
+ * The shown toasts' boxes (each one, and the "+N more" button), read in one go in the page: a toast that fades out
+ * between a locator list and its boxes would leave a hole in it (seen in CI: "element not laid out").
+ */
 async function toastBoxes(page: Page): Promise<Box[]> {
-  const items = await page.locator('[data-testid="toasts"] .toast, [data-testid="toasts-more"]').all();
-  return Promise.all(items.map(box));
+  return page.evaluate(() =>
+    Array.from(document.querySelectorAll('[data-testid="toasts"] .toast, [data-testid="toasts-more"]'), (el) => {
+      const r = el.getBoundingClientRect();
+      return { x: r.x, y: r.y, width: r.width, height: r.height };
+    }),
+  );
 }
 
 beforeAll(async () => {
@@ -62,8 +69,8 @@ describe('toasts in narrow windows', () => {
       await loss.evaluate((el) => el.scrollIntoView({ block: 'end' }));
       await page.waitForTimeout(200);
       const [card, download] = [await box(loss), await box(page.getByRole('button', { name: 'Download .log' }))];
+      await expect.poll(async () => (await toastBoxes(page)).length).toBe(4);
       const toasts = await toastBoxes(page);
-      expect(toasts.length).toBe(4);
       for (const t of toasts) {
         expect(overlaps(t, card)).toBe(false);
         expect(overlaps(t, download)).toBe(false);

@@ -61,7 +61,7 @@ describe('gpu-share runs and workers against gpu-share serve', () => {
     // Several runs at once: a second run is not refused; with this machine training the first it waits and
     // says what holds it, `runs list` shows both, and `runs stop` without an id will not guess between them.
     const second = await json<RunSnapshot>(['runs', 'start', '--name', 'second', '--samples', '1', '--launcher', 'direct', '--', '/bin/true']);
-    expect(second).toMatchObject({ state: 'waiting', stateCause: expect.stringMatching(new RegExp(`^waits for 1 more worker: ${node} trains run cli-test`)) });
+    expect(second).toMatchObject({ state: 'waiting', stateCause: expect.stringMatching(new RegExp(`^waits for 1 more worker: ${node} is a member of run cli-test \\(a CPU run takes a machine no other run uses\\)`)) });
     const listed = await gpuShare(['runs', 'list']);
     expect(listed.out).toMatch(new RegExp(`^${second.id} +second +waiting +- `, 'm'));
     expect(listed.out).toMatch(new RegExp(`^${started.id} +cli-test +running +${node} `, 'm'));
