@@ -214,6 +214,8 @@ export const progressSchema = z.object({
   loss: z.number().nullable(),
   samplesPerSec: z.number().nonnegative().nullable(),
   resumedFrom: z.number().int().nonnegative().nullable(),
+  /** The trainer's total_steps, so a heartbeat that beats the first progress report still says "of N"; older agents leave it out. */
+  totalSteps: z.number().int().positive().nullable().optional(),
 });
 export type Progress = z.infer<typeof progressSchema>;
 

@@ -337,6 +337,7 @@ export class TrainingSupervisor {
       loss: line.loss,
       samplesPerSec: any ? total : null,
       resumedFrom: line.resumedFrom,
+      totalSteps: line.totalSteps || null,
     });
     if (run.plan.useGpus && !run.residencyStarted) this.beginResidencyProbe(run);
   }

@@ -149,12 +149,13 @@ export class RunTelemetry {
   onHeartbeatProgress(workerId: number, node: string, progress: Progress): void {
     if (this.ended) return;
     const w = this.track(workerId, node);
+    if (progress.totalSteps) this.totalSteps = progress.totalSteps;
     if (!this.accepts(progress.generation)) return;
     if (w.fromOutput && w.generation === progress.generation) return;
     this.startWorkerGeneration(w, progress.generation);
     w.ranks.set(-1, {
       step: progress.step,
-      totalSteps: null,
+      totalSteps: progress.totalSteps ?? null,
       loss: progress.loss,
       samplesPerSec: progress.samplesPerSec,
       rank: null,

@@ -97,7 +97,14 @@ describe('TrainingSupervisor', () => {
     s.launch(shellPlan('true', { nprocPerNode: 2 }), 1);
     pty.last.write(progressLine(0, 4, 10));
     pty.last.write(progressLine(1, 4, 12.5));
-    expect(s.lastProgress).toEqual({ runId: 'run-1', generation: 0, step: 4, loss: 0.5, samplesPerSec: 22.5, resumedFrom: null });
+    expect(s.lastProgress).toEqual({ runId: 'run-1', generation: 0, step: 4, loss: 0.5, samplesPerSec: 22.5, resumedFrom: null, totalSteps: null });
+  });
+
+  it('passes the trainer’s total_steps on with the heartbeat’s progress', () => {
+    const s = supervisor();
+    s.launch(shellPlan('true'), 1);
+    pty.last.write('GPU_SHARE_PROGRESS {"step":10,"total_steps":400,"loss":0.5,"rank":0}\n');
+    expect(s.lastProgress).toMatchObject({ step: 10, totalSteps: 400 });
   });
 
   it('stop() sends SIGTERM, then SIGKILL once the grace has passed on the clock, and the exit counts as requested', async () => {

@@ -108,6 +108,7 @@ describe('WorkerAgent', () => {
       loss: 0.2,
       samplesPerSec: 10,
       resumedFrom: 0,
+      totalSteps: null,
     });
     // Order: started before output before exited.
     const types = coordinator.reports.map((r) => r.report.type);

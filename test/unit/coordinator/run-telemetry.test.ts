@@ -149,6 +149,16 @@ describe('RunTelemetry: heartbeat progress as a fallback', () => {
     expect(t.snapshot().workerRows[0]).toMatchObject({ step: 5, samplesPerSec: 90 });
   });
 
+  it('says "of N" from the first heartbeat that carries total_steps, before any progress report arrives', () => {
+    const { t } = telemetry();
+    t.onGeneration(1, [1], T0, 'run started', () => 'alpha');
+    t.onHeartbeatProgress(1, 'alpha', { runId: 'r', generation: 1, step: 10, loss: 0.5, samplesPerSec: 40, resumedFrom: null, totalSteps: 400 });
+    expect(t.progress()).toMatchObject({ step: 10, totalSteps: 400 });
+    // An older agent leaves it out: the total already known stays.
+    t.onHeartbeatProgress(1, 'alpha', { runId: 'r', generation: 1, step: 11, loss: 0.5, samplesPerSec: 40, resumedFrom: null });
+    expect(t.progress()).toMatchObject({ step: 11, totalSteps: 400 });
+  });
+
   it('sums samples/s over the ranks of one worker and over the members', () => {
     const { t } = telemetry();
     t.onGeneration(1, [1, 2], T0, 'run started');
