@@ -3,7 +3,7 @@
  * Plain data only: the coordinator owns the state, everyone else gets copies.
  */
 import type { WorkerResourcesSample } from './resources/worker-resources';
-import type { CommDecision, CommSetting, TrainerCommStats } from './scheduling/comm-types';
+import type { CommDecision, CommSetting, MeasuredComm, TrainerCommStats } from './scheduling/comm-types';
 
 export type WorkerState = 'syncing' | 'active' | 'draining' | 'failed' | 'left';
 
@@ -166,6 +166,8 @@ export interface RunSnapshot {
   comm?: CommDecision | null;
   /** What the trainer reported about a step (gradient bytes, compute time); null until it says. */
   commStats?: TrainerCommStats | null;
+  /** The trainer's newest measured `comm_s` and the ring's slowest link when it arrived (kept across a restart); absent: none. */
+  commMeasured?: (MeasuredComm & { generation: number }) | null;
   /** Set when one of the members' links is far slower than the rest ("beta–gamma 19 Mbit/s, the others 940"). */
   linkNote?: string | null;
   /**

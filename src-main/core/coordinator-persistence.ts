@@ -5,7 +5,11 @@
  *
  * Runs arrive as whole snapshots (on every state change, progress at most once a second); only what is new
  * since the last one is written: shard maps and loss points past those already kept, changed worker rows.
+ * A run's series (samples/s, members' resources) come from the run series book at its own bounded cadence, one
+ * kv row per run, and go with the run.
  */
+import { COMM_STRATEGIES } from '../../src-shared/scheduling/comm-types';
+import type { RunSeries } from '../../src-shared/runs/run-series';
 import type { RunSnapshot, RunWorkerRow } from '../../src-shared/training';
 import type { CoordinatorStore, RestoredState, StoredWorker } from './coordinator/coordinator-store';
 import { MAX_RUNS_KEPT } from './coordinator/run-controller';
@@ -18,7 +22,16 @@ export const COORDINATOR_EPOCH_KEY = 'coordinator:epoch';
 const holdingsKey = (runId: string): string => `run-holdings:${runId}`;
 /** The kv row with a run's communication decision, step figures and link note (what its page says about comm). */
 const commKey = (runId: string): string => `run-comm:${runId}`;
-type RunComm = Pick<RunSnapshot, 'comm' | 'commStats' | 'linkNote'>;
+type RunComm = Pick<RunSnapshot, 'comm' | 'commStats' | 'commMeasured' | 'linkNote'>;
+/** The kv row with a run's samples/s and resource series (run-series-book.ts). */
+const seriesKey = (runId: string): string => `run-series:${runId}`;
+
+/** A kept measured comm_s when it is one (a damaged row is dropped: auto then goes by the model, as before it was measured). */
+function keptMeasured(m: RunComm['commMeasured']): RunComm['commMeasured'] {
+  const ok = (x: unknown, min = 0) => typeof x === 'number' && Number.isFinite(x) && x >= min;
+  if (!m || !(COMM_STRATEGIES as readonly unknown[]).includes(m.strategy) || !ok(m.seconds) || !ok(m.mbps, 1e-9) || !ok(m.generation) || (m.rttMs !== null && !ok(m.rttMs))) return null;
+  return { generation: m.generation, strategy: m.strategy, seconds: m.seconds, mbps: m.mbps, rttMs: m.rttMs };
+}
 
 
 interface RunProgressMark {
@@ -57,7 +70,8 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
       if (holdings) this.heldWritten.set(run.id, JSON.stringify(holdings));
       const comm = this.db.kv.get<RunComm>(commKey(run.id));
       if (comm) this.commWritten.set(run.id, JSON.stringify(comm));
-      return { run: { ...run, ...(holdings ? { memberHoldings: holdings } : {}), ...(comm ?? {}) }, outputTail: log.text() };
+      const kept = comm ? { ...comm, commMeasured: keptMeasured(comm.commMeasured) } : {};
+      return { run: { ...run, ...(holdings ? { memberHoldings: holdings } : {}), ...kept }, outputTail: log.text() };
     });
     return {
       runs,
@@ -67,7 +81,23 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
       runSeq: this.db.kv.counter(COUNTERS.runSeq),
       names,
       ...(this.db.kv.get<string>(COORDINATOR_EPOCH_KEY) ? { epoch: this.db.kv.get<string>(COORDINATOR_EPOCH_KEY) } : {}),
+      series: runs.map(({ run }) => ({ runId: run.id, saved: this.savedSeries(run.id) })).filter((s) => s.saved !== undefined),
     };
+  }
+
+  /** A run's saved series as parsed JSON (checked by the series book), an Error for a row that is not JSON, undefined: none. */
+  private savedSeries(runId: string): unknown {
+    try {
+      return this.db.kv.get<unknown>(seriesKey(runId));
+    } catch (error) {
+      return error instanceof Error ? error : new Error(String(error));
+    }
+  }
+
+  saveSeries(series: RunSeries): void {
+    // Only for a run the database keeps: a deleted or pruned run's series would be a row nothing removes.
+    if (!this.written.has(series.runId)) return;
+    this.db.kv.set(seriesKey(series.runId), series);
   }
 
   deleteRun(runId: string): void {
@@ -82,6 +112,7 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
     this.commWritten.delete(runId);
     this.db.kv.delete(holdingsKey(runId));
     this.db.kv.delete(commKey(runId));
+    this.db.kv.delete(seriesKey(runId));
   }
 
   saveRun(run: RunSnapshot): void {
@@ -137,7 +168,7 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
 
   /** A run's communication decision when it changed: an ended run's page says how it communicated after a restart. */
   private saveComm(run: RunSnapshot): void {
-    const comm: RunComm = { comm: run.comm ?? null, commStats: run.commStats ?? null, linkNote: run.linkNote ?? null };
+    const comm: RunComm = { comm: run.comm ?? null, commStats: run.commStats ?? null, commMeasured: run.commMeasured ?? null, linkNote: run.linkNote ?? null };
     const text = JSON.stringify(comm);
     if (this.commWritten.get(run.id) === text) return;
     this.commWritten.set(run.id, text);

@@ -1,12 +1,12 @@
 /**
  * What the coordinator tells its subscribers (the app core, the HTTP layer): snapshots and lines as they
  * change, coalesced. State changes go out at the next tick; heartbeat-only changes (last heartbeat, step) and
- * run progress at most once a second, so 1,000 workers beating cost one snapshot a second. Its first
- * subscriber is the run series book (samples/s and resources over time, run-series-book.ts).
+ * run progress at most once a second, so 1,000 workers beating cost one snapshot a second. It owns none of its
+ * subscribers: the composition root (coordinator-service.ts) subscribes the run series book, the app and HTTP
+ * layers theirs.
  */
 import type { CoordinatorEvent, RunSnapshot, UserNotification, WorkerSnapshot } from '../../../src-shared/training';
 import type { Clock } from '../../platform/ports';
-import { RunSeriesBook } from './run-series-book';
 
 export type CoordinatorChange =
   | { type: 'workers'; workers: WorkerSnapshot[] }
@@ -35,12 +35,7 @@ export class ChangeFeed {
   private readonly dirtyRuns = new Set<string>();
   private lastProgressEmit = -Infinity;
 
-  /** Each run's samples/s and members' resources over time, fed by this feed's changes. */
-  readonly series = new RunSeriesBook();
-
-  constructor(private readonly clock: Clock) {
-    this.listeners.add((change) => this.series.take(change));
-  }
+  constructor(private readonly clock: Clock) {}
 
   subscribe(listener: (change: CoordinatorChange) => void): () => void {
     this.listeners.add(listener);

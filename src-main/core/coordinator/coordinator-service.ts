@@ -12,6 +12,7 @@ import type { HeartbeatRequest, HeartbeatResponse, JoinRequest, JoinResponse, Re
 import type { Clock } from '../../platform/ports';
 import { ApiProblem } from './api-problem';
 import { ChangeFeed, type CoordinatorChange } from './change-feed';
+import { RunSeriesBook } from './run-series-book';
 import type { CoordinatorStore, RestoredState } from './coordinator-store';
 import { ElasticPool, LIVE_STATES, type PoolTransition } from './elastic-pool';
 import { DEFAULT_MAX_MACHINES } from './membership';
@@ -44,6 +45,7 @@ export class CoordinatorService {
   private readonly pool: ElasticPool;
   private readonly registry: WorkerRegistry;
   private readonly feed: ChangeFeed;
+  private readonly series = new RunSeriesBook({ monotonic: () => this.clock.monotonic() }); // samples/s and resources over each run, subscribed below
   private readonly messages: UserMessages;
   private readonly runsCtl: RunController;
   private readonly gate: WorkerGate;
@@ -66,6 +68,7 @@ export class CoordinatorService {
     const defaultMaxWorkers = opts.maxWorkers ?? DEFAULT_MAX_MACHINES;
     const trustAdvertised = opts.trustAdvertisedHosts ?? false;
     this.feed = new ChangeFeed(this.clock);
+    this.feed.subscribe((change) => this.series.take(change));
     this.messages = new UserMessages(this.clock, this.feed);
     this.pool = new ElasticPool({
       clock: this.clock,
@@ -113,6 +116,7 @@ export class CoordinatorService {
    */
   restore(state: RestoredState): void {
     this.messages.restore(state.events, state.lastEventSeq);
+    this.series.restore(state.series);
     for (const n of state.names ?? []) this.gate.restoreBinding(n.node, n.machineHash, n.firstFrom);
     const graced: { workerId: number; incarnation: number }[] = [];
     for (const w of state.workers) {
@@ -133,6 +137,7 @@ export class CoordinatorService {
   attachStore(store: CoordinatorStore): void {
     this.store = store;
     this.runsCtl.attachStore(store);
+    this.series.attachStore(store);
     store.saveEpoch?.(this.epoch);
     this.messages.onEvent((event) => store.saveEvent(event));
     for (const w of this.pool.allWorkers()) this.saveWorker(w.workerId);
@@ -332,7 +337,7 @@ export class CoordinatorService {
 
   /** The run's recent output, every line prefixed with its node; '' for a run this coordinator does not know. */
   runOutput(runId: string): string { return this.runsCtl.output(runId); }
-  runSeries(runId: string) { return this.feed.series.series(runId); } // samples/s and resources over the run (run-series-book.ts)
+  runSeries(runId: string) { return this.series.series(runId); } // samples/s and resources over the run (run-series-book.ts)
 
   subscribe(listener: (change: CoordinatorChange) => void): () => void { return this.feed.subscribe(listener); }
 
@@ -358,15 +363,9 @@ export class CoordinatorService {
     });
   }
 
-  start(): void {
-    if (this.timer) return;
-    this.timer = this.clock.setInterval(() => this.tick(), TICK_MS);
-  }
-
-  stop(): void {
-    this.timer?.cancel();
-    this.timer = null;
-  }
+  start(): void { this.timer ??= this.clock.setInterval(() => this.tick(), TICK_MS); }
+  /** Stops ticking and writes the series changed since their last save (the app stops it before closing its database). */
+  stop(): void { this.timer?.cancel(); this.timer = null; this.series.flush(); }
 
   private pruneGoneWorkers(): void {
     const forgotten = this.pool.pruneGone(this.runsCtl.memberIds());

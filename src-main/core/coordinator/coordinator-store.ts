@@ -4,6 +4,7 @@
  * request that caused them — so what a worker or the operator was told survives a SIGKILL of the app. Which
  * writes are committed at once and which are batched is the store's business (see state/batched-writer.ts).
  */
+import type { RunSeries } from '../../../src-shared/runs/run-series';
 import type { CoordinatorEvent, RunSnapshot, WorkerSnapshot } from '../../../src-shared/training';
 
 /** A worker as remembered: its snapshot without progress, plus the hash of the machine id bound to its name. */
@@ -26,11 +27,15 @@ export interface RestoredState {
   names?: { node: string; machineHash: string; firstFrom: string | null }[];
   /** The epoch of the coordinator that kept this state (absent before the first start that kept one). */
   epoch?: string;
+  /** Each kept run's saved series as the database gave them back, unchecked (an Error: not JSON); run-series-book.ts checks them. */
+  series?: { runId: string; saved: unknown }[];
 }
 
 export interface CoordinatorStore {
   /** The run as it is now: called whenever its snapshot goes out (state changes at once, progress at most 1 Hz). */
   saveRun(run: RunSnapshot): void;
+  /** A run's samples/s and resource series (run-series-book.ts writes them at a bounded cadence, not per step). */
+  saveSeries?(series: RunSeries): void;
   /** Forgets an ended run and everything kept for it (DELETE /v1/runs/ID). */
   deleteRun?(runId: string): void;
   appendOutput(runId: string, workerId: number, node: string, data: string): void;

@@ -97,6 +97,8 @@ export function restoreRunRecord(snapshot: RunSnapshot, outputTail: string, now:
   run.rdzvEndpoint = snapshot.rdzvEndpoint;
   // The last decision, for the run view until the next generation decides afresh (a kept generation keeps it).
   run.comm = snapshot.comm ? { ...snapshot.comm } : null;
+  // The trainer's measured comm_s as it was: auto's next decision goes by it instead of the model alone.
+  run.commMeasured = snapshot.commMeasured ? { ...snapshot.commMeasured } : null;
   run.linkNote = snapshot.linkNote ?? null;
   run.output.seed(outputTail);
   return run;
@@ -178,6 +180,7 @@ export function runSnapshot(run: RunRecord): RunSnapshot {
     memberHoldings: memberHoldings(run),
     comm: run.comm ? { ...run.comm } : null,
     commStats: run.telemetry.commStats(),
+    ...(run.commMeasured ? { commMeasured: { ...run.commMeasured } } : {}),
     linkNote: run.linkNote ?? null,
     recovering: isRecovering(run),
   };

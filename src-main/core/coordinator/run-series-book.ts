@@ -1,35 +1,90 @@
 /**
  * The coordinator's memory of each run's series (samples/s, and each member's CPU, RAM and GPUs from its
- * heartbeats), so the run view draws the whole run after a page reload or when opened late. It reads the
- * change feed like any subscriber (run snapshots as they progress, worker snapshots at most once a second),
- * so it costs nothing on the heartbeat path. In memory only: a coordinator restart starts them empty (the loss
- * curve is the one series kept in the state database). Bounded: each series thinned to MAX_SERIES_POINTS, the
- * workers per run and the runs kept capped.
+ * heartbeats), so the run view draws the whole run after a page reload, when opened late, or after the
+ * coordinator restarted. The composition root (coordinator-service.ts) subscribes it to the change feed like any
+ * subscriber (run snapshots as they progress, worker snapshots at most once a second), so it costs nothing on
+ * the heartbeat path. Kept in the state database with the run's other telemetry: a run's series are written
+ * when they changed, at most every SERIES_SAVE_MS while it trains, when it ends and when the coordinator stops,
+ * and put back at start (run-series-saved.ts checks them) — a crash loses at most the last SERIES_SAVE_MS.
+ * Bounded: each series thinned to MAX_SERIES_POINTS, the workers per run and the runs kept capped.
  */
 import { MAX_RESOURCE_WORKERS, appendResources, type ResourceHistory } from '../../../src-shared/resources/worker-resources';
 import { recordRun, type RunSeries, type ThroughputSeries } from '../../../src-shared/runs/run-series';
 import type { RunSnapshot, WorkerSnapshot } from '../../../src-shared/training';
 import type { CoordinatorChange } from './change-feed';
+import type { CoordinatorStore, RestoredState } from './coordinator-store';
+import { parseSavedSeries } from './run-series-saved';
 
 /** Runs whose series are kept; the one touched longest ago goes first. */
 export const MAX_SERIES_RUNS = 32;
+/** A training run's series are written at most this often (monotonic ms); an ended run's at once. */
+export const SERIES_SAVE_MS = 15_000;
+
+export interface RunSeriesBookOptions {
+  /** Monotonic ms, for the save cadence. */
+  monotonic?: () => number;
+  /** Told why a saved row was not put back (default: console.warn). */
+  warn?: (message: string) => void;
+}
 
 interface RunEntry {
   throughput: ThroughputSeries | undefined;
   resources: Map<number, ResourceHistory>;
   /** The members of its current generation while it is live; empty once it ended. */
   members: Set<number>;
+  /** Changed since it was last saved, and when that was (monotonic ms). */
+  dirty: boolean;
+  savedAt: number;
 }
 
 export class RunSeriesBook {
   /** Insertion order is the order the runs were last touched in (re-inserted on each new point). */
   private readonly runs = new Map<string, RunEntry>();
+  private readonly monotonic: () => number;
+  private readonly warn: (message: string) => void;
+  private store: Pick<CoordinatorStore, 'saveSeries'> | null = null;
+
+  constructor(opts: RunSeriesBookOptions = {}) {
+    this.monotonic = opts.monotonic ?? (() => performance.now());
+    this.warn = opts.warn ?? ((message) => console.warn(`warning: ${message}`));
+  }
+
+  /**
+   * What the state database kept (RestoredState.series): each row checked, a bad one refused with a line that
+   * names the run and why (its charts start empty), never an error; the newest MAX_SERIES_RUNS kept.
+   */
+  restore(saved: RestoredState['series']): void {
+    const good: RunSeries[] = [];
+    for (const row of saved ?? []) {
+      const parsed = parseSavedSeries(row.runId, row.saved);
+      if (parsed.ok) good.push(parsed.series);
+      else this.warn(`the saved samples/s and resource series of run ${row.runId} in the state database were not put back (${parsed.reason}); its charts start from now`);
+    }
+    const newest = (s: RunSeries) => Math.max(s.throughput?.at.at(-1) ?? -Infinity, ...Object.values(s.resources).map((h) => h.samples.at(-1)?.at ?? -Infinity));
+    for (const s of good.sort((a, b) => newest(a) - newest(b))) {
+      this.touch(s.runId, { throughput: s.throughput ?? undefined, resources: new Map(Object.entries(s.resources).map(([id, h]) => [Number(id), h])), members: new Set(), dirty: false, savedAt: this.monotonic() });
+    }
+  }
+
+  /** From now on, changed series are written to `store` (at the cadence above). */
+  attachStore(store: Pick<CoordinatorStore, 'saveSeries'>): void {
+    this.store = store;
+  }
+
+  /** Writes every series changed since its last save (the coordinator stops; nothing is left for a restart to lose). */
+  flush(): void {
+    for (const runId of this.runs.keys()) this.save(runId);
+  }
 
   /** One change of the feed: run snapshots add samples/s points, worker snapshots its members' resources. */
   take(change: CoordinatorChange): void {
     if (change.type === 'run') this.takeRun(change.run);
     else if (change.type === 'workers') this.takeWorkers(change.workers);
     else if (change.type === 'runDeleted') this.runs.delete(change.runId);
+    if (change.type === 'run' && change.run.endedAt !== null) this.save(change.run.id);
+    if (change.type !== 'run' && change.type !== 'workers') return;
+    const now = this.monotonic();
+    for (const [runId, entry] of this.runs) if (entry.dirty && now - entry.savedAt >= SERIES_SAVE_MS) this.save(runId);
   }
 
   /** A run's series so far (empty for a run it keeps nothing of: one from before a coordinator restart). */
@@ -45,6 +100,7 @@ export class RunSeriesBook {
     const next = recordRun(entry.throughput, run);
     if (next !== entry.throughput) {
       entry.throughput = next;
+      entry.dirty = true;
       this.touch(run.id, entry);
     }
   }
@@ -57,7 +113,9 @@ export class RunSeriesBook {
         const before = entry.resources.get(w.id);
         if (!before && entry.resources.size >= MAX_RESOURCE_WORKERS) continue;
         const after = appendResources(before, w.node, w.resources);
-        if (after !== before) entry.resources.set(w.id, after);
+        if (after === before) continue;
+        entry.resources.set(w.id, after);
+        entry.dirty = true;
       }
     }
   }
@@ -65,10 +123,24 @@ export class RunSeriesBook {
   private entry(runId: string): RunEntry {
     let entry = this.runs.get(runId);
     if (!entry) {
-      entry = { throughput: undefined, resources: new Map(), members: new Set() };
+      entry = { throughput: undefined, resources: new Map(), members: new Set(), dirty: false, savedAt: this.monotonic() };
       this.touch(runId, entry);
     }
     return entry;
+  }
+
+  private save(runId: string): void {
+    const entry = this.runs.get(runId);
+    if (!entry?.dirty || !this.store?.saveSeries) return;
+    entry.dirty = false;
+    entry.savedAt = this.monotonic();
+    try {
+      this.store.saveSeries(this.series(runId));
+    } catch (error) {
+      // A full disk must not stop the feed: the series stay in memory and are tried again at the next change.
+      entry.dirty = true;
+      this.warn(`could not save the samples/s series of run ${runId}: ${error instanceof Error ? error.message : String(error)}`);
+    }
   }
 
   private touch(runId: string, entry: RunEntry): void {

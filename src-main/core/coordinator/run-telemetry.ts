@@ -94,7 +94,7 @@ export class RunTelemetry {
    * What a run saved before the app restarted (its curve, marks, rows, failures): the telemetry carries on from
    * it, and the next generation (the resume) is marked after the last one saved.
    */
-  restore(saved: Omit<RunTelemetrySnapshot, 'progress'> & { commStats?: TrainerCommStats | null | undefined }): void {
+  restore(saved: Omit<RunTelemetrySnapshot, 'progress'> & { commStats?: TrainerCommStats | null | undefined; commMeasured?: { generation: number; strategy: CommStrategy; seconds: number } | null | undefined }): void {
     for (const p of saved.lossHistory) this.curve.add(p.generation, p.step, p.loss, 'rank0');
     this.marks.push(...saved.generationMarks.slice(-MAX_GENERATION_MARKS).map((m) => ({ ...m })));
     this.generation = Math.max(this.generation, ...saved.generationMarks.map((m) => m.generation), ...saved.lossHistory.map((p) => p.generation));
@@ -102,6 +102,8 @@ export class RunTelemetry {
     for (const row of saved.workerRows) Object.assign(this.track(row.workerId, row.node).row, { ...row, end: row.end ?? null });
     this.failures = saved.workerFailures;
     if (saved.commStats) this.stats = { generation: this.generation, rank: 0, value: { ...saved.commStats } };
+    // The measured comm_s as rank 0 said it: a newer generation's figure replaces it as any newer one would.
+    if (saved.commMeasured) this.measured = { rank: 0, value: { generation: saved.commMeasured.generation, strategy: saved.commMeasured.strategy, seconds: saved.commMeasured.seconds } };
   }
 
   /**
