@@ -102,7 +102,7 @@ export class TrainingSupervisor {
   private readonly current = new Map<string, SupervisedRun>();
   /** The latest generation launched of each run, kept after it ended (a re-attach claim names it: kept-training.ts). */
   private readonly latest = new Map<string, SupervisedRun>();
-  /** The latest progress of each run launched (the last entry is the run that reported last), kept as `latest` is. */
+  /** The latest progress of each run going now that printed one; the last entry is the run that reported last. */
   private readonly progress = new Map<string, Progress>();
   private readonly warm: WarmLauncher | null;
 
@@ -125,30 +125,23 @@ export class TrainingSupervisor {
     return this.warm?.standbyPid ?? null;
   }
 
-  /** The first run going now (launch order), if any; every one: statuses(). */
-  status(): { runId: string; generation: number; pid: number | null } | null {
-    return this.statuses()[0] ?? null;
-  }
-
   /** Every run going now, in launch order. */
   statuses(): { runId: string; generation: number; pid: number | null }[] {
     return [...this.current.values()].map((run) => ({ runId: run.plan.runId, generation: run.plan.generation, pid: run.proc?.pid ?? null }));
   }
 
-  /** The latest progress of the run that reported last, kept after it ended (null before any); each run's: runProgress(). */
-  get lastProgress(): Progress | null {
-    return [...this.progress.values()].pop() ?? null;
-  }
-
-  /** The latest progress of each run going now that printed one. */
+  /** The latest progress of each run going now that printed one, the run that reported last at the end. */
   runProgress(): Progress[] {
-    return [...this.progress.values()].filter((p) => this.current.get(p.runId)?.plan.generation === p.generation);
+    return [...this.progress.values()];
   }
 
-  /** What a heartbeat says of training: the latest progress, and each run's when it trains several. */
+  /**
+   * What a heartbeat says of training: `runs`, each run's progress, when it trains several, and `progress`, the
+   * run that reported last (an older coordinator reads that alone). A run that ended is in neither.
+   */
   beat(): { progress: Progress | null; runs?: Progress[] } {
     const runs = this.runProgress();
-    return { progress: this.lastProgress, ...(runs.length > 1 ? { runs } : {}) };
+    return { progress: runs.at(-1) ?? null, ...(runs.length > 1 ? { runs } : {}) };
   }
 
   /** Whether `plan`'s generation is the one running now (a repeated start is not started twice). */
@@ -173,10 +166,7 @@ export class TrainingSupervisor {
     this.latest.set(plan.runId, run);
     for (const [id, old] of this.latest) {
       if (this.latest.size <= LATEST_KEPT) break;
-      if (!this.current.has(id) && old !== run) {
-        this.latest.delete(id);
-        this.progress.delete(id);
-      }
+      if (!this.current.has(id) && old !== run) this.latest.delete(id);
     }
     this.progress.delete(plan.runId);
     const ids = { runId: plan.runId, generation: plan.generation };
@@ -329,7 +319,7 @@ export class TrainingSupervisor {
         any = true;
       }
     }
-    this.progress.delete(run.plan.runId); // re-inserted last: lastProgress is the run that reported last
+    this.progress.delete(run.plan.runId); // re-inserted last: the heartbeat's `progress` is the run that reported last
     this.progress.set(run.plan.runId, {
       runId: run.plan.runId,
       generation: run.plan.generation,
@@ -356,7 +346,10 @@ export class TrainingSupervisor {
     run.residencyTimer?.cancel();
     const { runId, generation } = run.plan;
     this.opts.log(`run ${runId} generation ${generation} ${describeExit(exit)}${run.stopRequested ? ' (stopped as asked)' : ''}`);
+    // Still current and with its progress while onExit runs: the agent's final heartbeat carries its last step.
     this.opts.onExit({ runId, generation, epoch: run.epoch }, exit, run.stopRequested);
-    if (this.current.get(runId) === run) this.current.delete(runId);
+    if (this.current.get(runId) !== run) return;
+    this.current.delete(runId);
+    this.progress.delete(runId);
   }
 }

@@ -60,9 +60,8 @@ export interface AgentStatus {
   workerId: number | null;
   incarnation: number | null;
   coordinatorUrl: string;
-  /** The first run it trains (launch order); every one: runs. */
-  run: { runId: string; generation: number; pid: number | null } | null;
-  /** Every run it trains now, one per GPU set. */
+  /** Every run it trains now (one per GPU set), in launch order; none: []. */
   runs: { runId: string; generation: number; pid: number | null }[];
-  progress: Progress | null;
+  /** The latest progress of each run it trains now that printed one, the run that reported last at the end. */
+  progress: Progress[];
 }

@@ -145,16 +145,14 @@ export class WorkerAgent {
 
   status(): AgentStatus {
     const joined = this.session.joined;
-    const runs = this.training.statuses();
     return {
       phase: this.phase(),
       node: this.node,
       workerId: joined?.workerId ?? null,
       incarnation: joined?.incarnation ?? null,
       coordinatorUrl: this.client.base.href,
-      run: runs[0] ?? null,
-      runs,
-      progress: this.training.lastProgress,
+      runs: this.training.statuses(),
+      progress: this.training.runProgress(),
     };
   }
 

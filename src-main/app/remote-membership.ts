@@ -205,7 +205,7 @@ export class RemoteMembership {
     const now = this.opts.clock.monotonic();
     if (status.phase === 'joined' && status.workerId !== null) {
       this.lastContactAt = now;
-      this.wasTraining = status.run !== null;
+      this.wasTraining = status.runs.length > 0;
       if (this.current.mode === 'lost') {
         this.set({ mode: 'joined', url, workerId: status.workerId, node, message: `Joined ${url} again as worker ${status.workerId} (${node})` });
       }

@@ -63,7 +63,7 @@ describe('TrainingSupervisor', () => {
     expect([proc.file, ...proc.args]).toEqual(['/bin/sh', '-c', 'echo hi']);
     expect(proc.options.env.GPU_SHARE_CHECKPOINT_DIR).toBe(path.join(dataDir, 'checkpoints', 'run-1'));
     expect(proc.options.env.GPU_SHARE_JOIN_TOKEN).toBeUndefined();
-    expect(s.status()).toEqual({ runId: 'run-1', generation: 0, pid: proc.pid });
+    expect(s.statuses()).toEqual([{ runId: 'run-1', generation: 0, pid: proc.pid }]);
     proc.write('hello\r\n');
     proc.exit(0);
     await settle();
@@ -72,7 +72,7 @@ describe('TrainingSupervisor', () => {
       { report: { type: 'output', runId: 'run-1', generation: 0, data: 'hello\r\n', progressSent: true }, epoch: 3 },
     ]);
     expect(exits).toEqual([{ run: { runId: 'run-1', generation: 0, epoch: 3 }, exit: { exitCode: 0, signal: null }, requested: false }]);
-    expect(s.status()).toBeNull();
+    expect(s.statuses()).toEqual([]);
   });
 
   it('sends every progress line parsed, as a progress report (null fields left out), and marks its output as sent so', () => {
@@ -97,14 +97,37 @@ describe('TrainingSupervisor', () => {
     s.launch(shellPlan('true', { nprocPerNode: 2 }), 1);
     pty.last.write(progressLine(0, 4, 10));
     pty.last.write(progressLine(1, 4, 12.5));
-    expect(s.lastProgress).toEqual({ runId: 'run-1', generation: 0, step: 4, loss: 0.5, samplesPerSec: 22.5, resumedFrom: null, totalSteps: null });
+    expect(s.runProgress()).toEqual([{ runId: 'run-1', generation: 0, step: 4, loss: 0.5, samplesPerSec: 22.5, resumedFrom: null, totalSteps: null }]);
   });
 
   it('passes the trainer’s total_steps on with the heartbeat’s progress', () => {
     const s = supervisor();
     s.launch(shellPlan('true'), 1);
     pty.last.write('GPU_SHARE_PROGRESS {"step":10,"total_steps":400,"loss":0.5,"rank":0}\n');
-    expect(s.lastProgress).toMatchObject({ step: 10, totalSteps: 400 });
+    expect(s.beat().progress).toMatchObject({ step: 10, totalSteps: 400 });
+  });
+
+  it("heartbeats each run's progress and, as `progress`, the run that reported last; an ended run after its exit's beat in neither", async () => {
+    const atExit: ReturnType<TrainingSupervisor['beat']>[] = [];
+    const s: TrainingSupervisor = supervisor({ onExit: () => atExit.push(s.beat()) });
+    s.launch(shellPlan('a', { runId: 'run-a' }), 1);
+    const a = pty.last;
+    s.launch(shellPlan('b', { runId: 'run-b' }), 1);
+    const b = pty.last;
+    expect(s.beat()).toEqual({ progress: null });
+    b.write(progressLine(0, 7, 2));
+    a.write(progressLine(0, 3, 1));
+    expect(s.beat().progress).toMatchObject({ runId: 'run-a', step: 3 });
+    expect(s.beat().runs!.map((p) => [p.runId, p.step])).toEqual([['run-b', 7], ['run-a', 3]]);
+    a.exit(0);
+    await settle();
+    // The agent's final beat (sent from onExit) still carries the ended run's last step; the next ones do not.
+    expect(atExit[0]!.runs!.map((p) => p.runId)).toEqual(['run-b', 'run-a']);
+    expect(s.beat()).toEqual({ progress: expect.objectContaining({ runId: 'run-b', step: 7 }) });
+    b.exit(0);
+    await settle();
+    expect(s.beat()).toEqual({ progress: null });
+    expect(s.runProgress()).toEqual([]);
   });
 
   it('stop() sends SIGTERM, then SIGKILL once the grace has passed on the clock, and the exit counts as requested', async () => {
@@ -187,7 +210,7 @@ describe('TrainingSupervisor', () => {
     expect(reports.map((r) => [r.report.type, r.epoch])).toEqual([['output', 5], ['exited', 5]]);
     expect(reports[0]!.report).toMatchObject({ data: expect.stringMatching(/^gpu-share worker alpha: .*torchrun needs a Python interpreter with PyTorch/) });
     expect(reports[1]!.report).toMatchObject({ exitCode: 127, signal: null, requested: false });
-    expect(s.status()).toBeNull();
+    expect(s.statuses()).toEqual([]);
   });
 
   it('knows which start is a repeat and which stop applies to what runs now', () => {

@@ -226,7 +226,7 @@ describe('TrainingSupervisor with a warm launcher', () => {
     standbys[0]!.write('gpu-share warm launcher: ready\r\n');
     s.launch({ ...plan, generation: 3 }, 1);
     expect(logs.at(-1)).toBe(`run run-1 generation 3 launched warm: the standby launcher took it (pid ${standbys[0]!.pid}; torch already imported)`);
-    expect(s.status()).toEqual({ runId: 'run-1', generation: 3, pid: standbys[0]!.pid });
+    expect(s.statuses()).toEqual([{ runId: 'run-1', generation: 3, pid: standbys[0]!.pid }]);
     await Promise.all([s.stop('replaced'), settle()]);
     expect(standbys[0]!.signals[0]).toBe('SIGTERM');
     s.closeWarm();

@@ -3,59 +3,22 @@
  * epoch with a claim for what it runs, its output of the outage arriving after, without a gap; a refusal under
  * the same epoch (declared failed), a refused claim, or a grace that runs out still stop the training.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { lostAfterMs, WorkerAgent } from '../../../src-main/agent/worker-agent';
-import { nodePtySpawner } from '../../../src-main/platform/pty/node-pty-spawner';
-import { hardware, shellPlan } from './agent-fixtures';
-import { FakeCoordinator, isAlive, killGroups, waitFor } from './fake-coordinator';
+import { describe, expect, it } from 'vitest';
+import { lostAfterMs } from '../../../src-main/agent/worker-agent';
+import { agent, coordinator, logs, pids, shellPlan, startAgent, useAgentBench } from './agent-fixtures';
+import { isAlive, waitFor } from './fake-coordinator';
 
-const TOKEN = 'join-token-for-tests';
 const EPOCH = 'AAAAAAAAAAAAAAAA';
 /** Prints tick=1, tick=2, … every 50 ms: a gap in what reaches the coordinator shows as a missing number. */
 const TICKER = 'i=0; while true; do i=$((i+1)); echo "tick=$i"; sleep 0.05; done';
 
-let coordinator: FakeCoordinator;
-let dataDir: string;
-let agent: WorkerAgent | null;
-const logs: string[] = [];
-const pids: number[] = [];
-
-beforeEach(async () => {
-  coordinator = new FakeCoordinator(TOKEN, 100, 500);
-  coordinator.epoch = EPOCH;
-  coordinator.failoverGraceMs = 5000;
-  dataDir = mkdtempSync(path.join(tmpdir(), 'gpu-share-failover-'));
-  agent = null;
-  logs.length = 0;
+useAgentBench({
+  dirPrefix: 'gpu-share-failover-',
+  setUp: (c) => {
+    c.epoch = EPOCH;
+    c.failoverGraceMs = 5000;
+  },
 });
-
-afterEach(async () => {
-  if (agent) await agent.stop('test over');
-  killGroups(pids);
-  await coordinator.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
-
-async function startAgent(): Promise<WorkerAgent> {
-  const url = await coordinator.listen();
-  agent = new WorkerAgent({
-    coordinatorUrl: url,
-    token: TOKEN,
-    name: 'alpha',
-    dataDir,
-    pty: nodePtySpawner,
-    detect: async () => hardware,
-    findPython: async () => null,
-    log: (line) => logs.push(line),
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-    stopGraceMs: 300,
-  });
-  await agent.start();
-  return agent;
-}
 
 async function startTicker(): Promise<number> {
   coordinator.give({ kind: 'start', plan: shellPlan(TICKER) });
@@ -76,7 +39,7 @@ describe('WorkerAgent through a coordinator restart', () => {
     expect(coordinator.joins[1]!.body.reattach).toEqual({ epoch: EPOCH, incarnation: 1, runId: 'run-1', generation: 0, runs: [{ runId: 'run-1', generation: 0 }] });
     await waitFor('the agent to be joined again', () => agent!.status().phase === 'joined', 5000);
     expect(isAlive(pid)).toBe(true);
-    expect(agent!.status()).toMatchObject({ incarnation: 1, run: { runId: 'run-1', generation: 0, pid } });
+    expect(agent!.status()).toMatchObject({ incarnation: 1, runs: [{ runId: 'run-1', generation: 0, pid }] });
     expect(logs.some((l) => l.startsWith('lost the coordinator:') && l.includes('the coordinator restarted') && l.includes('keeping run run-1 generation 0 running'))).toBe(true);
     expect(logs.some((l) => l.includes('re-attached') && l.includes('run run-1 generation 0 goes on'))).toBe(true);
     // Output goes on arriving under the same incarnation, and every tick printed while away is there.

@@ -1,58 +1,23 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { lostAfterMs, WorkerAgent, type WorkerAgentOptions } from '../../../src-main/agent/worker-agent';
+import { describe, expect, it } from 'vitest';
+import { lostAfterMs, type WorkerAgent, type WorkerAgentOptions } from '../../../src-main/agent/worker-agent';
 import type { ProbeResidencyOptions, ResidencyResult } from '../../../src-main/platform/hardware/residency';
-import { nodePtySpawner } from '../../../src-main/platform/pty/node-pty-spawner';
-import { hardware, shellPlan } from './agent-fixtures';
-import { FakeCoordinator, isAlive, killGroups, waitFor } from './fake-coordinator';
+import { agent, coordinator, dataDir, logs, newAgent, pids, replaceCoordinator, shellPlan, TOKEN, useAgentBench } from './agent-fixtures';
+import { FakeCoordinator, isAlive, waitFor } from './fake-coordinator';
 
-const TOKEN = 'join-token-for-tests';
+useAgentBench({ dirPrefix: 'gpu-share-agent-' });
 
-let coordinator: FakeCoordinator;
-let url: string;
-let dataDir: string;
-let agent: WorkerAgent | null;
-const logs: string[] = [];
-const pids: number[] = [];
-
-beforeEach(async () => {
-  coordinator = new FakeCoordinator(TOKEN, 100, 500);
-  url = await coordinator.listen();
-  dataDir = mkdtempSync(path.join(tmpdir(), 'gpu-share-agent-'));
-  agent = null;
-  logs.length = 0;
-});
-
-afterEach(async () => {
-  if (agent) await agent.stop('test over');
-  killGroups(pids);
-  await coordinator.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
-
-function makeAgent(extra: Partial<WorkerAgentOptions> = {}): WorkerAgent {
-  agent = new WorkerAgent({
-    coordinatorUrl: url,
-    token: TOKEN,
-    name: 'alpha',
-    dataDir,
-    pty: nodePtySpawner,
-    detect: async () => hardware,
-    findPython: async () => null,
-    log: (line) => logs.push(line),
+/** An agent whose own environment holds what a trainer must not inherit (the filter is under test). */
+const makeAgent = (extra: Partial<WorkerAgentOptions> = {}): WorkerAgent =>
+  newAgent({
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       NODE_OPTIONS: '--require /nowhere.js',
       GPU_SHARE_JOIN_TOKEN: TOKEN,
       ELECTRON_RUN_AS_NODE: '1',
     },
-    stopGraceMs: 300,
     ...extra,
   });
-  return agent;
-}
 
 
 const startedPid = async (generation = 0): Promise<number> => {
@@ -77,7 +42,7 @@ describe('WorkerAgent', () => {
     expect(join.local).toBe(false);
     await waitFor('three heartbeats', () => coordinator.heartbeats.length >= 3);
     expect(coordinator.heartbeats.every((h) => h.body.incarnation === 1)).toBe(true);
-    expect(agent!.status()).toMatchObject({ phase: 'joined', workerId: 7, incarnation: 1, node: 'alpha', run: null });
+    expect(agent!.status()).toMatchObject({ phase: 'joined', workerId: 7, incarnation: 1, node: 'alpha', runs: [], progress: [] });
     expect(logs.some((l) => l.includes('joined http://127.0.0.1') && l.includes('as worker 7 (incarnation 1)'))).toBe(true);
   });
 
@@ -119,9 +84,7 @@ describe('WorkerAgent', () => {
 
   it('sends the final progress before the exit report, so a finished run shows its real last step', async () => {
     // Heartbeats 2 s apart: the steps below all happen between two of them.
-    await coordinator.close();
-    coordinator = new FakeCoordinator(TOKEN, 2000, 10_000);
-    url = await coordinator.listen();
+    await replaceCoordinator(new FakeCoordinator(TOKEN, 2000, 10_000));
     coordinator.give({
       kind: 'start',
       plan: shellPlan('for s in 0 1 2 3; do echo "GPU_SHARE_PROGRESS {\\"step\\":$s,\\"loss\\":1,\\"samples_per_sec\\":5,\\"resumed_from\\":0}"; done; sleep 0.2'),
@@ -145,7 +108,7 @@ describe('WorkerAgent', () => {
     expect(exited.requested).toBe(true);
     expect(exited.signal).not.toBeNull();
     await waitFor('the launcher and its child to be gone', () => !isAlive(pid) && !isAlive(child), 5000);
-    expect(agent!.status().run).toBeNull();
+    expect(agent!.status().runs).toEqual([]);
   });
 
   it('a start for a new generation replaces the running one; a repeated start is ignored', async () => {
@@ -160,7 +123,7 @@ describe('WorkerAgent', () => {
     expect(exited0.requested).toBe(true);
     expect(isAlive(first)).toBe(false);
     expect(coordinator.reportsOf('started').filter((s) => s.generation === 0)).toHaveLength(1);
-    expect(agent!.status().run).toMatchObject({ runId: 'run-1', generation: 1 });
+    expect(agent!.status().runs).toEqual([{ runId: 'run-1', generation: 1, pid: expect.any(Number) }]);
   });
 
   it('acknowledges numbered instructions and obeys each once, though the coordinator repeats it until acknowledged', async () => {
@@ -217,7 +180,7 @@ describe('WorkerAgent', () => {
     expect(isAlive(pid)).toBe(false);
     expect(coordinator.joins[1]!.incarnation).toBe(2);
     await waitFor('heartbeats of incarnation 2', () => coordinator.heartbeats.some((h) => h.body.incarnation === 2));
-    expect(agent!.status()).toMatchObject({ phase: 'joined', incarnation: 2, run: null });
+    expect(agent!.status()).toMatchObject({ phase: 'joined', incarnation: 2, runs: [] });
     expect(logs.some((l) => l.startsWith('lost the coordinator: the coordinator no longer knows this session (409'))).toBe(true);
   });
 
