@@ -28,10 +28,8 @@ export interface PresenceLinkOptions {
   headers: () => Record<string, string>;
   /** The pinned TLS connection for wss (null for ws). */
   connector: Connector | null;
-  /** The failure timeout in force: a ping unanswered for half of it marks the socket stale. */
+  /** The failure timeout in force: pings go once per half of it, and one unanswered at the next marks the socket stale. */
   heartbeatTimeoutMs: () => number;
-  /** How often to ping (default and at most half the timeout). */
-  pingIntervalMs?: () => number;
   /** The coordinator closed with REFUSED: it no longer knows this session. */
   onRefused: (reason: string) => void;
   /** The coordinator has instructions waiting: heartbeat now instead of at the next interval. */
@@ -201,12 +199,7 @@ export class PresenceLink {
       }
       unansweredSince ??= now;
       ws.ping();
-    }, this.pingEveryMs());
-  }
-
-  /** Never more than half the timeout: pings are the second proof of life. */
-  private pingEveryMs(): number {
-    return Math.max(100, Math.min(this.opts.pingIntervalMs?.() ?? this.halfTimeout(), this.halfTimeout()));
+    }, this.halfTimeout()); // not more often: see the file's comment
   }
 
   /** Swaps a stale socket for a new one, saying so on the old one: a frame, never a bare end. */

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { PRESENCE_CLOSE, PRESENCE_POKE } from '../../../src-shared/worker-protocol';
 import { PresenceLink, cutUtf8 } from '../../../src-main/agent/presence-link';
+import { FakeClock } from '../coordinator/fake-clock';
 import { waitFor } from './fake-coordinator';
 
 /** What the server saw of one socket: its headers and how it ended (1005: no code; 1006: no close frame at all). */
@@ -36,13 +37,13 @@ async function startServer(autoPong: boolean): Promise<void> {
   url = new URL(`ws://127.0.0.1:${(server.address() as AddressInfo).port}/v1/workers/3/presence`);
 }
 
-function link(extra: { timeoutMs?: number; pingMs?: number; onRefused?: (r: string) => void; onPoke?: () => void } = {}): PresenceLink {
+function link(extra: { timeoutMs?: number; clock?: FakeClock; onRefused?: (r: string) => void; onPoke?: () => void } = {}): PresenceLink {
   const l = new PresenceLink({
     url,
     headers: () => ({ authorization: 'Bearer tok', 'x-gpu-share-session': 'sess' }),
     connector: null,
     heartbeatTimeoutMs: () => extra.timeoutMs ?? 5000,
-    ...(extra.pingMs !== undefined ? { pingIntervalMs: () => extra.pingMs! } : {}),
+    ...(extra.clock ? { clock: extra.clock } : {}),
     onRefused: extra.onRefused ?? (() => undefined),
     ...(extra.onPoke ? { onPoke: extra.onPoke } : {}),
     log: (line) => logs.push(line),
@@ -113,6 +114,21 @@ describe('PresenceLink', () => {
     expect(seen).toHaveLength(1);
   });
 
+  it('an answered ping keeps the socket: one per half the timeout, on the clock', async () => {
+    const clock = new FakeClock();
+    const l = link({ timeoutMs: 1000, clock });
+    await waitFor('the socket', () => l.isOpen());
+    let pings = 0;
+    seen[0]!.socket.on('ping', () => pings++);
+    for (let i = 1; i <= 3; i++) {
+      clock.advance(500);
+      await waitFor(`ping ${i}`, () => pings === i, 3000);
+      await new Promise((r) => setTimeout(r, 50)); // its pong comes back
+    }
+    expect(seen).toHaveLength(1);
+    expect(l.isOpen()).toBe(true);
+  });
+
   it('does not fight a REPLACED close', async () => {
     const l = link();
     await waitFor('the socket', () => l.isOpen());
@@ -135,14 +151,25 @@ describe('PresenceLink with a server that stops answering pings', () => {
     await l.close('done');
   });
 
-  it('keeps pinging every interval while a ping is unanswered (each is proof of life), and replaces the socket after half the timeout', async () => {
-    const l = link({ timeoutMs: 1000, pingMs: 50 });
-    await waitFor('the first socket', () => seen.length >= 1, 3000);
+  it('pings once per half the timeout, never more often, and replaces a socket whose ping is unanswered at the next', async () => {
+    const clock = new FakeClock();
+    const l = link({ timeoutMs: 1000, clock });
+    await waitFor('the first socket', () => l.isOpen(), 3000);
     let pings = 0;
     seen[0]!.socket.on('ping', () => pings++);
-    await waitFor('a replacement socket', () => seen.length >= 2, 3000);
-    // Half the timeout (500 ms) at one ping per 50 ms: several pings went out unanswered before the swap.
-    expect(pings).toBeGreaterThanOrEqual(3); // the old link sent one, then waited for its answer
+    clock.advance(499);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(pings).toBe(0);
+    clock.advance(1);
+    await waitFor('the first ping', () => pings === 1, 3000);
+    clock.advance(499);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(seen).toHaveLength(1);
+    clock.advance(1);
+    await waitFor('a replacement socket', () => seen.length === 2, 3000);
+    await waitFor('the close of the stale one', () => seen[0]!.code !== null, 3000);
+    expect(seen[0]!.code).toBe(PRESENCE_CLOSE.RECONNECTING);
+    expect(pings).toBe(1); // one unanswered ping, then the swap: no second ping in between
     expect(logs.some((x) => /no answer to a ping within 500 ms; opening a new link/.test(x))).toBe(true);
     await l.close('done');
   });
