@@ -2,11 +2,12 @@
  * A run's series as the state database gives them back at start (run-series-book.ts saves them): checked before
  * the coordinator keeps them, since the file may be old, hand-edited or damaged. A row that is not a series is
  * refused with the reason (the run's charts then start empty; the start goes on); a series longer than the caps
- * is thinned to them as a live one would be, so a saved row cannot make the coordinator keep more than it would.
+ * (the book never saves one) is cut to them by an even stride, in one pass, so a saved row can neither make the
+ * coordinator keep more than it would nor make its start slow.
  */
 import { z } from 'zod';
 import { MAX_RESOURCE_SAMPLES, MAX_RESOURCE_WORKERS, workerResourcesSchema, type ResourceHistory } from '../../../src-shared/resources/worker-resources';
-import { MAX_SERIES_POINTS, thinned, thinningMask, type RunSeries, type ThroughputSeries } from '../../../src-shared/runs/run-series';
+import { MAX_SERIES_POINTS, thinned, type RunSeries, type ThroughputSeries } from '../../../src-shared/runs/run-series';
 
 /** Longest array a saved series may hold before it is refused outright (thinning a longer one would cost too much). */
 const MAX_SAVED_LENGTH = 4 * MAX_SERIES_POINTS;
@@ -36,18 +37,26 @@ const savedSeriesSchema = z.object({
   resources: z.record(workerId, historySchema).refine((r) => Object.keys(r).length <= MAX_RESOURCE_WORKERS, `more than ${MAX_RESOURCE_WORKERS} workers`),
 });
 
-/** Thinned to the caps a live series keeps (the first and the newest points stay). */
+/** Which of `length` points to keep so that at most `cap` stay, evenly strided, the first and the last kept; null: all. */
+function strideMask(length: number, cap: number): boolean[] | null {
+  if (length <= cap) return null;
+  const keep = new Array<boolean>(length).fill(false);
+  for (let i = 0; i < cap; i++) keep[Math.round((i * (length - 1)) / (cap - 1))] = true;
+  return keep;
+}
+
+/** Cut to the caps a live series keeps (the first and the newest points stay). */
 function capped(series: RunSeries): RunSeries {
   let throughput: ThroughputSeries | null = series.throughput;
   if (throughput && throughput.at.length > MAX_SERIES_POINTS) {
-    const mask = thinningMask(throughput.at, MAX_SERIES_POINTS);
+    const mask = strideMask(throughput.at.length, MAX_SERIES_POINTS);
     const workers: ThroughputSeries['workers'] = {};
     for (const [id, w] of Object.entries(throughput.workers)) workers[Number(id)] = { node: w.node, values: thinned(w.values, mask) };
     throughput = { startedAt: throughput.startedAt, at: thinned(throughput.at, mask), total: thinned(throughput.total, mask), workers };
   }
   const resources: Record<number, ResourceHistory> = {};
   for (const [id, h] of Object.entries(series.resources)) {
-    const mask = h.samples.length > MAX_RESOURCE_SAMPLES ? thinningMask(h.samples.map((s) => s.at), MAX_RESOURCE_SAMPLES) : null;
+    const mask = strideMask(h.samples.length, MAX_RESOURCE_SAMPLES);
     resources[Number(id)] = { node: h.node, samples: thinned(h.samples, mask) };
   }
   return { runId: series.runId, throughput, resources };

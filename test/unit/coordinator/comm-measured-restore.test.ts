@@ -1,0 +1,89 @@
+// The trainer's measured comm_s survives a coordinator restart (issue 16's known limit): the run's first decision
+// after the restart goes by the remembered figure, as its reason says, instead of the model alone. Real SQLite files.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { restoreCoordinator } from '../../../src-main/core/coordinator-persistence';
+import { openStateDb, type StateDb } from '../../../src-main/core/state';
+import { Harness, type SimWorker } from './harness';
+
+const dirs: string[] = [];
+const dbs: StateDb[] = [];
+afterEach(() => {
+  for (const db of dbs.splice(0)) db.close();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function coordinatorOn(dir: string): { h: Harness; db: StateDb } {
+  const db = openStateDb(dir, { batch: { flushMs: 60_000 } });
+  dbs.push(db);
+  return { h: new Harness({ before: (svc) => restoreCoordinator(db, svc, () => 1_700_000_000_000) }), db };
+}
+
+/** alpha–beta fast, gamma behind 20 Mbit/s (RTT 0.3 ms), as the link survey would measure them. */
+function links(h: Harness, ws: SimWorker[]): void {
+  for (const a of ws) {
+    for (const b of ws) {
+      if (a === b) continue;
+      const mbps = a.node === 'gamma' || b.node === 'gamma' ? 20 : 940;
+      h.svc.linkSurvey.book.record({ fromId: a.workerId, toId: b.workerId, from: a.node, to: b.node, mbps, rttMs: 0.3, measuredAt: h.clock.now() });
+    }
+  }
+}
+
+/** Rank 0's progress line: 4 MB of gradients, 0.5 s of compute, and comm_s when given. */
+function line(h: Harness, w: SimWorker, step: number, extra: Record<string, unknown> = {}): void {
+  const plan = w.running!;
+  const record = { step, loss: 1, rank: 0, world_size: 3, resumed_from: 0, grad_bytes: 4_000_000, compute_s: 0.5, comm: plan.env.GPU_SHARE_COMM, ...extra };
+  h.svc.report(w.workerId, { incarnation: w.incarnation, reports: [{ type: 'output', runId: plan.runId, generation: plan.generation, data: `GPU_SHARE_PROGRESS ${JSON.stringify(record)}\n` }] });
+}
+
+const MODELLED_S = ((2 * 2) / 3) * 4e6 * 8 / 20e6 + 4 * 0.0003;
+
+describe("the trainer's measured comm_s across a restart", () => {
+  it("is kept with the run, and auto's first decision after the restart goes by it", () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gs-measured-'));
+    dirs.push(dir);
+    const { h: first } = coordinatorOn(dir);
+    const ws = first.activeWorkers('alpha', 'beta', 'gamma');
+    links(first, ws);
+    const run = first.svc.startRun(first.spec({ samples: 90, maxRestarts: 5 }));
+    first.run(1000);
+    line(first, ws[0]!, 1, { comm_s: 1.15 * MODELLED_S });
+    first.run(2000);
+    const before = first.liveRun();
+    expect(before.comm).toMatchObject({ strategy: 'local-sgd', generation: 2, localSgdPeriod: 45 });
+    expect(before.commMeasured).toMatchObject({ strategy: 'ddp', generation: 1, mbps: 20 });
+
+    // SIGKILL, and a coordinator on the same file: its links are measured afresh, its workers come back without their training.
+    const { h: second } = coordinatorOn(dir);
+    expect(second.svc.runs().find((r) => r.id === run.id)!.commMeasured).toEqual(before.commMeasured);
+    const back = ['alpha', 'beta', 'gamma'].map((n) => second.worker(n).join());
+    links(second, back);
+    back.forEach((w) => w.beat());
+    second.run(3000);
+    const after = second.liveRun();
+    expect(after.generation).toBeGreaterThan(2);
+    expect(after.comm).toMatchObject({ strategy: 'local-sgd', generation: after.generation, localSgdPeriod: 45 });
+    expect(after.comm!.reason).toMatch(/measured 2\.45 s per ddp step \(modelled 2\.13 s: ×1\.15 applied to every strategy\)/);
+    expect(after.comm!.reason).not.toContain('earlier run');
+  });
+
+  it('a damaged kept figure is dropped: the run starts and decides from the model', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gs-measured-'));
+    dirs.push(dir);
+    const { h: first, db } = coordinatorOn(dir);
+    const ws = first.activeWorkers('alpha', 'beta', 'gamma');
+    links(first, ws);
+    const run = first.svc.startRun(first.spec({ samples: 90 }));
+    first.run(1000);
+    line(first, ws[0]!, 1, { comm_s: 1.15 * MODELLED_S });
+    first.run(2000);
+    const key = `run-comm:${run.id}`;
+    const row = db.kv.get<Record<string, unknown>>(key)!;
+    db.kv.set(key, { ...row, commMeasured: { generation: 1, strategy: 'carrier-pigeon', seconds: -1, mbps: 0, rttMs: null } });
+    const { h: second } = coordinatorOn(dir);
+    expect(second.svc.runs().find((r) => r.id === run.id)!.commMeasured ?? null).toBeNull();
+  });
+});
