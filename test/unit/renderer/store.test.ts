@@ -11,7 +11,6 @@ import {
   clusterLevelWarnings,
   clusterTotals,
   labelColorOn,
-  lossCurve,
   nodeCards,
   residencyBadge,
   shardSegments,
@@ -316,24 +315,5 @@ describe('shard map and badges', () => {
     expect(workerBadge('failed')).toEqual({ tone: 'bad', text: 'Failed' });
     expect(workerBadge('active')).toEqual({ tone: 'ok', text: 'Active' });
     expect(workerBadge('draining').text).toBe('Draining');
-  });
-
-  it('draws the loss curve inside its box, highest loss at the top', () => {
-    const c = lossCurve(
-      [
-        { step: 0, loss: 2 },
-        { step: 5, loss: 1 },
-        { step: 10, loss: 0.5 },
-      ],
-      110,
-      60,
-      5,
-    )!;
-    expect(c.path).toBe('M5.0,5.0 L55.0,38.3 L105.0,55.0');
-    expect([c.minLoss, c.maxLoss, c.firstStep, c.lastStep]).toEqual([0.5, 2, 0, 10]);
-    // Shown from the first point: a run's first step is already a curve of one point.
-    expect(lossCurve([{ step: 0, loss: NaN }, { step: 3, loss: 1 }], 100, 50)).toMatchObject({ firstStep: 3, lastStep: 3, minLoss: 1, maxLoss: 1 });
-    expect(lossCurve([{ step: 0, loss: NaN }], 100, 50)).toBeNull();
-    expect(lossCurve([], 100, 50)).toBeNull();
   });
 });
