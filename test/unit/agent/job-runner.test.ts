@@ -3,56 +3,31 @@
  * the fake coordinator over real HTTP (started, output, artifact upload, complete/fail), what heartbeats carry,
  * and what happens when the claim moves on, the job is cancelled, or the coordinator fails or restarts.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { WorkerAgent } from '../../../src-main/agent/worker-agent';
-import { hardware } from './agent-fixtures';
-import { FakeCoordinator, waitFor } from './fake-coordinator';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { WorkerAgent } from '../../../src-main/agent/worker-agent';
+import { agent, coordinator, dataDir, hardware, logs, startAgent as startBenchAgent, TOKEN, useAgentBench } from './agent-fixtures';
+import { waitFor } from './fake-coordinator';
 import { FakePtySpawner, type FakePty } from './fake-pty';
 import { launchOf } from './job-fixtures';
 import { FAKE_NVIDIA_SMI, fakeEnv, fixture } from '../hardware/fake-env';
 
-const TOKEN = 'join-token-for-tests';
-let coordinator: FakeCoordinator;
-let dataDir: string;
 let pty: FakePtySpawner;
-let agent: WorkerAgent | null;
-const logs: string[] = [];
 
-beforeEach(async () => {
-  coordinator = new FakeCoordinator(TOKEN, 100, 2000);
-  dataDir = mkdtempSync(path.join(tmpdir(), 'gpu-share-jobs-'));
+useAgentBench({ dirPrefix: 'gpu-share-jobs-', heartbeatTimeoutMs: 2000 });
+beforeEach(() => {
   pty = new FakePtySpawner();
-  agent = null;
-  logs.length = 0;
 });
 
-afterEach(async () => {
-  if (agent) await agent.stop('test over');
-  await coordinator.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
-
-async function startAgent(env: NodeJS.ProcessEnv = { PATH: '/usr/bin:/bin', GPU_SHARE_JOIN_TOKEN: TOKEN }, nvidiaSmi: string | null = null): Promise<WorkerAgent> {
-  const url = await coordinator.listen();
-  agent = new WorkerAgent({
-    coordinatorUrl: url,
-    token: TOKEN,
-    name: 'alpha',
-    dataDir,
+const startAgent = (env: NodeJS.ProcessEnv = { PATH: '/usr/bin:/bin', GPU_SHARE_JOIN_TOKEN: TOKEN }, nvidiaSmi: string | null = null): Promise<WorkerAgent> =>
+  startBenchAgent({
     pty,
     detect: async () => ({ ...hardware, nvidia: { ...hardware.nvidia, available: nvidiaSmi !== null, path: nvidiaSmi } }),
     findPython: async () => ({ path: '/usr/bin/python3', torchVersion: '1.13.0' }),
-    log: (line) => logs.push(line),
     env,
-    stopGraceMs: 300,
     presence: false,
   });
-  await agent.start();
-  return agent;
-}
 
 const spawnedFor = (jobName: string): Promise<FakePty> =>
   waitFor(`the job ${jobName} spawned`, () => pty.spawned.find((p) => p.options.env.GPU_SHARE_JOB_ID === launchOf(jobName).jobId));
@@ -239,8 +214,7 @@ describe('adapter jobs on the agent', () => {
     await waitFor('SIGTERM to the job', () => proc.signals.includes('SIGTERM'));
     agent!.abort(); // a second Ctrl-C does not wait for the grace
     expect(proc.signals.slice(0, 2)).toEqual(['SIGTERM', 'SIGKILL']);
-    await stopping;
-    agent = null;
+    await stopping; // the bench's second stop after the test is a no-op
     expect(coordinator.jobCalls.filter((c) => c.action === 'complete' || c.action === 'fail')).toEqual([]);
   });
 });

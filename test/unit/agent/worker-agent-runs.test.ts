@@ -4,60 +4,26 @@
  * instructions waiting only for that run's, each run's progress in the heartbeat, and every kept run named in the
  * re-attach claim after a coordinator restart.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { WorkerAgent } from '../../../src-main/agent/worker-agent';
-import { nodePtySpawner } from '../../../src-main/platform/pty/node-pty-spawner';
+import { describe, expect, it } from 'vitest';
+import type { WorkerAgent } from '../../../src-main/agent/worker-agent';
 import type { HardwareSnapshot } from '../../../src-shared/hardware';
 import { detectedGpu } from '../helpers/detected-gpu';
-import { hardware, shellPlan } from './agent-fixtures';
-import { FakeCoordinator, isAlive, killGroups, waitFor } from './fake-coordinator';
+import { agent, coordinator, hardware, logs, pids, shellPlan, startAgent as startBenchAgent, useAgentBench } from './agent-fixtures';
+import { isAlive, waitFor } from './fake-coordinator';
 
-const TOKEN = 'join-token-for-tests';
 const GPU0 = 'GPU-00000000-0000-0000-0000-000000000000';
 const GPU1 = 'GPU-11111111-1111-1111-1111-111111111111';
 const twoGpus: HardwareSnapshot = { ...hardware, gpus: [detectedGpu({ index: 0, uuid: GPU0 }), detectedGpu({ index: 1, uuid: GPU1 })] };
 
-let coordinator: FakeCoordinator;
-let dataDir: string;
-let agent: WorkerAgent | null;
-const logs: string[] = [];
-const pids: number[] = [];
+useAgentBench({ dirPrefix: 'gpu-share-agent-runs-' });
 
-beforeEach(() => {
-  coordinator = new FakeCoordinator(TOKEN, 100, 500);
-  dataDir = mkdtempSync(path.join(tmpdir(), 'gpu-share-agent-runs-'));
-  agent = null;
-  logs.length = 0;
-});
-
-afterEach(async () => {
-  if (agent) await agent.stop('test over');
-  killGroups(pids);
-  await coordinator.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
-
-async function startAgent(stopGraceMs = 300): Promise<WorkerAgent> {
-  const url = await coordinator.listen();
-  agent = new WorkerAgent({
-    coordinatorUrl: url,
-    token: TOKEN,
+const startAgent = (stopGraceMs = 300): Promise<WorkerAgent> =>
+  startBenchAgent({
     name: 'duo',
-    dataDir,
-    pty: nodePtySpawner,
     detect: async () => twoGpus,
-    findPython: async () => null,
     probeResidency: async (o) => ({ status: 'pass', detail: `pid ${o.pid} resident`, pid: o.pid, usedMib: 100 }),
-    log: (line) => logs.push(line),
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
     stopGraceMs,
   });
-  await agent.start();
-  return agent;
-}
 
 /** A GPU run's plan for run `runId` on GPU `gpu` (its index among the agent's GPUs). */
 function gpuPlan(runId: string, gpu: number, script: string, generation = 0) {

@@ -6,9 +6,9 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { findFreePort } from '../../../src-main/agent/coordinator-client';
 import { JoinError, WorkerAgent, type WorkerAgentOptions } from '../../../src-main/agent/worker-agent';
 import { loadOrCreateTlsIdentity, type TlsIdentity } from '../../../src-main/platform/tls-identity';
-import { nodePtySpawner } from '../../../src-main/platform/pty/node-pty-spawner';
 import type { HardwareSnapshot } from '../../../src-shared/hardware';
 import { PRESENCE_CLOSE } from '../../../src-shared/worker-protocol';
+import { agentOptions } from './agent-fixtures';
 import { FakeCoordinator, waitFor } from './fake-coordinator';
 
 const TOKEN = 'join-token-for-wire-tests';
@@ -44,19 +44,7 @@ afterEach(async () => {
 });
 
 function makeAgent(extra: Partial<WorkerAgentOptions> = {}): WorkerAgent {
-  agent = new WorkerAgent({
-    coordinatorUrl: url,
-    token: TOKEN,
-    name: 'alpha',
-    dataDir,
-    pty: nodePtySpawner,
-    detect: async () => hardware,
-    findPython: async () => null,
-    log: (line) => logs.push(line),
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-    stopGraceMs: 300,
-    ...extra,
-  });
+  agent = new WorkerAgent(agentOptions({ coordinatorUrl: url, dataDir, logs }, { token: TOKEN, detect: async () => hardware, ...extra }));
   return agent;
 }
 
