@@ -1,5 +1,7 @@
 /** Prints a run's output as it grows, until the run ends: `runs logs --follow` and `runs start --follow`. */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ExpectedLabeller, lastStreamLines, streamJson, streamText } from '../../../../src-shared/runs/expected-stream';
+import type { OutputFilter } from '../../../../src-shared/runs/output-lines';
 import type { CliIo } from '../../command';
 import type { OperatorClient } from '../../operator/operator-client';
 import { LIVE_STATES } from './run-format';
@@ -16,8 +18,8 @@ export interface FollowOptions {
   /** Of the output there already, print only the last this many lines (0: all). */
   tail?: number;
   intervalMs?: number;
-  /** Keeps only some of the lines (runs logs --worker, progress lines left out); whole lines in, whole lines out. */
-  filter?: (text: string) => string;
+  /** Which lines to print (runs logs --worker, progress lines left out); the others still count for the labels. */
+  filter?: OutputFilter;
 }
 
 /** The last `lines` lines of `text` (all of it for 0). */
@@ -26,29 +28,33 @@ export function lastLines(text: string, lines: number): string {
 }
 
 /**
- * Polls output and state every `intervalMs` and prints what is new: raw text, or with `json` one object per line
- * ({runId, output} per chunk, then {runId, state, stateCause}). Resolves with 0 when the run finished, 6 otherwise.
+ * Polls output and state every `intervalMs` and prints what is new: text, the survivors' expected relaunch errors
+ * under their "┄ expected: … ┄" line as plain `runs logs` prints them (expected-stream.ts), or with `json` one object
+ * per line ({runId, output, expected} per chunk, then {runId, state, stateCause}). Resolves with 0 when the run
+ * finished, 6 otherwise.
  */
 export async function followRun(client: OperatorClient, runId: string, io: CliIo, options: FollowOptions): Promise<number> {
   const { json } = options;
   const follower = new OutputFollower();
+  const labeller = new ExpectedLabeller(options.filter);
   for (let first = true; ; first = false) {
     // State first: once it says ended, the output read after it is the whole of it.
     const run = await fetchRun(client, runId);
     const live = LIVE_STATES.has(run.state);
     const { output } = await client.call('runOutput', [runId], undefined);
     const chunk = follower.next(output, !live);
-    if (options.filter) chunk.text = options.filter(chunk.text);
-    if (first) chunk.text = lastLines(chunk.text, options.tail ?? 0);
+    let lines = labeller.push(chunk.text, !live);
+    if (first) lines = lastStreamLines(lines, options.tail ?? 0);
     if (chunk.skipped) {
       const note = 'output went faster than it could be followed: some lines were skipped';
       if (json) io.out(`${JSON.stringify({ runId, skipped: true, note })}\n`);
       else io.err(`[gpu-share] ${note}\n`);
     }
-    if (chunk.text) io.out(json ? `${JSON.stringify({ runId, output: chunk.text })}\n` : chunk.text);
+    const text = streamText(lines);
+    if (text) io.out(json ? `${JSON.stringify({ runId, ...streamJson(lines) })}\n` : text);
     if (!live) {
       if (json) io.out(`${JSON.stringify({ runId, state: run.state, stateCause: run.stateCause })}\n`);
-      else io.err(`${chunk.text && !chunk.text.endsWith('\n') ? '\n' : ''}[gpu-share] run ${runId} ${run.state}${run.stateCause ? ` — ${run.stateCause}` : ''}\n`);
+      else io.err(`${text && !text.endsWith('\n') ? '\n' : ''}[gpu-share] run ${runId} ${run.state}${run.stateCause ? ` — ${run.stateCause}` : ''}\n`);
       return run.state === 'finished' ? 0 : EXIT_RUN_DID_NOT_FINISH;
     }
     await sleep(options.intervalMs ?? FOLLOW_INTERVAL_MS);

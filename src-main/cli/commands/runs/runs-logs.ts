@@ -1,9 +1,11 @@
 /**
  * `gpu-share runs logs [ID] [--follow]`: the run's output tail, every line prefixed with the machine that wrote it;
  * `--worker NAME` keeps one machine's lines, and the trainers' GPU_SHARE_PROGRESS lines (most of the text) are
- * left out unless `--progress` asks for them (src-shared/runs/output-lines.ts tells them apart).
+ * left out unless `--progress` asks for them (src-shared/runs/output-lines.ts tells them apart). The survivors'
+ * tracebacks a relaunch makes are labelled expected in every mode (src-shared/runs/expected-stream.ts).
  */
-import { filterOutputLines, labelledOutputLines, outputNodes, type OutputFilter } from '../../../../src-shared/runs/output-lines';
+import { ExpectedLabeller, lastStreamLines, streamJson } from '../../../../src-shared/runs/expected-stream';
+import { labelledOutputLines, outputNodes, type OutputFilter } from '../../../../src-shared/runs/output-lines';
 import { intOption, noMorePositionals, parseCommandLine, UsageError, type Command } from '../../command';
 import { OPERATOR_OPTIONS_USAGE, operatorOptions, printJson, runOperator } from '../../operator/operator-command';
 import { followRun, lastLines } from './follow-run';
@@ -20,17 +22,24 @@ Prints the run's output as the coordinator keeps it (its last 256 KiB), each lin
 that wrote it, the coordinator's own lines with [gpu-share]:
   [beta] ddp_example: rank 1 stopping after step 120 as asked (SIGTERM)
   [gpu-share] relaunching as generation 2 on 1 worker (worker gamma failed)
+The torch tracebacks a survivor prints when a relaunch stops it are expected: they come under one line
+  [beta] ┄ expected: worker gamma failed; generation 2 relaunched ┄
+(with --follow too: a traceback that comes before the relaunch line is held until the next poll; if the relaunch
+comes later still, the label says "(so were its N lines above)").
 Without ID: the newest live run, or else the newest.
 
 Options:
   --follow, -f   keep printing new output every second until the run ends; then exit 0 if it finished,
                  6 if it failed or was stopped (the last line, on stderr, says which)
-  --tail N       only the last N lines (before following)
+  --tail N       only the last N lines (before following; with --follow a label line does not count)
   --worker NAME  only the lines of the worker on machine NAME (gpu-share for the coordinator's own lines)
   --progress     keep the trainers' GPU_SHARE_PROGRESS lines (left out by default: three a step)
-  --json         {"runId", "output"} as GET /v1/runs/{id}/output answers; with --follow one JSON object per
-                 line: {"runId", "output"} for each new piece ({"runId", "skipped", "note"} when output went
-                 faster than it could be followed), then {"runId", "state", "stateCause"}
+  --json         {"runId", "output", "expected"} ("output" as GET /v1/runs/{id}/output answers, without labels;
+                 "expected": one {"node", "note", "lines"} per expected block, "lines" the 0-based indices of its
+                 lines in "output"); with --follow one JSON object per line: {"runId", "output", "expected"} for
+                 each new piece (a block begun in an earlier piece has "continued": true; a label that came late
+                 has "earlier": N), {"runId", "skipped", "note"} when output went faster than it could be
+                 followed, then {"runId", "state", "stateCause"}
 
 ${OPERATOR_OPTIONS_USAGE}
 `,
@@ -51,9 +60,8 @@ ${OPERATOR_OPTIONS_USAGE}
       const id = await pickRunId(client, positionals[0], false);
       const reply = await client.call('runOutput', [id], undefined, `no run "${id}" on this coordinator; run ids are listed by \`gpu-share runs list\``);
       if (worker !== undefined) await checkWorker(client, id, worker, reply.output);
-      const only = (text: string) => filterOutputLines(text, filter);
-      if (values.follow) return followRun(client, id, io, { json: values.json === true, tail, filter: only });
-      if (values.json) printJson(io, { ...reply, output: lastLines(only(reply.output), tail) });
+      if (values.follow) return followRun(client, id, io, { json: values.json === true, tail, filter });
+      if (values.json) printJson(io, { ...reply, ...streamJson(lastStreamLines(new ExpectedLabeller(filter).push(reply.output, true), tail)) });
       else {
         // Survivors' expected relaunch errors come under their "┄ expected: … ┄" line, as on the run page.
         const text = lastLines(labelledOutputLines(reply.output, filter), tail);
