@@ -64,8 +64,6 @@ export class PresenceLink {
   private reconnectTimer: { cancel(): void } | null = null;
   private pingTimer: { cancel(): void } | null = null;
   private lastComplaint = '';
-  /** Sockets opened so far (for tests and logs). */
-  opened = 0;
 
   constructor(private readonly opts: PresenceLinkOptions) {
     this.clock = opts.clock ?? systemClock;
@@ -137,7 +135,6 @@ export class PresenceLink {
         ws.close(this.ended ? PRESENCE_CLOSE.BYE : PRESENCE_CLOSE.RECONNECTING);
         return;
       }
-      this.opened += 1;
       this.backoffMs = PRESENCE_BACKOFF.firstMs;
       if (this.lastComplaint) this.opts.log('presence link: open again');
       this.lastComplaint = '';

@@ -120,11 +120,6 @@ export class TrainingSupervisor {
     this.warm?.close();
   }
 
-  /** The warm standby's pid, null when none is waiting. */
-  get warmStandbyPid(): number | null {
-    return this.warm?.standbyPid ?? null;
-  }
-
   /** Every run going now, in launch order. */
   statuses(): { runId: string; generation: number; pid: number | null }[] {
     return [...this.current.values()].map((run) => ({ runId: run.plan.runId, generation: run.plan.generation, pid: run.proc?.pid ?? null }));
