@@ -11,7 +11,7 @@
 import { classifyOutput, COORDINATOR_NODE, lineShown, splitLines, type ClassifiedLine, type LineKind, type OutputFilter } from './output-lines';
 
 /** Lines kept for classifying (a relaunch looks back to the launch line before it); older ones are dropped. */
-export const EXPECTED_WINDOW_LINES = 4000;
+export const EXPECTED_WINDOW_LINES = 2000;
 
 export interface StreamLine {
   /** The text to print: an output line with its line end, or a label line. */
@@ -59,6 +59,8 @@ export class ExpectedLabeller {
   /** New whole lines (the last may be unfinished only when `final`); what to print now. `final` lets everything go. */
   push(text: string, final = false): StreamLine[] {
     const pieces = splitLines(text);
+    // Nothing new and nothing held: nothing to classify again (a quiet run costs nothing a poll).
+    if (pieces.length === 0 && !final && this.released === this.lines.length) return [];
     const last = this.lines.at(-1);
     if (last !== undefined && !last.endsWith('\n') && pieces.length > 0) this.lines[this.lines.length - 1] = last + pieces.shift()!;
     this.lines.push(...pieces);
