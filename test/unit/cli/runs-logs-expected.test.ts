@@ -4,7 +4,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { splitLines } from '../../../src-shared/runs/output-lines';
+import { labelText } from '../../../src-shared/runs/expected-stream';
+import { expectedNote, splitLines } from '../../../src-shared/runs/output-lines';
+import { runsLogsCommand } from '../../../src-main/cli/commands/runs/runs-logs';
 import { runOf } from '../nodes/activity-fixtures';
 import { startFakeOperator, type FakeOperator } from './fake-operator';
 import { cli } from './helpers';
@@ -77,6 +79,11 @@ describe('gpu-share runs logs: the expected labels', () => {
     const rows = splitLines(body.output);
     expect(rows[body.expected[0]!.lines[0]!]).toMatch(/^\[vm\] ERROR:torch/);
     expect(body.expected[0]!.lines.length).toBeGreaterThan(60);
+  });
+
+  it('--help shows the label as the command prints it', () => {
+    const example = labelText('beta', expectedNote({ generation: 2, cause: 'worker gamma failed' }), '\n');
+    expect(runsLogsCommand.usage).toContain(`\n  ${example}`);
   });
 
   it('names the wrong run and where run ids are listed, in every mode (as JSON on stdout with --json)', async () => {
