@@ -56,13 +56,14 @@ export class ExpectedLabeller {
     private readonly windowLines = EXPECTED_WINDOW_LINES,
   ) {}
 
-  /** New whole lines (the last may be unfinished only when `final`); what to print now. `final` lets everything go. */
+  /**
+   * New whole lines (the last may be unfinished only when `final`: nothing is pushed after it); what to print now.
+   * `final` (the run has ended) lets everything go.
+   */
   push(text: string, final = false): StreamLine[] {
     const pieces = splitLines(text);
     // Nothing new and nothing held: nothing to classify again (a quiet run costs nothing a poll).
     if (pieces.length === 0 && !final && this.released === this.lines.length) return [];
-    const last = this.lines.at(-1);
-    if (last !== undefined && !last.endsWith('\n') && pieces.length > 0) this.lines[this.lines.length - 1] = last + pieces.shift()!;
     this.lines.push(...pieces);
     this.trim();
     const all = this.lines.join('');
