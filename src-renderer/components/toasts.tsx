@@ -3,9 +3,10 @@
  * what they are about. They must not pile up over the page (issue 17 defect 8): the newest few show, the rest
  * are counted ("+2 more", which opens the notifications list), and every one fades on its own — errors last
  * longest — or is closed. Hovering or focusing the stack holds the fading, so nothing goes while being read.
- * Whatever they said stays in the notifications list behind the bell (notification-history.ts). In a window of
- * STRIP_MEDIA, where the run page is one column and no spot is free of cards, the stack takes a strip of its own
- * at the bottom while it shows (noise-layout.css): the page scrolls above it, so it covers no card (issue 17).
+ * Whatever they said stays in the notifications list behind the bell (notification-history.ts). At every window
+ * width the shown toasts take a strip of their own at the bottom while they show (noise-layout.css), and the page
+ * scrolls above it: no spot is free of cards in every view at every width (a floating stack covered node cards,
+ * tables and the runs list between 901 and 1180 px and above), so they cover no card anywhere (issue 17).
  */
 import { useEffect, useLayoutEffect, useRef, useState } from 'react';
 import type { EventSeverity } from '../../src-shared/training';
@@ -41,9 +42,6 @@ function useFading(toasts: Toast[], held: boolean, releasedAt: number): void {
   }, [toasts, held, releasedAt]);
 }
 
-/** Windows where the shown toasts take a strip of their own instead of floating (keep in step with noise-layout.css). */
-export const STRIP_MEDIA = '(max-width: 900px)';
-
 /**
  * While the strip is on, the page scrolls inside <main> instead of the document (and back when it goes): keeps the
  * reader where they were across the switch. The positions are read during render, before the layout changes.
@@ -61,18 +59,6 @@ function useScrollKeptAcrossStrip(on: boolean): void {
     if (on) el.scrollTop = Math.max(0, saved.current - el.offsetTop);
     else window.scrollTo(0, saved.current + el.offsetTop);
   }, [on]);
-}
-
-function useStripMedia(): boolean {
-  const query = typeof window === 'undefined' || !window.matchMedia ? null : window.matchMedia(STRIP_MEDIA);
-  const [narrow, setNarrow] = useState(query?.matches ?? false);
-  useEffect(() => {
-    if (!query) return undefined;
-    const change = () => setNarrow(query.matches);
-    query.addEventListener('change', change);
-    return () => query.removeEventListener('change', change);
-  }, [query?.media]);
-  return narrow;
 }
 
 function ToastItem({ toast }: { toast: Toast }) {
@@ -118,7 +104,7 @@ export function Toasts() {
   useFading(toasts, held, releasedAt);
   const shown = toasts.slice(-VISIBLE_TOASTS);
   const more = toasts.length - shown.length;
-  const strip = useStripMedia() && shown.length > 0;
+  const strip = shown.length > 0;
   useScrollKeptAcrossStrip(strip);
   return (
     <section
