@@ -4,27 +4,17 @@
 // that makes the example watchable, and its help says what that is. A run that asked for GPUs but was found
 // off the GPU (this machine's fake nvidia-smi lists none of its processes) ends as "Finished on the CPU".
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt, fakeGpuEnv, gpuShareCli, openApp, openBrowser, removeDir, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
-
-let dataDir: string;
-let serve: ServeHandle;
-let browser: BrowserHandle;
+import { afterAll, describe, expect, it } from 'vitest';
+import { fakeGpuEnv, gpuShareCli, openApp, removeDir, screenshot, startServe, tempDir, type ServeHandle } from './helpers/app';
+import { browser, dataDir, serve, useServedApp } from './helpers/served-app';
 
 const gpuShare = (args: string[]) => gpuShareCli(dataDir, args);
 
-beforeAll(async () => {
-  ensureBuilt();
-  dataDir = tempDir('gpu-share-e2e-gpu-check-');
+useServedApp({
+  dirPrefix: 'gpu-share-e2e-gpu-check-',
   // No nvidia-smi: this machine's worker, the cluster's only one, has no GPU.
-  serve = await startServe({ dataDir, env: { GPU_SHARE_NVIDIA_SMI: path.join(dataDir, 'no-nvidia-smi-here') } });
-  browser = await openBrowser({ width: 900, height: 1000 });
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await serve?.stop();
-  if (dataDir) removeDir(dataDir);
+  serve: (dir) => ({ env: { GPU_SHARE_NVIDIA_SMI: path.join(dir, 'no-nvidia-smi-here') } }),
+  window: { width: 900, height: 1000 },
 });
 
 describe('Use GPUs on a cluster with no GPU', () => {

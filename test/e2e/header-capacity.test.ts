@@ -2,11 +2,10 @@
 // machine (its own worker's name) has both shown online with the app's own worker; the header said 2 nodes,
 // 2 online and twice the VRAM. Now 1 node, 1 online, the GPUs once; the cards still warn about the two nodes.
 // Screenshot: test-results/screenshots/header-capacity-once.png.
-import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt, fakeGpuEnv, openApp, openBrowser, removeDir, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { describe, expect, it } from 'vitest';
+import { openApp, screenshot } from './helpers/app';
+import { browser, serve, useServedApp } from './helpers/served-app';
 
 // The fake nvidia-smi's three GPUs (query-gpu-csv-header-units-consumer-x3.txt).
 const GPUS = `    gpus:
@@ -24,23 +23,7 @@ ${GPUS}    max_adapters: 2
 ${GPUS}    max_adapters: 2
 `;
 
-let dataDir: string;
-let serve: ServeHandle;
-let browser: BrowserHandle;
-
-beforeAll(async () => {
-  ensureBuilt();
-  dataDir = tempDir('gpu-share-e2e-header-');
-  writeFileSync(path.join(dataDir, 'cluster.yaml'), CLUSTER);
-  serve = await startServe({ dataDir, clusterPath: path.join(dataDir, 'cluster.yaml'), env: fakeGpuEnv() });
-  browser = await openBrowser({ width: 1280, height: 800 });
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await serve?.stop();
-  if (dataDir) removeDir(dataDir);
-});
+useServedApp({ dirPrefix: 'gpu-share-e2e-header-', clusterYaml: CLUSTER, window: { width: 1280, height: 800 } });
 
 describe('header capacity', () => {
   it('counts a localhost node and the own worker\'s node once, declared and online', async () => {

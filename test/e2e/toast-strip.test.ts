@@ -3,23 +3,14 @@
 // free, so the shown toasts take a strip of the window's bottom and the page scrolls above it. With the loss card
 // scrolled to the bottom of what the reader sees, no toast covers it or Download .log, at 1000 and 900 px.
 // Screenshots: test-results/screenshots/toast-strip-1000.png, toast-strip-900.png.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { box, CLI, ensureBuilt, overlaps, type Box, fakeGpuEnv, openApp, openBrowser, removeDir, ROOT, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { describe, expect, it } from 'vitest';
+import { box, gpuShareOut, overlaps, type Box, openApp, screenshot } from './helpers/app';
+import { browser, dataDir, serve, useServedApp } from './helpers/served-app';
 
-const run = promisify(execFile);
 const PROGRESS = `for i in 0 1 2 3 4 5 6 7; do echo "GPU_SHARE_PROGRESS {\\"step\\":$i,\\"total_steps\\":8,\\"loss\\":0.$((9 - i))}"; done`;
 
-let dataDir: string;
-let serve: ServeHandle;
-let browser: BrowserHandle;
-
-async function gpuShare(args: string[]): Promise<string> {
-  const { stdout } = await run(process.execPath, [CLI, ...args.slice(0, 2), '--data-dir', dataDir, ...args.slice(2)], { cwd: ROOT, timeout: 60_000 });
-  return stdout;
-}
+const gpuShare = (args: string[]) => gpuShareOut(dataDir, args);
 
 /**
  * The shown toasts' boxes (each one, and the "+N more" button), read in one go in the page: a toast that fades out
@@ -34,18 +25,7 @@ async function toastBoxes(page: Page): Promise<Box[]> {
   );
 }
 
-beforeAll(async () => {
-  ensureBuilt();
-  dataDir = tempDir('gpu-share-e2e-toast-strip-');
-  serve = await startServe({ dataDir, env: fakeGpuEnv() });
-  browser = await openBrowser({ width: 1000, height: 700 });
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await serve?.stop();
-  if (dataDir) removeDir(dataDir);
-});
+useServedApp({ dirPrefix: 'gpu-share-e2e-toast-strip-', window: { width: 1000, height: 700 } });
 
 describe('toasts in narrow windows', () => {
   it('cover neither the loss card nor Download .log at 1000 and 900 px, the loss card at the bottom of the view', async () => {

@@ -227,6 +227,13 @@ export function gpuShareCli(dataDir: string, args: string[]): Promise<{ code: nu
   });
 }
 
+/** gpuShareCli's standard output; throws, naming the command and what it printed on stderr, when it fails. */
+export async function gpuShareOut(dataDir: string, args: string[]): Promise<string> {
+  const r = await gpuShareCli(dataDir, args);
+  if (r.code !== 0) throw new Error(`gpu-share ${args.join(' ')} failed (exit ${r.code}): ${r.err.trim()}`);
+  return r.out;
+}
+
 /**
  * Starts a run of `python3 -c TRAINER` (direct launcher, one worker) once this serve's own worker is active (it
  * joins a moment after serve is ready); answers the run's snapshot.
