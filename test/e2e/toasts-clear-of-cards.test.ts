@@ -1,11 +1,11 @@
 // Issue 17: toasts never cover what people read. Between 901 and 1180 px (and above) the stack floated bottom left:
 // clear of the run page's loss card, but over the runs list, node cards and the other views' cards and buttons.
 // Now the shown toasts take a strip of their own at the window's bottom at every width, and the page scrolls
-// above it. At 901, 1000, 1180 and 1280 px, every main view (the nav's data-view values), scrolled to its top,
+// above it. At 901, 1000, 1180, 1280 and 1920 px, every main view (the nav's data-view values), scrolled to its top,
 // middle and bottom, with three toasts and "+1 more" shown: no toast's box meets the visible part of any card,
 // button, link or field. The strip keeps its height while toasts go, and the toasts stay readable and reachable.
 // Screenshots: test-results/screenshots/toasts-clear-{1000,1180}-{light,dark}.png (copies in docs/screenshots/) and
-// toasts-clear-nodes-{901,1000,1180,1280}.png (the Nodes view scrolled to its end).
+// toasts-clear-{nodes,workers}-{901,1000,1180,1280,1920}.png (scrolled to the end).
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
@@ -15,7 +15,7 @@ import type { ViewName } from '../../src-renderer/store/state';
 import { ensureBuilt, fakeGpuEnv, gpuShareCli, openApp, openBrowser, overlaps, removeDir, screenshot, startServe, tempDir, type Box, type BrowserHandle, type ServeHandle } from './helpers/app';
 
 const HEIGHT = 700;
-const WIDTHS = [901, 1000, 1180, 1280];
+const WIDTHS = [901, 1000, 1180, 1280, 1920];
 const VIEWS: ViewName[] = ['nodes', 'machine', 'workers', 'runs', 'jobs', 'artifacts', 'events'];
 const PROGRESS = `for i in 0 1 2 3 4 5 6 7; do echo "GPU_SHARE_PROGRESS {\\"step\\":$i,\\"total_steps\\":8,\\"loss\\":0.$((9 - i))}"; done`;
 /**
@@ -112,7 +112,7 @@ afterAll(async () => {
 });
 
 describe('toasts and the cards of every view', () => {
-  it('no toast covers a card, button, link or field of any view at 901, 1000, 1180 and 1280 px, scrolled anywhere', async () => {
+  it('no toast covers a card, button, link or field of any view at 901, 1000, 1180, 1280 and 1920 px, scrolled anywhere', async () => {
     const { page } = browser;
     await openApp(page, serve.url);
     for (let until = Date.now() + 60_000; Date.now() < until && !/"state":\s*"active"/.test(await gpuShare(['workers', 'list', '--json'])); ) await page.waitForTimeout(500);
@@ -149,7 +149,7 @@ describe('toasts and the cards of every view', () => {
           }
           // Readable: a toast is at least as wide as a title's worth of text, even with "+1 more" beside them.
           for (const t of toasts.slice(0, 3)) expect(t.width, `${view} at ${width} px: toast width`).toBeGreaterThanOrEqual(230);
-          if (view === 'nodes' && fraction === 1) await screenshot(page, `toasts-clear-nodes-${width}`);
+          if ((view === 'nodes' || view === 'workers') && fraction === 1) await screenshot(page, `toasts-clear-${view}-${width}`);
         }
         expect(cards, `${view} at ${width} px shows cards (or what stands for them while empty)`).toBeGreaterThan(0);
       }
