@@ -1,6 +1,6 @@
-// Issue 17: toasts vs the loss card in narrow windows. At 1280 px the stack sits bottom left over the runs list;
-// at 1000 px it still does (the runs list keeps its column); at 900 px the run page is one column and nothing is
-// free, so the shown toasts take a strip of the window's bottom and the page scrolls above it. With the loss card
+// Issue 17: toasts vs the loss card in narrow windows. At 900 px the run page is one column and nothing is free,
+// so the shown toasts take a strip of the window's bottom and the page scrolls above it (at every width since
+// toasts-clear-of-cards.test.ts, where a floating stack covered other views' cards). With the loss card
 // scrolled to the bottom of what the reader sees, no toast covers it or Download .log, at 1000 and 900 px.
 // Screenshots: test-results/screenshots/toast-strip-1000.png, toast-strip-900.png.
 import type { Page } from 'playwright-core';

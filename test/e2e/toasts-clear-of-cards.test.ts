@@ -2,17 +2,16 @@
 // clear of the run page's loss card, but over the runs list, node cards and the other views' cards and buttons.
 // Now the shown toasts take a strip of their own at the window's bottom at every width, and the page scrolls
 // above it. At 901, 1000, 1180, 1280 and 1920 px, every main view (the nav's data-view values), scrolled to its top,
-// middle and bottom, with three toasts and "+1 more" shown: no toast's box meets the visible part of any card,
+// middle and bottom, with three toasts and "+N more" shown: no toast's box meets the visible part of any card,
 // button, link or field. The strip keeps its height while toasts go, and the toasts stay readable and reachable.
 // Screenshots: test-results/screenshots/toasts-clear-{1000,1180}-{light,dark}.png (copies in docs/screenshots/) and
 // toasts-clear-{nodes,workers}-{901,1000,1180,1280,1920}.png (scrolled to the end).
-import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ViewName } from '../../src-renderer/store/state';
-import { ensureBuilt, fakeGpuEnv, gpuShareCli, openApp, openBrowser, overlaps, removeDir, screenshot, startServe, tempDir, type Box, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { gpuShareOut, openApp, overlaps, screenshot, type Box } from './helpers/app';
+import { browser, dataDir, serve, useServedApp } from './helpers/served-app';
 
 const HEIGHT = 700;
 const WIDTHS = [901, 1000, 1180, 1280, 1920];
@@ -32,15 +31,7 @@ const CLUSTER = `nodes:
     max_adapters: 2
 ${[2, 3, 4, 5, 6].map((i) => `  - name: lab-box-${i}\n    host: 192.0.2.${i}\n    cpu_cores: 8\n    ram_mb: 16384\n    max_adapters: 1\n`).join('')}`;
 
-let dataDir: string;
-let serve: ServeHandle;
-let browser: BrowserHandle;
-
-async function gpuShare(args: string[]): Promise<string> {
-  const r = await gpuShareCli(dataDir, args);
-  if (r.code !== 0) throw new Error(`gpu-share ${args.join(' ')} failed (${r.code}): ${r.err}`);
-  return r.out;
-}
+const gpuShare = (args: string[]) => gpuShareOut(dataDir, args);
 
 interface Seen {
   toasts: Box[];
@@ -97,19 +88,7 @@ async function holdToasts(page: Page): Promise<void> {
   await page.locator('.toast').first().hover();
 }
 
-beforeAll(async () => {
-  ensureBuilt();
-  dataDir = tempDir('gpu-share-e2e-toasts-clear-');
-  writeFileSync(path.join(dataDir, 'cluster.yaml'), CLUSTER);
-  serve = await startServe({ dataDir, clusterPath: path.join(dataDir, 'cluster.yaml'), env: fakeGpuEnv() });
-  browser = await openBrowser({ width: 1280, height: HEIGHT });
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await serve?.stop();
-  if (dataDir) removeDir(dataDir);
-});
+useServedApp({ dirPrefix: 'gpu-share-e2e-toasts-clear-', clusterYaml: CLUSTER, window: { width: 1280, height: HEIGHT } });
 
 describe('toasts and the cards of every view', () => {
   it('no toast covers a card, button, link or field of any view at 901, 1000, 1180, 1280 and 1920 px, scrolled anywhere', async () => {
@@ -141,13 +120,13 @@ describe('toasts and the cards of every view', () => {
         for (const fraction of [0, 0.5, 1]) {
           await scrollTo(page, fraction);
           const { toasts, targets } = await measure(page);
-          expect(toasts.length, `${view} at ${width} px: the three toasts and "+1 more"`).toBe(4);
+          expect(toasts.length, `${view} at ${width} px: the three toasts and "+N more"`).toBe(4);
           cards = Math.max(cards, targets.filter((t) => /\.(card|empty)\b/.test(t.what)).length);
           for (const t of toasts) {
             expect(t.y + t.height, `${view} at ${width} px: a toast below the window`).toBeLessThanOrEqual(HEIGHT);
             for (const target of targets) if (overlaps(t, target.box)) covered.push(`${width} px, ${view}, scrolled ${fraction}: ${target.what}`);
           }
-          // Readable: a toast is at least as wide as a title's worth of text, even with "+1 more" beside them.
+          // Readable: a toast is at least as wide as a title's worth of text, even with "+N more" beside them.
           for (const t of toasts.slice(0, 3)) expect(t.width, `${view} at ${width} px: toast width`).toBeGreaterThanOrEqual(230);
           if ((view === 'nodes' || view === 'workers') && fraction === 1) await screenshot(page, `toasts-clear-${view}-${width}`);
         }
