@@ -3,12 +3,9 @@
 // are deleted after a confirm (gone from the page, and from the API); the Events view tells the sweep's story. Screenshots at 1280 and 900 px are looked at.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dropFile, ensureBuilt, gpuShareCli, fakeGpuEnv, openApp, openBrowser, removeDir, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
-
-let dataDir: string;
-let serve: ServeHandle;
-let browser: BrowserHandle;
+import { describe, expect, it } from 'vitest';
+import { dropFile, gpuShareCli, fakeGpuEnv, openApp, screenshot } from './helpers/app';
+import { browser, dataDir, serve, useServedApp } from './helpers/served-app';
 
 const gpuShare = (args: string[]) => gpuShareCli(dataDir, args);
 
@@ -27,17 +24,10 @@ const MANIFEST = [sweepJob('r16-lr3e-3', 0.003, 16, 2.204, 1), sweepJob('r8-lr1e
 const row = (name: string) => browser.page.locator(`tr[data-job-name="${name}"]`);
 const sweepNames = () => browser.page.locator('[data-testid="sweep-comparison"] tbody th').allTextContents();
 
-beforeAll(async () => {
-  ensureBuilt();
-  dataDir = tempDir('gpu-share-e2e-sweep-');
-  serve = await startServe({ dataDir, clusterPath: path.join(dataDir, 'cluster.yaml'), env: fakeGpuEnv() });
-  browser = await openBrowser({ width: 1280, height: 1000 });
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await serve?.stop();
-  if (dataDir) removeDir(dataDir);
+useServedApp({
+  dirPrefix: 'gpu-share-e2e-sweep-',
+  serve: (dir) => ({ clusterPath: path.join(dir, 'cluster.yaml'), env: fakeGpuEnv() }),
+  window: { width: 1280, height: 1000 },
 });
 
 describe('the sweep compared, and housekeeping', () => {

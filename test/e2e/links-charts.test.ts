@@ -10,11 +10,9 @@ import path from 'node:path';
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunSnapshot } from '../../src-shared/training';
-import { ensureBuilt, fakeGpuEnv, gpuShareCli, openApp, openBrowser, removeDir, screenshot, startServe, startTrainerRun, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { fakeGpuEnv, gpuShareCli, openApp, openBrowser, screenshot, startTrainerRun } from './helpers/app';
+import { browser, dataDir, serve, useServedApp } from './helpers/served-app';
 
-let dataDir: string;
-let serve: ServeHandle;
-let browser: BrowserHandle;
 let run: RunSnapshot;
 
 /** `gpu-share ARGS…` against this test's serve. */
@@ -29,23 +27,21 @@ for i in range(150):
     time.sleep(0.2)
 `;
 
-beforeAll(async () => {
-  ensureBuilt();
-  dataDir = tempDir('gpu-share-e2e-links-');
+useServedApp({
+  dirPrefix: 'gpu-share-e2e-links-',
   // This machine declared under its own name (its worker joins by its hostname), so #/nodes/<hostname> has a card.
-  const clusterPath = path.join(dataDir, 'cluster.yaml');
-  writeFileSync(clusterPath, `nodes:\n  - name: ${hostname()}\n    host: localhost\n    cpu_cores: 2\n`);
-  serve = await startServe({ dataDir, clusterPath, env: { ...fakeGpuEnv(), GPU_SHARE_HOME: dataDir } });
-  browser = await openBrowser({ width: 1280, height: 900 });
+  clusterYaml: `nodes:\n  - name: ${hostname()}\n    host: localhost\n    cpu_cores: 2\n`,
+  serve: (dir) => ({ env: { ...fakeGpuEnv(), GPU_SHARE_HOME: dir } }),
+  window: { width: 1280, height: 900 },
+});
+
+beforeAll(async () => {
   await browser.context.grantPermissions(['clipboard-read', 'clipboard-write']);
   run = await startTrainerRun(dataDir, 'links-demo', TRAINER);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
   if (run) await gpuShare(['runs', 'stop', run.id]);
-  await serve?.stop();
-  if (dataDir) removeDir(dataDir);
 });
 
 const origin = () => new URL(serve.url).origin;

@@ -6,16 +6,15 @@
 // filter bounded and Download .log on its row, and downloads what it shows; toasts stack to 3 with "+N more", stay
 // clear of the loss chart and Download, fade (errors last longer), and are kept in the bell's list; blocked
 // desktop notifications say so and how to allow them. Screenshots in test-results/screenshots/noise-*.png.
-import { execFile, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, dropFile, ensureBuilt, fakeGpuEnv, openApp, openBrowser, removeDir, ROOT, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { box, dropFile, fakeGpuEnv, gpuShareOut, openApp, overlaps, removeDir, screenshot, tempDir, type Box } from './helpers/app';
 import { startExternalWorker } from './helpers/external-worker';
+import { browser, dataDir, serve, useServedApp } from './helpers/served-app';
 
-const run = promisify(execFile);
 const LONG_WORKER = 'training-box-in-the-lab-with-a-very-long-hostname-01';
 const SSH_NODE = 'lab-server-in-the-basement-with-a-long-name';
 const SSH_USER = 'a-very-long-ssh-user-name-for-the-shared-lab-account';
@@ -64,29 +63,15 @@ min_vram_gib = 512
 /** The run's output: progress lines (hidden by default), ordinary lines, a marker to search for. */
 const SCRIPT = `echo loading data; for i in 1 2 3 4 5 6; do echo "GPU_SHARE_PROGRESS {\\"step\\":$i,\\"total_steps\\":6,\\"loss\\":0.$i,\\"samples_per_sec\\":120}"; done; echo "saved checkpoint at step 6"; echo done-marker`;
 
-let dataDir: string;
 let workerDir: string;
-let serve: ServeHandle;
-let browser: BrowserHandle;
 let worker: ChildProcess;
 let runId = '';
 
-async function gpuShare(args: string[]): Promise<string> {
-  const { stdout } = await run(process.execPath, [CLI, ...args.slice(0, 2), '--data-dir', dataDir, ...args.slice(2)], { cwd: ROOT, timeout: 60_000 });
-  return stdout;
-}
+const gpuShare = (args: string[]) => gpuShareOut(dataDir, args);
 
 async function terminalText(page: Page): Promise<string> {
   return (await page.locator('.terminal .xterm-rows').textContent()) ?? '';
 }
-
-type Box = { x: number; y: number; width: number; height: number };
-async function box(l: Locator): Promise<Box> {
-  const b = await l.boundingBox();
-  if (!b) throw new Error('element not laid out');
-  return b;
-}
-const overlaps = (a: Box, b: Box) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
 
 /** Elements in `scope` whose right edge passes `scope`'s (by more than a pixel): what spills out. */
 async function spills(scope: Locator): Promise<string[]> {
@@ -96,21 +81,20 @@ async function spills(scope: Locator): Promise<string[]> {
   });
 }
 
+useServedApp({
+  dirPrefix: 'gpu-share-e2e-noise-',
+  clusterYaml: CLUSTER,
+  serve: () => ({ localWorker: false, env: fakeGpuEnv() }),
+  window: { width: 1280, height: 800 },
+});
+
 beforeAll(async () => {
-  ensureBuilt();
-  dataDir = tempDir('gpu-share-e2e-noise-');
   workerDir = tempDir('gpu-share-e2e-noise-worker-');
-  await writeFile(path.join(dataDir, 'cluster.yaml'), CLUSTER);
-  serve = await startServe({ dataDir, clusterPath: path.join(dataDir, 'cluster.yaml'), localWorker: false, env: fakeGpuEnv() });
   worker = (await startExternalWorker(serve, LONG_WORKER, workerDir, { GPU_SHARE_NVIDIA_SMI: path.join(workerDir, 'no-nvidia-smi-here') })).child;
-  browser = await openBrowser({ width: 1280, height: 800 });
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
   if (worker && worker.exitCode === null && worker.signalCode === null) worker.kill('SIGTERM');
-  await serve?.stop();
-  if (dataDir) removeDir(dataDir);
   if (workerDir) removeDir(workerDir);
 });
 

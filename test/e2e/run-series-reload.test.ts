@@ -4,11 +4,9 @@
 // the run ended (no progress update will ever come again) still draws both charts. Screenshot looked at.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunSnapshot } from '../../src-shared/training';
-import { ensureBuilt, fakeGpuEnv, gpuShareCli, openApp, openBrowser, removeDir, screenshot, startServe, startTrainerRun, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { fakeGpuEnv, gpuShareCli, openApp, screenshot, startTrainerRun } from './helpers/app';
+import { browser, dataDir, serve, useServedApp } from './helpers/served-app';
 
-let dataDir: string;
-let serve: ServeHandle;
-let browser: BrowserHandle;
 let run: RunSnapshot;
 
 const gpuShare = (args: string[]) => gpuShareCli(dataDir, args);
@@ -21,19 +19,14 @@ for i in range(70):
     time.sleep(0.2)
 `;
 
+useServedApp({ dirPrefix: 'gpu-share-e2e-series-', serve: (dir) => ({ env: { ...fakeGpuEnv(), GPU_SHARE_HOME: dir } }), window: { width: 1280, height: 900 } });
+
 beforeAll(async () => {
-  ensureBuilt();
-  dataDir = tempDir('gpu-share-e2e-series-');
-  serve = await startServe({ dataDir, env: { ...fakeGpuEnv(), GPU_SHARE_HOME: dataDir } });
-  browser = await openBrowser({ width: 1280, height: 900 });
   run = await startTrainerRun(dataDir, 'series-demo', TRAINER);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
   if (run) await gpuShare(['runs', 'stop', run.id]);
-  await serve?.stop();
-  if (dataDir) removeDir(dataDir);
 });
 
 const points = async (selector: string, attribute: string) => Number((await browser.page.getAttribute(selector, attribute, { timeout: 1000 }).catch(() => null)) ?? 0);
