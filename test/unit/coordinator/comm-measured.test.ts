@@ -62,11 +62,7 @@ describe('comm decided from the measured cost', () => {
     line(h, ws[0]!, 1, { comm_s: 1.15 * MODELLED_S });
     h.run(2000);
     expect(h.liveRun().comm).toMatchObject({ generation: 2, localSgdPeriod: 45 });
-    h.svc.stopRun(first.id);
-    h.run(2000);
-    const again = h.svc.startRun(h.spec({ samples: 90 }));
-    h.run(1000);
-    const second = h.svc.runs().find((r) => r.id === again.id)!;
+    const second = h.stopThenStart(first.id, { samples: 90 });
     expect(second.comm).toMatchObject({ strategy: 'local-sgd', generation: 1, localSgdPeriod: 45 });
     expect(second.comm!.reason).toContain('measured 2.45 s per ddp step');
     expect(second.comm!.reason).toContain('as an earlier run of this trainer reported it');
@@ -79,11 +75,7 @@ describe('comm decided from the measured cost', () => {
     line(h, ws[0]!, 1, { comm_s: 1.15 * MODELLED_S });
     h.run(1000);
     expect(h.liveRun().comm).toMatchObject({ strategy: 'ddp', generation: 1 });
-    h.svc.stopRun(explicit.id);
-    h.run(2000);
-    const auto = h.svc.startRun(h.spec({ samples: 90 }));
-    h.run(1000);
-    expect(h.svc.runs().find((r) => r.id === auto.id)!.comm).toMatchObject({ strategy: 'local-sgd', generation: 1, localSgdPeriod: 45 });
+    expect(h.stopThenStart(explicit.id, { samples: 90 }).comm).toMatchObject({ strategy: 'local-sgd', generation: 1, localSgdPeriod: 45 });
   });
 
   it('a running local-sgd generation measured over the budget relaunches when that pays, and keeps its period when not', () => {

@@ -66,12 +66,8 @@ describe('comm decided by the coordinator, generation by generation', () => {
     stepLine(h, ws[0]!);
     h.run(2000);
     expect(h.liveRun().comm).toMatchObject({ strategy: 'local-sgd', generation: 2 });
-    h.svc.stopRun(first.id);
-    h.run(2000);
 
-    const again = h.svc.startRun(h.spec({ samples: 90 }));
-    h.run(1000);
-    const second = h.svc.runs().find((r) => r.id === again.id)!;
+    const second = h.stopThenStart(first.id, { samples: 90 });
     expect(second).toMatchObject({ generation: 1, restartsUsed: 0 });
     expect(second.comm).toMatchObject({ strategy: 'local-sgd', generation: 1 });
     expect(second.comm!.commShare).not.toBeNull();
@@ -79,11 +75,7 @@ describe('comm decided by the coordinator, generation by generation', () => {
     expect(ws[0]!.running?.env.GPU_SHARE_COMM).toBe('local-sgd');
 
     // Another command line (another model size) is another trainer: blind again.
-    h.svc.stopRun(again.id);
-    h.run(2000);
-    const other = h.svc.startRun(h.spec({ samples: 90, command: ['train.py', '--hidden', '4096'] }));
-    h.run(1000);
-    expect(h.svc.runs().find((r) => r.id === other.id)!.comm).toMatchObject({ strategy: 'ddp', generation: 1, commShare: null });
+    expect(h.stopThenStart(second.id, { samples: 90, command: ['train.py', '--hidden', '4096'] }).comm).toMatchObject({ strategy: 'ddp', generation: 1, commShare: null });
   });
 
   it('a link measured again mid-generation changes the choice: the next generation trains with it', () => {

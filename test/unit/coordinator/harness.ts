@@ -147,6 +147,18 @@ export class Harness {
     return this.svc.events().filter((e) => !kind || e.kind === kind).map((e) => e.message);
   }
 
+  /**
+   * Stops run `id`, lets 2 s pass, starts a run of `spec(over)` and lets 1 s pass: a later run of the same (or
+   * another) trainer after an earlier one. Answers the new run as it stands then.
+   */
+  stopThenStart(id: string, over: Partial<RunSpecInput> = {}) {
+    this.svc.stopRun(id);
+    this.run(2000);
+    const next = this.svc.startRun(this.spec(over));
+    this.run(1000);
+    return this.svc.runs().find((r) => r.id === next.id)!;
+  }
+
   liveRun() {
     const r = this.svc.runs().at(-1);
     if (!r) throw new Error('no run');
