@@ -10,8 +10,7 @@
  * The multi-host version (namespaces) is test/multihost/; this one runs wherever torch does.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,10 +18,10 @@ import type { RunSnapshot } from '../../src-shared/training';
 import { describeState, type CoordinatorState } from '../multihost/helpers/app';
 import { releaseBuild } from '../multihost/helpers/app-snapshot';
 import { bundleAgent, findRepoRoot } from './helpers/agent-bundle';
-import { AgentHandle, TORCH_PYTHON } from './helpers/agent-handle';
-import { OperatorApi } from './helpers/operator-api';
-import { describeProcesses, PidTracker } from './helpers/pid-tracker';
-import { freePort, operatorToken, ServeProcess } from './helpers/serve-process';
+import { TORCH_PYTHON } from './helpers/agent-handle';
+import type { OperatorApi } from './helpers/operator-api';
+import { describeProcesses } from './helpers/pid-tracker';
+import { closeServedCluster, restartServe, startServedCluster, type ServedCluster as Cluster } from './helpers/served-cluster';
 import { waitFor } from './helpers/wait';
 
 const KILL_AT_STEP = 10;
@@ -34,57 +33,19 @@ const TRAINER = path.join(root, 'assets', 'trainers', 'ddp_example.py');
 const torchMissing = spawnSync(TORCH_PYTHON, ['-c', 'import torch'], { encoding: 'utf8' }).status !== 0;
 if (torchMissing && process.env.CI === 'true') throw new Error(`CI must run the failover tests, but ${TORCH_PYTHON} cannot import torch`);
 
-interface Cluster {
-  work: string;
-  dataDir: string;
-  ports: { page: number; coordinator: number };
-  serve: ServeProcess;
-  api: OperatorApi;
-  agents: AgentHandle[];
-  tracker: PidTracker;
-}
-
 let cluster: Cluster | null = null;
 let agentEntry = '';
-
-async function startServe(c: Pick<Cluster, 'dataDir' | 'ports' | 'tracker'>): Promise<ServeProcess> {
-  const serve = await ServeProcess.start({ dataDir: c.dataDir, port: c.ports.page, coordinatorPort: c.ports.coordinator });
-  c.tracker.addRoot(serve.pid);
-  return serve;
-}
 
 beforeAll(async () => {
   if (torchMissing) return;
   agentEntry = await bundleAgent(root);
-  const work = mkdtempSync(path.join(tmpdir(), 'gpu-share-failover-'));
-  const dataDir = path.join(work, 'app');
-  mkdirSync(dataDir);
-  const ports = { page: await freePort(), coordinator: await freePort() };
-  const tracker = new PidTracker();
-  const serve = await startServe({ dataDir, ports, tracker });
-  const api = new OperatorApi(serve.join.url.origin, operatorToken(dataDir));
-  cluster = { work, dataDir, ports, serve, api, agents: [], tracker };
-  for (const name of ['alpha', 'beta']) {
-    const agent = new AgentHandle({ entry: agentEntry, coordinatorUrl: serve.join.url.origin, token: serve.join.token, name, dataDir: path.join(work, name), keepOutput: true });
-    tracker.addRoot(agent.pid);
-    cluster.agents.push(agent);
-  }
-  await Promise.all(cluster.agents.map((a) => a.ready()));
-  await waitForState(api, 'both workers active', (s) => s.workers.filter((w) => w.state === 'active').length === 2, 30_000);
+  cluster = await startServedCluster({ prefix: 'gpu-share-failover-', agentEntry, agents: ['alpha', 'beta'], keepOutput: true });
 }, 180_000);
 
 afterAll(async () => {
   const c = cluster;
   cluster = null;
-  if (c) {
-    for (const a of c.agents) a.signal('SIGTERM');
-    await Promise.race([Promise.all(c.agents.map((a) => a.exited)), sleep(20_000)]);
-    await c.serve.stop();
-    c.tracker.scan();
-    c.tracker.killAll();
-    c.tracker.stop();
-    rmSync(c.work, { recursive: true, force: true });
-  }
+  if (c) await closeServedCluster(c);
   if (agentEntry) rmSync(agentEntry, { force: true });
   releaseBuild();
 });
@@ -143,7 +104,7 @@ describe.skipIf(torchMissing)(`serve SIGKILLed mid-run and started again: traini
     expect(await c.serve.kill()).toEqual({ code: null, signal: 'SIGKILL' });
     const killedAt = performance.now();
     await sleep(outageMs);
-    c.serve = await startServe(c);
+    c.serve = await restartServe(c);
     const backAt = performance.now();
     const beyond = await waitForState(c.api, `a step beyond ${killStep} in the API`, (s) => {
       const r = runIn(s, run.id);

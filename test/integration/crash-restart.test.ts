@@ -17,8 +17,7 @@
  */
 import Database from 'better-sqlite3';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -27,10 +26,10 @@ import { describeState, type CoordinatorState } from '../multihost/helpers/app';
 import { releaseBuild } from '../multihost/helpers/app-snapshot';
 import { seededRandom } from '../multihost/helpers/fault-proxy';
 import { bundleAgent, findRepoRoot } from './helpers/agent-bundle';
-import { AgentHandle, TORCH_PYTHON } from './helpers/agent-handle';
-import { OperatorApi } from './helpers/operator-api';
-import { describeProcesses, PidTracker } from './helpers/pid-tracker';
-import { freePort, operatorToken, ServeProcess } from './helpers/serve-process';
+import { TORCH_PYTHON } from './helpers/agent-handle';
+import type { OperatorApi } from './helpers/operator-api';
+import { describeProcesses } from './helpers/pid-tracker';
+import { closeServedCluster, restartServe, startServedCluster, type ServedCluster as Cluster } from './helpers/served-cluster';
 import { waitFor } from './helpers/wait';
 
 const SEEDS = Array.from({ length: 20 }, (_, i) => i + 1);
@@ -47,16 +46,6 @@ const TRAINER = path.join(root, 'assets', 'trainers', 'ddp_example.py');
 const torchMissing = spawnSync(TORCH_PYTHON, ['-c', 'import torch'], { encoding: 'utf8' }).status !== 0;
 if (torchMissing && process.env.CI === 'true') throw new Error(`CI must run the crash tests, but ${TORCH_PYTHON} cannot import torch`);
 
-interface Cluster {
-  work: string;
-  dataDir: string;
-  ports: { page: number; coordinator: number };
-  serve: ServeProcess;
-  api: OperatorApi;
-  agents: AgentHandle[];
-  tracker: PidTracker;
-}
-
 let cluster: Cluster | null = null;
 let agentEntry = '';
 
@@ -65,44 +54,16 @@ function requireCluster(): Cluster {
   return cluster;
 }
 
-async function startServe(c: Pick<Cluster, 'dataDir' | 'ports' | 'tracker'>): Promise<ServeProcess> {
-  const serve = await ServeProcess.start({ dataDir: c.dataDir, port: c.ports.page, coordinatorPort: c.ports.coordinator });
-  c.tracker.addRoot(serve.pid);
-  return serve;
-}
-
 beforeAll(async () => {
   if (torchMissing) return;
   agentEntry = await bundleAgent(root);
-  const work = mkdtempSync(path.join(tmpdir(), 'gpu-share-crash-restart-'));
-  const dataDir = path.join(work, 'app');
-  mkdirSync(dataDir);
-  const ports = { page: await freePort(), coordinator: await freePort() };
-  const tracker = new PidTracker();
-  const serve = await startServe({ dataDir, ports, tracker });
-  const api = new OperatorApi(serve.join.url.origin, operatorToken(dataDir));
-  cluster = { work, dataDir, ports, serve, api, agents: [], tracker };
-  for (const name of ['alpha', 'beta']) {
-    const agent = new AgentHandle({ entry: agentEntry, coordinatorUrl: serve.join.url.origin, token: serve.join.token, name, dataDir: path.join(work, name) });
-    tracker.addRoot(agent.pid);
-    cluster.agents.push(agent);
-  }
-  await Promise.all(cluster.agents.map((a) => a.ready()));
-  await waitForState(api, 'both workers active', (s) => s.workers.filter((w) => w.state === 'active').length === 2, 20_000);
+  cluster = await startServedCluster({ prefix: 'gpu-share-crash-restart-', agentEntry, agents: ['alpha', 'beta'] });
 });
 
 afterAll(async () => {
   const c = cluster;
   cluster = null;
-  if (c) {
-    for (const a of c.agents) a.signal('SIGTERM');
-    await Promise.race([Promise.all(c.agents.map((a) => a.exited)), sleep(20_000)]);
-    await c.serve.stop();
-    c.tracker.scan();
-    c.tracker.killAll();
-    c.tracker.stop();
-    rmSync(c.work, { recursive: true, force: true });
-  }
+  if (c) await closeServedCluster(c);
   if (agentEntry) rmSync(agentEntry, { force: true });
   releaseBuild();
 });
@@ -226,7 +187,7 @@ async function killAndRestart(c: Cluster, seen: BeforeKill): Promise<Coordinator
   expect(await killed.kill()).toEqual({ code: null, signal: 'SIGKILL' });
   expect(c.tracker.alive(killed.pid), 'processes of the killed serve').toEqual([]);
   expect(integrityCheck(c.dataDir), `state.db after a SIGKILL ${seen.plan.describe}`).toBe('ok');
-  c.serve = await startServe(c);
+  c.serve = await restartServe(c);
   // The secrets are kept: the same page URL (its token) and join URL, so an open tab and the agents come back.
   expect(c.serve.pageUrl).toBe(seen.pageUrl);
   expect(c.serve.join.url.href).toBe(seen.joinUrl);
@@ -309,7 +270,7 @@ describe.skipIf(torchMissing)(`SIGKILL of gpu-share serve mid-run (needs ${TORCH
     afterEach(async () => {
       const c = cluster;
       if (!c) return;
-      if (c.serve.exit) c.serve = await startServe(c);
+      if (c.serve.exit) c.serve = await restartServe(c);
       for (const r of (await c.api.state()).runs.filter((x) => !ENDED.has(x.state))) await c.api.stopRun(r.id);
       await waitForState(c.api, 'no live run and both workers active', (s) => s.runs.every((r) => ENDED.has(r.state)) && s.workers.filter((w) => w.state === 'active').length === 2, 60_000);
       await trainingGone(c);

@@ -8,19 +8,15 @@
  * series come back exactly as they were.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunSeries } from '../../src-shared/runs/run-series';
 import type { RunSnapshot } from '../../src-shared/training';
 import { releaseBuild } from '../multihost/helpers/app-snapshot';
 import { bundleAgent, findRepoRoot } from './helpers/agent-bundle';
-import { AgentHandle, TORCH_PYTHON } from './helpers/agent-handle';
-import { OperatorApi } from './helpers/operator-api';
-import { PidTracker } from './helpers/pid-tracker';
-import { freePort, operatorToken, ServeProcess } from './helpers/serve-process';
+import { TORCH_PYTHON } from './helpers/agent-handle';
+import { closeServedCluster, poll, restartServe, startServedCluster, type ServedCluster as Cluster } from './helpers/served-cluster';
 
 const ENDED = new Set(['finished', 'failed', 'stopped']);
 const root = findRepoRoot();
@@ -28,73 +24,22 @@ const TRAINER = path.join(root, 'assets', 'trainers', 'ddp_example.py');
 const torchMissing = spawnSync(TORCH_PYTHON, ['-c', 'import torch'], { encoding: 'utf8' }).status !== 0;
 if (torchMissing && process.env.CI === 'true') throw new Error(`CI must run the series restart test, but ${TORCH_PYTHON} cannot import torch`);
 
-interface Cluster {
-  work: string;
-  dataDir: string;
-  ports: { page: number; coordinator: number };
-  serve: ServeProcess;
-  api: OperatorApi;
-  agent: AgentHandle;
-  tracker: PidTracker;
-}
-
 let cluster: Cluster | null = null;
 let agentEntry = '';
-
-async function startServe(c: Pick<Cluster, 'dataDir' | 'ports' | 'tracker'>): Promise<ServeProcess> {
-  const serve = await ServeProcess.start({ dataDir: c.dataDir, port: c.ports.page, coordinatorPort: c.ports.coordinator });
-  c.tracker.addRoot(serve.pid);
-  return serve;
-}
 
 beforeAll(async () => {
   if (torchMissing) return;
   agentEntry = await bundleAgent(root);
-  const work = mkdtempSync(path.join(tmpdir(), 'gpu-share-series-restart-'));
-  const dataDir = path.join(work, 'app');
-  mkdirSync(dataDir);
-  const ports = { page: await freePort(), coordinator: await freePort() };
-  const tracker = new PidTracker();
-  const serve = await startServe({ dataDir, ports, tracker });
-  const api = new OperatorApi(serve.join.url.origin, operatorToken(dataDir));
-  const agent = new AgentHandle({ entry: agentEntry, coordinatorUrl: serve.join.url.origin, token: serve.join.token, name: 'alpha', dataDir: path.join(work, 'alpha') });
-  tracker.addRoot(agent.pid);
-  cluster = { work, dataDir, ports, serve, api, agent, tracker };
-  await agent.ready();
-  await poll('the worker to be active', async () => (await api.state()).workers.some((w) => w.state === 'active'), 30_000);
+  cluster = await startServedCluster({ prefix: 'gpu-share-series-restart-', agentEntry, agents: ['alpha'] });
 }, 180_000);
 
 afterAll(async () => {
   const c = cluster;
   cluster = null;
-  if (c) {
-    c.agent.signal('SIGTERM');
-    await Promise.race([c.agent.exited, sleep(20_000)]);
-    await c.serve.stop();
-    c.tracker.scan();
-    c.tracker.killAll();
-    c.tracker.stop();
-    rmSync(c.work, { recursive: true, force: true });
-  }
+  if (c) await closeServedCluster(c);
   if (agentEntry) rmSync(agentEntry, { force: true });
   releaseBuild();
 });
-
-/** Polls `check` (async) until it gives a value; the timeout names what was awaited and the last error. */
-async function poll<T>(what: string, check: () => Promise<T | null | undefined | false>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let error = '';
-  for (;;) {
-    try {
-      const value = await check();
-      if (value) return value;
-    } catch (e) {
-      error = (e as Error).message;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${error ? ` (last error: ${error})` : ''}`);
-    await sleep(200);
-  }
-}
 
 const series = (c: Cluster, runId: string) => c.api.request<RunSeries>('GET', `/v1/runs/${encodeURIComponent(runId)}/series`);
 
@@ -136,7 +81,7 @@ describe.skipIf(torchMissing)(`serve restarted: a run's samples/s and resource s
     expect((await runNow(c, run.id))?.state).toBe('running');
 
     await c.serve.stop();
-    c.serve = await startServe(c);
+    c.serve = await restartServe(c);
     const back = await series(c, run.id);
     expect(back.throughput, 'the samples/s series after the restart').not.toBeNull();
     expect(keptPrefix(before, back)).toEqual(before);
@@ -152,7 +97,7 @@ describe.skipIf(torchMissing)(`serve restarted: a run's samples/s and resource s
     expect(keptPrefix(before, whole)).toEqual(before);
 
     expect(await c.serve.kill()).toEqual({ code: null, signal: 'SIGKILL' });
-    c.serve = await startServe(c);
+    c.serve = await restartServe(c);
     expect(await series(c, run.id)).toEqual(whole);
   }, 420_000);
 });

@@ -1,25 +1,10 @@
 // The trainer's measured comm_s survives a coordinator restart (issue 16's known limit): the run's first decision
 // after the restart goes by the remembered figure, as its reason says, instead of the model alone. Real SQLite files.
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { restoreCoordinator } from '../../../src-main/core/coordinator-persistence';
-import { openStateDb, type StateDb } from '../../../src-main/core/state';
-import { Harness, type SimWorker } from './harness';
+import { describe, expect, it } from 'vitest';
+import type { Harness, SimWorker } from './harness';
+import { restartable } from './restartable';
 
-const dirs: string[] = [];
-const dbs: StateDb[] = [];
-afterEach(() => {
-  for (const db of dbs.splice(0)) db.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-function coordinatorOn(dir: string): { h: Harness; db: StateDb } {
-  const db = openStateDb(dir, { batch: { flushMs: 60_000 } });
-  dbs.push(db);
-  return { h: new Harness({ before: (svc) => restoreCoordinator(db, svc, () => 1_700_000_000_000) }), db };
-}
+const { dataDir, coordinatorOn } = restartable('gs-measured-');
 
 /** alpha–beta fast, gamma behind 20 Mbit/s (RTT 0.3 ms), as the link survey would measure them. */
 function links(h: Harness, ws: SimWorker[]): void {
@@ -43,8 +28,7 @@ const MODELLED_S = ((2 * 2) / 3) * 4e6 * 8 / 20e6 + 4 * 0.0003;
 
 describe("the trainer's measured comm_s across a restart", () => {
   it("is kept with the run, and auto's first decision after the restart goes by it", () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'gs-measured-'));
-    dirs.push(dir);
+    const dir = dataDir();
     const { h: first } = coordinatorOn(dir);
     const ws = first.activeWorkers('alpha', 'beta', 'gamma');
     links(first, ws);
@@ -71,8 +55,7 @@ describe("the trainer's measured comm_s across a restart", () => {
   });
 
   it('a damaged kept figure is dropped: the run starts and decides from the model', () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'gs-measured-'));
-    dirs.push(dir);
+    const dir = dataDir();
     const { h: first, db } = coordinatorOn(dir);
     const ws = first.activeWorkers('alpha', 'beta', 'gamma');
     links(first, ws);

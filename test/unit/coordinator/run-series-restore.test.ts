@@ -1,36 +1,14 @@
 // A run's series (samples/s, members' resources) and the trainer's measured comm_s survive a coordinator restart
 // on the same state database (issue 17 / 16): written at a bounded cadence, at the run's end and at stop, put back
-// at start, and a saved row that is too long is thinned to the caps while a damaged one is refused with a line that
+// at start, and a saved row that is too long is cut to the caps while a damaged one is refused with a line that
 // names the run — never a failed start. Real SQLite files.
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { restoreCoordinator } from '../../../src-main/core/coordinator-persistence';
+import { describe, expect, it } from 'vitest';
 import { RunSeriesBook, SERIES_SAVE_MS } from '../../../src-main/core/coordinator/run-series-book';
-import { openStateDb, type StateDb } from '../../../src-main/core/state';
 import { MAX_SERIES_POINTS, type RunSeries, type ThroughputSeries } from '../../../src-shared/runs/run-series';
-import { Harness, type SimWorker } from './harness';
+import type { Harness, SimWorker } from './harness';
+import { restartable } from './restartable';
 
-const dirs: string[] = [];
-const dbs: StateDb[] = [];
-afterEach(() => {
-  for (const db of dbs.splice(0)) db.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-function dataDir(): string {
-  const d = mkdtempSync(path.join(os.tmpdir(), 'gs-series-'));
-  dirs.push(d);
-  return d;
-}
-
-/** A coordinator restored from (and writing to) the database in `dir`; the one before it "died" unless stopped. */
-function coordinatorOn(dir: string): { h: Harness; db: StateDb } {
-  const db = openStateDb(dir, { batch: { flushMs: 60_000 } });
-  dbs.push(db);
-  return { h: new Harness({ before: (svc) => restoreCoordinator(db, svc, () => 1_700_000_000_000) }), db };
-}
+const { dataDir, coordinatorOn } = restartable('gs-series-');
 
 const resources = (cpuPct: number) => ({ cpuPct, ramUsedMb: 1000, ramTotalMb: 4000, gpus: [{ index: 0, utilPct: 80, memUsedMb: 500, memTotalMb: 1000 }] });
 
@@ -44,6 +22,18 @@ function train(h: Harness, workers: SimWorker[], seconds: number, from = 0): voi
     }
     h.svc.tick();
   }
+}
+
+/** A one-worker run on `h` that trains `seconds` and finishes (its worker's trainer exits 0); its id. */
+function finishedRun(h: Harness, seconds: number): string {
+  const [a] = h.activeWorkers('alpha');
+  const run = h.svc.startRun(h.spec());
+  h.run(1000);
+  train(h, [a!], seconds);
+  a!.exit(0);
+  h.run(2000);
+  expect(h.svc.runs().find((r) => r.id === run.id)!.state).toBe('finished');
+  return run.id;
 }
 
 /** The first `n` points of a samples/s series (what a save taken when it had `n` held). */
@@ -97,30 +87,19 @@ describe('run series across a coordinator restart', () => {
   it("a run that ends is saved at once: a crash right after the end keeps its whole series", () => {
     const dir = dataDir();
     const first = coordinatorOn(dir).h;
-    const [a] = first.activeWorkers('alpha');
-    const run = first.svc.startRun(first.spec());
-    first.run(1000);
-    train(first, [a!], 4); // well under the 15 s cadence
-    a!.exit(0);
-    first.run(2000);
-    expect(first.svc.runs().find((r) => r.id === run.id)!.state).toBe('finished');
-    const ended = first.svc.runSeries(run.id);
+    const runId = finishedRun(first, 4); // well under the 15 s cadence
+    const ended = first.svc.runSeries(runId);
     expect(ended.throughput!.at.length).toBeGreaterThanOrEqual(3);
-    expect(coordinatorOn(dir).h.svc.runSeries(run.id)).toEqual(ended);
+    expect(coordinatorOn(dir).h.svc.runSeries(runId)).toEqual(ended);
   });
 
   it('a deleted run takes its saved series with it', () => {
     const dir = dataDir();
     const { h: first, db } = coordinatorOn(dir);
-    const [a] = first.activeWorkers('alpha');
-    const run = first.svc.startRun(first.spec());
-    first.run(1000);
-    train(first, [a!], 3);
-    a!.exit(0);
-    first.run(2000);
-    expect(db.kv.get(`run-series:${run.id}`)).toBeDefined();
-    first.svc.deleteRun(run.id);
-    expect(db.kv.get(`run-series:${run.id}`)).toBeUndefined();
+    const runId = finishedRun(first, 3);
+    expect(db.kv.get(`run-series:${runId}`)).toBeDefined();
+    first.svc.deleteRun(runId);
+    expect(db.kv.get(`run-series:${runId}`)).toBeUndefined();
   });
 });
 
@@ -181,15 +160,10 @@ describe('saved series put back at start', () => {
   it('a row that is not JSON in the state database does not stop the start', () => {
     const dir = dataDir();
     const { h: first, db } = coordinatorOn(dir);
-    const [a] = first.activeWorkers('alpha');
-    const run = first.svc.startRun(first.spec());
-    first.run(1000);
-    train(first, [a!], 3);
-    a!.exit(0);
-    first.run(2000);
-    db.database.prepare('UPDATE kv SET value = ? WHERE key = ?').run('{"runId": broken', `run-series:${run.id}`);
+    const runId = finishedRun(first, 3);
+    db.database.prepare('UPDATE kv SET value = ? WHERE key = ?').run('{"runId": broken', `run-series:${runId}`);
     const second = coordinatorOn(dir).h;
-    expect(second.svc.runs().find((r) => r.id === run.id)!.state).toBe('finished');
-    expect(second.svc.runSeries(run.id)).toEqual({ runId: run.id, throughput: null, resources: {} });
+    expect(second.svc.runs().find((r) => r.id === runId)!.state).toBe('finished');
+    expect(second.svc.runSeries(runId)).toEqual({ runId, throughput: null, resources: {} });
   });
 });
