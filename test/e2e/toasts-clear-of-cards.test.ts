@@ -10,7 +10,7 @@ import { hostname } from 'node:os';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { ViewName } from '../../src-renderer/store/state';
-import { gpuShareOut, openApp, overlaps, screenshot, type Box } from './helpers/app';
+import { FAKE_GPUS_YAML, gpuShareOut, openApp, overlaps, screenshot, type Box } from './helpers/app';
 import { browser, dataDir, serve, useServedApp } from './helpers/served-app';
 
 const HEIGHT = 700;
@@ -24,11 +24,7 @@ const PROGRESS = `for i in 0 1 2 3 4 5 6 7; do echo "GPU_SHARE_PROGRESS {\\"step
 const CLUSTER = `nodes:
   - name: ${hostname().toLowerCase()}
     host: localhost
-    gpus:
-      - { uuid: GPU-20fe89bc-c8ef-5a9f-078e-efa3324d790b, type: rtx-2080-super, vram_mb: 8119, memory_type: discrete }
-      - { uuid: GPU-68988cf6-8de9-6585-a263-d2e3ea96b75a, type: gtx-1650, vram_mb: 4043, memory_type: discrete }
-      - { uuid: GPU-90e3dab0-b59d-8bf6-d909-d4fab8d2f29b, type: rtx-2080-super, vram_mb: 8119, memory_type: discrete }
-    max_adapters: 2
+${FAKE_GPUS_YAML}    max_adapters: 2
 ${[2, 3, 4, 5, 6].map((i) => `  - name: lab-box-${i}\n    host: 192.0.2.${i}\n    cpu_cores: 8\n    ram_mb: 16384\n    max_adapters: 1\n`).join('')}`;
 
 const gpuShare = (args: string[]) => gpuShareOut(dataDir, args);

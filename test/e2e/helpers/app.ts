@@ -61,6 +61,13 @@ export function fakeGpuEnv(capture = 'query-gpu-csv-header-units-consumer-x3.txt
   return { GPU_SHARE_NVIDIA_SMI: FAKE_NVIDIA_SMI, FAKE_NVIDIA_SMI_QUERY_GPU: path.join(NVIDIA_FIXTURES, capture) };
 }
 
+/** fakeGpuEnv()'s three GPUs as the `gpus:` lines of a node in a cluster.yaml's `nodes:` list. */
+export const FAKE_GPUS_YAML = `    gpus:
+      - { uuid: GPU-20fe89bc-c8ef-5a9f-078e-efa3324d790b, type: rtx-2080-super, vram_mb: 8119, memory_type: discrete }
+      - { uuid: GPU-68988cf6-8de9-6585-a263-d2e3ea96b75a, type: gtx-1650, vram_mb: 4043, memory_type: discrete }
+      - { uuid: GPU-90e3dab0-b59d-8bf6-d909-d4fab8d2f29b, type: rtx-2080-super, vram_mb: 8119, memory_type: discrete }
+`;
+
 /** Resolves once a spawned `gpu-share worker` printed its readiness line for `node`; rejects if it exits first or stays silent 60 s. */
 export function waitForWorkerReady(worker: ChildProcess, node: string, output: () => string): Promise<void> {
   return new Promise<void>((resolve, reject) => {
