@@ -5,17 +5,15 @@
 // generation 2 relaunched ┄", and the new generation's lines plain. (The same output, trimmed, is the classifier's
 // fixture: test/fixtures/run-output/survivor-teardown-agent-killed.txt.) Screenshot:
 // test-results/screenshots/expected-tracebacks-real.png.
-import { execFile, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PidTracker } from '../integration/helpers/pid-tracker';
-import { CLI, ensureBuilt, fakeGpuEnv, openApp, openBrowser, ROOT, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { ensureBuilt, fakeGpuEnv, gpuShareOut, openApp, openBrowser, ROOT, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
 import { startExternalWorker, tearDownRun } from './helpers/external-worker';
 
-const run = promisify(execFile);
 const PYTHON = process.env.GPU_SHARE_PYTHON ?? '/usr/bin/python3';
 const EXTERNAL = 'e2e-doomed';
 const TRAINER = path.join(ROOT, 'assets', 'trainers', 'ddp_example.py');
@@ -27,10 +25,7 @@ let browser: BrowserHandle;
 let worker: ChildProcess;
 const tracker = new PidTracker(100);
 
-async function gpuShare(args: string[]): Promise<string> {
-  const { stdout } = await run(process.execPath, [CLI, ...args.slice(0, 2), '--data-dir', dataDir, ...args.slice(2)], { cwd: ROOT, timeout: 60_000 });
-  return stdout;
-}
+const gpuShare = (args: string[]) => gpuShareOut(dataDir, args);
 
 interface Row {
   text: string;

@@ -4,14 +4,14 @@
 // `gpu-share runs start --launcher direct` (a shell loop printing progress lines), one per worker (--max-workers
 // 1): a short one that finishes (the history), then two live at once, each on its own machine, a third that
 // waits and says why; then an adapter job beside a run member on the same machine. Screenshots are looked at.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunSnapshot } from '../../src-shared/training';
-import { CLI, ROOT, ensureBuilt, fakeGpuEnv, openApp, openBrowser, removeDir, screenshot, startServe, tempDir, waitForWorkerReady, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { CLI, ROOT, ensureBuilt, fakeGpuEnv, gpuShareCli, openApp, openBrowser, removeDir, screenshot, startServe, tempDir, waitForWorkerReady, type BrowserHandle, type ServeHandle } from './helpers/app';
 
 const EXTERNAL = 'e2e-beta';
 // This machine under its own name (its worker joins by its hostname) with the fake nvidia-smi's three GPUs.
@@ -47,14 +47,7 @@ let browser: BrowserHandle;
 let worker: ChildProcess;
 let workerOut = '';
 
-/** `gpu-share ARGS…` as its own process, finding serve through the data folder. */
-function gpuShare(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { cwd: ROOT, env: { ...process.env, GPU_SHARE_HOME: dataDir }, timeout: 60_000 }, (error, out, err) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out, err });
-    });
-  });
-}
+const gpuShare = (args: string[]) => gpuShareCli(dataDir, args);
 
 /** A run of one worker: a shell loop printing a progress line (step i of 10000) every 0.3 s. */
 async function startRun(name: string, steps: number): Promise<{ code: number; run: RunSnapshot | null; err: string }> {
