@@ -10,20 +10,16 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, dropFile, ensureBuilt, fakeGpuEnv, openApp, openBrowser, removeDir, ROOT, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { CLI, dropFile, openApp, removeDir, ROOT, screenshot, tempDir } from './helpers/app';
+import { browser, dataDir, serve, useServedApp } from './helpers/served-app';
 
-let dataDir: string;
 let otherDir: string;
-let serve: ServeHandle;
-let browser: BrowserHandle;
 let ownNode: string;
 
+useServedApp({ dirPrefix: 'gpu-share-e2e-first-run-' });
+
 beforeAll(async () => {
-  ensureBuilt();
-  dataDir = tempDir('gpu-share-e2e-first-run-');
   otherDir = tempDir('gpu-share-e2e-first-run-other-');
-  serve = await startServe({ dataDir, env: fakeGpuEnv() });
-  browser = await openBrowser();
   await openApp(browser.page, serve.url);
   await browser.page.click('nav [data-view="workers"]');
   const local = browser.page.locator('[data-testid="workers-table"] tbody tr').first();
@@ -31,10 +27,7 @@ beforeAll(async () => {
   ownNode = (await local.getAttribute('data-node'))!;
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await serve?.stop();
-  if (dataDir) removeDir(dataDir);
+afterAll(() => {
   if (otherDir) removeDir(otherDir);
 });
 

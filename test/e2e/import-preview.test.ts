@@ -5,21 +5,15 @@
 // left alone with a message.
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   CLUSTER_FIXTURES,
   dropFile,
-  ensureBuilt,
   fakeGpuEnv,
   openApp,
-  openBrowser,
-  removeDir,
   screenshot,
-  startServe,
-  tempDir,
-  type BrowserHandle,
-  type ServeHandle,
 } from './helpers/app';
+import { browser, dataDir, serve, useServedApp } from './helpers/served-app';
 
 const HEADER = `# Our lab — shared with entrenar, which reads version and scheduler too.
 version: 2   # entrenar-only
@@ -58,29 +52,17 @@ const DROPPED = `nodes:
     gpus: []
 `;
 
-let dataDir: string;
 let clusterPath: string;
 let dropped: string;
-let serve: ServeHandle;
-let browser: BrowserHandle;
+
+useServedApp({ dirPrefix: 'gpu-share-e2e-import-', clusterYaml: HEADER + REST, serve: () => ({ localWorker: false, env: fakeGpuEnv() }) });
 
 beforeAll(async () => {
-  ensureBuilt();
-  dataDir = tempDir('gpu-share-e2e-import-');
   clusterPath = path.join(dataDir, 'cluster.yaml');
-  writeFileSync(clusterPath, HEADER + REST);
   dropped = path.join(dataDir, 'lab.yaml');
   writeFileSync(dropped, DROPPED);
-  serve = await startServe({ dataDir, clusterPath, localWorker: false, env: fakeGpuEnv() });
-  browser = await openBrowser();
   await openApp(browser.page, serve.url);
 }, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await serve?.stop();
-  if (dataDir) removeDir(dataDir);
-});
 
 const cards = () => browser.page.locator('[data-node-card]');
 const changeText = (section: string, change: string) => browser.page.locator(`[data-testid="${section}"] [data-change="${change}"]`).textContent();

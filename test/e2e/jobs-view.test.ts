@@ -5,12 +5,9 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dropFile, ensureBuilt, fakeGpuEnv, openApp, openBrowser, removeDir, screenshot, SCREENSHOTS, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
-
-let dataDir: string;
-let serve: ServeHandle;
-let browser: BrowserHandle;
+import { describe, expect, it } from 'vitest';
+import { dropFile, fakeGpuEnv, openApp, screenshot, SCREENSHOTS } from './helpers/app';
+import { browser, dataDir, serve, useServedApp } from './helpers/served-app';
 
 /** A progress line in the DDP example's format (a TOML literal string, so the quotes stay as they are). */
 const progress = (step: number, loss: number) => `echo 'GPU_SHARE_PROGRESS {"step":${step},"total_steps":60,"loss":${loss}}'`;
@@ -53,17 +50,10 @@ command = "not an array"
 min_vram_gib = "lots"
 `;
 
-beforeAll(async () => {
-  ensureBuilt();
-  dataDir = tempDir('gpu-share-e2e-jobs-');
-  serve = await startServe({ dataDir, clusterPath: path.join(dataDir, 'cluster.yaml'), env: fakeGpuEnv() });
-  browser = await openBrowser({ width: 1440, height: 900 });
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await serve?.stop();
-  if (dataDir) removeDir(dataDir);
+useServedApp({
+  dirPrefix: 'gpu-share-e2e-jobs-',
+  serve: (dir) => ({ clusterPath: path.join(dir, 'cluster.yaml'), env: fakeGpuEnv() }),
+  window: { width: 1440, height: 900 },
 });
 
 const row = (name: string) => browser.page.locator(`tr[data-job-name="${name}"]`);

@@ -3,10 +3,10 @@
 // listens on loopback only, so the launcher refuses before any connection: nothing leaves the machine. The card
 // offers Start, the toolbar "Start all"; pressing Start ends, within seconds, in a Failed badge and a sentence
 // saying what to do, never a hang, and offers "Start again" and Stop. The local node's card has no SSH controls.
-import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, ensureBuilt, fakeGpuEnv, openApp, openBrowser, removeDir, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { describe, expect, it } from 'vitest';
+import { ROOT, fakeGpuEnv, openApp, screenshot } from './helpers/app';
+import { browser, serve, useServedApp } from './helpers/served-app';
 
 const CLUSTER = `nodes:
   - name: workstation
@@ -20,24 +20,7 @@ const CLUSTER = `nodes:
     max_adapters: 1
 `;
 
-let dataDir: string;
-let serve: ServeHandle;
-let browser: BrowserHandle;
-
-beforeAll(async () => {
-  ensureBuilt();
-  dataDir = tempDir('gpu-share-e2e-ssh-');
-  const clusterPath = path.join(dataDir, 'cluster.yaml');
-  writeFileSync(clusterPath, CLUSTER);
-  serve = await startServe({ dataDir, clusterPath, env: fakeGpuEnv(), localWorker: false });
-  browser = await openBrowser({ width: 1440, height: 1000 });
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await serve?.stop();
-  if (dataDir) removeDir(dataDir);
-});
+useServedApp({ dirPrefix: 'gpu-share-e2e-ssh-', clusterYaml: CLUSTER, serve: () => ({ env: fakeGpuEnv(), localWorker: false }), window: { width: 1440, height: 1000 } });
 
 const card = (name: string) => `[data-node-card="${name}"]`;
 

@@ -3,41 +3,26 @@
 // keyboard reach, screenshots at two sizes in both themes, and the page noticing the server going away.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   CLUSTER_FIXTURES,
   dropFile,
-  ensureBuilt,
   fakeGpuEnv,
   LOOKS,
   openApp,
-  openBrowser,
-  removeDir,
   screenshot,
-  startServe,
-  tempDir,
-  type BrowserHandle,
-  type ServeHandle,
 } from './helpers/app';
+import { browser, dataDir, serve, useServedApp } from './helpers/served-app';
 
-let dataDir: string;
 let clusterPath: string;
-let serve: ServeHandle;
-let browser: BrowserHandle;
 
-beforeAll(async () => {
-  ensureBuilt();
-  dataDir = tempDir('gpu-share-e2e-nodes-');
-  clusterPath = path.join(dataDir, 'my-cluster.yaml');
-  // No local worker: this file is about the cluster, and a worker would train nothing here.
-  serve = await startServe({ dataDir, clusterPath, localWorker: false, env: fakeGpuEnv() });
-  browser = await openBrowser();
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await serve?.stop();
-  if (dataDir) removeDir(dataDir);
+useServedApp({
+  dirPrefix: 'gpu-share-e2e-nodes-',
+  serve: (dir) => {
+    clusterPath = path.join(dir, 'my-cluster.yaml');
+    // No local worker: this file is about the cluster, and a worker would train nothing here.
+    return { clusterPath, localWorker: false, env: fakeGpuEnv() };
+  },
 });
 
 const cards = () => browser.page.locator('[data-node-card]');
