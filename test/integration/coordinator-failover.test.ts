@@ -10,18 +10,16 @@
  * The multi-host version (namespaces) is test/multihost/; this one runs wherever torch does.
  */
 import { spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunSnapshot } from '../../src-shared/training';
 import { describeState, type CoordinatorState } from '../multihost/helpers/app';
-import { releaseBuild } from '../multihost/helpers/app-snapshot';
-import { bundleAgent, findRepoRoot } from './helpers/agent-bundle';
+import { findRepoRoot } from './helpers/agent-bundle';
 import { TORCH_PYTHON } from './helpers/agent-handle';
 import type { OperatorApi } from './helpers/operator-api';
 import { describeProcesses } from './helpers/pid-tracker';
-import { closeServedCluster, restartServe, startServedCluster, type ServedCluster as Cluster } from './helpers/served-cluster';
+import { restartServe, useServedCluster, type ServedCluster as Cluster } from './helpers/served-cluster';
 import { waitFor } from './helpers/wait';
 
 const KILL_AT_STEP = 10;
@@ -33,22 +31,7 @@ const TRAINER = path.join(root, 'assets', 'trainers', 'ddp_example.py');
 const torchMissing = spawnSync(TORCH_PYTHON, ['-c', 'import torch'], { encoding: 'utf8' }).status !== 0;
 if (torchMissing && process.env.CI === 'true') throw new Error(`CI must run the failover tests, but ${TORCH_PYTHON} cannot import torch`);
 
-let cluster: Cluster | null = null;
-let agentEntry = '';
-
-beforeAll(async () => {
-  if (torchMissing) return;
-  agentEntry = await bundleAgent(root);
-  cluster = await startServedCluster({ prefix: 'gpu-share-failover-', agentEntry, agents: ['alpha', 'beta'], keepOutput: true });
-}, 180_000);
-
-afterAll(async () => {
-  const c = cluster;
-  cluster = null;
-  if (c) await closeServedCluster(c);
-  if (agentEntry) rmSync(agentEntry, { force: true });
-  releaseBuild();
-});
+const requireCluster = useServedCluster({ prefix: 'gpu-share-failover-', agents: ['alpha', 'beta'], keepOutput: true, skip: torchMissing });
 
 async function waitForState<T>(api: OperatorApi, what: string, check: (s: CoordinatorState) => T | null | undefined | false, timeoutMs: number, everyMs = 200): Promise<T> {
   let last: CoordinatorState | null = null;
@@ -80,7 +63,7 @@ describe.skipIf(torchMissing)(`serve SIGKILLed mid-run and started again: traini
     { outageMs: 3_000, steps: 80 },
     { outageMs: 30_000, steps: 300 },
   ])('outage of $outageMs ms: same trainer pids, no step redone, a new step within 2 s of serve being back, no restart, same generation, finished', async ({ outageMs, steps }) => {
-    const c = cluster!;
+    const c = requireCluster();
     const from = c.agents.map((a) => a.progress.length);
     const startsFrom = c.agents.map((a) => a.starts.length);
     const run = await c.api.startRun({

@@ -17,19 +17,18 @@
  */
 import Database from 'better-sqlite3';
 import { spawnSync } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { RunSnapshot } from '../../src-shared/training';
 import { describeState, type CoordinatorState } from '../multihost/helpers/app';
-import { releaseBuild } from '../multihost/helpers/app-snapshot';
 import { seededRandom } from '../multihost/helpers/fault-proxy';
-import { bundleAgent, findRepoRoot } from './helpers/agent-bundle';
+import { findRepoRoot } from './helpers/agent-bundle';
 import { TORCH_PYTHON } from './helpers/agent-handle';
 import type { OperatorApi } from './helpers/operator-api';
 import { describeProcesses } from './helpers/pid-tracker';
-import { closeServedCluster, restartServe, startServedCluster, type ServedCluster as Cluster } from './helpers/served-cluster';
+import { restartServe, useServedCluster, type ServedCluster as Cluster } from './helpers/served-cluster';
 import { waitFor } from './helpers/wait';
 
 const SEEDS = Array.from({ length: 20 }, (_, i) => i + 1);
@@ -46,27 +45,7 @@ const TRAINER = path.join(root, 'assets', 'trainers', 'ddp_example.py');
 const torchMissing = spawnSync(TORCH_PYTHON, ['-c', 'import torch'], { encoding: 'utf8' }).status !== 0;
 if (torchMissing && process.env.CI === 'true') throw new Error(`CI must run the crash tests, but ${TORCH_PYTHON} cannot import torch`);
 
-let cluster: Cluster | null = null;
-let agentEntry = '';
-
-function requireCluster(): Cluster {
-  if (!cluster) throw new Error('the cluster did not start (see beforeAll)');
-  return cluster;
-}
-
-beforeAll(async () => {
-  if (torchMissing) return;
-  agentEntry = await bundleAgent(root);
-  cluster = await startServedCluster({ prefix: 'gpu-share-crash-restart-', agentEntry, agents: ['alpha', 'beta'] });
-});
-
-afterAll(async () => {
-  const c = cluster;
-  cluster = null;
-  if (c) await closeServedCluster(c);
-  if (agentEntry) rmSync(agentEntry, { force: true });
-  releaseBuild();
-});
+const requireCluster = useServedCluster({ prefix: 'gpu-share-crash-restart-', agents: ['alpha', 'beta'], skip: torchMissing });
 
 /** Polls GET /v1/state until `check` holds; the timeout names what was last seen. */
 async function waitForState<T>(api: OperatorApi, what: string, check: (s: CoordinatorState) => T | null | undefined | false, timeoutMs: number): Promise<T> {
@@ -268,8 +247,8 @@ describe.skipIf(torchMissing)(`SIGKILL of gpu-share serve mid-run (needs ${TORCH
   describe('one run per seed, serve killed once in it', () => {
     // After a seed that failed halfway: serve up again, no live run, both workers active, so the next seed starts clean.
     afterEach(async () => {
-      const c = cluster;
-      if (!c) return;
+      if (torchMissing) return;
+      const c = requireCluster();
       if (c.serve.exit) c.serve = await restartServe(c);
       for (const r of (await c.api.state()).runs.filter((x) => !ENDED.has(x.state))) await c.api.stopRun(r.id);
       await waitForState(c.api, 'no live run and both workers active', (s) => s.runs.every((r) => ENDED.has(r.state)) && s.workers.filter((w) => w.state === 'active').length === 2, 60_000);

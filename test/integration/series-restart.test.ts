@@ -8,15 +8,13 @@
  * series come back exactly as they were.
  */
 import { spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunSeries } from '../../src-shared/runs/run-series';
 import type { RunSnapshot } from '../../src-shared/training';
-import { releaseBuild } from '../multihost/helpers/app-snapshot';
-import { bundleAgent, findRepoRoot } from './helpers/agent-bundle';
+import { findRepoRoot } from './helpers/agent-bundle';
 import { TORCH_PYTHON } from './helpers/agent-handle';
-import { closeServedCluster, poll, restartServe, startServedCluster, type ServedCluster as Cluster } from './helpers/served-cluster';
+import { poll, restartServe, useServedCluster, type ServedCluster as Cluster } from './helpers/served-cluster';
 
 const ENDED = new Set(['finished', 'failed', 'stopped']);
 const root = findRepoRoot();
@@ -24,22 +22,7 @@ const TRAINER = path.join(root, 'assets', 'trainers', 'ddp_example.py');
 const torchMissing = spawnSync(TORCH_PYTHON, ['-c', 'import torch'], { encoding: 'utf8' }).status !== 0;
 if (torchMissing && process.env.CI === 'true') throw new Error(`CI must run the series restart test, but ${TORCH_PYTHON} cannot import torch`);
 
-let cluster: Cluster | null = null;
-let agentEntry = '';
-
-beforeAll(async () => {
-  if (torchMissing) return;
-  agentEntry = await bundleAgent(root);
-  cluster = await startServedCluster({ prefix: 'gpu-share-series-restart-', agentEntry, agents: ['alpha'] });
-}, 180_000);
-
-afterAll(async () => {
-  const c = cluster;
-  cluster = null;
-  if (c) await closeServedCluster(c);
-  if (agentEntry) rmSync(agentEntry, { force: true });
-  releaseBuild();
-});
+const requireCluster = useServedCluster({ prefix: 'gpu-share-series-restart-', agents: ['alpha'], skip: torchMissing });
 
 const series = (c: Cluster, runId: string) => c.api.request<RunSeries>('GET', `/v1/runs/${encodeURIComponent(runId)}/series`);
 
@@ -63,7 +46,7 @@ function keptPrefix(earlier: RunSeries, later: RunSeries): RunSeries {
 
 describe.skipIf(torchMissing)(`serve restarted: a run's samples/s and resource series come back (needs ${TORCH_PYTHON} with torch; skipped without it, except under CI)`, () => {
   it('a clean stop mid-run keeps all it had; after the run finished, a SIGKILL keeps it exactly', async () => {
-    const c = cluster!;
+    const c = requireCluster();
     const run = await c.api.startRun({
       name: 'series across restarts',
       command: [TRAINER, '--steps', '90', '--step-sleep', '0.1', '--checkpoint-every', '10', '--batch', '8'],

@@ -8,6 +8,9 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll } from 'vitest';
+import { releaseBuild } from '../../multihost/helpers/app-snapshot';
+import { bundleAgent, findRepoRoot } from './agent-bundle';
 import { AgentHandle } from './agent-handle';
 import { OperatorApi } from './operator-api';
 import { PidTracker } from './pid-tracker';
@@ -75,4 +78,29 @@ export async function closeServedCluster(c: ServedCluster): Promise<void> {
   c.tracker.killAll();
   c.tracker.stop();
   rmSync(c.work, { recursive: true, force: true });
+}
+
+/**
+ * Call at a test file's top level: beforeAll bundles the agent and starts the cluster (not when `skip`, e.g. no
+ * torch), afterAll closes it and releases the build. The getter gives the cluster, or throws when it did not start.
+ */
+export function useServedCluster(opts: { prefix: string; agents: string[]; keepOutput?: boolean; skip?: boolean }): () => ServedCluster {
+  let cluster: ServedCluster | null = null;
+  let agentEntry = '';
+  beforeAll(async () => {
+    if (opts.skip) return;
+    agentEntry = await bundleAgent(findRepoRoot());
+    cluster = await startServedCluster({ ...opts, agentEntry });
+  }, 180_000);
+  afterAll(async () => {
+    const c = cluster;
+    cluster = null;
+    if (c) await closeServedCluster(c);
+    if (agentEntry) rmSync(agentEntry, { force: true });
+    releaseBuild();
+  });
+  return () => {
+    if (!cluster) throw new Error('the cluster did not start (see beforeAll)');
+    return cluster;
+  };
 }
