@@ -4,7 +4,7 @@
  * are counted ("+2 more", which opens the notifications list), and every one fades on its own — errors last
  * longest — or is closed. Hovering or focusing the stack holds the fading, so nothing goes while being read.
  * Whatever they said stays in the notifications list behind the bell (notification-history.ts). At every window
- * width the shown toasts take a strip of their own at the bottom while they show (noise-layout.css), and the page
+ * width the shown toasts take a strip of their own at the bottom while they show (styles/toasts.css), and the page
  * scrolls above it: no spot is free of cards in every view at every width (a floating stack covered node cards,
  * tables and the runs list between 901 and 1180 px and above), so they cover no card anywhere (issue 17).
  */
