@@ -156,7 +156,7 @@ export const workerApi = {
   startRun: endpoint({ method: 'POST', path: fixedPath(apiPaths.runs), auth: 'operator', body: runSpecSchema, reply: runSnapshotSchema, status: 201 }),
   run: endpoint({ method: 'GET', path: paramPath(/^\/v1\/runs\/([^/]+)$/, apiPaths.run), auth: 'operator', body: null, reply: runSnapshotSchema }),
   runOutput: endpoint({ method: 'GET', path: paramPath(/^\/v1\/runs\/([^/]+)\/output$/, apiPaths.runOutput), auth: 'operator', body: null, reply: runOutputReplySchema }),
-  /** Samples/s and each member's resources over the run, thinned to 600 points a series (kept in memory only). */
+  /** Samples/s and each member's resources over the run, thinned to 600 points a series (kept in the state database across restarts). */
   runSeries: endpoint({ method: 'GET', path: paramPath(/^\/v1\/runs\/([^/]+)\/series$/, (runId: string) => `/v1/runs/${encodeURIComponent(runId)}/series`), auth: 'operator', body: null, reply: runSeriesReplySchema }),
   stopRun: endpoint({ method: 'POST', path: paramPath(/^\/v1\/runs\/([^/]+)\/stop$/, apiPaths.stopRun), auth: 'operator', body: null, reply: runSnapshotSchema }),
   /** An ended run and all kept for it (output, loss, shard maps), gone for good; 409 for a live one. */
