@@ -4,8 +4,9 @@
  * coordinator restarted. The composition root (coordinator-service.ts) subscribes it to the change feed like any
  * subscriber (run snapshots as they progress, worker snapshots at most once a second), so it costs nothing on
  * the heartbeat path. Kept in the state database with the run's other telemetry: a run's series are written
- * when they changed, at most every SERIES_SAVE_MS while it trains, when it ends and when the coordinator stops,
- * and put back at start (run-series-saved.ts checks them) — a crash loses at most the last SERIES_SAVE_MS.
+ * when they changed, at most every SERIES_SAVE_MS while it trains (less often for a run whose series hold more than
+ * SAVE_POINTS points, so the bytes written stay about the same), when it ends and when the coordinator stops, and
+ * put back at start (run-series-saved.ts checks them) — a crash loses at most the last interval's points.
  * Bounded: each series thinned to MAX_SERIES_POINTS, the workers per run and the runs kept capped.
  */
 import { MAX_RESOURCE_WORKERS, appendResources, type ResourceHistory } from '../../../src-shared/resources/worker-resources';
@@ -19,6 +20,8 @@ import { parseSavedSeries } from './run-series-saved';
 export const MAX_SERIES_RUNS = 32;
 /** A training run's series are written at most this often (monotonic ms); an ended run's at once. */
 export const SERIES_SAVE_MS = 15_000;
+/** Points (samples/s points and resource samples) one save interval covers: a run holding more waits longer between saves. */
+export const SAVE_POINTS = 10_000;
 
 export interface RunSeriesBookOptions {
   /** Monotonic ms, for the save cadence. */
@@ -35,6 +38,8 @@ interface RunEntry {
   /** Changed since it was last saved, and when that was (monotonic ms). */
   dirty: boolean;
   savedAt: number;
+  /** How long after `savedAt` the next save of a training run is due (grows with the series' size). */
+  saveEveryMs: number;
 }
 
 export class RunSeriesBook {
@@ -62,7 +67,7 @@ export class RunSeriesBook {
     }
     const newest = (s: RunSeries) => Math.max(s.throughput?.at.at(-1) ?? -Infinity, ...Object.values(s.resources).map((h) => h.samples.at(-1)?.at ?? -Infinity));
     for (const s of good.sort((a, b) => newest(a) - newest(b))) {
-      this.touch(s.runId, { throughput: s.throughput ?? undefined, resources: new Map(Object.entries(s.resources).map(([id, h]) => [Number(id), h])), members: new Set(), dirty: false, savedAt: this.monotonic() });
+      this.touch(s.runId, { throughput: s.throughput ?? undefined, resources: new Map(Object.entries(s.resources).map(([id, h]) => [Number(id), h])), members: new Set(), dirty: false, savedAt: this.monotonic(), saveEveryMs: SERIES_SAVE_MS });
     }
   }
 
@@ -84,7 +89,7 @@ export class RunSeriesBook {
     if (change.type === 'run' && change.run.endedAt !== null) this.save(change.run.id);
     if (change.type !== 'run' && change.type !== 'workers') return;
     const now = this.monotonic();
-    for (const [runId, entry] of this.runs) if (entry.dirty && now - entry.savedAt >= SERIES_SAVE_MS) this.save(runId);
+    for (const [runId, entry] of this.runs) if (entry.dirty && now - entry.savedAt >= entry.saveEveryMs) this.save(runId);
   }
 
   /** A run's series so far (empty for a run it keeps nothing of: one from before a coordinator restart). */
@@ -123,7 +128,7 @@ export class RunSeriesBook {
   private entry(runId: string): RunEntry {
     let entry = this.runs.get(runId);
     if (!entry) {
-      entry = { throughput: undefined, resources: new Map(), members: new Set(), dirty: false, savedAt: this.monotonic() };
+      entry = { throughput: undefined, resources: new Map(), members: new Set(), dirty: false, savedAt: this.monotonic(), saveEveryMs: SERIES_SAVE_MS };
       this.touch(runId, entry);
     }
     return entry;
@@ -134,6 +139,9 @@ export class RunSeriesBook {
     if (!entry?.dirty || !this.store?.saveSeries) return;
     entry.dirty = false;
     entry.savedAt = this.monotonic();
+    let points = entry.throughput?.at.length ?? 0;
+    for (const h of entry.resources.values()) points += h.samples.length;
+    entry.saveEveryMs = SERIES_SAVE_MS * Math.max(1, points / SAVE_POINTS);
     try {
       this.store.saveSeries(this.series(runId));
     } catch (error) {

@@ -3,7 +3,8 @@
 // at start, and a saved row that is too long is cut to the caps while a damaged one is refused with a line that
 // names the run — never a failed start. Real SQLite files.
 import { describe, expect, it } from 'vitest';
-import { RunSeriesBook, SERIES_SAVE_MS } from '../../../src-main/core/coordinator/run-series-book';
+import { RunSeriesBook, SAVE_POINTS, SERIES_SAVE_MS } from '../../../src-main/core/coordinator/run-series-book';
+import { runSnapshot, workerSnapshot } from '../helpers/snapshots';
 import { MAX_SERIES_POINTS, type RunSeries, type ThroughputSeries } from '../../../src-shared/runs/run-series';
 import type { Harness, SimWorker } from './harness';
 import { restartable } from './restartable';
@@ -100,6 +101,30 @@ describe('run series across a coordinator restart', () => {
     expect(db.kv.get(`run-series:${runId}`)).toBeDefined();
     first.svc.deleteRun(runId);
     expect(db.kv.get(`run-series:${runId}`)).toBeUndefined();
+  });
+});
+
+describe('the save cadence', () => {
+  it('a small run is written every 15 s; one whose series hold many points less often, so the bytes written stay bounded', () => {
+    /** Seconds between the saves of a run of `members` members, each beating once a second for `seconds`. */
+    const gaps = (members: number, seconds: number): number[] => {
+      let now = 0;
+      const saves: number[] = [];
+      const book = new RunSeriesBook({ monotonic: () => now });
+      book.attachStore({ saveSeries: () => saves.push(now / 1000) });
+      const ids = Array.from({ length: members }, (_, i) => i + 1);
+      book.take({ type: 'run', run: runSnapshot({ id: 'run-big', workerIds: ids, endedAt: null }) });
+      for (let t = 1; t <= seconds; t++) {
+        now = t * 1000;
+        book.take({ type: 'workers', workers: ids.map((id) => workerSnapshot(id, { resources: { ...resources(50), at: now } })) });
+      }
+      return saves.map((at, i) => at - (saves[i - 1] ?? 0));
+    };
+    expect(gaps(2, 120)).toEqual(Array(8).fill(SERIES_SAVE_MS / 1000));
+    const big = gaps(100, 1200); // 100 members: 60,000 samples once each holds 600
+    expect(big[0]).toBe(SERIES_SAVE_MS / 1000);
+    expect(Math.max(...big)).toBeGreaterThanOrEqual(((SERIES_SAVE_MS / 1000) * 50_000) / SAVE_POINTS);
+    expect(big.length).toBeLessThan(1200 / 40);
   });
 });
 
