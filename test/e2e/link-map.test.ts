@@ -4,11 +4,12 @@
 // PowerSGD on a CPU run next to the field and offers a period for Local SGD; a run started with Local SGD every
 // 4 steps shows the decision line and, once the trainer reported, its gradient bytes and step time. Screenshots
 // under test-results/screenshots/link-map-*.png and run-comm-*.png; docs/screenshots/run-comm.png. No process the test started is left.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PidTracker } from '../integration/helpers/pid-tracker';
-import { CLI, ensureBuilt, fakeGpuEnv, openApp, openBrowser, removeDir, ROOT, screenshot, SCREENSHOTS, startServe, tempDir, waitForWorkerReady, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { ensureBuilt, fakeGpuEnv, openApp, openBrowser, ROOT, screenshot, SCREENSHOTS, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { startExternalWorker, tearDownRun } from './helpers/external-worker';
 
 const PYTHON = process.env.GPU_SHARE_PYTHON ?? '/usr/bin/python3';
 const EXTERNAL = 'e2e-links';
@@ -18,7 +19,6 @@ let workerDir: string;
 let serve: ServeHandle;
 let browser: BrowserHandle;
 let worker: ChildProcess;
-let workerOut = '';
 const tracker = new PidTracker(100);
 
 beforeAll(async () => {
@@ -27,30 +27,12 @@ beforeAll(async () => {
   workerDir = tempDir('gpu-share-e2e-links-worker-');
   serve = await startServe({ dataDir, env: { ...fakeGpuEnv(), GPU_SHARE_PYTHON: PYTHON } });
   tracker.addRoot(serve.pid);
-  worker = spawn(process.execPath, [CLI, 'worker', '--join', serve.coordinatorUrl, '--token', serve.joinToken, '--name', EXTERNAL, '--data-dir', workerDir], {
-    cwd: ROOT,
-    env: { ...process.env, GPU_SHARE_PYTHON: PYTHON, GPU_SHARE_NVIDIA_SMI: path.join(workerDir, 'no-nvidia-smi-here') },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  worker = (await startExternalWorker(serve, EXTERNAL, workerDir, { GPU_SHARE_PYTHON: PYTHON, GPU_SHARE_NVIDIA_SMI: path.join(workerDir, 'no-nvidia-smi-here') })).child;
   tracker.addRoot(worker.pid!);
-  worker.stdout!.setEncoding('utf8');
-  worker.stderr!.setEncoding('utf8');
-  worker.stdout!.on('data', (d: string) => (workerOut += d));
-  worker.stderr!.on('data', (d: string) => (workerOut += d));
-  await waitForWorkerReady(worker, EXTERNAL, () => workerOut);
   browser = await openBrowser();
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  if (worker && worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
-  await serve?.stop();
-  tracker.scan();
-  tracker.killAll();
-  tracker.stop();
-  if (dataDir) removeDir(dataDir);
-  if (workerDir) removeDir(workerDir);
-});
+afterAll(() => tearDownRun({ browser, worker, serve, tracker, dirs: [dataDir, workerDir] }));
 
 describe('the link map and the communication of a run', () => {
   it('Nodes: a matrix of both machines with the measured links, figures in the tooltip; Measure now measures again', async () => {

@@ -6,13 +6,14 @@
 // the run finishes on the survivor as "Finished — 1 worker failed on the way" with generation 2 marked on its
 // loss curve. Run again refills the form, which outlives a change of view; the local worker is drained (after a
 // confirmation) and brought back. No process the test started is left afterwards (checked by pid).
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeProcesses, PidTracker } from '../integration/helpers/pid-tracker';
-import { CLI, ensureBuilt, fakeGpuEnv, LOOKS, openApp, openBrowser, removeDir, ROOT, screenshot, startServe, tempDir, waitForWorkerReady, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { ensureBuilt, fakeGpuEnv, LOOKS, openApp, openBrowser, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { startExternalWorker, tearDownRun } from './helpers/external-worker';
 
 const PYTHON = process.env.GPU_SHARE_PYTHON ?? '/usr/bin/python3';
 const EXTERNAL = 'e2e-worker';
@@ -22,7 +23,6 @@ let workerDir: string;
 let serve: ServeHandle;
 let browser: BrowserHandle;
 let worker: ChildProcess;
-let workerOut = '';
 const tracker = new PidTracker(100);
 
 /** The text xterm shows now (its rendered rows). */
@@ -57,30 +57,12 @@ beforeAll(async () => {
   serve = await startServe({ dataDir, env: { ...fakeGpuEnv(), GPU_SHARE_PYTHON: PYTHON } });
   tracker.addRoot(serve.pid);
   // The external worker has no GPU at all: a CPU box joining the desktop.
-  worker = spawn(process.execPath, [CLI, 'worker', '--join', serve.coordinatorUrl, '--token', serve.joinToken, '--name', EXTERNAL, '--data-dir', workerDir], {
-    cwd: ROOT,
-    env: { ...process.env, GPU_SHARE_PYTHON: PYTHON, GPU_SHARE_NVIDIA_SMI: path.join(workerDir, 'no-nvidia-smi-here') },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  worker = (await startExternalWorker(serve, EXTERNAL, workerDir, { GPU_SHARE_PYTHON: PYTHON, GPU_SHARE_NVIDIA_SMI: path.join(workerDir, 'no-nvidia-smi-here') })).child;
   tracker.addRoot(worker.pid!);
-  worker.stdout!.setEncoding('utf8');
-  worker.stderr!.setEncoding('utf8');
-  worker.stdout!.on('data', (d: string) => (workerOut += d));
-  worker.stderr!.on('data', (d: string) => (workerOut += d));
-  await waitForWorkerReady(worker, EXTERNAL, () => workerOut);
   browser = await openBrowser();
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  if (worker && worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
-  await serve?.stop();
-  tracker.scan();
-  tracker.killAll();
-  tracker.stop();
-  if (dataDir) removeDir(dataDir);
-  if (workerDir) removeDir(workerDir);
-});
+afterAll(() => tearDownRun({ browser, worker, serve, tracker, dirs: [dataDir, workerDir] }));
 
 describe('a run across two workers, one of them killed', () => {
   it('shows both workers, starts the example run, and draws the shard map and live output', async () => {
