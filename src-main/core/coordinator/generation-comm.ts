@@ -62,6 +62,16 @@ function withMeasured(stats: TrainerCommStats, measured: (MeasuredComm & { gener
 }
 
 /**
+ * A run kept from before a coordinator restart: what its trainer reported about its step, and what it measured its
+ * communication to cost over which link, are remembered again for later runs of the same trainer (oldest first,
+ * so the newest run's figures win), as they were before the restart.
+ */
+export function rememberRestored(deps: Pick<RunApplierDeps, 'stepMemory'>, run: RunRecord): void {
+  const reported = run.telemetry.commStats();
+  if (reported) deps.stepMemory?.remember(run.spec, withMeasured(reported, run.commMeasured));
+}
+
+/**
  * The step a decision goes by: what this run's trainer reported (remembered for later runs of the same
  * trainer), else what an earlier run of it reported (trainer-step-memory.ts), else null (blind).
  */

@@ -22,7 +22,7 @@ import { ApiProblem } from './api-problem';
 import type { ChangeFeed } from './change-feed';
 import type { CoordinatorStore, StoredRun } from './coordinator-store';
 import type { ElasticPool } from './elastic-pool';
-import { recheckComm } from './generation-comm';
+import { recheckComm, rememberRestored } from './generation-comm';
 import type { JobCapacity } from './job-hooks';
 import type { OutputBudget } from './output-budget';
 import { RunApplier, type RunApplierDeps } from './run-applier';
@@ -194,6 +194,7 @@ export class RunController {
     this.runSeq = Math.max(this.runSeq, runSeq);
     for (const { run: snapshot, outputTail } of stored) {
       const run = restoreRunRecord(snapshot, outputTail, () => this.opts.clock.now());
+      rememberRestored(this.opts, run); // its trainer's step and measured comm_s, for later runs of it
       this.runList.push(run);
       if (ENDED.has(run.state)) continue;
       if (resumeDuringGrace(this.reattachCtx, run, snapshot.memberHoldings, grace.workers, grace.ms)) continue; // its members re-attach (run-reattach.ts)

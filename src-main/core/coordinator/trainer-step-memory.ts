@@ -6,8 +6,9 @@
  * per run for something the coordinator had already seen. Keyed by what fixes the step's size: the command
  * line (script and its arguments, e.g. `--hidden`), the processes per node and GPU use. The compute time also
  * depends on the machines, so a remembered step is a prior: the generation's own reports replace it (and
- * recheckComm looks again) as soon as they come. Bounded, least recently used first out; not kept across a
- * restart (a restarted coordinator decides the first generation blind once more).
+ * recheckComm looks again) as soon as they come. Bounded, least recently used first out. Not a table of its own:
+ * after a restart it is filled again from the kept runs' step figures and measured comm_s (generation-comm.ts
+ * rememberRestored), so a restarted coordinator decides a known trainer's first generation as before.
  */
 import type { TrainerCommStats } from '../../../src-shared/scheduling/comm-types';
 import type { RunSpec } from '../../../src-shared/training';

@@ -54,6 +54,29 @@ describe("the trainer's measured comm_s across a restart", () => {
     expect(after.comm!.reason).not.toContain('earlier run');
   });
 
+  it('a later run of the same trainer, started after the restart, begins with the figure the kept run measured', () => {
+    const dir = dataDir();
+    const { h: first } = coordinatorOn(dir);
+    const ws = first.activeWorkers('alpha', 'beta', 'gamma');
+    links(first, ws);
+    const earlier = first.svc.startRun(first.spec({ samples: 90 }));
+    first.run(1000);
+    line(first, ws[0]!, 1, { comm_s: 1.15 * MODELLED_S });
+    first.run(2000);
+    first.svc.stopRun(earlier.id);
+    first.run(2000);
+
+    const { h: second } = coordinatorOn(dir);
+    const back = second.activeWorkers('alpha', 'beta', 'gamma');
+    links(second, back);
+    const again = second.svc.startRun(second.spec({ samples: 90 }));
+    second.run(1000);
+    const comm = second.svc.runs().find((r) => r.id === again.id)!.comm!;
+    expect(comm).toMatchObject({ strategy: 'local-sgd', generation: 1, localSgdPeriod: 45 });
+    expect(comm.reason).toContain('measured 2.45 s per ddp step');
+    expect(comm.reason).toContain('as an earlier run of this trainer reported it');
+  });
+
   it('a damaged kept figure is dropped: the run starts and decides from the model', () => {
     const dir = dataDir();
     const { h: first, db } = coordinatorOn(dir);
