@@ -3,10 +3,11 @@
 // other Offline; the header splits declared from online capacity; a CLI worker declared nowhere is listed under
 // "Not in cluster.yaml", and "Add to cluster.yaml" makes it a declared, online node with the file's comments kept.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, ROOT, ensureBuilt, fakeGpuEnv, openApp, openBrowser, removeDir, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { CLI, ROOT, openApp, removeDir, screenshot, tempDir } from './helpers/app';
+import { browser, dataDir, serve, useServedApp } from './helpers/served-app';
 
 const STRAY = 'e2e-stray';
 // The fake nvidia-smi's three GPUs (query-gpu-csv-header-units-consumer-x3.txt), under a name that is not the hostname.
@@ -27,33 +28,24 @@ nodes:
     max_adapters: 1
 `;
 
-let dataDir: string;
 let workerDir: string;
 let clusterPath: string;
-let serve: ServeHandle;
-let browser: BrowserHandle;
 let stray: ChildProcess | null = null;
 let strayOut = '';
 
-beforeAll(async () => {
-  ensureBuilt();
-  dataDir = tempDir('gpu-share-e2e-status-');
+useServedApp({ dirPrefix: 'gpu-share-e2e-status-', clusterYaml: CLUSTER, window: { width: 1440, height: 1000 } });
+
+beforeAll(() => {
   workerDir = tempDir('gpu-share-e2e-status-worker-');
   clusterPath = path.join(dataDir, 'cluster.yaml');
-  writeFileSync(clusterPath, CLUSTER);
-  serve = await startServe({ dataDir, clusterPath, env: fakeGpuEnv() });
-  browser = await openBrowser({ width: 1440, height: 1000 });
-}, 120_000);
+});
 
 afterAll(async () => {
-  await browser?.close();
   if (stray && stray.exitCode === null && stray.signalCode === null) {
     stray.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 500));
     if (stray.exitCode === null && stray.signalCode === null) stray.kill('SIGKILL');
   }
-  await serve?.stop();
-  if (dataDir) removeDir(dataDir);
   if (workerDir) removeDir(workerDir);
 });
 

@@ -4,14 +4,16 @@
 // `gpu-share runs start --launcher direct` (a shell loop printing progress lines), one per worker (--max-workers
 // 1): a short one that finishes (the history), then two live at once, each on its own machine, a third that
 // waits and says why; then an adapter job beside a run member on the same machine. Screenshots are looked at.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunSnapshot } from '../../src-shared/training';
-import { CLI, ROOT, ensureBuilt, fakeGpuEnv, gpuShareCli, openApp, openBrowser, removeDir, screenshot, startServe, tempDir, waitForWorkerReady, type BrowserHandle, type ServeHandle } from './helpers/app';
+import { fakeGpuEnv, gpuShareCli, openApp, removeDir, screenshot, tempDir } from './helpers/app';
+import { startExternalWorker } from './helpers/external-worker';
+import { browser, dataDir, serve, useServedApp } from './helpers/served-app';
 
 const EXTERNAL = 'e2e-beta';
 // This machine under its own name (its worker joins by its hostname) with the fake nvidia-smi's three GPUs.
@@ -40,12 +42,8 @@ require_cuda = true
 min_vram_gib = 1
 `;
 
-let dataDir: string;
 let workerDir: string;
-let serve: ServeHandle;
-let browser: BrowserHandle;
 let worker: ChildProcess;
-let workerOut = '';
 
 const gpuShare = (args: string[]) => gpuShareCli(dataDir, args);
 
@@ -70,35 +68,19 @@ async function runsNow(): Promise<RunSnapshot[]> {
   return (JSON.parse((await gpuShare(['runs', 'list', '--json'])).out) as { runs: RunSnapshot[] }).runs;
 }
 
+useServedApp({ dirPrefix: 'gpu-share-e2e-runs-list-', clusterYaml: CLUSTER, serve: (dir) => ({ env: { ...fakeGpuEnv(), GPU_SHARE_HOME: dir } }), window: { width: 1440, height: 900 } });
+
 beforeAll(async () => {
-  ensureBuilt();
-  dataDir = tempDir('gpu-share-e2e-runs-list-');
   workerDir = tempDir('gpu-share-e2e-runs-list-worker-');
-  const clusterPath = path.join(dataDir, 'cluster.yaml');
-  writeFileSync(clusterPath, CLUSTER);
-  serve = await startServe({ dataDir, clusterPath, env: { ...fakeGpuEnv(), GPU_SHARE_HOME: dataDir } });
-  worker = spawn(process.execPath, [CLI, 'worker', '--join', serve.coordinatorUrl, '--name', EXTERNAL, '--data-dir', workerDir], {
-    cwd: ROOT,
-    env: { ...process.env, GPU_SHARE_JOIN_TOKEN: serve.joinToken, GPU_SHARE_NVIDIA_SMI: path.join(workerDir, 'no-nvidia-smi-here') },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  worker.stdout!.setEncoding('utf8');
-  worker.stderr!.setEncoding('utf8');
-  worker.stdout!.on('data', (d: string) => (workerOut += d));
-  worker.stderr!.on('data', (d: string) => (workerOut += d));
-  await waitForWorkerReady(worker, EXTERNAL, () => workerOut);
-  browser = await openBrowser({ width: 1440, height: 900 });
+  worker = (await startExternalWorker(serve, EXTERNAL, workerDir, { GPU_SHARE_NVIDIA_SMI: path.join(workerDir, 'no-nvidia-smi-here') })).child;
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
   if (worker && worker.exitCode === null && worker.signalCode === null) {
     worker.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 1000));
     if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
   }
-  await serve?.stop();
-  if (dataDir) removeDir(dataDir);
   if (workerDir) removeDir(workerDir);
 });
 
