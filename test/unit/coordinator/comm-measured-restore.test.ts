@@ -1,6 +1,7 @@
 // The trainer's measured comm_s survives a coordinator restart (issue 16's known limit): the run's first decision
 // after the restart goes by the remembered figure, as its reason says, instead of the model alone. Real SQLite files.
 import { describe, expect, it } from 'vitest';
+import type { RunSnapshot } from '../../../src-shared/training';
 import type { Harness, SimWorker } from './harness';
 import { restartable } from './restartable';
 
@@ -26,16 +27,22 @@ function line(h: Harness, w: SimWorker, step: number, extra: Record<string, unkn
 
 const MODELLED_S = ((2 * 2) / 3) * 4e6 * 8 / 20e6 + 4 * 0.0003;
 
+/** A run on alpha, beta and gamma whose trainer measured comm_s 15 % over the model (it relaunches as local-sgd every 45). */
+function measuredRun(h: Harness): RunSnapshot {
+  const ws = h.activeWorkers('alpha', 'beta', 'gamma');
+  links(h, ws);
+  const run = h.svc.startRun(h.spec({ samples: 90, maxRestarts: 5 }));
+  h.run(1000);
+  line(h, ws[0]!, 1, { comm_s: 1.15 * MODELLED_S });
+  h.run(2000);
+  return h.svc.runs().find((r) => r.id === run.id)!;
+}
+
 describe("the trainer's measured comm_s across a restart", () => {
   it("is kept with the run, and auto's first decision after the restart goes by it", () => {
     const dir = dataDir();
     const { h: first } = coordinatorOn(dir);
-    const ws = first.activeWorkers('alpha', 'beta', 'gamma');
-    links(first, ws);
-    const run = first.svc.startRun(first.spec({ samples: 90, maxRestarts: 5 }));
-    first.run(1000);
-    line(first, ws[0]!, 1, { comm_s: 1.15 * MODELLED_S });
-    first.run(2000);
+    const run = measuredRun(first);
     const before = first.liveRun();
     expect(before.comm).toMatchObject({ strategy: 'local-sgd', generation: 2, localSgdPeriod: 45 });
     expect(before.commMeasured).toMatchObject({ strategy: 'ddp', generation: 1, mbps: 20 });
@@ -57,13 +64,7 @@ describe("the trainer's measured comm_s across a restart", () => {
   it('a later run of the same trainer, started after the restart, begins with the figure the kept run measured', () => {
     const dir = dataDir();
     const { h: first } = coordinatorOn(dir);
-    const ws = first.activeWorkers('alpha', 'beta', 'gamma');
-    links(first, ws);
-    const earlier = first.svc.startRun(first.spec({ samples: 90 }));
-    first.run(1000);
-    line(first, ws[0]!, 1, { comm_s: 1.15 * MODELLED_S });
-    first.run(2000);
-    first.svc.stopRun(earlier.id);
+    first.svc.stopRun(measuredRun(first).id);
     first.run(2000);
 
     const { h: second } = coordinatorOn(dir);
@@ -80,12 +81,7 @@ describe("the trainer's measured comm_s across a restart", () => {
   it('a damaged kept figure is dropped: the run starts and decides from the model', () => {
     const dir = dataDir();
     const { h: first, db } = coordinatorOn(dir);
-    const ws = first.activeWorkers('alpha', 'beta', 'gamma');
-    links(first, ws);
-    const run = first.svc.startRun(first.spec({ samples: 90 }));
-    first.run(1000);
-    line(first, ws[0]!, 1, { comm_s: 1.15 * MODELLED_S });
-    first.run(2000);
+    const run = measuredRun(first);
     const key = `run-comm:${run.id}`;
     const row = db.kv.get<Record<string, unknown>>(key)!;
     db.kv.set(key, { ...row, commMeasured: { generation: 1, strategy: 'carrier-pigeon', seconds: -1, mbps: 0, rttMs: null } });
