@@ -5,19 +5,8 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ensureBuilt,
-  FAKE_NVIDIA_SMI,
-  LOOKS,
-  openApp,
-  openBrowser,
-  removeDir,
-  screenshot,
-  startServe,
-  tempDir,
-  type BrowserHandle,
-  type ServeHandle,
-} from './helpers/app';
+import { FAKE_NVIDIA_SMI, LOOKS, openApp, screenshot } from './helpers/app';
+import { browser, serve, useServedApp } from './helpers/served-app';
 
 const HEADER = 'index, uuid, name, memory.total [MiB], memory.used [MiB], memory.free [MiB], utilization.gpu [%], temperature.gpu, driver_version';
 const GPUS = [
@@ -25,10 +14,7 @@ const GPUS = [
   { uuid: 'GPU-68988cf6-8de9-6585-a263-d2e3ea96b75a', name: 'NVIDIA GeForce RTX 3060', total: 12288 },
 ];
 
-let dataDir: string;
 let capture: string;
-let serve: ServeHandle;
-let browser: BrowserHandle;
 let writer: ReturnType<typeof setInterval>;
 let tick = 0;
 
@@ -43,24 +29,22 @@ function writeCapture(): void {
   writeFileSync(capture, `${HEADER}\n${rows.join('\n')}\n`);
 }
 
-beforeAll(async () => {
-  ensureBuilt();
-  dataDir = tempDir('gpu-share-e2e-history-');
-  capture = path.join(dataDir, 'nvidia-smi-query.txt');
-  writeCapture();
-  writer = setInterval(writeCapture, 500);
-  serve = await startServe({ dataDir, localWorker: false, env: { GPU_SHARE_NVIDIA_SMI: FAKE_NVIDIA_SMI, FAKE_NVIDIA_SMI_QUERY_GPU: capture } });
-  // Let the server's monitor (one poll every 2 s) collect a history before any page exists.
-  await new Promise((r) => setTimeout(r, 12_000));
-  browser = await openBrowser();
+useServedApp({
+  dirPrefix: 'gpu-share-e2e-history-',
+  serve: (dir) => {
+    capture = path.join(dir, 'nvidia-smi-query.txt');
+    writeCapture();
+    writer = setInterval(writeCapture, 500);
+    return { localWorker: false, env: { GPU_SHARE_NVIDIA_SMI: FAKE_NVIDIA_SMI, FAKE_NVIDIA_SMI_QUERY_GPU: capture } };
+  },
 });
 
-afterAll(async () => {
-  clearInterval(writer);
-  await browser?.close();
-  await serve?.stop();
-  if (dataDir) removeDir(dataDir);
-});
+beforeAll(async () => {
+  // Let the server's monitor (one poll every 2 s) collect a history before any page of the app is opened.
+  await new Promise((r) => setTimeout(r, 12_000));
+}, 60_000);
+
+afterAll(() => clearInterval(writer));
 
 const samples = async () => Number(await browser.page.getAttribute('[data-testid="gpu-history"]', 'data-samples'));
 
