@@ -43,8 +43,10 @@ function useFading(toasts: Toast[], held: boolean, releasedAt: number): void {
 }
 
 /**
- * While the strip is on, the page scrolls inside <main> instead of the document (and back when it goes): keeps the
- * reader where they were across the switch. The positions are read during render, before the layout changes.
+ * While the strip is on, the page scrolls inside <main> instead of the document (and back when it goes). The same
+ * offset in either scroller keeps every part of the page where the reader saw it across the switch (only the header
+ * comes back over what was above the view, and the strip takes the window's bottom): nothing jumps when the first
+ * toast comes or the last one fades. The offset is read during render, before the layout changes.
  */
 function useScrollKeptAcrossStrip(on: boolean): void {
   const was = useRef(false);
@@ -56,8 +58,8 @@ function useScrollKeptAcrossStrip(on: boolean): void {
     was.current = on;
     const el = document.getElementById('main');
     if (!el) return;
-    if (on) el.scrollTop = Math.max(0, saved.current - el.offsetTop);
-    else window.scrollTo(0, saved.current + el.offsetTop);
+    if (on) el.scrollTop = saved.current;
+    else window.scrollTo(0, saved.current);
   }, [on]);
 }
 

@@ -3,14 +3,16 @@
 // Now the shown toasts take a strip of their own at the window's bottom at every width, and the page scrolls
 // above it. At 901, 1000, 1180, 1280 and 1920 px, every main view (the nav's data-view values), scrolled to its top,
 // middle and bottom, with three toasts and "+N more" shown: no toast's box meets the visible part of any card,
-// button, link or field. The strip keeps its height while toasts go, and the toasts stay readable and reachable.
+// button, link or field. Nothing the reader sees moves when the strip comes or goes (the page kept the scroll
+// offset of the other scroller before: a 141 px jump), the strip keeps its height while toasts go, and the toasts
+// stay readable and dismissible from the keyboard.
 // Screenshots: test-results/screenshots/toasts-clear-{1000,1180}-{light,dark}.png (copies in docs/screenshots/) and
 // toasts-clear-{nodes,workers}-{901,1000,1180,1280,1920}.png (scrolled to the end).
 import { hostname } from 'node:os';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { ViewName } from '../../src-renderer/store/state';
-import { FAKE_GPUS_YAML, gpuShareOut, openApp, overlaps, screenshot, type Box } from './helpers/app';
+import { box, FAKE_GPUS_YAML, gpuShareOut, openApp, overlaps, screenshot, type Box } from './helpers/app';
 import { browser, dataDir, serve, useServedApp } from './helpers/served-app';
 
 const HEIGHT = 700;
@@ -87,7 +89,7 @@ async function holdToasts(page: Page): Promise<void> {
 useServedApp({ dirPrefix: 'gpu-share-e2e-toasts-clear-', clusterYaml: CLUSTER, window: { width: 1280, height: HEIGHT } });
 
 describe('toasts and the cards of every view', () => {
-  it('no toast covers a card, button, link or field of any view at 901, 1000, 1180, 1280 and 1920 px, scrolled anywhere', async () => {
+  it('no toast covers a card, button, link or field of any view at 901, 1000, 1180, 1280 and 1920 px, scrolled anywhere; nothing jumps when the strip comes or goes', async () => {
     const { page } = browser;
     await openApp(page, serve.url);
     for (let until = Date.now() + 60_000; Date.now() < until && !/"state":\s*"active"/.test(await gpuShare(['workers', 'list', '--json'])); ) await page.waitForTimeout(500);
@@ -95,13 +97,24 @@ describe('toasts and the cards of every view', () => {
     await expect.poll(async () => JSON.parse(await gpuShare(['runs', 'show', done.id, '--json'])).state, { timeout: 60_000 }).toBe('finished');
     await openView(page, 'runs');
     await page.locator(`.run-item[data-run-id="${done.id}"]`).dispatchEvent('click');
-    await page.locator('section[aria-labelledby="loss-title"] svg').first().waitFor();
+    const loss = page.locator('section[aria-labelledby="loss-title"]');
+    await loss.locator('svg').first().waitFor();
+    // No jump when the strip comes: the page scrolled (the header out of sight), the loss card stays where it was seen.
+    // Scroll anchoring off while that is checked: the runs list growing beside the card would move it otherwise.
+    const noAnchoring = await page.addStyleTag({ content: '* { overflow-anchor: none !important; }' });
+    await page.locator('.toast', { hasText: 'toasts-clear-loss' }).waitFor();
+    while ((await page.locator('.toast').count()) > 0) await page.locator('.toast').first().getByRole('button', { name: /^Dismiss:/ }).click();
+    await loss.evaluate((el) => el.scrollIntoView({ block: 'center' }));
+    expect(await page.evaluate(() => window.scrollY)).toBeGreaterThan(150);
+    const seenAt = (await box(loss)).y;
     // Failed runs end with error toasts (30 s each); the pointer on the stack holds them for as long as it stays.
     const starts = (async () => {
       for (let i = 1; i <= 4; i++) await gpuShare(['runs', 'start', '--name', `toasts-clear-fails-${i}`, '--samples', '1', '--launcher', 'direct', '--', 'sh', '-c', 'echo boom; exit 3']);
     })();
     await page.locator('.toast[data-severity="error"]').first().waitFor({ timeout: 60_000 });
     await holdToasts(page);
+    expect(Math.abs((await box(loss)).y - seenAt)).toBeLessThanOrEqual(1);
+    await noAnchoring.evaluate((el) => el.remove());
     await starts;
     await expect.poll(() => page.locator('.toast[data-severity="error"]').count(), { timeout: 60_000 }).toBe(3);
     await page.getByTestId('toasts-more').waitFor();
@@ -136,7 +149,7 @@ describe('toasts and the cards of every view', () => {
     for (const width of [1000, 1180]) {
       await page.setViewportSize({ width, height: HEIGHT });
       await holdToasts(page);
-      await page.locator('section[aria-labelledby="loss-title"]').evaluate((el) => el.scrollIntoView({ block: 'end' }));
+      await loss.evaluate((el) => el.scrollIntoView({ block: 'end' }));
       for (const colorScheme of ['light', 'dark'] as const) {
         await page.emulateMedia({ colorScheme });
         await screenshot(page, `toasts-clear-${width}-${colorScheme}`);
@@ -144,7 +157,8 @@ describe('toasts and the cards of every view', () => {
     }
     await page.emulateMedia({ colorScheme: 'light' });
 
-    // Keyboard: a dismiss button takes Enter; closing one brings the counted one in, and as toasts go the strip keeps its height (nothing above it moves) until the last one takes it away.
+    // Keyboard: a dismiss button takes Enter; closing one brings the counted one in, and as toasts go the strip keeps
+    // its height (nothing above it moves); the last one takes it away, and still nothing the reader sees moves.
     const mainHeight = () => page.evaluate(() => document.getElementById('main')!.clientHeight);
     const count = async () => Number(await page.getAttribute('[data-testid="toasts"]', 'data-count'));
     const before = await mainHeight();
@@ -160,8 +174,11 @@ describe('toasts and the cards of every view', () => {
       await expect.poll(count).toBe(left - 1);
       expect(await mainHeight()).toBe(before);
     }
+    await loss.evaluate((el) => el.scrollIntoView({ block: 'center' }));
+    const lastSeenAt = (await box(loss)).y;
     await page.locator('.toast').first().getByRole('button', { name: /^Dismiss:/ }).click();
     await expect.poll(() => page.locator('.toast').count()).toBe(0);
+    expect(Math.abs((await box(loss)).y - lastSeenAt)).toBeLessThanOrEqual(1);
     expect(await page.getAttribute('[data-testid="toasts"]', 'data-strip')).toBeNull();
     expect(await page.evaluate(() => getComputedStyle(document.getElementById('main')!).overflowY)).toBe('visible');
   }, 240_000);
