@@ -5,25 +5,16 @@
 // generation 2 relaunched ┄", and the new generation's lines plain. (The same output, trimmed, is the classifier's
 // fixture: test/fixtures/run-output/survivor-teardown-agent-killed.txt.) Screenshot:
 // test-results/screenshots/expected-tracebacks-real.png.
-import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PidTracker } from '../integration/helpers/pid-tracker';
-import { ensureBuilt, fakeGpuEnv, gpuShareOut, openApp, openBrowser, ROOT, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
-import { startExternalWorker, tearDownRun } from './helpers/external-worker';
+import { describe, expect, it } from 'vitest';
+import { fakeGpuEnv, gpuShareOut, openApp, ROOT, screenshot } from './helpers/app';
+import { browser, dataDir, serve, useServedApp, worker } from './helpers/served-app';
 
 const PYTHON = process.env.GPU_SHARE_PYTHON ?? '/usr/bin/python3';
 const EXTERNAL = 'e2e-doomed';
 const TRAINER = path.join(ROOT, 'assets', 'trainers', 'ddp_example.py');
-
-let dataDir: string;
-let workerDir: string;
-let serve: ServeHandle;
-let browser: BrowserHandle;
-let worker: ChildProcess;
-const tracker = new PidTracker(100);
 
 const gpuShare = (args: string[]) => gpuShareOut(dataDir, args);
 
@@ -48,19 +39,11 @@ async function rows(page: Page): Promise<Row[]> {
   return found.map((r) => ({ ...r, text: plain(r.text), dim: plain(r.dim) }));
 }
 
-beforeAll(async () => {
-  ensureBuilt();
-  dataDir = tempDir('gpu-share-e2e-expected-');
-  workerDir = tempDir('gpu-share-e2e-expected-worker-');
-  serve = await startServe({ dataDir, env: { ...fakeGpuEnv(), GPU_SHARE_PYTHON: PYTHON } });
-  tracker.addRoot(serve.pid);
-  worker = (await startExternalWorker(serve, EXTERNAL, workerDir, { GPU_SHARE_PYTHON: PYTHON, GPU_SHARE_NVIDIA_SMI: path.join(workerDir, 'no-nvidia-smi-here') })).child;
-  tracker.addRoot(worker.pid!);
-  browser = await openBrowser({ width: 1280, height: 900 });
-}, 120_000);
-
-afterAll(async () => {
-  await tearDownRun({ browser, worker, serve, tracker, dirs: [dataDir, workerDir] });
+useServedApp({
+  dirPrefix: 'gpu-share-e2e-expected-',
+  serve: () => ({ env: { ...fakeGpuEnv(), GPU_SHARE_PYTHON: PYTHON } }),
+  externalWorker: { name: EXTERNAL, env: { GPU_SHARE_PYTHON: PYTHON } },
+  window: { width: 1280, height: 900 },
 });
 
 describe('a real relaunch in the Live output', () => {

@@ -4,35 +4,19 @@
 // PowerSGD on a CPU run next to the field and offers a period for Local SGD; a run started with Local SGD every
 // 4 steps shows the decision line and, once the trainer reported, its gradient bytes and step time. Screenshots
 // under test-results/screenshots/link-map-*.png and run-comm-*.png; docs/screenshots/run-comm.png. No process the test started is left.
-import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PidTracker } from '../integration/helpers/pid-tracker';
-import { ensureBuilt, fakeGpuEnv, openApp, openBrowser, ROOT, screenshot, SCREENSHOTS, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
-import { startExternalWorker, tearDownRun } from './helpers/external-worker';
+import { describe, expect, it } from 'vitest';
+import { fakeGpuEnv, openApp, ROOT, screenshot, SCREENSHOTS } from './helpers/app';
+import { browser, serve, tracker, useServedApp, worker } from './helpers/served-app';
 
 const PYTHON = process.env.GPU_SHARE_PYTHON ?? '/usr/bin/python3';
 const EXTERNAL = 'e2e-links';
 
-let dataDir: string;
-let workerDir: string;
-let serve: ServeHandle;
-let browser: BrowserHandle;
-let worker: ChildProcess;
-const tracker = new PidTracker(100);
-
-beforeAll(async () => {
-  ensureBuilt();
-  dataDir = tempDir('gpu-share-e2e-links-');
-  workerDir = tempDir('gpu-share-e2e-links-worker-');
-  serve = await startServe({ dataDir, env: { ...fakeGpuEnv(), GPU_SHARE_PYTHON: PYTHON } });
-  tracker.addRoot(serve.pid);
-  worker = (await startExternalWorker(serve, EXTERNAL, workerDir, { GPU_SHARE_PYTHON: PYTHON, GPU_SHARE_NVIDIA_SMI: path.join(workerDir, 'no-nvidia-smi-here') })).child;
-  tracker.addRoot(worker.pid!);
-  browser = await openBrowser();
-}, 120_000);
-
-afterAll(() => tearDownRun({ browser, worker, serve, tracker, dirs: [dataDir, workerDir] }));
+useServedApp({
+  dirPrefix: 'gpu-share-e2e-links-',
+  serve: () => ({ env: { ...fakeGpuEnv(), GPU_SHARE_PYTHON: PYTHON } }),
+  externalWorker: { name: EXTERNAL, env: { GPU_SHARE_PYTHON: PYTHON } },
+});
 
 describe('the link map and the communication of a run', () => {
   it('Nodes: a matrix of both machines with the measured links, figures in the tooltip; Measure now measures again', async () => {

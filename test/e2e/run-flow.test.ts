@@ -6,24 +6,15 @@
 // the run finishes on the survivor as "Finished — 1 worker failed on the way" with generation 2 marked on its
 // loss curve. Run again refills the form, which outlives a change of view; the local worker is drained (after a
 // confirmation) and brought back. No process the test started is left afterwards (checked by pid).
-import type { ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeProcesses, PidTracker } from '../integration/helpers/pid-tracker';
-import { ensureBuilt, fakeGpuEnv, LOOKS, openApp, openBrowser, screenshot, startServe, tempDir, type BrowserHandle, type ServeHandle } from './helpers/app';
-import { startExternalWorker, tearDownRun } from './helpers/external-worker';
+import { describe, expect, it } from 'vitest';
+import { describeProcesses } from '../integration/helpers/pid-tracker';
+import { fakeGpuEnv, LOOKS, openApp, screenshot } from './helpers/app';
+import { browser, serve, tracker, useServedApp, worker } from './helpers/served-app';
 
 const PYTHON = process.env.GPU_SHARE_PYTHON ?? '/usr/bin/python3';
 const EXTERNAL = 'e2e-worker';
-
-let dataDir: string;
-let workerDir: string;
-let serve: ServeHandle;
-let browser: BrowserHandle;
-let worker: ChildProcess;
-const tracker = new PidTracker(100);
 
 /** The text xterm shows now (its rendered rows). */
 async function terminalText(page: Page): Promise<string> {
@@ -50,19 +41,12 @@ async function focused(page: Page): Promise<string> {
   });
 }
 
-beforeAll(async () => {
-  ensureBuilt();
-  dataDir = tempDir('gpu-share-e2e-run-');
-  workerDir = tempDir('gpu-share-e2e-worker-');
-  serve = await startServe({ dataDir, env: { ...fakeGpuEnv(), GPU_SHARE_PYTHON: PYTHON } });
-  tracker.addRoot(serve.pid);
+useServedApp({
+  dirPrefix: 'gpu-share-e2e-run-',
+  serve: () => ({ env: { ...fakeGpuEnv(), GPU_SHARE_PYTHON: PYTHON } }),
   // The external worker has no GPU at all: a CPU box joining the desktop.
-  worker = (await startExternalWorker(serve, EXTERNAL, workerDir, { GPU_SHARE_PYTHON: PYTHON, GPU_SHARE_NVIDIA_SMI: path.join(workerDir, 'no-nvidia-smi-here') })).child;
-  tracker.addRoot(worker.pid!);
-  browser = await openBrowser();
-}, 120_000);
-
-afterAll(() => tearDownRun({ browser, worker, serve, tracker, dirs: [dataDir, workerDir] }));
+  externalWorker: { name: EXTERNAL, env: { GPU_SHARE_PYTHON: PYTHON } },
+});
 
 describe('a run across two workers, one of them killed', () => {
   it('shows both workers, starts the example run, and draws the shard map and live output', async () => {
