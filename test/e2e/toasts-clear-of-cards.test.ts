@@ -114,7 +114,7 @@ describe('toasts and the cards of every view', () => {
     await page.locator('.toast[data-severity="error"]').first().waitFor({ timeout: 60_000 });
     await holdToasts(page);
     expect(Math.abs((await box(loss)).y - seenAt)).toBeLessThanOrEqual(1);
-    await noAnchoring.evaluate((el) => el.remove());
+    await noAnchoring.evaluate((el) => (el as HTMLStyleElement).remove());
     await starts;
     await expect.poll(() => page.locator('.toast[data-severity="error"]').count(), { timeout: 60_000 }).toBe(3);
     await page.getByTestId('toasts-more').waitFor();
