@@ -11,24 +11,12 @@ import { proveCoordinator } from '../../../src-main/agent/coordinator-proof';
 import { JoinError, WorkerAgent } from '../../../src-main/agent/worker-agent';
 import { loadOrCreateTlsIdentity, type TlsIdentity } from '../../../src-main/platform/tls-identity';
 import { nodePtySpawner } from '../../../src-main/platform/pty/node-pty-spawner';
-import type { HardwareSnapshot } from '../../../src-shared/hardware';
+import { cpuOnlyHardware } from './agent-fixtures';
 import { FakeCoordinator, waitFor } from './fake-coordinator';
 
 const TOKEN = 'join-token-for-proof-tests-0123456789abc';
 const NODE = 'node-name-that-must-not-leak';
-const hardware: HardwareSnapshot = {
-  hostname: 'testbox',
-  os: 'Debian 12',
-  arch: 'x64',
-  physicalCores: 2,
-  logicalCores: 2,
-  ramTotalMb: 4096,
-  ramAvailableMb: 2048,
-  gpus: [],
-  nvidia: { available: false, path: null, reason: 'none', driverVersion: null },
-  detectedAt: new Date(0).toISOString(),
-  tookMs: 1,
-};
+const hardware = cpuOnlyHardware;
 
 let dir: string;
 let tlsA: TlsIdentity;

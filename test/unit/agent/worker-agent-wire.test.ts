@@ -6,25 +6,12 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { findFreePort } from '../../../src-main/agent/coordinator-client';
 import { JoinError, WorkerAgent, type WorkerAgentOptions } from '../../../src-main/agent/worker-agent';
 import { loadOrCreateTlsIdentity, type TlsIdentity } from '../../../src-main/platform/tls-identity';
-import type { HardwareSnapshot } from '../../../src-shared/hardware';
 import { PRESENCE_CLOSE } from '../../../src-shared/worker-protocol';
-import { agentOptions } from './agent-fixtures';
+import { agentOptions, cpuOnlyHardware } from './agent-fixtures';
 import { FakeCoordinator, waitFor } from './fake-coordinator';
 
 const TOKEN = 'join-token-for-wire-tests';
-const hardware: HardwareSnapshot = {
-  hostname: 'testbox',
-  os: 'Debian 12',
-  arch: 'x64',
-  physicalCores: 2,
-  logicalCores: 2,
-  ramTotalMb: 4096,
-  ramAvailableMb: 2048,
-  gpus: [],
-  nvidia: { available: false, path: null, reason: 'none', driverVersion: null },
-  detectedAt: new Date(0).toISOString(),
-  tookMs: 1,
-};
+const hardware = cpuOnlyHardware;
 
 let coordinator: FakeCoordinator;
 let url: string;
