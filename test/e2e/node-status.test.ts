@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, ROOT, openApp, removeDir, screenshot, tempDir } from './helpers/app';
+import { stopProcess } from './helpers/external-worker';
 import { browser, dataDir, serve, useServedApp } from './helpers/served-app';
 
 const STRAY = 'e2e-stray';
@@ -41,11 +42,7 @@ beforeAll(() => {
 });
 
 afterAll(async () => {
-  if (stray && stray.exitCode === null && stray.signalCode === null) {
-    stray.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 500));
-    if (stray.exitCode === null && stray.signalCode === null) stray.kill('SIGKILL');
-  }
+  await stopProcess(stray, 500);
   if (workerDir) removeDir(workerDir);
 });
 

@@ -12,7 +12,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunSnapshot } from '../../src-shared/training';
 import { fakeGpuEnv, gpuShareCli, openApp, removeDir, screenshot, tempDir } from './helpers/app';
-import { startExternalWorker } from './helpers/external-worker';
+import { startExternalWorker, stopProcess } from './helpers/external-worker';
 import { browser, dataDir, serve, useServedApp } from './helpers/served-app';
 
 const EXTERNAL = 'e2e-beta';
@@ -76,11 +76,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  if (worker && worker.exitCode === null && worker.signalCode === null) {
-    worker.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 1000));
-    if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
-  }
+  await stopProcess(worker, 1000);
   if (workerDir) removeDir(workerDir);
 });
 

@@ -22,6 +22,16 @@ export async function startExternalWorker(serve: ServeHandle, name: string, data
   return { child, output: () => out };
 }
 
+/** SIGTERM to a process that still runs, then SIGKILL if it has not gone after `graceMs`; a process already gone is fine. */
+export async function stopProcess(child: ChildProcess | null | undefined, graceMs: number): Promise<void> {
+  if (!child) return;
+  const running = () => child.exitCode === null && child.signalCode === null;
+  if (!running()) return;
+  child.kill('SIGTERM');
+  await new Promise((r) => setTimeout(r, graceMs));
+  if (running()) child.kill('SIGKILL');
+}
+
 /** Closes the browser, kills the worker if it still runs, stops serve, ends whatever the tracker saw, removes the folders. */
 export async function tearDownRun(parts: {
   browser?: { close(): Promise<void> } | undefined;
