@@ -46,17 +46,12 @@ export const hardware: HardwareSnapshot = {
 
 /** A machine with no GPU at all (the wire tests: nothing about GPUs matters there). */
 export const cpuOnlyHardware: HardwareSnapshot = {
-  hostname: 'testbox',
-  os: 'Debian 12',
-  arch: 'x64',
-  physicalCores: 2,
+  ...hardware,
   logicalCores: 2,
   ramTotalMb: 4096,
   ramAvailableMb: 2048,
   gpus: [],
   nvidia: { available: false, path: null, reason: 'none', driverVersion: null },
-  detectedAt: new Date(0).toISOString(),
-  tookMs: 1,
 };
 
 /** A plan for the direct launcher running a shell script, as a stand-in trainer. */
