@@ -156,6 +156,25 @@ describe('run groups — several runs at once', () => {
     expect(starts(cpu)[0]!.gpuIndices).toBeUndefined();
   });
 
+  it('a worker whose GPUs are a declared node\'s is placed as that node: cluster.yaml names it "desktop", it joined as "vm"', () => {
+    const desktop = { name: 'desktop', host: 'localhost', transport: 'local' as const, max_adapters: 2, gpus: [0, 1].map((i) => ({ uuid: `GPU-vm-${i}`, type: 'rtx-4090', vram_mb: 24564, memory_type: 'discrete' as const })) };
+    const jobs: Holding[] = [];
+    const h = new Harness({
+      before: (svc) => svc.setJobHooks({ beats: () => {}, capacity: () => ({ nodes: nodeCapacities({ nodes: [desktop] }, workerFacts(svc.workers(), new Map()), []), holdings: jobs }) }),
+    });
+    const vm = h.worker('vm', { gpus: 2, rdzvPorts: [29500, 29501] }).join();
+    vm.beat();
+    // Old behaviour: "waits for 1 more worker: vm is not among the cluster's nodes (no capacity known for it)".
+    const r1 = h.svc.startRun(h.spec({ name: 'r1', useGpus: true, placement: { gpusPerMember: 1, allowedHosts: ['desktop'] } }));
+    expect(r1).toMatchObject({ state: 'running', memberHoldings: [{ workerId: vm.workerId, node: 'desktop', gpuIndices: [0] }] });
+    // Its holding counts against the declared node: a second run takes the other GPU, a third waits naming both.
+    const r2 = h.svc.startRun(h.spec({ name: 'r2', useGpus: true, placement: { gpusPerMember: 1 } }));
+    expect(r2.memberHoldings).toEqual([{ workerId: vm.workerId, node: 'desktop', gpuIndices: [1] }]);
+    const r3 = h.svc.startRun(h.spec({ name: 'r3', useGpus: true, placement: { gpusPerMember: 1 } }));
+    expect(r3.state).toBe('waiting');
+    expect(r3.stateCause).toMatch(/^waits for 1 more worker: desktop .*r1.*r2/);
+  });
+
   it('two GPU runs share a 2-GPU machine on disjoint GPUs, each store on its own port; a third run waits, saying who holds the GPUs', () => {
     const h = new Harness();
     const duo = h.worker('duo', { gpus: 2, rdzvPorts: [29500, 29501] }).join();
