@@ -33,8 +33,13 @@ export interface RunSeriesBookOptions {
 interface RunEntry {
   throughput: ThroughputSeries | undefined;
   resources: Map<number, ResourceHistory>;
-  /** The members of its current generation while it is live; empty once it ended. */
+  /**
+   * The members of its current generation while it is live. Once it ended, its last members until each one's
+   * first sample from after the end: worker snapshots go out at most once a second, so the sample a member took
+   * just before the end can come after the run's ended snapshot, and the page draws it.
+   */
   members: Set<number>;
+  endedAt: number | null;
   /** Changed since it was last saved, and when that was (monotonic ms). */
   dirty: boolean;
   savedAt: number;
@@ -67,7 +72,7 @@ export class RunSeriesBook {
     }
     const newest = (s: RunSeries) => Math.max(s.throughput?.at.at(-1) ?? -Infinity, ...Object.values(s.resources).map((h) => h.samples.at(-1)?.at ?? -Infinity));
     for (const s of good.sort((a, b) => newest(a) - newest(b))) {
-      this.touch(s.runId, { throughput: s.throughput ?? undefined, resources: new Map(Object.entries(s.resources).map(([id, h]) => [Number(id), h])), members: new Set(), dirty: false, savedAt: this.monotonic(), saveEveryMs: SERIES_SAVE_MS });
+      this.touch(s.runId, { throughput: s.throughput ?? undefined, resources: new Map(Object.entries(s.resources).map(([id, h]) => [Number(id), h])), members: new Set(), endedAt: null, dirty: false, savedAt: this.monotonic(), saveEveryMs: SERIES_SAVE_MS });
     }
   }
 
@@ -89,7 +94,8 @@ export class RunSeriesBook {
     if (change.type === 'run' && change.run.endedAt !== null) this.save(change.run.id);
     if (change.type !== 'run' && change.type !== 'workers') return;
     const now = this.monotonic();
-    for (const [runId, entry] of this.runs) if (entry.dirty && now - entry.savedAt >= entry.saveEveryMs) this.save(runId);
+    // An ended run's last samples are written at once: nothing else will come to carry them to the database.
+    for (const [runId, entry] of this.runs) if (entry.dirty && (entry.endedAt !== null || now - entry.savedAt >= entry.saveEveryMs)) this.save(runId);
   }
 
   /** A run's series so far (empty for a run it keeps nothing of: one from before a coordinator restart). */
@@ -100,8 +106,13 @@ export class RunSeriesBook {
 
   private takeRun(run: RunSnapshot): void {
     const entry = this.entry(run.id);
-    const live = run.endedAt === null;
-    entry.members = new Set(live ? run.workerIds : []);
+    if (run.endedAt === null) {
+      entry.members = new Set(run.workerIds);
+      entry.endedAt = null;
+    } else if (entry.endedAt === null) {
+      if (run.workerIds.length > 0) entry.members = new Set(run.workerIds);
+      entry.endedAt = run.endedAt;
+    }
     const next = recordRun(entry.throughput, run);
     if (next !== entry.throughput) {
       entry.throughput = next;
@@ -115,6 +126,10 @@ export class RunSeriesBook {
       if (entry.members.size === 0) continue;
       for (const w of workers) {
         if (!w.resources || !entry.members.has(w.id)) continue;
+        if (entry.endedAt !== null && w.resources.at > entry.endedAt) {
+          entry.members.delete(w.id); // its samples from now on are after the run
+          continue;
+        }
         const before = entry.resources.get(w.id);
         if (!before && entry.resources.size >= MAX_RESOURCE_WORKERS) continue;
         const after = appendResources(before, w.node, w.resources);
@@ -128,7 +143,7 @@ export class RunSeriesBook {
   private entry(runId: string): RunEntry {
     let entry = this.runs.get(runId);
     if (!entry) {
-      entry = { throughput: undefined, resources: new Map(), members: new Set(), dirty: false, savedAt: this.monotonic(), saveEveryMs: SERIES_SAVE_MS };
+      entry = { throughput: undefined, resources: new Map(), members: new Set(), endedAt: null, dirty: false, savedAt: this.monotonic(), saveEveryMs: SERIES_SAVE_MS };
       this.touch(runId, entry);
     }
     return entry;

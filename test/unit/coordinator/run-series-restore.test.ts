@@ -126,6 +126,22 @@ describe('the save cadence', () => {
     expect(Math.max(...big)).toBeGreaterThanOrEqual(((SERIES_SAVE_MS / 1000) * 50_000) / SAVE_POINTS);
     expect(big.length).toBeLessThan(1200 / 40);
   });
+
+  it("keeps a member's sample from just before the run's end that comes after its ended snapshot, and writes it at once", () => {
+    // Worker snapshots go out at most once a second: the page draws this sample, so the saved series must hold it too.
+    const saved: RunSeries[] = [];
+    const book = new RunSeriesBook({ monotonic: () => 0 });
+    book.attachStore({ saveSeries: (s) => saved.push(structuredClone(s)) });
+    book.take({ type: 'run', run: runSnapshot({ workerIds: [1], startedAt: 1_000, endedAt: null }) });
+    book.take({ type: 'workers', workers: [workerSnapshot(1, { resources: { ...resources(10), at: 2_000 } })] });
+    book.take({ type: 'run', run: runSnapshot({ state: 'finished', workerIds: [], startedAt: 1_000, endedAt: 3_500 }) });
+    book.take({ type: 'workers', workers: [workerSnapshot(1, { resources: { ...resources(20), at: 3_000 } })] });
+    // After the end: not the run's, and the member is let go.
+    book.take({ type: 'workers', workers: [workerSnapshot(1, { resources: { ...resources(30), at: 4_000 } })] });
+    book.take({ type: 'workers', workers: [workerSnapshot(1, { resources: { ...resources(40), at: 5_000 } })] });
+    expect(book.series('run-1').resources[1]!.samples.map((x) => x.at)).toEqual([2_000, 3_000]);
+    expect(saved.at(-1)!.resources[1]!.samples.map((x) => x.at)).toEqual([2_000, 3_000]);
+  });
 });
 
 /** A saved series of `points` points a second apart, with one member and one resource history of as many samples. */
