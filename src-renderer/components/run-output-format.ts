@@ -5,7 +5,7 @@
  * filtered (one machine, progress lines hidden, a search) on request. Pure string work; what each line is comes
  * from src-shared/runs/output-lines.ts, which `gpu-share runs logs` uses too.
  */
-import { classifyOutput, COORDINATOR_NODE, labelsAbove, lineNode, lineShown, outputNodes, type ClassifiedLine, type OutputFilter } from '../../src-shared/runs/output-lines';
+import { classifyOutput, COORDINATOR_NODE, expectedLabelLine, labelsAbove, lineNode, lineShown, outputNodes, type ClassifiedLine, type OutputFilter } from '../../src-shared/runs/output-lines';
 
 export { COORDINATOR_NODE, lineNode, outputNodes };
 
@@ -74,7 +74,7 @@ export interface RenderedOutput {
 
 /** The label a view puts above a block of expected lines: `[beta] ┄ expected: … ┄`. */
 export function expectedLabel(node: string, note: string): string {
-  return `[${node}] ┄ ${note} ┄\r\n`;
+  return expectedLabelLine(node, note, '\r\n');
 }
 
 /** An expected line whose label matches the search ("expected") is shown, under its label. */

@@ -8,7 +8,7 @@
  * it, and a normal line waits no longer than the next poll. A block that began in lines already let go unmarked
  * gets its label when it becomes known, saying how many lines above belong to it.
  */
-import { classifyOutput, COORDINATOR_NODE, lineShown, splitLines, type ClassifiedLine, type LineKind, type OutputFilter } from './output-lines';
+import { classifyOutput, COORDINATOR_NODE, expectedLabelLine, lineShown, splitLines, type ClassifiedLine, type LineKind, type OutputFilter } from './output-lines';
 
 /** Lines kept for classifying (a relaunch looks back to the launch line before it); older ones are dropped. */
 export const EXPECTED_WINDOW_LINES = 2000;
@@ -27,7 +27,7 @@ export interface StreamLine {
 /** The label line printed above a block, with the line end of the line it labels. */
 export function labelText(node: string, note: string, eol: string, earlier = 0): string {
   const late = earlier > 0 ? ` (so ${earlier === 1 ? 'was its line' : `were its ${earlier} lines`} above)` : '';
-  return `[${node}] ┄ ${note}${late} ┄${eol}`;
+  return expectedLabelLine(node, `${note}${late}`, eol);
 }
 
 function eolOf(line: string): string {

@@ -202,6 +202,11 @@ export function filterOutputLines(text: string, f: OutputFilter): string {
     .join('');
 }
 
+/** The line above a block of expected relaunch errors, `[beta] ┄ expected: … ┄`, ending with `eol`. */
+export function expectedLabelLine(node: string, note: string, eol: string): string {
+  return `[${node}] ┄ ${note} ┄${eol}`;
+}
+
 /**
  * The lines of `text` that pass the filter, each block of expected relaunch errors under a
  * `[beta] ┄ expected: … ┄` line (above the block's first line shown): `gpu-share runs logs` without --follow.
@@ -213,7 +218,7 @@ export function labelledOutputLines(text: string, f: OutputFilter): string {
   let out = '';
   lines.forEach((l, i) => {
     if (!shown[i]) return;
-    if (label[i]) out += `[${l.node}] ┄ ${l.note} ┄${l.line.endsWith('\r\n') ? '\r\n' : '\n'}`;
+    if (label[i]) out += expectedLabelLine(l.node!, l.note!, l.line.endsWith('\r\n') ? '\r\n' : '\n');
     out += l.line;
   });
   return out;
