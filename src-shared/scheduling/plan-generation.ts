@@ -67,8 +67,11 @@ export function planGeneration(run: RunPlanRequest, candidates: RunCandidate[], 
     ledger.holdings.filter((h) => !(h.kind === 'run' && h.id === run.runId)),
   );
   const at = new Map(nodes.map((n, i) => [n.node, i]));
+  // A worker whose GPUs are exactly a declared node's is that node (capacity.ts, as the Nodes view shows it): it is
+  // placed, held and matched against allowed_hosts under the declared name, not the name it joined with.
+  const declaredAs = new Map(nodes.flatMap((n) => (n.workerId === null ? [] : [[n.workerId, n.node] as const])));
   const current = new Set(run.currentMembers);
-  const ordered = [...candidates].sort(
+  const ordered = candidates.map((c) => ({ ...c, node: declaredAs.get(c.workerId) ?? c.node })).sort(
     (a, b) => Number(current.has(b.workerId)) - Number(current.has(a.workerId)) || a.joinSeq - b.joinSeq || a.workerId - b.workerId,
   );
   const members: PlannedMember[] = [];

@@ -22,15 +22,12 @@ export interface RunPlacementDeps {
 export function planRun(deps: RunPlacementDeps, run: RunRecord, otherRuns: readonly RunRecord[]): GenerationPlan {
   // Which runs a machine may join beside others is the ledger's rule (run-fit.ts): whole GPUs no other run holds,
   // and a CPU run (or any run on a machine that is a CPU run's member) alone. The agent trains one run per GPU set.
-  const jobs = deps.capacity() ?? { nodes: nodeCapacities({ nodes: [] }, workerFacts(deps.pool), []), holdings: [] };
-  // A worker whose GPUs are exactly a declared node's is that node (capacity.ts; the Nodes view shows it so): it is
-  // placed, held and matched against allowed_hosts under the declared name, not the name it joined with.
-  const declaredAs = new Map(jobs.nodes.flatMap((n) => (n.workerId === null ? [] : [[n.workerId, n.node] as const])));
   const candidates: RunCandidate[] = [];
   for (const id of deps.pool.activeWorkerIds()) {
     const w = deps.pool.worker(id);
-    if (w) candidates.push({ workerId: id, node: declaredAs.get(id) ?? w.node, hasTorch: w.hasTorch, joinSeq: w.joinSeq });
+    if (w) candidates.push({ workerId: id, node: w.node, hasTorch: w.hasTorch, joinSeq: w.joinSeq });
   }
+  const jobs = deps.capacity() ?? { nodes: nodeCapacities({ nodes: [] }, workerFacts(deps.pool), []), holdings: [] };
   const holdings: Holding[] = jobs.holdings.filter((h) => h.kind === 'job');
   for (const other of otherRuns) if (other !== run) holdings.push(...runHoldings(other.id, other.spec.name, memberHoldings(other)));
   const request = { runId: run.id, name: run.spec.name, demand: runDemand(run.spec), currentMembers: [...run.workerIds] };

@@ -118,6 +118,16 @@ describe('planGeneration reasons', () => {
     expect(holdReason(gpu)).toBe('waits for 1 more worker: iota is a member of CPU run r1');
   });
 
+  it('places a worker that joined as "vm" under the declared node whose GPUs it has ("desktop"), for runs and the job round alike', () => {
+    const desktop = cap('desktop', [8000, 8000]);
+    const vm = candidate(desktop, { node: 'vm' });
+    const plan = planGeneration(request({ gpusPerMember: 1, allowedHosts: ['desktop'] }), [vm], { nodes: [desktop], holdings: [] });
+    expect(plan).toMatchObject({ kind: 'plan', members: [{ workerId: desktop.workerId, node: 'desktop', gpuIndices: [0] }] });
+    // Its holdings count against the declared node: a job on GPU 0 and run r1 on GPU 1 leave nothing.
+    const held = [jobHolding('desktop', 'j1', 0, 8000), ...runHoldings('run-1', 'r1', [{ workerId: desktop.workerId!, node: 'desktop', gpuIndices: [1] }])];
+    expect(holdReason(planGeneration(request({ gpusPerMember: 1 }), [vm], { nodes: [desktop], holdings: held }))).toBe('waits for 1 more worker: desktop holds job j1 and run r1');
+  });
+
   it('says how many workers it waits for when no one else is active', () => {
     const alpha = cap('alpha', [20000]);
     expect(holdReason(planGeneration(request({ minWorkers: 3 }), [candidate(alpha)], { nodes: [alpha], holdings: [] }))).toBe(
