@@ -4,6 +4,7 @@
  */
 import type { WorkerResourcesSample } from './resources/worker-resources';
 import type { CommDecision, CommSetting, MeasuredComm, TrainerCommStats } from './scheduling/comm-types';
+import type { DataMode, PythonModuleCheck } from './projects/project-protocol';
 
 export type WorkerState = 'syncing' | 'active' | 'draining' | 'failed' | 'left';
 
@@ -95,9 +96,17 @@ export interface RunSpec {
   comm?: CommSetting;
   /** Steps between model averages when comm is 'local-sgd' (auto picks its own). */
   localSgdPeriod?: number;
+  /** The project folder on the coordinator's machine, shipped to every member; the script is relative to it. */
+  project?: string;
+  /** The data folder inside the project. */
+  data?: string;
+  /** replicate (absent) or shard `data` over the members. */
+  dataMode?: DataMode;
+  /** Modules every member's Python must import (besides the project's requirements.txt). */
+  pythonCheck?: string[];
 }
 
-/** Mirrors runPlacementSchema (worker-protocol.ts). */
+/** Mirrors runPlacementSchema (scheduling/run-placement-spec.ts). */
 export interface RunPlacementSpec {
   requireCuda?: boolean | undefined;
   minVramGib?: number | undefined;
@@ -175,6 +184,46 @@ export interface RunSnapshot {
    * from its last checkpoint, so `progress` is the old generation's (its step will drop back). Absent: false.
    */
   recovering?: boolean;
+  /** The project this run trains from (its snapshot); absent or null: the command runs as given on each worker. */
+  project?: RunProject | null;
+  /** What global rank 0 wrote to GPU_SHARE_OUTPUT_DIR, packed when the run ended; absent or null: nothing yet. */
+  artifact?: RunArtifact | null;
+}
+
+/** A run's project snapshot, as `runs show` and the run page show it. */
+export interface RunProject {
+  /** The folder on the coordinator's machine. */
+  dir: string;
+  /** sha256 of the snapshot's manifest. */
+  snapshot: string;
+  files: number;
+  bytes: number;
+  data: string | null;
+  dataMode: DataMode;
+  /** Modules checked on every member (requirements.txt and pythonCheck). */
+  modules: PythonModuleCheck[];
+  /** Said when the snapshot was taken: links left out, "unchanged since run r1", "the folder changed since run r1". */
+  notes: string[];
+  /** Per member (worker id): fetching / ready / failed with its reason. */
+  members: RunProjectMember[];
+}
+
+export interface RunProjectMember {
+  workerId: number;
+  node: string;
+  status: 'fetching' | 'ready' | 'failed';
+  detail: string;
+}
+
+/** The run's result: a reproducible tarball in the artifact store, and what made it. */
+export interface RunArtifact {
+  sha256: string;
+  sizeBytes: number;
+  /** The node whose rank 0 wrote it. */
+  node: string;
+  /** True when the run was stopped (or failed) rather than finished. */
+  partial: boolean;
+  at: number;
 }
 
 export interface LossPoint {

@@ -10,6 +10,9 @@ import { COMM_SETTINGS, MAX_LOCAL_SGD_PERIOD } from './scheduling/comm-types';
 import { cancelJobInstructionSchema, gpuFreeSchema, jobBeatSchema, runJobInstructionSchema } from './jobs/job-protocol';
 import { acceptLinkProbeInstructionSchema, linksReportSchema, measureLinksInstructionSchema } from './links/link-probe-protocol';
 import { progressReportSchema } from './runs/progress-report';
+import { runPlacementSchema } from './scheduling/run-placement-spec';
+export { runPlacementSchema, type RunPlacement } from './scheduling/run-placement-spec';
+import { launchProjectSchema, prepareProjectInstructionSchema, preparedReportSchema, runProjectSpecFields } from './projects/project-protocol';
 
 export const API_VERSION = 1;
 
@@ -268,6 +271,8 @@ export const launchPlanSchema = z.object({
    * (older coordinators, CPU runs): every GPU the node has when useGpus, none otherwise.
    */
   gpuIndices: z.array(z.number().int().nonnegative().max(1023)).max(64).optional(),
+  /** The run's project snapshot (the trainer's working directory) and this member's data; left out: no project. */
+  project: launchProjectSchema.optional(),
 });
 export type LaunchPlan = z.infer<typeof launchPlanSchema>;
 
@@ -281,6 +286,7 @@ export const instructionSchema = z.discriminatedUnion('kind', [
   cancelJobInstructionSchema,
   acceptLinkProbeInstructionSchema,
   measureLinksInstructionSchema,
+  prepareProjectInstructionSchema,
 ]);
 export type Instruction = z.infer<typeof instructionSchema>;
 
@@ -327,6 +333,7 @@ export const reportSchema = z.discriminatedUnion('type', [
   }),
   linksReportSchema,
   progressReportSchema,
+  preparedReportSchema,
 ]);
 export type Report = z.infer<typeof reportSchema>;
 
@@ -347,21 +354,6 @@ export const leaveRequestSchema = z.object({
   reason: z.string().max(500).default('left'),
 });
 
-/**
- * What each member of a run needs of its machine. Every member holds one adapter slot and, for a GPU run,
- * `gpusPerMember` whole GPUs (all of its node's GPUs when left out) that no job or other run may use meanwhile.
- */
-export const runPlacementSchema = z.object({
-  /** Only machines with an NVIDIA GPU (CUDA) may be members. */
-  requireCuda: z.boolean().optional(),
-  /** Each GPU a member holds must offer at least this much usable VRAM (GiB). */
-  minVramGib: z.number().nonnegative().max(4096).optional(),
-  /** Only these node names may be members. */
-  allowedHosts: z.array(z.string().min(1).max(253)).max(256).optional(),
-  /** Whole GPUs each member holds (useGpus runs); left out: all of the member node's GPUs. */
-  gpusPerMember: z.number().int().min(1).max(64).optional(),
-});
-export type RunPlacement = z.infer<typeof runPlacementSchema>;
 
 /** A run's max workers when it does not say: the one default of the API, `runs start`, the app's form and the example. */
 export const DEFAULT_MAX_WORKERS = 64;
@@ -384,6 +376,8 @@ export const runSpecSchema = z.object({
   comm: z.enum(COMM_SETTINGS).default('auto'),
   /** Steps between model averages for comm local-sgd. */
   localSgdPeriod: z.number().int().min(1).max(MAX_LOCAL_SGD_PERIOD).optional(),
+  /** A project shipped to every member, its data and the modules it needs (projects/project-protocol.ts). */
+  ...runProjectSpecFields,
 })
   .refine((s) => s.minWorkers <= s.maxWorkers, { message: 'minWorkers must be <= maxWorkers', path: ['minWorkers'] })
   .superRefine((s, ctx) => {

@@ -35,6 +35,7 @@ export function handleReport(ctx: RunReportContext, budget: OutputBudget, rec: W
   if (!('runId' in r)) return; // not about a run (measured links): the coordinator service takes those
   const run = ctx.find(r.runId);
   if (!run) return;
+  if (r.type === 'prepared') return; // a member's project readiness: taken by the run's project gate (issue 23, not yet wired)
   const current = run.state === 'running' && r.generation === run.generation;
   const member = current ? run.members.get(rec.id) : undefined;
   switch (r.type) {
