@@ -25,6 +25,7 @@ import {
   reportRequestSchema,
   runSpecSchema,
 } from './worker-protocol';
+import { snapshotManifestSchema } from './projects/project-protocol';
 
 /**
  * none: anyone. join-proof: the worker's proof of the join token for a challenge it took (the token itself is
@@ -175,6 +176,49 @@ export const workerApi = {
     reply: z.object({ sha256: z.string(), sizeBytes: z.number(), stored: z.enum(['new', 'existing']) }),
     status: 201,
     transport: 'binary-upload',
+  }),
+  // --- a run's project and result (projects/project-protocol.ts) -------------------------------------------
+  /** The snapshot's manifest, to a worker the coordinator asked to prepare it. */
+  projectManifest: endpoint({
+    method: 'GET',
+    path: paramPath(/^\/v1\/workers\/([^/]+)\/projects\/([0-9a-f]{64})$/, (workerId: number, snapshot: string) => `/v1/workers/${workerId}/projects/${snapshot}`),
+    auth: 'session',
+    body: null,
+    reply: snapshotManifestSchema,
+  }),
+  /** One file of a snapshot, by its sha256 (application/octet-stream). */
+  projectBlob: endpoint({
+    method: 'GET',
+    path: paramPath(
+      /^\/v1\/workers\/([^/]+)\/projects\/([0-9a-f]{64})\/blobs\/([0-9a-f]{64})$/,
+      (workerId: number, snapshot: string, sha256: string) => `/v1/workers/${workerId}/projects/${snapshot}/blobs/${sha256}`,
+    ),
+    auth: 'session',
+    body: null,
+    reply: z.instanceof(Uint8Array),
+    transport: 'binary-download',
+  }),
+  /** Body: the tarball of what global rank 0 wrote to GPU_SHARE_OUTPUT_DIR, streamed; its sha256 must be the one in the path. */
+  uploadRunArtifact: endpoint({
+    method: 'PUT',
+    path: paramPath(
+      /^\/v1\/workers\/([^/]+)\/runs\/([^/]+)\/artifact\/([0-9a-f]{64})$/,
+      (workerId: number, runId: string, sha256: string) => `/v1/workers/${workerId}/runs/${encodeURIComponent(runId)}/artifact/${sha256}`,
+    ),
+    auth: 'session',
+    body: null,
+    reply: z.object({ sha256: z.string(), sizeBytes: z.number(), stored: z.enum(['new', 'existing']) }),
+    status: 201,
+    transport: 'binary-upload',
+  }),
+  /** The run's result tarball (application/gzip); 404 while it has none. */
+  runArtifact: endpoint({
+    method: 'GET',
+    path: paramPath(/^\/v1\/runs\/([^/]+)\/artifact$/, (runId: string) => `/v1/runs/${encodeURIComponent(runId)}/artifact`),
+    auth: 'operator',
+    body: null,
+    reply: z.instanceof(Uint8Array),
+    transport: 'binary-download',
   }),
   // --- adapter jobs: the operator side --------------------------------------------------------------------
   /** One page of the queue with counts of all of it: ?offset=&limit=&status= (src-shared/jobs/jobs-page.ts). */

@@ -25,6 +25,7 @@ import { JoinRateLimit, type JoinRateLimitOptions } from './join-rate-limit';
 import { JoinChallenges, type JoinTokens } from './join-challenges';
 import { checkProvedJoin, proveJoin } from './join-auth';
 import { fingerprintOf } from '../../platform/tls-identity';
+import { projectHandlers } from './project-routes';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -154,6 +155,7 @@ function handlers(service: CoordinatorService, opts: CoordinatorHttpOptions, cha
       if (!metrics) throw new ApiProblem(404, 'this coordinator serves no metrics (it was started without them)');
       return metrics();
     },
+    ...projectHandlers(),
     ...jobHandlers(opts.jobs, { uploadIdleMs: opts.bodyTimeoutMs ?? 10_000 }),
   };
 }
