@@ -168,6 +168,11 @@ export interface ArtifactSnapshot {
   createdAt: number;
   /** Every job attempt that produced these exact bytes (identical re-runs are stored once). */
   producedBy: { jobId: string; jobName: string; attempt: number }[];
+  /**
+   * Every run whose rank 0 output is these exact bytes (issue 23: `RunSnapshot.artifact`); `partial` when that run
+   * was stopped or failed rather than finished. Absent or empty: only jobs made it.
+   */
+  runs?: { runId: string; runName: string; partial: boolean }[];
 }
 
 export interface SweepCounts {
