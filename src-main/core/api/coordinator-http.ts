@@ -26,8 +26,11 @@ import { JoinChallenges, type JoinTokens } from './join-challenges';
 import { checkProvedJoin, proveJoin } from './join-auth';
 import { fingerprintOf } from '../../platform/tls-identity';
 import { projectHandlers } from './project-routes';
+import { MAX_BODY_BYTES, readBody } from './request-body';
+import { PRE_AUTH_BODY_MS, PreAuthBodies, type PreAuthBodiesOptions } from './pre-auth-bodies';
+import { servedFirstByCluster } from './served-first';
 
-export const MAX_BODY_BYTES = 1024 * 1024;
+export { MAX_BODY_BYTES } from './request-body';
 
 export interface CoordinatorHttpOptions {
   /** Interface to bind; 127.0.0.1 unless workers on other machines must reach it. */
@@ -42,7 +45,7 @@ export interface CoordinatorHttpOptions {
   operatorToken: string;
   /** A body must arrive within this long (ms) once its headers have (default 10 s). */
   bodyTimeoutMs?: number;
-  /** Request headers must arrive within this long (ms) of the connection's first byte (default 10 s). */
+  /** Request headers must arrive within this long (ms) of the connection's first byte (default 5 s). */
   headersTimeoutMs?: number;
   /**
    * Serve HTTPS with this certificate (whenever the coordinator listens beyond loopback, so the join token
@@ -59,6 +62,10 @@ export interface CoordinatorHttpOptions {
   joinRateLimit?: Omit<JoinRateLimitOptions, 'now'>;
   /** Connection caps (connection-guard.ts); see startCoordinatorHttp for the defaults. */
   connections?: ConnectionLimits;
+  /** Bodies read before authentication (pre-auth-bodies.ts): deadline and budget. */
+  preAuthBodies?: Omit<PreAuthBodiesOptions, 'servedFirst'>;
+  /** Peers served first under the caps (default: loopback and the cluster's machines' addresses, served-first.ts). */
+  servedFirst?: (address: string) => boolean;
 }
 
 export interface CoordinatorHttp {
@@ -75,6 +82,7 @@ export interface CoordinatorHttp {
 type Endpoint = WorkerApi[HttpEndpointName];
 
 interface Route {
+  name: HttpEndpointName;
   endpoint: Endpoint;
   handle(ctx: HandlerContext<HttpEndpointName>): unknown;
 }
@@ -169,7 +177,7 @@ function buildRoutes(table: Handlers): PathEntry[] {
     const handle = table[name as HttpEndpointName] as Route['handle'];
     let entry = entries.find((e) => e.pattern.source === endpoint.path.pattern.source);
     if (!entry) entries.push((entry = { pattern: endpoint.path.pattern, routes: [] }));
-    entry.routes.push({ endpoint: endpoint as Endpoint, handle });
+    entry.routes.push({ name: name as HttpEndpointName, endpoint: endpoint as Endpoint, handle });
   }
   return entries;
 }
@@ -206,42 +214,12 @@ function sendError(res: http.ServerResponse, status: number, message: string, ex
   sendJson(res, status, epoch ? { error: message, epoch } : { error: message }, extraHeaders);
 }
 
-/** Reads the whole body, refusing more than MAX_BODY_BYTES (413) or a body slower than the timeout (408). */
-function readBody(req: http.IncomingMessage, timeoutMs: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) {
-      reject(new ApiProblem(413, `body of ${declared} bytes is over the ${MAX_BODY_BYTES}-byte limit`));
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    const timer = setTimeout(() => finish(new ApiProblem(408, `the body did not arrive within ${timeoutMs / 1000} s`)), timeoutMs);
-    const finish = (error: Error | null) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      req.off('data', onData);
-      if (error) reject(error);
-      else resolve(Buffer.concat(chunks, size));
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) finish(new ApiProblem(413, `body is over the ${MAX_BODY_BYTES}-byte limit`));
-      else chunks.push(chunk);
-    };
-    req.on('data', onData);
-    req.on('end', () => finish(null));
-    req.on('error', (e) => finish(e));
-    req.on('aborted', () => finish(new Error('client aborted the request')));
-  });
-}
-
 export function startCoordinatorHttp(service: CoordinatorService, opts: CoordinatorHttpOptions): Promise<CoordinatorHttp> {
   const host = opts.host ?? '127.0.0.1';
   const bodyTimeoutMs = opts.bodyTimeoutMs ?? 10_000;
-  const headersTimeoutMs = opts.headersTimeoutMs ?? 10_000;
+  const headersTimeoutMs = opts.headersTimeoutMs ?? 5_000;
+  const servedFirst = opts.servedFirst ?? servedFirstByCluster(() => service.workers());
+  const preAuth = new PreAuthBodies({ timeoutMs: Math.min(PRE_AUTH_BODY_MS, bodyTimeoutMs), ...opts.preAuthBodies, servedFirst });
   const joinLimit = new JoinRateLimit({ now: () => Date.now(), ...opts.joinRateLimit });
   const joinTokens = opts.joinTokens ?? (() => ({ current: opts.joinToken, retired: [] }));
   const challenges = new JoinChallenges({ now: () => Date.now(), tokens: joinTokens, certSha256: opts.tls ? fingerprintOf(opts.tls.certPem) : null });
@@ -282,6 +260,7 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
       return;
     }
     const { endpoint } = route;
+    if (PreAuthBodies.covers(route.name)) PreAuthBodies.refuseOversize(req, route.name);
     // An upload may take minutes; it must keep moving instead (watchUploadIdle).
     if (endpoint.transport === 'binary-upload') deadline.cancel();
     const denied = authorize(req, endpoint.auth);
@@ -303,7 +282,7 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
         sendError(res, 415, `content type "${type.slice(0, 100)}" is not JSON; send the body as application/json`);
         return;
       }
-      const raw = await readBody(req, bodyTimeoutMs);
+      const raw = PreAuthBodies.covers(route.name) ? await preAuth.read(req, route.name) : await readBody(req, { maxBytes: MAX_BODY_BYTES, timeoutMs: bodyTimeoutMs });
       bodySha256Hex = sha256Hex(raw);
       if (endpoint.body) {
         let parsed: unknown;
@@ -335,7 +314,8 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
   };
 
   // Node checks header and request timeouts only every connectionsCheckingInterval (30 s by default).
-  const serverOptions = { connectionsCheckingInterval: Math.min(2_000, Math.max(100, headersTimeoutMs / 2)) };
+  // Headers past 8 KiB are refused (431): what a socket's parser may hold is bounded.
+  const serverOptions = { connectionsCheckingInterval: Math.min(1_000, Math.max(100, headersTimeoutMs / 2)), maxHeaderSize: 8 * 1024 };
   const onRequest = (req: http.IncomingMessage, res: http.ServerResponse): void => {
     res.on('error', () => undefined);
     req.on('error', () => undefined);
@@ -369,7 +349,7 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
   // Off: Node's whole-request deadline cannot spare uploads; handle() applies the same one to every other request.
   server.requestTimeout = 0;
   server.keepAliveTimeout = 15_000;
-  const guard = guardConnections(server, opts.connections ?? COORDINATOR_CONNECTION_LIMITS);
+  const guard = guardConnections(server, opts.connections ?? COORDINATOR_CONNECTION_LIMITS, servedFirst);
   answerClientErrors(server); // bad bytes or slow headers: answered, then destroyed (never left half-closed)
 
   return new Promise((resolve, reject) => {

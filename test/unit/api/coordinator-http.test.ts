@@ -248,11 +248,14 @@ describe('coordinator HTTP API — refusals', () => {
     expect(ok.json.spec).toMatchObject({ comm: 'powersgd' });
   });
 
-  it('413 for a body over 1 MiB, declared or streamed', async () => {
+  it('413 for a body over its cap, declared or streamed: 16 KiB for a join (before authentication), 1 MiB after', async () => {
     const big = JSON.stringify({ ...joinBody(), node: 'x'.repeat(MAX_BODY_BYTES) });
     const r = await call('POST', apiPaths.join, { raw: big });
     expect(r.status).toBe(413);
-    expect(r.json.error).toContain('1048576-byte limit');
+    expect(r.json.error).toBe(`join body of ${big.length} bytes is over the 16384-byte limit for a request before authentication`);
+    const run = await call('POST', apiPaths.runs, { token: OPERATOR, raw: JSON.stringify({ command: ['t.py'], samples: 10, name: 'x'.repeat(MAX_BODY_BYTES) }) });
+    expect(run.status).toBe(413);
+    expect(run.json.error).toContain('1048576-byte limit');
     // chunked, no content-length: refused once the limit is crossed
     const head = `POST ${apiPaths.join} HTTP/1.1\r\nhost: x\r\n${await proofLines()}content-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n`;
     const chunk = 'a'.repeat(64 * 1024);

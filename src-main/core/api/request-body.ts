@@ -1,0 +1,58 @@
+/**
+ * Reading a request's JSON body whole, within a size cap and a deadline: the coordinator must outlive a client
+ * that declares or streams too much (413) or sends too slowly (408). coordinator-http.ts reads authenticated
+ * bodies with it under the general caps; pre-auth-bodies.ts reads bodies before authentication under smaller
+ * ones.
+ */
+import type http from 'node:http';
+import { ApiProblem } from '../coordinator/api-problem';
+
+/** The general body cap (authenticated requests). */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export interface BodyLimits {
+  maxBytes: number;
+  timeoutMs: number;
+  /** How the refusals name the request ("body", "join challenge body"). */
+  what?: string;
+}
+
+/** The declared content-length, or null when the request declares none (chunked) or an unreadable one. */
+export function declaredLength(req: http.IncomingMessage): number | null {
+  const declared = Number(req.headers['content-length']);
+  return req.headers['content-length'] !== undefined && Number.isFinite(declared) && declared >= 0 ? declared : null;
+}
+
+/** Reads the whole body, refusing more than `maxBytes` (413, at once when declared) or a body slower than `timeoutMs` (408). */
+export function readBody(req: http.IncomingMessage, limits: BodyLimits): Promise<Buffer> {
+  const { maxBytes, timeoutMs } = limits;
+  const what = limits.what ?? 'body';
+  return new Promise((resolve, reject) => {
+    const declared = declaredLength(req);
+    if (declared !== null && declared > maxBytes) {
+      reject(new ApiProblem(413, `${what} of ${declared} bytes is over the ${maxBytes}-byte limit`));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const timer = setTimeout(() => finish(new ApiProblem(408, `the ${what} did not arrive within ${timeoutMs / 1000} s`)), timeoutMs);
+    const finish = (error: Error | null) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      req.off('data', onData);
+      if (error) reject(error);
+      else resolve(Buffer.concat(chunks, size));
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) finish(new ApiProblem(413, `${what} is over the ${maxBytes}-byte limit`));
+      else chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.on('end', () => finish(null));
+    req.on('error', (e) => finish(e));
+    req.on('aborted', () => finish(new Error('client aborted the request')));
+  });
+}
