@@ -15,7 +15,8 @@ import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { MAX_WS_MESSAGE_BYTES, TOKEN_PARAM, WS_PATH, type WsServerMessage } from '../../src-shared/headless-protocol';
 import type { EventMethod, EventPayloads } from '../../src-shared/ipc';
-import { answerAndDestroy, answerClientErrors, guardConnections, type ConnectionLimits } from '../platform/net/connection-guard';
+import { answerAndDestroy, answerClientErrors, guardConnections, PAGE_CONNECTION_LIMITS, type ConnectionLimits } from '../platform/net/connection-guard';
+import { RememberedPeers } from '../platform/net/remembered-peers';
 import { generateToken, tokensEqual } from '../platform/tokens';
 import type { TlsIdentity } from '../platform/tls-identity';
 import type { AppCore } from '../app/app-core-types';
@@ -38,15 +39,17 @@ export interface HeadlessServerOptions {
    * reconnects) survive a restart; without it a fresh random one is made.
    */
   token?: string;
-  /** Request headers must arrive within this long (ms) of the connection's first byte (default 10 s). */
+  /** Request headers must arrive within this long (ms) of the connection's first byte (default 5 s). */
   headersTimeoutMs?: number;
   /** A whole request must arrive within this long (ms) (default 30 s); an upgraded WebSocket is not limited. */
   requestTimeoutMs?: number;
   /**
-   * Connection caps (default 32 per address, loopback included: a browser holds at most 6 per host besides its
-   * WebSocket, so 32 is room for several tabs; 512 in all).
+   * Connection caps (default PAGE_CONNECTION_LIMITS: 32 per address, loopback included; 128 for the strangers of
+   * one /24; 512 in all). Loopback and browsers that showed the token are served first.
    */
   connections?: ConnectionLimits;
+  /** Peers served first without showing the token (default: loopback; tests on one machine name 127.0.0.1 alone). */
+  alwaysServedFirst?: (address: string) => boolean;
   /**
    * The certificate and key the page is served with over HTTPS. Required when `host` is beyond loopback
    * (pageNeedsTls); given on loopback it forces HTTPS there too (tests).
@@ -160,10 +163,21 @@ export async function startHeadlessServer(core: AppCore, opts: HeadlessServerOpt
   const scheme = tls ? 'https' : 'http';
   let boundPort = 0;
 
-  const headersTimeoutMs = opts.headersTimeoutMs ?? 10_000;
-  // Node checks these deadlines only every connectionsCheckingInterval (30 s by default).
-  const serverOptions = { connectionsCheckingInterval: Math.min(2_000, Math.max(100, headersTimeoutMs / 2)) };
+  const headersTimeoutMs = opts.headersTimeoutMs ?? 5_000;
+  // Node checks these deadlines only every connectionsCheckingInterval (30 s by default). Headers are held to
+  // 16 KiB (a browser's, cookies included), so what one socket's parser holds is bounded.
+  const serverOptions = { connectionsCheckingInterval: Math.min(1_000, Math.max(100, headersTimeoutMs / 2)), maxHeaderSize: 16 * 1024 };
+  const provers = new RememberedPeers(1_024, opts.alwaysServedFirst);
+  const showsToken = (req: IncomingMessage): boolean => {
+    const given = new URL(req.url ?? '/', 'http://localhost').searchParams.get(TOKEN_PARAM);
+    return given !== null && tokensEqual(given, token);
+  };
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    try {
+      if (showsToken(req)) provers.remember(req.socket.remoteAddress);
+    } catch {
+      // an unparsable URL: serveStatic answers it
+    }
     serveStatic(root, req, res).catch(() => {
       if (!res.headersSent) res.writeHead(500, { ...securityHeaders(), 'Content-Type': 'text/plain; charset=utf-8' });
       res.end('Internal error\n');
@@ -176,7 +190,7 @@ export async function startHeadlessServer(core: AppCore, opts: HeadlessServerOpt
   server.headersTimeout = headersTimeoutMs;
   // Node's requestTimeout ends once a request is upgraded, so it holds for page files and not for the WebSocket.
   server.requestTimeout = Math.max(opts.requestTimeoutMs ?? 30_000, headersTimeoutMs);
-  const guard = guardConnections(server, opts.connections ?? { perAddress: 32, total: 512 });
+  const guard = guardConnections(server, opts.connections ?? PAGE_CONNECTION_LIMITS, provers.servedFirst);
   answerClientErrors(server);
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_WS_MESSAGE_BYTES });
   const alive = new WeakMap<WebSocket, boolean>();
@@ -203,6 +217,7 @@ export async function startHeadlessServer(core: AppCore, opts: HeadlessServerOpt
       refuseUpgrade(socket, 403, 'Forbidden');
       return;
     }
+    provers.remember(req.socket.remoteAddress);
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
   });
 

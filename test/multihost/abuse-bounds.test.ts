@@ -1,7 +1,7 @@
 /**
  * Bounds that hold under abuse from a machine on the LAN (issue 14, item 5), with the app's coordinator on
  * host A (HTTPS beyond loopback) and a hostile host B on the same bridge: B's silent sockets beyond 64 are
- * closed at once and the rest at the 10 s handshake deadline, not held for ever; B's join challenges are
+ * closed at once and the rest at the 5 s handshake deadline, not held for ever; B's join challenges are
  * rate-limited (429 with retry-after) while host C, another address, is served all along.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -70,13 +70,13 @@ describe.skipIf(!required(canMakeHosts(), 'the LAN abuse-bounds case'))('bounds 
   };
 
   it("closes B's sockets over 64 at once and the rest at the handshake deadline, while C is served", async () => {
-    const target = cluster.host('b').spawn([process.execPath, '-e', SOCKETS, app.join.url.hostname, app.join.url.port, '100', '13500'], { label: 'b:sockets' });
+    const target = cluster.host('b').spawn([process.execPath, '-e', SOCKETS, app.join.url.hostname, app.join.url.port, '100', '9000'], { label: 'b:sockets' });
     await new Promise((r) => setTimeout(r, 1_500));
     const during = run('c', POSTS, [`${app.join.url.origin}/v1/health`, '1']) as { statuses: unknown[] };
     const line = await target.waitForLine(/^\[.*\]$/, 20_000);
     const lived = JSON.parse(line[0]) as number[];
     expect(lived.filter((ms) => ms >= 0 && ms < 1_500).length, `lifetimes: ${lived.join(' ')}`).toBe(36);
-    const atDeadline = lived.filter((ms) => ms >= 9_000 && ms <= 13_000).length;
+    const atDeadline = lived.filter((ms) => ms >= 4_500 && ms <= 8_500).length;
     expect(atDeadline, `lifetimes: ${lived.join(' ')}`).toBe(64);
     expect(lived.filter((ms) => ms < 0)).toEqual([]);
     expect(during.statuses).toEqual([405]); // reached the API (a POST on GET /v1/health), not refused by a cap

@@ -23,3 +23,14 @@ export function addressKey(address: string): string {
     .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''))
     .join(':')}::/64`;
 }
+
+/**
+ * The network an address is counted under beside its own key: IPv4 by its /24, IPv6 by its /64 (one host's
+ * usual share, so the same as its address key). One machine can hold many addresses of its LAN's /24.
+ */
+export function networkKey(address: string): string {
+  const key = addressKey(address);
+  if (key.includes(':')) return key;
+  const octets = key.split('.');
+  return octets.length === 4 ? `${octets.slice(0, 3).join('.')}.0/24` : key;
+}

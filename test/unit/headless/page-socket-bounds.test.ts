@@ -97,6 +97,22 @@ describe('page port socket bounds', () => {
     expect(await getPage(port, '127.0.0.2')).toBe(200);
   });
 
+  it("with strangers holding every socket they may, still serves a fresh address (at the heaviest's expense) and loopback", async () => {
+    const { port } = await start({ headersTimeoutMs: 20_000, connections: { perAddress: 4, perNetwork: 8, total: 16 }, alwaysServedFirst: (a) => a === '127.0.0.1' });
+    for (const from of ['127.0.20.1', '127.0.20.2', '127.0.21.1', '127.0.21.2']) {
+      await Promise.all(Array.from({ length: 4 }, () => dripper(sockets, port, null, from)));
+    }
+    // Strangers hold 12 of 16 (their three quarters); the rest are refused or take a heavier address's place.
+    await holdsWithin(() => server!.openConnections() === 12, 1_000);
+    expect(server!.openConnections()).toBe(12);
+    expect(await getPage(port, '127.0.22.1')).toBe(200);
+    expect(await getPage(port, '127.0.0.1')).toBe(200);
+    await Promise.all(Array.from({ length: 4 }, () => dripper(sockets, port, null, '127.0.0.1')));
+    // The fresh address's load closed one stranger's socket for good: 11 strangers and loopback's 4.
+    await holdsWithin(() => server!.openConnections() === 15, 1_000);
+    expect(server!.openConnections()).toBe(15);
+  });
+
   it('destroys a refused upgrade even when the client never reads the refusal', async () => {
     const { port } = await start({});
     await dripper(sockets, port, `GET /ws?token=wrong HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\nupgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-key: ${Buffer.alloc(16).toString('base64')}\r\nsec-websocket-version: 13\r\n\r\n`);
