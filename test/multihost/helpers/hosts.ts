@@ -75,6 +75,14 @@ export class Host {
     }
   }
 
+  /**
+   * Gives this host more addresses of its LAN on its one interface (a machine may hold many; a stranger uses
+   * them to spread its sockets). They go with the namespace.
+   */
+  addAddresses(addresses: string[]): void {
+    for (const a of addresses) ip('-n', this.ns, 'addr', 'add', `${a}/24`, 'dev', HOST_DEV);
+  }
+
   /** Pulls this host's cable at the switch: the host's link loses carrier, the others hear silence from it. */
   linkDown(): void {
     ip('-n', this.bridgeNs, 'link', 'set', this.switchPort, 'down');
