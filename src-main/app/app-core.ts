@@ -19,6 +19,8 @@ import { restoreCoordinator } from '../core/coordinator-persistence';
 import { removeCoordinatorRecord, writeCoordinatorRecord } from './coordinator-record';
 import { createMetricsProvider } from '../core/metrics/metrics-provider';
 import { openStateDb } from '../core/state';
+import { ProjectStore } from '../core/projects/project-store';
+import { RunProjects } from '../core/projects/run-projects';
 import { NotificationCoalescer } from '../core/coordinator/notification-coalescer';
 import { HardwareMonitor } from '../platform/hardware/index';
 import { systemClock } from '../platform/ports';
@@ -103,9 +105,13 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   const identity = createIdentityFeature({ db: stateDb, coordinator, autoApprove: opts.autoApprove ?? false, emit });
   // Adapter jobs: the persistent queue in the same state.db, placed on the slots and budgets the coordinator's workers offer.
   const jobs = createJobsFeature({ userData: opts.userData, clock, db: stateDb, coordinator, cluster: cluster.config, announce, emit });
+  // A user's project: snapshots in the data folder's projects/, run outputs in the job artifacts' store.
+  const projects = new RunProjects({ store: new ProjectStore(path.join(opts.userData, 'projects')), coordinator, artifacts: { store: jobs.artifacts, db: stateDb } });
+  projects.prune();
   const status = createStatusFeature({ workers: () => coordinator.workers(), cluster: cluster.config, refuseWhileUnloaded: cluster.refuseWhileUnloaded, commit: cluster.commit });
   const http = await startCoordinatorHttp(coordinator, {
     jobs: jobs.service,
+    projects,
     metrics: createMetricsProvider({ coordinator, hardware: monitor, clock }),
     host: bindHost,
     port: opts.coordinatorPort ?? DEFAULT_COORDINATOR_PORT,
@@ -139,7 +145,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     if (change.type === 'notification') notifications.push(change.notification, notificationGroup(change.notification));
   });
   // Runs: the coordinator's runs, output and events, for the pages.
-  const runs = createRunsFeature({ coordinator, assetsDir: findAssetsDir(env), hardware: () => hardware, emit });
+  const runs = createRunsFeature({ coordinator, projects, assetsDir: findAssetsDir(env), hardware: () => hardware, emit });
   // The measured links between workers, for the Nodes view's link map.
   const links = createLinksFeature({ coordinator, emit });
   // Both of this app's agents run launchers with the data folder (secrets.json) hidden, where bubblewrap works.

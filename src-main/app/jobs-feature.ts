@@ -26,6 +26,8 @@ type JobHandlers = Pick<RequestHandlers, keyof JobRequestResults>;
 
 export interface JobsFeature {
   service: JobService;
+  /** The artifact store (run outputs are kept there too, core/projects/run-projects.ts). */
+  artifacts: ArtifactStore;
   handlers: JobHandlers;
   stop(): void;
 }
@@ -86,6 +88,7 @@ export function createJobsFeature(opts: {
 
   return {
     service,
+    artifacts,
     handlers,
     stop() {
       unsubscribe();

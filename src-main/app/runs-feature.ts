@@ -7,6 +7,7 @@ import type { RunRequestResults } from '../../src-shared/runs/ipc-runs';
 import type { HardwareSnapshot } from '../../src-shared/hardware';
 import type { EmitEvent, RequestHandlers } from '../../src-shared/ipc';
 import type { CoordinatorService } from '../core/coordinator/coordinator-service';
+import type { RunProjects } from '../core/projects/run-projects';
 import { exampleRun, wrap } from './app-core-helpers';
 
 type RunHandlers = Pick<RequestHandlers, keyof RunRequestResults>;
@@ -18,6 +19,8 @@ export interface RunsFeature {
 
 export function createRunsFeature(opts: {
   coordinator: CoordinatorService;
+  /** Runs of a user's project (snapshotted at start); absent: a spec's project is refused by the coordinator. */
+  projects?: RunProjects;
   /** The bundled assets (the example trainer lives in assets/trainers). */
   assetsDir: string;
   /** This machine's hardware as last seen: the example run uses its GPUs when it has NVIDIA ones. */
@@ -46,7 +49,12 @@ export function createRunsFeature(opts: {
 
   const handlers: RunHandlers = {
     getRuns: async () => coordinator.runs(),
-    startRun: async (spec) => wrap(() => coordinator.startRun(spec)),
+    startRun: async (spec) => {
+      const projects = opts.projects;
+      if (!projects) return wrap(() => coordinator.startRun(spec));
+      // A project is snapshotted first (asynchronously); its refusal reaches the page as any other.
+      return projects.startRun(spec).catch((error: unknown) => wrap(() => { throw error; }));
+    },
     stopRun: async ({ runId }) => wrap(() => coordinator.stopRun(runId)),
     deleteRun: async ({ runId }) => wrap(() => coordinator.deleteRun(runId)),
     getRunOutput: async ({ runId }) => ({ runId, text: coordinator.runOutput(runId) }),

@@ -23,6 +23,9 @@ const holdingsKey = (runId: string): string => `run-holdings:${runId}`;
 /** The kv row with a run's communication decision, step figures and link note (what its page says about comm). */
 const commKey = (runId: string): string => `run-comm:${runId}`;
 type RunComm = Pick<RunSnapshot, 'comm' | 'commStats' | 'commMeasured' | 'linkNote'>;
+/** The kv row with a run's project snapshot record and its result (RunSnapshot.project, .artifact). */
+const projectKey = (runId: string): string => `run-project:${runId}`;
+type RunProjectRow = Pick<RunSnapshot, 'project' | 'artifact'>;
 /** The kv row with a run's samples/s and resource series (run-series-book.ts). */
 const seriesKey = (runId: string): string => `run-series:${runId}`;
 
@@ -51,6 +54,8 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
   private readonly heldWritten = new Map<string, string>();
   /** The same for each run's communication decision. */
   private readonly commWritten = new Map<string, string>();
+  /** The same for each run's project and artifact. */
+  private readonly projectWritten = new Map<string, string>();
 
   constructor(
     private readonly db: StateDb,
@@ -71,7 +76,10 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
       const comm = this.db.kv.get<RunComm>(commKey(run.id));
       if (comm) this.commWritten.set(run.id, JSON.stringify(comm));
       const kept = comm ? { ...comm, commMeasured: keptMeasured(comm.commMeasured) } : {};
-      return { run: { ...run, ...(holdings ? { memberHoldings: holdings } : {}), ...kept }, outputTail: log.text() };
+      const project = this.db.kv.get<RunProjectRow>(projectKey(run.id));
+      if (project) this.projectWritten.set(run.id, JSON.stringify(project));
+      const projectParts = { ...(project?.project ? { project: project.project } : {}), ...(project?.artifact ? { artifact: project.artifact } : {}) };
+      return { run: { ...run, ...(holdings ? { memberHoldings: holdings } : {}), ...kept, ...projectParts }, outputTail: log.text() };
     });
     return {
       runs,
@@ -110,6 +118,8 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
     this.written.delete(runId);
     this.heldWritten.delete(runId);
     this.commWritten.delete(runId);
+    this.projectWritten.delete(runId);
+    this.db.kv.delete(projectKey(runId));
     this.db.kv.delete(holdingsKey(runId));
     this.db.kv.delete(commKey(runId));
     this.db.kv.delete(seriesKey(runId));
@@ -119,6 +129,7 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
     const { shardHistory, lossHistory, generationMarks, workerRows, ...stored } = run;
     this.saveHoldings(run);
     this.saveComm(run);
+    this.saveProject(run);
     this.db.runs.save(stored);
     const mark = this.progressMark(run.id);
     for (const map of shardHistory) {
@@ -173,6 +184,16 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
     if (this.commWritten.get(run.id) === text) return;
     this.commWritten.set(run.id, text);
     this.db.kv.set(commKey(run.id), comm);
+  }
+
+  /** A run's project record and artifact when they changed (a run of a project keeps its snapshot across a restart). */
+  private saveProject(run: RunSnapshot): void {
+    if (!run.project && !run.artifact && !this.projectWritten.has(run.id)) return;
+    const row: RunProjectRow = { project: run.project ?? null, artifact: run.artifact ?? null };
+    const text = JSON.stringify(row);
+    if (this.projectWritten.get(run.id) === text) return;
+    this.projectWritten.set(run.id, text);
+    this.db.kv.set(projectKey(run.id), row);
   }
 
   saveEpoch(epoch: string): void {

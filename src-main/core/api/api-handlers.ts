@@ -40,3 +40,12 @@ export function workerIdParam(raw: string): number {
   if (!Number.isSafeInteger(id)) throw new ApiProblem(404, `no worker "${raw.slice(0, 40)}": worker ids are whole numbers from the join response`);
   return id;
 }
+
+/** A run id from the path, decoded. */
+export function runIdParam(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new ApiProblem(404, 'no such run: the run id in the path is not valid URL encoding');
+  }
+}

@@ -14,7 +14,7 @@ import { ApiProblem, isApiProblem } from '../coordinator/api-problem';
 import type { CoordinatorService } from '../coordinator/coordinator-service';
 import { connectionFacts } from '../coordinator/worker-gate';
 import type { JobsPort } from '../jobs/jobs-port';
-import { workerIdParam, type BinaryDownload, type HandlerContext, type Handlers } from './api-handlers';
+import { runIdParam, workerIdParam, type BinaryDownload, type HandlerContext, type Handlers } from './api-handlers';
 import { limitRequestTime, sendDownload } from './binary-transfer';
 import { sha256Hex, signedPartsOf } from './request-signature';
 import { jobHandlers } from './job-routes';
@@ -25,7 +25,7 @@ import { JoinRateLimit, type JoinRateLimitOptions } from './join-rate-limit';
 import { JoinChallenges, type JoinTokens } from './join-challenges';
 import { checkProvedJoin, proveJoin } from './join-auth';
 import { fingerprintOf } from '../../platform/tls-identity';
-import { projectHandlers } from './project-routes';
+import { projectHandlers, runProjectHandlers, type RunProjects } from './project-routes';
 import { MAX_BODY_BYTES, readBody } from './request-body';
 import { PRE_AUTH_BODY_MS, PreAuthBodies, type PreAuthBodiesOptions } from './pre-auth-bodies';
 import { servedFirstByCluster } from './served-first';
@@ -58,6 +58,8 @@ export interface CoordinatorHttpOptions {
   metrics?: () => string;
   /** The adapter-job service behind the /v1/jobs, /v1/artifacts and worker job endpoints; without it they answer 404. */
   jobs?: JobsPort;
+  /** Runs of a user's project: snapshots at start, the project and run-artifact endpoints; without it those answer 404. */
+  projects?: RunProjects;
   /** Join requests per source address (join-rate-limit.ts; default 10 joins at once, 2 a second, loopback exempt). */
   joinRateLimit?: Omit<JoinRateLimitOptions, 'now'>;
   /** Connection caps (connection-guard.ts); see startCoordinatorHttp for the defaults. */
@@ -90,15 +92,6 @@ interface Route {
 interface PathEntry {
   pattern: RegExp;
   routes: Route[];
-}
-
-/** A run id from the path, decoded. */
-function runIdParam(raw: string): string {
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    throw new ApiProblem(404, 'no such run: the run id in the path is not valid URL encoding');
-  }
 }
 
 /** "field.path: what is wrong" for the first few zod issues, so the sender knows which field to fix. */
@@ -150,7 +143,6 @@ function handlers(service: CoordinatorService, opts: CoordinatorHttpOptions, cha
     state: () => ({ workers: service.workers(), runs: service.runs(), events: service.events(), awaiting: service.nodeKeys.awaitingList(), links: service.linkSurvey.links() }),
     measureLinks: async ({ body }) => ({ links: await service.linkSurvey.measureNow(body.workers) }),
     listRuns: () => ({ runs: service.runs() }),
-    startRun: ({ body }) => service.startRun(body),
     run: ({ params }) => findRun(params[0]!),
     runOutput: ({ params }) => {
       const run = findRun(params[0]!);
@@ -163,8 +155,9 @@ function handlers(service: CoordinatorService, opts: CoordinatorHttpOptions, cha
       if (!metrics) throw new ApiProblem(404, 'this coordinator serves no metrics (it was started without them)');
       return metrics();
     },
-    ...projectHandlers(),
+    ...projectHandlers(opts.projects, { uploadIdleMs: opts.bodyTimeoutMs ?? 10_000 }),
     ...jobHandlers(opts.jobs, { uploadIdleMs: opts.bodyTimeoutMs ?? 10_000 }),
+    ...runProjectHandlers(service, opts.projects, opts.jobs),
   };
 }
 

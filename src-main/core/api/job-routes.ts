@@ -23,7 +23,6 @@ export type JobEndpointName =
   | 'cancelJob'
   | 'deleteJob'
   | 'requeueJob'
-  | 'listArtifacts'
   | 'downloadArtifact';
 
 export interface JobRoutesOptions {
@@ -83,7 +82,6 @@ export function jobHandlers(jobs: JobsPort | undefined, opts: JobRoutesOptions):
     cancelJob: ({ params }) => port().cancel(jobIdParam(params[0]!)),
     deleteJob: ({ params }) => port().deleteJob(jobIdParam(params[0]!)),
     requeueJob: ({ params }) => port().requeue(jobIdParam(params[0]!)),
-    listArtifacts: () => ({ artifacts: port().artifacts() }),
     downloadArtifact: async ({ params }) => {
       const sha256 = sha256Param(params[0]!);
       const artifact = await port().openArtifact(sha256);

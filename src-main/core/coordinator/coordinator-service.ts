@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { CoordinatorEvent, CoordinatorEventKind, EventSeverity, RunSnapshot, RunSpec, WorkerSnapshot } from '../../../src-shared/training';
+import type { CoordinatorEvent, CoordinatorEventKind, EventSeverity, RunArtifact, RunProject, RunSnapshot, RunSpec, WorkerSnapshot } from '../../../src-shared/training';
 import type { HeartbeatRequest, HeartbeatResponse, JoinRequest, JoinResponse, ReportRequest, leaveRequestSchema } from '../../../src-shared/worker-protocol';
 import type { Clock } from '../../platform/ports';
 import { ApiProblem } from './api-problem';
@@ -47,7 +47,8 @@ export class CoordinatorService {
   private readonly feed: ChangeFeed;
   private readonly series = new RunSeriesBook({ monotonic: () => this.clock.monotonic() }); // samples/s and resources over each run, subscribed below
   private readonly messages: UserMessages;
-  private readonly runsCtl: RunController;
+  /** Read-only use outside (core/projects looks runs up by id); changes go through the service's methods. */
+  readonly runsCtl: RunController;
   private readonly gate: WorkerGate;
   private readonly outputBudget: OutputBudget;
   private readonly grace: FailoverGrace;
@@ -307,7 +308,8 @@ export class CoordinatorService {
 
   /** An older client's spec may carry its own heartbeat timeout: the cluster's replaces it, so the run shows what applies. */
   deleteRun(runId: string): { deleted: string } { return this.runsCtl.deleteRun(runId); }
-  startRun(spec: RunSpec): RunSnapshot { return this.runsCtl.startRun({ ...spec, heartbeatTimeoutMs: this.pool.heartbeatTimeoutMs }); }
+  startRun(spec: RunSpec, project?: RunProject): RunSnapshot { return this.runsCtl.startRun({ ...spec, heartbeatTimeoutMs: this.pool.heartbeatTimeoutMs }, project); }
+  setRunArtifact(runId: string, artifact: RunArtifact): RunSnapshot { return this.runsCtl.setArtifact(runId, artifact); }
   stopRun(runId: string): RunSnapshot { return this.runsCtl.stopRun(runId); }
 
   drainWorker(workerId: number): WorkerSnapshot[] {

@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { noGpuReason } from '../../../src-shared/runs/gpu-request';
 import { commSpecProblem, describeStrategy } from '../../../src-shared/scheduling/comm-choice';
 import type { LinkMeasurement } from '../../../src-shared/links/link-matrix';
-import type { RunSnapshot, RunSpec } from '../../../src-shared/training';
+import type { RunArtifact, RunProject, RunSnapshot, RunSpec } from '../../../src-shared/training';
 import type { Instruction, Progress, Report } from '../../../src-shared/worker-protocol';
 import type { Clock } from '../../platform/ports';
 import { ApiProblem } from './api-problem';
@@ -137,7 +137,8 @@ export class RunController {
       .map((r) => ({ id: r.id, name: r.spec.name, generation: r.generation }));
   }
 
-  startRun(spec: RunSpec): RunSnapshot {
+  /** `project`: the run's snapshot, taken before (projects/run-project.ts); absent for a plain command. */
+  startRun(spec: RunSpec, project?: RunProject): RunSnapshot {
     if (spec.minWorkers > spec.maxWorkers) {
       throw new ApiProblem(422, `minWorkers (${spec.minWorkers}) is more than maxWorkers (${spec.maxWorkers})`);
     }
@@ -150,6 +151,7 @@ export class RunController {
       throw new ApiProblem(409, `${live} runs are live, the most this coordinator takes at once; stop one (gpu-share runs stop ID) before starting another`);
     }
     const run = newRunRecord(`run-${++this.runSeq}-${randomBytes(3).toString('hex')}`, spec, this.opts.clock.now(), () => this.opts.clock.now());
+    if (project) run.project = project;
     this.store?.saveRunSeq(this.runSeq);
     this.runList.push(run);
     this.trimRuns();
@@ -215,6 +217,15 @@ export class RunController {
   /** The run's recent output, every line prefixed with its node; '' for a run this coordinator does not know. */
   output(runId: string): string {
     return this.find(runId)?.output.text() ?? '';
+  }
+
+  /** The run's result is in the artifact store: shown and kept with the run. */
+  setArtifact(runId: string, artifact: RunArtifact): RunSnapshot {
+    const run = this.find(runId);
+    if (!run) throw new ApiProblem(404, `no run "${runId}" (see GET /v1/runs for the runs this coordinator knows)`);
+    run.artifact = { ...artifact };
+    this.applier.emit(run);
+    return this.snapshot(run);
   }
 
   /** Sends the run's snapshot now (the change feed's coalesced flush); false for a run no longer kept. */

@@ -2,7 +2,7 @@
  * The coordinator's live record of a run: the public snapshot's fields plus the bookkeeping its generations
  * need (members and their processes, a relaunch waiting for proof of life, the output and loss history).
  */
-import type { ResidencyVerdict, RunMemberHolding, RunSnapshot, RunSpec, RunState, ShardMap } from '../../../src-shared/training';
+import type { ResidencyVerdict, RunMemberHolding, RunProject, RunSnapshot, RunSpec, RunState, ShardMap } from '../../../src-shared/training';
 import type { MeasuredComm } from '../../../src-shared/scheduling/comm-types';
 import { RunOutputLog } from './run-output-log';
 import type { HeldStarts, StoreDraining } from './store-handover';
@@ -101,6 +101,9 @@ export function restoreRunRecord(snapshot: RunSnapshot, outputTail: string, now:
   run.commMeasured = snapshot.commMeasured ? { ...snapshot.commMeasured } : null;
   run.linkNote = snapshot.linkNote ?? null;
   run.output.seed(outputTail);
+  // The project snapshot and the result, as kept (coordinator-persistence.ts: a kv row per run).
+  if (snapshot.project) run.project = copyProject(snapshot.project);
+  if (snapshot.artifact) run.artifact = { ...snapshot.artifact };
   return run;
 }
 
@@ -183,5 +186,12 @@ export function runSnapshot(run: RunRecord): RunSnapshot {
     ...(run.commMeasured ? { commMeasured: { ...run.commMeasured } } : {}),
     linkNote: run.linkNote ?? null,
     recovering: isRecovering(run),
+    ...(run.project ? { project: copyProject(run.project) } : {}),
+    ...(run.artifact ? { artifact: { ...run.artifact } } : {}),
   };
+}
+
+/** A RunProject no caller can change the run's through. */
+export function copyProject(p: RunProject): RunProject {
+  return { ...p, modules: p.modules.map((m) => ({ ...m })), notes: [...p.notes], members: p.members.map((m) => ({ ...m })) };
 }

@@ -61,6 +61,19 @@ export class ArtifactsRepo {
     });
   }
 
+  /**
+   * Records a run's output tarball (acknowledged; the run and what made it are kept by the caller): indexed from
+   * now on, so the store never removes it as an upload nobody claimed. Throws if known with another size.
+   */
+  recordRunOutput(sha256: string, sizeBytes: number, now: number): 'new' | 'existing' {
+    return this.writer.writeNow(() => {
+      if (this.insertArtifact.run({ sha256, size: sizeBytes, now }).changes > 0) return 'new';
+      const known = this.getStmt.get(sha256)!.size_bytes;
+      if (known !== sizeBytes) throw new Error(`artifact ${sha256} is recorded as ${known} bytes, not ${sizeBytes}: the store and the index disagree`);
+      return 'existing';
+    });
+  }
+
   has(sha256: string): boolean {
     return this.writer.read(() => this.getStmt.get(sha256)) !== undefined;
   }

@@ -135,12 +135,14 @@ export interface JobsApi {
 }
 
 /** A coordinator with the fixture port (unless `jobs: false`) and two joined workers. */
-export async function startJobsApi(opts: { maxBytes?: number; jobs?: boolean; http?: Partial<CoordinatorHttpOptions> } = {}): Promise<JobsApi> {
+export async function startJobsApi(
+  opts: { maxBytes?: number; jobs?: boolean; http?: Partial<CoordinatorHttpOptions> | ((svc: CoordinatorService, root: string, port: ClaimsJobsPort) => Partial<CoordinatorHttpOptions>) } = {},
+): Promise<JobsApi> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'job-routes-'));
   const storeDir = path.join(root, 'artifacts');
   const port = new ClaimsJobsPort(new ArtifactStore(storeDir, opts.maxBytes !== undefined ? { maxBytes: opts.maxBytes } : {}));
   const svc = new CoordinatorService({ clock: new FakeClock(), joinToken: JOIN, operatorToken: OPERATOR });
-  const api = await startCoordinatorHttp(svc, { joinToken: JOIN, operatorToken: OPERATOR, ...(opts.jobs === false ? {} : { jobs: port }), ...opts.http });
+  const api = await startCoordinatorHttp(svc, { joinToken: JOIN, operatorToken: OPERATOR, ...(opts.jobs === false ? {} : { jobs: port }), ...(typeof opts.http === 'function' ? opts.http(svc, root, port) : opts.http) });
   const workers: JobsApi['workers'] = [];
   for (const node of ['alpha', 'beta']) {
     const res = await fetch(api.url + apiPaths.join, {
