@@ -265,11 +265,13 @@ export class ArtifactStore {
         sizeBytes += chunk.length;
         if (sizeBytes > this.maxBytes) return done(this.tooLarge(null));
         hash.update(chunk);
-        inspector.write(chunk);
-        // A bad member stops the upload at once; bytes that are no tarball at all are answered after the size
-        // and sha256 checks, like any other bytes that did not arrive as sent.
-        if (inspector.refusal?.member != null) return done(this.unsafe(inspector.refusal));
-        done(null, chunk);
+        // The next chunk is taken once this one is inspected: the upload goes at the pace of its inflating.
+        void inspector.write(chunk).then(() => {
+          // A bad member or a gzip bomb stops the upload at once; bytes that are no tarball at all are answered
+          // after the size and sha256 checks, like any other bytes that did not arrive as sent.
+          if (inspector.refusal?.stopsUpload) return done(this.unsafe(inspector.refusal));
+          done(null, chunk);
+        });
       },
     });
     // 'wx': a temp name that exists is never reused; flush: fsynced before the stream closes the file.

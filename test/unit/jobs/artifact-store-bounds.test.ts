@@ -9,7 +9,7 @@ import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ArtifactStore } from '../../../src-main/core/jobs/artifact-store';
-import { handMadeTarGz, tarballOf } from './hand-made-tar';
+import { handMadeTarGz, paxRecords, tarballOf } from './hand-made-tar';
 
 let dir: string;
 beforeEach(() => {
@@ -139,6 +139,8 @@ describe('ArtifactStore bounds', () => {
     for (const [bad, member] of [
       [handMadeTarGz([{ path: 'ok.txt', body: 'ok' }, { path: '../../../etc/cron.d/x', body: 'evil' }]), '../../../etc/cron.d/x'],
       [handMadeTarGz([{ path: 'etc', type: '2', linkpath: '/etc' }]), 'etc'],
+      // Issue 26: a PAX global header renames the member for Python's tarfile and GNU tar.
+      [handMadeTarGz([{ path: 'pax_global_header', type: 'g', body: paxRecords({ path: '../../x' }) }, { path: 'ok.txt', body: 'ok' }]), '../../x'],
     ] as const) {
       await expect(put(store, bad, 'job-a/1')).rejects.toMatchObject({ status: 422, message: expect.stringContaining(`member "${member}"`) });
       expect(store.has(sha(bad))).toBe(false);
