@@ -67,7 +67,16 @@ function writeFailure(shown: string, error: unknown): OperatorFailure {
  * OperatorFailure: refused (exit 1) for an existing file without `force`, a hash mismatch or a write error;
  * unreachable (exit 3) for a transfer that broke off.
  */
-export async function saveArtifact(client: OperatorClient, sha256: string, target: string, shown: string, force: boolean, notFound: string): Promise<SavedArtifact> {
+export async function saveArtifact(
+  client: OperatorClient,
+  sha256: string,
+  target: string,
+  shown: string,
+  force: boolean,
+  notFound: string,
+  /** Where the bytes come from: the artifact by its sha256 (default), or a run's output (GET /v1/runs/{id}/artifact). */
+  from: { runId: string } | null = null,
+): Promise<SavedArtifact> {
   if (!force && (await exists(target))) throw refuseExisting(shown);
   const temp = path.join(path.dirname(target), `.${path.basename(target)}.${randomBytes(6).toString('hex')}.part`);
   const file = createWriteStream(temp, { flags: 'wx' });
@@ -82,7 +91,7 @@ export async function saveArtifact(client: OperatorClient, sha256: string, targe
   let writeError: unknown = null;
   file.once('error', (error) => (writeError = error));
   try {
-    const { body } = await client.download('downloadArtifact', [sha256], notFound);
+    const { body } = from ? await client.download('runArtifact', [from.runId], notFound) : await client.download('downloadArtifact', [sha256], notFound);
     await pipeline(
       body,
       async function* hashing(source: AsyncIterable<Buffer>) {

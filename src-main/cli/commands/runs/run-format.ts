@@ -4,6 +4,7 @@ import { commReasonText, commStatsText, commSummary, requestedCommText } from '.
 import { stepsCell, stepsDone, stepsOfTotal } from '../../../../src-shared/runs/steps-done';
 import { workersAtEnd } from '../../../../src-shared/runs/workers-at-end';
 import { cell, formatTable, humanAgo, humanDuration, shellWords } from '../../text-format';
+import { projectDetailLines } from './run-project-format';
 
 export const LIVE_STATES: ReadonlySet<RunSnapshot['state']> = new Set(['waiting', 'running', 'paused']);
 
@@ -135,6 +136,7 @@ export function formatRunDetail(run: RunSnapshot, events: readonly CoordinatorEv
     `  workers    ${LIVE_STATES.has(run.state) ? `${run.workerIds.length} training` : `${workersAtEnd(run)} at the end`} (min ${spec.minWorkers}, max ${spec.maxWorkers}), heartbeat timeout ${spec.heartbeatTimeoutMs / 1000} s (the cluster's)`,
     `  samples    ${spec.samples}`,
     `  started    ${humanAgo(run.startedAt, now)}${ended}`,
+    ...projectDetailLines(run),
     '',
     'Workers',
     ...workersTable(run),

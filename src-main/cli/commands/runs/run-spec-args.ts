@@ -23,6 +23,10 @@ export const runSpecOptions = {
   example: { type: 'boolean' },
   comm: { type: 'string' },
   'local-sgd-period': { type: 'string' },
+  project: { type: 'string' },
+  data: { type: 'string' },
+  'data-mode': { type: 'string' },
+  'python-check': { type: 'string' },
 } as const;
 
 export const RUN_SPEC_USAGE = `Run options (as in the app's Start run form):
@@ -43,7 +47,15 @@ export const RUN_SPEC_USAGE = `Run options (as in the app's Start run form):
                            on every member, else it trains with fp16 and says why)
   --local-sgd-period N     with --comm local-sgd: steps between model averages (1-1000;
                            default: the shortest that keeps communication within 10 % of a step)
-  --example                the bundled DDP example trainer (300 steps, 10000 samples, up to 8 workers)`;
+  --example                the bundled DDP example trainer (300 steps, 10000 samples, up to 8 workers)
+  --project DIR            ship the folder DIR (on this machine) to every member: SCRIPT is relative
+                           to it and runs there; .gitignore and .gpushareignore are honoured
+                           (at most 512 MiB, 50,000 files)
+  --data SUBDIR            with --project: the data folder inside DIR (GPU_SHARE_DATA_DIR)
+  --data-mode replicate|shard  replicate (default): every member gets all of --data; shard:
+                           its files are split over the members (GPU_SHARE_DATA_FILES)
+  --python-check MOD,MOD   modules every member's Python must import before it trains (besides
+                           the project's requirements.txt)`;
 
 export type RunSpecValues = {
   [K in keyof typeof runSpecOptions]?: (typeof runSpecOptions)[K] extends { multiple: true } ? string[] : (typeof runSpecOptions)[K]['type'] extends 'boolean' ? boolean : string;
@@ -69,7 +81,29 @@ const FLAG_OF: Record<string, string> = {
   env: '--env',
   comm: '--comm',
   localSgdPeriod: '--local-sgd-period',
+  project: '--project',
+  data: '--data',
+  dataMode: '--data-mode',
+  pythonCheck: '--python-check',
 };
+
+/** --project DIR (absolute, from `cwd`), --data, --data-mode, --python-check as the spec's project fields. */
+function projectFields(values: RunSpecValues, cwd: string): Partial<RunSpecInput> {
+  if (values.project === undefined) {
+    const stray = (['data', 'data-mode', 'python-check'] as const).find((k) => values[k] !== undefined);
+    if (stray) throw new UsageError(`--${stray} goes with --project DIR: the data folder and the checks are part of a project`);
+    return {};
+  }
+  const mode = values['data-mode'];
+  if (mode !== undefined && mode !== 'replicate' && mode !== 'shard') throw new UsageError(`--data-mode must be replicate or shard, got "${mode}"`);
+  const modules = values['python-check']?.split(',').map((m) => m.trim()).filter((m) => m !== '');
+  return {
+    project: path.resolve(cwd, values.project),
+    ...(values.data !== undefined ? { data: values.data.replace(/\/+$/, '') } : {}),
+    ...(mode !== undefined ? { dataMode: mode } : {}),
+    ...(modules !== undefined ? { pythonCheck: modules } : {}),
+  };
+}
 
 /** The bundled example, as the app pre-fills its form (the trainer's path is this machine's, like the app's). */
 function exampleSpec(env: NodeJS.ProcessEnv): RunSpecInput {
@@ -87,8 +121,11 @@ function envPairs(pairs: readonly string[]): Record<string, string> {
   return env;
 }
 
-/** The spec for `values` and the training command (`gpu-share runs start [options] -- SCRIPT ARGS…`). */
-export function runSpecFrom(values: RunSpecValues, command: readonly string[], env: NodeJS.ProcessEnv): RunSpecInput {
+/**
+ * The spec for `values` and the training command (`gpu-share runs start [options] -- SCRIPT ARGS…`); `cwd`
+ * resolves --project DIR (the coordinator reads it as an absolute path on this machine).
+ */
+export function runSpecFrom(values: RunSpecValues, command: readonly string[], env: NodeJS.ProcessEnv, cwd: string = process.cwd()): RunSpecInput {
   if (values.example && command.length > 0) throw new UsageError('give either --example or a training command, not both');
   const base: Partial<RunSpecInput> = values.example ? exampleSpec(env) : {};
   if (!values.example && command.length === 0) {
@@ -114,6 +151,7 @@ export function runSpecFrom(values: RunSpecValues, command: readonly string[], e
     ...(values.env ? { env: envPairs(values.env) } : {}),
     ...(values.comm !== undefined ? { comm: comm.comm } : {}),
     ...(comm.localSgdPeriod !== undefined ? { localSgdPeriod: comm.localSgdPeriod } : {}),
+    ...projectFields(values, cwd),
   };
   const checked = runSpecSchema.safeParse(spec);
   if (!checked.success) {

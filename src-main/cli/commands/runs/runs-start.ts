@@ -3,6 +3,7 @@ import { parseCommandLine, UsageError, type Command } from '../../command';
 import { OPERATOR_OPTIONS_USAGE, operatorOptions, printJson, runOperator } from '../../operator/operator-command';
 import { shellWords } from '../../text-format';
 import { followRun } from './follow-run';
+import { projectStartLines } from './run-project-format';
 import { HEARTBEAT_TIMEOUT_NOTE, RUN_SPEC_USAGE, runSpecFrom, runSpecOptions } from './run-spec-args';
 
 const startOptions = { ...operatorOptions, ...runSpecOptions, follow: { type: 'boolean', short: 'f' } } as const;
@@ -30,12 +31,14 @@ export const runsStartCommand: Command = {
 
 Starts a run: SCRIPT (a path on the worker machines, usually a .py trainer) with ARGS is launched through
 torchrun on up to --max-workers active workers that no other run or job holds, each with its shard of the
-samples. Several runs may be live at once, each on its own workers. With fewer free workers than --min-workers
+samples. With --project DIR, the folder is snapshotted and shipped to every member first, and SCRIPT is a
+path inside DIR. Several runs may be live at once, each on its own workers. With fewer free workers than --min-workers
 it waits for them, and says what holds them (\`gpu-share runs list\`).
 
 Examples:
   gpu-share runs start --example --follow
   gpu-share runs start --name lora-7b --samples 50000 --min-workers 2 --gpus -- /srv/train.py --epochs 3
+  gpu-share runs start --project ~/proj --data data --data-mode shard --samples 512 -- train.py --epochs 3
 
 ${RUN_SPEC_USAGE}
   --follow, -f             then print its output until it ends (as \`runs logs --follow\`)
@@ -46,7 +49,7 @@ ${OPERATOR_OPTIONS_USAGE}
 `,
   async run(args, io) {
     const { values, command } = parseStart(args);
-    const spec = runSpecFrom(values, command, io.env);
+    const spec = runSpecFrom(values, command, io.env, io.cwd);
     if (values['heartbeat-timeout'] !== undefined) io.err(`${HEARTBEAT_TIMEOUT_NOTE}\n`);
     return runOperator('gpu-share runs start', values, io, async (client) => {
       const run = await client.call('startRun', [], spec);
@@ -58,6 +61,7 @@ ${OPERATOR_OPTIONS_USAGE}
       else {
         const waiting = run.state === 'waiting' ? ` It is waiting: ${run.stateCause}.` : '';
         io.err(`Started run ${run.id} (${run.spec.name}): ${shellWords(run.spec.command)}.${waiting}\n`);
+        for (const line of projectStartLines(run)) io.err(`${line}\n`);
         if (!values.follow) io.err(`Follow it with: gpu-share runs logs ${run.id} --follow\n`);
       }
       if (values.follow) return followRun(client, run.id, io, { json: values.json === true });
