@@ -5,6 +5,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import { xdgBaseDir } from './xdg-base-dir';
 
 export const PRODUCT_NAME = 'GPU Share';
 
@@ -13,7 +14,7 @@ export function defaultUserDataDir(env: NodeJS.ProcessEnv = process.env, platfor
   const home = env.HOME ?? env.USERPROFILE ?? os.homedir();
   if (platform === 'darwin') return path.join(home, 'Library', 'Application Support', PRODUCT_NAME);
   if (platform === 'win32') return path.join(env.APPDATA ?? path.join(home, 'AppData', 'Roaming'), PRODUCT_NAME);
-  return path.join(env.XDG_CONFIG_HOME ?? path.join(home, '.config'), PRODUCT_NAME);
+  return path.join(xdgBaseDir(env.XDG_CONFIG_HOME, path.join(home, '.config')), PRODUCT_NAME);
 }
 
 export function defaultClusterPath(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string {

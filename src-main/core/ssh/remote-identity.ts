@@ -11,9 +11,13 @@ import { shQuote } from './remote-install';
 import { runDir } from './remote-worker';
 import type { SshSession } from './ssh-session';
 
-/** The agent's default data folder for `name`, as a shell word (defaultUserDataDir on Linux, then workers/<name>). */
+/**
+ * The agent's default data folder for `name`, as a shell word (defaultUserDataDir on Linux, then workers/<name>):
+ * XDG_CONFIG_HOME only when it is an absolute path, as xdgBaseDir reads it.
+ */
 export function defaultDataDirWord(name: string): string {
-  return `"\${GPU_SHARE_HOME:-\${XDG_CONFIG_HOME:-$HOME/.config}/GPU Share}"/workers/${shQuote(safeNodeDirName(name))}`;
+  const configHome = `$(case "\${XDG_CONFIG_HOME:-}" in /*) printf '%s' "$XDG_CONFIG_HOME" ;; *) printf '%s' "$HOME/.config" ;; esac)`;
+  return `"\${GPU_SHARE_HOME:-${configHome}/GPU Share}"/workers/${shQuote(safeNodeDirName(name))}`;
 }
 
 /** The script that carries the identity into the folder `data` names; prints `carried` when it copied. */

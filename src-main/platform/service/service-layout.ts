@@ -5,6 +5,7 @@
  * system-wide folders under a test's temp directory.
  */
 import path from 'node:path';
+import { xdgBaseDir } from '../xdg-base-dir';
 
 export type ServiceScope = 'user' | 'system';
 export type ServicePlatform = 'linux' | 'darwin' | 'win32';
@@ -59,7 +60,7 @@ export function serviceLayout(input: LayoutInput): ServiceLayout {
   if (platform === 'linux') {
     if (scope === 'user') {
       const serviceDir = p.join(userDataDir, 'service');
-      const configHome = env.XDG_CONFIG_HOME ? env.XDG_CONFIG_HOME : p.join(home, '.config');
+      const configHome = xdgBaseDir(env.XDG_CONFIG_HOME, p.join(home, '.config'));
       return {
         platform, scope, serviceName: SYSTEMD_UNIT, serviceDir,
         definitionFile: p.join(configHome, 'systemd', 'user', SYSTEMD_UNIT),
