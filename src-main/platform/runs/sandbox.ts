@@ -2,8 +2,11 @@
  * Hides the app's data folder from training. The app's own worker runs code any approved member sends, as the
  * person who runs the app; without this, a trainer could read secrets.json (the operator token) next door. On
  * Linux with bubblewrap (`bwrap`) the launcher runs in a mount namespace that is the whole machine (`--bind / /`,
- * `--dev-bind /dev /dev`, /proc as it is, the network shared, the same uid) except the data folder, replaced by an
- * empty tmpfs with only the worker's own checkpoints, logs and job folders bound back in.
+ * `--dev-bind /dev /dev`, the network shared for gloo and NCCL, the same uid) except the data folder, replaced by
+ * an empty tmpfs with only the worker's own checkpoints, logs and job folders bound back in; and in its own PID
+ * namespace with its own /proc and no capabilities, since root (no user namespace in between) could otherwise
+ * read the app's files through /proc/<app pid>/fd and /proc/<app pid>/root, or unmount the tmpfs. The agent still sees every sandboxed process with its
+ * real pid in the machine's /proc (the residency probe walks the launcher's descendants there).
  *
  * Signals: TrainingProcess stops a run with SIGTERM to the whole group and waits for the launcher to exit, so
  * ranks can save a checkpoint. bwrap itself dies on SIGTERM at once, which would end the grace period early; so
@@ -30,6 +33,13 @@ export interface SandboxSpec {
 
 /** Where env(1) is: the POSIX location scripts' `#!/usr/bin/env` relies on. */
 const ENV_BIN = '/usr/bin/env';
+/**
+ * The sandbox's own processes: a PID namespace with a fresh /proc that lists only them, so no trainer reaches the
+ * app through /proc/<pid>/fd (its open state.db) or /proc/<pid>/root (the data folder as the app sees it), which
+ * root could; its own System V IPC; everything in it killed if the app dies; and no capabilities, which bwrap
+ * otherwise leaves to root (with CAP_SYS_ADMIN a trainer unmounts the tmpfs and reads the folder under it).
+ */
+const OWN_PROCESSES = ['--unshare-pid', '--proc', '/proc', '--unshare-ipc', '--die-with-parent', '--cap-drop', 'ALL'];
 /** The shell that starts bwrap with SIGTERM ignored; `$0` is bwrap. */
 const IGNORE_TERM = `trap '' TERM; exec "$0" "$@"`;
 
@@ -49,6 +59,7 @@ export function sandboxArgv(spec: SandboxSpec, file: string, args: readonly stri
     '--dev-bind',
     '/dev',
     '/dev',
+    ...OWN_PROCESSES,
     '--tmpfs',
     spec.hide,
     ...binds,

@@ -4,7 +4,7 @@
  * the data folder alone. The CLI integration tests share it.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'vitest';
@@ -20,6 +20,12 @@ export interface CliResult {
   err: string;
 }
 
+/** Who serve and the CLI run as (root tests that need an ordinary user); both folders are given to them. */
+export interface RunAs {
+  uid: number;
+  gid: number;
+}
+
 export class CliServe {
   private output = '';
   readonly exited: Promise<number | null>;
@@ -31,6 +37,7 @@ export class CliServe {
     /** Where the CLI runs (relative paths in its arguments). */
     readonly cwd: string,
     readonly serve: ChildProcess,
+    private readonly as: RunAs | undefined,
   ) {
     for (const stream of [serve.stdout!, serve.stderr!]) stream.on('data', (d: Buffer) => (this.output += d.toString()));
     this.exited = new Promise((resolve) => serve.once('exit', (code) => resolve(code)));
@@ -40,16 +47,18 @@ export class CliServe {
    * Starts serve (with `env` on top of this process's) and waits until it recorded itself and this machine's worker
    * is active. `prepare` may fill the fresh data folder first (a store left by an older version).
    */
-  static async start(prefix: string, env: NodeJS.ProcessEnv = {}, prepare?: (home: string) => void): Promise<CliServe> {
+  static async start(prefix: string, env: NodeJS.ProcessEnv = {}, prepare?: (home: string) => void, as?: RunAs): Promise<CliServe> {
     const build = await appBuild();
     const home = mkdtempSync(path.join(tmpdir(), `${prefix}-home-`));
     prepare?.(home);
     const cwd = mkdtempSync(path.join(tmpdir(), `${prefix}-cwd-`));
+    if (as) for (const dir of [home, cwd]) chownSync(dir, as.uid, as.gid);
     const serve = spawn(process.execPath, [build.cli, 'serve', '--port', '0', '--coordinator-port', '0'], {
       env: { ...process.env, GPU_SHARE_HOME: home, GPU_SHARE_STATIC_DIR: build.staticDir, GPU_SHARE_NVIDIA_SMI: FAKE_NVIDIA_SMI, FAKE_NVIDIA_SMI_QUERY_GPU: '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
+      ...(as ? { uid: as.uid, gid: as.gid } : {}),
     });
-    const s = new CliServe(build, home, cwd, serve);
+    const s = new CliServe(build, home, cwd, serve, as);
     await waitFor('gpu-share serve to start and record itself', () => s.output.includes('GPU Share is running') && existsSync(path.join(home, 'coordinator.json')), {
       timeoutMs: 60_000,
       recheckMs: 200,
@@ -68,7 +77,8 @@ export class CliServe {
   /** `gpu-share ARGS…` as its own process, with the data folder in GPU_SHARE_HOME like a person's shell. */
   gpuShare(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
     return new Promise((resolve) => {
-      execFile(process.execPath, [this.build.cli, ...args], { cwd: this.cwd, env: { ...process.env, GPU_SHARE_HOME: this.home, ...env }, timeout: 60_000 }, (error, out, err) => {
+      const as = this.as ? { uid: this.as.uid, gid: this.as.gid } : {};
+      execFile(process.execPath, [this.build.cli, ...args], { cwd: this.cwd, env: { ...process.env, GPU_SHARE_HOME: this.home, ...env }, timeout: 120_000, ...as }, (error, out, err) => {
         resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, out, err });
       });
     });

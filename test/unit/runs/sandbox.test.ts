@@ -4,18 +4,20 @@
  * and still gets SIGTERM's grace period.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pipeSpawner } from '../../../src-main/platform/pty/pipe-spawner';
 import { appTrainingSpawner, fromWrappedExit, NO_BWRAP_WARNING, probeSandbox, sandboxArgv } from '../../../src-main/platform/runs/sandbox';
 import type { PtySpawner } from '../../../src-main/platform/ports';
+import { descendantPids } from '../../../src-main/platform/hardware/process-tree';
+import { waitFor } from '../../integration/helpers/wait';
 
 const BWRAP_WORKS = process.platform === 'linux' && probeSandbox(tmpdir()).ok;
 
 describe('sandboxArgv', () => {
-  it('binds the whole machine, hides the data folder, binds back what training writes, and resets SIGTERM for the command', () => {
+  it('binds the whole machine, gives it its own processes and /proc, hides the data folder, binds back what training writes, and resets SIGTERM for the command', () => {
     expect(sandboxArgv({ bwrap: 'bwrap', hide: '/home/me/.config/GPU Share', expose: ['/home/me/.config/GPU Share/worker/checkpoints'] }, 'python3', ['-u', 'train.py'])).toEqual([
       '/bin/sh',
       '-c',
@@ -27,6 +29,13 @@ describe('sandboxArgv', () => {
       '--dev-bind',
       '/dev',
       '/dev',
+      '--unshare-pid',
+      '--proc',
+      '/proc',
+      '--unshare-ipc',
+      '--die-with-parent',
+      '--cap-drop',
+      'ALL',
       '--tmpfs',
       '/home/me/.config/GPU Share',
       '--bind',
@@ -137,6 +146,57 @@ describe.skipIf(!BWRAP_WORKS)('a launcher under bwrap', () => {
     expect(r.output).toContain('no-secrets');
     expect(r.output).not.toContain('operator-secret-xyz');
     expect(r.exit).toEqual({ exitCode: 0, signal: null });
+  });
+
+  it('cannot reach the app through /proc (its open files, its root) nor unmount the folder’s cover, while the agent still finds it by its real pid', async () => {
+    // The app holds its state.db open; as root, without a PID namespace, /proc/<app pid>/fd/N and
+    // /proc/<app pid>/root/<data folder> would hand both over (issue 26, item 1).
+    writeFileSync(path.join(data, 'state.db'), 'state-db-bytes-xyz');
+    const fd = openSync(path.join(data, 'state.db'), 'r');
+    try {
+      const { pty } = appTrainingSpawner(pipeSpawner, data, [path.join(data, 'worker')]);
+      const app = process.pid;
+      const script = [
+        `cat /proc/${app}/fd/${fd} || echo no-fd`,
+        `cat '/proc/${app}/root${data}/secrets.json' || echo no-root`,
+        `ls /proc/${app} >/dev/null 2>&1 && echo app-visible || echo app-invisible`,
+        'echo "pid-inside $$"',
+        `umount '${data}' 2>/dev/null; cat '${data}/secrets.json' 2>/dev/null || echo no-umount`,
+        'grep CapEff /proc/self/status',
+        'exec sleep 30',
+      ].join('; ');
+      let output = '';
+      const proc = pty.spawn('/bin/sh', ['-c', script], { cwd: data, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+      proc.onData((d) => (output += d));
+      const exited = new Promise<{ exitCode: number | null; signal: number | null }>((resolve) => proc.onExit(resolve));
+      const sleeper = await waitFor('the sandboxed sleep in the machine\'s /proc, after the probes\' output', () => {
+        if (!output.includes('CapEff')) return null;
+        const found = descendantPids(proc.pid).find((pid) => {
+          try {
+            return readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('sleep\0');
+          } catch {
+            return false;
+          }
+        });
+        return found ?? null;
+      }, { timeoutMs: 10_000 });
+      expect(output, output).not.toContain('state-db-bytes-xyz');
+      expect(output).not.toContain('operator-secret-xyz');
+      expect(output).toContain('no-fd');
+      expect(output).toContain('no-root');
+      expect(output).toContain('app-invisible');
+      // No capabilities, root's included: with CAP_SYS_ADMIN the tmpfs over the folder comes off.
+      expect(output).toContain('no-umount');
+      expect(output).toMatch(/CapEff:\s+0+\n/);
+      // Inside, pids are the namespace's own (small); outside, the agent sees the real one and can signal it.
+      const inside = Number(/pid-inside (\d+)/.exec(output)?.[1]);
+      expect(inside).toBeLessThan(10);
+      expect(sleeper).not.toBe(inside);
+      proc.kill('SIGTERM');
+      expect(await exited).toEqual({ exitCode: null, signal: 15 });
+    } finally {
+      closeSync(fd);
+    }
   });
 
   it('gets the SIGTERM grace period: its trap runs and the launcher exits after it', async () => {
