@@ -67,6 +67,8 @@ export class ArtifactStore {
     this.byHash = path.join(dir, 'sha256');
     this.tempDir = path.join(dir, 'tmp');
     this.unindexed = new UnindexedUploads(opts.unindexedGraceMs ?? UNINDEXED_GRACE_MS, (sha256) => this.remove(sha256));
+    // The folder itself first: through a link, the leftover sweep below would remove files the app never wrote.
+    refuseSymlink(dir, 'the artifact store folder');
     refuseSymlink(this.byHash, 'the artifact store');
     refuseSymlink(this.tempDir, "the artifact store's temp folder");
     fs.mkdirSync(this.byHash, { recursive: true, mode: 0o700 });
