@@ -16,7 +16,7 @@ import { finished, pipeline } from 'node:stream/promises';
 import { DEFAULT_MAX_ARTIFACT_BYTES, SHA256_PATTERN } from '../../../src-shared/jobs/job-protocol';
 import { ApiProblem } from '../coordinator/api-problem';
 import { errnoCode, isPidAlive } from '../../platform/files/errno';
-import { O_NOFOLLOW, refuseSymlink } from '../../platform/files/refuse-symlink';
+import { openStoredFile, refuseSymlink } from '../../platform/files/refuse-symlink';
 import type { StoredArtifact } from './jobs-port';
 import { DEFAULT_TARBALL_LIMITS, inspectChunks, TarballInspector, TarballRefusedError, type TarballLimits } from './tarball-inspect';
 import { UnindexedUploads } from './unindexed-uploads';
@@ -225,22 +225,7 @@ export class ArtifactStore {
   /** The stored tarball's descriptor (never through a link) and size, or null when there is none. */
   private openDescriptor(sha256: string): { fd: number; sizeBytes: number } | null {
     const file = this.pathOf(sha256);
-    if (!file) return null;
-    let fd: number;
-    try {
-      fd = fs.openSync(file, fs.constants.O_RDONLY | O_NOFOLLOW);
-    } catch (error) {
-      // ELOOP: a symbolic link planted in the store is not an artifact.
-      if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ELOOP') return null;
-      throw error;
-    }
-    // The size from the open descriptor: what is streamed is what content-length says.
-    const stat = fs.fstatSync(fd);
-    if (!stat.isFile()) {
-      fs.closeSync(fd);
-      return null;
-    }
-    return { fd, sizeBytes: stat.size };
+    return file ? openStoredFile(file) : null;
   }
 
   /** The file of a well-formed id; null for anything else, so no other text ever becomes a path. */

@@ -14,7 +14,7 @@ import { Transform, type Readable } from 'node:stream';
 import { SHA256_HEX_PATTERN, snapshotManifestSchema, type ProjectEntry, type SnapshotManifest } from '../../../src-shared/projects/project-protocol';
 import { manifestHash } from '../../platform/projects/manifest-hash';
 import { errnoCode } from '../../platform/files/errno';
-import { O_NOFOLLOW, refuseSymlink } from '../../platform/files/refuse-symlink';
+import { O_NOFOLLOW, openStoredFile, refuseSymlink } from '../../platform/files/refuse-symlink';
 import { ApiProblem } from '../coordinator/api-problem';
 import { GPUSHAREIGNORE } from './ignore-rules';
 import { walkProject, type ProjectLimits, type WalkedFile } from './snapshot-walk';
@@ -112,19 +112,8 @@ export class ProjectStore {
   /** A stored blob to stream out and its size, or null when the store has none by that hash. */
   openBlob(sha256: string): { stream: Readable; sizeBytes: number } | null {
     if (!SHA256_HEX_PATTERN.test(sha256)) return null;
-    let fd: number;
-    try {
-      fd = fs.openSync(this.blobPath(sha256), fs.constants.O_RDONLY | O_NOFOLLOW);
-    } catch (error) {
-      if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ELOOP') return null;
-      throw error;
-    }
-    const stat = fs.fstatSync(fd);
-    if (!stat.isFile()) {
-      fs.closeSync(fd);
-      return null;
-    }
-    return { stream: fs.createReadStream('', { fd, autoClose: true, start: 0 }), sizeBytes: stat.size };
+    const opened = openStoredFile(this.blobPath(sha256));
+    return opened && { stream: fs.createReadStream('', { fd: opened.fd, autoClose: true, start: 0 }), sizeBytes: opened.sizeBytes };
   }
 
   hasBlob(sha256: string): boolean {

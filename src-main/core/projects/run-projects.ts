@@ -89,6 +89,11 @@ export class RunProjects {
     }
   }
 
+  /** A snapshot's manifest for the coordinator's own use (a run's data files and sizes), or null when the store lacks it. */
+  manifestOf(snapshot: string): SnapshotManifest | null {
+    return this.opts.store.manifest(snapshot);
+  }
+
   /** The manifest of a snapshot `workerId` may fetch (404 no live run has it, 403 none it may take part in). */
   manifestFor(workerId: number, snapshot: string): SnapshotManifest {
     this.authorize(workerId, snapshot);

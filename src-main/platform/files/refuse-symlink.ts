@@ -65,3 +65,24 @@ export function openNoFollow(file: string, what: string, flags: number, mode?: n
     throw error;
   }
 }
+
+/**
+ * A stored file opened for reading, never through a link: its descriptor and its size from that descriptor (what
+ * is streamed is what a content-length says), or null when there is none, it is a link, or not a regular file.
+ */
+export function openStoredFile(file: string): { fd: number; sizeBytes: number } | null {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | O_NOFOLLOW);
+  } catch (error) {
+    // ELOOP: a symbolic link planted in a store is not what the store keeps.
+    if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ELOOP') return null;
+    throw error;
+  }
+  const stat = fs.fstatSync(fd);
+  if (!stat.isFile()) {
+    fs.closeSync(fd);
+    return null;
+  }
+  return { fd, sizeBytes: stat.size };
+}
