@@ -11,6 +11,7 @@ import type { Connector } from '../platform/net/pinned-connection';
 import { ApiConnection } from '../platform/net/api-connection';
 import { describeNetworkError, interpretReply, type ApiReply } from '../platform/net/api-reply';
 import { putFile } from './artifact-upload';
+import { downloadFile, type DownloadResult } from '../platform/net/download-file';
 import type { NodeIdentity } from './node-identity';
 import { bodySigner, sha256Hex, signatureHeaders, type BodySigner } from './request-signer';
 import { normalizeAddress } from '../platform/runs/local-interface';
@@ -22,7 +23,9 @@ export { CERT_ENV, parseCoordinatorUrl, trustProblem } from '../platform/net/coo
 export const DEFAULT_REQUEST_TIMEOUT_MS = 5000;
 
 /** Endpoints whose body is a file streamed as it is (see workerApi's binary-upload transport). */
-type UploadEndpoint = 'uploadArtifact';
+type UploadEndpoint = 'uploadArtifact' | 'uploadRunArtifact';
+/** Endpoints that answer a file, fetched to disk and checked by sha256 (see workerApi's binary-download transport). */
+type DownloadEndpoint = 'projectBlob';
 
 export interface FileUpload {
   file: string;
@@ -106,7 +109,7 @@ export class CoordinatorClient {
   }
 
   /** Calls the endpoint `name` of the worker-API table: its method, at the path its builder makes of `params`; never throws. */
-  call<K extends Exclude<EndpointName, 'presence' | UploadEndpoint>>(
+  call<K extends Exclude<EndpointName, 'presence' | UploadEndpoint | DownloadEndpoint>>(
     name: K,
     params: EndpointParams<K>,
     body: EndpointBody<K>,
@@ -137,6 +140,24 @@ export class CoordinatorClient {
       raw = { kind: 'failed', error };
     }
     return interpretReply(raw, this.base);
+  }
+
+  /**
+   * GETs the binary-download endpoint `name` into `toFile`, streamed and checked against `expect` (the file is
+   * removed unless it is exactly those bytes); never throws.
+   */
+  async download<K extends DownloadEndpoint>(
+    name: K,
+    params: EndpointParams<K>,
+    toFile: string,
+    expect: { sha256: string; bytes: number },
+    onBytes?: (received: number) => void,
+    idleTimeoutMs = 30_000,
+  ): Promise<DownloadResult> {
+    const problem = this.connection.trustProblem();
+    if (problem) return { kind: 'failed', error: new Error(problem) };
+    const url = new URL((workerApi[name].path.build as (...p: EndpointParams<K>) => string)(...params), this.base);
+    return downloadFile({ url, headers: this.signedGetHeaders(url), agent: this.connection.agent, toFile, expectSha256: expect.sha256, expectBytes: expect.bytes, idleTimeoutMs, ...(onBytes ? { onBytes } : {}) });
   }
 
   /** POSTs `body` as JSON to `path`; never throws. */

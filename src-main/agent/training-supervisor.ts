@@ -23,6 +23,7 @@ import type { ProgressPoint } from '../../src-shared/runs/progress-report';
 import { buildLaunchCommand } from '../platform/runs/torchrun-command';
 import { TrainingProcess, type ProcessExit } from '../platform/runs/training-process';
 import { WarmLauncher, type LaunchPath } from '../platform/runs/warm-launcher';
+import type { LaunchProjectResult } from './project/agent-projects';
 import { residencyReport } from './residency-report';
 import { resolveScript } from './resolve-script';
 
@@ -62,6 +63,8 @@ export interface TrainingSupervisorOptions {
 
 interface SupervisedRun {
   plan: LaunchPlan;
+  /** The plan's project as readied on this member (null: none): its folder is the trainer's working directory. */
+  project: LaunchProjectResult | null;
   epoch: number;
   proc: TrainingProcess | null;
   stopRequested: boolean;
@@ -154,8 +157,8 @@ export class TrainingSupervisor {
    * Starts `plan` under session `epoch` beside the other runs' trainings; a plan that cannot start is reported as
    * an exit with code 127. The caller stops an older generation of the same run first (isRunningRun).
    */
-  launch(plan: LaunchPlan, epoch: number): void {
-    const run: SupervisedRun = { plan, epoch, proc: null, stopRequested: false, ranks: new Map(), residencyStarted: false, residencyTimer: null };
+  launch(plan: LaunchPlan, epoch: number, project: LaunchProjectResult | null = null): void {
+    const run: SupervisedRun = { plan, project, epoch, proc: null, stopRequested: false, ranks: new Map(), residencyStarted: false, residencyTimer: null };
     this.current.set(plan.runId, run);
     this.latest.delete(plan.runId);
     this.latest.set(plan.runId, run);
@@ -259,7 +262,9 @@ export class TrainingSupervisor {
     const runDir = safeSegment(plan.runId);
     const checkpointDir = path.join(this.opts.dataDir, 'checkpoints', runDir);
     const logDir = path.join(this.opts.dataDir, 'logs', runDir, `g${plan.generation}`);
-    const { env: inherited, workDir } = this.opts;
+    const { env: inherited } = this.opts;
+    if (run.project && 'error' in run.project) throw new Error(run.project.error);
+    const workDir = run.project?.cwd ?? this.opts.workDir; // a project's script is relative to its snapshot's folder
     mkdirSync(checkpointDir, { recursive: true });
     mkdirSync(logDir, { recursive: true });
     const script = resolveScript(plan.command[0]!, { workDir, assetsDir: () => findAssetsDir(inherited) });
@@ -270,7 +275,8 @@ export class TrainingSupervisor {
     const gpus = plan.useGpus ? this.opts.gpus().filter((_, i) => !plan.gpuIndices || plan.gpuIndices.includes(i)) : [];
     const built = buildLaunchCommand(resolvedPlan, this.opts.python(), { gpuCount: gpus.length, logDir, assetsDir: findAssetsDir(inherited), inheritedEnv: inherited });
     for (const note of built.notes) this.opts.log(`run ${plan.runId}: ${note}`);
-    const env = buildTrainingEnv({ inherited, planEnv: plan.env, launcherEnv: built.env, checkpointDir, gpuUuids: gpus.map((g) => g.uuid ?? String(g.index)) });
+    const projectEnv = run.project?.env ?? {};
+    const env = buildTrainingEnv({ inherited, planEnv: plan.env, launcherEnv: built.env, projectEnv, checkpointDir, gpuUuids: gpus.map((g) => g.uuid ?? String(g.index)) });
     let how: LaunchPath | null = null;
     const warm = this.warm;
     const pty: PtySpawner = warm

@@ -43,6 +43,8 @@ export interface WorkerAgentOptions {
    * instead of failing start() at once; what `gpu-share worker` wants. A refusal still fails at once.
    */
   retryFirstJoin?: boolean;
+  /** Bound of the project cache (<dataDir>/projects: LRU, a run's files never evicted while it uses them); default 10 GiB. */
+  projectCacheBytes?: number;
   /** Open the presence WebSocket after each join (default true). */
   presence?: boolean;
 }

@@ -1,17 +1,15 @@
 /**
  * The worker agent: joins a coordinator, heartbeats, and runs what it is told in a pty. It is the same code
  * as a standalone OS process (`gpu-share worker`) and inside the desktop app (the app's own machine).
- *
  * Its one hard promise is "no orphans": training never outlives the agent's link to the coordinator for longer
  * than the coordinator allows. Declared failed (a refusal under the epoch it joined), the agent kills its training
  * and joins again as a new incarnation; a coordinator that went silent or came back under a new epoch may only have
  * restarted, so the training is kept until a claim for it is refused or the failover grace passes (kept-training.ts).
- * It trains one run per GPU set. What the coordinator sends is parsed before use; a bad instruction is logged and ignored. Besides heartbeats it holds a presence WebSocket (presence-link.ts), so
- * the coordinator learns of its death at once; every request after the join carries the session's secret.
- *
- * This file wires the pieces: the join session and when to give the coordinator up (agent-session.ts), the
- * beat (heartbeat-loop.ts), the instructions (instruction-inbox.ts), the training process
- * (training-supervisor.ts) and the reports (report-sender.ts).
+ * It trains one run per GPU set. What the coordinator sends is parsed before use; a bad instruction is logged and
+ * ignored. Besides heartbeats it holds a presence WebSocket (presence-link.ts), so the coordinator learns of its
+ * death at once; every request after the join carries the session's secret. This file wires the pieces: the join
+ * session (agent-session.ts), the beat (heartbeat-loop.ts), the instructions (instruction-inbox.ts), the training
+ * (training-supervisor.ts), a run's project (project/agent-projects.ts) and the reports (report-sender.ts).
  */
 import { mkdirSync } from 'node:fs';
 import os from 'node:os';
@@ -35,13 +33,13 @@ import { buildJoinRequest, JoinError, joinOnce, nodeNameFrom, retryJoin, usableG
 import { loadOrCreateMachineId } from './machine-id';
 import { loadOrCreateNodeIdentity } from './node-identity';
 import { PresenceLink, presenceUrl } from './presence-link';
+import { AgentProjects, DEFAULT_PROJECT_CACHE_BYTES, projectTransport } from './project/agent-projects';
 import { ReportSender } from './report-sender';
 import { TrainingSupervisor } from './training-supervisor';
 import type { AgentExit, AgentPhase, AgentStatus, WorkerAgentOptions } from './worker-agent-options';
 
 export { lostAfterMs } from './agent-session';
 export { JoinError } from './join-coordinator';
-
 export type { AgentExit, AgentPhase, AgentStatus, WorkerAgentOptions } from './worker-agent-options';
 
 /** The agent's own life; while 'running', its phase is the session's (joined or lost). */
@@ -61,6 +59,7 @@ export class WorkerAgent {
   private readonly beats: HeartbeatLoop;
   private readonly kept: KeptTraining; // training kept through a coordinator restart, and its re-attach claim
   private readonly links: AgentLinkProbes; // link probe server and measurements (link-probes.ts)
+  private readonly projects: AgentProjects; // a run's project: prepare, launch, result (project/agent-projects.ts)
   private readonly resources = new ResourceSampler({ hardware: () => this.facts?.hardware ?? null, env: () => this.env }); // CPU/RAM/GPU for heartbeats
 
   private lifecycle: Lifecycle = 'idle';
@@ -136,6 +135,8 @@ export class WorkerAgent {
     this.beats = new HeartbeatLoop({ clock, log, intervalMs: () => (this.session.phase === 'lost' ? this.session.retryDelayMs : (this.session.joined?.heartbeatIntervalMs ?? 1000)), beat: () => this.beat() });
     this.kept = new KeptTraining({ session: this.session, training: this.training, reports: this.reports, beats: () => this.beats, log });
     this.links = new AgentLinkProbes({ log });
+    const projectOpts = { dataDir: opts.dataDir, cacheBytes: opts.projectCacheBytes ?? DEFAULT_PROJECT_CACHE_BYTES, clock, log, env: this.env };
+    this.projects = new AgentProjects({ ...projectOpts, python: () => this.facts?.python?.path ?? null, ...projectTransport(this.client, () => this.session.joined) });
   }
 
   /** Registers a listener for the agent's end (stop or drain). */
@@ -224,29 +225,25 @@ export class WorkerAgent {
   }
 
   // --- The session: joining, heartbeats, loss ---
-
   private async join(): Promise<JoinResponse> {
     const facts = this.facts!;
     const who = (advertiseHost: string) => ({ node: this.node, advertiseHost, local: this.opts.local ?? false });
     // The re-attach claim (kept-training.ts) is signed with the rest of the join's body by the node key.
     const claim = this.kept.claim();
     const reattach = claim ? { reattach: claim } : {};
-    const { joined } = await joinOnce(this.client, (host) => ({ ...buildJoinRequest(facts, who(host)), ...reattach }), this.opts.advertiseHost);
-    return joined;
+    return (await joinOnce(this.client, (host) => ({ ...buildJoinRequest(facts, who(host)), ...reattach }), this.opts.advertiseHost)).joined;
   }
 
   private onJoined(joined: JoinResponse, again: boolean): void {
     this.inbox.reset();
     const reattached = this.kept.joined(joined, again, this.client.base.origin);
     this.openPresence(joined);
-    if (again) this.jobs.retryNow();
+    if (again) [this.jobs, this.projects.uploads].forEach((waiting) => waiting.retryNow()); // what waits to try again tries now
     const gpus = usableGpus(this.facts?.hardware ?? null).length;
     const torch = this.facts?.python ? `torch ${this.facts.python.torchVersion}` : 'no torch';
     if (reattached) return;
-    this.log(
-      `${again ? 'joined again' : 'joined'} ${this.client.base.origin} as worker ${joined.workerId} (incarnation ${joined.incarnation}), node ${this.node}, ` +
-        `${gpus} GPU${gpus === 1 ? '' : 's'}, ${torch}; heartbeat every ${joined.heartbeatIntervalMs} ms`,
-    );
+    const who = `worker ${joined.workerId} (incarnation ${joined.incarnation}), node ${this.node}`;
+    this.log(`${again ? 'joined again' : 'joined'} ${this.client.base.origin} as ${who}, ${gpus} GPU${gpus === 1 ? '' : 's'}, ${torch}; heartbeat every ${joined.heartbeatIntervalMs} ms`);
   }
 
   /** The presence link of this session; the previous one was closed when the session was lost. */
@@ -314,7 +311,6 @@ export class WorkerAgent {
   }
 
   // --- Instructions, training, reports ---
-
   private async obey(instruction: Instruction, epoch: number): Promise<void> {
     switch (instruction.kind) {
       case 'start': {
@@ -323,13 +319,15 @@ export class WorkerAgent {
         this.log(`instruction: start run ${plan.runId} generation ${plan.generation} (${plan.launcher}, nnodes ${plan.nnodes}, shard ${plan.env.GPU_SHARE_SHARD_START ?? '?'}..${plan.env.GPU_SHARE_SHARD_END ?? '?'})`);
         // An older generation of this run gives way; another run's training (its own GPUs) goes on beside it.
         if (this.training.isRunningRun(plan.runId)) await this.training.stop(`replaced by generation ${plan.generation}`, plan.runId);
+        const project = await this.projects.launch(plan); // the snapshot and this member's data files, fetched if missing
         if (epoch !== this.session.epoch || this.stopping) return; // a drain on the agent's line may have come meanwhile
-        this.training.launch(plan, epoch);
+        this.training.launch(plan, epoch, project);
         return;
       }
       case 'stop': {
         if (!this.training.isStoppable(instruction.runId, instruction.generation)) return;
         this.log(`instruction: stop run ${instruction.runId} generation ${instruction.generation} (${instruction.reason})`);
+        this.projects.stopping(instruction.runId, instruction.reason);
         await this.training.stop(instruction.reason, instruction.runId);
         return;
       }
@@ -344,6 +342,8 @@ export class WorkerAgent {
         // Not awaited: the grace of one job's stop must not hold up the instructions behind it.
         void this.jobs.cancel(instruction.jobId, instruction.token, instruction.reason);
         return;
+      case 'prepare': // not awaited: a fetch must not hold the instructions behind it
+        return void this.projects.prepare(instruction, (r) => this.report(r, epoch));
       case 'accept-link-probe':
       case 'measure-links':
         return this.links.obey(instruction, (r) => this.report(r, epoch));
@@ -356,6 +356,7 @@ export class WorkerAgent {
   }
 
   private onRunExit(run: { runId: string; generation: number; epoch: number }, exit: ProcessExit, requested: boolean): void {
+    this.projects.ended(run.runId, exit, requested);
     if (run.epoch !== this.session.epoch) return;
     // The last steps ran after the previous heartbeat: send them before the exit (else a run shows a stale final step).
     const finalBeat = this.phase() === 'joined' ? this.heartbeat().catch(() => undefined) : Promise.resolve();
@@ -378,6 +379,7 @@ export class WorkerAgent {
       this.wakeJoinRetry?.();
       await Promise.all([this.training.stop(detail), this.jobs.stopAll(detail)]);
       this.training.closeWarm();
+      this.projects.close();
       const joined = this.session.joined;
       if (wasJoined && joined) {
         await this.reports.drain();

@@ -57,6 +57,8 @@ Options:
   --advertise-host HOST   address other workers reach this one at (default: the local address of
                           the connection to the coordinator); the coordinator refuses any other
                           address unless it was started with --trust-advertised-hosts
+  --project-cache-gib N    bound of the cache of run projects in the data folder, in GiB (default 10);
+                          least recently used files go first, never those of a run training here
   --show-output           also print the training output here
   --print-node-key        print this machine's node key (made in the data folder if there is none yet) as
                           "node-key KEY SHA256:…" and exit: what the coordinator approves
@@ -80,6 +82,7 @@ const WORKER_OPTIONS = {
   name: { type: 'string' },
   'data-dir': { type: 'string' },
   'advertise-host': { type: 'string' },
+  'project-cache-gib': { type: 'string' },
   'show-output': { type: 'boolean' },
   discover: { type: 'boolean' },
   'cluster-name': { type: 'string' },
@@ -181,6 +184,9 @@ async function runWorkerUnguarded(args: string[], io: CliIo, options: RunWorkerO
   }
   const advertiseHost = parsed.text('advertise-host');
   const dataDirFlag = parsed.text('data-dir');
+  const cacheGib = parsed.text('project-cache-gib');
+  const projectCacheBytes = cacheGib === undefined ? undefined : Number(cacheGib) * 1024 ** 3;
+  if (projectCacheBytes !== undefined && !(Number.isFinite(projectCacheBytes) && projectCacheBytes > 0)) throw new UsageError(`--project-cache-gib "${cacheGib}" must be a positive number of GiB, e.g. 10 or 0.5`);
 
   const node = name ?? os.hostname();
   const say = (line: string) => io.out(`${line}\n`);
@@ -197,6 +203,7 @@ async function runWorkerUnguarded(args: string[], io: CliIo, options: RunWorkerO
     pty: options.pty ?? nodePtySpawner,
     warmLauncher: true,
     ...(advertiseHost ? { advertiseHost } : {}),
+    ...(projectCacheBytes !== undefined ? { projectCacheBytes: Math.round(projectCacheBytes) } : {}),
     log: say,
     env: io.env,
     workDir: io.cwd,

@@ -70,6 +70,10 @@ export const TRAINER_GPU_SHARE_NAMES: ReadonlySet<string> = new Set([
   'GPU_SHARE_SEED',
   'GPU_SHARE_OUTPUT_DIR',
   'GPU_SHARE_ATTEMPT',
+  // A run's project (src-shared/projects/project-protocol.ts PROJECT_ENV; GPU_SHARE_OUTPUT_DIR above).
+  'GPU_SHARE_DATA_DIR',
+  'GPU_SHARE_DATA_FILES',
+  'GPU_SHARE_SNAPSHOT',
   // Settings the example trainers read, which a run's or job's env may set.
   'GPU_SHARE_CACHE_DIR',
   'GPU_SHARE_CORPUS_DIR',
@@ -105,6 +109,8 @@ export interface TrainingEnvInput {
   /** Variables the launcher needs (the direct launcher's RANK=0 …). */
   launcherEnv?: Record<string, string>;
   checkpointDir: string;
+  /** A run's project (PROJECT_ENV): set by this agent, so no plan can point them elsewhere. */
+  projectEnv?: Record<string, string>;
   /** UUIDs of the GPUs the run may use; empty hides every GPU so a CPU run never grabs one. */
   gpuUuids: string[];
 }
@@ -119,6 +125,7 @@ export function buildTrainingEnv(input: TrainingEnvInput): Record<string, string
     PYTHONUNBUFFERED: '1',
     ...trainerEnv(input.planEnv),
     ...trainerEnv(input.launcherEnv ?? {}),
+    ...(input.projectEnv ?? {}),
     GPU_SHARE_CHECKPOINT_DIR: input.checkpointDir,
     CUDA_VISIBLE_DEVICES: input.gpuUuids.join(','),
   };

@@ -3,10 +3,12 @@
  * person who runs the app; without this, a trainer could read secrets.json (the operator token) next door. On
  * Linux with bubblewrap (`bwrap`) the launcher runs in a mount namespace that is the whole machine (`--bind / /`,
  * `--dev-bind /dev /dev`, the network shared for gloo and NCCL, the same uid) except the data folder, replaced by
- * an empty tmpfs with only the worker's own checkpoints, logs and job folders bound back in; and in its own PID
- * namespace with its own /proc and no capabilities, since root (no user namespace in between) could otherwise
- * read the app's files through /proc/<app pid>/fd and /proc/<app pid>/root, or unmount the tmpfs. The agent still sees every sandboxed process with its
- * real pid in the machine's /proc (the residency probe walks the launcher's descendants there).
+ * an empty tmpfs with only the worker's own checkpoints, logs, job folders and run outputs bound back in (its
+ * projects, unpacked snapshots and a run's data: platform/projects/project-layout.ts, bound back read-only); and in
+ * its own PID namespace with its own /proc and no capabilities, since root (no user namespace in between) could
+ * otherwise read the app's files through /proc/<app pid>/fd and /proc/<app pid>/root, or unmount the tmpfs. The
+ * agent still sees every sandboxed process with its real pid in the machine's /proc (the residency probe walks the
+ * launcher's descendants there).
  *
  * Signals: TrainingProcess stops a run with SIGTERM to the whole group and waits for the launcher to exit, so
  * ranks can save a checkpoint. bwrap itself dies on SIGTERM at once, which would end the grace period early; so
@@ -21,6 +23,7 @@ import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { mkdirSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { PtyProcess, PtySpawner } from '../ports';
+import { PROJECTS_SUBDIR, RUN_OUTPUT_SUBDIR } from '../projects/project-layout';
 
 export interface SandboxSpec {
   /** The bwrap executable (a name looked up on PATH, or a path). */
@@ -29,6 +32,8 @@ export interface SandboxSpec {
   hide: string;
   /** Folders under `hide` that training must still reach (checkpoints, logs, job output); made if missing. */
   expose: readonly string[];
+  /** Folders under `hide` that training may read but never change (a run's project and data); made if missing. */
+  exposeReadOnly?: readonly string[];
 }
 
 /** Where env(1) is: the POSIX location scripts' `#!/usr/bin/env` relies on. */
@@ -47,7 +52,7 @@ export const NO_BWRAP_WARNING = "training processes can read this app's data fol
 
 /** The argv that runs `file args` with `spec.hide` hidden. */
 export function sandboxArgv(spec: SandboxSpec, file: string, args: readonly string[]): string[] {
-  const binds = spec.expose.flatMap((dir) => ['--bind', dir, dir]);
+  const binds = [...spec.expose.flatMap((dir) => ['--bind', dir, dir]), ...(spec.exposeReadOnly ?? []).flatMap((dir) => ['--ro-bind', dir, dir])];
   return [
     '/bin/sh',
     '-c',
@@ -81,7 +86,7 @@ export function fromWrappedExit(exit: { exitCode: number | null; signal: number 
 export function sandboxedSpawner(inner: PtySpawner, spec: SandboxSpec): PtySpawner {
   return {
     spawn(file, args, options): PtyProcess {
-      for (const dir of spec.expose) mkdirSync(dir, { recursive: true, mode: 0o700 });
+      for (const dir of [...spec.expose, ...(spec.exposeReadOnly ?? [])]) mkdirSync(dir, { recursive: true, mode: 0o700 });
       const [shell, ...rest] = sandboxArgv(spec, file, args);
       const proc = inner.spawn(shell!, rest, options);
       return {
@@ -129,8 +134,8 @@ function split(argv: string[]): [string, string[]] {
 }
 
 /**
- * The spawner for the app's own agents: `inner` with `dataDir` hidden and each agent folder's checkpoints, logs
- * and jobs bound back, when the probe passes; otherwise `inner` itself and the warning to show once.
+ * The spawner for the app's own agents: `inner` with `dataDir` hidden and each agent folder's checkpoints, logs,
+ * jobs and run outputs bound back (its projects read-only), when the probe passes; otherwise `inner` itself and the warning to show once.
  */
 export function appTrainingSpawner(
   inner: PtySpawner,
@@ -146,9 +151,8 @@ export function appTrainingSpawner(
   }
   const result = probe(hide);
   if (!result.ok) return { pty: inner, warning: result.warning };
-  const expose = agentDirs.flatMap((dir) => {
-    const real = path.join(hide, path.relative(dataDir, dir));
-    return ['checkpoints', 'logs', 'jobs'].map((sub) => path.join(real, sub));
-  });
-  return { pty: sandboxedSpawner(inner, { bwrap: result.bwrap, hide, expose }), warning: null };
+  const real = (dir: string) => path.join(hide, path.relative(dataDir, dir));
+  const expose = agentDirs.flatMap((dir) => ['checkpoints', 'logs', 'jobs', RUN_OUTPUT_SUBDIR].map((sub) => path.join(real(dir), sub)));
+  const exposeReadOnly = agentDirs.map((dir) => path.join(real(dir), PROJECTS_SUBDIR));
+  return { pty: sandboxedSpawner(inner, { bwrap: result.bwrap, hide, expose, exposeReadOnly }), warning: null };
 }

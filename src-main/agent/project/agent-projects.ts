@@ -1,0 +1,104 @@
+/**
+ * The agent's part in a run's project, in one place for worker-agent.ts: `prepare` (project-preparer.ts), the
+ * project of a launch (run-project.ts), and the run's result when it ends (run-output-upload.ts). Layout and
+ * cache in snapshot-store.ts; docs/api.md "Your own project" says what a trainer sees.
+ */
+import type { PrepareProjectInstruction, PreparedReport } from '../../../src-shared/projects/project-protocol';
+import type { LaunchPlan } from '../../../src-shared/worker-protocol';
+import type { Clock } from '../../platform/ports';
+import type { ApiReply } from '../coordinator-client';
+import { ProjectPreparer } from './project-preparer';
+import type { ProjectSource } from './project-source';
+import { readyRunProject, releaseRunProject, runOutputDir, type RunProjectLaunch } from './run-project';
+import { RunOutputUploader } from './run-output-upload';
+import { ProjectError, SnapshotStore } from './snapshot-store';
+
+/** A stop for this reason (run-controller.ts) ends the run for good: its output so far is uploaded, as partial. */
+const STOPPED_BY_OWNER = /^run stopped/;
+
+export interface AgentProjectsOptions {
+  dataDir: string;
+  cacheBytes: number;
+  clock: Clock;
+  log: (line: string) => void;
+  source: () => ProjectSource;
+  python: () => string | null;
+  env: NodeJS.ProcessEnv;
+  upload: (runId: string, sha256: string, file: string, sizeBytes: number) => Promise<ApiReply>;
+}
+
+/** What a launch gets: the project's folder and variables, or why it cannot start. */
+export type LaunchProjectResult = RunProjectLaunch | { error: string };
+
+export class AgentProjects {
+  private store: SnapshotStore | null = null;
+  private preparer: ProjectPreparer | null = null;
+  readonly uploads: RunOutputUploader;
+  /** Runs launched here with a project: their output folder is delivered when they end. */
+  private readonly projectRuns = new Set<string>();
+  /** Why the coordinator asked each run to stop, until its trainer has ended. */
+  private readonly stopReasons = new Map<string, string>();
+
+  constructor(private readonly opts: AgentProjectsOptions) {
+    this.uploads = new RunOutputUploader({ clock: opts.clock, log: opts.log, upload: opts.upload });
+  }
+
+  /** The store, made at first use (the data folder exists once the agent has started). */
+  private ready(): { store: SnapshotStore; preparer: ProjectPreparer } {
+    if (!this.store || !this.preparer) {
+      const { dataDir, cacheBytes, log, clock, python, env, source } = this.opts;
+      this.store = new SnapshotStore(dataDir, cacheBytes, log);
+      this.preparer = new ProjectPreparer({ store: this.store, source, clock, log, python, env });
+    }
+    return { store: this.store, preparer: this.preparer };
+  }
+
+  prepare(instruction: PrepareProjectInstruction, report: (r: PreparedReport) => void): Promise<unknown> {
+    this.opts.log(`instruction: prepare snapshot ${instruction.snapshot.slice(0, 6)}… for run ${instruction.runId}`);
+    return this.ready().preparer.prepare(instruction, report);
+  }
+
+  /** The project of `plan` ready on this member (null: the plan has none); never throws. */
+  async launch(plan: LaunchPlan): Promise<LaunchProjectResult | null> {
+    if (!plan.project) return null;
+    const { store } = this.ready();
+    try {
+      const launched = await readyRunProject(store, this.opts.source(), plan.runId, plan.project, this.opts.log);
+      this.projectRuns.add(plan.runId);
+      return launched;
+    } catch (error) {
+      releaseRunProject(store, plan.runId);
+      const why = error instanceof ProjectError ? error.message : `could not ready the project: ${error instanceof Error ? error.message : String(error)}`;
+      return { error: why };
+    }
+  }
+
+  /** The coordinator's `stop` of a run, before its trainer is stopped. */
+  stopping(runId: string, reason: string): void {
+    if (this.projectRuns.has(runId)) this.stopReasons.set(runId, reason);
+  }
+
+  /**
+   * A run's trainer ended here: its files may be evicted again, and its result goes up when the run is over —
+   * the trainer finished (exit 0, not stopped) or its owner stopped the run (partial).
+   */
+  ended(runId: string, exit: { exitCode: number | null; signal: number | null }, requested: boolean): void {
+    const stopReason = requested ? (this.stopReasons.get(runId) ?? '') : null;
+    this.stopReasons.delete(runId);
+    if (!this.projectRuns.has(runId) || !this.store) return;
+    releaseRunProject(this.store, runId);
+    const finished = stopReason === null && exit.exitCode === 0;
+    const stopped = stopReason !== null && STOPPED_BY_OWNER.test(stopReason);
+    if (!finished && !stopped) return;
+    this.projectRuns.delete(runId);
+    void this.uploads.deliver(runId, runOutputDir(this.store, runId), stopped);
+  }
+
+  /** The agent stops: uploads waiting to try again give up. */
+  close(): void {
+    this.uploads.cancel();
+  }
+}
+
+export { DEFAULT_PROJECT_CACHE_BYTES } from '../../platform/projects/blob-cache';
+export { projectTransport } from './project-source';
