@@ -356,7 +356,7 @@ export class WorkerAgent {
   }
 
   private onRunExit(run: { runId: string; generation: number; epoch: number }, exit: ProcessExit, requested: boolean): void {
-    this.projects.ended(run.runId, exit, requested);
+    void this.projects.ended(run.runId, exit, requested);
     if (run.epoch !== this.session.epoch) return;
     // The last steps ran after the previous heartbeat: send them before the exit (else a run shows a stale final step).
     const finalBeat = this.phase() === 'joined' ? this.heartbeat().catch(() => undefined) : Promise.resolve();

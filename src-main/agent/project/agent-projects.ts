@@ -10,7 +10,7 @@ import type { ApiReply } from '../coordinator-client';
 import { ProjectPreparer } from './project-preparer';
 import type { ProjectSource } from './project-source';
 import { readyRunProject, releaseRunProject, runOutputDir, type RunProjectLaunch } from './run-project';
-import { RunOutputUploader } from './run-output-upload';
+import { RunOutputUploader, type DeliveryOutcome } from './run-output-upload';
 import { ProjectError, SnapshotStore } from './snapshot-store';
 
 /** A stop for this reason (run-controller.ts) ends the run for good: its output so far is uploaded, as partial. */
@@ -25,6 +25,8 @@ export interface AgentProjectsOptions {
   python: () => string | null;
   env: NodeJS.ProcessEnv;
   upload: (runId: string, sha256: string, file: string, sizeBytes: number) => Promise<ApiReply>;
+  /** How uploads of a run's result wait between tries (run-output-upload.ts; tests shorten it). */
+  uploadBackoff?: { firstMs: number; maxMs: number; tries: number };
 }
 
 /** What a launch gets: the project's folder and variables, or why it cannot start. */
@@ -40,7 +42,7 @@ export class AgentProjects {
   private readonly stopReasons = new Map<string, string>();
 
   constructor(private readonly opts: AgentProjectsOptions) {
-    this.uploads = new RunOutputUploader({ clock: opts.clock, log: opts.log, upload: opts.upload });
+    this.uploads = new RunOutputUploader({ clock: opts.clock, log: opts.log, upload: opts.upload, ...(opts.uploadBackoff ? { backoff: opts.uploadBackoff } : {}) });
   }
 
   /** The store, made at first use (the data folder exists once the agent has started). */
@@ -82,16 +84,16 @@ export class AgentProjects {
    * A run's trainer ended here: its files may be evicted again, and its result goes up when the run is over —
    * the trainer finished (exit 0, not stopped) or its owner stopped the run (partial).
    */
-  ended(runId: string, exit: { exitCode: number | null; signal: number | null }, requested: boolean): void {
+  ended(runId: string, exit: { exitCode: number | null; signal: number | null }, requested: boolean): Promise<DeliveryOutcome> | null {
     const stopReason = requested ? (this.stopReasons.get(runId) ?? '') : null;
     this.stopReasons.delete(runId);
-    if (!this.projectRuns.has(runId) || !this.store) return;
+    if (!this.projectRuns.has(runId) || !this.store) return null;
     releaseRunProject(this.store, runId);
     const finished = stopReason === null && exit.exitCode === 0;
     const stopped = stopReason !== null && STOPPED_BY_OWNER.test(stopReason);
-    if (!finished && !stopped) return;
+    if (!finished && !stopped) return null;
     this.projectRuns.delete(runId);
-    void this.uploads.deliver(runId, runOutputDir(this.store, runId), stopped);
+    return this.uploads.deliver(runId, runOutputDir(this.store, runId), stopped);
   }
 
   /** The agent stops: uploads waiting to try again give up. */

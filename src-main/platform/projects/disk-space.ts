@@ -23,11 +23,11 @@ export function binaryBytes(bytes: number): string {
   return `${Number((bytes / 1024 ** 3).toFixed(1))} GiB`;
 }
 
-/** Why `needed` bytes will not fit in `dir` (with a margin of 64 MiB kept free), or null when they will. */
+/** Why `needed` bytes will not fit in `dir` (with a margin of 16 MiB kept free), or null when they will. */
 export function diskShortfall(dir: string, needed: number): string | null {
   const available = freeBytes(dir);
   if (available === null || needed === 0) return null;
-  const margin = 64 * 1024 * 1024;
+  const margin = 16 * 1024 * 1024;
   if (needed + margin <= available) return null;
   return `not enough disk for the project: needs ${binaryBytes(needed)}, ${binaryBytes(available)} free in ${dir}`;
 }

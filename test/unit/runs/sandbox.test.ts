@@ -118,6 +118,23 @@ describe.skipIf(!BWRAP_WORKS)('a launcher under bwrap', () => {
     expect(plain.output).toContain('operator-secret-xyz');
   });
 
+  it("binds a run's project read-only and its output folder writable", async () => {
+    const worker = path.join(data, 'worker');
+    const { pty, warning } = appTrainingSpawner(pipeSpawner, data, [worker]);
+    expect(warning).toBeNull();
+    const snapshot = path.join(worker, 'projects', 'snapshots', 'abc');
+    const output = path.join(worker, 'run-output', 'run-1');
+    mkdirSync(snapshot, { recursive: true });
+    mkdirSync(output, { recursive: true });
+    writeFileSync(path.join(snapshot, 'train.py'), 'print(1)\n');
+    const script = `cat '${snapshot}/train.py'; echo changed > '${snapshot}/train.py' || echo "snapshot read-only"; echo weights > '${output}/model.txt'`;
+    const r = await run(pty, script);
+    expect(r.output).toContain('print(1)');
+    expect(r.output).toContain('snapshot read-only'); // even for root: the bind itself is read-only
+    expect(readFileSync(path.join(snapshot, 'train.py'), 'utf8')).toBe('print(1)\n');
+    expect(readFileSync(path.join(output, 'model.txt'), 'utf8')).toBe('weights\n');
+  });
+
   it.skipIf(process.getuid?.() !== 0)('hides the folder from an unprivileged user too (bwrap in a user namespace, as the app usually runs)', async () => {
     chmodSync(data, 0o755);
     chmodSync(path.join(data, 'secrets.json'), 0o644); // readable by anyone, so only the sandbox can hide it
