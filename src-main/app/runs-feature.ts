@@ -61,6 +61,8 @@ export function createRunsFeature(opts: {
     getRunSeries: async ({ runId }) => coordinator.runSeries(runId),
     getEvents: async () => coordinator.events(),
     getExampleRun: async () => exampleRun(opts.assetsDir, opts.hardware()),
+    // The desktop shell answers this one itself (electron/project-folder-picker.ts); a page served by `serve` has no picker.
+    pickProjectFolder: async () => ({ picker: false, path: null }),
   };
 
   return { handlers, stop: unsubscribe };

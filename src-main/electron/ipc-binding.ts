@@ -4,7 +4,7 @@
  * core events go to the windows' pages through their outboxes.
  */
 import { ipcMain, type BrowserWindow, type IpcMainEvent, type IpcMainInvokeEvent, type WebContents } from 'electron';
-import { events, requests, type EventMethod, type EventPayloads, type RequestMethod } from '../../src-shared/ipc';
+import { events, requests, type EventMethod, type EventPayloads, type RequestHandlers, type RequestMethod } from '../../src-shared/ipc';
 import type { AppCore } from '../app/app-core-types';
 import { dispatchRequest, RequestError } from '../app/ipc-dispatch';
 import { RendererOutbox } from './renderer-outbox';
@@ -25,6 +25,8 @@ export interface IpcBinding {
 export interface IpcBindingOptions {
   /** Where refusals and handler failures are logged (default console.warn). */
   log?: (message: string) => void;
+  /** Requests the shell answers itself instead of the core (a native dialog: project-folder-picker.ts). */
+  shellHandlers?: Partial<RequestHandlers>;
 }
 
 function messageOf(error: unknown): string {
@@ -38,6 +40,7 @@ export function bindIpc(core: AppCore, options: IpcBindingOptions = {}): IpcBind
   const isOurContents = (contents: WebContents | null): boolean =>
     contents !== null && outboxes.has(contents) && !contents.isDestroyed();
   const trusted = (event: IpcMainEvent | IpcMainInvokeEvent): boolean => isTrustedSender(event, isOurContents);
+  const handlers: RequestHandlers = { ...core.handlers, ...options.shellHandlers };
 
   const channels: string[] = [];
   for (const method of Object.keys(requests) as RequestMethod[]) {
@@ -49,7 +52,7 @@ export function bindIpc(core: AppCore, options: IpcBindingOptions = {}): IpcBind
         return { ok: false, error: `${method}: refused, the request did not come from GPU Share's own page` };
       }
       try {
-        return { ok: true, result: await dispatchRequest(core.handlers, method, arg) };
+        return { ok: true, result: await dispatchRequest(handlers, method, arg) };
       } catch (error) {
         // Refusals are expected; anything else is a bug worth its stack in the log.
         if (!(error instanceof RequestError)) log(`${method} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);

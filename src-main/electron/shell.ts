@@ -12,6 +12,7 @@ import { handleAppProtocol } from './app-protocol';
 import { bindIpc, type IpcBinding } from './ipc-binding';
 import { createElectronNotifier } from './notifier';
 import { hardenSession } from './session-security';
+import { projectFolderPicker } from './project-folder-picker';
 import { parseShellArgs } from './shell-args';
 import { addThisMachineAndNotify, createAppTray, type AppTray } from './tray';
 import { createMainWindow, guardWebContents } from './window';
@@ -165,7 +166,7 @@ export async function startShell(deps: ShellDeps): Promise<Shell | null> {
     return null;
   }
   const startedCore = core;
-  binding = bindIpc(startedCore);
+  binding = bindIpc(startedCore, { shellHandlers: projectFolderPicker(ensureWindow) });
   ensureWindow();
 
   app.on('before-quit', (event) => {

@@ -19,6 +19,11 @@ export const runRequests = {
   getRunSeries: { channel: 'runs:series', arg: z.object({ runId: z.string().min(1).max(128) }) },
   getEvents: { channel: 'events:list', arg: z.undefined() },
   getExampleRun: { channel: 'runs:example', arg: z.undefined() },
+  /**
+   * The desktop window's folder picker for a run's project (Electron's dialog, opened by the shell); a browser tab
+   * has none (the core answers `picker: false`) and types a path on the coordinator's machine instead.
+   */
+  pickProjectFolder: { channel: 'runs:pick-project', arg: z.object({ defaultPath: z.string().max(4096).optional() }) },
 } as const;
 
 export interface RunRequestResults {
@@ -31,6 +36,8 @@ export interface RunRequestResults {
   getEvents: CoordinatorEvent[];
   /** A ready-to-start run of the bundled example trainer, for the Start run form. */
   getExampleRun: z.input<typeof runSpecSchema>;
+  /** The folder chosen (absolute, on this machine), null when the person cancelled or there is no picker. */
+  pickProjectFolder: { picker: boolean; path: string | null };
 }
 
 export const runEvents = {
