@@ -14,6 +14,7 @@ import { workerApi } from '../../src-shared/worker-api';
 import { PRESENCE_CLOSE, PRESENCE_POKE } from '../../src-shared/worker-protocol';
 import { systemClock, type Clock } from '../platform/ports';
 import type { Connector } from '../platform/net/pinned-connection';
+import { loopbackOnlyLookup } from '../platform/net/loopback-lookup';
 
 export const PRESENCE_BACKOFF = { firstMs: 250, maxMs: 2000 } as const;
 /** How long a clean exit waits for the coordinator to answer its BYE before moving on. */
@@ -127,7 +128,8 @@ export class PresenceLink {
       followRedirects: false,
       maxPayload: 64 * 1024,
       handshakeTimeout: Math.max(1000, this.halfTimeout()),
-      ...(this.opts.connector ? { createConnection: this.opts.connector as unknown as NonNullable<WebSocket.ClientOptions['createConnection']> } : {}),
+      // Plain ws only to this machine: `localhost` must resolve to loopback before the session secret goes out.
+      ...(this.opts.connector ? { createConnection: this.opts.connector as unknown as NonNullable<WebSocket.ClientOptions['createConnection']> } : { lookup: loopbackOnlyLookup() }),
     });
     this.socket = ws;
     ws.on('open', () => {

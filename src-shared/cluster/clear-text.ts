@@ -4,7 +4,7 @@
  * core) — asks this before anything is sent, so a URL that would put the join or operator token on the LAN in
  * clear is refused with a sentence that says what to type instead. Pure: the renderer uses it too.
  */
-import { isLoopbackHost } from './loopback';
+import { isLoopbackAddress } from './loopback';
 
 /** The parts of a WHATWG URL this rule reads (src-shared is built without the DOM or Node typings). */
 interface UrlParts {
@@ -31,7 +31,8 @@ const SECRET: Record<ClearTextUse, string> = {
 };
 
 /**
- * Null when `url` may be spoken to (https, or http to 127.0.0.0/8, ::1 or localhost); otherwise the sentence
+ * Null when `url` may be spoken to (https, or http to a literal 127.0.0.0/8 or ::1 address, or to `localhost`
+ * itself); otherwise the sentence
  * for the person, naming the URL and what to do. A string that is not a URL is not this rule's business (the
  * URL parser says what is wrong with it), so it answers null.
  */
@@ -43,8 +44,11 @@ export function clearTextProblem(url: string | UrlParts, use: ClearTextUse): str
     return null;
   }
   if (parsed.protocol !== 'http:') return null;
-  const host = parsed.hostname.replace(/^\[|\]$/g, '');
-  if (isLoopbackHost(host)) return null;
+  const host = parsed.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  // A literal loopback address, or the name `localhost` itself, which the connection resolves once and
+  // connects to only by a loopback address (platform/net/loopback-lookup.ts). Other names that look local
+  // (`foo.localhost`, `localhost.`) are the resolver's to answer, and a LAN resolver may answer 10.x.
+  if (host === 'localhost' || isLoopbackAddress(host)) return null;
   const where = parsed.origin;
   const head = `${where} is plain http to a host other than this machine's loopback (127.0.0.1, ::1, localhost), so ${SECRET[use]} would cross the network unencrypted; nothing was sent.`;
   return `${head} ${advice(parsed, use)}`;

@@ -7,14 +7,28 @@
  */
 
 export function isLoopbackHost(host: string): boolean {
+  let h = bare(host);
+  if (h.endsWith('.') && !h.endsWith('..')) h = h.slice(0, -1);
+  if (h === 'localhost' || h.endsWith('.localhost')) return true;
+  return isLoopbackAddress(h);
+}
+
+/**
+ * Only a literal loopback address: 127.0.0.0/8 as four decimal parts (what the URL parser makes of `127.1` and
+ * `0x7f.1`), `::1`, or IPv4-mapped 127.x.y.z. No name, not even `localhost`: whether a name reaches this
+ * machine is the resolver's to say, and a resolver can say anything (clear-text.ts).
+ */
+export function isLoopbackAddress(host: string): boolean {
+  const h = bare(host);
+  return isLoopbackIpv4(h) || isLoopbackIpv6(h);
+}
+
+function bare(host: string): string {
   let h = host.trim().toLowerCase();
   if (h.startsWith('[') && h.endsWith(']')) h = h.slice(1, -1);
   const zone = h.indexOf('%');
   if (zone !== -1) h = h.slice(0, zone);
-  if (h.endsWith('.') && !h.endsWith('..')) h = h.slice(0, -1);
-  if (h === 'localhost' || h.endsWith('.localhost')) return true;
-  if (isLoopbackIpv4(h)) return true;
-  return isLoopbackIpv6(h);
+  return h;
 }
 
 function isLoopbackIpv4(h: string): boolean {
@@ -47,5 +61,7 @@ function isLoopbackIpv6(h: string): boolean {
   const n = groups.map((g) => parseInt(g, 16));
   const leadingZeros = n.slice(0, 5).every((x) => x === 0);
   if (v4 !== null) return leadingZeros && n[5] === 0xffff && isLoopbackIpv4(v4);
+  // ::ffff:7f00:1 is how the URL parser writes [::ffff:127.0.0.1].
+  if (leadingZeros && n[5] === 0xffff) return n[6]! >> 8 === 127;
   return leadingZeros && n[5] === 0 && n[6] === 0 && n[7] === 1;
 }

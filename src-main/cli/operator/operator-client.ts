@@ -7,6 +7,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Readable } from 'node:stream';
 import { ApiConnection } from '../../platform/net/api-connection';
+import { loopbackOnlyLookup } from '../../platform/net/loopback-lookup';
 import { describeNetworkError, readReply, type ApiReply } from '../../platform/net/api-reply';
 import { CERT_MISMATCH } from '../../platform/net/pinned-connection';
 import { RequestTimeoutError } from '../../platform/net/http-post';
@@ -73,7 +74,7 @@ export class OperatorClient {
     if (problem) return Promise.reject(this.failure({ kind: 'untrusted', message: problem }, notFound));
     const url = new URL((workerApi[name].path.build as (...p: EndpointParams<K>) => string)(...params), this.client.base);
     const pinned = this.client.connector;
-    const agent = url.protocol === 'https:' ? new https.Agent() : new http.Agent();
+    const agent = url.protocol === 'https:' ? new https.Agent() : new http.Agent({ lookup: loopbackOnlyLookup() } as http.AgentOptions);
     if (pinned) agent.createConnection = pinned as https.Agent['createConnection'];
     const send = url.protocol === 'https:' ? https.request : http.request;
     return new Promise((resolve, reject) => {

@@ -5,6 +5,7 @@
  * speaks through it as it is; the worker agent's CoordinatorClient builds on it with the join, the session and
  * request signing.
  */
+import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { normalizeCertSha256 } from '../../../src-shared/cert-fingerprint';
@@ -12,6 +13,7 @@ import type { ClearTextUse } from '../../../src-shared/cluster/clear-text';
 import { interpretReply, type ApiReply } from './api-reply';
 import { trustProblem } from './coordinator-url';
 import { postJson, type BodySigner, type PostOptions, type RawReply } from './http-post';
+import { loopbackOnlyLookup } from './loopback-lookup';
 import { pinnedConnector, type Connector } from './pinned-connection';
 
 export interface ApiConnectionOptions {
@@ -23,6 +25,8 @@ export interface ApiConnectionOptions {
   use?: ClearTextUse;
   /** Stand-in for the HTTP layer, for tests. */
   transport?: (opts: PostOptions) => Promise<RawReply>;
+  /** Stand-in for dns.lookup, for tests (a resolver that maps `localhost` elsewhere). */
+  resolve?: typeof dns.lookup;
 }
 
 export class ApiConnection {
@@ -51,7 +55,8 @@ export class ApiConnection {
       if (this.connector) agent.createConnection = this.connector as https.Agent['createConnection'];
       this.agent = agent;
     } else {
-      this.agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+      // Plain http only reaches loopback (clear-text.ts): `localhost` must resolve there before a socket opens.
+      this.agent = new http.Agent({ keepAlive: true, maxSockets: 4, lookup: loopbackOnlyLookup(options.resolve) } as http.AgentOptions);
     }
   }
 
