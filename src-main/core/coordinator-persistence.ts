@@ -10,7 +10,7 @@
  */
 import { COMM_STRATEGIES } from '../../src-shared/scheduling/comm-types';
 import type { RunSeries } from '../../src-shared/runs/run-series';
-import type { RunSnapshot, RunWorkerRow } from '../../src-shared/training';
+import type { LossPoint, RunSnapshot, RunWorkerRow } from '../../src-shared/training';
 import type { CoordinatorStore, RestoredState, StoredWorker } from './coordinator/coordinator-store';
 import { MAX_RUNS_KEPT } from './coordinator/run-controller';
 import { RunOutputLog } from './coordinator/run-output-log';
@@ -36,12 +36,14 @@ function keptMeasured(m: RunComm['commMeasured']): RunComm['commMeasured'] {
   return { generation: m.generation, strategy: m.strategy, seconds: m.seconds, mbps: m.mbps, rttMs: m.rttMs };
 }
 
+const samePoint = (a: LossPoint, b: LossPoint): boolean => a.step === b.step && a.loss === b.loss && a.generation === b.generation;
 
 interface RunProgressMark {
   lastMapGeneration: number;
   /** Step written for each generation's mark (a mark's step is settled by its generation's first progress line). */
   marks: Map<number, number>;
-  lastLoss: { step: number; generation: number } | null;
+  /** The loss curve as last written (snapshot points are fresh copies, so keeping them is safe). */
+  loss: RunSnapshot['lossHistory'];
   /** The last row written for each worker (snapshot rows are fresh copies, so keeping one is safe). */
   rows: Map<number, RunWorkerRow>;
 }
@@ -208,7 +210,7 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
   private progressMark(runId: string): RunProgressMark {
     let mark = this.written.get(runId);
     if (!mark) {
-      mark = { lastMapGeneration: 0, marks: new Map(), lastLoss: null, rows: new Map() };
+      mark = { lastMapGeneration: 0, marks: new Map(), loss: [], rows: new Map() };
       this.written.set(runId, mark);
     }
     return mark;
@@ -219,23 +221,25 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
     const mark = this.progressMark(run.id);
     mark.lastMapGeneration = run.shardHistory.at(-1)?.generation ?? 0;
     for (const m of run.generationMarks) mark.marks.set(m.generation, m.step);
-    const loss = run.lossHistory.at(-1);
-    mark.lastLoss = loss ? { step: loss.step, generation: loss.generation } : null;
+    mark.loss = run.lossHistory;
     for (const row of run.workerRows) mark.rows.set(row.workerId, row);
   }
 
-  /** Points past the last one written; a point at or before it (a resumed generation) is written too. */
+  /**
+   * The curve from its first difference with what was written on: usually the new points at its end, but a
+   * point inserted before the newest (another worker's line for an earlier step, arriving late), a loss
+   * replaced by a more trusted rank's, a thinned curve or a resumed generation rewrite from where they differ.
+   * Writing only what came after the newest written point lost such a curve's head (it began at step 7).
+   */
   private saveLoss(runId: string, points: RunSnapshot['lossHistory'], mark: RunProgressMark): void {
-    const last = mark.lastLoss;
-    let from = 0;
-    if (last) {
-      const i = points.findIndex((p) => p.step === last.step && p.generation === last.generation);
-      from = i === -1 ? points.findIndex((p) => p.generation > last.generation || p.step > last.step) : i + 1;
-      if (from === -1) return;
-    }
-    for (const p of points.slice(from)) this.db.lossPoints.add(runId, p);
-    const newest = points.at(-1);
-    if (newest) mark.lastLoss = { step: newest.step, generation: newest.generation };
+    const written = mark.loss;
+    let d = 0;
+    while (d < points.length && d < written.length && samePoint(points[d]!, written[d]!)) d++;
+    if (d === points.length && d === written.length) return;
+    const from = Math.min(points[d]?.step ?? Infinity, written[d]?.step ?? Infinity);
+    if (d === points.length) this.db.lossPoints.dropFromStep(runId, from);
+    for (const [i, p] of points.slice(d).entries()) this.db.lossPoints.add(runId, p, i === 0 ? from : p.step);
+    mark.loss = points;
   }
 
   private saveRow(runId: string, row: RunWorkerRow, mark: RunProgressMark): void {

@@ -155,6 +155,9 @@ export class RunController {
     this.store?.saveRunSeq(this.runSeq);
     this.runList.push(run);
     this.trimRuns();
+    // The run's row exists before anything is said in its output: output kept for a run the database does not
+    // hold yet is dropped, and a restart then lost the first lines ("launching generation 1 …").
+    this.store?.saveRun(this.snapshot(run));
     this.opts.messages.event('run-started', 'info', `Run "${spec.name}" started: ${plural(spec.samples, 'sample')}, ${spec.minWorkers}–${spec.maxWorkers} workers`, { runId: run.id });
     const syncing = this.opts.pool.allWorkers().some((w) => w.state === 'syncing');
     // Someone about to become active gets one heartbeat interval, rather than a relaunch right after the start.

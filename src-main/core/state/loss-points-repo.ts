@@ -1,8 +1,10 @@
 /**
  * Loss per step for each run's curve, tagged with the generation that trained it. Batched: there is one point
  * per progress line. A point at or before the run's last step means the trainer resumed from an earlier
- * checkpoint, so the points from that step on are replaced (as coordinator/loss-history.ts does). Past the
- * cap every other point is dropped (the last is kept), so a week-long run keeps a curve over all of it.
+ * checkpoint, so the points from that step on are replaced (as coordinator/loss-history.ts does); a caller
+ * that rewrites part of the curve (a late rank's line inserted before the newest point, the curve thinned)
+ * names the step to replace from. Past the cap every other point is dropped (the last is kept), so a week-long
+ * run keeps a curve over all of it.
  */
 import type { Database, Statement } from 'better-sqlite3';
 import type { LossPoint } from '../../../src-shared/training';
@@ -17,7 +19,7 @@ export class LossPointsRepo {
   private readonly count: Statement<[string], { n: number }>;
   private readonly thin: Statement<{ run: string }>;
   private readonly listStmt: Statement<[string], LossPoint>;
-  private readonly pending: PendingList<{ runId: string; point: LossPoint }>;
+  private readonly pending: PendingList<{ runId: string; point: LossPoint | null; dropFrom: number }>;
 
   constructor(
     db: Database,
@@ -39,10 +41,19 @@ export class LossPointsRepo {
     this.pending = new PendingList(writer, (batch) => this.write(batch));
   }
 
-  /** Queues a point (batched); a loss that is not a finite number is ignored. */
-  add(runId: string, point: LossPoint): void {
+  /**
+   * Queues a point (batched); the run's points from `dropFrom` (default: the point's step) on go first. A loss
+   * that is not a finite number is ignored.
+   */
+  add(runId: string, point: LossPoint, dropFrom = point.step): void {
     if (!Number.isFinite(point.loss) || !Number.isSafeInteger(point.step)) return;
-    this.pending.push({ runId, point: { step: point.step, loss: point.loss, generation: point.generation } }, 32 + runId.length);
+    this.pending.push({ runId, point: { step: point.step, loss: point.loss, generation: point.generation }, dropFrom: Math.min(dropFrom, point.step) }, 32 + runId.length);
+  }
+
+  /** Queues dropping the run's points from `step` on (batched): the curve no longer has them. */
+  dropFromStep(runId: string, step: number): void {
+    if (!Number.isSafeInteger(step)) return;
+    this.pending.push({ runId, point: null, dropFrom: step }, 16 + runId.length);
   }
 
   /** The run's points, by step. */
@@ -50,10 +61,11 @@ export class LossPointsRepo {
     return this.writer.read(() => this.listStmt.all(runId)).map((p) => ({ ...p }));
   }
 
-  private write(batch: { runId: string; point: LossPoint }[]): void {
+  private write(batch: { runId: string; point: LossPoint | null; dropFrom: number }[]): void {
     const touched = new Set<string>();
-    for (const { runId, point } of batch) {
-      this.dropFrom.run(runId, point.step);
+    for (const { runId, point, dropFrom } of batch) {
+      this.dropFrom.run(runId, dropFrom);
+      if (!point) continue;
       this.insert.run({ run: runId, step: point.step, loss: point.loss, generation: point.generation });
       touched.add(runId);
     }
