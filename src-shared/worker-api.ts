@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import type { CoordinatorEvent, RunSnapshot, WorkerSnapshot } from './training';
-import type { AwaitingMachine } from './nodes/awaiting-machine';
+import type { AwaitingMachine, PreApproval } from './nodes/awaiting-machine';
 import type { LinkMeasurement } from './links/link-matrix';
 import type { RunSeries } from './runs/run-series';
 import { jobAckSchema, jobCompleteSchema, jobFailSchema, jobOutputSchema, jobStartedSchema, manifestSubmitSchema } from './jobs/job-protocol';
@@ -90,12 +90,17 @@ const eventSchema = z.custom<CoordinatorEvent>((v) => isRecord(v) && typeof v.se
 export const healthReplySchema = z.object({ status: z.literal('ok'), apiVersion: z.literal(API_VERSION) });
 export const okReplySchema = z.object({ ok: z.literal(true) });
 const awaitingSchema = z.custom<AwaitingMachine>((v) => isRecord(v) && typeof v.node === 'string' && typeof v.fingerprint === 'string', 'expected a machine awaiting approval');
+const preApprovalSchema = z.custom<PreApproval>((v) => isRecord(v) && typeof v.node === 'string' && typeof v.fingerprint === 'string' && typeof v.expiresAt === 'number', 'expected a pre-approval');
+/** What approve and revoke answer; `message` says when approve kept a pre-approval instead (the machine was not listed with that key). */
+const approvalReplySchema = z.object({ workers: z.array(workerSnapshotSchema), awaiting: z.array(awaitingSchema), preApprovals: z.array(preApprovalSchema).default([]), message: z.string().optional() });
 export const stateReplySchema = z.object({
   workers: z.array(workerSnapshotSchema),
   runs: z.array(runSnapshotSchema),
   events: z.array(eventSchema),
   /** Machines awaiting approval (or a held-back key); older coordinators leave it out. */
   awaiting: z.array(awaitingSchema).default([]),
+  /** Keys approved by fingerprint before their machine's first join; older coordinators leave it out. */
+  preApprovals: z.array(preApprovalSchema).default([]),
   /** The measured links between workers (links/link-matrix.ts); older coordinators leave it out. */
   links: z.array(linkSchema).default([]),
 });
@@ -145,9 +150,9 @@ export const workerApi = {
   /** Pins the new key a node presented (held back since): docs/api.md, "Node identity". */
   acceptNodeKey: endpoint({ method: 'POST', path: nodePath('accept-key'), auth: 'operator', body: nodeKeyChoiceSchema, reply: z.object({ workers: z.array(workerSnapshotSchema) }) }),
   /** Approves exactly the key of a machine awaiting approval: docs/api.md, "Node identity". */
-  approveNode: endpoint({ method: 'POST', path: nodePath('approve'), auth: 'operator', body: nodeApproveSchema, reply: z.object({ workers: z.array(workerSnapshotSchema), awaiting: z.array(awaitingSchema) }) }),
+  approveNode: endpoint({ method: 'POST', path: nodePath('approve'), auth: 'operator', body: nodeApproveSchema, reply: approvalReplySchema }),
   /** Takes a node's approval back: its session ends, it leaves every run, its next join awaits approval again. */
-  revokeNode: endpoint({ method: 'POST', path: nodePath('revoke'), auth: 'operator', body: null, reply: z.object({ workers: z.array(workerSnapshotSchema), awaiting: z.array(awaitingSchema) }) }),
+  revokeNode: endpoint({ method: 'POST', path: nodePath('revoke'), auth: 'operator', body: null, reply: approvalReplySchema }),
   /** Replaces the join token; machines already approved keep joining with the old one (docs/api.md, "Joining"). */
   rotateJoinToken: endpoint({ method: 'POST', path: fixedPath('/v1/join-token/rotate'), auth: 'operator', body: null, reply: z.object({ joinToken: z.string() }) }),
   state: endpoint({ method: 'GET', path: fixedPath(apiPaths.state), auth: 'operator', body: null, reply: stateReplySchema }),

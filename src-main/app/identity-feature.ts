@@ -5,12 +5,15 @@
  */
 import type { RequestHandlers } from '../../src-shared/ipc';
 import { loadOrCreateNodeIdentity } from '../agent/node-identity';
-import type { AwaitingMachine } from '../../src-shared/nodes/awaiting-machine';
+import type { AwaitingMachine, PreApproval } from '../../src-shared/nodes/awaiting-machine';
 import type { IdentityRequestResults } from '../../src-shared/nodes/ipc-identity';
 import { isApiProblem } from '../core/coordinator/api-problem';
 import type { CoordinatorService } from '../core/coordinator/coordinator-service';
 import { RequestError } from './ipc-dispatch';
 import type { StateDb } from '../core/state/state-db';
+
+/** The state database's kv key that keeps the pre-approvals (node-keys.ts, pre-approvals.ts). */
+const PRE_APPROVALS_KEY = 'node-preapprovals';
 
 type IdentityHandlers = Pick<RequestHandlers, keyof IdentityRequestResults>;
 
@@ -30,6 +33,7 @@ export function createIdentityFeature(opts: {
 }): IdentityFeature {
   const keys = opts.coordinator.nodeKeys;
   keys.useStore(opts.db.nodeKeys);
+  keys.usePreApprovalStore({ load: () => opts.db.kv.get<PreApproval[]>(PRE_APPROVALS_KEY) ?? [], save: (all) => opts.db.kv.set(PRE_APPROVALS_KEY, all) });
   keys.setAutoApprove(opts.autoApprove ?? false);
   // Sent only when the list really changed: a waiting agent asks again every few seconds.
   let last = JSON.stringify(keys.awaitingList().map(({ lastSeen: _seen, ...rest }) => rest));
@@ -48,11 +52,15 @@ export function createIdentityFeature(opts: {
       throw error;
     }
   };
-  const state = () => ({ workers: opts.coordinator.workers(), awaiting: keys.awaitingList() });
+  const state = () => ({ workers: opts.coordinator.workers(), awaiting: keys.awaitingList(), preApprovals: keys.preApprovals() });
   return {
     handlers: {
       acceptNodeKey: async ({ node, fingerprint }) => asRequest(() => (keys.accept(node, fingerprint), opts.coordinator.workers())),
-      approveNode: async ({ node, fingerprint }) => asRequest(() => (keys.approve(node, fingerprint), state())),
+      approveNode: async ({ node, fingerprint }) =>
+        asRequest(() => {
+          const outcome = keys.approve(node, fingerprint);
+          return { ...state(), ...(outcome.kind === 'pre-approved' ? { message: outcome.message } : {}) };
+        }),
       revokeNode: async ({ node }) => asRequest(() => (keys.revoke(node), state())),
       getAwaiting: async () => keys.awaitingList(),
     },

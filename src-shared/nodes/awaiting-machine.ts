@@ -32,3 +32,19 @@ export function describeAwaitingHardware(h: AwaitingMachine['hardware']): string
   const ram = h.ramMb >= 1024 ? `${Math.round(h.ramMb / 1024)} GB RAM` : `${Math.round(h.ramMb)} MB RAM`;
   return `${gpus}, ${h.cpuCores} cores, ${ram}, ${h.torch ? `torch ${h.torch}` : 'no torch'}`;
 }
+
+/**
+ * A machine approved by its key before it is listed (issue 26, item 6): `gpu-share workers approve NAME --key
+ * SHA256:…` when no machine of that name awaits with that key. The next join under that name (however spelled)
+ * signed by a key of exactly that fingerprint is admitted, and the pre-approval becomes the node's approval.
+ */
+export interface PreApproval {
+  node: string;
+  fingerprint: string;
+  /** Epoch ms it was made, and when it lapses unless a join met it. */
+  at: number;
+  expiresAt: number;
+}
+
+/** How many pre-approvals are kept at most, and how long one lasts. */
+export const PRE_APPROVAL_BOUNDS = { max: 64, ttlMs: 24 * 3600_000 } as const;

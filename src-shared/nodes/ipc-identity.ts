@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { WorkerSnapshot } from '../training';
 import { NODE_NAME_PATTERN } from '../worker-protocol';
-import type { AwaitingMachine } from './awaiting-machine';
+import type { AwaitingMachine, PreApproval } from './awaiting-machine';
 
 const node = z.string().regex(NODE_NAME_PATTERN, 'not a node name');
 const fingerprint = z.string().regex(/^SHA256:[A-Za-z0-9+/]{43}$/, 'a key fingerprint looks like SHA256: and 43 base64 characters');
@@ -14,7 +14,7 @@ const fingerprint = z.string().regex(/^SHA256:[A-Za-z0-9+/]{43}$/, 'a key finger
 export const identityRequests = {
   /** Pins exactly the held-back key `fingerprint` in place of the node's old one; answers the workers. */
   acceptNodeKey: { channel: 'nodes:accept-key', arg: z.object({ node, fingerprint }) },
-  /** Approves exactly the key `fingerprint` of a machine awaiting approval. */
+  /** Approves exactly the key `fingerprint` of a machine, listed as awaiting or not (then a pre-approval its next join meets). */
   approveNode: { channel: 'nodes:approve', arg: z.object({ node, fingerprint }) },
   /** Takes back a node's approval: its session ends and it leaves every run. */
   revokeNode: { channel: 'nodes:revoke', arg: z.object({ node }) },
@@ -25,6 +25,10 @@ export const identityRequests = {
 export interface ApprovalState {
   workers: WorkerSnapshot[];
   awaiting: AwaitingMachine[];
+  /** Keys approved ahead of their machine's first join (older cores leave it out). */
+  preApprovals?: PreApproval[];
+  /** Set when approve kept a pre-approval: the machine was not listed with that key. */
+  message?: string;
 }
 
 export interface IdentityRequestResults {

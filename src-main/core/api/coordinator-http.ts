@@ -109,6 +109,7 @@ function handlers(service: CoordinatorService, opts: CoordinatorHttpOptions, cha
     if (!run) throw new ApiProblem(404, `no run "${runId.slice(0, 200)}" (see GET /v1/runs for the runs this coordinator knows)`);
     return run;
   };
+  const approvalState = () => ({ workers: service.workers(), awaiting: service.nodeKeys.awaitingList(), preApprovals: service.nodeKeys.preApprovals() });
   return {
     health: () => ({ status: 'ok', apiVersion: API_VERSION }),
     joinChallenge: ({ body }) => challenges.issue(body),
@@ -133,14 +134,14 @@ function handlers(service: CoordinatorService, opts: CoordinatorHttpOptions, cha
       return { workers: service.workers() };
     },
     approveNode: ({ params, body }) => {
-      service.nodeKeys.approve(params[0]!.slice(0, 200), body.fingerprint, body.publicKey);
-      return { workers: service.workers(), awaiting: service.nodeKeys.awaitingList() };
+      const outcome = service.nodeKeys.approve(params[0]!.slice(0, 200), body.fingerprint, body.publicKey);
+      return { ...approvalState(), ...(outcome.kind === 'pre-approved' ? { message: outcome.message } : {}) };
     },
     revokeNode: ({ params }) => {
       service.nodeKeys.revoke(params[0]!.slice(0, 200));
-      return { workers: service.workers(), awaiting: service.nodeKeys.awaitingList() };
+      return approvalState();
     },
-    state: () => ({ workers: service.workers(), runs: service.runs(), events: service.events(), awaiting: service.nodeKeys.awaitingList(), links: service.linkSurvey.links() }),
+    state: () => ({ workers: service.workers(), runs: service.runs(), events: service.events(), awaiting: service.nodeKeys.awaitingList(), preApprovals: service.nodeKeys.preApprovals(), links: service.linkSurvey.links() }),
     measureLinks: async ({ body }) => ({ links: await service.linkSurvey.measureNow(body.workers) }),
     listRuns: () => ({ runs: service.runs() }),
     run: ({ params }) => findRun(params[0]!),

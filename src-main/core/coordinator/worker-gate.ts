@@ -10,6 +10,7 @@ import { isLoopbackHost } from '../../../src-shared/cluster/loopback';
 import { tokensEqual } from '../../platform/tokens';
 import { normalizeAddress } from '../../platform/runs/local-interface';
 import { ApiProblem } from './api-problem';
+import { lookalikeNote, nodeNameKey } from '../../../src-shared/nodes/node-name-key';
 
 /** Where a request came from, as the coordinator's socket saw it. */
 export interface ConnectionFacts {
@@ -79,6 +80,8 @@ export interface AdmitRequest {
 }
 
 interface NameBinding {
+  /** The spelling the machine sent (the map's key is nodeNameKey of it). */
+  node: string;
   machineHash: string;
   firstFrom: string | null;
 }
@@ -116,16 +119,17 @@ export class WorkerGate {
       );
     }
     const machineHash = hash(req.machineId);
-    const bound = this.names.get(req.node);
+    const bound = this.names.get(nodeNameKey(req.node));
     if (bound && !tokensEqual(bound.machineHash, machineHash)) {
+      const which = bound.node === req.node ? `the node name "${req.node}"` : `the node name ${lookalikeNote(req.node, bound.node)}, which`;
       throw new ApiProblem(
         409,
-        `the node name "${req.node}" belongs to another machine (it first joined from ${bound.firstFrom ?? 'an unknown address'}); ` +
+        `${which} belongs to another machine (it first joined from ${bound.firstFrom ?? 'an unknown address'}); ` +
           'give this machine another name with gpu-share worker --name NAME',
       );
     }
     if (!bound) {
-      this.names.set(req.node, { machineHash, firstFrom: conn.seenFrom });
+      this.names.set(nodeNameKey(req.node), { node: req.node, machineHash, firstFrom: conn.seenFrom });
       this.trimNames();
     }
   }
@@ -151,12 +155,12 @@ export class WorkerGate {
 
   /** The hash of the machine id bound to a node name (what the state database keeps; never the id itself). */
   machineHashOf(node: string): string | null {
-    return this.names.get(node)?.machineHash ?? null;
+    return this.names.get(nodeNameKey(node))?.machineHash ?? null;
   }
 
   /** A binding kept from before a restart: the name still belongs to that machine. */
   restoreBinding(node: string, machineHash: string, firstFrom: string | null): void {
-    this.names.set(node, { machineHash, firstFrom });
+    this.names.set(nodeNameKey(node), { node, machineHash, firstFrom });
   }
 
   closeSession(workerId: number): void {
@@ -165,8 +169,8 @@ export class WorkerGate {
 
   private trimNames(): void {
     if (this.names.size <= this.maxNames) return;
-    for (const name of this.names.keys()) {
-      if (this.nameInUse(name)) continue;
+    for (const [name, binding] of this.names) {
+      if (this.nameInUse(binding.node)) continue;
       this.names.delete(name);
       return;
     }

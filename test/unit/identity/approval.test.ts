@@ -72,15 +72,17 @@ describe('machines awaiting approval', () => {
     expect(state.json!.awaiting).toEqual([expect.objectContaining({ node: 'gpu-box', fingerprint: key.fingerprint })]);
   });
 
-  it('approves exactly the key shown: another fingerprint is refused naming both; the right one admits the next join', async () => {
+  it('approves exactly the key shown: another fingerprint approves nothing listed (a pre-approval, naming both); the right one admits the next join', async () => {
     const { svc, api } = await startCoordinator();
     const key = newIdentity('stranger');
     const other = newIdentity('someone-else');
     await agentJoin(api.url, 'gpu-box', key);
     const wrong = await cli(['workers', 'approve', 'gpu-box', '--key', other.fingerprint, '--url', api.url], env);
-    expect(wrong.code).not.toBe(0);
-    expect(wrong.err).toContain(`the key awaiting approval for gpu-box is ${key.fingerprint} (from ${STRANGER}), not ${other.fingerprint}: nothing was approved`);
+    expect(wrong.code).toBe(0);
+    expect(wrong.out).toContain(`Pre-approved gpu-box with key ${other.fingerprint} until `);
+    expect(wrong.out).toContain(`the key awaiting approval for gpu-box is ${key.fingerprint} (from ${STRANGER}), not ${other.fingerprint} (those stay unapproved)`);
     expect((await agentJoin(api.url, 'gpu-box', key)).error?.kind).toBe('awaiting');
+    expect(svc.nodeKeys.preApprovals()).toEqual([expect.objectContaining({ node: 'gpu-box', fingerprint: other.fingerprint })]);
     const noKey = await cli(['workers', 'approve', 'gpu-box', '--url', api.url], env);
     expect(noKey.err).toContain('--key SHA256:… is required');
 
@@ -88,6 +90,7 @@ describe('machines awaiting approval', () => {
     expect(right.err).toBe('');
     expect(right.out).toBe(`Approved gpu-box (${key.fingerprint}): it joins at its next try, within a few seconds.\n`);
     expect(svc.nodeKeys.awaitingList()).toEqual([]);
+    expect(svc.nodeKeys.preApprovals()).toEqual([]);
     const admitted = await agentJoin(api.url, 'gpu-box', key);
     expect(admitted.joined).toMatchObject({ workerId: expect.any(Number) });
     expect(svc.workers()[0]).toMatchObject({ node: 'gpu-box', keyFingerprint: key.fingerprint });
@@ -153,15 +156,16 @@ describe('machines awaiting approval', () => {
     expect((await agentJoin(api.url, 'old-agent', null, null)).joined).not.toBeNull();
   });
 
-  it('a flood of signed joins under fresh names and keys leaves nothing in state.db and at most 32 entries', async () => {
+  it('a flood of signed joins under fresh names and keys leaves nothing in state.db and at most 32 entries, the oldest kept', async () => {
     const db = openTemp(tempDataDir());
     const svc = new CoordinatorService({ clock: new FakeClock(), joinToken: JOIN, operatorToken: OPERATOR });
     restoreCoordinator(db, svc);
     svc.nodeKeys.useStore(db.nodeKeys);
     const { api } = await startCoordinator(svc);
-    for (let i = 0; i < 40; i++) expect((await agentJoin(api.url, `flood-${i}`, newIdentity(`flood-${i}`))).error?.kind).toBe('awaiting');
+    // One address in each /24: only the total bounds them. Past 32 the newcomer is refused (429), never the listed.
+    for (let i = 0; i < 40; i++) expect((await agentJoin(api.url, `flood-${i}`, newIdentity(`flood-${i}`), `198.51.${i}.7`)).error?.kind).toBe(i < 32 ? 'awaiting' : 'unreachable');
     expect(svc.nodeKeys.awaitingList()).toHaveLength(32);
-    expect(svc.nodeKeys.awaitingList()[0]!.node).toBe('flood-8');
+    expect(svc.nodeKeys.awaitingList()[0]!.node).toBe('flood-0');
     expect(svc.workers()).toEqual([]);
     expect(db.nodeKeys.list()).toEqual([]);
     expect(db.nodeNames.list()).toEqual([]);
@@ -169,21 +173,31 @@ describe('machines awaiting approval', () => {
     closeTemp(db);
   });
 
-  it('keeps at most 32 machines awaiting: the 33rd forgets the oldest, its key and name unknown again', () => {
+  it('keeps at most 32 machines awaiting: the 33rd is refused (429, naming how to approve it by key), the oldest stays', () => {
+    let now = 1000;
     const forgotten: string[] = [];
     const checker = { check: () => undefined, forgetKey: (k: string) => forgotten.push(k) } as unknown as SignatureChecker;
-    const keys = new NodeKeys({ now: () => 1000, checker });
+    const keys = new NodeKeys({ now: () => now, checker });
     const identities = Array.from({ length: 33 }, (_, i) => newIdentity(`flood-${i}`));
-    const conn = { seenFrom: STRANGER, coordinatorAddr: null, sameMachine: false };
+    const conn = (i: number) => ({ seenFrom: `198.51.${i}.7`, coordinatorAddr: null, sameMachine: false });
     const request = { method: 'POST', target: '/v1/join', bodySha256Hex: '', signed: null };
-    identities.forEach((id, i) => expect(keys.checkJoin(joinBody(`n${i}`, { publicKey: id.publicKey }), conn, request).admit).toBe(false));
+    const join = (i: number) => keys.checkJoin(joinBody(`n${i}`, { publicKey: identities[i]!.publicKey }), conn(i), request);
+    for (let i = 0; i < 32; i++) expect(join(i).admit).toBe(false);
+    expect(() => join(32)).toThrow(`32 machines already await approval, the most this coordinator lists, so n32 (key ${identities[32]!.fingerprint}) is not listed`);
+    expect(() => join(32)).toThrow(`gpu-share workers approve n32 --key ${identities[32]!.fingerprint}`);
     const list = keys.awaitingList();
     expect(list).toHaveLength(32);
-    expect(list.map((a) => a.node)).not.toContain('n0');
-    expect(list[0]!.node).toBe('n1');
-    expect(forgotten).toEqual([identities[0]!.publicKey]);
+    expect(list[0]!.node).toBe('n0');
+    expect(forgotten).toEqual([]);
+    // A machine whose agent stopped asking goes after its time; then a newcomer has room.
+    now += 60_000;
+    for (let i = 1; i < 32; i++) join(i);
+    now += 61_000;
+    expect(keys.expire()).toBe(true);
     expect(keys.isAwaiting(identities[0]!.publicKey)).toBe(false);
-    expect(() => keys.approve('n0', identities[0]!.fingerprint)).toThrow('no machine named n0 is awaiting approval');
+    expect(forgotten).toEqual([identities[0]!.publicKey]);
+    expect(join(32).admit).toBe(false);
+    expect(keys.awaitingList().map((a) => a.node)).toContain('n32');
   });
 });
 

@@ -1,7 +1,7 @@
 /** `gpu-share workers list`: every worker the coordinator knows, with its state and why, and what it is doing. */
 import type { JobSnapshot } from '../../../../src-shared/jobs/types';
 import { workerActivities, type WorkerActivity } from '../../../../src-shared/nodes/activity';
-import { describeAwaitingHardware, type AwaitingMachine } from '../../../../src-shared/nodes/awaiting-machine';
+import { describeAwaitingHardware, type AwaitingMachine, type PreApproval } from '../../../../src-shared/nodes/awaiting-machine';
 import type { WorkerSnapshot } from '../../../../src-shared/training';
 import { noMorePositionals, parseCommandLine, type Command } from '../../command';
 import { OPERATOR_OPTIONS_USAGE, operatorOptions, printJson, runOperator } from '../../operator/operator-command';
@@ -49,6 +49,13 @@ export function formatAwaitingTable(awaiting: readonly AwaitingMachine[], now: n
   );
 }
 
+/** Keys approved ahead of their machine's first join, with when each lapses; '' when none. */
+export function formatPreApprovalsTable(preApprovals: readonly PreApproval[], now: number): string {
+  if (preApprovals.length === 0) return '';
+  const rows = preApprovals.map((p) => [p.node, p.fingerprint, humanAgo(p.at, now), `in ${Math.max(1, Math.round((p.expiresAt - now) / 60_000))} min`]);
+  return `\nPre-approved (admitted at their next join with exactly this key):\n${formatTable(['NODE', 'KEY', 'APPROVED', 'LAPSES'], rows).join('\n')}\n`;
+}
+
 /** The jobs placed on workers (claimed and running); none from a coordinator without the job queue (404). */
 async function placedJobs(client: OperatorClient): Promise<JobSnapshot[]> {
   try {
@@ -67,8 +74,9 @@ export const workersListCommand: Command = {
 Lists the workers that joined the coordinator: id, node, state (syncing, active, draining, failed, left), what
 it is doing (member of run "r1" on GPU 0, job "r16" on GPU 1 (step 30 of 60), idle, offline), GPUs, address,
 last heartbeat, step and why; then the machines awaiting approval (and new keys held back), with their key
-fingerprint, address and hardware.
---json prints {"workers": [WorkerSnapshot, …], "awaiting": [AwaitingMachine, …], "activity": [WorkerActivity, …]}
+fingerprint, address and hardware; then the keys pre-approved (\`workers approve\` of a machine not listed).
+--json prints {"workers": [WorkerSnapshot, …], "awaiting": [AwaitingMachine, …], "preApprovals": [PreApproval, …],
+"activity": [WorkerActivity, …]}
 (GET /v1/state, docs/api.md; activity: one entry per worker and per machine awaiting approval, with its runs,
 jobs and the DOING sentence).
 
@@ -78,10 +86,10 @@ ${OPERATOR_OPTIONS_USAGE}
     const { values, positionals } = parseCommandLine(args, operatorOptions);
     noMorePositionals(positionals);
     return runOperator('gpu-share workers list', values, io, async (client) => {
-      const { workers, awaiting, runs } = await client.call('state', [], undefined);
+      const { workers, awaiting, preApprovals, runs } = await client.call('state', [], undefined);
       const activity = workerActivities({ workers, runs, jobs: await placedJobs(client), awaiting });
-      if (values.json) printJson(io, { workers, awaiting, activity });
-      else io.out(formatWorkersTable(workers, Date.now(), activity) + formatAwaitingTable(awaiting, Date.now()));
+      if (values.json) printJson(io, { workers, awaiting, preApprovals, activity });
+      else io.out(formatWorkersTable(workers, Date.now(), activity) + formatAwaitingTable(awaiting, Date.now()) + formatPreApprovalsTable(preApprovals, Date.now()));
       return 0;
     });
   },
