@@ -3,7 +3,10 @@
  * and sending it a bounded stream of bytes over the address training uses. It answers only a connection whose
  * first line is a token the coordinator told it to expect (`accept-link-probe`): single use, expiring, at most a
  * few held. Anything else is closed at once. Everything a peer can make it do is bounded: connections at once,
- * the time to present the token, the bytes and the wall-clock of one probe.
+ * the time to present the token, the bytes and the wall-clock of one probe. A connection from an address the
+ * coordinator did not name with a token it holds (the probing member's addresses) is closed before it takes a
+ * slot, and one address holds one slot at most (issue 26, item 7): a stranger cannot starve the members' probes.
+ * Refusals are logged as one summary line a minute (refusal-summary.ts), never one line each.
  *
  * The conversation, after "<token>\n" and the server's "OK\n": "PING\n" is answered "PONG\n" (round-trip time);
  * "DATA <maxMs>\n" starts the transfer: raw bytes until the sender half-closes, or until maxMs (capped) or the byte
@@ -13,6 +16,7 @@
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { LINK_PROBE_CAPS } from '../../src-shared/links/link-probe-protocol';
+import { RefusalSummary } from './refusal-summary';
 
 export interface LinkProbeServerOptions {
   /** Wall time for token expiry (injectable for tests). */
@@ -27,6 +31,8 @@ export interface LinkProbeServerOptions {
   maxBytes?: number;
   /** Wall-clock cap of one connection, whatever it does. */
   wallMs?: number;
+  /** How often the refusal summary line may be written (default one minute). */
+  refusalLogMs?: number;
   log?: (line: string) => void;
 }
 
@@ -39,14 +45,19 @@ export const MAX_PINGS = 32;
 
 export class LinkProbeServer {
   private readonly server: Server;
-  private readonly tokens = new Map<string, { fromNode: string; expiresAt: number }>();
+  /** Token → who may present it: the node, and its addresses (null: any address, from a coordinator that names none). */
+  private readonly tokens = new Map<string, { fromNode: string; from: ReadonlySet<string> | null; expiresAt: number }>();
   private readonly sockets = new Set<Socket>();
-  private readonly opts: Required<Omit<LinkProbeServerOptions, 'log'>> & { log: (line: string) => void };
+  /** Addresses holding a slot now (one each). */
+  private readonly busy = new Set<string>();
+  private readonly refusals: RefusalSummary;
+  private readonly opts: Required<Omit<LinkProbeServerOptions, 'log' | 'refusalLogMs'>> & { log: (line: string) => void };
   /** Connections closed because they did not show a token they were told to expect (for tests and logs). */
   refused = 0;
 
   constructor(opts: LinkProbeServerOptions = {}) {
     this.opts = { now: Date.now, ...LINK_PROBE_SERVER_DEFAULTS, log: () => undefined, ...opts } as LinkProbeServer['opts'];
+    this.refusals = new RefusalSummary({ log: this.opts.log, label: 'link probe server', everyMs: opts.refusalLogMs });
     this.server = createServer({ allowHalfOpen: true }, (socket) => this.serve(socket));
     this.server.on('error', (error) => this.opts.log(`link probe server: ${error.message}`));
   }
@@ -62,11 +73,15 @@ export class LinkProbeServer {
     });
   }
 
-  /** The coordinator's `accept-link-probe`: the next connection that presents `token` before it expires is from fromNode. */
-  expect(token: string, fromNode: string, expiresInMs: number): void {
+  /**
+   * The coordinator's `accept-link-probe`: the next connection that presents `token` before it expires is from
+   * fromNode, connecting from one of `fromAddresses` (any address when the coordinator named none).
+   */
+  expect(token: string, fromNode: string, expiresInMs: number, fromAddresses?: readonly string[]): void {
     const ms = Math.max(0, Math.min(expiresInMs, LINK_PROBE_CAPS.maxTokenMs));
     this.tokens.delete(token);
-    this.tokens.set(token, { fromNode, expiresAt: this.opts.now() + ms });
+    const from = fromAddresses && fromAddresses.length > 0 ? new Set(fromAddresses.map(plainAddress)) : null;
+    this.tokens.set(token, { fromNode, from, expiresAt: this.opts.now() + ms });
     while (this.tokens.size > this.opts.maxTokens) this.tokens.delete(this.tokens.keys().next().value!);
   }
 
@@ -78,25 +93,40 @@ export class LinkProbeServer {
   }
 
   close(): Promise<void> {
+    this.refusals.flush();
     for (const s of this.sockets) s.destroy();
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
 
-  /** Takes the token: true once for a token held and not expired. */
-  private take(token: string): { fromNode: string } | null {
+  /** Takes the token: true once for a token held, not expired, and presented from an address it names. */
+  private take(token: string, address: string): { fromNode: string } | null {
     const held = this.tokens.get(token);
-    if (!held) return null;
+    if (!held || (held.from !== null && !held.from.has(address))) return null;
     this.tokens.delete(token);
     return held.expiresAt > this.opts.now() ? held : null;
   }
 
+  /** Why a connection from `address` gets no slot, or null when it may present a token. */
+  private admission(address: string): string | null {
+    const now = this.opts.now();
+    const expected = [...this.tokens.values()].some((t) => t.expiresAt > now && (t.from === null || t.from.has(address)));
+    if (!expected) return 'no probe from this address was announced by the coordinator';
+    if (this.busy.has(address)) return 'this address already holds a probe connection';
+    if (this.sockets.size >= this.opts.maxConnections) return `all ${this.opts.maxConnections} probe slots are busy`;
+    return null;
+  }
+
   private serve(socket: Socket): void {
-    if (this.sockets.size >= this.opts.maxConnections) {
+    const address = plainAddress(socket.remoteAddress ?? '?');
+    const denied = this.admission(address);
+    if (denied) {
       this.refused += 1;
+      this.refusals.note(address, denied);
       socket.destroy();
       return;
     }
     this.sockets.add(socket);
+    this.busy.add(address);
     socket.setNoDelay(true);
     const wall = setTimeout(() => socket.destroy(), this.opts.wallMs);
     const tokenWait = setTimeout(() => refuse('no token in time'), this.opts.tokenWaitMs);
@@ -104,12 +134,13 @@ export class LinkProbeServer {
       clearTimeout(wall);
       clearTimeout(tokenWait);
       this.sockets.delete(socket);
+      this.busy.delete(address);
     });
     socket.on('error', () => socket.destroy());
     const refuse = (why: string) => {
       if (socket.destroyed) return;
       this.refused += 1;
-      this.opts.log(`link probe from ${socket.remoteAddress ?? '?'} refused: ${why}`);
+      this.refusals.note(address, why);
       socket.destroy();
     };
 
@@ -149,7 +180,7 @@ export class LinkProbeServer {
         pending = pending.subarray(nl + 1);
         if (mode === 'token') {
           clearTimeout(tokenWait);
-          const held = this.take(line);
+          const held = this.take(line, address);
           if (!held) return refuse('not a token it was told to expect (or expired, or used)');
           mode = 'command';
           socket.write('OK\n');
@@ -173,4 +204,9 @@ export class LinkProbeServer {
       socket.end();
     });
   }
+}
+
+/** An address as the coordinator names it: IPv4-mapped IPv6 ("::ffff:10.0.0.2") as plain IPv4. */
+function plainAddress(address: string): string {
+  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
 }

@@ -32,7 +32,7 @@ export class AgentLinkProbes {
   /** Obeys a link instruction; `report` gets the `links` report of a measurement. */
   obey(instruction: AcceptLinkProbeInstruction | MeasureLinksInstruction, report: (r: LinksReport) => void): void {
     if (instruction.kind === 'accept-link-probe') {
-      this.server.expect(instruction.token, instruction.fromNode, instruction.expiresInMs);
+      this.server.expect(instruction.token, instruction.fromNode, instruction.expiresInMs, instruction.fromAddresses);
       return;
     }
     this.chain = this.chain.then(async () => {

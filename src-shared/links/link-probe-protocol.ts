@@ -27,6 +27,8 @@ export const acceptLinkProbeInstructionSchema = z.object({
   token: z.string().regex(LINK_TOKEN_PATTERN),
   fromNode: z.string().max(200),
   expiresInMs: z.number().int().positive().max(LINK_PROBE_CAPS.maxTokenMs),
+  /** The addresses fromNode may connect from (the coordinator's view of it); a connection from any other is closed at once. Older coordinators name none. */
+  fromAddresses: z.array(z.string().min(1).max(64)).max(8).optional(),
 });
 export type AcceptLinkProbeInstruction = z.infer<typeof acceptLinkProbeInstructionSchema>;
 

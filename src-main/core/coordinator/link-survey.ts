@@ -12,6 +12,7 @@
  * receiver (chooseRendezvous), so the link measured is the link training uses.
  */
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import type { LinkMeasurement } from '../../../src-shared/links/link-matrix';
 import { LINK_PROBE_CAPS, type LinksReport } from '../../../src-shared/links/link-probe-protocol';
 import type { Instruction } from '../../../src-shared/worker-protocol';
@@ -25,6 +26,8 @@ export interface SurveyWorker {
   node: string;
   host: string | null;
   probePort: number | null;
+  /** The addresses it may probe others from (where it is reached, where it connects from): the accept instruction names them. */
+  addresses?: string[];
 }
 
 export interface LinkSurveyOptions {
@@ -285,7 +288,8 @@ export class LinkSurvey {
     // Deadline: the token's life, the sender's connect retries, pings and the transfer, plus a heartbeat or two.
     const deadline = this.opts.clock.monotonic() + expiresInMs + this.probeMs * 2 + 5000;
     this.inFlight.set(probeId, { ...p, probeId, deadline, fromNode: from.node, toNode: to.node });
-    const accepted = this.opts.queue(to.id, { kind: 'accept-link-probe', token, fromNode: from.node, expiresInMs });
+    const fromAddresses = [...new Set([from.host, ...(from.addresses ?? [])].filter((a): a is string => !!a && isIP(a) !== 0))].slice(0, 8);
+    const accepted = this.opts.queue(to.id, { kind: 'accept-link-probe', token, fromNode: from.node, expiresInMs, ...(fromAddresses.length > 0 ? { fromAddresses } : {}) });
     const asked =
       accepted &&
       this.opts.queue(from.id, {
@@ -345,7 +349,13 @@ export function surveyWorkers(
   // Without a choice (address families differ), a worker elsewhere is probed where it connects from; one on the
   // coordinator's machine has no address the others share, and its loopback would reach the prober's own machine.
   const fallback = (r: (typeof active)[number]) => (r.sameMachine ? null : r.address);
-  return active.map((r) => ({ id: r.id, node: r.node, host: choice.ok ? (choice.localAddrs.get(r.id) ?? null) : fallback(r), probePort: r.probePort ?? null }));
+  return active.map((r) => ({
+    id: r.id,
+    node: r.node,
+    host: choice.ok ? (choice.localAddrs.get(r.id) ?? null) : fallback(r),
+    probePort: r.probePort ?? null,
+    addresses: [r.address, r.advertiseHost].filter((a): a is string => !!a && isIP(a) !== 0),
+  }));
 }
 
 /** What the coordinator hands the survey: its machines, what runs and jobs hold, its change feed. */

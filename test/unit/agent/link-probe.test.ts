@@ -22,9 +22,9 @@ const TOKEN = 'tok_abcdefghijklmnopqrstuvwxyz012345';
 const target = (port: number, token = TOKEN) => ({ workerId: 2, node: 'beta', host: '127.0.0.1', port, token });
 
 /** Resolves with what the server sent before it closed the connection. */
-function rawExchange(port: number, send: string, waitMs = 3000): Promise<string> {
+function rawExchange(port: number, send: string, waitMs = 3000, localAddress?: string): Promise<string> {
   return new Promise((resolve) => {
-    const s = connect({ host: '127.0.0.1', port });
+    const s = connect({ host: '127.0.0.1', port, ...(localAddress ? { localAddress } : {}) });
     let got = '';
     s.on('data', (d) => (got += d.toString()));
     s.on('close', () => resolve(got));
@@ -107,9 +107,10 @@ describe('link probe', () => {
 
   it('serves at most 2 connections at once', async () => {
     const { server, port } = await start({ tokenWaitMs: 1500 });
-    const hold = [rawExchange(port, '', 1000), rawExchange(port, '', 1000)];
+    server.expect(TOKEN, 'alpha', 10_000); // from any address: one slot each (link-probe-strangers.test.ts)
+    const hold = [rawExchange(port, '', 1000, '127.0.0.1'), rawExchange(port, '', 1000, '127.0.0.2')];
     await new Promise((r) => setTimeout(r, 150));
-    expect(await rawExchange(port, '')).toBe(''); // the third is closed at once
+    expect(await rawExchange(port, '', 3000, '127.0.0.3')).toBe(''); // the third is closed at once
     expect(server.refused).toBe(1);
     await Promise.all(hold);
   });

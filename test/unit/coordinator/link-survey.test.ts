@@ -256,8 +256,8 @@ describe('surveyWorkers', () => {
       false,
     );
     expect(out).toEqual([
-      { id: 1, node: 'here', host: '10.0.0.1', probePort: 7 },
-      { id: 2, node: 'there', host: '10.0.0.2', probePort: 7 },
+      { id: 1, node: 'here', host: '10.0.0.1', probePort: 7, addresses: ['127.0.0.1'] },
+      { id: 2, node: 'there', host: '10.0.0.2', probePort: 7, addresses: ['10.0.0.2'] },
     ]);
   });
 
