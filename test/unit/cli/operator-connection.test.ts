@@ -147,7 +147,7 @@ describe('operator commands against a real coordinator API', () => {
     const url = `https://127.0.0.1:${secure.port}`;
     const ok = await cli(['workers', 'list', '--json', '--data-dir', d, '--url', url, '--cert-sha256', tls.fingerprint256]);
     expect(ok.code).toBe(0);
-    expect(JSON.parse(ok.out)).toEqual({ workers: [], awaiting: [], activity: [] });
+    expect(JSON.parse(ok.out)).toEqual({ workers: [], awaiting: [], preApprovals: [], activity: [] });
     const impostor = await cli(['workers', 'list', '--json', '--data-dir', d, '--url', url, '--cert-sha256', OTHER_CERT]);
     expect(impostor.code).toBe(3);
     expect(JSON.parse(impostor.out)).toMatchObject({ kind: 'untrusted', exitCode: 3 });
