@@ -7,18 +7,20 @@
  * (abuse-nonce-flood.ts), the join flood (abuse-join-flood.ts), descriptor exhaustion (abuse-sockets.ts), the
  * upload fill (abuse-upload-fill.ts) and the event-loop block of a 10,000-job manifest (abuse-manifest-block.ts);
  * and of issue 26, the PAX-global and gzip-bomb uploads (abuse-upload-tarball.ts), held join-challenge bodies and
- * page-port slowloris (abuse-held-sockets.ts).
+ * page-port slowloris (abuse-held-sockets.ts), and the awaiting-approval flood (abuse-awaiting-flood.ts).
  *
  *   node --expose-gc scripts/run-ts.mjs bench/abuse-bounds.ts [--joins 21000] [--flood-s 8]
  *     [--nonce-requests 100500] [--nonce-max-s 240] [--join-flood 40000] [--join-flood-s 240] [--join-limited-s 20]
  *     [--sockets 3000] [--header-deadline-ms 10000] [--upload-count 40] [--upload-mib 8]
  *     [--manifest-jobs 10000] [--dead-workers 100] [--bomb-mib 15872] [--unguarded] [--held-s 12] [--only-issue-14]
+ *     [--awaiting-flood-s 20] [--awaiting-addresses 16]
  */
 import { startCoordinatorHttp } from '../src-main/core/api/coordinator-http';
 import { generateToken } from '../src-main/platform/tokens';
 import { CoordinatorService } from '../src-main/core/coordinator/coordinator-service';
 import { systemClock } from '../src-main/platform/ports';
 import { apiPaths } from '../src-shared/worker-protocol';
+import { awaitingFlood } from './abuse-awaiting-flood';
 import { heldBodies, pageSlowloris } from './abuse-held-sockets';
 import { joinFlood } from './abuse-join-flood';
 import { manifestBlock } from './abuse-manifest-block';
@@ -89,6 +91,7 @@ runMain(async () => {
   rows.push(...(await joinFlood({ count: intFlag('join-flood', 40_000, 1, 1_000_000), maxS: intFlag('join-flood-s', 240, 1, 3_600), limitedS: intFlag('join-limited-s', 20, 1, 600) })));
   rows.push(...(await socketExhaustion({ sockets: intFlag('sockets', 3_000, 1, 12_000), headerDeadlineMs: intFlag('header-deadline-ms', 10_000, 100, 120_000) })));
   rows.push(...(await uploadFill({ uploads: intFlag('upload-count', 40, 1, 10_000), mib: intFlag('upload-mib', 8, 1, 1024) })));
+  rows.push(...(await awaitingFlood({ seconds: intFlag('awaiting-flood-s', 20, 5, 600), addresses: intFlag('awaiting-addresses', 16, 2, 250) })));
   rows.push(...(await uploadTarball({ bombMib: intFlag('bomb-mib', 15_872, 1, 16_000), unguarded: hasFlag('unguarded') })));
   rows.push(...(await manifestBlock({ jobs: intFlag('manifest-jobs', 10_000, 1, 10_000), deadWorkers: intFlag('dead-workers', 100, 0, 100) })));
   const heldS = intFlag('held-s', 12, 4, 600);

@@ -7,7 +7,8 @@
  *     COUNT joins by one fresh key under one name from 127.0.0.2, each dated +59 s (just inside the window)
  *   node scripts/run-ts.mjs bench/lib/abuse-attacker.ts join-flood URL JOIN_TOKEN COUNT ADDRESSES MAX_S LANES
  *     COUNT joins, each by a fresh key under a distinct name, LANES in flight, lane i from source address
- *     127.0.1.(1 + i % ADDRESSES) (ADDRESSES 1: 127.0.0.1). A 429 is waited out as its retry-after says.
+ *     127.0.1.(1 + i % ADDRESSES) (ADDRESSES 1: 127.0.0.1). A 429 is waited out as its retry-after says, unless
+ *     a 5th argument says no-wait.
  * Stops at COUNT or after MAX_S seconds; prints one JSON line: how many were sent and how each was answered.
  */
 import { randomBytes } from 'node:crypto';
@@ -37,10 +38,11 @@ function post(path: string, body: string, headers: Record<string, string>, local
 }
 
 /** One signed join from `from` (challenge, proof, signature); its status, after waiting out a 429. */
-async function signedJoin(who: NodeIdentity, node: string, from: string, timeSkewMs: number, machineId = randomBytes(24).toString('base64url')): Promise<number> {
+async function signedJoin(who: NodeIdentity, node: string, from: string, timeSkewMs: number, machineId = randomBytes(24).toString('base64url'), wait = true): Promise<number> {
   const send: Post = (path, body, headers) => post(path, body, headers, from);
   const join = { node, agentVersion: 'abuse', machineId, gpus: [], cpuCores: 1, ramMb: 1, advertiseHost: from, rdzvPort: 29500, python: null };
-  return waitIfLimited(await provedJoin(send, token, who, join, timeSkewMs));
+  const reply = await provedJoin(send, token, who, join, timeSkewMs);
+  return wait ? waitIfLimited(reply) : reply.status;
 }
 
 /** A 429's status, after waiting as long as its retry-after asks: the most joins a rate-limited attacker gets through. */
@@ -79,7 +81,8 @@ async function main(): Promise<Record<string, number>> {
     const tag = randomBytes(3).toString('hex');
     const lanes = Math.max(1, Number(args[3] ?? MAX_LANES));
     const from = (lane: number) => (addresses <= 1 ? '127.0.0.1' : `127.0.1.${1 + (lane % addresses)}`);
-    return flood(count, maxS, lanes, (i, lane) => signedJoin(memoryIdentity(), `flood-${tag}-${i}`, from(lane), 0));
+    const wait = args[4] !== 'no-wait'; // no-wait: a 429's retry-after is ignored, as a hostile client would
+    return flood(count, maxS, lanes, (i, lane) => signedJoin(memoryIdentity(), `flood-${tag}-${i}`, from(lane), 0, undefined, wait));
   }
   throw new Error(`unknown mode ${mode}`);
 }
