@@ -206,6 +206,12 @@ export interface RunProject {
   notes: string[];
   /** Per member (worker id): fetching / ready / failed with its reason. */
   members: RunProjectMember[];
+  /**
+   * Shard mode: the current generation's data files (relative to `data`) by member node (data-shards.ts); the next
+   * generation re-splits from it, moving as few files as it can, and it is kept over a coordinator restart.
+   * Absent or null: replicate mode, or no generation yet.
+   */
+  dataSplit?: Readonly<Record<string, readonly string[]>> | null;
 }
 
 export interface RunProjectMember {

@@ -7,7 +7,8 @@
  * jobs' slots and VRAM, other runs' slots and GPUs. A member holds one slot and, for a GPU run, whole GPUs that
  * nothing else holds. A GPU belongs to at most one run member; a machine with a CPU-run member hosts no other
  * run's member; two GPU runs may share a machine on different GPUs; one run has at most one member per machine.
- * Current members come first (a run is not reshuffled when someone joins), then the others in join order.
+ * Current members come first (a run is not reshuffled when someone joins), then the others in join order. A
+ * project run's candidate whose project is not ready (`notReady`) is refused with that reason.
  */
 import type { NodeCapacity } from './capacity';
 import { addHolding, tallyHoldings, type Holding } from './holdings';
@@ -88,6 +89,11 @@ export function planGeneration(run: RunPlanRequest, candidates: RunCandidate[], 
     const fit = memberFit(demand, candidate, i === undefined ? undefined : nodes[i], i === undefined ? undefined : usage[i]);
     if (!fit.ok) {
       refused.push({ node: candidate.node, reason: fit.reason });
+      continue;
+    }
+    // A project run places a worker once its project is ready, so it never holds the others in the rendezvous.
+    if (candidate.notReady) {
+      refused.push({ node: candidate.node, reason: `${candidate.node}: ${candidate.notReady}` });
       continue;
     }
     const member = { workerId: candidate.workerId, node: candidate.node, gpuIndices: fit.gpuIndices };

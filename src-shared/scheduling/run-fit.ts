@@ -17,6 +17,8 @@ export interface RunCandidate {
   hasTorch: boolean;
   /** Join order: lower joined earlier (worker ids, assigned at join, serve). */
   joinSeq: number;
+  /** A project run: why this worker's project is not ready ("fetching the project: 3.1 of 12.0 MiB"); absent or null: ready. */
+  notReady?: string | null;
 }
 
 export type MemberFit = { ok: true; gpuIndices: number[] } | { ok: false; reason: string };

@@ -310,6 +310,7 @@ export class CoordinatorService {
   deleteRun(runId: string): { deleted: string } { return this.runsCtl.deleteRun(runId); }
   startRun(spec: RunSpec, project?: RunProject): RunSnapshot { return this.runsCtl.startRun({ ...spec, heartbeatTimeoutMs: this.pool.heartbeatTimeoutMs }, project); }
   setRunArtifact(runId: string, artifact: RunArtifact): RunSnapshot { return this.runsCtl.setArtifact(runId, artifact); }
+  attachProjectFiles(files: Parameters<RunController['attachProjectFiles']>[0]): void { this.runsCtl.attachProjectFiles(files); }
   stopRun(runId: string): RunSnapshot { return this.runsCtl.stopRun(runId); }
 
   drainWorker(workerId: number): WorkerSnapshot[] {

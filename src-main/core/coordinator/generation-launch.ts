@@ -11,6 +11,7 @@ import { buildLaunchPlan, formatEndpoint } from './launch-plan';
 import { chooseRendezvous } from './rendezvous-address';
 import type { RunApplierDeps } from './run-applier';
 import { newMember, type LaunchWhy, type RunRecord } from './run-record';
+import { launchProjectFor, splitForGeneration } from './run-project-gate';
 import { mustHoldStarts, STORE_HANDOVER_MAX_MS } from './store-handover';
 import { plural } from './user-messages';
 
@@ -31,6 +32,17 @@ export interface GenerationLauncher {
 
 /** The rendezvous ports other running runs' stores take, per worker that hosts one. */
 export type StorePorts = ReadonlyMap<number, ReadonlySet<number>>;
+
+/** The rendezvous ports other running runs' stores take, per worker hosting one (their endpoints end in the port). */
+export function storePortsTaken(run: RunRecord, liveRuns: readonly RunRecord[]): Map<number, Set<number>> {
+  const taken = new Map<number, Set<number>>();
+  for (const other of liveRuns) {
+    if (other === run || other.state !== 'running' || other.rdzvHostId === null || !other.rdzvEndpoint) continue;
+    const port = Number(other.rdzvEndpoint.slice(other.rdzvEndpoint.lastIndexOf(':') + 1));
+    taken.set(other.rdzvHostId, (taken.get(other.rdzvHostId) ?? new Set()).add(port));
+  }
+  return taken;
+}
 
 /** The ports a worker offers for stores that no other run's store takes (an older agent offers its rdzvPort alone). */
 function freeStorePorts(w: { rdzvPort: number; rdzvPorts?: number[] }, taken: ReadonlySet<number> | undefined): number[] {
@@ -83,6 +95,8 @@ export function launchGeneration(ap: GenerationLauncher, run: RunRecord, planned
   const storeHost = workers.get(addresses.hostWorkerId)!;
   run.rdzvEndpoint = formatEndpoint(ap.deps.rdzvHostOverride ?? addresses.endpointHost, freeStorePorts(storeHost, storePorts.get(addresses.hostWorkerId))[0]!);
   const shards = assignShards(run.spec.samples, members);
+  // Shard mode: the data folder's files over the members in ring order, as few moved from the last split as can be.
+  const split = splitForGeneration(run, members.map((id) => workers.get(id)!.node));
   const map: ShardMap = {
     generation: run.generation,
     totalSamples: run.spec.samples,
@@ -113,6 +127,7 @@ export function launchGeneration(ap: GenerationLauncher, run: RunRecord, planned
       gpuIndices: run.spec.useGpus ? run.members.get(s.workerId)!.gpuIndices : null,
       comm,
       nodeRank: members.indexOf(s.workerId),
+      project: launchProjectFor(run, rec.node),
     });
     if (holdStarts && s.workerId !== addresses.hostWorkerId) run.heldStarts!.plans.set(s.workerId, plan);
     else rec.mailbox.queue({ kind: 'start', plan });
@@ -125,6 +140,7 @@ export function launchGeneration(ap: GenerationLauncher, run: RunRecord, planned
   const where = map.shards.map((s) => `${s.node} [${s.start}, ${s.end})`).join(', ');
   const ctx = { runId: run.id, generation: run.generation };
   ap.say(run, commLine(comm));
+  if (split) ap.say(run, `data files: ${Object.entries(split).map(([node, names]) => `${node} ${plural(names.length, 'file')}`).join(', ')}`);
   if (ring.note) ap.say(run, ring.note);
   const changed = commChanged(previousComm, comm);
   if (changed) messages.event('comm-changed', 'info', `Run "${run.spec.name}" ${changed}`, ctx);

@@ -4,6 +4,7 @@
  */
 import type { CommDecision } from '../../../src-shared/scheduling/comm-types';
 import type { RunSpec } from '../../../src-shared/training';
+import type { LaunchProject } from '../../../src-shared/projects/project-protocol';
 import type { LaunchPlan } from '../../../src-shared/worker-protocol';
 
 export interface LaunchPlanInput {
@@ -28,6 +29,8 @@ export interface LaunchPlanInput {
   comm?: Pick<CommDecision, 'strategy' | 'localSgdPeriod'>;
   /** This member's position in the ring order (ring-order.ts): GPU_SHARE_NODE_RANK. */
   nodeRank?: number;
+  /** A project run: its snapshot and this member's data (run-project-gate.ts launchProjectFor). */
+  project?: LaunchProject | null;
 }
 
 /** The trainer-facing variables of a generation's communication (docs/api.md); none when not decided. */
@@ -84,5 +87,6 @@ export function buildLaunchPlan(input: LaunchPlanInput): LaunchPlan {
     localAddr: input.localAddr,
     rdzvHost: input.rdzvHost,
     ...(input.gpuIndices ? { gpuIndices: [...input.gpuIndices] } : {}),
+    ...(input.project ? { project: { ...input.project, dataFiles: input.project.dataFiles ? [...input.project.dataFiles] : null } } : {}),
   };
 }

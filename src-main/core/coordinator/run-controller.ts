@@ -25,11 +25,13 @@ import type { ElasticPool } from './elastic-pool';
 import { recheckComm, rememberRestored } from './generation-comm';
 import type { JobCapacity } from './job-hooks';
 import type { OutputBudget } from './output-budget';
+import { storePortsTaken } from './generation-launch';
 import { RunApplier, type RunApplierDeps } from './run-applier';
 import { afterFailures, expireUnstarted, type RunFailureContext } from './run-failures';
+import { askToPrepare, initProject, notReadyReason, onPrepared, type ProjectFiles } from './run-project-gate';
 import { jobHoldingsKey, planRun } from './run-placement';
 import { resumeDuringGrace } from './run-reattach';
-import { clearMembers, ENDED, newRunRecord, restoreRunRecord, runSnapshot, type LaunchWhy, type RunRecord } from './run-record';
+import { clearMembers, copyProject, ENDED, wantsMore, newRunRecord, restoreRunRecord, runSnapshot, type LaunchWhy, type RunRecord } from './run-record';
 import { handleReport, type RunReportContext } from './run-reports';
 import { plural, type UserMessages } from './user-messages';
 import type { WorkerRecord, WorkerRegistry } from './worker-registry';
@@ -74,6 +76,8 @@ export class RunController {
   private readonly runList: RunRecord[] = [];
   private runSeq = 0;
   private store: CoordinatorStore | null = null;
+  /** The coordinator's project store, read for a project run's requirements.txt and data files (run-project-gate.ts). */
+  private projectFiles: ProjectFiles | null = null;
   /** What jobs held when last looked at (run-placement.ts jobHoldingsKey), and when to look again. */
   private jobsSeen = '';
   private jobsCheckDueAt = 0;
@@ -97,11 +101,14 @@ export class RunController {
     const applier = this.applier;
     const reconcile = (run: RunRecord, cause: string, why: LaunchWhy, force: boolean) => this.reconcile(run, cause, why, force);
     this.failureCtx = { clock, pool, workers, feed, messages, applier, liveRuns: () => this.liveRuns(), reconcile };
+    const settleSoon = (run: RunRecord): void => void (run.reconcileDueAt ??= clock.monotonic() + opts.heartbeatIntervalMs);
+    const readiness = { say: applier.say.bind(applier), emit: applier.emit.bind(applier), reconcile: (run: RunRecord, cause: string, why: LaunchWhy) => this.reconcile(run, cause, why), settleSoon };
     this.reportCtx = {
       clock, pool, feed, messages, applier,
       find: (runId) => this.find(runId),
       progressed: (run) => this.progressed(run),
       maybeRestart: (run) => this.maybeRestart(run),
+      prepared: (run, rec, report) => onPrepared(readiness, run, rec, report),
     };
     this.reattachCtx = { opts: { workers, messages, pool }, say: (run, text) => applier.say(run, text), find: (runId) => this.find(runId) };
   }
@@ -110,6 +117,12 @@ export class RunController {
   attachStore(store: CoordinatorStore): void {
     this.store = store;
     this.applier.attachStore(store);
+  }
+
+  /** From now on project runs read their requirements.txt and data files from `files` (the project store). */
+  attachProjectFiles(files: ProjectFiles): void {
+    this.projectFiles = files;
+    for (const run of this.liveRuns()) initProject(run, files);
   }
 
   /** The run with this id (live or kept), for the coordinator's own use (reports, re-attach claims). */
@@ -151,7 +164,8 @@ export class RunController {
       throw new ApiProblem(409, `${live} runs are live, the most this coordinator takes at once; stop one (gpu-share runs stop ID) before starting another`);
     }
     const run = newRunRecord(`run-${++this.runSeq}-${randomBytes(3).toString('hex')}`, spec, this.opts.clock.now(), () => this.opts.clock.now());
-    if (project) run.project = project;
+    if (project) run.project = { ...copyProject(project), members: [] };
+    initProject(run, this.projectFiles);
     this.store?.saveRunSeq(this.runSeq);
     this.runList.push(run);
     this.trimRuns();
@@ -199,6 +213,7 @@ export class RunController {
     this.runSeq = Math.max(this.runSeq, runSeq);
     for (const { run: snapshot, outputTail } of stored) {
       const run = restoreRunRecord(snapshot, outputTail, () => this.opts.clock.now());
+      if (run.project && !ENDED.has(run.state)) initProject(run, this.projectFiles);
       rememberRestored(this.opts, run); // its trainer's step and measured comm_s, for later runs of it
       this.runList.push(run);
       if (ENDED.has(run.state)) continue;
@@ -259,7 +274,11 @@ export class RunController {
   /** A join or activation settles for one heartbeat interval before the runs that could use it grow. */
   scheduleReconcile(): void {
     const due = this.opts.clock.monotonic() + this.opts.heartbeatIntervalMs;
-    for (const run of this.liveRuns()) if (wantsMore(run)) run.reconcileDueAt = due;
+    for (const run of this.liveRuns()) {
+      // A project run's newcomer starts preparing now, so it is ready (or says why not) when the run could use it.
+      if (askToPrepare(this.opts, run)) this.applier.emit(run);
+      if (wantsMore(run)) run.reconcileDueAt = due;
+    }
   }
 
   /** A worker left or was drained: every run it was a member of shrinks. */
@@ -322,12 +341,13 @@ export class RunController {
   private reconcile(run: RunRecord, cause: string, why: LaunchWhy, force = false, quiet = false): void {
     if (ENDED.has(run.state)) return;
     run.reconcileDueAt = null;
-    const plan = planRun({ pool: this.opts.pool, capacity: this.opts.capacity }, run, this.liveRuns());
+    askToPrepare(this.opts, run);
+    const plan = planRun({ pool: this.opts.pool, capacity: this.opts.capacity }, run, this.liveRuns(), notReadyReason);
     if (run.state === 'running') {
       if (plan.kind === 'hold') this.applier.pause(run, plan.reason);
-      else if (force || !samePlan(run, plan.members)) this.applier.launch(run, plan.members, cause, why, this.storePorts(run));
+      else if (force || !samePlan(run, plan.members)) this.applier.launch(run, plan.members, cause, why, storePortsTaken(run, this.liveRuns()));
     } else if (plan.kind === 'plan' && !quiet) {
-      this.applier.launch(run, plan.members, cause, run.state === 'paused' ? 'resume' : why, this.storePorts(run));
+      this.applier.launch(run, plan.members, cause, run.state === 'paused' ? 'resume' : why, storePortsTaken(run, this.liveRuns()));
     } else {
       this.applier.waitingCause(run, plan.kind === 'hold' ? plan.reason : `waits one heartbeat interval for the workers still joining (${plural(plan.members.length, 'worker')} could train it now)`);
     }
@@ -340,17 +360,6 @@ export class RunController {
     const waited = this.opts.clock.monotonic() - pending.since;
     if (pending.waitingFor.size > 0 && waited <= this.opts.heartbeatTimeoutMs()) return;
     this.reconcile(run, pending.cause, 'restart', true);
-  }
-
-  /** The rendezvous ports other running runs' stores take, per worker hosting one (their endpoints end in the port). */
-  private storePorts(run: RunRecord): Map<number, Set<number>> {
-    const taken = new Map<number, Set<number>>();
-    for (const other of this.liveRuns()) {
-      if (other === run || other.state !== 'running' || other.rdzvHostId === null || !other.rdzvEndpoint) continue;
-      const port = Number(other.rdzvEndpoint.slice(other.rdzvEndpoint.lastIndexOf(':') + 1));
-      taken.set(other.rdzvHostId, (taken.get(other.rdzvHostId) ?? new Set()).add(port));
-    }
-    return taken;
   }
 
   /**
@@ -380,10 +389,6 @@ export class RunController {
   }
 }
 
-/** A live run that could take more workers than it has: waiting, paused, or running below max_workers. */
-function wantsMore(run: RunRecord): boolean {
-  return run.state !== 'running' || run.workerIds.length < run.spec.maxWorkers;
-}
 
 /** The plan keeps the same members in the same order on the same GPUs: nothing to relaunch. */
 function samePlan(run: RunRecord, members: readonly { workerId: number; gpuIndices: number[] }[]): boolean {

@@ -18,14 +18,17 @@ export interface RunPlacementDeps {
   capacity: () => JobCapacity | null;
 }
 
+/** Why a worker's project is not ready for `run` (run-project-gate.ts); null: ready, or no project. */
+export type ReadinessOf = (run: RunRecord, workerId: number) => string | null;
+
 /** Which workers `run`'s next generation has, with their GPUs; or why it must wait, node by node. */
-export function planRun(deps: RunPlacementDeps, run: RunRecord, otherRuns: readonly RunRecord[]): GenerationPlan {
+export function planRun(deps: RunPlacementDeps, run: RunRecord, otherRuns: readonly RunRecord[], readiness?: ReadinessOf): GenerationPlan {
   // Which runs a machine may join beside others is the ledger's rule (run-fit.ts): whole GPUs no other run holds,
   // and a CPU run (or any run on a machine that is a CPU run's member) alone. The agent trains one run per GPU set.
   const candidates: RunCandidate[] = [];
   for (const id of deps.pool.activeWorkerIds()) {
     const w = deps.pool.worker(id);
-    if (w) candidates.push({ workerId: id, node: w.node, hasTorch: w.hasTorch, joinSeq: w.joinSeq });
+    if (w) candidates.push({ workerId: id, node: w.node, hasTorch: w.hasTorch, joinSeq: w.joinSeq, notReady: readiness?.(run, id) ?? null });
   }
   const jobs = deps.capacity() ?? { nodes: nodeCapacities({ nodes: [] }, workerFacts(deps.pool), []), holdings: [] };
   const holdings: Holding[] = jobs.holdings.filter((h) => h.kind === 'job');

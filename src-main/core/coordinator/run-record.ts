@@ -4,6 +4,7 @@
  */
 import type { ResidencyVerdict, RunMemberHolding, RunProject, RunSnapshot, RunSpec, RunState, ShardMap } from '../../../src-shared/training';
 import type { MeasuredComm } from '../../../src-shared/scheduling/comm-types';
+import type { ProjectGateState } from './run-project-gate';
 import { RunOutputLog } from './run-output-log';
 import type { HeldStarts, StoreDraining } from './store-handover';
 import { RunTelemetry } from './run-telemetry';
@@ -47,6 +48,8 @@ export interface RunRecord extends Omit<RunSnapshot, 'lossHistory' | 'generation
   storeDraining?: StoreDraining | null;
   /** The other members' starts, held until that old store is gone (store-handover.ts). */
   heldStarts?: HeldStarts | null;
+  /** A project run's prepare bookkeeping and shard-mode file list (run-project-gate.ts). */
+  projectGate?: ProjectGateState;
 }
 
 export const ENDED: ReadonlySet<RunState> = new Set(['finished', 'failed', 'stopped']);
@@ -118,6 +121,11 @@ export function memberHoldings(run: RunRecord): RunMemberHolding[] {
     const m = run.members.get(workerId);
     return m ? [{ workerId, node: m.node, gpuIndices: [...m.gpuIndices] }] : [];
   });
+}
+
+/** A live run that could take more workers than it has: waiting, paused, or running below max_workers. */
+export function wantsMore(run: RunRecord): boolean {
+  return run.state !== 'running' || run.workerIds.length < run.spec.maxWorkers;
 }
 
 /** Leaves the run with no generation on any worker (paused, waiting or ended). */

@@ -28,6 +28,8 @@ export interface RunReportContext {
   progressed(run: RunRecord): void;
   /** Relaunches a failed generation once its other members proved alive (run-controller.ts). */
   maybeRestart(run: RunRecord): void;
+  /** A worker's `prepared` report about the run's project (run-project-gate.ts). */
+  prepared(run: RunRecord, rec: WorkerRecord, report: Extract<Report, { type: 'prepared' }>): void;
 }
 
 export function handleReport(ctx: RunReportContext, budget: OutputBudget, rec: WorkerRecord, r: Report): void {
@@ -35,7 +37,10 @@ export function handleReport(ctx: RunReportContext, budget: OutputBudget, rec: W
   if (!('runId' in r)) return; // not about a run (measured links): the coordinator service takes those
   const run = ctx.find(r.runId);
   if (!run) return;
-  if (r.type === 'prepared') return; // a member's project readiness: taken by the run's project gate (issue 23, not yet wired)
+  if (r.type === 'prepared') {
+    ctx.prepared(run, rec, r);
+    return;
+  }
   const current = run.state === 'running' && r.generation === run.generation;
   const member = current ? run.members.get(rec.id) : undefined;
   switch (r.type) {
