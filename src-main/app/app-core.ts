@@ -106,7 +106,10 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   // Adapter jobs: the persistent queue in the same state.db, placed on the slots and budgets the coordinator's workers offer.
   const jobs = createJobsFeature({ userData: opts.userData, clock, db: stateDb, coordinator, cluster: cluster.config, announce, emit });
   // A user's project: snapshots in the data folder's projects/, run outputs in the job artifacts' store.
-  const projects = new RunProjects({ store: new ProjectStore(path.join(opts.userData, 'projects')), coordinator, artifacts: { store: jobs.artifacts, db: stateDb } });
+  const projectStore = new ProjectStore(path.join(opts.userData, 'projects'));
+  const projects = new RunProjects({ store: projectStore, coordinator, artifacts: { store: jobs.artifacts, db: stateDb } });
+  // Project runs read requirements.txt (the modules members must import) and shard-mode data files from it.
+  coordinator.attachProjectFiles(projectStore);
   projects.prune();
   const status = createStatusFeature({ workers: () => coordinator.workers(), cluster: cluster.config, refuseWhileUnloaded: cluster.refuseWhileUnloaded, commit: cluster.commit });
   const http = await startCoordinatorHttp(coordinator, {

@@ -193,6 +193,9 @@ export function onPrepared(ctx: ReadinessContext, run: RunRecord, rec: { id: num
   else if (changed === 'ready' && wantsMore(run)) {
     if (run.state === 'running') ctx.settleSoon(run);
     else ctx.reconcile(run, `${rec.node} prepared the project`, resumeOr);
-  } else if (changed !== null && run.state !== 'running') ctx.reconcile(run, 'a worker\'s project readiness changed', resumeOr);
+  } else if (run.state !== 'running' && run.project?.snapshot === report.snapshot) {
+    // A waiting run's reason follows the fetch ("3.1 of 12.0 MiB"), not only the status.
+    ctx.reconcile(run, 'a worker\'s project readiness changed', resumeOr);
+  }
   ctx.emit(run);
 }

@@ -116,6 +116,23 @@ export class ProjectStore {
     return opened && { stream: fs.createReadStream('', { fd: opened.fd, autoClose: true, start: 0 }), sizeBytes: opened.sizeBytes };
   }
 
+  /** A small stored file as UTF-8 text (a project's requirements.txt), or null when missing or over `maxBytes`. */
+  readText(sha256: string, maxBytes = 1024 * 1024): string | null {
+    if (!SHA256_HEX_PATTERN.test(sha256)) return null;
+    try {
+      const fd = fs.openSync(this.blobPath(sha256), fs.constants.O_RDONLY | O_NOFOLLOW);
+      try {
+        const stat = fs.fstatSync(fd);
+        return stat.isFile() && stat.size <= maxBytes ? fs.readFileSync(fd, 'utf8') : null;
+      } finally {
+        fs.closeSync(fd);
+      }
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ELOOP') return null;
+      throw error;
+    }
+  }
+
   hasBlob(sha256: string): boolean {
     return SHA256_HEX_PATTERN.test(sha256) && fs.lstatSync(this.blobPath(sha256), { throwIfNoEntry: false })?.isFile() === true;
   }

@@ -55,7 +55,9 @@ describe('run start with a project', () => {
     const r = await startRun({ data: 'data', dataMode: 'shard', command: ['train.py', '--epochs', '3'] });
     expect(r.status).toBe(201);
     const p = r.json.project!;
-    expect(p).toMatchObject({ dir: proj, files: 5, data: 'data', dataMode: 'shard', modules: [], members: [], notes: [] });
+    expect(p).toMatchObject({ dir: proj, files: 5, data: 'data', dataMode: 'shard', modules: [], notes: [] });
+    // Every active worker that could be a member was told to prepare it (run-project-gate.ts).
+    expect(p.members.every((m) => m.status === 'fetching')).toBe(true);
     expect(p.bytes).toBe(['print("train")\n', 'X = 1\n', '{"a":1}\n', '{"b":2}\n', 'secret.txt\n'].join('').length);
     expect(p.snapshot).toMatch(/^[0-9a-f]{64}$/);
     expect(r.json.spec.command).toEqual(['train.py', '--epochs', '3']);

@@ -53,7 +53,10 @@ export class SimWorker {
     const { instructions } = this.h.svc.heartbeat(this.workerId, { incarnation: this.incarnation, progress: this.progress });
     for (const i of instructions) {
       this.received.push(i);
-      if (i.kind === 'start') {
+      if (i.kind === 'prepare' && this.h.autoPrepare) {
+        // As an agent that holds the snapshot already and imports every module.
+        this.h.svc.report(this.workerId, { incarnation: this.incarnation, reports: [{ type: 'prepared', runId: i.runId, snapshot: i.snapshot, status: 'ready', detail: 'snapshot already here: nothing fetched' }] });
+      } else if (i.kind === 'start') {
         this.running = i.plan;
         this.h.svc.report(this.workerId, {
           incarnation: this.incarnation,
@@ -98,6 +101,8 @@ export class Harness {
   readonly svc: CoordinatorService;
   readonly changes: CoordinatorChange[] = [];
   readonly workers: SimWorker[] = [];
+  /** Simulated agents answer a project run's `prepare` with `ready` at once; false: the test sends `prepared` itself. */
+  autoPrepare = true;
 
   constructor(opts: { heartbeatTimeoutMs?: number; maxWorkers?: number; rdzvHostOverride?: string; failoverGraceMs?: number; before?: (svc: CoordinatorService) => void } = {}) {
     this.svc = new CoordinatorService({

@@ -1,0 +1,102 @@
+// A project run's readiness gate through the coordinator service with real `prepared` reports: a worker is told to
+// prepare, held out with its reason until ready, and shard-mode plans split the data files over the members.
+import { describe, expect, it } from 'vitest';
+import type { SnapshotManifest } from '../../../src-shared/projects/project-protocol';
+import type { RunProject } from '../../../src-shared/training';
+import { Harness, type SimWorker } from './harness';
+
+const SNAP = 'a'.repeat(64);
+const sha = (n: number) => n.toString(16).padStart(64, '0');
+const manifest: SnapshotManifest = {
+  version: 1,
+  entries: [
+    ...Array.from({ length: 6 }, (_, i) => ({ kind: 'file' as const, path: `data/part-${i}.jsonl`, sha256: sha(i + 1), size: 100 + i, executable: false })),
+    { kind: 'file', path: 'requirements.txt', sha256: sha(99), size: 20, executable: false },
+    { kind: 'file', path: 'train.py', sha256: sha(98), size: 10, executable: false },
+  ],
+};
+const project = (dataMode: 'shard' | 'replicate'): RunProject => ({ dir: '/home/me/proj', snapshot: SNAP, files: 8, bytes: 700, data: 'data', dataMode, modules: [], notes: [], members: [] });
+
+function setup() {
+  const h = new Harness();
+  h.autoPrepare = false;
+  h.svc.attachProjectFiles({ manifest: (s) => (s === SNAP ? manifest : null), readText: (s) => (s === sha(99) ? '# deps\nnumpy\nsentencepiece==0.1\n' : null) });
+  return h;
+}
+function prepared(h: Harness, w: SimWorker, runId: string, status: 'fetching' | 'ready' | 'failed', detail = '', bytes?: [number, number]) {
+  h.svc.report(w.workerId, { incarnation: w.incarnation, reports: [{ type: 'prepared', runId, snapshot: SNAP, status, detail, ...(bytes ? { bytesDone: bytes[0], bytesTotal: bytes[1] } : {}) }] });
+}
+
+describe('project readiness gate', () => {
+  it('tells every candidate to prepare, holds a fetching one out with its reason, and places it once ready', () => {
+    const h = setup();
+    const [a, b] = h.activeWorkers('alpha', 'beta');
+    const run = h.svc.startRun(h.spec({ minWorkers: 2, maxWorkers: 2, pythonCheck: ['mylib'] }), project('shard'));
+    h.run(1000);
+    const prepare = a!.received.find((i) => i.kind === 'prepare');
+    expect(prepare).toMatchObject({ runId: run.id, snapshot: SNAP, dataDir: 'data', dataMode: 'shard' });
+    expect(prepare && 'modules' in prepare ? prepare.modules : []).toEqual([
+      { module: 'numpy', source: 'requirements.txt line 2' },
+      { module: 'sentencepiece', source: 'requirements.txt line 3' },
+      { module: 'mylib', source: '--python-check' },
+    ]);
+    expect(b!.received.some((i) => i.kind === 'prepare')).toBe(true);
+    prepared(h, a!, run.id, 'ready', 'fetched 8 files');
+    prepared(h, b!, run.id, 'fetching', '', [3.1 * 1024 * 1024, 12 * 1024 * 1024]);
+    h.run(1000);
+    let now = h.liveRun();
+    expect(now.state).toBe('waiting');
+    expect(now.stateCause).toContain('beta: fetching the project: 3.1 of 12.0 MiB');
+    expect(now.project!.members.map((m) => [m.node, m.status])).toEqual([['alpha', 'ready'], ['beta', 'fetching']]);
+    prepared(h, b!, run.id, 'ready', 'fetched 8 files');
+    h.run(2000);
+    now = h.liveRun();
+    expect(now.state).toBe('running');
+    // Shard mode: each member its own files, together all six, none twice.
+    const files = [a!, b!].map((w) => w.running!.project!.dataFiles!);
+    expect(files.flat().sort()).toEqual(Array.from({ length: 6 }, (_, i) => `part-${i}.jsonl`));
+    expect(new Set(files.flat()).size).toBe(6);
+    expect(files.every((f) => f.length === 3)).toBe(true);
+    expect(a!.running!.project).toMatchObject({ snapshot: SNAP, dataDir: 'data', dataMode: 'shard' });
+  });
+
+  it('a member that fails its check is held out and the run goes on with the others; a late one is prepared first and takes files', () => {
+    const h = setup();
+    const [a, b, c] = h.activeWorkers('alpha', 'beta', 'gamma');
+    const run = h.svc.startRun(h.spec({ minWorkers: 1, maxWorkers: 3 }), project('shard'));
+    h.run(1000);
+    for (const w of [a!, b!, c!]) prepared(h, w, run.id, 'ready', 'ok');
+    h.run(2000);
+    expect(h.liveRun().workerIds).toHaveLength(3);
+    const before = h.liveRun().project!.dataSplit!;
+    prepared(h, c!, run.id, 'failed', "python cannot import 'sentencepiece' (requirements.txt line 3)");
+    h.run(2000);
+    const after = h.liveRun();
+    expect(after.state).toBe('running');
+    expect(after.workerIds).toEqual([a!.workerId, b!.workerId]);
+    expect(after.project!.members.find((m) => m.node === 'gamma')).toMatchObject({ status: 'failed' });
+    // Only gamma's files moved.
+    for (const node of ['alpha', 'beta']) expect(after.project!.dataSplit![node]).toEqual(expect.arrayContaining([...before[node]!]));
+    expect([...after.project!.dataSplit!.alpha!, ...after.project!.dataSplit!.beta!].sort()).toEqual(Array.from({ length: 6 }, (_, i) => `part-${i}.jsonl`));
+    // A late joiner: told to prepare, not placed until ready, then planned in.
+    const d = h.worker('delta').join();
+    d.beat();
+    h.run(3000);
+    expect(d.received.some((i) => i.kind === 'prepare')).toBe(true);
+    expect(h.liveRun().workerIds).not.toContain(d.workerId);
+    prepared(h, d, run.id, 'ready', 'ok');
+    h.run(3000);
+    expect(h.liveRun().workerIds).toContain(d.workerId);
+    expect(d.running!.project!.dataFiles!.length).toBeGreaterThan(0);
+  });
+
+  it('replicate mode: every member gets the snapshot and no file list', () => {
+    const h = setup();
+    const [a] = h.activeWorkers('alpha');
+    const run = h.svc.startRun(h.spec(), project('replicate'));
+    h.run(1000);
+    prepared(h, a!, run.id, 'ready', 'ok');
+    h.run(2000);
+    expect(a!.running!.project).toEqual({ snapshot: SNAP, dataDir: 'data', dataMode: 'replicate', dataFiles: null });
+  });
+});
