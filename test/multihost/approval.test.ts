@@ -57,8 +57,11 @@ describe.skipIf(!required(canRunApp(), 'the multihost approval case'))('a strang
     // The person compares the fingerprint and approves exactly that key, with the CLI on A.
     const build = await appBuild();
     const wrong = app.host.run([process.execPath, build.cli, 'workers', 'approve', 'host-b', '--key', `SHA256:${'A'.repeat(43)}`, '--data-dir', app.dataDir], 20_000);
-    expect(wrong.code).not.toBe(0);
+    // Another key approves nothing listed: it is kept as a pre-approval (issue 26), naming the key that waits.
+    expect(wrong.code).toBe(0);
+    expect(wrong.out).toContain(`Pre-approved host-b with key SHA256:${'A'.repeat(43)}`);
     expect(wrong.out).toContain(`the key awaiting approval for host-b is ${fingerprint}`);
+    expect(wrong.out).toContain('(those stay unapproved)');
     const approved = app.host.run([process.execPath, build.cli, 'workers', 'approve', 'host-b', '--key', fingerprint, '--data-dir', app.dataDir], 20_000);
     expect(approved.out).toContain(`Approved host-b (${fingerprint})`);
     expect(approved.code).toBe(0);
