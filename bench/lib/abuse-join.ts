@@ -32,13 +32,16 @@ export function fetchPost(url: string): Post {
   };
 }
 
-/** The challenge and the signed join, dated `timeSkewMs` from now; the challenge's reply when it was refused, else the join's. */
-export async function signedJoin(post: Post, token: string, who: NodeIdentity, join: JoinRequest, timeSkewMs = 0): Promise<Reply> {
+/**
+ * The challenge and the signed join, dated `timeSkewMs` from now; the challenge's reply when it was refused, else
+ * the join's. Over HTTPS, `certSha256` is the pinned certificate's fingerprint, which the join proof binds.
+ */
+export async function signedJoin(post: Post, token: string, who: NodeIdentity, join: JoinRequest, timeSkewMs = 0, certSha256: string | null = null): Promise<Reply> {
   const workerNonce = joinNonce();
   const challenge = await post(apiPaths.joinChallenge, JSON.stringify({ workerNonce, tokenId: tokenId(token), nodePublicKey: who.publicKey }), {});
   if (challenge.status !== 200) return challenge;
   const answer = JSON.parse(challenge.text) as { challengeId: string; coordinatorNonce: string; proof: string };
-  const transcript = joinTranscript({ workerNonce, coordinatorNonce: answer.coordinatorNonce, certSha256: transcriptCert(null), nodePublicKey: who.publicKey });
+  const transcript = joinTranscript({ workerNonce, coordinatorNonce: answer.coordinatorNonce, certSha256: transcriptCert(certSha256), nodePublicKey: who.publicKey });
   if (answer.proof !== coordinatorProof(joinKey(token), transcript)) throw new Error('the coordinator answered a wrong proof');
   const body = JSON.stringify({ ...join, publicKey: who.publicKey });
   return post(apiPaths.join, body, {

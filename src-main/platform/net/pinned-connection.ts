@@ -54,6 +54,8 @@ export function pinnedConnector(fingerprint256: string): Connector {
       port,
       // SNI only for names (an IP there is a protocol error); the name is not what we check anyway.
       ...(net.isIP(host) ? {} : { servername: host }),
+      // The source address an Agent or request asks for (a machine with several picks which one the server sees).
+      ...(options.localAddress ? { localAddress: options.localAddress } : {}),
       // The certificate is self-signed: we check its fingerprint ourselves below, before any byte is sent.
       rejectUnauthorized: false,
       ALPNProtocols: ['http/1.1'],
