@@ -1,11 +1,11 @@
 /**
  * Node identity in the app: the coordinator's approved node keys kept in state.db (so a restart keeps every
- * approval), the machines awaiting approval sent to the pages as they change, and the Workers view's Approve,
+ * approval), the machines awaiting approval and the pre-approvals sent to the pages as they change, and the Workers view's Approve,
  * Revoke and Accept. app-core.ts builds it right after the coordinator's state is restored, before the API serves.
  */
-import type { RequestHandlers } from '../../src-shared/ipc';
+import type { EventPayloads, RequestHandlers } from '../../src-shared/ipc';
 import { loadOrCreateNodeIdentity } from '../agent/node-identity';
-import type { AwaitingMachine, PreApproval } from '../../src-shared/nodes/awaiting-machine';
+import type { PreApproval } from '../../src-shared/nodes/awaiting-machine';
 import type { IdentityRequestResults } from '../../src-shared/nodes/ipc-identity';
 import { isApiProblem } from '../core/coordinator/api-problem';
 import type { CoordinatorService } from '../core/coordinator/coordinator-service';
@@ -29,7 +29,7 @@ export function createIdentityFeature(opts: {
   coordinator: CoordinatorService;
   /** `serve --auto-approve`: every signed join is approved (closed labs only). */
   autoApprove?: boolean;
-  emit?: (event: 'onAwaiting', awaiting: AwaitingMachine[]) => void;
+  emit?: <E extends 'onAwaiting' | 'onPreApprovals'>(event: E, payload: EventPayloads[E]) => void;
 }): IdentityFeature {
   const keys = opts.coordinator.nodeKeys;
   keys.useStore(opts.db.nodeKeys);
@@ -37,7 +37,14 @@ export function createIdentityFeature(opts: {
   keys.setAutoApprove(opts.autoApprove ?? false);
   // Sent only when the list really changed: a waiting agent asks again every few seconds.
   let last = JSON.stringify(keys.awaitingList().map(({ lastSeen: _seen, ...rest }) => rest));
+  let lastPre = JSON.stringify(keys.preApprovals());
   const unsubscribe = keys.onChange(() => {
+    const preApprovals = keys.preApprovals();
+    const pre = JSON.stringify(preApprovals);
+    if (pre !== lastPre) {
+      lastPre = pre;
+      opts.emit?.('onPreApprovals', preApprovals);
+    }
     const awaiting = keys.awaitingList();
     const now = JSON.stringify(awaiting.map(({ lastSeen: _seen, ...rest }) => rest));
     if (now === last) return;
@@ -63,6 +70,7 @@ export function createIdentityFeature(opts: {
         }),
       revokeNode: async ({ node }) => asRequest(() => (keys.revoke(node), state())),
       getAwaiting: async () => keys.awaitingList(),
+      getPreApprovals: async () => keys.preApprovals(),
     },
     approveOwnWorker: (node, dataDir) => {
       keys.setOwnNode(node); // another key under this name is another process, told to pass --name (node-keys.ts)

@@ -2,10 +2,12 @@
  * Approving machines in the Workers view: the "Awaiting approval" section lists every machine that joined with a
  * key nobody approved (name, full key fingerprint, address, hardware) with an Approve button, whose dialog shows
  * the full fingerprint to compare with the one the machine's agent prints, Cancel focused, and approves exactly
- * that key; and Revoke on an approved worker (confirmed), which ends its session and takes it out of every run.
+ * that key; the keys approved before their machine was listed (`gpu-share workers approve NAME --key` while the
+ * list was full), each admitted at its machine's next join; and Revoke on an approved worker (confirmed), which
+ * ends its session and takes it out of every run.
  */
 import { useEffect, useRef, useState } from 'react';
-import { describeAwaitingHardware, type AwaitingMachine } from '../../src-shared/nodes/awaiting-machine';
+import { describeAwaitingHardware, type AwaitingMachine, type PreApproval } from '../../src-shared/nodes/awaiting-machine';
 import type { WorkerSnapshot } from '../../src-shared/training';
 import { useServices } from '../app-context';
 import { formatAgo } from '../format';
@@ -68,12 +70,48 @@ function ApproveDialog({ machine, onClose }: { machine: AwaitingMachine; onClose
   );
 }
 
-/** Machines waiting for a person's yes; nothing when none waits. */
+/** Keys approved before their machine was listed: the machine is admitted at its next join signed by exactly that key. */
+export function PreApprovalsTable({ preApprovals, now }: { preApprovals: PreApproval[]; now: number }) {
+  if (preApprovals.length === 0) return null;
+  return (
+    <div data-testid="pre-approvals">
+      <h3 className="subhead">Approved, not joined yet</h3>
+      <p className="muted small">Approved by key before the machine was listed: its next join signed by exactly this key is admitted.</p>
+      <div className="table-scroll">
+        <table className="table">
+          <thead>
+            <tr>
+              <th scope="col">Node</th>
+              <th scope="col">Key fingerprint</th>
+              <th scope="col">Approved</th>
+              <th scope="col">Lapses</th>
+            </tr>
+          </thead>
+          <tbody>
+            {preApprovals.map((p) => (
+              <tr key={`${p.node} ${p.fingerprint}`} data-node={p.node}>
+                <td className="strong">{p.node}</td>
+                <td className="mono small" data-testid="pre-approval-fingerprint">
+                  {p.fingerprint}
+                </td>
+                <td className="num">{formatAgo(now - p.at)}</td>
+                <td className="num">{p.expiresAt > now ? `in ${Math.max(1, Math.round((p.expiresAt - now) / 60_000))} min` : 'now'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </div>
+  );
+}
+
+/** Machines waiting for a person's yes, and keys approved before their machine was listed; nothing when neither. */
 export function AwaitingApprovalSection() {
   const awaiting = useApp((s) => s.awaiting);
+  const preApprovals = useApp((s) => s.preApprovals);
   const now = useNow();
   const [open, setOpen] = useState<AwaitingMachine | null>(null);
-  if (awaiting.length === 0) return null;
+  if (awaiting.length === 0 && preApprovals.length === 0) return null;
   return (
     <section className="card table-card awaiting-card" aria-labelledby="awaiting-title" data-testid="awaiting-approval">
       <h2 id="awaiting-title" className="card-title">
@@ -114,6 +152,7 @@ export function AwaitingApprovalSection() {
           </tbody>
         </table>
       </div>
+      <PreApprovalsTable preApprovals={preApprovals} now={now} />
       {open && <ApproveDialog machine={open} onClose={() => setOpen(null)} />}
     </section>
   );

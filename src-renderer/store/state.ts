@@ -10,7 +10,7 @@ import { initialRunsSlice, type RunsSlice } from './runs';
 import { initialDiscoverySlice, type DiscoverySlice } from './discovery';
 import { initialNodeSshSlice, type NodeSshSlice } from './node-ssh';
 import { initialNotificationHistory, type NotificationHistory } from './notification-history';
-import type { AwaitingMachine } from '../../src-shared/nodes/awaiting-machine';
+import type { AwaitingMachine, PreApproval } from '../../src-shared/nodes/awaiting-machine';
 import type { LinkMeasurement } from '../../src-shared/links/link-matrix';
 
 export const VIEWS = ['nodes', 'machine', 'workers', 'runs', 'jobs', 'artifacts', 'events'] as const;
@@ -87,6 +87,8 @@ export interface AppState {
   nodeSsh: NodeSshSlice;
   /** Machines that joined with a key nobody approved yet (store/approval.ts). */
   awaiting: AwaitingMachine[];
+  /** Keys approved before their machine was listed, admitted at its next join (store/approval.ts). */
+  preApprovals: PreApproval[];
   /** The measured links between workers, for the Nodes view's link map (store/links.ts). */
   links: LinkMeasurement[];
 }
@@ -120,6 +122,7 @@ export function initialState(connection?: ConnectionState): AppState {
     discovery: initialDiscoverySlice(),
     nodeSsh: initialNodeSshSlice(),
     awaiting: [],
+    preApprovals: [],
     links: [],
   };
 }

@@ -1,6 +1,6 @@
 /**
- * The node-identity channels, spread into ipc.ts's maps: which machines await approval, approving exactly the
- * key a person saw, revoking an approval, and accepting the new key a node presented (the Workers view's
+ * The node-identity channels, spread into ipc.ts's maps: which machines await approval (and which keys are approved
+ * before their machine is listed), approving exactly the key a person saw, revoking an approval, and accepting the new key a node presented (the Workers view's
  * "Awaiting approval" section, Approve, Revoke and "key changed — Accept"). Handlers: src-main/app/identity-feature.ts.
  */
 import { z } from 'zod';
@@ -19,6 +19,8 @@ export const identityRequests = {
   /** Takes back a node's approval: its session ends and it leaves every run. */
   revokeNode: { channel: 'nodes:revoke', arg: z.object({ node }) },
   getAwaiting: { channel: 'nodes:awaiting', arg: z.undefined() },
+  /** Keys approved before their machine was listed (`workers approve NAME --key` while the list was full). */
+  getPreApprovals: { channel: 'nodes:pre-approvals', arg: z.undefined() },
 } as const;
 
 /** What approve and revoke answer: the workers and the machines still awaiting. */
@@ -36,13 +38,17 @@ export interface IdentityRequestResults {
   approveNode: ApprovalState;
   revokeNode: ApprovalState;
   getAwaiting: AwaitingMachine[];
+  getPreApprovals: PreApproval[];
 }
 
 export const identityEvents = {
   /** The machines awaiting approval changed (one joined, was approved, forgotten or revoked). */
   onAwaiting: 'nodes:awaiting-changed',
+  /** The pre-approvals changed (one was made, met by its machine's join, revoked or lapsed). */
+  onPreApprovals: 'nodes:pre-approvals-changed',
 } as const;
 
 export interface IdentityEventPayloads {
   onAwaiting: AwaitingMachine[];
+  onPreApprovals: PreApproval[];
 }
