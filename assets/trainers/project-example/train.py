@@ -2,12 +2,13 @@
 
 It imports a local module (mylib.py), reads the jsonl files named by GPU_SHARE_DATA_FILES in GPU_SHARE_DATA_DIR
 (shard mode: this member's files; replicate: all; several ranks on one member divide them by LOCAL_RANK),
-averages gradients over all ranks (gloo, torch 1.13), checkpoints every step so a relaunch resumes, and global
+averages gradients over all ranks (gloo, torch 1.13), checkpoints every step so a relaunch resumes (--step-sleep S slows each step, for tests that act mid-run), and global
 rank 0 writes result.json to GPU_SHARE_OUTPUT_DIR.
 """
 import json
 import os
 import sys
+import time
 
 import torch
 import torch.distributed as dist
@@ -17,6 +18,7 @@ import mylib
 
 def main():
     steps = int(sys.argv[sys.argv.index("--steps") + 1]) if "--steps" in sys.argv else 20
+    step_sleep = float(sys.argv[sys.argv.index("--step-sleep") + 1]) if "--step-sleep" in sys.argv else 0.0
     distributed = "MASTER_ADDR" in os.environ
     if distributed:
         dist.init_process_group("gloo")
@@ -38,6 +40,13 @@ def main():
         state = torch.load(ckpt)
         w.data.copy_(state["w"])
         start = state["step"] + 1
+    if distributed:
+        # Only rank 0 checkpoints, on its own machine: every rank resumes from rank 0's step and weights, so a
+        # member that joined late (no checkpoint here) stays in step with the others instead of running on alone.
+        shared = torch.cat([w.detach(), torch.tensor([float(start)])])
+        dist.broadcast(shared, 0)
+        w.data.copy_(shared[:2])
+        start = int(shared[2])
     for step in range(start, steps):
         loss = ((w[0] * x + w[1] - y) ** 2).sum() / max(1, len(pairs)) if len(pairs) else (w * 0).sum()
         w.grad = None
@@ -47,6 +56,8 @@ def main():
             w.grad /= dist.get_world_size()
         with torch.no_grad():
             w -= 0.5 * w.grad
+        if step_sleep:
+            time.sleep(step_sleep)
         if rank == 0:
             print("GPU_SHARE_PROGRESS " + json.dumps({"step": step, "total_steps": steps, "loss": float(loss), "rank": 0}), flush=True)
             if ckpt:

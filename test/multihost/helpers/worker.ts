@@ -28,6 +28,8 @@ export interface WorkerOptions {
   dataDir?: string;
   /** Extra environment for the agent (a fake nvidia-smi on PATH gives a host "GPUs"). */
   env?: NodeJS.ProcessEnv;
+  /** Words run before the agent's own argv, which must exec it in place (e.g. `unshare --mount … exec "$@"`). */
+  wrap?: string[];
 }
 
 export interface Progress {
@@ -59,6 +61,7 @@ export class WorkerOnHost {
     this.dataDir = opts.dataDir ?? mkdtempSync(path.join(tmpdir(), `gsmh-worker-${host.name}-`));
     const join = opts.via ? `${app.join.url.protocol}//${opts.via}` : app.join.url.origin;
     const argv = [
+      ...(opts.wrap ?? []),
       process.execPath, build.cli, 'worker',
       '--join', join,
       ...(app.join.certSha256 ? ['--cert-sha256', app.join.certSha256] : []),
