@@ -132,17 +132,13 @@ export function dismissImportProblem(s: AppState): AppState {
 }
 
 export function machineAdded(s: AppState, result: AddThisMachineResult): AppState {
-  // Updated: the cluster already had a node for this machine (by GPU UUIDs, its name, or a host that reaches it).
-  const text =
-    result.action === 'added'
-      ? `Added this machine as node "${result.nodeName}".`
-      : `This machine is already node "${result.nodeName}": nothing was added; its entry was updated from this machine's hardware.`;
+  const verb = result.action === 'added' ? 'Added' : 'Updated';
   return {
     ...s,
     cluster: result.state,
     importProblem: null,
     actionError: null,
-    clusterNotice: { text, fileName: null },
+    clusterNotice: { text: `${verb} this machine as node "${result.nodeName}".`, fileName: null },
   };
 }
 
