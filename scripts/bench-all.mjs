@@ -33,6 +33,7 @@ const BENCHES = {
   'jobs-claim': { quick: ['--jobs', '5000', '--rounds', '1'] },
   'multihost-failure': { quick: ['--kills', '1', '--cuts', '1'], needs: ['root', 'iproute2', 'torch'] },
   'coordinator-outage': { quick: ['--outages', '3'], needs: ['root', 'iproute2', 'torch'] },
+  'poor-link-soak': { quick: ['--minutes', '1'], needs: ['root', 'iproute2', 'torch'] },
   'slow-link': { quick: ['--part', 'app', '--rates', '20', '--comms', 'ddp,auto', '--steps', '40'], needs: ['root', 'iproute2', 'torch'] },
 };
 

@@ -106,10 +106,15 @@ describe('a real relaunch in the Live output', () => {
     // The label, faint and italic; the survivor's lines dim after its coloured prefix; in that order.
     expect(dim).toContain(LABEL);
     expect((await rows(page)).some((r) => r.italic && r.text.includes('expected:'))).toBe(true);
-    expect(dim).toContain(flat('WARNING:torch.distributed.elastic.agent.server.api:Received 15 death signal, shutting down workers'));
-    expect(dim).toMatch(/torch\.distributed\.elastic\.multiprocessing\.api\.SignalException:Process\d+gotsignal:15/);
-    expect(text.indexOf(LABEL)).toBeLessThan(text.indexOf('Received15deathsignal'));
-    expect(text.indexOf('Received15deathsignal')).toBeLessThan(text.search(/SignalException:Process\d+gotsignal:15/));
+    // torch's teardown varies with timing: the agent's "Received 15 death signal" warning is not always printed
+    // (CI once saw only tail_log's "error in log tailor … SignalException"); whichever lines came are dim.
+    const SIGNAL_EXCEPTION = /SignalException:Process\d+gotsignal:15/;
+    expect(dim).toMatch(SIGNAL_EXCEPTION);
+    expect(text.indexOf(LABEL)).toBeLessThan(text.search(SIGNAL_EXCEPTION));
+    if (output.includes('Received 15 death signal')) {
+      expect(dim).toContain(flat('WARNING:torch.distributed.elastic.agent.server.api:Received 15 death signal, shutting down workers'));
+      expect(text.indexOf(LABEL)).toBeLessThan(text.indexOf('Received15deathsignal'));
+    }
     // The machine's prefix itself is not dim (it keeps its colour).
     expect(dim).not.toMatch(/\[[\w-]+\]WARNING:torch/);
 
