@@ -8,6 +8,7 @@ import type { NodeSshStatus, SshRequestResults } from '../../src-shared/nodes/ip
 import { RequestError } from './ipc-dispatch';
 import { findAgentBundle } from '../core/ssh/agent-bundle';
 import { NodeLauncher, type CoordinatorJoin } from '../core/ssh/node-launcher';
+import { failedSshStartsFile } from './failed-ssh-starts';
 import { keptNodesFile } from './kept-nodes';
 
 /** The handlers of ipc-ssh.ts's channels (spread into app-core's handlers). */
@@ -33,7 +34,7 @@ export function createSshFeature(opts: {
   /** Approves the key read over SSH (the coordinator's node keys: preApprove). */
   approveKey?: (node: string, key: { publicKey: string; fingerprint: string }) => void;
   env?: NodeJS.ProcessEnv;
-  /** Where the kept nodes are remembered (kept-nodes.ts); without it nothing is remembered across restarts. */
+  /** Where kept nodes and failed starts are remembered (kept-nodes.ts, failed-ssh-starts.ts); without it, nothing is. */
   userData?: string;
   onWarning?: (message: string) => void;
   /** Told when a node's start over SSH fails (once per failure, not per repeated status), for the events feed. */
@@ -52,7 +53,7 @@ export function createSshFeature(opts: {
     },
     ...(opts.approveKey ? { approveKey: opts.approveKey } : {}),
     ...(opts.env ? { env: opts.env } : {}),
-    ...(opts.userData ? { kept: keptNodesFile(opts.userData, opts.onWarning) } : {}),
+    ...(opts.userData ? { kept: keptNodesFile(opts.userData, opts.onWarning), failures: failedSshStartsFile(opts.userData, opts.onWarning) } : {}),
   });
   const asRequest = async <T>(fn: () => Promise<T>): Promise<T> => {
     try {

@@ -46,6 +46,20 @@ export interface NodeLauncherOptions {
   stopGraceS?: number;
   /** The nodes installed as a service ("Start and keep"), remembered across restarts of the app. */
   kept?: KeptNodes;
+  /** Each node's last failed start, remembered across restarts of the app (the card still says why). */
+  failures?: FailedStarts;
+}
+
+/** A start that failed: the card's sentence and when (ms since the epoch). */
+export interface FailedStart {
+  detail: string;
+  at: number;
+}
+
+export interface FailedStarts {
+  get(name: string): FailedStart | null;
+  /** null forgets it (the node came online). */
+  set(name: string, failure: FailedStart | null): void;
 }
 
 export interface KeptNodes {
@@ -252,9 +266,12 @@ export class NodeLauncher {
     let entry = this.nodes.get(name);
     if (!entry) {
       const kept = this.opts.kept?.list().includes(name) ?? false;
+      const failure = this.opts.failures?.get(name) ?? null;
       const status: NodeSshStatus = kept
         ? { name, state: 'offline', detail: 'kept: installed as a service there; not started from this app since it opened', kept: true }
-        : { name, state: 'offline', detail: 'not started from this app' };
+        : failure
+          ? { name, state: 'failed', detail: `${failure.detail} (this start failed at ${new Date(failure.at).toLocaleString()}, before the app restarted; Start tries again)` }
+          : { name, state: 'offline', detail: 'not started from this app' };
       entry = { status, session: null, log: null, home: '', busy: null, keep: false, keptNote: '' };
       this.nodes.set(name, entry);
     }
@@ -268,6 +285,8 @@ export class NodeLauncher {
   }
 
   private set(entry: NodeEntry, state: NodeSshState, detail: string, fingerprint?: string): void {
+    if (state === 'failed') this.opts.failures?.set(entry.status.name, { detail, at: Date.now() });
+    else if (state === 'online') this.opts.failures?.set(entry.status.name, null);
     entry.status = { ...entry.status, state, detail, ...(fingerprint ? { fingerprint } : {}) };
     if (!fingerprint) delete entry.status.fingerprint;
     this.opts.onChange({ ...entry.status });
