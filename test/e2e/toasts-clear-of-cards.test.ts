@@ -5,7 +5,8 @@
 // middle and bottom, with three toasts and "+N more" shown: no toast's box meets the visible part of any card,
 // button, link or field. Nothing the reader sees moves when the strip comes or goes (the page kept the scroll
 // offset of the other scroller before: a 141 px jump), the strip keeps its height while toasts go, and the toasts
-// stay readable and dismissible from the keyboard.
+// stay readable and dismissible from the keyboard. While the strip shows, the document itself never scrolls (a
+// visually-hidden legend in main once stretched it by 24 px, and every card moved that much when toasts came).
 // Screenshots: test-results/screenshots/toasts-clear-{1000,1180}-{light,dark}.png (copies in docs/screenshots/) and
 // toasts-clear-{nodes,workers}-{901,1000,1180,1280,1920}.png (scrolled to the end).
 import { hostname } from 'node:os';
@@ -130,6 +131,10 @@ describe('toasts and the cards of every view', () => {
           await scrollTo(page, fraction);
           const { toasts, targets } = await measure(page);
           expect(toasts.length, `${view} at ${width} px: the three toasts and "+N more"`).toBe(4);
+          // The page scrolls inside <main> alone: nothing in it (a visually-hidden legend, say) stretches the document,
+          // which would scroll as well and move every card by that much.
+          const overflow = await page.evaluate(() => document.scrollingElement!.scrollHeight - innerHeight);
+          expect(overflow, `${view} at ${width} px, scrolled ${fraction}: the document scrolls under the strip`).toBeLessThanOrEqual(0);
           cards = Math.max(cards, targets.filter((t) => /\.(card|empty)\b/.test(t.what)).length);
           for (const t of toasts) {
             expect(t.y + t.height, `${view} at ${width} px: a toast below the window`).toBeLessThanOrEqual(HEIGHT);
