@@ -35,6 +35,11 @@ export const DownloadIcon = (p: IconProps) => (
     <path d="M12 4v12M6 10l6 6 6-6M4 20h16" />
   </Svg>
 );
+export const FolderIcon = (p: IconProps) => (
+  <Svg {...p}>
+    <path d="M3 6a1 1 0 0 1 1-1h5l2 2h9a1 1 0 0 1 1 1v10a1 1 0 0 1-1 1H4a1 1 0 0 1-1-1z" />
+  </Svg>
+);
 export const TrashIcon = (p: IconProps) => (
   <Svg {...p}>
     <path d="M4 7h16M9 7V4h6v3M6 7l1 13h10l1-13" />

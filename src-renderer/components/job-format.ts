@@ -76,9 +76,9 @@ export function shortSha(sha256: string): string {
   return sha256.slice(0, 12);
 }
 
-/** `<job name>-<sha12>.tar.gz`, the name's unsafe characters made dashes so it is a plain file name everywhere. */
-export function artifactFileName(artifact: Pick<ArtifactSnapshot, 'sha256' | 'producedBy'>): string {
-  const name = artifact.producedBy[0]?.jobName ?? 'artifact';
+/** `<job or run name>-<sha12>.tar.gz`, the name's unsafe characters made dashes so it is a plain file name everywhere. */
+export function artifactFileName(artifact: Pick<ArtifactSnapshot, 'sha256' | 'producedBy' | 'runs'>): string {
+  const name = artifact.producedBy[0]?.jobName ?? artifact.runs?.[0]?.runName ?? 'artifact';
   const safe = name.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[-.]+|-+$/g, '') || 'artifact';
   return `${safe}-${shortSha(artifact.sha256)}.tar.gz`;
 }
@@ -96,9 +96,11 @@ export function formatBytes(bytes: number): string {
   return `${value.toFixed(value >= 100 ? 0 : 1)} ${units[unit]}`;
 }
 
-/** "sweep-r8 (attempt 1), sweep-r8b (attempt 2)". */
-export function producedByText(artifact: Pick<ArtifactSnapshot, 'producedBy'>): string {
-  return artifact.producedBy.map((p) => `${p.jobName} (attempt ${p.attempt})`).join(', ') || '—';
+/** "sweep-r8 (attempt 1), sweep-r8b (attempt 2)"; a run's output: "run r3 · my run (partial: stopped)". */
+export function producedByText(artifact: Pick<ArtifactSnapshot, 'producedBy' | 'runs'>): string {
+  const jobs = artifact.producedBy.map((p) => `${p.jobName} (attempt ${p.attempt})`);
+  const runs = (artifact.runs ?? []).map((r) => `run ${r.runId} · ${r.runName}${r.partial ? ' (partial: stopped before it finished)' : ''}`);
+  return [...jobs, ...runs].join(', ') || '—';
 }
 
 export interface GpuBudgetModel {

@@ -9,9 +9,11 @@ import { noGpuReason } from '../../src-shared/runs/gpu-request';
 import { COMM_SETTINGS, MAX_LOCAL_SGD_PERIOD, type CommSetting } from '../../src-shared/scheduling/comm-types';
 import { useApp } from '../store/app-store';
 import { editRunForm, fillRunForm, setRunFormErrors, specFromFields, updateRunForm, useRunForm, type RunFormFields } from '../store/run-form';
+import { refusalField } from '../store/run-form-project';
 import { FormField } from './form-field';
 import { PlayIcon } from './icons';
 import { useRunCommands } from './run-commands';
+import { RunStartProject } from './run-start-project';
 
 /** Open (the person may fold it) and never disabled by a live run: a new run goes alongside the live ones. */
 export function StartRunForm({ liveRuns = 0 }: { liveRuns?: number }) {
@@ -46,9 +48,19 @@ export function StartRunForm({ liveRuns = 0 }: { liveRuns?: number }) {
       return;
     }
     updateRunForm(setRunFormErrors, {});
-    await commands.startRun(result.spec);
+    // A refusal about the project (no such folder, script outside it, over the limits) is shown at its field.
+    await commands.startRun(result.spec, (message) => {
+      const field = refusalField(message);
+      if (!field) return false;
+      updateRunForm(setRunFormErrors, { [field]: message.charAt(0).toUpperCase() + message.slice(1) });
+      document.getElementById(`run-${field}`)?.focus();
+      return true;
+    });
   };
-  const text = (key: Exclude<keyof RunFormFields, 'useGpus' | 'comm'>, label: string, opts: { hint?: string; numeric?: boolean } = {}) => (
+  const commandHint = fields.project.trim()
+    ? 'Training script, relative to the project folder, and its arguments. Launched with torchrun on every member, in its copy of the project.'
+    : "Training script and its arguments, on every worker. Launched with torchrun. The example's --step-sleep slows each step so you can watch it (and stop a worker mid-run); remove it for full speed.";
+  const text = (key: Exclude<keyof RunFormFields, 'useGpus' | 'comm' | 'dataMode'>, label: string, opts: { hint?: string; numeric?: boolean } = {}) => (
     <FormField id={`run-${key}`} label={label} error={errors[key]} hint={opts.hint}>
       {(p) => <input {...p} name={key} type="text" inputMode={opts.numeric ? 'numeric' : undefined} value={fields[key]} onChange={(e) => set(key, e.target.value)} spellCheck={false} />}
     </FormField>
@@ -63,7 +75,8 @@ export function StartRunForm({ liveRuns = 0 }: { liveRuns?: number }) {
       </summary>
       <form onSubmit={(e) => void submit(e)} noValidate data-testid="start-run-form">
         {text('name', 'Name')}
-        <FormField id="run-command" label="Command" error={errors.command} hint="Training script and its arguments, on every worker. Launched with torchrun. The example's --step-sleep slows each step so you can watch it (and stop a worker mid-run); remove it for full speed.">
+        <RunStartProject fields={fields} errors={errors} set={set} />
+        <FormField id="run-command" label="Command" error={errors.command} hint={commandHint}>
           {(p) => <textarea {...p} name="command" rows={3} value={fields.command} onChange={(e) => set('command', e.target.value)} spellCheck={false} className="mono" />}
         </FormField>
         <div className="field-row">

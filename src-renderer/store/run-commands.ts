@@ -8,12 +8,13 @@ import type { RunSpecInput } from '../../src-shared/worker-protocol';
 import { closeConfirm } from './actions';
 import { apply, type AppStore } from './apply';
 import { busyRequest } from './busy-request';
+import { base64Bytes } from './jobs';
 import { removeRun, replaceRunOutput, selectRun, upsertRun } from './runs';
 
 export type RunCommands = ReturnType<typeof createRunCommands>;
 
 export function createRunCommands(api: GpuShareApi, store: AppStore) {
-  const attempt = <T>(busyName: string, failure: string, fn: () => Promise<T>) => busyRequest(store, busyName, failure, fn);
+  const attempt = <T>(busyName: string, failure: string, fn: () => Promise<T>, placed?: (message: string) => boolean) => busyRequest(store, busyName, failure, fn, placed);
 
   async function loadRunOutput(runId: string): Promise<void> {
     const output = await attempt(`output:${runId}`, 'Could not load the run output', () => api.getRunOutput({ runId }));
@@ -21,9 +22,9 @@ export function createRunCommands(api: GpuShareApi, store: AppStore) {
   }
 
   return {
-    /** Starts a run (other live runs go on) and opens its page. */
-    async startRun(spec: RunSpecInput): Promise<boolean> {
-      const snapshot = await attempt('startRun', 'Could not start the run', () => api.startRun(spec));
+    /** Starts a run (other live runs go on) and opens its page; a refusal `placed` shows (at a form field) skips the banner. */
+    async startRun(spec: RunSpecInput, placed?: (message: string) => boolean): Promise<boolean> {
+      const snapshot = await attempt('startRun', 'Could not start the run', () => api.startRun(spec), placed);
       if (!snapshot) return false;
       apply(store, upsertRun, snapshot);
       apply(store, selectRun, snapshot.id);
@@ -48,6 +49,18 @@ export function createRunCommands(api: GpuShareApi, store: AppStore) {
 
     /** Fetches a run's output so far; the live chunks that follow are appended by the bridge. */
     loadRunOutput,
+
+    /** The desktop window's folder picker; null when cancelled or when this page has none (a browser tab). */
+    async pickProjectFolder(defaultPath: string): Promise<string | null> {
+      const answer = await attempt('pickProjectFolder', 'Could not open the folder picker', () => api.pickProjectFolder(defaultPath ? { defaultPath } : {}));
+      return answer?.path ?? null;
+    },
+
+    /** A run's output tarball (RunSnapshot.artifact), for the page to save; undefined when it failed (the banner says why). */
+    async fetchRunArtifact(runId: string, sha256: string): Promise<Uint8Array | undefined> {
+      const answer = await attempt(`run-artifact:${runId}`, `Could not download the output of ${runId}`, () => api.getArtifact({ sha256 }));
+      return answer ? base64Bytes(answer.base64) : undefined;
+    },
   };
 }
 

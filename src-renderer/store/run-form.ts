@@ -6,10 +6,12 @@
  */
 import { useStore } from 'zustand';
 import { createStore } from 'zustand/vanilla';
+import type { DataMode } from '../../src-shared/projects/project-protocol';
 import { readCommChoice } from '../../src-shared/runs/comm-text';
 import type { CommSetting } from '../../src-shared/scheduling/comm-types';
 import { DEFAULT_MAX_WORKERS, type RunSpecInput } from '../../src-shared/worker-protocol';
 import { joinCommand, splitCommand } from '../format';
+import { readProjectFields } from './run-form-project';
 
 export interface RunFormFields {
   name: string;
@@ -23,6 +25,13 @@ export interface RunFormFields {
   comm: CommSetting;
   /** Steps between model averages; shown (and read) for local-sgd only; '' for the coordinator's choice. */
   localSgdPeriod: string;
+  /** The project folder on the coordinator's machine ('' : none, the command runs as given on each worker). */
+  project: string;
+  /** The data folder inside the project. */
+  data: string;
+  dataMode: DataMode;
+  /** Python modules every member must import, separated by commas or spaces. */
+  pythonCheck: string;
 }
 
 export type RunFormErrors = Partial<Record<keyof RunFormFields, string>>;
@@ -38,6 +47,10 @@ export function fieldsFromSpec(spec: RunSpecInput): RunFormFields {
     useGpus: spec.useGpus ?? false,
     comm: spec.comm ?? 'auto',
     localSgdPeriod: spec.localSgdPeriod !== undefined ? String(spec.localSgdPeriod) : '',
+    project: spec.project ?? '',
+    data: spec.data ?? '',
+    dataMode: spec.dataMode ?? 'replicate',
+    pythonCheck: (spec.pythonCheck ?? []).join(', '),
   };
 }
 
@@ -76,8 +89,11 @@ export function specFromFields(fields: RunFormFields, base: RunSpecInput | null)
   if (!comm.ok) {
     errors[comm.field] = comm.message.charAt(0).toUpperCase() + comm.message.slice(1);
   }
+  const project = readProjectFields(fields);
+  Object.assign(errors, project.errors);
   if (Object.keys(errors).length > 0 || !command.ok || !comm.ok) return { ok: false, errors };
-  const { localSgdPeriod: _basePeriod, ...kept } = base ?? {};
+  // What the form shows is what is sent: a project field emptied here is not kept from the spec it came from.
+  const { localSgdPeriod: _basePeriod, project: _p, data: _d, dataMode: _m, pythonCheck: _c, ...kept } = base ?? {};
   return {
     ok: true,
     spec: {
@@ -91,6 +107,7 @@ export function specFromFields(fields: RunFormFields, base: RunSpecInput | null)
       maxWorkers: maxWorkers as number,
       maxRestarts: maxRestarts as number,
       useGpus: fields.useGpus,
+      ...project.spec,
     },
   };
 }

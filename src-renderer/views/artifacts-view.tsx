@@ -2,47 +2,13 @@
  * What finished jobs produced: one row per tarball (content-addressed, so identical outputs are one row with
  * every job attempt that made them), its size and age, and Download, saved as <job name>-<sha12>.tar.gz.
  */
-import { useEffect, useState } from 'react';
+import { useEffect } from 'react';
 import type { ArtifactSnapshot } from '../../src-shared/jobs/types';
-import { CopyIcon, DownloadIcon } from '../components/icons';
+import { DownloadIcon } from '../components/icons';
+import { saveBytes, ShaCell } from '../components/sha-cell';
 import { useJobCommands } from '../components/job-commands';
-import { artifactFileName, formatBytes, producedByText, shortSha } from '../components/job-format';
+import { artifactFileName, formatBytes, producedByText } from '../components/job-format';
 import { useApp } from '../store/app-store';
-
-function saveBytes(bytes: Uint8Array, fileName: string): void {
-  const url = URL.createObjectURL(new Blob([bytes as BlobPart], { type: 'application/gzip' }));
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = fileName;
-  document.body.appendChild(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
-}
-
-function ShaCell({ sha256 }: { sha256: string }) {
-  const [copied, setCopied] = useState(false);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(sha256);
-      setCopied(true);
-      setTimeout(() => setCopied(false), 1500);
-    } catch {
-      // No clipboard (an insecure origin): the full hash stays selectable in the title and the cell.
-    }
-  };
-  return (
-    <span className="sha-cell">
-      <code title={sha256} data-sha256={sha256}>
-        {shortSha(sha256)}
-      </code>
-      <button type="button" className="icon-button" aria-label={`Copy the full sha256 ${shortSha(sha256)}…`} title="Copy the full sha256" onClick={() => void copy()}>
-        <CopyIcon />
-      </button>
-      {copied && <span className="small muted" role="status">copied</span>}
-    </span>
-  );
-}
 
 function ArtifactRow({ artifact }: { artifact: ArtifactSnapshot }) {
   const commands = useJobCommands();

@@ -20,6 +20,7 @@ import { StartRunForm } from '../components/run-start-form';
 import { RunWorkerTable } from '../components/run-worker-table';
 import { workersStat } from '../components/run-worker-part';
 import { RunSettings } from '../components/run-settings';
+import { RunProjectCard } from '../components/run-project';
 import { ShardMapView } from '../components/shard-map';
 import { useNow } from '../components/use-now';
 import { formatAgo, formatDuration, formatLoss, formatRate } from '../format';
@@ -190,6 +191,7 @@ function RunDetail({ run }: { run: RunSnapshot }) {
         <Stat label="Elapsed" value={formatDuration(elapsed)} />
         {p?.resumedFrom ? <Stat label="Resumed from" value={`step ${p.resumedFrom}`} /> : null}
       </dl>
+      <RunProjectCard run={run} />
       <section className="card" aria-labelledby="run-workers-title">
         <h3 id="run-workers-title" className="card-title">
           Workers <span className="muted small">· {run.workerFailures === 0 ? 'none failed' : `${run.workerFailures} failed on the way`}</span>
