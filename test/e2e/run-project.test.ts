@@ -82,9 +82,8 @@ describe('a run of your own project from the window', () => {
     expect(browser.problems.filter((p) => !/Failed to load resource/.test(p))).toEqual([]);
   }, 300_000);
 
-  // Pending (issue 23, 02:17 UTC): on the in-app worker the trainer exits 1 before it writes its output, so no
-  // artifact comes back yet; un-skip once a run of a project finishes here (it needs the first test's run).
-  it.skip('downloads the output as a tarball holding what rank 0 wrote', async () => {
+  // It needs the first test's run (which trains on the app's own worker and ends with rank 0's output).
+  it('downloads the output as a tarball holding what rank 0 wrote', async () => {
     const { page } = browser;
     const card = page.locator('[data-testid="run-project-card"]');
     await page.setViewportSize({ width: 1280, height: 1000 });
