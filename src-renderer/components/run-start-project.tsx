@@ -12,8 +12,8 @@ import { FolderIcon } from './icons';
 import { useRunCommands } from './run-commands';
 
 const DATA_MODE_LABELS: Record<DataMode, string> = {
-  replicate: 'Replicate: every member gets all of it',
-  shard: 'Shard: its files are split over the members',
+  replicate: 'Replicate: all on every member',
+  shard: 'Shard: files split over members',
 };
 
 type Set = <K extends keyof RunFormFields>(key: K, value: RunFormFields[K]) => void;

@@ -24,6 +24,7 @@ import { sshStartStates } from '../store/node-ssh';
 import { NodeSshControls, StartAllSshButton } from '../components/node-ssh-controls';
 import type { WorkerActivity } from '../../src-shared/nodes/activity';
 import { WorkerActivityText } from '../components/worker-activity';
+import { RunHoldNotice } from '../components/run-hold-notice';
 import { cardActivity, useActivities } from '../store/activity';
 import { LinkMap } from '../components/link-map';
 
@@ -110,6 +111,7 @@ function NodeCard({ card, fileName, status, activity }: { card: NodeCardModel; f
         )}
       </p>
       <WorkerActivityText activity={activity} />
+      <RunHoldNotice node={node.name} workerId={status?.workerId} />
       <div className="node-summary">
         {card.gpus.length ? (
           <>
