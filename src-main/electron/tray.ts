@@ -87,11 +87,11 @@ export async function addThisMachineAndNotify(
     notifier.notify({
       id: `add-this-machine-${Date.now()}`,
       severity: 'info',
-      title: result.action === 'added' ? 'Added this machine' : 'Updated this machine',
+      title: result.action === 'added' ? 'Added this machine' : 'This machine is already in the cluster',
       body:
         result.action === 'added'
           ? `Node "${result.nodeName}" is now in ${result.state.path}.`
-          : `Node "${result.nodeName}" in ${result.state.path} was updated from this machine's hardware.`,
+          : `It is node "${result.nodeName}" in ${result.state.path}: nothing was added; its entry was updated from this machine's hardware.`,
     });
   } catch (error) {
     notifier.notify({

@@ -34,7 +34,7 @@ export function Header() {
         <Stat testId="stat-nodes" value={String(totals.nodes)} label={totals.nodes === 1 ? 'node' : 'nodes'} />
         <Stat testId="stat-nodes-online" value={String(online.nodes)} label="online" online="declared nodes with an active worker" />
         <Stat testId="stat-vram" value={formatMb(totals.usableMb)} label="usable VRAM" />
-        <Stat testId="stat-vram-online" value={formatMb(online.usableMb)} label="online" online="usable VRAM of declared nodes with an active worker" />
+        <Stat testId="stat-vram-online" value={formatMb(online.usableMb)} label="online" online="usable VRAM of the GPUs the active workers of declared nodes reported" />
         <Stat testId="stat-slots" value={String(totals.slots)} label={totals.slots === 1 ? 'adapter slot' : 'adapter slots'} />
         <Stat testId="stat-slots-online" value={String(online.slots)} label="online" online="adapter slots of declared nodes with an active worker" />
       </div>

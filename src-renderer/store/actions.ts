@@ -132,13 +132,17 @@ export function dismissImportProblem(s: AppState): AppState {
 }
 
 export function machineAdded(s: AppState, result: AddThisMachineResult): AppState {
-  const verb = result.action === 'added' ? 'Added' : 'Updated';
+  // Updated: the cluster already had a node for this machine (by GPU UUIDs, its name, or a host that reaches it).
+  const text =
+    result.action === 'added'
+      ? `Added this machine as node "${result.nodeName}".`
+      : `This machine is already node "${result.nodeName}": nothing was added; its entry was updated from this machine's hardware.`;
   return {
     ...s,
     cluster: result.state,
     importProblem: null,
     actionError: null,
-    clusterNotice: { text: `${verb} this machine as node "${result.nodeName}".`, fileName: null },
+    clusterNotice: { text, fileName: null },
   };
 }
 

@@ -3,6 +3,7 @@
  * and Add this machine updates the entry that already describes this computer instead of adding a twin.
  */
 import { isLoopbackHost } from './loopback';
+import { pointsAtThisMachine } from './this-machine';
 import type { ClusterConfig, ClusterIssue, GpuConfig, NodeConfig } from './types';
 
 function cloneGpu(gpu: GpuConfig): GpuConfig {
@@ -62,7 +63,9 @@ export function mergeClusters(
  * The node that describes this machine: the first sharing a GPU UUID with it (UUIDs are unique per GPU,
  * so this survives renames), else one named like it that points at this machine (a loopback host, or a
  * host equal to its name), else a loopback node named `name-N` (what upsertMachineNode calls this machine
- * when its name was taken). A same-named node on another host is a different machine.
+ * when its name was taken), else any node that points at this machine under another name (an imported
+ * cluster's `desktop` at localhost: issue 25, Add this machine added a second node for it). A same-named
+ * node on another host is a different machine.
  */
 export function findMachineNode(config: ClusterConfig, machine: NodeConfig): NodeConfig | null {
   const uuids = new Set(machine.gpus.map((g) => g.uuid));
@@ -77,6 +80,7 @@ export function findMachineNode(config: ClusterConfig, machine: NodeConfig): Nod
     ) ??
     config.nodes.find((n) => n.host.trim().toLowerCase() === name) ??
     config.nodes.find((n) => isLoopbackHost(n.host) && isNumberedName(n.name.toLowerCase(), name)) ??
+    config.nodes.find((n) => pointsAtThisMachine(n.host, machine.name)) ??
     null
   );
 }

@@ -123,7 +123,8 @@ function jobsOf(worker: WorkerSnapshot, jobs: readonly JobSnapshot[], ledger: re
     .filter((j) => (j.status === 'claimed' || j.status === 'running') && (j.workerId !== null ? j.workerId === worker.id : j.node === worker.node))
     .map((j) => ({ jobId: j.id, jobName: j.name, status: j.status, gpuIndex: j.gpuIndex, step: j.progress?.step ?? null, totalSteps: j.progress?.totalSteps ?? null }));
   for (const node of ledger) {
-    if (node.node !== worker.node || (node.workerId !== null && node.workerId !== worker.id)) continue;
+    // The ledger names a declared node, which may be this worker under another name (capacity.ts): by id first.
+    if (node.workerId !== null ? node.workerId !== worker.id : node.node !== worker.node) continue;
     for (const h of node.holders) {
       if (h.kind !== 'job' || placed.some((p) => p.jobId === h.id)) continue;
       placed.push({ jobId: h.id, jobName: h.name, status: 'running', gpuIndex: h.gpuIndex, step: null, totalSteps: null });

@@ -8,6 +8,7 @@ import { nodeUsableVramMb } from '../cluster/budgets';
 import { pointsAtThisMachine } from '../cluster/this-machine';
 import type { ClusterConfig, ClusterIssue, NodeConfig } from '../cluster/types';
 import type { WorkerSnapshot, WorkerState } from '../training';
+import { reportedUsableMb } from '../scheduling/gpu-pairing';
 import { workerDrift } from './node-drift';
 
 export type NodeStatusKind = 'offline' | 'starting' | 'online' | 'failed';
@@ -32,6 +33,11 @@ export interface NodeStatus {
   detail: string;
   /** Declared vs reported hardware of the matched worker. */
   drift: ClusterIssue[];
+  /**
+   * Usable MB of the declared GPUs its worker reported (each the smaller budget of the two, gpu-pairing.ts):
+   * what the header counts online. Absent without a worker; a declared GPU no worker reported is not online.
+   */
+  reportedUsableMb?: number;
 }
 
 export interface NodeStatusReport {
@@ -106,6 +112,7 @@ export function nodeStatuses(
       lastHeartbeatAt: worker?.lastHeartbeatAt ?? null,
       detail: '',
       drift: worker ? workerDrift(node, worker, i) : [],
+      ...(worker ? { reportedUsableMb: reportedUsableMb(node.gpus, worker.gpus) } : {}),
     };
     if (worker && LIVE.has(worker.state)) return { ...status, kind: 'online' };
     if (ssh) return { ...status, kind: ssh.state, detail: ssh.detail };
@@ -150,7 +157,10 @@ export function countedNodes(config: ClusterConfig, report: NodeStatusReport, me
   return counted;
 }
 
-/** Declared capacity (the file's nodes, a machine once: countedNodes) next to online capacity (those whose worker is active). */
+/**
+ * Declared capacity (the file's nodes, a machine once: countedNodes) next to online capacity (those whose worker
+ * is active: their declared slots, and the usable memory of the GPUs their workers reported).
+ */
 export function capacitySplit(config: ClusterConfig, report: NodeStatusReport, me: ThisMachine = {}): { declared: CapacityFigures; online: CapacityFigures } {
   const sum = (nodes: NodeConfig[]): CapacityFigures => ({
     nodes: nodes.length,
@@ -158,6 +168,9 @@ export function capacitySplit(config: ClusterConfig, report: NodeStatusReport, m
     slots: nodes.reduce((n, node) => n + node.max_adapters, 0),
   });
   const counted = countedNodes(config, report, me);
-  const online = config.nodes.filter((_, i) => counted[i] && report.declared[i]?.kind === 'online' && report.declared[i]?.workerState === 'active');
-  return { declared: sum(config.nodes.filter((_, i) => counted[i])), online: sum(online) };
+  const onlineAt = config.nodes.flatMap((_, i) => (counted[i] && report.declared[i]?.kind === 'online' && report.declared[i]?.workerState === 'active' ? [i] : []));
+  const online = sum(onlineAt.map((i) => config.nodes[i]!));
+  // Online memory is what the workers reported, not what the file declares (issue 25: a GPU never reported was counted).
+  online.usableMb = onlineAt.reduce((n, i) => n + (report.declared[i]!.reportedUsableMb ?? nodeUsableVramMb(config.nodes[i]!)), 0);
+  return { declared: sum(config.nodes.filter((_, i) => counted[i])), online };
 }

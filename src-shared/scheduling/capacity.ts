@@ -3,7 +3,9 @@
  * of the two winning (as the training fleet's capability gate does). One resource model for jobs and elastic runs:
  * adapter slots per node and, per GPU, its usable reserve.
  */
+import { pointsAtThisMachine } from '../cluster/this-machine';
 import { sameGpus } from '../nodes/node-status';
+import { pairGpus } from './gpu-pairing';
 import { gpuUsableMb, suggestedMaxAdapters } from '../cluster/budgets';
 import type { ClusterConfig, GpuConfig, MemoryType, NodeConfig } from '../cluster/types';
 import type { HostPolicy } from '../jobs/types';
@@ -16,6 +18,8 @@ export interface WorkerFacts {
   gpus: WorkerGpu[];
   cpuCores: number | null;
   ramMb: number | null;
+  /** The worker that runs inside the app (or serve) itself: it is the node pointing at this machine. */
+  local?: boolean;
   /** nvidia-smi free memory by GPU index, from the latest heartbeat; absent = unknown. */
   gpuFreeMb?: Map<number, number>;
 }
@@ -58,19 +62,39 @@ export function nodeCapacities(config: ClusterConfig, workers: WorkerFacts[], ho
   const byName = currentWorkers(workers);
   const policyOf = (name: string) => hosts.find((h) => h.name === name) ?? null;
   const declared = new Set(config.nodes.map((n) => n.name));
-  // A worker under another name whose GPUs are exactly a declared node's is that node (as the Nodes view shows it).
-  const claimedByGpus = new Set<string>();
-  const workerOf = (node: NodeConfig): WorkerFacts | null => {
-    const named = byName.get(node.name);
-    if (named) return named;
-    const twin = [...byName.values()].find((w) => !declared.has(w.node) && !claimedByGpus.has(w.node) && sameGpus(node, w));
-    if (twin) claimedByGpus.add(twin.node);
-    return twin ?? null;
-  };
-  const out: NodeCapacity[] = config.nodes.map((node) => declaredCapacity(node, workerOf(node), policyOf(node.name)));
-  const undeclared = [...byName.values()].filter((w) => !declared.has(w.node) && !claimedByGpus.has(w.node)).sort((a, b) => compareNames(a.node, b.node));
+  const matched = declaredWorkers(config, byName);
+  const claimed = new Set(matched.flatMap((w) => (w ? [w.node] : [])));
+  const out: NodeCapacity[] = config.nodes.map((node, i) => declaredCapacity(node, matched[i] ?? null, policyOf(node.name)));
+  const undeclared = [...byName.values()].filter((w) => !declared.has(w.node) && !claimed.has(w.node)).sort((a, b) => compareNames(a.node, b.node));
   for (const worker of undeclared) out.push(undeclaredCapacity(worker, policyOf(worker.node)));
   return out;
+}
+
+/**
+ * Each declared node's worker, as the Nodes view matches them (node-status.ts matchWorkers): by name; else a
+ * worker under another name whose GPUs are exactly the node's; else, for a node pointing at this machine
+ * (localhost, its hostname), the app's own worker. So one machine is one node: its declared slots and budgets
+ * apply to the worker that is it, and its jobs and run members are placed under the declared name.
+ */
+function declaredWorkers(config: ClusterConfig, byName: Map<string, WorkerFacts>): (WorkerFacts | null)[] {
+  const declared = new Set(config.nodes.map((n) => n.name));
+  const claimed = new Set<string>();
+  const free = (w: WorkerFacts) => !declared.has(w.node) && !claimed.has(w.node);
+  const claim = (w: WorkerFacts | undefined): WorkerFacts | null => {
+    if (!w) return null;
+    claimed.add(w.node);
+    return w;
+  };
+  const matched = config.nodes.map((node) => byName.get(node.name) ?? null);
+  config.nodes.forEach((node, i) => {
+    if (!matched[i]) matched[i] = claim([...byName.values()].find((w) => free(w) && sameGpus(node, w)));
+  });
+  config.nodes.forEach((node, i) => {
+    if (matched[i]) return;
+    const own = [...byName.values()].filter((w) => w.local && free(w)).sort((a, b) => rank(b) - rank(a))[0];
+    if (own && pointsAtThisMachine(node.host, own.node)) matched[i] = claim(own);
+  });
+  return matched;
 }
 
 export function compareNames(a: string, b: string): number {
@@ -127,24 +151,11 @@ function presence(node: string, worker: WorkerFacts | null, policy: HostPolicy |
 }
 
 /**
- * Declared GPUs the worker also reported: uuid matches first, then the remaining ones pair up by position.
- * Workers report only NVIDIA GPUs (the agent's join filters on vendor), so every counted GPU is a CUDA one.
+ * Declared GPUs the worker also reported (gpu-pairing.ts). Workers report only NVIDIA GPUs (the agent's join
+ * filters on vendor), so every counted GPU is a CUDA one.
  */
 function intersectGpus(declared: GpuConfig[], worker: WorkerFacts): GpuCapacity[] {
-  const pairedWith = new Map<number, GpuConfig>(); // detected index → declared GPU
-  const unpaired: GpuConfig[] = [];
-  for (const d of declared) {
-    const index = worker.gpus.findIndex((g, i) => g.uuid === d.uuid && !pairedWith.has(i));
-    if (index >= 0) pairedWith.set(index, d);
-    else unpaired.push(d);
-  }
-  for (const d of unpaired) {
-    const position = declared.indexOf(d);
-    if (position < worker.gpus.length && !pairedWith.has(position)) pairedWith.set(position, d);
-  }
-  return [...pairedWith.entries()]
-    .sort((a, b) => a[0] - b[0])
-    .map(([index, d]) => stricterGpu(d, worker.gpus[index]!, index, worker));
+  return pairGpus(declared, worker.gpus).map(([index, d]) => stricterGpu(d, worker.gpus[index]!, index, worker));
 }
 
 function stricterGpu(declared: GpuConfig, detected: WorkerGpu, index: number, worker: WorkerFacts): GpuCapacity {

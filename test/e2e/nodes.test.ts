@@ -1,5 +1,6 @@
 // Issue 2 end to end, in Debian's Chromium against `gpu-share serve`: the page loads, a dropped cluster.yaml
-// shows its budgets, an invalid one shows line:col and changes nothing, Add this machine adds a node; plus
+// shows its budgets, an invalid one shows line:col and changes nothing, Add this machine updates the node that
+// points here instead of adding a second one; plus
 // keyboard reach, screenshots at two sizes in both themes, and the page noticing the server going away.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -77,12 +78,12 @@ describe('Nodes, end to end', () => {
     await screenshot(page, 'nodes-invalid-import-1280x800-light');
   });
 
-  it('(4) Add this machine adds a node with its detected GPUs and their live used memory', async () => {
+  it('(4) Add this machine finds the node pointing here (desktop at localhost) and updates it with its detected GPUs and their live used memory: no second node', async () => {
     const { page } = browser;
     await page.getByRole('button', { name: 'Add this machine' }).first().click();
-    await page.waitForSelector('[data-node-card].this-machine');
-    expect(await cards().count()).toBe(4);
-    const mine = page.locator('[data-node-card].this-machine');
+    await expect.poll(() => page.textContent('[data-testid="cluster-notice"]')).toMatch(/^This machine is already node "desktop": nothing was added/);
+    expect(await cards().count()).toBe(3);
+    const mine = page.locator('[data-node-card="desktop"].this-machine');
     expect(await mine.locator('.chip-accent').textContent()).toBe('This machine');
     // The capture's three GPUs: 8119 MiB (754 used), 4043 (586), 8119 (641) — discrete, so 85 % usable.
     expect(await mine.locator('.gpu').count()).toBe(3);
@@ -92,8 +93,7 @@ describe('Nodes, end to end', () => {
       '6901 MB usable of 8119 MB (85 %)',
     ]);
     expect(await mine.locator('.gpu-legend .used').allTextContents()).toEqual(['754 MB in use', '586 MB in use', '641 MB in use']);
-    expect(await page.textContent('[data-testid="cluster-notice"]')).toMatch(/^Added this machine as node "[^"]+"\./);
-    expect(await page.textContent('[data-testid="stat-nodes"]')).toBe('4nodes');
+    expect(await page.textContent('[data-testid="stat-nodes"]')).toBe('3nodes');
     expect(readFileSync(clusterPath, 'utf8')).toContain('GPU-20fe89bc-c8ef-5a9f-078e-efa3324d790b');
   });
 

@@ -39,7 +39,7 @@ export function planRun(deps: RunPlacementDeps, run: RunRecord, otherRuns: reado
 
 /** Every worker's hardware as it joined: the capacity a coordinator without cluster.yaml has. */
 function workerFacts(pool: Pick<ElasticPool, 'allWorkers'>): WorkerFacts[] {
-  return pool.allWorkers().map((w) => ({ workerId: w.workerId, node: w.node, state: w.state, gpus: w.gpus, cpuCores: w.cpuCores, ramMb: w.ramMb }));
+  return pool.allWorkers().map((w) => ({ workerId: w.workerId, node: w.node, state: w.state, gpus: w.gpus, cpuCores: w.cpuCores, ramMb: w.ramMb, local: w.local }));
 }
 
 /** A short key of what jobs hold: when it changes, capacity moved and runs below max_workers are re-planned. */

@@ -62,6 +62,7 @@ export function workerFacts(workers: WorkerSnapshot[], gpuFree: RoundInputs['gpu
     gpus: w.gpus,
     cpuCores: w.cpuCores ?? null,
     ramMb: w.ramMb ?? null,
+    local: w.local,
     ...(gpuFree.has(w.id) ? { gpuFreeMb: new Map(gpuFree.get(w.id)) } : {}),
   }));
 }
@@ -71,7 +72,7 @@ export function workerFacts(workers: WorkerSnapshot[], gpuFree: RoundInputs['gpu
  * the whole GPUs it holds (memberHoldings), or — from a coordinator whose snapshots lack them — one GPU-less slot
  * per member worker.
  */
-export function currentHoldings(rows: JobRow[], runs: RunSnapshot[], workers: WorkerSnapshot[], measured: RoundInputs['measured']): Holding[] {
+export function currentHoldings(rows: JobRow[], runs: RunSnapshot[], workers: WorkerSnapshot[], measured: RoundInputs['measured'], nodes: readonly NodeCapacity[] = []): Holding[] {
   const holdings: Holding[] = [];
   for (const row of rows) {
     if ((row.status !== 'claimed' && row.status !== 'running') || row.node === null) continue;
@@ -87,7 +88,9 @@ export function currentHoldings(rows: JobRow[], runs: RunSnapshot[], workers: Wo
       ...(detail ? { detail } : {}),
     });
   }
+  // A worker that is a declared node under another name (capacity.ts) holds under the declared name.
   const nodeOf = new Map(workers.map((w) => [w.id, w.node]));
+  for (const n of nodes) if (n.workerId !== null) nodeOf.set(n.workerId, n.node);
   for (const run of runs) {
     if (!HOLDING_RUN_STATES.has(run.state)) continue;
     const members =
@@ -123,7 +126,7 @@ export function runCandidates(workers: WorkerSnapshot[], hasTorch: RoundInputs['
 
 export function placementRound(input: RoundInputs): RoundResult {
   const nodes = nodeCapacities(input.config, workerFacts(input.workers, input.gpuFree), input.hosts);
-  const held = currentHoldings(input.rows, input.runs, input.workers, input.measured);
+  const held = currentHoldings(input.rows, input.runs, input.workers, input.measured, nodes);
   // The same rule as the run controller's (run-fit.ts): disjoint whole GPUs per run, a CPU run's machine alone.
   const { holdings, plans } = reserveForRuns(wantingRuns(input.runs), runCandidates(input.workers, input.hasTorch), { nodes, holdings: held });
   const pending = input.rows

@@ -303,7 +303,7 @@ export class JobService implements JobsPort {
   private capacity(): JobCapacity {
     const workers = this.opts.coordinator.workers();
     const nodes = nodeCapacities(this.opts.cluster(), workerFacts(workers, this.gpuFree), this.manifestMeta()?.hosts ?? []);
-    return { nodes, holdings: currentHoldings(this.db.jobs.active(), [], workers, this.measured) };
+    return { nodes, holdings: currentHoldings(this.db.jobs.active(), [], workers, this.measured, nodes) };
   }
 
   private schedule(now: number): void {

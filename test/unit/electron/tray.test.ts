@@ -89,7 +89,7 @@ describe('Add this machine from the tray', () => {
     await addThisMachineAndNotify(async () => ({ state, action: 'updated', nodeName: 'desktop' }), notifier);
     expect(notes.map((n) => [n.severity, n.title, n.body])).toEqual([
       ['info', 'Added this machine', 'Node "desktop" is now in /home/u/.config/GPU Share/cluster.yaml.'],
-      ['info', 'Updated this machine', `Node "desktop" in /home/u/.config/GPU Share/cluster.yaml was updated from this machine's hardware.`],
+      ['info', 'This machine is already in the cluster', `It is node "desktop" in /home/u/.config/GPU Share/cluster.yaml: nothing was added; its entry was updated from this machine's hardware.`],
     ]);
   });
 

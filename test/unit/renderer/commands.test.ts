@@ -115,10 +115,12 @@ describe('commands', () => {
     expect(store.getState().cluster?.config.nodes.map((n) => n.name)).not.toContain('lab');
   });
 
-  it('adds this machine and exports the cluster as YAML', async () => {
+  it('adds no second node for this machine when one points here (desktop at localhost), and exports the cluster as YAML', async () => {
+    const before = store.getState().cluster?.config.nodes.map((n) => n.name);
     await commands.addThisMachine();
     const s = store.getState();
-    expect(s.clusterNotice?.text).toMatch(/^Added this machine as node "[^"]+"\.$/);
+    expect(s.clusterNotice?.text).toMatch(/^This machine is already node "desktop": nothing was added/);
+    expect(s.cluster?.config.nodes.map((n) => n.name)).toEqual(before);
     const exported = await commands.exportCluster();
     expect(exported?.fileName).toBe('cluster.yaml');
     expect(exported?.text).toMatch(/^nodes:\n {2}- name: desktop\n/);

@@ -154,7 +154,7 @@ describe('cluster actions', () => {
 
   it('Add this machine reports added vs updated', () => {
     const s = A.machineAdded(initialState(), { state: clusterState(sample), action: 'updated', nodeName: 'desktop' });
-    expect(s.clusterNotice?.text).toBe('Updated this machine as node "desktop".');
+    expect(s.clusterNotice?.text).toBe('This machine is already node "desktop": nothing was added; its entry was updated from this machine\'s hardware.');
     expect(s.cluster?.config.nodes).toHaveLength(3);
   });
 });
