@@ -58,8 +58,10 @@ describe('a run that asked for GPUs and trained on the CPU', () => {
     gpuDir = tempDir('gpu-share-e2e-on-cpu-');
     // This machine has GPUs (the fake nvidia-smi), but no process of the run ever shows up on one.
     gpuServe = await startServe({ dataDir: gpuDir, env: fakeGpuEnv() });
-    const loop = 'for i in 0 1 2 3 4 5 6 7 8 9; do echo "GPU_SHARE_PROGRESS {\\"step\\":$i,\\"total_steps\\":10,\\"loss\\":1.5}"; sleep 0.5; done';
-    const started = await gpuShareCli(gpuDir, ['runs', 'start', '--json', '--gpus', '--name', 'gpu-asked', '--samples', '10', '--max-workers', '1', '--launcher', 'direct', '--', '/bin/sh', '-c', loop]);
+    // 10 s of steps: longer than the agent's 5 s residency window (residency.ts), which opens at the first step, so
+    // its "not on the GPU" verdict is in before the exit (a 5 s run raced it and ended green under load).
+    const loop = 'for i in $(seq 0 19); do echo "GPU_SHARE_PROGRESS {\\"step\\":$i,\\"total_steps\\":20,\\"loss\\":1.5}"; sleep 0.5; done';
+    const started = await gpuShareCli(gpuDir, ['runs', 'start', '--json', '--gpus', '--name', 'gpu-asked', '--samples', '20', '--max-workers', '1', '--launcher', 'direct', '--', '/bin/sh', '-c', loop]);
     expect(started.code, started.err).toBe(0);
     const runId = (JSON.parse(started.out) as { id: string }).id;
     const { page } = browser;
@@ -68,7 +70,7 @@ describe('a run that asked for GPUs and trained on the CPU', () => {
     await page.click(`button.run-item[data-run-id="${runId}"]`);
     const detail = page.locator(`article.run-detail[data-run-id="${runId}"]`);
     await expect.poll(() => detail.getAttribute('data-state'), { timeout: 60_000 }).toBe('finished');
-    expect(await detail.getByTestId('run-outcome').getAttribute('data-tone')).toBe('warn');
+    await expect.poll(() => detail.getByTestId('run-outcome').getAttribute('data-tone'), { timeout: 15_000 }).toBe('warn');
     expect(await detail.getByTestId('run-outcome').textContent()).toContain('Finished on the CPU');
     expect(await detail.getByTestId('run-cause').textContent()).toMatch(/finished \(exit code 0\), but NOT on the GPU on \S+: it trained on the CPU there although "Use GPUs" was asked for/);
     await screenshot(page, 'gpu-run-finished-on-cpu');
