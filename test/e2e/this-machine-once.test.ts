@@ -38,7 +38,7 @@ describe('this machine is one node', () => {
     await screenshot(page, 'this-machine-once-1280x900-light');
 
     await page.getByRole('button', { name: 'Add this machine' }).first().click();
-    await expect.poll(() => page.textContent('[data-testid="cluster-notice"]')).toMatch(/^This machine is already node "desktop": nothing was added/);
+    await expect.poll(() => page.textContent('[data-testid="cluster-notice"]'), { timeout: 30_000 }).toMatch(/^This machine is already node "desktop": nothing was added/);
     expect(await cards().count()).toBe(3);
     expect(await page.textContent('[data-testid="stat-nodes"]')).toBe('3nodes');
     expect(await desktop().locator('[data-testid="node-budget"]').getAttribute('data-online')).toBe('true');
