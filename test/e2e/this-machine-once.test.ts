@@ -31,10 +31,10 @@ describe('this machine is one node', () => {
     expect(text).toMatch(/Online as worker \d+/);
     expect(text).toContain('0 of 3 slots held');
     expect(text).not.toContain('No worker of this node is online');
-    expect(await page.textContent('[data-testid="stat-nodes-online"]')).toBe('1online');
-    expect(await page.textContent('[data-testid="stat-slots-online"]')).toBe('3online');
+    await expect.poll(() => page.textContent('[data-testid="stat-nodes-online"]'), { timeout: 30_000 }).toBe('1online');
+    await expect.poll(() => page.textContent('[data-testid="stat-slots-online"]'), { timeout: 30_000 }).toBe('3online');
     // The declared RTX 4090 was never reported by the worker: no memory online.
-    expect(await page.textContent('[data-testid="stat-vram-online"]')).toBe('0 MBonline');
+    await expect.poll(() => page.textContent('[data-testid="stat-vram-online"]'), { timeout: 30_000 }).toBe('0 MBonline');
     await screenshot(page, 'this-machine-once-1280x900-light');
 
     await page.getByRole('button', { name: 'Add this machine' }).first().click();
