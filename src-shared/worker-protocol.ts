@@ -147,6 +147,8 @@ export const joinRequestSchema = z.object({
   rdzvPorts: z.array(z.number().int().min(1).max(65535)).min(1).max(16).optional(),
   /** The port of the agent's link probe server (links are measured agent to agent); left out by older agents. */
   probePort: z.number().int().min(1).max(65535).optional(),
+  /** The port of the agent's project blob server (members fetch snapshot files from each other); left out by older agents. */
+  blobPort: z.number().int().min(1).max(65535).optional(),
   /** Python interpreter found on the worker, with torch's version; null if none has torch. */
   python: z.object({ path: z.string().max(4096), torchVersion: z.string().max(FIELD_CAPS.name) }).nullable(),
   /** True when the agent runs inside the desktop app; refused unless the join comes from the coordinator's own machine. */

@@ -46,6 +46,8 @@ export interface MachineFacts {
   machineId: string;
   /** The link probe server's port (link-probes.ts); undefined when it could not listen. */
   probePort?: number;
+  /** The project blob server's port (project/peer-blob-server.ts); undefined when it could not listen. */
+  blobPort?: number;
 }
 
 /** GPUs CUDA can be given: NVIDIA ones (others cannot be named in CUDA_VISIBLE_DEVICES). */
@@ -67,6 +69,7 @@ export function buildJoinRequest(facts: MachineFacts, who: { node: string; adver
     rdzvPort: facts.rdzvPort,
     ...(facts.rdzvPorts && facts.rdzvPorts.length > 1 ? { rdzvPorts: facts.rdzvPorts } : {}),
     ...(facts.probePort ? { probePort: facts.probePort } : {}),
+    ...(facts.blobPort ? { blobPort: facts.blobPort } : {}),
     python: facts.python,
     local: who.local,
   };

@@ -172,9 +172,9 @@ export class WorkerAgent {
       this.log(`node key ${identity.fingerprint}`);
       const detect = this.opts.detect ?? (() => detectHardware({ env: this.env }));
       const find = this.opts.findPython ?? findPython;
-      const [hardware, python, probePort] = await Promise.all([detect(), find(this.env), this.links.listen()]);
+      const [hardware, python, probePort, blobPort] = await Promise.all([detect(), find(this.env), this.links.listen(), this.projects.listen()]);
       const rdzvPorts = await findFreePorts(usableGpus(hardware).length); // a store port per GPU: one run per GPU set
-      this.facts = { hardware, python, rdzvPort: rdzvPorts[0]!, rdzvPorts, machineId, probePort };
+      this.facts = { hardware, python, rdzvPort: rdzvPorts[0]!, rdzvPorts, machineId, probePort, blobPort };
       if (!this.opts.name && hardware.hostname) this.node = nodeNameFrom(hardware.hostname);
       if (!python) this.log('no Python with PyTorch found: only runs with the direct launcher can start here (set GPU_SHARE_PYTHON to fix)');
       this.training.warmUp();

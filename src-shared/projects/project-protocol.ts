@@ -5,6 +5,7 @@
  * them and the agent that must not trust them read the same rules (docs/api.md, "Your own project").
  */
 import { z } from 'zod';
+import { preparePeerFields } from './peer-sources';
 /** As worker-protocol's FIELD_CAPS.id (importing it from there would make a circle). */
 const FIELD_CAPS_ID = 200;
 
@@ -62,6 +63,7 @@ export const prepareProjectInstructionSchema = z.object({
   dataDir: projectPathSchema.nullable(),
   dataMode: z.enum(DATA_MODES),
   modules: z.array(pythonModuleCheckSchema).max(256),
+  ...preparePeerFields,
 });
 export type PrepareProjectInstruction = z.infer<typeof prepareProjectInstructionSchema>;
 

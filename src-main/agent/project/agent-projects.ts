@@ -1,12 +1,15 @@
 /**
  * The agent's part in a run's project, in one place for worker-agent.ts: `prepare` (project-preparer.ts), the
- * project of a launch (run-project.ts), and the run's result when it ends (run-output-upload.ts). Layout and
- * cache in snapshot-store.ts; docs/api.md "Your own project" says what a trainer sees.
+ * project of a launch (run-project.ts), the run's result when it ends (run-output-upload.ts), and serving its
+ * snapshots' files to other members (peer-blob-server.ts). Layout and cache in snapshot-store.ts; docs/api.md
+ * "Your own project" says what a trainer sees.
  */
 import type { PrepareProjectInstruction, PreparedReport } from '../../../src-shared/projects/project-protocol';
 import type { LaunchPlan } from '../../../src-shared/worker-protocol';
 import type { Clock } from '../../platform/ports';
 import type { ApiReply } from '../coordinator-client';
+import { PeerBlobServer } from './peer-blob-server';
+import { peerSource } from './peer-source';
 import { ProjectPreparer } from './project-preparer';
 import type { ProjectSource } from './project-source';
 import { readyRunProject, releaseRunProject, runOutputDir, type RunProjectLaunch } from './run-project';
@@ -35,6 +38,8 @@ export type LaunchProjectResult = RunProjectLaunch | { error: string };
 export class AgentProjects {
   private store: SnapshotStore | null = null;
   private preparer: ProjectPreparer | null = null;
+  /** Serves this agent's snapshot files to members that prove the snapshot's key. */
+  readonly blobServer: PeerBlobServer;
   readonly uploads: RunOutputUploader;
   /** Runs launched here with a project: their output folder is delivered when they end. */
   private readonly projectRuns = new Set<string>();
@@ -42,6 +47,7 @@ export class AgentProjects {
   private readonly stopReasons = new Map<string, string>();
 
   constructor(private readonly opts: AgentProjectsOptions) {
+    this.blobServer = new PeerBlobServer({ store: () => this.ready().store, log: opts.log });
     this.uploads = new RunOutputUploader({ clock: opts.clock, log: opts.log, upload: opts.upload, ...(opts.uploadBackoff ? { backoff: opts.uploadBackoff } : {}) });
   }
 
@@ -50,13 +56,17 @@ export class AgentProjects {
     if (!this.store || !this.preparer) {
       const { dataDir, cacheBytes, log, clock, python, env, source } = this.opts;
       this.store = new SnapshotStore(dataDir, cacheBytes, log);
-      this.preparer = new ProjectPreparer({ store: this.store, source, clock, log, python, env });
+      const sourceFor = (i: PrepareProjectInstruction) =>
+        i.peerKey && i.peers && i.peers.length > 0 ? peerSource({ coordinator: source(), snapshot: i.snapshot, peers: i.peers, key: i.peerKey, stripe: i.stripe, log }) : source();
+      this.preparer = new ProjectPreparer({ store: this.store, source: sourceFor, clock, log, python, env });
     }
     return { store: this.store, preparer: this.preparer };
   }
 
   prepare(instruction: PrepareProjectInstruction, report: (r: PreparedReport) => void): Promise<unknown> {
-    this.opts.log(`instruction: prepare snapshot ${instruction.snapshot.slice(0, 6)}… for run ${instruction.runId}`);
+    const peers = instruction.peers?.length ?? 0;
+    this.opts.log(`instruction: prepare snapshot ${instruction.snapshot.slice(0, 6)}… for run ${instruction.runId}${peers > 0 ? ` (${peers} peer${peers === 1 ? '' : 's'} may hold it)` : ''}`);
+    if (instruction.peerKey) this.blobServer.allow(instruction.snapshot, instruction.peerKey);
     return this.ready().preparer.prepare(instruction, report);
   }
 
@@ -96,9 +106,22 @@ export class AgentProjects {
     return this.uploads.deliver(runId, runOutputDir(this.store, runId), stopped);
   }
 
-  /** The agent stops: uploads waiting to try again give up. */
+  /** Starts the blob server on every interface; resolves with its port, or undefined when it cannot listen (members then fetch from the coordinator only). */
+  async listen(): Promise<number | undefined> {
+    try {
+      const port = await this.blobServer.listen(0);
+      this.opts.log(`project blob server: listening on port ${port} (every interface; only members that prove a snapshot's key are served)`);
+      return port;
+    } catch (error) {
+      this.opts.log(`project blob server: could not listen (${error instanceof Error ? error.message : String(error)}): other members fetch from the coordinator`);
+      return undefined;
+    }
+  }
+
+  /** The agent stops: uploads waiting to try again give up, the blob server closes. */
   close(): void {
     this.uploads.cancel();
+    void this.blobServer.close();
   }
 }
 

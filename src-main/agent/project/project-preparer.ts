@@ -19,7 +19,8 @@ const DETAIL_MAX = 2000;
 
 export interface ProjectPreparerOptions {
   store: SnapshotStore;
-  source: () => ProjectSource;
+  /** Where to fetch this instruction's snapshot from (peers first when the coordinator named some). */
+  source: (instruction: PrepareProjectInstruction) => ProjectSource & { summary?(): string; close?(): void };
   clock: Clock;
   log: (line: string) => void;
   /** The Python the agent trains with (null: none found). */
@@ -55,7 +56,7 @@ export class ProjectPreparer {
     const { store, log, clock } = this.opts;
     const short = `${snapshot.slice(0, 6)}…`;
     const holder = `prepare:${runId}:${snapshot}`;
-    const source = this.opts.source();
+    const source = this.opts.source(instruction);
     let lastReportMs = -Infinity;
     const progress = (bytesDone: number, bytesTotal: number) => {
       const now = clock.now();
@@ -69,7 +70,8 @@ export class ProjectPreparer {
       const fetched = await store.ensureBlobs(snapshot, files, source, holder, progress);
       const folder = store.unpack(snapshot, manifest, skip);
       store.used(files);
-      const how = fetched.files === 0 ? 'already here: nothing fetched' : `fetched ${SnapshotStore.describe(fetched)} from ${source.name}`;
+      const from = source.summary ? ` (${source.summary()})` : '';
+      const how = fetched.files === 0 ? 'already here: nothing fetched' : `fetched ${SnapshotStore.describe(fetched)} from ${source.name}${from}`;
       log(`snapshot ${short} ${how}`);
       const modules = await this.checkModules(folder, instruction);
       if (modules) {
@@ -82,6 +84,7 @@ export class ProjectPreparer {
       log(`snapshot ${short} for run ${runId}: ${detail}`);
       return { status: 'failed', detail };
     } finally {
+      source.close?.();
       store.cache.unpin(holder);
     }
   }

@@ -1,7 +1,6 @@
 /**
- * Where an agent gets a snapshot's manifest and files. Today that is the coordinator, under the agent's join
- * session (signed like every other request); fetching a blob from another member that holds it, chosen by the
- * link map, is a later step and plugs in here as another ProjectSource.
+ * Where an agent gets a snapshot's manifest and files: the coordinator, under the agent's join session (signed
+ * like every other request), or the members that hold them with the coordinator behind (peer-source.ts).
  */
 import { snapshotManifestSchema, type SnapshotManifest } from '../../../src-shared/projects/project-protocol';
 import type { DownloadResult } from '../../platform/net/download-file';
@@ -15,6 +14,8 @@ export interface ProjectSource {
   manifest(snapshot: string): Promise<ManifestResult>;
   /** Blob `sha256` (`size` bytes) of `snapshot` into `toFile`, checked as it streams. */
   blob(snapshot: string, sha256: string, size: number, toFile: string, onBytes: (received: number) => void): Promise<DownloadResult>;
+  /** The order to fetch `files` in (default: as given). */
+  arrange?<T>(files: readonly T[]): T[];
 }
 
 const MANIFEST_TIMEOUT_MS = 30_000;

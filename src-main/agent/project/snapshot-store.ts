@@ -90,7 +90,7 @@ export class SnapshotStore {
     const received = new Map<string, number>();
     const done = () => [...received.values()].reduce((a, b) => a + b, 0);
     onProgress(0, total);
-    const queue = [...missing];
+    const queue = source.arrange ? source.arrange(missing) : [...missing];
     const worker = async () => {
       for (let f = queue.shift(); f; f = queue.shift()) {
         await this.fetchBlob(snapshot, f, source, (n) => {

@@ -41,6 +41,8 @@ export interface JoinFields {
   rdzvPorts?: number[];
   /** Its agent's link probe port (links are measured agent to agent); undefined for older agents. */
   probePort?: number;
+  /** Its agent's project blob server port (peer fetching); undefined for older agents. */
+  blobPort?: number;
   hasTorch: boolean;
   /** Its torch's version as the join said ("2.4.1+cu121"); null: none found; undefined: not said (older records). */
   torchVersion?: string | null;
@@ -78,6 +80,7 @@ export class MemberRecord implements JoinFields {
   rdzvPort: number;
   rdzvPorts?: number[];
   probePort?: number;
+  blobPort?: number;
   hasTorch: boolean;
   torchVersion?: string | null;
   local: boolean;
@@ -129,6 +132,7 @@ export class MemberRecord implements JoinFields {
     this.rdzvPort = fields.rdzvPort;
     this.rdzvPorts = fields.rdzvPorts;
     this.probePort = fields.probePort;
+    this.blobPort = fields.blobPort;
     this.hasTorch = fields.hasTorch;
     this.torchVersion = fields.torchVersion;
     this.local = fields.local;

@@ -4,8 +4,11 @@
  * whose project is not ready is no candidate yet — planGeneration refuses it with the reason ("fetching the
  * project: 3.1 of 12.0 MiB", "python cannot import 'sentencepiece' (requirements.txt line 3)"). So a late member
  * fetches before it is placed and never holds the others in the rendezvous, and one that cannot train (disk full,
- * a module missing) is held out while the run goes on with the others.
+ * a module missing) is held out while the run goes on with the others. Each `prepare` names the other members
+ * as peers, ranked by the link map, with the snapshot's peer key, so members fetch from each other.
  */
+import type { LinkMeasurement } from '../../../src-shared/links/link-matrix';
+import { rankPeers, type PeerCandidate } from '../../../src-shared/projects/peer-sources';
 import { splitDataFiles, type DataFile } from '../../../src-shared/projects/data-shards';
 import type { LaunchProject, PreparedReport, SnapshotManifest } from '../../../src-shared/projects/project-protocol';
 import { parseRequirements, withPythonCheck } from '../../../src-shared/projects/requirements';
@@ -13,6 +16,8 @@ import type { RunProjectMember } from '../../../src-shared/training';
 import type { ElasticPool } from './elastic-pool';
 import { wantsMore, type LaunchWhy, type RunRecord } from './run-record';
 import type { WorkerRegistry } from './worker-registry';
+import { surveyWorkers } from './link-survey';
+import { snapshotPeerKey } from './snapshot-peer-key';
 
 /** What the gate reads of the coordinator's project store (A's ProjectStore behind it in the app). */
 export interface ProjectFiles {
@@ -32,6 +37,9 @@ export interface ProjectGateState {
 export interface ProjectGateDeps {
   pool: Pick<ElasticPool, 'allWorkers' | 'worker'>;
   workers: Pick<WorkerRegistry, 'get'>;
+  /** Where members reach each other (the rendezvous' choice, as the link survey probes) and the measured links. */
+  trustAdvertised?: boolean;
+  links?: () => readonly LinkMeasurement[];
 }
 
 const MIB = 1024 * 1024;
@@ -95,15 +103,18 @@ export function askToPrepare(deps: ProjectGateDeps, run: RunRecord): boolean {
   if (!project) return false;
   const gate = gateOf(run);
   let changed = false;
-  const live = new Set<number>();
-  for (const w of deps.pool.allWorkers()) {
-    if (w.state !== 'syncing' && w.state !== 'active') continue;
-    if (!mayTakePart(run, w)) continue;
-    live.add(w.workerId);
+  const eligible = deps.pool.allWorkers().filter((w) => (w.state === 'syncing' || w.state === 'active') && mayTakePart(run, w));
+  const live = new Set(eligible.map((w) => w.workerId));
+  const candidates = peerCandidates(deps, live);
+  const links = deps.links?.() ?? [];
+  const peerKey = snapshotPeerKey(project.snapshot);
+  for (const [index, w] of eligible.entries()) {
     if (gate.asked.get(w.workerId) === w.incarnation) continue;
     const rec = deps.workers.get(w.workerId);
     if (!rec) continue;
-    rec.mailbox.queue({ kind: 'prepare', runId: run.id, snapshot: project.snapshot, dataDir: project.data, dataMode: project.dataMode, modules: project.modules.map((m) => ({ ...m })) });
+    const peers = rankPeers(w.workerId, candidates, links);
+    const stripe = { index, count: eligible.length };
+    rec.mailbox.queue({ kind: 'prepare', runId: run.id, snapshot: project.snapshot, dataDir: project.data, dataMode: project.dataMode, modules: project.modules.map((m) => ({ ...m })), peers, peerKey, stripe });
     gate.asked.set(w.workerId, w.incarnation);
     // A member of the generation running now (kept over a coordinator restart) stays ready while it answers.
     const kept = project.members.find((m) => m.workerId === w.workerId);
@@ -116,6 +127,13 @@ export function askToPrepare(deps: ProjectGateDeps, run: RunRecord): boolean {
   project.members = project.members.filter((m) => live.has(m.workerId) || run.workerIds.includes(m.workerId));
   for (const id of gate.asked.keys()) if (!live.has(id)) gate.asked.delete(id);
   return changed || project.members.length !== before;
+}
+
+/** The members told to prepare the snapshot, where the others reach them (the address training uses) and their blob port. */
+function peerCandidates(deps: ProjectGateDeps, live: ReadonlySet<number>): PeerCandidate[] {
+  const records = deps.pool.allWorkers().filter((w) => live.has(w.workerId));
+  const hosts = new Map(surveyWorkers(records.map((r) => ({ ...r, id: r.workerId })), deps.trustAdvertised ?? false).map((s) => [s.id, s.host]));
+  return records.map((r) => ({ workerId: r.workerId, node: r.node, host: hosts.get(r.workerId) ?? null, blobPort: r.blobPort ?? null }));
 }
 
 /** The words a person reads for a report: "fetching the project: 3.1 of 12.0 MiB", or the agent's own detail. */

@@ -29,6 +29,7 @@ export function joinFields(req: JoinRequest, conn: ConnectionFacts, clock: Clock
     rdzvPort: req.rdzvPort,
     ...(req.rdzvPorts ? { rdzvPorts: req.rdzvPorts } : {}),
     probePort: req.probePort,
+    blobPort: req.blobPort,
     hasTorch: req.python !== null,
     torchVersion: req.python ? sanitizeNodeName(req.python.torchVersion).slice(0, 50) : null,
     local: req.local ?? false,

@@ -16,7 +16,7 @@ export class SimWorker {
   constructor(
     private readonly h: Harness,
     readonly node: string,
-    readonly opts: { address?: string; rdzvPort?: number; rdzvPorts?: number[]; python?: boolean; torch?: string; gpus?: number; machine?: string } = {},
+    readonly opts: { address?: string; blobPort?: number; rdzvPort?: number; rdzvPorts?: number[]; python?: boolean; torch?: string; gpus?: number; machine?: string } = {},
   ) {}
 
   /** The latest join's answer (the re-attach verdict among it). */
@@ -35,6 +35,7 @@ export class SimWorker {
         advertiseHost: this.opts.address ?? '127.0.0.1',
         rdzvPort: this.opts.rdzvPort ?? 29400 + this.h.workers.length,
         ...(this.opts.rdzvPorts ? { rdzvPorts: this.opts.rdzvPorts } : {}),
+        ...(this.opts.blobPort ? { blobPort: this.opts.blobPort } : {}),
         python: this.opts.python === false ? null : { path: '/usr/bin/python3', torchVersion: this.opts.torch ?? '1.13.0' },
         local: false,
         ...(reattach ? { reattach } : {}),

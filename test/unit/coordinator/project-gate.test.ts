@@ -99,4 +99,24 @@ describe('project readiness gate', () => {
     h.run(2000);
     expect(a!.running!.project).toEqual({ snapshot: SNAP, dataDir: 'data', dataMode: 'replicate', dataFiles: null });
   });
+
+  it('names the other members as peers (their address and blob port), with one peer key and a stripe each', () => {
+    const h = setup();
+    const ws = ['alpha', 'beta', 'gamma'].map((n, i) => h.worker(n, { address: `10.9.0.${i + 1}`, blobPort: 7101 + i }).join());
+    ws.forEach((w) => w.beat());
+    h.svc.startRun(h.spec({ minWorkers: 3, maxWorkers: 3 }), project('replicate'));
+    h.run(1000);
+    const prepares = ws.map((w) => w.received.find((i) => i.kind === 'prepare'));
+    const peersOf = (i: number) => {
+      const p = prepares[i];
+      return p?.kind === 'prepare' ? (p.peers ?? []).map((x) => `${x.node}@${x.host}:${x.port}`) : [];
+    };
+    expect(peersOf(0)).toEqual(['beta@10.9.0.2:7102', 'gamma@10.9.0.3:7103']);
+    expect(peersOf(2)).toEqual(['alpha@10.9.0.1:7101', 'beta@10.9.0.2:7102']);
+    const keys = prepares.map((p) => (p?.kind === 'prepare' ? p.peerKey : undefined));
+    expect(keys[0]).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(new Set(keys).size).toBe(1);
+    const stripes = prepares.map((p) => (p?.kind === 'prepare' ? p.stripe : undefined));
+    expect(stripes).toEqual([{ index: 0, count: 3 }, { index: 1, count: 3 }, { index: 2, count: 3 }]);
+  });
 });
