@@ -26,6 +26,7 @@ import { discoveryEventHandlers } from './store/discovery';
 import { loadNodeSsh, nodeSshEventHandlers } from './store/node-ssh';
 import { approvalEventHandlers, loadAwaiting } from './store/approval';
 import { linkEventHandlers, loadLinks } from './store/links';
+import { loadNotifications } from './store/notification-load';
 
 export interface BridgeOptions {
   now?: () => number;
@@ -82,6 +83,7 @@ export async function loadAll(api: GpuShareApi, store: AppStore): Promise<void> 
     void loadNodeSsh(api, store);
     void loadAwaiting(api, store);
     void loadLinks(api, store);
+    void loadNotifications(api, store);
     const selected = store.getState().runs.selectedId;
     if (selected) {
       const output = await api.getRunOutput({ runId: selected });

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { normalizeCertSha256 } from './cert-fingerprint';
 import type { GpuHistory, HardwareSnapshot } from './hardware';
-import type { CoordinatorInfo, UserNotification, WorkerSnapshot } from './training';
+import type { CoordinatorInfo, NotificationRecord, UserNotification, WorkerSnapshot } from './training';
 import type { WorkersDiff } from './worker-diff';
 import { clusterEvents, clusterRequests, type ClusterEventPayloads, type ClusterRequestResults } from './cluster/ipc-cluster';
 import { runEvents, runRequests, type RunEventPayloads, type RunRequestResults } from './runs/ipc-runs';
@@ -124,6 +124,7 @@ export const requests = {
   joinCluster: { channel: 'cluster:join', arg: joinClusterArg },
   leaveCluster: { channel: 'cluster:leave', arg: z.undefined() },
   getMembership: { channel: 'cluster:membership', arg: z.undefined() },
+  getNotifications: { channel: 'notifications:list', arg: z.undefined() },
   ...clusterRequests,
   ...runRequests,
   ...jobRequests,
@@ -151,6 +152,8 @@ export interface RequestResults extends ClusterRequestResults, RunRequestResults
   joinCluster: MembershipState;
   leaveCluster: MembershipState;
   getMembership: MembershipState;
+  /** What the app announced (toasts, the bell's list), oldest first, the newest 100, kept across restarts in state.db. */
+  getNotifications: NotificationRecord[];
 }
 
 /** Main → renderer events, keyed by the subscribe method name the preload exposes. */

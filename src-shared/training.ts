@@ -322,6 +322,13 @@ export interface UserNotification {
   target?: { view: 'workers' | 'runs' | 'events' | 'jobs'; workerId?: number; runId?: string; jobId?: string };
 }
 
+/** A notification as the app keeps it (state.db): when it was announced, and a number that never repeats. */
+export interface NotificationRecord {
+  seq: number;
+  at: number;
+  notification: UserNotification;
+}
+
 export interface CoordinatorInfo {
   /** URL workers join, e.g. http://192.168.1.20:7421 */
   url: string;

@@ -25,6 +25,7 @@ import { NotificationCoalescer } from '../core/coordinator/notification-coalesce
 import { HardwareMonitor } from '../platform/hardware/index';
 import { systemClock } from '../platform/ports';
 import { guessLanAddress, notificationGroup } from './app-core-helpers';
+import { NotificationLog } from './notification-log';
 import { createClusterFeature } from './cluster-feature';
 import { createRunsFeature } from './runs-feature';
 import { createWorkersFeature } from './workers-feature';
@@ -75,7 +76,9 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   });
 
   /** A notification for the page, the OS (native or toast) and, when it needs attention, the tray. */
+  const notificationLog = new NotificationLog();
   const announce = (notification: UserNotification): void => {
+    notificationLog.record(notification, clock.now());
     emit('onNotification', notification);
     opts.notifier.notify(notification);
     if (notification.severity !== 'info') opts.tray?.setAttention(notification.body);
@@ -101,8 +104,9 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   // Runs, events and workers survive a restart (or a SIGKILL): state.db in the data folder.
   const stateDb = openStateDb(opts.userData, { onWarning: (message) => announce({ id: `state-db-${clock.now()}`, title: 'Earlier state could not be read', body: message, severity: 'warning' }) });
   restoreCoordinator(stateDb, coordinator, () => clock.now());
+  notificationLog.attach(stateDb.kv);
   // Node keys pinned at first join (and new ones held back) are kept in the same state.db.
-  const identity = createIdentityFeature({ db: stateDb, coordinator, autoApprove: opts.autoApprove ?? false, emit });
+  const identity = createIdentityFeature({ db: stateDb, coordinator, autoApprove: opts.autoApprove ?? false, emit, announce });
   // Adapter jobs: the persistent queue in the same state.db, placed on the slots and budgets the coordinator's workers offer.
   const jobs = createJobsFeature({ userData: opts.userData, clock, db: stateDb, coordinator, cluster: cluster.config, announce, emit });
   // A user's project: snapshots in the data folder's projects/, run outputs in the job artifacts' store.
@@ -191,6 +195,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   const handlers: RequestHandlers = {
     getHardware: async () => hardware,
     getGpuHistory: async () => monitor.gpuHistory(),
+    getNotifications: async () => notificationLog.list(),
     detectHardware: async () => {
       hardware = await monitor.refresh();
       emit('onHardware', hardware);

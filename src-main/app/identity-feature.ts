@@ -5,7 +5,8 @@
  */
 import type { EventPayloads, RequestHandlers } from '../../src-shared/ipc';
 import { loadOrCreateNodeIdentity } from '../agent/node-identity';
-import type { PreApproval } from '../../src-shared/nodes/awaiting-machine';
+import { describeAwaitingHardware, type AwaitingMachine, type PreApproval } from '../../src-shared/nodes/awaiting-machine';
+import type { UserNotification } from '../../src-shared/training';
 import type { IdentityRequestResults } from '../../src-shared/nodes/ipc-identity';
 import { isApiProblem } from '../core/coordinator/api-problem';
 import type { CoordinatorService } from '../core/coordinator/coordinator-service';
@@ -30,6 +31,8 @@ export function createIdentityFeature(opts: {
   /** `serve --auto-approve`: every signed join is approved (closed labs only). */
   autoApprove?: boolean;
   emit?: <E extends 'onAwaiting' | 'onPreApprovals'>(event: E, payload: EventPayloads[E]) => void;
+  /** A machine newly awaiting approval is told (toast, the bell, the OS): nothing else says a person must act. */
+  announce?: (notification: UserNotification) => void;
 }): IdentityFeature {
   const keys = opts.coordinator.nodeKeys;
   keys.useStore(opts.db.nodeKeys);
@@ -38,6 +41,8 @@ export function createIdentityFeature(opts: {
   // Sent only when the list really changed: a waiting agent asks again every few seconds.
   let last = JSON.stringify(keys.awaitingList().map(({ lastSeen: _seen, ...rest }) => rest));
   let lastPre = JSON.stringify(keys.preApprovals());
+  // Told once per node and key; those already waiting at start were told before the restart.
+  const told = new Set(keys.awaitingList().map(awaitingKey));
   const unsubscribe = keys.onChange(() => {
     const preApprovals = keys.preApprovals();
     const pre = JSON.stringify(preApprovals);
@@ -50,6 +55,11 @@ export function createIdentityFeature(opts: {
     if (now === last) return;
     last = now;
     opts.emit?.('onAwaiting', awaiting);
+    for (const machine of awaiting) {
+      if (told.has(awaitingKey(machine))) continue;
+      told.add(awaitingKey(machine));
+      opts.announce?.(awaitingNotification(machine));
+    }
   });
   const asRequest = <T>(fn: () => T): T => {
     try {
@@ -81,5 +91,29 @@ export function createIdentityFeature(opts: {
       }
     },
     stop: unsubscribe,
+  };
+}
+
+const awaitingKey = (m: AwaitingMachine): string => `${m.node} ${m.fingerprint}`;
+
+/** What a person is told when a machine starts waiting: which one, from where, and where to approve it. */
+export function awaitingNotification(m: AwaitingMachine): UserNotification {
+  const from = m.address ? ` from ${m.address}` : '';
+  const target = { view: 'workers' as const };
+  if (m.heldBackFrom) {
+    return {
+      id: `awaiting-${m.node}-${m.fingerprint}`,
+      title: `${m.node} came back with another key`,
+      body: `${m.node}${from} presented key ${m.fingerprint}, not the one approved for it: it trains nothing until you accept the new key in Workers (if you reinstalled it) or revoke it.`,
+      severity: 'warning',
+      target,
+    };
+  }
+  return {
+    id: `awaiting-${m.node}-${m.fingerprint}`,
+    title: `${m.node} awaits approval`,
+    body: `${m.node}${from} (${describeAwaitingHardware(m.hardware)}) asks to join with key ${m.fingerprint}: approve it in Workers if you started it.`,
+    severity: 'warning',
+    target,
   };
 }

@@ -1,13 +1,15 @@
 /**
  * The bell in the header and the list it opens: every notification the toasts showed, newest first, with its
  * time, kept after the toast faded (issue 17: "a notifications history"). The count on the bell is what arrived
- * since the list was last opened. The list closes on Escape or a click outside, and gives focus back to the bell.
+ * since the list was last opened (in this browser: the time is kept across reloads, and the entries are the app's,
+ * kept in its state database, so a reload shows them again). The list closes on Escape or a click outside, and gives focus back to the bell.
  */
 import { useEffect, useRef } from 'react';
 import { formatClock } from '../format';
 import { focusTarget } from '../store/actions';
 import { act, useApp } from '../store/app-store';
-import { clearHistory, closeHistory, openHistory, unreadCount } from '../store/notification-history';
+import { clearHistory, closeHistory, unreadCount } from '../store/notification-history';
+import { openBellList, storeClearedAt } from '../store/notification-load';
 import { BellIcon, ErrorIcon, InfoIcon, WarningIcon } from './icons';
 
 function HistoryPanel({ onClose }: { onClose: () => void }) {
@@ -36,7 +38,14 @@ function HistoryPanel({ onClose }: { onClose: () => void }) {
         <h2 className="card-title">Notifications</h2>
         <span className="muted small">{entries.length === 0 ? 'none yet' : `${entries.length}, newest first`}</span>
         {entries.length > 0 && (
-          <button type="button" className="button small ghost" onClick={() => act(clearHistory)}>
+          <button
+            type="button"
+            className="button small ghost"
+            onClick={() => {
+              storeClearedAt(Math.max(...entries.map((e) => e.at)));
+              act(clearHistory);
+            }}
+          >
             Clear
           </button>
         )}
@@ -102,7 +111,7 @@ export function NotificationCenter() {
         title="Notifications: what the toasts said"
         data-testid="notification-bell"
         data-unread={unread}
-        onClick={() => (history.open ? close() : act(openHistory, Date.now()))}
+        onClick={() => (history.open ? close() : openBellList())}
       >
         <BellIcon />
         {unread > 0 && <span className="notification-count">{unread > 99 ? '99+' : unread}</span>}

@@ -13,7 +13,7 @@ import type { EventSeverity } from '../../src-shared/training';
 import type { Toast } from '../store/state';
 import { dismissToast, focusTarget } from '../store/actions';
 import { act, useApp } from '../store/app-store';
-import { openHistory } from '../store/notification-history';
+import { openBellList } from '../store/notification-load';
 import { CloseIcon, ErrorIcon, InfoIcon, WarningIcon } from './icons';
 
 /** Toasts shown at once; the others wait, counted. */
@@ -128,7 +128,7 @@ export function Toasts() {
         ))}
       </ol>
       {more > 0 && (
-        <button type="button" className="button small toasts-more" data-testid="toasts-more" onClick={() => act(openHistory, Date.now())}>
+        <button type="button" className="button small toasts-more" data-testid="toasts-more" onClick={openBellList}>
           +{more} more
         </button>
       )}

@@ -3,7 +3,7 @@
  * so a person who looked away needs a place to read them again — the bell in the header opens this list.
  * Newest last, bounded; "unread" is what arrived since the list was last opened. Pure transitions.
  */
-import type { UserNotification } from '../../src-shared/training';
+import type { NotificationRecord, UserNotification } from '../../src-shared/training';
 import type { AppState, Toast } from './state';
 
 /** Entries kept; older ones are dropped (a page left open for days must not grow without end). */
@@ -28,6 +28,25 @@ export function recordNotification(h: NotificationHistory, notification: UserNot
 
 export function unreadCount(h: NotificationHistory): number {
   return h.entries.filter((e) => e.at > h.readAt).length;
+}
+
+/** A kept entry's id in the list: notification ids repeat across the app's restarts, the log's numbers do not. */
+export const keptId = (r: NotificationRecord): string => `kept-${r.seq}`;
+
+const sameNotification = (a: UserNotification, b: UserNotification): boolean => a.id === b.id && a.title === b.title && a.body === b.body;
+
+/**
+ * The app's kept notifications (getNotifications, at load and after a reconnect) become the list: what was said
+ * before this page opened, or while it was away, is there after a reload (issue 25 item 4). Entries that came
+ * live and are in the kept list are that one entry; live ones it does not have yet stay. `readAt`: when this
+ * browser last opened the list (kept in the browser), so a reload does not make old entries new again;
+ * `clearedAt`: the newest entry it cleared, so Clear lasts past a reload.
+ */
+export function seedHistory(s: AppState, kept: NotificationRecord[], readAt: number, clearedAt = 0): AppState {
+  const fromLog = kept.filter((r) => r.at > clearedAt).map((r) => ({ id: keptId(r), notification: r.notification, at: r.at }));
+  const live = s.notificationHistory.entries.filter((e) => !kept.some((r) => sameNotification(r.notification, e.notification)));
+  const entries = [...fromLog, ...live].sort((a, b) => a.at - b.at).slice(-MAX_HISTORY);
+  return withHistory(s, { entries, readAt: Math.max(readAt, s.notificationHistory.readAt) });
 }
 
 function withHistory(s: AppState, change: Partial<NotificationHistory>): AppState {
