@@ -15,6 +15,7 @@ import { apply, appStore } from './store/app-store';
 import './styles/app.css';
 import './styles/links-charts.css';
 import './styles/noise-layout.css';
+import './styles/narrow-views.css';
 import './styles/toasts.css';
 import './styles/run-settings.css';
 import './styles/jobs-sweep.css';

@@ -116,7 +116,7 @@ function JobRow({ job, preview }: { job: JobSnapshot; preview: PlacementPreview 
           <span className="small">{progress.text}</span>
           {progress.fraction !== null && <progress className="step-bar" max={1} value={progress.fraction} aria-label={`${job.name}: ${progress.text}`} />}
         </td>
-        <td className="small">
+        <td className="small job-vram">
           {jobVramText(job)}
           {job.overBudget && (
             <span className="badge tone-warn over-budget" title="It used more VRAM than it declared; later jobs of this model are placed on the measured peak.">

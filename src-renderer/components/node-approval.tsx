@@ -78,7 +78,7 @@ export function PreApprovalsTable({ preApprovals, now }: { preApprovals: PreAppr
       <h3 className="subhead">Approved, not joined yet</h3>
       <p className="muted small">Approved by key before the machine was listed: its next join signed by exactly this key is admitted.</p>
       <div className="table-scroll">
-        <table className="table">
+        <table className="table awaiting-table">
           <thead>
             <tr>
               <th scope="col">Node</th>
@@ -119,7 +119,7 @@ export function AwaitingApprovalSection() {
       </h2>
       <p className="muted small">These machines hold the join token but their key is not approved: they get no run, no job and no other member&apos;s address until you approve them.</p>
       <div className="table-scroll">
-        <table className="table">
+        <table className="table awaiting-table">
           <thead>
             <tr>
               <th scope="col">Node</th>
@@ -142,7 +142,7 @@ export function AwaitingApprovalSection() {
                 <td className="mono small">{m.address ?? '—'}</td>
                 <td className="small">{describeAwaitingHardware(m.hardware)}</td>
                 <td className="num">{formatAgo(now - m.firstSeen)}</td>
-                <td>
+                <td className="awaiting-actions">
                   <button type="button" className="button small" onClick={() => setOpen(m)} aria-label={`Approve ${m.node}`}>
                     Approve
                   </button>

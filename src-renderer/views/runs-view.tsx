@@ -6,6 +6,7 @@
  * restarts; Stop while it is live, Run again once it has ended. A finished run that lost workers says so.
  * Start a run (prefilled with the bundled example, kept across views) alongside any that are live.
  */
+import { useRef } from 'react';
 import type { RunSnapshot, WorkerSnapshot } from '../../src-shared/training';
 import { Badge } from '../components/badge';
 import { PlayIcon, StopIcon } from '../components/icons';
@@ -23,6 +24,7 @@ import { RunSettings } from '../components/run-settings';
 import { RunProjectCard } from '../components/run-project';
 import { ShardMapView } from '../components/shard-map';
 import { useNow } from '../components/use-now';
+import { useRevealWhenStacked } from '../components/use-reveal-when-stacked';
 import { formatAgo, formatDuration, formatLoss, formatRate } from '../format';
 import { askConfirm } from '../store/actions';
 import { act, useApp } from '../store/app-store';
@@ -150,8 +152,10 @@ function RunDetail({ run }: { run: RunSnapshot }) {
   const p = run.progress;
   const elapsed = (run.endedAt ?? now) - run.startedAt;
   const outcome = runOutcome(run);
+  const article = useRef<HTMLElement>(null);
+  useRevealWhenStacked(article);
   return (
-    <article className="run-detail" aria-labelledby="run-title" data-run-id={run.id} data-state={run.state} data-generation={run.generation} data-failures={run.workerFailures}>
+    <article ref={article} className="run-detail" aria-labelledby="run-title" data-run-id={run.id} data-state={run.state} data-generation={run.generation} data-failures={run.workerFailures}>
       <header className="run-head">
         <div>
           <div className="card-title-row">
