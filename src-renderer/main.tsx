@@ -1,7 +1,7 @@
 /** Entry point of the page: pick the transport, connect the bridge, render. */
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
-import { getApi, getConnection, MissingTokenError } from './api/get-api';
+import { getApi, getConnection, MissingTokenError, preparePageAccess } from './api/get-api';
 import { App } from './app';
 import { ServicesContext, type AppServices } from './app-context';
 import { connectBridge } from './bridge';
@@ -11,6 +11,7 @@ import { startResourceRecorder } from './charts/resource-history';
 import { startThroughputRecorder } from './charts/run-throughput';
 import { startRouteSync } from './routing/route-sync';
 import { focusTarget } from './store/actions';
+import { showTokenField } from './token-field';
 import { apply, appStore } from './store/app-store';
 import './styles/app.css';
 import './styles/links-charts.css';
@@ -20,10 +21,19 @@ import './styles/toasts.css';
 import './styles/run-settings.css';
 import './styles/jobs-sweep.css';
 
-function start(): void {
+async function start(): Promise<void> {
   const root = document.getElementById('root');
   if (!root) throw new Error('index.html has no #root element');
   let services: AppServices;
+  try {
+    await preparePageAccess();
+  } catch (error) {
+    if (error instanceof MissingTokenError) {
+      showTokenField(root, error.message);
+      return;
+    }
+    throw error;
+  }
   try {
     const api = getApi();
     const inElectron = !!window.gpuShare;
@@ -40,7 +50,7 @@ function start(): void {
     startThroughputRecorder(appStore);
     startResourceRecorder(appStore);
   } catch (error) {
-    const message = error instanceof MissingTokenError ? error.message : `GPU Share could not start: ${error instanceof Error ? error.message : String(error)}`;
+    const message = `GPU Share could not start: ${error instanceof Error ? error.message : String(error)}`;
     const p = document.createElement('p');
     p.className = 'fatal';
     p.setAttribute('role', 'alert');
@@ -57,4 +67,4 @@ function start(): void {
   );
 }
 
-start();
+void start();

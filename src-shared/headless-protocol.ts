@@ -4,8 +4,19 @@
  */
 import type { EventMethod, EventPayloads } from './ipc';
 
-/** Path of the WebSocket endpoint; the page adds `?token=…`. */
+/** Path of the WebSocket endpoint; the page adds `?token=…` when it has the token, else its cookie proves it. */
 export const WS_PATH = '/ws';
+
+/**
+ * Path the page asks (GET, same origin) whether this browser already holds the page cookie, before it opens the
+ * socket: answers `{"signedIn": true|false}`, so a tab without token or cookie shows the field to paste the token.
+ */
+export const SESSION_PATH = '/session';
+
+/** What SESSION_PATH answers. */
+export interface PageSession {
+  signedIn: boolean;
+}
 
 /** Query parameter carrying the session token, in the page URL and the WebSocket URL alike. */
 export const TOKEN_PARAM = 'token';

@@ -1,7 +1,8 @@
 /**
  * `gpu-share serve`'s transport: the built renderer over HTTP and the ipc.ts contract over a WebSocket, so the
- * real UI runs in any browser. Guarded by a random token in the URL (compared in constant time) and, by default,
- * bound to 127.0.0.1; the socket also checks that the page asking is this server's own. Bound beyond loopback it
+ * real UI runs in any browser. Guarded by a random token in the URL (compared in constant time), exchanged for an
+ * HttpOnly page cookie (page-cookie.ts), and, by default, bound to 127.0.0.1; the socket also checks that the
+ * page asking is this server's own (its Origin, required when only the cookie vouches for it). Bound beyond loopback it
  * speaks only HTTPS, with the coordinator's self-signed identity (tls-identity.ts), so the token never crosses a
  * network in clear; the person checks the certificate's fingerprint, which `serve` prints. Its sockets are bounded
  * as the coordinator port's are (connection-guard.ts): header and request deadlines, a cap per address and in
@@ -13,7 +14,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
-import { MAX_WS_MESSAGE_BYTES, TOKEN_PARAM, WS_PATH, type WsServerMessage } from '../../src-shared/headless-protocol';
+import { MAX_WS_MESSAGE_BYTES, SESSION_PATH, TOKEN_PARAM, WS_PATH, type PageSession, type WsServerMessage } from '../../src-shared/headless-protocol';
 import type { EventMethod, EventPayloads } from '../../src-shared/ipc';
 import { answerAndDestroy, answerClientErrors, guardConnections, PAGE_CONNECTION_LIMITS, type ConnectionLimits } from '../platform/net/connection-guard';
 import { RememberedPeers } from '../platform/net/remembered-peers';
@@ -21,6 +22,7 @@ import { generateToken, tokensEqual } from '../platform/tokens';
 import type { TlsIdentity } from '../platform/tls-identity';
 import type { AppCore } from '../app/app-core-types';
 import { dispatchRequest, RequestError } from '../app/ipc-dispatch';
+import { pageCookieHeader, showsPageCookie } from './page-cookie';
 import { securityHeaders, serveStatic } from './static-files';
 
 export const DEFAULT_HEADLESS_PORT = 7420;
@@ -173,10 +175,21 @@ export async function startHeadlessServer(core: AppCore, opts: HeadlessServerOpt
     return given !== null && tokensEqual(given, token);
   };
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    let withToken = false;
     try {
-      if (showsToken(req)) provers.remember(req.socket.remoteAddress);
+      withToken = showsToken(req);
     } catch {
       // an unparsable URL: serveStatic answers it
+    }
+    const withCookie = showsPageCookie(req, token, boundPort);
+    // The token in the address is exchanged for the page cookie (page-cookie.ts); the page then drops it.
+    if (withToken) res.setHeader('Set-Cookie', pageCookieHeader(token, boundPort, scheme === 'https'));
+    if (withToken || withCookie) provers.remember(req.socket.remoteAddress);
+    if (req.method === 'GET' && (req.url ?? '').split('?')[0] === SESSION_PATH) {
+      const session: PageSession = { signedIn: withToken || withCookie };
+      res.writeHead(200, { ...securityHeaders(), 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' });
+      res.end(JSON.stringify(session));
+      return;
     }
     serveStatic(root, req, res).catch(() => {
       if (!res.headersSent) res.writeHead(500, { ...securityHeaders(), 'Content-Type': 'text/plain; charset=utf-8' });
@@ -209,11 +222,14 @@ export async function startHeadlessServer(core: AppCore, opts: HeadlessServerOpt
       return;
     }
     const given = url.searchParams.get(TOKEN_PARAM);
-    if (given === null || !tokensEqual(given, token)) {
+    const withToken = given !== null && tokensEqual(given, token);
+    if (!withToken && !showsPageCookie(req, token, boundPort)) {
       refuseUpgrade(socket, 401, 'Unauthorized');
       return;
     }
-    if (!originAllowed(req, host, boundPort, scheme)) {
+    // A browser sends the cookie on its own, so a socket opened with the cookie alone must come from this
+    // server's own page: its Origin is required, not just checked when present (cross-site WebSocket hijacking).
+    if (!originAllowed(req, host, boundPort, scheme) || (!withToken && req.headers.origin === undefined)) {
       refuseUpgrade(socket, 403, 'Forbidden');
       return;
     }

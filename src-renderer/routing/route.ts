@@ -61,7 +61,7 @@ export function sameRoute(a: Route | null, b: Route | null): boolean {
 
 /**
  * A link to `route` on the page at `pageUrl`, without its query (the token) or any other hash: safe to paste
- * into a chat. Whoever opens it needs the token too (see get-api.ts).
+ * into a chat. A browser that opened the page once holds its cookie; any other asks for the token (get-api.ts).
  */
 export function shareableUrl(pageUrl: string, route: Route): string {
   const url = new URL(pageUrl);

@@ -69,7 +69,7 @@ describe('links', () => {
     expect(page.url()).not.toContain('token');
   });
 
-  it('copies a link without the token; a browser without it says how to open it', async () => {
+  it('copies a link without the token; a browser without it asks for the token', async () => {
     const { page } = browser;
     await page.click('.run-detail [data-testid="copy-link"] button');
     await page.waitForSelector('.run-detail [data-testid="copy-link"] [role="status"]:has-text("Copied")');
@@ -78,8 +78,8 @@ describe('links', () => {
     const other = await openBrowser({ width: 900, height: 600 });
     try {
       await other.page.goto(link);
-      await other.page.waitForSelector('.fatal');
-      expect(await other.page.textContent('.fatal')).toMatch(/Shared links leave the token out on purpose/);
+      await other.page.waitForSelector('[data-testid="token-field"]');
+      expect(await other.page.textContent('[data-testid="token-field"]')).toMatch(/Paste it, or that whole URL, below/);
       await screenshot(other.page, 'links-shared-without-token');
     } finally {
       await other.close();

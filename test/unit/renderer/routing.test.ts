@@ -1,9 +1,10 @@
 // Issue 17, links: every view, run, job and node has an address (#/runs/run-3, #/jobs/<id>, #/nodes/<name>);
 // clicks push history, Back/Forward and a reload open what the address names (after the data arrives), the page's
 // own choice of run replaces instead of pushing, a missing thing says so, a shared link carries no token, and the
-// token leaves the address bar for the tab's sessionStorage.
+// token leaves the address bar (the page cookie lets every tab in), and a tab without either gets a field for it.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { adoptPageToken, MissingTokenError, webSocketUrlFor } from '../../../src-renderer/api/get-api';
+import { adoptPageToken, hasPageCookie, MissingTokenError, webSocketUrlFor } from '../../../src-renderer/api/get-api';
+import { tokenEntryUrl } from '../../../src-renderer/token-field';
 import { formatRoute, missingText, parseRoute, shareableUrl } from '../../../src-renderer/routing/route';
 import { openRoute, routeOfState } from '../../../src-renderer/routing/route-state';
 import { PENDING_GIVE_UP_MS, startRouteSync, type RouteState, type RouteWindow } from '../../../src-renderer/routing/route-sync';
@@ -168,18 +169,37 @@ describe('an address whose data never comes', () => {
 });
 
 describe('the page token', () => {
-  it('leaves the address bar for the tab storage, and a later address without it still connects', () => {
-    const store = new Map<string, string>();
-    const storage = { getItem: (k: string) => store.get(k) ?? null, setItem: (k: string, v: string) => void store.set(k, v) };
+  it('leaves the address bar (the server swapped it for the page cookie); an address without it connects by the cookie', () => {
     let replaced = '';
-    const token = adoptPageToken({ href: 'http://127.0.0.1:7420/?token=s3cret#/runs/run-1', storage, replaceUrl: (u) => (replaced = u) });
+    const token = adoptPageToken({ href: 'http://127.0.0.1:7420/?token=s3cret#/runs/run-1', replaceUrl: (u) => (replaced = u) });
     expect(token).toBe('s3cret');
     expect(replaced).toBe('http://127.0.0.1:7420/#/runs/run-1');
-    expect(adoptPageToken({ href: replaced, storage, replaceUrl: () => expect.fail('nothing to strip') })).toBe('s3cret');
+    expect(adoptPageToken({ href: replaced, replaceUrl: () => expect.fail('nothing to strip') })).toBeNull();
     expect(webSocketUrlFor(replaced, 's3cret')).toBe('ws://127.0.0.1:7420/ws?token=s3cret');
-    // Another server (another tab storage key) or a fresh tab: the page says how to open it.
-    expect(adoptPageToken({ href: 'http://127.0.0.1:9999/#/runs', storage, replaceUrl: () => undefined })).toBeNull();
-    expect(() => webSocketUrlFor('http://127.0.0.1:9999/#/runs', null)).toThrow(MissingTokenError);
-    expect(() => webSocketUrlFor('http://127.0.0.1:9999/#/runs', null)).toThrow(/Shared links leave the token out/);
+    // A copied link in another tab: no token, the socket goes without one and the cookie vouches for it.
+    expect(webSocketUrlFor('http://127.0.0.1:9999/#/runs', null)).toBe('ws://127.0.0.1:9999/ws');
+  });
+
+  it('asks the server whether this browser holds the cookie; a server that does not answer is not a missing token', async () => {
+    const asked: string[] = [];
+    const answering = (body: unknown, status = 200) =>
+      (async (url: string | URL | Request) => {
+        asked.push(String(url));
+        return new Response(JSON.stringify(body), { status });
+      }) as typeof fetch;
+    expect(await hasPageCookie('http://127.0.0.1:7420/#/runs/run-3', answering({ signedIn: true }))).toBe(true);
+    expect(asked).toEqual(['http://127.0.0.1:7420/session']);
+    expect(await hasPageCookie('http://127.0.0.1:7420/#/runs', answering({ signedIn: false }))).toBe(false);
+    expect(await hasPageCookie('http://127.0.0.1:7420/', (async () => Promise.reject(new TypeError('refused'))) as typeof fetch)).toBe(true);
+    expect(new MissingTokenError().message).toMatch(/Paste it, or that whole URL, below/);
+  });
+
+  it('turns what is pasted in the field into the address to open, #route kept', () => {
+    const here = 'http://127.0.0.1:7420/#/runs/run-3';
+    expect(tokenEntryUrl(here, '  s3cret ')).toBe('http://127.0.0.1:7420/?token=s3cret#/runs/run-3');
+    expect(tokenEntryUrl(here, 'http://127.0.0.1:7420/?token=a%2Bb#/nodes')).toBe('http://127.0.0.1:7420/?token=a%2Bb#/runs/run-3');
+    expect(tokenEntryUrl(here, '')).toBeNull();
+    expect(tokenEntryUrl(here, 'two words')).toBeNull();
+    expect(tokenEntryUrl(here, 'http://127.0.0.1:7420/?token=')).toBeNull();
   });
 });

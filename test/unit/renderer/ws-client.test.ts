@@ -4,7 +4,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import type { AddressInfo } from 'node:net';
 import { events, requests } from '../../../src-shared/ipc';
 import { backoffDelay, createWsClient, RequestFailed, type ConnectionState, type SocketLike } from '../../../src-renderer/api/ws-client';
-import { MissingTokenError, webSocketUrlFor } from '../../../src-renderer/api/get-api';
+import { webSocketUrlFor } from '../../../src-renderer/api/get-api';
 
 type Reply = (msg: { id: number; method: string; arg?: unknown }, ws: WebSocket) => void;
 
@@ -225,8 +225,7 @@ describe('webSocketUrlFor', () => {
     expect(webSocketUrlFor('https://box.lan:8443/index.html?token=a%2Bb#x')).toBe('wss://box.lan:8443/ws?token=a%2Bb');
   });
 
-  it('refuses a page URL without a token, saying where the token comes from', () => {
-    expect(() => webSocketUrlFor('http://127.0.0.1:7420/')).toThrow(MissingTokenError);
-    expect(() => webSocketUrlFor('http://127.0.0.1:7420/')).toThrow(/printed by `gpu-share serve`/);
+  it('without a token points at /ws alone, for the page cookie to vouch for', () => {
+    expect(webSocketUrlFor('http://127.0.0.1:7420/#/runs')).toBe('ws://127.0.0.1:7420/ws');
   });
 });
