@@ -16,6 +16,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { MAX_WS_MESSAGE_BYTES, SESSION_PATH, TOKEN_PARAM, WS_PATH, type PageSession, type WsServerMessage } from '../../src-shared/headless-protocol';
 import type { EventMethod, EventPayloads } from '../../src-shared/ipc';
+import { pageIsNotTheApi } from '../../src-shared/cli-address';
 import { answerAndDestroy, answerClientErrors, guardConnections, PAGE_CONNECTION_LIMITS, type ConnectionLimits } from '../platform/net/connection-guard';
 import { RememberedPeers } from '../platform/net/remembered-peers';
 import { generateToken, tokensEqual } from '../platform/tokens';
@@ -57,6 +58,11 @@ export interface HeadlessServerOptions {
    * (pageNeedsTls); given on loopback it forces HTTPS there too (tests).
    */
   tls?: TlsIdentity;
+  /**
+   * The coordinator API's URL (and its certificate's fingerprint over https), named when the CLI is pointed at
+   * this port by mistake: API paths (/v1/…) are answered 421 with the `--url` to use (cli-address.ts).
+   */
+  api?: { url: string; certSha256: string | null };
 }
 
 export interface HeadlessServer {
@@ -185,7 +191,15 @@ export async function startHeadlessServer(core: AppCore, opts: HeadlessServerOpt
     // The token in the address is exchanged for the page cookie (page-cookie.ts); the page then drops it.
     if (withToken) res.setHeader('Set-Cookie', pageCookieHeader(token, boundPort, scheme === 'https'));
     if (withToken || withCookie) provers.remember(req.socket.remoteAddress);
-    if (req.method === 'GET' && (req.url ?? '').split('?')[0] === SESSION_PATH) {
+    const requestPath = (req.url ?? '').split('?')[0]!;
+    if (requestPath.startsWith('/v1/')) {
+      // The CLI (or a script) given the page's address: say which --url and token it needs, not "Not found".
+      const error = pageIsNotTheApi(`${scheme}://${urlHost(host)}:${boundPort}`, opts.api?.url ?? null, opts.api?.certSha256 ?? null);
+      res.writeHead(421, { ...securityHeaders(), 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' });
+      res.end(JSON.stringify({ error }));
+      return;
+    }
+    if (req.method === 'GET' && requestPath === SESSION_PATH) {
       const session: PageSession = { signedIn: withToken || withCookie };
       res.writeHead(200, { ...securityHeaders(), 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' });
       res.end(JSON.stringify(session));

@@ -10,6 +10,8 @@ import { createAppCore } from '../../app/app-core';
 import type { AppCore } from '../../app/app-core-types';
 import { nodePtySpawner } from '../../platform/pty/node-pty-spawner';
 import { loadOrCreateSecrets } from '../../app/secrets';
+import { readCoordinatorRecord } from '../../app/coordinator-record';
+import { serveCliLine } from '../../../src-shared/cli-address';
 import { loadOrCreateTlsIdentity, type TlsIdentity } from '../../platform/tls-identity';
 import { defaultUserDataDir } from '../../platform/user-data-dir';
 import { findStaticDir, staticDirCandidates } from '../../headless/find-static-dir';
@@ -193,12 +195,16 @@ export async function runServe(options: ServeOptions, io: CliIo, stop: AbortSign
   }
 
   let server: HeadlessServer;
+  let api: { url: string; certSha256: string | null } | null = null;
   try {
     // The page token is kept with the cluster's other secrets, so an open tab reconnects after a restart.
     const { pageToken } = await loadOrCreateSecrets(options.dataDir);
     // Beyond loopback the token must not cross the network in clear: HTTPS with the coordinator's own identity.
     const tls: TlsIdentity | null = pageNeedsTls(options.host) || options.pageTls === true ? await loadOrCreateTlsIdentity(options.dataDir) : null;
-    server = await startHeadlessServer(core, { host: options.host, port: options.port, staticDir, token: pageToken, ...(tls ? { tls } : {}) });
+    // coordinator.json, just written by this core: the API's address, for the CLI line and the page port's 421.
+    const record = await readCoordinatorRecord(options.dataDir);
+    api = record.kind === 'found' && record.record.pid === process.pid ? { url: record.record.url, certSha256: record.record.certSha256 } : null;
+    server = await startHeadlessServer(core, { host: options.host, port: options.port, staticDir, token: pageToken, ...(tls ? { tls } : {}), ...(api ? { api } : {}) });
   } catch (error) {
     await core.stop().catch(() => undefined);
     io.err(`gpu-share serve: ${describeListenError(error, 'could not serve the page', '--port', options.port)}\n`);
@@ -224,6 +230,10 @@ export async function runServe(options: ServeOptions, io: CliIo, stop: AbortSign
     io.out('When the browser warns about it, open its certificate details and check that the SHA-256 fingerprint is exactly this one before you go on; if it differs, someone may be posing as this machine — do not open the page.\n');
   }
   io.out(`${hint.title}: ${hint.command}\n`);
+  if (api) {
+    const dataDirFlag = options.dataDir === defaultUserDataDir(io.env) ? null : `--data-dir ${/[\s'"$]/.test(options.dataDir) ? JSON.stringify(options.dataDir) : options.dataDir}`;
+    io.out(`${serveCliLine(api.url, api.certSha256, dataDirFlag)}\n`);
+  }
   if (!info.reachableFromOtherMachines) io.out(`Note: ${info.reachability}\n`);
   else if (options.advertise !== false) io.out(`Advertised on the LAN (mDNS): other machines can run gpu-share worker --discover${options.clusterName === undefined ? '' : ' --cluster-name NAME'}\n`);
   io.out('Press Ctrl+C to stop.\n');

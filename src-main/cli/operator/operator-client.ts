@@ -135,11 +135,14 @@ export class OperatorClient {
         if (reply.status === 401 || reply.status === 403) {
           return new OperatorFailure(
             `the coordinator at ${this.where()} refused the operator token from ${this.target.tokenSource} (${reply.message}). ` +
-              `The right one is in secrets.json in that coordinator's data folder: pass --data-dir DIR (as given to \`gpu-share serve\`), or set ${OPERATOR_TOKEN_ENV}.`,
+              `The right one is in secrets.json in that coordinator's data folder: pass --data-dir DIR (as given to \`gpu-share serve\`), or set ${OPERATOR_TOKEN_ENV}; ` +
+              'the ?token= of the page\'s URL is the page token, which opens only the page.',
             EXIT.unauthorized,
             'unauthorized',
           );
         }
+        // 421: the page port of `gpu-share serve`, which says which --url to use instead (cli-address.ts).
+        if (reply.status === 421) return new OperatorFailure(reply.message, EXIT.unreachable, 'not-a-coordinator');
         if (reply.status === 404) return new OperatorFailure(notFound ?? reply.message, EXIT.notFound, 'not-found');
         return new OperatorFailure(reply.message, EXIT.refused, 'refused');
     }

@@ -6,6 +6,7 @@
  */
 import path from 'node:path';
 import { normalizeCertSha256 } from '../../../src-shared/cert-fingerprint';
+import { OPERATOR_TOKEN_ENV, OPERATOR_TOKEN_WORDS, pageIsNotTheApi } from '../../../src-shared/cli-address';
 import { clearTextProblem } from '../../../src-shared/cluster/clear-text';
 import { CERT_ENV, parseCoordinatorUrl } from '../../platform/net/coordinator-url';
 import { fingerprintOf, TLS_IDENTITY_FILE } from '../../platform/tls-identity';
@@ -15,10 +16,11 @@ import { UsageError, type CliIo } from '../command';
 import { COORDINATOR_RECORD_FILE, readCoordinatorRecord } from '../../app/coordinator-record';
 import { isPidAlive } from '../../platform/files/errno';
 import { readPrivateFile } from '../../platform/files/private-file';
+import { tokensEqual } from '../../platform/tokens';
 import { EXIT, OperatorFailure } from './operator-failure';
 
 export const URL_ENV = 'GPU_SHARE_URL';
-export const OPERATOR_TOKEN_ENV = 'GPU_SHARE_OPERATOR_TOKEN';
+export { OPERATOR_TOKEN_ENV };
 /** Where the desktop app and `gpu-share serve` listen unless told otherwise. */
 export const DEFAULT_COORDINATOR_URL = 'http://127.0.0.1:7421';
 
@@ -49,6 +51,8 @@ export interface OperatorTarget {
 export async function resolveOperatorTarget(flags: OperatorFlags, io: Pick<CliIo, 'env' | 'cwd' | 'err'>): Promise<OperatorTarget> {
   const dataDir = flags['data-dir'] ? path.resolve(io.cwd, flags['data-dir']) : defaultUserDataDir(io.env);
   const located = await locateUrl(flags, io.env, dataDir);
+  const page = await pageUrlProblem(located, dataDir);
+  if (page) throw new UsageError(page);
   const parsed = parseCoordinatorUrl(located.raw);
   if (!parsed.ok) throw new UsageError(`${located.source === 'env' ? URL_ENV : '--url'}: ${parsed.message}`);
   const url = parsed.url;
@@ -57,6 +61,10 @@ export async function resolveOperatorTarget(flags: OperatorFlags, io: Pick<CliIo
   if (clear) throw new UsageError(`${urlSourceName(located)}: ${clear}`);
   const cert = await locateCert(flags, io.env, url, dataDir, located.recordCert);
   const token = await locateToken(flags, io, dataDir);
+  if (token.source !== path.join(dataDir, SECRETS_FILE) && (await isPageToken(token.value, dataDir))) {
+    // Refused here, before it is sent anywhere: it opens the page, never the API.
+    throw new OperatorFailure(`the token from ${token.source} is the page token of \`gpu-share serve\` (in ${path.join(dataDir, SECRETS_FILE)}): the CLI needs ${OPERATOR_TOKEN_WORDS}.`, EXIT.unauthorized, 'unauthorized');
+  }
   return {
     url,
     token: token.value,
@@ -75,6 +83,35 @@ function urlSourceName(located: LocatedUrl): string {
   if (located.source === 'flag') return '--url';
   if (located.source === 'env') return URL_ENV;
   return located.source === 'record' ? COORDINATOR_RECORD_FILE : 'the default URL';
+}
+
+/**
+ * The page's URL (it carries `?token=`) given where the API's belongs: says so, with the API's --url when this
+ * machine's coordinator.json names a live one, and never repeats the token. Null for any other URL.
+ */
+async function pageUrlProblem(located: LocatedUrl, dataDir: string): Promise<string | null> {
+  if (located.source !== 'flag' && located.source !== 'env') return null;
+  let url: URL;
+  try {
+    url = new URL(located.raw);
+  } catch {
+    return null;
+  }
+  if (!url.searchParams.has('token')) return null;
+  const read = await readCoordinatorRecord(dataDir);
+  const api = read.kind === 'found' && isPidAlive(read.record.pid) ? read.record : null;
+  return `${urlSourceName(located)}: ${pageIsNotTheApi(url.origin, api?.url ?? null, api?.certSha256 ?? null)}`;
+}
+
+/** Is `token` the page token kept in this data folder's secrets.json? False when there is none to compare. */
+async function isPageToken(token: string, dataDir: string): Promise<boolean> {
+  try {
+    const text = await readPrivateFile(path.join(dataDir, SECRETS_FILE), "the cluster's tokens");
+    const pageToken = text === null ? undefined : (JSON.parse(text) as { pageToken?: unknown }).pageToken;
+    return typeof pageToken === 'string' && pageToken.length > 0 && tokensEqual(token, pageToken);
+  } catch {
+    return false;
+  }
 }
 
 interface LocatedUrl {

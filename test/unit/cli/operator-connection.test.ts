@@ -33,7 +33,7 @@ async function coordinator(withTls: boolean): Promise<CoordinatorHttp> {
 /** A data folder as the app leaves it: secrets.json with the operator token, optionally coordinator.json. */
 function dataDir(record?: object): string {
   const d = mkdtempSync(path.join(dir, 'data-'));
-  writeFileSync(path.join(d, 'secrets.json'), JSON.stringify({ joinToken: JOIN, operatorToken: OPERATOR, pageToken: JOIN }));
+  writeFileSync(path.join(d, 'secrets.json'), JSON.stringify({ joinToken: JOIN, operatorToken: OPERATOR, pageToken: 'page-token-page-token-page-token-page-tok' }));
   if (record) writeFileSync(path.join(d, 'coordinator.json'), JSON.stringify(record));
   return d;
 }
