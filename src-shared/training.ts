@@ -3,7 +3,7 @@
  * Plain data only: the coordinator owns the state, everyone else gets copies.
  */
 import type { WorkerResourcesSample } from './resources/worker-resources';
-import type { CommDecision, CommSetting, MeasuredComm, TrainerCommStats } from './scheduling/comm-types';
+import type { CommChange, CommDecision, CommSetting, MeasuredComm, TrainerCommStats } from './scheduling/comm-types';
 import type { DataMode, PythonModuleCheck } from './projects/project-protocol';
 
 export type WorkerState = 'syncing' | 'active' | 'draining' | 'failed' | 'left';
@@ -173,6 +173,8 @@ export interface RunSnapshot {
   memberHoldings?: RunMemberHolding[];
   /** The communication strategy of the current (or last) generation and why; null before the first. */
   comm?: CommDecision | null;
+  /** Each decision auto made for this run, oldest first (at most MAX_COMM_CHANGES): launches, retunes, relaunches, kept. */
+  commDecisions?: CommChange[];
   /** What the trainer reported about a step (gradient bytes, compute time); null until it says. */
   commStats?: TrainerCommStats | null;
   /** The trainer's newest measured `comm_s` and the ring's slowest link when it arrived (kept across a restart); absent: none. */
@@ -287,6 +289,8 @@ export type CoordinatorEventKind =
   | 'run-stopped'
   /** A run's communication strategy changed from one generation to the next (comm-choice.ts). */
   | 'comm-changed'
+  /** A training run's links are measured again: stale, disputed by its own figures, or heartbeats slowed (link-evidence.ts). */
+  | 'links-remeasured'
   | 'residency'
   /** What the app did to the cluster file and its nodes (issue 17 defect 11). */
   | 'cluster-imported'

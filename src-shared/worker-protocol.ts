@@ -10,6 +10,7 @@ import { COMM_SETTINGS, MAX_LOCAL_SGD_PERIOD } from './scheduling/comm-types';
 import { cancelJobInstructionSchema, gpuFreeSchema, jobBeatSchema, runJobInstructionSchema } from './jobs/job-protocol';
 import { acceptLinkProbeInstructionSchema, linksReportSchema, measureLinksInstructionSchema } from './links/link-probe-protocol';
 import { progressReportSchema } from './runs/progress-report';
+import { commUpdateInstructionSchema } from './runs/comm-control';
 import { runPlacementSchema } from './scheduling/run-placement-spec';
 export { runPlacementSchema, type RunPlacement } from './scheduling/run-placement-spec';
 import { launchProjectSchema, prepareProjectInstructionSchema, preparedReportSchema, runProjectSpecFields } from './projects/project-protocol';
@@ -289,6 +290,7 @@ export const instructionSchema = z.discriminatedUnion('kind', [
   acceptLinkProbeInstructionSchema,
   measureLinksInstructionSchema,
   prepareProjectInstructionSchema,
+  commUpdateInstructionSchema,
 ]);
 export type Instruction = z.infer<typeof instructionSchema>;
 

@@ -19,8 +19,11 @@ one PowerSGD step would all-reduce instead, by torch's own rule) and compute_s (
 communication). While training it times what communication actually costs (comm_s, the coordinator decides
 with it over its model): for local-sgd each model average (timed around the averager's all-reduce), for ddp,
 fp16 and powersgd a step's time (between optimizer steps) minus compute_s; comm.report() hands out a fresh
-figure when there is one (after the 1st, 2nd and 3rd step, then every COMM_REPORT_EVERY steps; after every
-average), to add to that step's progress line.
+figure when there is one (after the 1st, 2nd and 3rd step, then every COMM_REPORT_EVERY steps or
+COMM_REPORT_EVERY_S seconds, whichever comes first; after every average), to add to that step's progress line.
+
+The local-SGD period can change while training, without a relaunch: gpu_share_period.py (copy it too), docs/api.md
+"Changing the period while training".
 
 Use (stdlib + torch only; copy this file next to your trainer):
     compute_s = gpu_share_comm.measure_compute_s(model, optimizer, lambda m: loss_fn(m(x0), y0))
@@ -43,6 +46,11 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
+try:  # the period changed while training (GPU_SHARE_COMM_CONTROL); without the file, periods change by relaunch
+    import gpu_share_period
+except ImportError:
+    gpu_share_period = None
+
 STRATEGIES = ("ddp", "fp16", "powersgd", "local-sgd")
 COMM_ENV = "GPU_SHARE_COMM"
 PERIOD_ENV = "GPU_SHARE_LOCAL_SGD_PERIOD"
@@ -61,6 +69,10 @@ PREFIX = "gpu-share comm:"
 COMM_REPORT_EVERY = 20
 COMM_FIRST_REPORTS = 3
 AVERAGES_KEPT = 5
+# ...or once this many seconds passed since the last report, from the median of the last few steps only, so a
+# link that slows mid-run shows in comm_s within seconds (the coordinator measures the link again on it).
+COMM_REPORT_EVERY_S = 5.0
+RECENT_STEPS = 5
 
 
 def _say(message):
@@ -185,6 +197,7 @@ class CommTimer:
         self._averages = collections.deque(maxlen=AVERAGES_KEPT)
         self._counted = 0
         self._fresh = None
+        self._reported_at = None
 
     def stepped(self):
         """After each optimizer step (ddp, fp16, powersgd): its interval minus compute is communication."""
@@ -192,8 +205,12 @@ class CommTimer:
         if self._last is not None:
             self._steps.append(now - self._last)
             self._counted += 1
-            if self.compute_s is not None and (self._counted <= COMM_FIRST_REPORTS or self._counted % COMM_REPORT_EVERY == 0):
-                self._fresh = max(0.0, statistics.median(self._steps) - self.compute_s)
+            due = self._counted <= COMM_FIRST_REPORTS or self._counted % COMM_REPORT_EVERY == 0
+            late = self._reported_at is not None and now - self._reported_at >= COMM_REPORT_EVERY_S
+            if self.compute_s is not None and (due or late):
+                recent = list(self._steps)[-RECENT_STEPS:] if late and not due else self._steps
+                self._fresh = max(0.0, statistics.median(recent) - self.compute_s)
+                self._reported_at = now
         self._last = now
 
     def averaged(self, seconds):
@@ -219,10 +236,8 @@ def _timed_step(optimizer, timer):
 
 
 def _timed_averages(averager, timer):
-    """PeriodicModelAverager.average_parameters, timed when this call averages (its own rule). A barrier first
-    (one tiny collective, a round trip or two) so the time is the average's transfer, not the wait for a rank
-    that is still computing: imbalance between machines is not a cost of the link, and a longer period would
-    not remove it."""
+    """PeriodicModelAverager.average_parameters, timed when this call averages, after a barrier (a rank still
+    computing is imbalance, not link cost). gpu_share_period.timed_averages does the same and agrees on a period."""
     average = averager.average_parameters
 
     def timed(params):
@@ -333,7 +348,11 @@ def wrap(model, optimizer, start_step=0, environ=None, say=_say, device_ids=None
         optimizer = PostLocalSGDOptimizer(optim=optimizer, averager=averager)
     timer = CommTimer(strategy, compute_s)
     if averager is not None:
-        _timed_averages(averager, timer)
+        if gpu_share_period is not None:
+            control = gpu_share_period.from_environment(say)
+            gpu_share_period.timed_averages(averager, timer, control, next(model.parameters()).device)
+        else:
+            _timed_averages(averager, timer)
     else:
         _timed_step(optimizer, timer)
     if strategy == "local-sgd":

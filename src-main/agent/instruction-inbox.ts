@@ -68,6 +68,6 @@ export class InstructionInbox {
 /** Which line an instruction waits in: its run's, or the agent's own. */
 function lineOf(instruction: Instruction): string {
   if (instruction.kind === 'start') return `run:${instruction.plan.runId}`;
-  if (instruction.kind === 'stop') return `run:${instruction.runId}`;
+  if (instruction.kind === 'stop' || instruction.kind === 'comm-update') return `run:${instruction.runId}`;
   return 'agent';
 }

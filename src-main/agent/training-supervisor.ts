@@ -10,7 +10,7 @@
  * second run's) starts cold — a standby per run would import torch once more per run for every relaunch, on a
  * machine whose GPUs already train, for a saving only relaunches see.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { DetectedGpu } from '../../src-shared/hardware';
 import type { LaunchPlan, Progress, Report } from '../../src-shared/worker-protocol';
@@ -20,6 +20,7 @@ import type { Clock, PtySpawner } from '../platform/ports';
 import { buildTrainingEnv } from '../platform/runs/child-env';
 import type { TrainerProgressLine } from '../platform/runs/progress-line';
 import type { ProgressPoint } from '../../src-shared/runs/progress-report';
+import { COMM_CONTROL_ENV, COMM_CONTROL_FILE, commControlFile, type CommUpdateInstruction } from '../../src-shared/runs/comm-control';
 import { buildLaunchCommand } from '../platform/runs/torchrun-command';
 import { TrainingProcess, type ProcessExit } from '../platform/runs/training-process';
 import { WarmLauncher, type LaunchPath } from '../platform/runs/warm-launcher';
@@ -145,6 +146,25 @@ export class TrainingSupervisor {
   /** Whether `plan`'s generation is the one running now (a repeated start is not started twice). */
   isRunning(plan: Pick<LaunchPlan, 'runId' | 'generation'>): boolean {
     return this.current.get(plan.runId)?.plan.generation === plan.generation;
+  }
+
+  /**
+   * A changed local-SGD period for the running generation: written to its comm control file (temp file + rename,
+   * so a trainer never reads half of it), which the trainer reads at its next average. Returns what was done, for
+   * the log; a change for another generation than the one running is ignored.
+   */
+  commUpdate(u: CommUpdateInstruction): string {
+    const run = this.current.get(u.runId);
+    if (!run || run.plan.generation !== u.generation) return `comm update for run ${u.runId} generation ${u.generation} ignored: that generation is not running here`;
+    const file = this.commControlPath(u.runId, u.generation);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(`${file}.tmp`, `${JSON.stringify(commControlFile(u))}\n`);
+    renameSync(`${file}.tmp`, file);
+    return `run ${u.runId} generation ${u.generation}: local-sgd every ${u.localSgdPeriod} steps from the next average (${u.reason})`;
+  }
+
+  private commControlPath(runId: string, generation: number): string {
+    return path.join(this.opts.dataDir, 'control', safeSegment(runId), `g${generation}`, COMM_CONTROL_FILE);
   }
 
   /** Whether a stop for this run and generation applies to what runs now (not to a newer generation). */
@@ -277,6 +297,7 @@ export class TrainingSupervisor {
     for (const note of built.notes) this.opts.log(`run ${plan.runId}: ${note}`);
     const projectEnv = run.project?.env ?? {};
     const env = buildTrainingEnv({ inherited, planEnv: plan.env, launcherEnv: built.env, projectEnv, checkpointDir, gpuUuids: gpus.map((g) => g.uuid ?? String(g.index)) });
+    env[COMM_CONTROL_ENV] = this.commControlPath(plan.runId, plan.generation);
     let how: LaunchPath | null = null;
     const warm = this.warm;
     const pty: PtySpawner = warm

@@ -37,11 +37,9 @@ import { AgentProjects, DEFAULT_PROJECT_CACHE_BYTES, projectTransport } from './
 import { ReportSender } from './report-sender';
 import { TrainingSupervisor } from './training-supervisor';
 import type { AgentExit, AgentPhase, AgentStatus, WorkerAgentOptions } from './worker-agent-options';
-
 export { lostAfterMs } from './agent-session';
 export { JoinError } from './join-coordinator';
 export type { AgentExit, AgentPhase, AgentStatus, WorkerAgentOptions } from './worker-agent-options';
-
 /** The agent's own life; while 'running', its phase is the session's (joined or lost). */
 type Lifecycle = 'idle' | 'joining' | 'running' | 'stopping' | 'stopped';
 
@@ -347,6 +345,8 @@ export class WorkerAgent {
       case 'accept-link-probe':
       case 'measure-links':
         return this.links.obey(instruction, (r) => this.report(r, epoch));
+      case 'comm-update': // a changed local-SGD period for the running trainer (src-shared/runs/comm-control.ts)
+        return this.log(this.training.commUpdate(instruction));
     }
   }
 

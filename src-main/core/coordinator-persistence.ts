@@ -22,7 +22,7 @@ export const COORDINATOR_EPOCH_KEY = 'coordinator:epoch';
 const holdingsKey = (runId: string): string => `run-holdings:${runId}`;
 /** The kv row with a run's communication decision, step figures and link note (what its page says about comm). */
 const commKey = (runId: string): string => `run-comm:${runId}`;
-type RunComm = Pick<RunSnapshot, 'comm' | 'commStats' | 'commMeasured' | 'linkNote'>;
+type RunComm = Pick<RunSnapshot, 'comm' | 'commStats' | 'commMeasured' | 'linkNote' | 'commDecisions'>;
 /** The kv row with a run's project snapshot record and its result (RunSnapshot.project, .artifact). */
 const projectKey = (runId: string): string => `run-project:${runId}`;
 type RunProjectRow = Pick<RunSnapshot, 'project' | 'artifact'>;
@@ -181,7 +181,7 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
 
   /** A run's communication decision when it changed: an ended run's page says how it communicated after a restart. */
   private saveComm(run: RunSnapshot): void {
-    const comm: RunComm = { comm: run.comm ?? null, commStats: run.commStats ?? null, commMeasured: run.commMeasured ?? null, linkNote: run.linkNote ?? null };
+    const comm: RunComm = { comm: run.comm ?? null, commStats: run.commStats ?? null, commMeasured: run.commMeasured ?? null, linkNote: run.linkNote ?? null, commDecisions: run.commDecisions ?? [] };
     const text = JSON.stringify(comm);
     if (this.commWritten.get(run.id) === text) return;
     this.commWritten.set(run.id, text);

@@ -1,12 +1,12 @@
 /**
  * The Nodes view's link map (issue 16): how fast each worker reaches each other one, as a matrix — rows send,
  * columns receive, each cell the measured bandwidth coloured by speed class (and named in words, never colour
- * alone), its round-trip time and age in the tooltip, "not measured" where no probe ran yet. It follows the
+ * alone), its age under the figure and its round-trip time and source (a probe, or the training's own traffic) in the tooltip, "not measured" where no probe ran yet. It follows the
  * state live (onLinks). More than ten nodes make a matrix unreadable: then the slowest links are listed.
  * "Measure now" asks the coordinator to measure every link among the active workers at once.
  */
 import { useState } from 'react';
-import { formatMbps, type LinkMeasurement } from '../../src-shared/links/link-matrix';
+import { formatMbps, linkSourceOf, type LinkMeasurement } from '../../src-shared/links/link-matrix';
 import { useServices } from '../app-context';
 import { formatAgo } from '../format';
 import { actionFailed, clearActionError } from '../store/actions';
@@ -31,7 +31,7 @@ function rttText(ms: number | null): string {
 /** Tooltip and accessible name of one cell: both ends, the figures, when, and why a probe failed. */
 function cellTitle(from: string, to: string, l: LinkMeasurement | null, now: number): string {
   if (!l) return `${from} → ${to}: not measured yet`;
-  const when = `measured ${formatAgo(now - l.measuredAt)}`;
+  const when = `${linkSourceOf(l) === 'training' ? "measured from a training run's own traffic" : 'probed'} ${formatAgo(now - l.measuredAt)}`;
   if (l.mbps === null) return `${from} → ${to}: probe failed (${l.error ?? 'no reason given'}), ${when}`;
   return `${from} → ${to}: ${formatMbps(l.mbps)}, round trip ${rttText(l.rttMs)}, ${when}`;
 }
@@ -139,8 +139,9 @@ export function LinkMap() {
                     const speed = linkSpeed(l);
                     const title = cellTitle(from.node, to.node, l, now);
                     return (
-                      <td key={to.workerId} className={`link-cell link-${speed}`} title={title} aria-label={title} data-link={`${from.node}>${to.node}`} data-speed={speed}>
+                      <td key={to.workerId} className={`link-cell link-${speed}`} title={title} aria-label={title} data-link={`${from.node}>${to.node}`} data-speed={speed} data-source={l ? linkSourceOf(l) : undefined}>
                         {cellText(l)}
+                        {l && <span className="link-age muted small">{linkSourceOf(l) === 'training' ? 'training · ' : ''}{formatAgo(now - l.measuredAt)}</span>}
                       </td>
                     );
                   })}

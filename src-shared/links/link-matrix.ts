@@ -20,6 +20,18 @@ export interface LinkMeasurement {
   measuredAt: number;
   /** Why the probe failed, in words; absent when it worked. */
   error?: string;
+  /**
+   * Where the figure came from: a timed probe, or a training run's own traffic (bytes and seconds of an all-reduce
+   * or model average, link-evidence.ts). Absent: a probe (older coordinators).
+   */
+  source?: LinkSource;
+}
+
+export type LinkSource = 'probe' | 'training';
+
+/** "probe" or "training", for tables and tooltips; absent is a probe. */
+export function linkSourceOf(l: Pick<LinkMeasurement, 'source'>): LinkSource {
+  return l.source ?? 'probe';
 }
 
 /** Every link known now, one per ordered pair of live workers (the newest measurement). */

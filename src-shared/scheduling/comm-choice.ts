@@ -54,6 +54,8 @@ export interface CommChoiceInput {
   /** Each member's torch as its join said (gloo runs PowerSGD only when all are 2 or newer); absent: not known. */
   memberTorch?: readonly MemberTorch[];
   generation: number;
+  /** The most of a step communication may take; COMM_SHARE_BUDGET unless the re-decision rule asks (comm-redecide.ts). */
+  budget?: number;
 }
 
 /** A member's node and torch version (worker-protocol `python.torchVersion`; null: no torch found). */
@@ -114,7 +116,7 @@ function commSecondsPerStep(k: Known, strategy: CommStrategy, period: number): n
 }
 
 /** What the ring model alone says one strategy's communication costs per step over a link of `mbps` / `rttMs`. */
-function modelledSecondsPerStep(k: Pick<Known, 'gradBytes' | 'powersgdBytes' | 'n'>, strategy: CommStrategy, period: number, mbps: number, rtt: number): number {
+export function modelledSecondsPerStep(k: Pick<Known, 'gradBytes' | 'powersgdBytes' | 'n'>, strategy: CommStrategy, period: number, mbps: number, rtt: number): number {
   const at = (bytes: number, rounds = 1) => rounds * ringAllReduceSeconds(bytes / rounds, k.n, mbps, rtt);
   switch (strategy) {
     case 'ddp':
@@ -136,12 +138,12 @@ function shareOf(k: Known, strategy: CommStrategy, period: number): number {
 }
 
 /** The shortest local-SGD period whose share fits the budget, or null when even MAX_LOCAL_SGD_PERIOD does not. */
-function shortestFittingPeriod(k: Known): number | null {
+function shortestFittingPeriod(k: Known, budget = COMM_SHARE_BUDGET): number | null {
   const c = commSecondsPerStep(k, 'local-sgd', 1);
   // share(H) = (c/H) / (compute + c/H) <= B  <=>  H >= c (1 - B) / (B compute)
-  let h = Math.max(2, Math.ceil((c * (1 - COMM_SHARE_BUDGET)) / (COMM_SHARE_BUDGET * k.computeS)));
-  while (h > 2 && shareOf(k, 'local-sgd', h - 1) <= COMM_SHARE_BUDGET) h -= 1; // floating point: the smallest one
-  while (h <= MAX_LOCAL_SGD_PERIOD && shareOf(k, 'local-sgd', h) > COMM_SHARE_BUDGET) h += 1;
+  let h = Math.max(2, Math.ceil((c * (1 - budget)) / (budget * k.computeS)));
+  while (h > 2 && shareOf(k, 'local-sgd', h - 1) <= budget) h -= 1; // floating point: the smallest one
+  while (h <= MAX_LOCAL_SGD_PERIOD && shareOf(k, 'local-sgd', h) > budget) h += 1;
   return h <= MAX_LOCAL_SGD_PERIOD ? h : null;
 }
 
@@ -243,19 +245,20 @@ export function decideComm(input: CommChoiceInput): CommDecision {
   }
 
   if (!k) return decision('ddp', unknownWhy(input), null);
-  const budget = pct(COMM_SHARE_BUDGET);
+  const limit = input.budget ?? COMM_SHARE_BUDGET;
+  const budget = pct(limit);
   const ddp = shareOf(k, 'ddp', 1);
-  if (ddp <= COMM_SHARE_BUDGET) return decision('ddp', `plain DDP spends ${pct(ddp)} of a step communicating over ${numbers(k)}, within ${budget}`, ddp);
+  if (ddp <= limit) return decision('ddp', `plain DDP spends ${pct(ddp)} of a step communicating over ${numbers(k)}, within ${budget}`, ddp);
   const tried = [`DDP would spend ${pct(ddp)}`];
   if (input.backend === 'nccl') {
     const fp16 = shareOf(k, 'fp16', 1);
-    if (fp16 <= COMM_SHARE_BUDGET) return decision('fp16', `${tried.join(', ')} of a step communicating over ${numbers(k)}; fp16 halves it to ${pct(fp16)}`, fp16);
+    if (fp16 <= limit) return decision('fp16', `${tried.join(', ')} of a step communicating over ${numbers(k)}; fp16 halves it to ${pct(fp16)}`, fp16);
     tried.push(`fp16 ${pct(fp16)}`);
   }
   if (psgdProblem === null) {
     const psgd = shareOf(k, 'powersgd', 1);
     const fraction = k.powersgdBytes === null ? `estimated at 1/${Math.round(1 / POWERSGD_BYTES_RATIO)}` : `the trainer's figure, 1/${Math.round(k.gradBytes / k.powersgdBytes)}`;
-    if (psgd <= COMM_SHARE_BUDGET) {
+    if (psgd <= limit) {
       return decision('powersgd', `${tried.join(', ')} of a step communicating over ${numbers(k)}; powersgd (${fraction} of the bytes) ${pct(psgd)}`, psgd);
     }
     tried.push(`powersgd ${pct(psgd)} (${fraction} of the bytes)`);
@@ -264,7 +267,7 @@ export function decideComm(input: CommChoiceInput): CommDecision {
   // than the halved bytes saved wherever fp16 would have been chosen (300 vs 195 ms a step at 100 Mbit/s).
   const noPsgd = psgdProblem === null ? '' : `; powersgd is not tried: ${psgdProblem}`;
   const gloo = input.backend === 'gloo' ? ` (fp16 is not tried on gloo: its CPU half-precision sum costs more than it saves${noPsgd})` : '';
-  const period = shortestFittingPeriod(k);
+  const period = shortestFittingPeriod(k, limit);
   if (period !== null) {
     const share = shareOf(k, 'local-sgd', period);
     return decision('local-sgd', `${tried.join(', ')} of a step communicating over ${numbers(k)}; averaging every ${period} steps spends ${pct(share)}${gloo}`, share, period);

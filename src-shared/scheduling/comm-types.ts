@@ -54,3 +54,22 @@ export interface CommDecision {
   /** The generation it was decided for. */
   generation: number;
 }
+
+/** How a decision took effect: a generation's launch, a period changed in the running trainer, a relaunch, or kept. */
+export type CommChangeHow = 'launch' | 'retune' | 'relaunch' | 'kept';
+
+/** One entry of a run's decision list (`runs show`, the run page): what auto decided, when, how, why, with the figures. */
+export interface CommChange {
+  /** Epoch ms. */
+  at: number;
+  generation: number;
+  strategy: CommStrategy;
+  localSgdPeriod: number | null;
+  how: CommChangeHow;
+  /** The rule and its figures, one sentence or two. */
+  reason: string;
+  commShare: number | null;
+}
+
+/** Entries a run keeps at most (oldest out): a flapping link cannot grow it without end. */
+export const MAX_COMM_CHANGES = 50;

@@ -8,7 +8,7 @@
  * with one model on every node, and that GPU_SHARE_NODE_RANK orders the group ranks.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -198,6 +198,32 @@ describe('communication strategies in ddp_example.py (torchrun, gloo, CPU, two r
       'a, b = (torch.load(p, map_location="cpu") for p in sys.argv[1:3])',
       'print(a["step"], b["step"], all(torch.equal(a["model"][k], b["model"][k]) for k in a["model"]))',
     ].join('\n'), path.join(work, 'lsgd-a', 'ckpt', 'ddp_example.pt'), path.join(work, 'lsgd-b', 'ckpt', 'ddp_example.pt')]).toString().trim();
+    expect(same).toBe('31 31 True');
+  }, 200_000);
+
+  it('local-sgd period changed while training (GPU_SHARE_COMM_CONTROL): read by one node, agreed by both at the next average', async () => {
+    const port = await findFreePort();
+    const common = { args: ['--steps', '31', '--batch', '16', '--checkpoint-every', '10'], nnodes: '2:2', nproc: 1, endpoint: `127.0.0.1:${port}`, rdzvId: 'retune' };
+    // Only node A's agent wrote the change (B's missed it): the ranks agree on the highest seq before each average.
+    const control = path.join(work, 'retune-a.json');
+    writeFileSync(control, JSON.stringify({ generation: 0, seq: 1, strategy: 'local-sgd', local_sgd_period: 2 }));
+    const env = { GPU_SHARE_COMM: 'local-sgd', GPU_SHARE_LOCAL_SGD_PERIOD: '4' };
+    const [a, b] = await Promise.all([
+      run({ ...common, env: { ...env, GPU_SHARE_COMM_CONTROL: control }, name: 'retune-a', isHost: true }),
+      run({ ...common, env: { ...env, GPU_SHARE_COMM_CONTROL: path.join(work, 'retune-b-missing.json') }, name: 'retune-b', isHost: false }),
+    ]);
+    for (const f of [a, b]) {
+      expect(f.code, f.output.slice(-3000)).toBe(0);
+      expect(f.output).toContain('local-sgd: averaging every 2 steps from now on (was 4; change 1 from the coordinator)');
+      // Averages (comm_s) after 1-based step 4 at period 4, then every 2 steps: 6, 8, …, 30.
+      const averagedAt = byRank(f.progress, f.progress[0]!.rank!).filter((p) => p.commS !== null).map((p) => p.step + 1);
+      expect(averagedAt).toEqual([4, ...Array.from({ length: 13 }, (_, i) => 6 + 2 * i)]);
+    }
+    const same = execFileSync(python.path, ['-c', [
+      'import sys, torch',
+      'a, b = (torch.load(p, map_location="cpu") for p in sys.argv[1:3])',
+      'print(a["step"], b["step"], all(torch.equal(a["model"][k], b["model"][k]) for k in a["model"]))',
+    ].join('\n'), path.join(work, 'retune-a', 'ckpt', 'ddp_example.pt'), path.join(work, 'retune-b', 'ckpt', 'ddp_example.pt')]).toString().trim();
     expect(same).toBe('31 31 True');
   }, 200_000);
 

@@ -101,7 +101,7 @@ export class CoordinatorService {
       trustAdvertised,
       links: () => this.linkSurvey.links(),
       stepMemory: new TrainerStepMemory(),
-      remeasureLinks: (ids) => this.linkSurvey.remeasure(ids),
+      surveyLinks: { remeasure: (ids, maxAgeMs) => this.linkSurvey.remeasure(ids, maxAgeMs), training: (a, b, mbps) => this.linkSurvey.training(a, b, mbps) },
     });
     this.linkSurvey = linkSurveyFor({ clock: this.clock, pool: this.pool, trustAdvertised, refreshMs: opts.linkRefreshMs, runMembers: () => this.runsCtl.memberIds(), jobs: () => this.jobHooks?.capacity?.().holdings, changed: () => this.feed.workersChanged('state') });
   }

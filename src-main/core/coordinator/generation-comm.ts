@@ -9,7 +9,10 @@
  * decision just gains the new numbers. A measured cost beats the model (which was ~15 % low over a shaped link):
  * it is tied to the link it was measured on, remembered per trainer, and scales the model for every strategy.
  */
-import { COMM_SHARE_BUDGET, decideComm, describeStrategy } from '../../../src-shared/scheduling/comm-choice';
+import { decideComm, describeStrategy } from '../../../src-shared/scheduling/comm-choice';
+import { DOWN_BUDGET, MIN_DWELL_MS, redecide } from '../../../src-shared/scheduling/comm-redecide';
+import { noteDecision, sendRetune } from './comm-decisions';
+import { watchRingLinks } from './ring-link-watch';
 import { orderRing, type RingPlan } from '../../../src-shared/scheduling/ring-order';
 import type { MemberTorch } from '../../../src-shared/scheduling/comm-choice';
 import type { CommDecision, CommSetting, MeasuredComm, TrainerCommStats } from '../../../src-shared/scheduling/comm-types';
@@ -22,12 +25,8 @@ export function planRing(deps: Pick<RunApplierDeps, 'links'>, planned: readonly 
   return orderRing(planned.map((m) => ({ workerId: m.workerId, node: m.node })), deps.links?.() ?? []);
 }
 
-/**
- * What relaunching costs, in seconds: a cold start of Python and torch on every member (the issue measured 6.24 s
- * median across hosts) plus the steps since the last checkpoint. A running generation relaunches for a better
- * strategy only when the communication that saves over the steps left is worth more.
- */
-export const RELAUNCH_COST_S = 10;
+/** What relaunching costs, and the steps assumed left when the trainer does not say (comm-redecide.ts). */
+export { RELAUNCH_COST_S } from '../../../src-shared/scheduling/comm-redecide';
 /** Steps left assumed when the trainer does not say its total_steps. */
 export const ASSUMED_STEPS_LEFT = 1000;
 /**
@@ -102,8 +101,10 @@ export function decideGenerationComm(
   requested: CommSetting = run.spec.comm ?? 'auto',
   localSgdPeriod: number | null = run.spec.localSgdPeriod ?? null,
   stats: TrainerCommStats | null = run.telemetry.commStats(),
+  budget?: number,
 ): CommDecision {
   return decideComm({
+    ...(budget !== undefined ? { budget } : {}),
     requested,
     localSgdPeriod,
     stats,
@@ -129,30 +130,48 @@ export function commChanged(previous: CommDecision | null | undefined, next: Com
   return `${commLine(next)} (was ${describeStrategy(previous)})`;
 }
 
+/** How long a disputed link's probe is waited for before deciding on the figures at hand (a probe takes ~2-5 s). */
+export const PROBE_WAIT_MS = 10_000;
+
+/**
+ * Whether the run waits for the probe its own figures asked for (ring-link-watch.ts): a figure that disputes the
+ * map is not decided on before the probe says whether the link or the trainer changed. Done when a probe of a
+ * member pair has reported since, or after PROBE_WAIT_MS.
+ */
+function awaitingProbe(deps: Pick<RunApplierDeps, 'clock' | 'links'>, run: RunRecord): boolean {
+  const since = run.awaitingProbeSince;
+  if (since === undefined) return false;
+  const members = new Set(run.workerIds);
+  const probed = (deps.links?.() ?? []).some((l) => members.has(l.fromId) && members.has(l.toId) && (l.source ?? 'probe') === 'probe' && l.measuredAt >= since);
+  if (!probed && deps.clock.now() - since < PROBE_WAIT_MS) return true;
+  run.awaitingProbeSince = undefined;
+  return false;
+}
+
 /** Steps the current generation has trained (its newest step past the one it resumed from). */
 function stepsTrained(run: RunRecord): number {
   const p = run.telemetry.progress();
   return p ? p.step - (p.resumedFrom ?? 0) : 0;
 }
 
-/** Seconds per step spent communicating at `share` of a step whose compute takes `computeS`. */
-function commSeconds(share: number, computeS: number): number {
-  return share >= 1 ? Number.POSITIVE_INFINITY : (share * computeS) / (1 - share);
-}
-
 /**
- * A running `auto` generation looked at again when what it was decided from changed (the trainer reported its
- * step, a link was measured again): the fresh decision when the caller should relaunch with it, else null.
- * It relaunches when the strategy in force is clearly wrong now — decided blind, or spending over twice the
- * budget of a step communicating — and the communication saved over the steps left outweighs a relaunch.
- * Otherwise the generation's decision gains the new numbers in place (the run view shows them), saying why it
- * was kept. Cheap when nothing changed: the inputs are keyed.
+ * A running `auto` generation looked at again (every tick; cheap when nothing changed: the inputs are keyed).
+ * First its ring links are kept measured (ring-link-watch.ts); then, when what it was decided from changed (the
+ * trainer reported its step or its comm_s, a link was measured again), the re-decision rule (comm-redecide.ts)
+ * keeps it, retunes a local-SGD period in the running trainers, or returns the decision to relaunch with. Each
+ * change, and each kept decision's reason, goes in the run's decision list.
  */
-export function recheckComm(deps: Pick<RunApplierDeps, 'links' | 'stepMemory' | 'workers'>, run: RunRecord): CommDecision | null {
-  noteMeasured(deps, run);
+export function recheckComm(deps: Pick<RunApplierDeps, 'clock' | 'links' | 'stepMemory' | 'workers' | 'surveyLinks' | 'messages'> & { heartbeatIntervalMs?: number }, run: RunRecord): CommDecision | null {
   const current = run.comm;
-  if (run.state !== 'running' || run.pendingRestart || (run.spec.comm ?? 'auto') !== 'auto') return null;
-  if (!current || current.generation !== run.generation || run.workerIds.length < 2) return null;
+  const live = run.state === 'running' && !run.pendingRestart && run.workerIds.length >= 2;
+  const probing = live && current?.generation === run.generation ? watchRingLinks(deps, run, planRing(deps, memberHoldings(run))) : null;
+  if (probing) {
+    deps.messages.event('links-remeasured', 'info', `Run "${run.spec.name}": measuring its links again: ${probing}`, { runId: run.id, generation: run.generation });
+    run.awaitingProbeSince = deps.clock.now();
+  }
+  noteMeasured(deps, run);
+  if (!live || (run.spec.comm ?? 'auto') !== 'auto' || !current || current.generation !== run.generation) return null;
+  if (awaitingProbe(deps, run)) return null;
   const reported = run.telemetry.commStats();
   const links = deps.links?.() ?? [];
   if (!reported || links.length === 0) return null;
@@ -160,37 +179,38 @@ export function recheckComm(deps: Pick<RunApplierDeps, 'links' | 'stepMemory' | 
   const blind = current.commShare === null;
   const measuredNow = measured !== null && measured.generation === run.generation && measured.strategy === current.strategy;
   if (blind && !measuredNow && stepsTrained(run) < MEASURE_WAIT_STEPS) return null; // its comm_s is one step away
-  const key = `${run.generation}:${links.length}:${Math.max(...links.map((l) => l.measuredAt))}:${reported.gradBytes}:${reported.stepComputeS}:${measured?.seconds}`;
+  const since = deps.clock.monotonic() - (run.commDecidedAt ?? 0);
+  const dwelling = since < MIN_DWELL_MS;
+  const key = `${run.generation}:${links.length}:${Math.max(...links.map((l) => l.measuredAt))}:${reported.gradBytes}:${reported.stepComputeS}:${measured?.seconds}:${dwelling}`;
   if (run.commCheckKey === key) return null;
   run.commCheckKey = key;
   const stats = withMeasured(reported, measured, measured ? null : deps.stepMemory?.recall(run.spec));
   deps.stepMemory?.remember(run.spec, stats);
   const ring = planRing(deps, memberHoldings(run));
-  const fresh = decideGenerationComm(deps, run, ring, undefined, undefined, stats);
-  if (fresh.commShare === null) return null;
-  if (fresh.strategy === current.strategy && fresh.localSgdPeriod === current.localSgdPeriod) {
-    run.comm = fresh;
-    return null;
-  }
-  // What the strategy in force costs per step now, against what the fresh one would.
+  const up = decideGenerationComm(deps, run, ring, undefined, undefined, stats);
+  if (up.commShare === null) return null;
+  const down = decideGenerationComm(deps, run, ring, undefined, undefined, stats, DOWN_BUDGET);
   const kept = decideGenerationComm(deps, run, ring, current.strategy, current.localSgdPeriod, stats);
-  const keptShare = kept.commShare ?? 0;
-  // Measured over the budget re-decides; modelled, only clearly wrong (twice the budget) does.
-  if (!blind && keptShare <= (measuredNow ? 1 : 2) * COMM_SHARE_BUDGET) {
-    if (measuredNow) {
-      const within = `${describeStrategy(current)} kept: as measured it spends ${(keptShare * 100).toFixed(1)} % of a step communicating, within the budget`;
-      run.comm = { ...kept, requested: 'auto', reason: `${within}; afresh it would be ${describeStrategy(fresh)}: ${fresh.reason}` };
-    }
+  const progress = run.telemetry.progress();
+  const stepsLeft = progress?.totalSteps != null ? Math.max(0, progress.totalSteps - progress.step) : ASSUMED_STEPS_LEFT;
+  const r = redecide({ current, currentShare: kept.commShare, blind, up, down, sinceChangeMs: since, stepsLeft, computeS: stats.stepComputeS });
+  if (r.action === 'keep' || !r.next) {
+    const same = up.strategy === current.strategy && up.localSgdPeriod === current.localSgdPeriod;
+    run.comm = same ? up : { ...kept, requested: 'auto', reason: `${r.why}; afresh it would be ${describeStrategy(up)}: ${up.reason}` };
+    if (!same) noteDecision(deps, run, run.comm, 'kept');
     return null;
   }
-  const progress = run.telemetry.progress();
-  const left = progress?.totalSteps != null ? Math.max(0, progress.totalSteps - progress.step) : ASSUMED_STEPS_LEFT;
-  const saved = (commSeconds(keptShare, stats.stepComputeS) - commSeconds(fresh.commShare, stats.stepComputeS)) * left;
-  if (saved >= RELAUNCH_COST_S) return fresh;
-  run.comm = {
-    ...kept,
-    requested: 'auto',
-    reason: `${describeStrategy(current)} kept: ${describeStrategy(fresh)} would save about ${saved.toFixed(1)} s over the ${left} steps left, less than a relaunch costs (about ${RELAUNCH_COST_S} s); ${fresh.reason}`,
-  };
+  if (r.action === 'relaunch') {
+    run.commRelaunch = r.why;
+    return r.next;
+  }
+  const next = { ...r.next, reason: `${r.why}: ${r.next.reason}` };
+  const told = sendRetune(deps, run, next);
+  const previous = current;
+  run.comm = next;
+  run.commDecidedAt = deps.clock.monotonic();
+  noteDecision(deps, run, next, 'retune');
+  const changed = commChanged(previous, next);
+  if (changed) deps.messages.event('comm-changed', 'info', `Run "${run.spec.name}" ${changed}; told ${told.join(', ') || 'no member'}, no relaunch`, { runId: run.id, generation: run.generation });
   return null;
 }

@@ -14,6 +14,7 @@ import { newMember, type LaunchWhy, type RunRecord } from './run-record';
 import { launchProjectFor, splitForGeneration } from './run-project-gate';
 import { mustHoldStarts, STORE_HANDOVER_MAX_MS } from './store-handover';
 import { plural } from './user-messages';
+import { noteDecision } from './comm-decisions';
 
 const MAX_SHARD_HISTORY = 50;
 
@@ -90,6 +91,9 @@ export function launchGeneration(ap: GenerationLauncher, run: RunRecord, planned
   const decided = decideGenerationComm(ap.deps, run, ring, undefined, undefined, step.stats);
   const comm = step.remembered && decided.commShare !== null ? { ...decided, reason: `${decided.reason} (the step as an earlier run of this trainer reported it)` } : decided;
   run.comm = comm;
+  run.commDecidedAt = clock.monotonic();
+  noteDecision(ap.deps, run, run.commRelaunch ? { ...comm, reason: `${run.commRelaunch}: ${comm.reason}` } : comm, run.commRelaunch ? 'relaunch' : 'launch');
+  run.commRelaunch = undefined;
   run.linkNote = ring.note;
 
   const storeHost = workers.get(addresses.hostWorkerId)!;
@@ -154,6 +158,6 @@ export function launchGeneration(ap: GenerationLauncher, run: RunRecord, planned
   // A forming ring's stale links are measured again (link-survey.ts); a changed link reaches this generation
   // through recheckComm, so the start does not wait. Not after a failure: probes would compete with the
   // survivors' relaunch, the one start that must be quick (issue 16's 1.5 s).
-  if (members.length > 1 && why !== 'failure' && why !== 'restart') ap.deps.remeasureLinks?.(members);
+  if (members.length > 1 && why !== 'failure' && why !== 'restart') ap.deps.surveyLinks?.remeasure(members);
   ap.emit(run);
 }

@@ -4,7 +4,8 @@
  * from every other active worker; (b) every
  * `refreshMs` (serve --link-refresh), the links between idle workers (no run, no job) measured longer ago than
  * that; (c) on demand (POST /v1/links/measure), every link among the active workers now, busy or not;
- * (d) when a generation forms, its members' links measured over FORMATION_LINK_MAX_AGE_MS ago.
+ * (d) when a generation forms, its members' links measured over FORMATION_LINK_MAX_AGE_MS ago; (e) while a run
+ * trains, the ring links ring-link-watch.ts finds stale or disputed, and the training's own figures (`training`).
  *
  * One probe at a time per agent, as sender or receiver, so probes do not disturb each other: a probe tells the
  * receiver to expect a single-use token (`accept-link-probe`) and the sender to measure (`measure-links`), and
@@ -156,17 +157,28 @@ export class LinkSurvey {
   /**
    * A generation forms on `ids`: the links among them not measured within maxAgeMs are measured again, busy or
    * not (at most MAX_MEASURE_WORKERS of them). Not waited for: a changed link reaches the generation later.
+   * Returns how many pairs it asked for (0: none stale, or no two of them can be probed).
    */
-  remeasure(ids: readonly number[], maxAgeMs = FORMATION_LINK_MAX_AGE_MS): void {
+  remeasure(ids: readonly number[], maxAgeMs = FORMATION_LINK_MAX_AGE_MS): number {
     const probing = new Set(this.opts.workers().filter((w) => w.probePort !== null).map((w) => w.id));
     const members = ids.filter((id) => probing.has(id)).slice(0, MAX_MEASURE_WORKERS);
     const staleBefore = this.opts.clock.now() - maxAgeMs;
+    let asked = 0;
     for (const a of members) for (const b of members) {
       const held = a === b ? null : this.book.get(a, b);
-      if (a !== b && (!held || held.measuredAt <= staleBefore)) this.enqueue(a, b, false);
+      if (a !== b && (!held || held.measuredAt <= staleBefore)) { this.enqueue(a, b, false); asked += 1; }
     }
     this.dispatch();
     this.wake();
+    return asked;
+  }
+
+  /** A training run's own figure for the link a↔b, both ways (ring-link-watch.ts): its rate, or null to confirm the one held. */
+  training(a: number, b: number, mbps: number | null): void {
+    const now = this.opts.clock.now();
+    const held = [this.book.get(a, b), this.book.get(b, a)].filter((l): l is LinkMeasurement => l !== undefined && l.mbps !== null);
+    for (const l of held) this.book.record({ ...l, mbps: mbps ?? l.mbps, measuredAt: now, source: 'training' });
+    if (held.length > 0) this.opts.changed?.();
   }
 
   /** The sender's report: the probe it answers is settled, its results go in the book. Anything else is ignored. */
@@ -312,7 +324,7 @@ export class LinkSurvey {
   }
 
   private record(fromId: number, toId: number, from: string, to: string, r: { mbps: number | null; rttMs: number | null; error?: string }): void {
-    this.book.record({ fromId, toId, from, to, mbps: r.mbps, rttMs: r.rttMs, measuredAt: this.opts.clock.now(), ...(r.error ? { error: r.error } : {}) });
+    this.book.record({ fromId, toId, from, to, mbps: r.mbps, rttMs: r.rttMs, measuredAt: this.opts.clock.now(), source: 'probe', ...(r.error ? { error: r.error } : {}) });
     this.done(pairKey(fromId, toId));
     this.opts.changed?.();
   }

@@ -18,6 +18,7 @@ import { noteStoreStopping, takeHeldStarts } from './store-handover';
 import type { TrainerStepMemory } from './trainer-step-memory';
 import { capitalize, plural, type UserMessages } from './user-messages';
 import type { WorkerRegistry } from './worker-registry';
+import type { RingLinkSurvey } from './ring-link-watch';
 
 /** Output lines the coordinator writes itself carry this node name and worker id. */
 export const COORDINATOR_NODE = 'gpu-share';
@@ -38,8 +39,8 @@ export interface RunApplierDeps {
   links?: () => readonly LinkMeasurement[];
   /** What earlier runs of a trainer reported about its step: a run's first generation is not decided blind. */
   stepMemory?: TrainerStepMemory;
-  /** Measures the links among a generation's members again when they are stale (link-survey.ts); not waited for. */
-  remeasureLinks?: (workerIds: readonly number[]) => void;
+  /** Measures the links among a generation's members again when stale, and records its training's figures (link-survey.ts). */
+  surveyLinks?: RingLinkSurvey;
 }
 
 export type EndState = Extract<RunState, 'finished' | 'failed' | 'stopped'>;

@@ -60,7 +60,7 @@ export interface RunControllerOptions {
   links?: () => readonly LinkMeasurement[];
   /** What earlier runs of a trainer reported about its step, and re-measuring a forming ring's stale links. */
   stepMemory?: RunApplierDeps['stepMemory'];
-  remeasureLinks?: RunApplierDeps['remeasureLinks'];
+  surveyLinks?: RunApplierDeps['surveyLinks'];
 }
 
 /** What the failover code (run-reattach.ts) may use of the controller while it restores a run. */
@@ -94,7 +94,7 @@ export class RunController {
       trustAdvertised: opts.trustAdvertised,
       links: opts.links,
       stepMemory: opts.stepMemory,
-      remeasureLinks: opts.remeasureLinks,
+      surveyLinks: opts.surveyLinks,
       // What it held is free: runs below max_workers may grow into it (after the settle, as for a join).
       onReleased: () => this.scheduleReconcile(),
     });

@@ -44,6 +44,17 @@ export interface RunRecord extends Omit<RunSnapshot, 'lossHistory' | 'generation
   commCheckKey?: string;
   /** The trainer's newest `comm_s` and the ring's slowest link when it arrived (generation-comm.ts noteMeasured). */
   commMeasured?: (MeasuredComm & { generation: number }) | null;
+  /** Monotonic ms the decision in force was made (a launch, retune or relaunch): the re-decision rule's dwell. */
+  commDecidedAt?: number;
+  /** The last period change sent to the running trainers (its sequence number, comm-update instructions). */
+  commRetuneSeq?: number;
+  /** Why the re-decision rule asked for the relaunch now under way (generation-launch.ts lists it as such). */
+  commRelaunch?: string;
+  /** Monotonic ms the run's ring was last probed on evidence or age (link-evidence.ts), and the last figure weighed. */
+  linkCheckedAt?: number;
+  evidenceKey?: string;
+  /** Epoch ms a probe was asked for on the run's own evidence; its re-decision waits for it (generation-comm.ts). */
+  awaitingProbeSince?: number;
   /** The store host's launcher of a stopped generation, while it may still listen (store-handover.ts). */
   storeDraining?: StoreDraining | null;
   /** The other members' starts, held until that old store is gone (store-handover.ts). */
@@ -102,6 +113,7 @@ export function restoreRunRecord(snapshot: RunSnapshot, outputTail: string, now:
   run.comm = snapshot.comm ? { ...snapshot.comm } : null;
   // The trainer's measured comm_s as it was: auto's next decision goes by it instead of the model alone.
   run.commMeasured = snapshot.commMeasured ? { ...snapshot.commMeasured } : null;
+  run.commDecisions = (snapshot.commDecisions ?? []).map((c) => ({ ...c }));
   run.linkNote = snapshot.linkNote ?? null;
   run.output.seed(outputTail);
   // The project snapshot and the result, as kept (coordinator-persistence.ts: a kv row per run).
@@ -190,6 +202,7 @@ export function runSnapshot(run: RunRecord): RunSnapshot {
     rdzvEndpoint: run.rdzvEndpoint,
     memberHoldings: memberHoldings(run),
     comm: run.comm ? { ...run.comm } : null,
+    commDecisions: (run.commDecisions ?? []).map((c) => ({ ...c })),
     commStats: run.telemetry.commStats(),
     ...(run.commMeasured ? { commMeasured: { ...run.commMeasured } } : {}),
     linkNote: run.linkNote ?? null,

@@ -61,6 +61,8 @@ export const TRAINER_GPU_SHARE_NAMES: ReadonlySet<string> = new Set([
   'GPU_SHARE_COMM',
   'GPU_SHARE_LOCAL_SGD_PERIOD',
   'GPU_SHARE_NODE_RANK',
+  // Where the agent writes a changed local-SGD period for the running trainer (src-shared/runs/comm-control.ts).
+  'GPU_SHARE_COMM_CONTROL',
   // An adapter job (job-launch.ts) and the agent's additions.
   'GPU_SHARE_JOB_ID',
   'GPU_SHARE_JOB_NAME',

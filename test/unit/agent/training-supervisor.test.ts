@@ -1,5 +1,5 @@
 // The training supervisor on an in-memory pty and a fake clock: what it reports, how it stops, when it probes.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -73,6 +73,20 @@ describe('TrainingSupervisor', () => {
     ]);
     expect(exits).toEqual([{ run: { runId: 'run-1', generation: 0, epoch: 3 }, exit: { exitCode: 0, signal: null }, requested: false }]);
     expect(s.statuses()).toEqual([]);
+  });
+
+  it('writes a changed local-SGD period to the file GPU_SHARE_COMM_CONTROL names, whole; another generation\'s change is ignored', () => {
+    const s = supervisor();
+    s.launch(shellPlan('sleep 100'), 3);
+    const file = pty.last.options.env.GPU_SHARE_COMM_CONTROL!;
+    expect(file).toBe(path.join(dataDir, 'control', 'run-1', 'g0', 'comm-control.json'));
+    expect(existsSync(file)).toBe(false);
+    const update = { kind: 'comm-update' as const, runId: 'run-1', generation: 0, seq: 1, strategy: 'local-sgd' as const, localSgdPeriod: 77, reason: 'the link slowed' };
+    expect(s.commUpdate(update)).toBe('run run-1 generation 0: local-sgd every 77 steps from the next average (the link slowed)');
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ generation: 0, seq: 1, strategy: 'local-sgd', local_sgd_period: 77 });
+    expect(readdirSync(path.dirname(file))).toEqual(['comm-control.json']); // renamed into place, no temp file left
+    expect(s.commUpdate({ ...update, generation: 1, seq: 2, localSgdPeriod: 9 })).toMatch(/ignored: that generation is not running here/);
+    expect(JSON.parse(readFileSync(file, 'utf8')).local_sgd_period).toBe(77);
   });
 
   it('sends every progress line parsed, as a progress report (null fields left out), and marks its output as sent so', () => {

@@ -57,14 +57,15 @@ afterAll(async () => {
 });
 
 describe('gpu-share workers links', () => {
-  it('prints one row per link: from, to, bandwidth, RTT, age and a failed probe\'s reason', () => {
-    const lines = formatLinks(LINKS, NOW).split('\n');
-    expect(lines[0]!.split(/\s{2,}/)).toEqual(['FROM', 'TO', 'BANDWIDTH', 'RTT', 'MEASURED', 'PROBLEM']);
+  it('prints one row per link: from, to, bandwidth, RTT, age, source and a failed probe\'s reason', () => {
+    const links = LINKS.map((l) => (l.from === 'beta' ? { ...l, source: 'training' as const } : l));
+    const lines = formatLinks(links, NOW).split('\n');
+    expect(lines[0]!.split(/\s{2,}/)).toEqual(['FROM', 'TO', 'BANDWIDTH', 'RTT', 'MEASURED', 'SOURCE', 'PROBLEM']);
     expect(lines.slice(1, 5).map((l) => l.split(/\s{2,}/))).toEqual([
-      ['alpha', 'beta', '941 Mbit/s', '0.31 ms', '5 s ago'],
-      ['alpha', 'gamma', '19.6 Mbit/s', '12 ms', '1 min 5 s ago'],
-      ['beta', 'alpha', '938 Mbit/s', '0.30 ms', '5 s ago'],
-      ['gamma', 'alpha', 'failed', '-', '2 s ago', 'connection refused by 10.0.0.3:7421 (is its agent running?)'],
+      ['alpha', 'beta', '941 Mbit/s', '0.31 ms', '5 s ago', 'probe'],
+      ['alpha', 'gamma', '19.6 Mbit/s', '12 ms', '1 min 5 s ago', 'probe'],
+      ['beta', 'alpha', '938 Mbit/s', '0.30 ms', '5 s ago', 'training'],
+      ['gamma', 'alpha', 'failed', '-', '2 s ago', 'probe', 'connection refused by 10.0.0.3:7421 (is its agent running?)'],
     ]);
   });
 
@@ -112,7 +113,7 @@ describe('gpu-share workers links', () => {
     expect(r.code).toBe(0);
     expect(measures).toEqual(['/v1/links/measure']);
     expect(r.err).toMatch(/^Measuring every link among the active workers/);
-    expect(r.out).toMatch(/^gamma +beta +95\.2 Mbit\/s +0\.80 ms +\d+ h \d+ min ago$/m);
+    expect(r.out).toMatch(/^gamma +beta +95\.2 Mbit\/s +0\.80 ms +\d+ h \d+ min ago +probe$/m);
     const json = await cli(['workers', 'links', '--measure', '--json'], env);
     expect(json.err).toBe('');
     expect(JSON.parse(json.out)).toHaveLength(5);

@@ -78,7 +78,7 @@ describe('comm decided from the measured cost', () => {
     expect(h.stopThenStart(explicit.id, { samples: 90 }).comm).toMatchObject({ strategy: 'local-sgd', generation: 1, localSgdPeriod: 45 });
   });
 
-  it('a running local-sgd generation measured over the budget relaunches when that pays, and keeps its period when not', () => {
+  it('a running local-sgd generation measured over 15 % of a step changes its period in place; one inside the band keeps it', () => {
     const { h, ws } = setUp();
     h.svc.startRun(h.spec({ samples: 90 }));
     h.run(1000);
@@ -90,24 +90,28 @@ describe('comm decided from the measured cost', () => {
     h.run(2000);
     expect(h.liveRun()).toMatchObject({ generation: 2, comm: { localSgdPeriod: 39 } });
     expect(h.liveRun().comm!.reason).toContain('measured 2.13 s per average (modelled 2.13 s: ×1.00');
-    // Cheaper than modelled: a shorter period would fit, but the one in force is within the budget: kept.
+    // Cheaper than modelled: a shorter period would fit the budget, but not the 6 % a shorter one needs: kept.
+    h.run(20_000);
     line(h, ws[0]!, 40, { comm_s: 0.8 * MODELLED_S });
     h.run(2000);
     expect(h.liveRun()).toMatchObject({ generation: 2, comm: { localSgdPeriod: 39 } });
-    expect(h.liveRun().comm!.reason).toContain('local-sgd every 39 steps kept: as measured it spends 8.1 % of a step communicating, within the budget; afresh it would be local-sgd every 31 steps: DDP would spend');
-    // Twice the model per average: 18 % of a step. About 1000 steps left (no total_steps): a relaunch pays.
+    expect(h.liveRun().comm!.reason).toContain('local-sgd every 39 steps kept: it spends 8.1 % of a step communicating, inside the 6.0 %–15.0 % band; afresh it would be local-sgd every 31 steps: DDP would spend');
+    // Twice the model per average: 18 % of a step. The period changes in the running trainers: no relaunch.
     line(h, ws[0]!, 78, { comm_s: 2 * MODELLED_S });
     h.run(2000);
-    const relaunched = h.liveRun();
-    expect(relaunched.generation).toBe(3);
-    expect(relaunched.comm).toMatchObject({ strategy: 'local-sgd', localSgdPeriod: 77 });
-    expect(relaunched.comm!.reason).toContain('measured 4.27 s per average');
-    expect(h.eventMessages('comm-changed').at(-1)).toContain('(was local-sgd every 39 steps)');
+    const retuned = h.liveRun();
+    expect(retuned.generation).toBe(2);
+    expect(retuned.comm).toMatchObject({ strategy: 'local-sgd', localSgdPeriod: 77 });
+    expect(retuned.commDecisions!.at(-1)!.reason).toMatch(/^local-sgd every 39 steps spends 18\.\d % of a step communicating, over 15\.0 %: local-sgd every 77 steps; the running trainer changes its period at its next average: .*measured 4\.27 s per average/);
+    expect(h.eventMessages('comm-changed').at(-1)).toContain('(was local-sgd every 39 steps); told alpha, beta, gamma, no relaunch');
+    expect(retuned.commDecisions!.map((d) => d.how)).toEqual(['launch', 'relaunch', 'kept', 'retune']);
 
-    // Measured even higher, but 10 steps left: the saving does not pay for a relaunch.
-    line(h, ws[0]!, 80, { total_steps: 90, comm_s: 3 * MODELLED_S });
+    // Measured higher again at once: a decision stands 20 s before the next change.
+    line(h, ws[0]!, 80, { comm_s: 4 * MODELLED_S });
     h.run(2000);
-    expect(h.liveRun().generation).toBe(3);
-    expect(h.liveRun().comm!.reason).toMatch(/local-sgd every 77 steps kept: local-sgd every \d+ steps would save about .* over the 10 steps left/);
+    expect(h.liveRun().comm).toMatchObject({ generation: 2, localSgdPeriod: 77 });
+    expect(h.liveRun().comm!.reason).toMatch(/^local-sgd every 77 steps kept: decided \d+ s ago, under the 20 s a decision stands/);
+    h.run(20_000);
+    expect(h.liveRun().comm).toMatchObject({ generation: 2, localSgdPeriod: 154 }); // 8.54 s · 0.9 / 0.05
   });
 });

@@ -25,6 +25,8 @@ class Cluster {
   readonly plans = new Map<number, LaunchPlan>();
   readonly said: string[] = [];
   readonly events: { kind: string; message: string }[] = [];
+  /** Monotonic ms now (the re-decision rule's dwell counts from a decision). */
+  mono = 0;
   readonly ap: GenerationLauncher;
 
   constructor() {
@@ -39,7 +41,7 @@ class Cluster {
       mailbox: { queue: (i: { kind: string; plan: LaunchPlan }) => i.kind === 'start' && this.plans.set(id, i.plan) },
     });
     const deps = {
-      clock: { now: () => T0, monotonic: () => 0 },
+      clock: { now: () => T0, monotonic: () => this.mono },
       workers: { get: (id: number) => (id >= 1 && id <= 4 ? worker(id) : undefined) },
       messages: { event: (kind: string, _s: string, message: string) => this.events.push({ kind, message }), notify: () => {} },
       rdzvHostOverride: undefined,
@@ -202,7 +204,7 @@ describe('generation comm decision', () => {
     expect(recheckComm(c.ap.deps, asked)).toBeNull();
   });
 
-  it('looks again when a link is measured again: relaunches only when the strategy in force is clearly wrong now', () => {
+  it('looks again when a link is measured again: relaunches only when the strategy in force spends over 15 % of a step', () => {
     const c = new Cluster();
     const run = c.run();
     c.matrix = links([[1, 2, 940], [1, 3, 940], [2, 3, 940]]);
@@ -212,13 +214,18 @@ describe('generation comm decision', () => {
     expect(run.comm).toMatchObject({ strategy: 'ddp', generation: 1 });
     expect(run.comm!.commShare).toBeCloseTo(0.054, 2);
 
-    // DDP at 12 % of a step now (1 MB x 4/3 over 400 Mbit/s = 27 ms of 0.2 s): fp16 would fit, but DDP is not
-    // clearly wrong (under twice the budget), so the generation goes on as it is.
+    // DDP at 12 % of a step now (1 MB x 4/3 over 400 Mbit/s = 27 ms of 0.2 s): inside the 6-15 % band
+    // (comm-redecide.ts), so the generation goes on as it is.
     c.matrix = links([[1, 2, 400], [1, 3, 400], [2, 3, 400]]).map((l) => ({ ...l, measuredAt: T0 + 1 }));
     expect(recheckComm(c.ap.deps, run)).toBeNull();
     expect(run.comm!.strategy).toBe('ddp');
 
-    // beta–gamma falls to 19.6 Mbit/s: DDP would spend 73 % of a step; relaunch with local-sgd.
+    // beta–gamma falls to 19.6 Mbit/s: DDP would spend 73 % of a step; within 20 s of the decision it stands,
+    // then it relaunches with local-sgd.
+    c.matrix = links([[1, 2, 940], [1, 3, 990], [2, 3, 19.6]]).map((l) => ({ ...l, measuredAt: T0 + 2 }));
+    expect(recheckComm(c.ap.deps, run)).toBeNull();
+    expect(run.comm!.reason).toMatch(/^ddp kept: decided 0 s ago, under the 20 s a decision stands; afresh it would be local-sgd every 25 steps/);
+    c.mono = 20_000;
     c.matrix = links([[1, 2, 940], [1, 3, 990], [2, 3, 19.6]]).map((l) => ({ ...l, measuredAt: T0 + 2 }));
     expect(recheckComm(c.ap.deps, run)).toMatchObject({ strategy: 'local-sgd', localSgdPeriod: 25 });
   });

@@ -16,7 +16,7 @@ export class SimWorker {
   constructor(
     private readonly h: Harness,
     readonly node: string,
-    readonly opts: { address?: string; blobPort?: number; rdzvPort?: number; rdzvPorts?: number[]; python?: boolean; torch?: string; gpus?: number; machine?: string } = {},
+    readonly opts: { probePort?: number; address?: string; blobPort?: number; rdzvPort?: number; rdzvPorts?: number[]; python?: boolean; torch?: string; gpus?: number; machine?: string } = {},
   ) {}
 
   /** The latest join's answer (the re-attach verdict among it). */
@@ -38,6 +38,7 @@ export class SimWorker {
         ...(this.opts.blobPort ? { blobPort: this.opts.blobPort } : {}),
         python: this.opts.python === false ? null : { path: '/usr/bin/python3', torchVersion: this.opts.torch ?? '1.13.0' },
         local: false,
+        ...(this.opts.probePort ? { probePort: this.opts.probePort } : {}),
         ...(reattach ? { reattach } : {}),
       },
       this.opts.address ?? '127.0.0.1',
@@ -54,7 +55,11 @@ export class SimWorker {
     const { instructions } = this.h.svc.heartbeat(this.workerId, { incarnation: this.incarnation, progress: this.progress });
     for (const i of instructions) {
       this.received.push(i);
-      if (i.kind === 'prepare' && this.h.autoPrepare) {
+      if (i.kind === 'measure-links' && this.h.linkRate) {
+        // As an agent whose probe moved its bytes at the rate the test sets for that link now.
+        const results = i.targets.map((t) => ({ toId: t.workerId, mbps: this.h.linkRate!(this.node, t.node), rttMs: 0.1 }));
+        this.h.svc.report(this.workerId, { incarnation: this.incarnation, reports: [{ type: 'links', probeId: i.probeId, results }] });
+      } else if (i.kind === 'prepare' && this.h.autoPrepare) {
         // As an agent that holds the snapshot already and imports every module.
         this.h.svc.report(this.workerId, { incarnation: this.incarnation, reports: [{ type: 'prepared', runId: i.runId, snapshot: i.snapshot, status: 'ready', detail: 'snapshot already here: nothing fetched' }] });
       } else if (i.kind === 'start') {
@@ -104,6 +109,8 @@ export class Harness {
   readonly workers: SimWorker[] = [];
   /** Simulated agents answer a project run's `prepare` with `ready` at once; false: the test sends `prepared` itself. */
   autoPrepare = true;
+  /** Simulated agents with a probePort answer `measure-links` with this rate (Mbit/s) for the link; null: never. */
+  linkRate: ((from: string, to: string) => number) | null = null;
 
   constructor(opts: { heartbeatTimeoutMs?: number; maxWorkers?: number; rdzvHostOverride?: string; failoverGraceMs?: number; before?: (svc: CoordinatorService) => void } = {}) {
     this.svc = new CoordinatorService({

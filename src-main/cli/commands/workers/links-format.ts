@@ -31,8 +31,8 @@ function reasonCell(error: string | undefined): string {
 function tableLines(links: readonly LinkMeasurement[], now: number): string[] {
   const rows = [...links]
     .sort((a, b) => a.from.localeCompare(b.from) || a.to.localeCompare(b.to) || a.fromId - b.fromId || a.toId - b.toId)
-    .map((l) => [l.from, l.to, l.mbps === null ? 'failed' : formatMbps(l.mbps), formatRtt(l.rttMs), humanAgo(l.measuredAt, now), reasonCell(l.error)]);
-  return formatTable(['FROM', 'TO', 'BANDWIDTH', 'RTT', 'MEASURED', 'PROBLEM'], rows);
+    .map((l) => [l.from, l.to, l.mbps === null ? 'failed' : formatMbps(l.mbps), formatRtt(l.rttMs), humanAgo(l.measuredAt, now), l.source ?? 'probe', reasonCell(l.error)]);
+  return formatTable(['FROM', 'TO', 'BANDWIDTH', 'RTT', 'MEASURED', 'SOURCE', 'PROBLEM'], rows);
 }
 
 /** Rows send, columns receive; "·" on the diagonal, "?" not measured, "failed" a probe that failed. */
