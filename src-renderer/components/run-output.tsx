@@ -11,6 +11,7 @@ import { WORKER_PALETTE, workerColor } from '../store/derive';
 import { filterOutputLines, latestProgress } from '../../src-shared/runs/output-lines';
 import { formatLoss, formatRate } from '../format';
 import { COORDINATOR_NODE, logFileName, outputNodes } from './run-output-format';
+import { saveFile } from './save-file';
 
 // xterm.js is most of the bundle's weight and only this card needs it: load it when a run is opened.
 const RunTerminal = lazy(() => import('./run-terminal').then((m) => ({ default: m.RunTerminal })));
@@ -33,14 +34,7 @@ function useColourOf(run: RunSnapshot): (node: string) => string {
 }
 
 function download(name: string, text: string): void {
-  const url = URL.createObjectURL(new Blob([text], { type: 'text/plain;charset=utf-8' }));
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = name;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  saveFile(text, name, 'text/plain;charset=utf-8');
 }
 
 /** Each machine's latest progress line, compact: what the hidden GPU_SHARE_PROGRESS lines said last. */

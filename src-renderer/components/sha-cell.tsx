@@ -5,16 +5,11 @@
 import { useState } from 'react';
 import { CopyIcon } from './icons';
 import { shortSha } from './job-format';
+import { saveFile } from './save-file';
 
+/** A tarball the page fetched (an artifact, a run's output), saved as a file. */
 export function saveBytes(bytes: Uint8Array, fileName: string): void {
-  const url = URL.createObjectURL(new Blob([bytes as BlobPart], { type: 'application/gzip' }));
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = fileName;
-  document.body.appendChild(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  saveFile(bytes as BlobPart, fileName, 'application/gzip');
 }
 
 export function ShaCell({ sha256 }: { sha256: string }) {

@@ -25,6 +25,7 @@ import { NodeSshControls, StartAllSshButton } from '../components/node-ssh-contr
 import type { WorkerActivity } from '../../src-shared/nodes/activity';
 import { WorkerActivityText } from '../components/worker-activity';
 import { RunHoldNotice } from '../components/run-hold-notice';
+import { saveFile } from '../components/save-file';
 import { cardActivity, useActivities } from '../store/activity';
 import { LinkMap } from '../components/link-map';
 
@@ -204,14 +205,7 @@ export function NodesView() {
   const exportFile = async () => {
     const result = await commands.exportCluster();
     if (!result) return;
-    const url = URL.createObjectURL(new Blob([result.text], { type: 'application/yaml' }));
-    const a = document.createElement('a');
-    a.href = url;
-    a.download = result.fileName;
-    document.body.appendChild(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    saveFile(result.text, result.fileName, 'application/yaml');
   };
 
   return (
