@@ -72,7 +72,7 @@ export class PeerBlobServer {
   }
 
   private accept(socket: Socket): void {
-    const address = socket.remoteAddress ?? '?';
+    const address = (socket.remoteAddress ?? '?').replace(/^::ffff:/, '');
     const fromHere = this.perAddress.get(address) ?? 0;
     if (this.sockets.size >= this.o.maxSockets || fromHere >= this.o.perAddress) {
       socket.destroy();
