@@ -4,7 +4,7 @@
  * 8 steps" means. Pure: shared by the CLI and the renderer.
  */
 import { describeStrategy } from '../scheduling/comm-choice';
-import { COMM_SETTINGS, MAX_LOCAL_SGD_PERIOD, type CommDecision, type CommSetting, type TrainerCommStats } from '../scheduling/comm-types';
+import { COMM_SETTINGS, MAX_LOCAL_SGD_PERIOD, type CommChange, type CommDecision, type CommSetting, type TrainerCommStats } from '../scheduling/comm-types';
 
 /** Names for the run form's select and the run page ("Local SGD", "PowerSGD"). */
 export const COMM_LABELS: Record<CommSetting, string> = {
@@ -39,6 +39,22 @@ function isJustAsked(reason: string): boolean {
 /** The reason to print after the strategy in `runs show`: none when it only says the run asked for it. */
 export function commReasonText(d: Pick<CommDecision, 'reason'>): string | null {
   return isJustAsked(d.reason) ? null : d.reason;
+}
+
+const HOW_WORDS: Record<CommChange['how'], string> = { launch: 'launched with', retune: 'retuned in place to', relaunch: 'relaunched with', kept: 'kept' };
+
+/**
+ * One entry of a run's decision list, after its time: "generation 2 retuned in place to local-sgd every 77 steps
+ * (10.0 % of a step communicating): <reason>". The same words in `runs show` and on the run page.
+ */
+export function commChangeText(c: CommChange): string {
+  const share = c.commShare === null ? '' : ` (${(c.commShare * 100).toFixed(1)} % of a step communicating)`;
+  return `generation ${c.generation} ${HOW_WORDS[c.how]} ${describeStrategy(c)}${share}: ${c.reason}`;
+}
+
+/** "14:03:07" (UTC): a decision's time of day, for the CLI's list. */
+export function clockTime(epochMs: number): string {
+  return new Date(epochMs).toISOString().slice(11, 19);
 }
 
 /** What a run asked for before its first generation decided: "auto", "local-sgd every 16 steps". */

@@ -171,6 +171,22 @@ describe('gpu-share runs show: the communication lines', () => {
     ]);
   });
 
+  it('lists auto\'s decisions once it changed its mind: time (UTC), generation, how, share and why; the first launch alone is not listed', () => {
+    const at = Date.UTC(2026, 11, 7, 4, 31, 2);
+    const launch = { at, generation: 1, strategy: 'ddp' as const, localSgdPeriod: null, how: 'launch' as const, reason: 'plain DDP spends 4.6 % of a step communicating', commShare: 0.046 };
+    expect(commLines({ ...decided, commDecisions: [launch] })).toEqual(commLines(decided));
+    const relaunch = { ...launch, at: at + 61_000, generation: 2, strategy: 'local-sgd' as const, localSgdPeriod: 109, how: 'relaunch' as const, reason: 'ddp spends 92.3 % of a step communicating, over 15.0 %', commShare: 0.0992 };
+    const retune = { ...relaunch, at: at + 95_000, localSgdPeriod: 270, how: 'retune' as const, reason: 'slower still', commShare: 0.1 };
+    expect(commLines({ ...decided, commDecisions: [launch, relaunch, retune] }).slice(3)).toEqual([
+      '  decisions  oldest first (UTC):',
+      '    04:31:02 generation 1 launched with ddp (4.6 % of a step communicating): plain DDP spends 4.6 % of a step communicating',
+      '    04:32:03 generation 2 relaunched with local-sgd every 109 steps (9.9 % of a step communicating): ddp spends 92.3 % of a step communicating, over 15.0 %',
+      '    04:32:37 generation 2 retuned in place to local-sgd every 270 steps (10.0 % of a step communicating): slower still',
+    ]);
+    const many = Array.from({ length: 15 }, (_, i) => ({ ...retune, at: at + i * 1000 }));
+    expect(commLines({ ...decided, commDecisions: many })[3]).toBe('  decisions  the last 12 of 15, oldest first (UTC):');
+  });
+
   it('before the first generation says what the run asked for', () => {
     expect(commLines(runOf({ spec: { ...runOf().spec, comm: 'local-sgd', localSgdPeriod: 16 } }))).toEqual(['  comm       local-sgd every 16 steps (decided when a generation starts)']);
     expect(commLines(runOf())).toEqual(['  comm       auto (decided when a generation starts)']);

@@ -1,6 +1,6 @@
 /** What `gpu-share runs list` and `runs show` print for people: a table of every run (several live at once), and one run in full. */
 import type { CoordinatorEvent, RunSnapshot } from '../../../../src-shared/training';
-import { commReasonText, commStatsText, commSummary, requestedCommText } from '../../../../src-shared/runs/comm-text';
+import { clockTime, commChangeText, commReasonText, commStatsText, commSummary, requestedCommText } from '../../../../src-shared/runs/comm-text';
 import { stepsCell, stepsDone, stepsOfTotal } from '../../../../src-shared/runs/steps-done';
 import { workersAtEnd } from '../../../../src-shared/runs/workers-at-end';
 import { cell, formatTable, humanAgo, humanDuration, shellWords } from '../../text-format';
@@ -107,6 +107,9 @@ function workersTable(run: RunSnapshot): string[] {
   return formatTable(['ID', 'NODE', 'MEMBER', 'PART', 'STEP', 'LOSS', 'SAMPLES/S', 'SHARD', 'RESTARTS CAUSED', 'GPU RESIDENCY'], rows, '  ');
 }
 
+/** Decisions `runs show` lists at most (the newest); the run's JSON has them all. */
+const MAX_DECISION_LINES = 12;
+
 /**
  * "comm       local-sgd every 8 steps (auto): <reason>", the trainer's step figures and the slow-link note:
  * what the generation trains with and why (issue 16). Before the first generation: what the run asked for.
@@ -117,6 +120,11 @@ export function commLines(run: RunSnapshot): string[] {
     : [`  comm       ${requestedCommText(run.spec.comm, run.spec.localSgdPeriod)} (decided when a generation starts)`];
   if (run.commStats) lines.push(`  step       ${commStatsText(run.commStats)}`);
   if (run.linkNote) lines.push(`  links      ${run.linkNote}`);
+  const decisions = run.commDecisions ?? [];
+  if (decisions.length > 1 || decisions.some((d) => d.how !== 'launch')) {
+    lines.push(`  decisions  ${decisions.length > MAX_DECISION_LINES ? `the last ${MAX_DECISION_LINES} of ${decisions.length}, ` : ''}oldest first (UTC):`);
+    for (const d of decisions.slice(-MAX_DECISION_LINES)) lines.push(`    ${clockTime(d.at)} ${commChangeText(d)}`);
+  }
   return lines;
 }
 
