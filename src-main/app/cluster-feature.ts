@@ -5,6 +5,7 @@
  * never overwrites a file changed behind the app's back. app-core.ts builds it first: everything reads `config`.
  */
 import { notAClusterFile } from '../../src-shared/cluster/sniff-file';
+import { previewImportConfig } from '../../src-shared/cluster/import-preview';
 import type { ClusterConfig, ClusterIssue } from '../../src-shared/cluster/types';
 import {
   clusterSummary,
@@ -125,18 +126,22 @@ export async function createClusterFeature(opts: {
       if (!parsed.ok) return { ok: false, fileName, errors: parsed.errors, warnings: parsed.warnings };
       if (mode === 'merge') refuseWhileUnloaded(`merging ${fileName} into it`);
       let next = parsed.config;
-      let added = next.nodes.map((n) => n.name);
-      let updated: string[] = [];
+      // Replace: what the file changes against the cluster before, not every node of the file as "added".
+      const replaced = previewImportConfig(config, next).replace;
+      let added = replaced.added;
+      let updated = replaced.replaced;
+      let removed = replaced.removed;
       if (mode === 'merge' && config.nodes.length > 0) {
         const merged = mergeClusters(config, parsed.config);
         next = merged.config;
         added = merged.added;
         updated = merged.updated;
+        removed = [];
         const errors = validateCluster(next);
         if (errors.length > 0) return { ok: false, fileName, errors, warnings: parsed.warnings };
       }
       const adopted = await commit(next, parsed.warnings, next === parsed.config ? text : undefined);
-      opts.event?.('cluster-imported', importedText(fileName, mode === 'merge' ? 'merged' : 'replaced', next.nodes.length, added, updated));
+      opts.event?.('cluster-imported', importedText(fileName, mode === 'merge' ? 'merged' : 'replaced', next.nodes.length, { added, updated, removed }));
       return { ok: true, state: adopted, added, updated };
     },
     addThisMachine: async () => {
@@ -165,8 +170,10 @@ export async function createClusterFeature(opts: {
   };
 }
 
-/** "Imported cluster.yaml (merged): 2 nodes added (gamma, delta), 1 updated; 4 nodes now". */
-function importedText(fileName: string, how: 'merged' | 'replaced', total: number, added: readonly string[], updated: readonly string[]): string {
+/** "Imported cluster.yaml (merged): 2 nodes added (gamma, delta), 1 updated; 4 nodes now"; Replace also names what it removed. */
+function importedText(fileName: string, how: 'merged' | 'replaced', total: number, change: { added: readonly string[]; updated: readonly string[]; removed: readonly string[] }): string {
   const names = (list: readonly string[]) => (list.length > 0 ? ` (${list.slice(0, 5).join(', ')}${list.length > 5 ? ` and ${list.length - 5} more` : ''})` : '');
-  return `Imported ${fileName} (${how}): ${added.length} node${added.length === 1 ? '' : 's'} added${names(added)}, ${updated.length} updated${names(updated)}; ${total} node${total === 1 ? '' : 's'} now`;
+  const { added, updated, removed } = change;
+  const gone = removed.length > 0 ? `, ${removed.length} removed${names(removed)}` : '';
+  return `Imported ${fileName} (${how}): ${added.length} node${added.length === 1 ? '' : 's'} added${names(added)}, ${updated.length} updated${names(updated)}${gone}; ${total} node${total === 1 ? '' : 's'} now`;
 }

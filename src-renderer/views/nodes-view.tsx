@@ -3,6 +3,7 @@
  * and each GPU's reserve budget, the measured links between them (link map); the way in for cluster.yaml (drop,
  * open, export) and for Add this machine. Import errors are listed file:line:col and the old cluster stays.
  */
+import { importAdvice } from '../components/import-advice';
 import { useRef, type ChangeEvent } from 'react';
 import type { ClusterIssue } from '../../src-shared/cluster/types';
 import { pointsAtThisMachine, thisMachineTwiceWarning } from '../../src-shared/cluster/this-machine';
@@ -174,7 +175,7 @@ export function ImportProblemPanel() {
           </li>
         ))}
       </ul>
-      <p className="muted">The cluster was not changed. Fix the file and drop it again.</p>
+      <p className="muted">{importAdvice(problem.fileName)}</p>
     </section>
   );
 }

@@ -22,5 +22,8 @@ describe('the default max workers', () => {
     expect(fieldsFromSpec(appExample).maxWorkers).toBe(String(DEFAULT_MAX_WORKERS));
     expect(fieldsFromSpec({ command: ['t.py'], samples: 1 }).maxWorkers).toBe(String(DEFAULT_MAX_WORKERS));
     expect(RUN_SPEC_USAGE).toContain(`at most this many train (default ${DEFAULT_MAX_WORKERS})`);
+    // Issue 25 item 8: --example's help said "up to 8 workers" while the form and the run said 64.
+    expect(RUN_SPEC_USAGE).toContain(`10000 samples, up to ${DEFAULT_MAX_WORKERS} workers)`);
+    expect(RUN_SPEC_USAGE).not.toMatch(/up to 8 workers/);
   });
 });

@@ -36,6 +36,8 @@ describe('jobs list', () => {
 
   it('says how to submit a manifest when the queue is empty', () => {
     expect(formatJobsTable([])).toBe('No jobs. Submit a manifest: gpu-share jobs submit FILE (the format is in docs/jobs.md)\n');
+    // Issue 25 item 8: `jobs list --status running` with nothing running is not an empty queue.
+    expect(formatJobsTable([], 'running')).toBe('No running jobs. gpu-share jobs list (without --status) shows every job in the queue.\n');
   });
 
   it('--json rows carry exactly id, name, status, node, attempts, reason, artifact, with the full id', () => {

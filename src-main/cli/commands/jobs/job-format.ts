@@ -42,7 +42,12 @@ function progressText(job: JobSnapshot): string {
   return stepsCell(p.step, p.totalSteps);
 }
 
-export function formatJobsTable(jobs: readonly JobSnapshot[]): string {
+/**
+ * The jobs table. `status` is the --status the list was filtered by: with it, an empty list says no job is in that
+ * status (the queue may hold others), not that the queue is empty.
+ */
+export function formatJobsTable(jobs: readonly JobSnapshot[], status: JobStatus | null = null): string {
+  if (jobs.length === 0 && status !== null) return `No ${status} jobs. gpu-share jobs list (without --status) shows every job in the queue.\n`;
   if (jobs.length === 0) return 'No jobs. Submit a manifest: gpu-share jobs submit FILE (the format is in docs/jobs.md)\n';
   const rows = jobs.map((j) => [shortId(j.id), j.name, j.status, placeText(j), `${j.attempts}/${j.maxAttempts}`, progressText(j), j.reason ?? '-']);
   return `${formatTable(['ID', 'NAME', 'STATUS', 'NODE', 'ATTEMPTS', 'PROGRESS', 'REASON'], rows).join('\n')}\n`;

@@ -42,7 +42,7 @@ ${OPERATOR_OPTIONS_USAGE}
       // A coordinator from before paging ignores the query and answers every job: filter and cut here too.
       const shown = (status ? jobs.filter((j) => j.status === status) : jobs).slice(0, paged ? limit : undefined);
       if (values.json) printJson(io, jobListRows(shown));
-      else io.out(formatJobsTable(shown));
+      else io.out(formatJobsTable(shown, status));
       return 0;
     });
   },

@@ -47,7 +47,7 @@ export const RUN_SPEC_USAGE = `Run options (as in the app's Start run form):
                            on every member, else it trains with fp16 and says why)
   --local-sgd-period N     with --comm local-sgd: steps between model averages (1-1000;
                            default: the shortest that keeps communication within 10 % of a step)
-  --example                the bundled DDP example trainer (300 steps, 10000 samples, up to 8 workers)
+  --example                the bundled DDP example trainer (300 steps, 10000 samples, up to ${DEFAULT_MAX_WORKERS} workers)
   --project DIR            ship the folder DIR (on this machine) to every member: SCRIPT is relative
                            to it and runs there; .gitignore and .gpushareignore are honoured
                            (at most 512 MiB, 50,000 files)
