@@ -38,11 +38,16 @@ function hyperNames(jobs: readonly JobSnapshot[]): string[] {
 const hyperCell = (v: HyperValue | undefined): SweepCell => (v === undefined ? null : typeof v === 'boolean' ? String(v) : v);
 
 export function sweepColumns(jobs: readonly JobSnapshot[]): SweepColumn[] {
+  const hypers = hyperNames(jobs);
+  const metrics = metricNames(jobs.map((j) => j.metrics), MAX_METRIC_COLUMNS);
+  // A name that is both a hyper value and a metric (alpha set, alpha reported) is labelled with which it is,
+  // else the table shows two "alpha" columns and nobody can tell them apart (issue 25 item 8).
+  const both = new Set(hypers.filter((k) => metrics.includes(k)));
   return [
     { key: 'name', label: 'Job', kind: 'text' },
     { key: 'status', label: 'Status', kind: 'text' },
-    ...hyperNames(jobs).map((k): SweepColumn => ({ key: `hyper:${k}`, label: k, kind: 'number' })),
-    ...metricNames(jobs.map((j) => j.metrics), MAX_METRIC_COLUMNS).map((k): SweepColumn => ({ key: `metric:${k}`, label: k, kind: 'number' })),
+    ...hypers.map((k): SweepColumn => ({ key: `hyper:${k}`, label: both.has(k) ? `${k} (hyper)` : k, kind: 'number' })),
+    ...metrics.map((k): SweepColumn => ({ key: `metric:${k}`, label: both.has(k) ? `${k} (metric)` : k, kind: 'number' })),
     { key: 'loss', label: 'Last loss', kind: 'number' },
     { key: 'started', label: 'Started', kind: 'time' },
     { key: 'ended', label: 'Ended', kind: 'time' },

@@ -18,6 +18,13 @@ describe('sweep comparison', () => {
     expect(sweepColumns(jobs).map((c) => c.key)).toEqual(['name', 'status', 'hyper:lr', 'hyper:r', 'hyper:dropout', 'metric:eval_loss', 'metric:accuracy', 'loss', 'started', 'ended', 'duration']);
   });
 
+  it('labels a name that is both a hyper value and a metric with which it is (issue 25 item 8)', () => {
+    const both = [job('a1', { alpha: 0.1, r: 8 }, { status: 'completed', metrics: { alpha: 0.93, eval_loss: 1.5 } })];
+    const labels = sweepColumns(both).filter((c) => c.key.startsWith('hyper:') || c.key.startsWith('metric:')).map((c) => c.label);
+    expect(labels).toEqual(['alpha (hyper)', 'r', 'alpha (metric)', 'eval_loss']);
+    expect(new Set(sweepColumns(both).map((c) => c.label)).size).toBe(sweepColumns(both).length);
+  });
+
   it('fills each row; a running job has its duration so far, a pending one none', () => {
     const rows = sweepRows(jobs, sweepColumns(jobs), NOW);
     expect(rows[0]!.cells).toMatchObject({ 'hyper:lr': 0.003, 'metric:eval_loss': 2.204, loss: 2.204, duration: 40_000, ended: NOW - 20_000 });
