@@ -19,6 +19,8 @@ describe('runs show of an ended run', () => {
     const text = formatRunDetail(run, [], 3000);
     expect(text).toMatch(/^ {2}0 +vm +yes +finished +300 +- +293 /m);
     expect(text).toContain('  workers    1 at the end (min 1, max 4)');
+    // Issue 25 item 8: "members none" stood beside rows saying MEMBER yes.
+    expect(text).toContain('  members    none now (the run finished); at the end vm, gamma\n');
     expect(text).toMatch(/^ {2}1 +gamma +yes +failed at step 86 +86 +- +120 /m);
   });
 });

@@ -38,6 +38,16 @@ function membersWithGpus(run: RunSnapshot): string {
     .join(', ');
 }
 
+/**
+ * The `members` line of `runs show`. An ended run has no members now, but its table still marks the last
+ * generation's (MEMBER yes): say who they were rather than "none" beside them (issue 25 item 8).
+ */
+function membersLine(run: RunSnapshot): string {
+  if (LIVE_STATES.has(run.state)) return membersWithGpus(run);
+  const last = (run.workerRows ?? []).filter((w) => w.member).map((w) => w.node);
+  return last.length > 0 ? `none now (the run ${run.state}); at the end ${last.join(', ')}` : 'none';
+}
+
 /** Live runs first (several may be), then the history; newest first within each. */
 function listOrder(runs: readonly RunSnapshot[]): RunSnapshot[] {
   const live = (r: RunSnapshot) => (LIVE_STATES.has(r.state) ? 0 : 1);
@@ -139,7 +149,7 @@ export function formatRunDetail(run: RunSnapshot, events: readonly CoordinatorEv
     `  generation ${run.generation}, ${run.restartsUsed} of ${spec.maxRestarts} restarts used`,
     `  progress   ${progressLine(run)}`,
     `  command    ${shellWords(spec.command)} (${launcher}${spec.useGpus ? ', on GPUs' : ''})`,
-    `  members    ${membersWithGpus(run)}`,
+    `  members    ${membersLine(run)}`,
     ...commLines(run),
     `  workers    ${LIVE_STATES.has(run.state) ? `${run.workerIds.length} training` : `${workersAtEnd(run)} at the end`} (min ${spec.minWorkers}, max ${spec.maxWorkers}), heartbeat timeout ${spec.heartbeatTimeoutMs / 1000} s (the cluster's)`,
     `  samples    ${spec.samples}`,
