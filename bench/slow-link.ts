@@ -11,6 +11,8 @@
  *
  *   node scripts/run-ts.mjs bench/slow-link.ts [--steps 120] [--hidden 512] [--layers 3] [--rates 1000,100,20]
  *        [--comms ddp,fp16,local-sgd,auto] [--period 8] [--part bare|app|both]
+ *   node scripts/run-ts.mjs bench/slow-link.ts --change-at 30 [--rates 20] [--steps 600] [--batch 64]
+ *        (issue 24: the link slows mid-run; time to the new decision, steps/s before and after, loss vs ddp)
  */
 import { loadavg } from 'node:os';
 import { formatMbps, type LinkMeasurement } from '../src-shared/links/link-matrix';
@@ -24,6 +26,7 @@ import { startTestbed, stopTestbed, type Testbed } from '../test/multihost/helpe
 import { choiceFlag, intFlag, stringFlag } from './lib/flags';
 import { appRun, measureLinks, type AppRun } from './lib/slow-link-app';
 import { bareRun, type TrainerRun } from './lib/slow-link-bare';
+import { changePart } from './lib/slow-link-change';
 import { printTable } from './lib/stats';
 
 const STEPS = intFlag('steps', 120, 30, 100_000);
@@ -31,7 +34,8 @@ const HIDDEN = intFlag('hidden', 512, 1, 65_536);
 const LAYERS = intFlag('layers', 3, 1, 64);
 const PERIOD = intFlag('period', 8, 1, 1000);
 const PART = choiceFlag('part', ['bare', 'app', 'both'] as const, 'both');
-const BATCH = 32;
+const CHANGE_AT = stringFlag('change-at') === undefined ? null : intFlag('change-at', 30, 1, 3600);
+const BATCH = CHANGE_AT === null ? 32 : intFlag('batch', 64, 1, 65_536);
 const SAMPLES = 4096;
 const RATES = list('rates', '1000,100,20').map((r) => {
   const n = Number(r);
@@ -156,6 +160,11 @@ const capability = PART === 'bare' ? canMakeHosts() : canRunApp();
 if (!capability.ok) fail(`cannot run: ${capability.reason}`);
 const load0 = loadNow();
 console.log(`slow-link: rates ${ALL_RATES.map(rateName).join(', ')}; comms ${COMMS.join(', ')}; load average ${load0}`);
-if (PART !== 'app') await barePart();
-if (PART !== 'bare') await appPart();
+if (CHANGE_AT !== null) {
+  const steps = stringFlag('steps') === undefined ? 600 : STEPS;
+  await changePart({ changeAtS: CHANGE_AT, rateMbit: stringFlag('rates') === undefined ? 20 : RATES[0]!, steps, batch: BATCH, trainerArgs: TRAINER_ARGS, samples: SAMPLES });
+} else {
+  if (PART !== 'app') await barePart();
+  if (PART !== 'bare') await appPart();
+}
 console.log(`load average ${load0} → ${loadNow()} (2 shared cores: figures are noisy under load)`);

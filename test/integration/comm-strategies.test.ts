@@ -83,6 +83,15 @@ async function run(opts: LaunchOpts): Promise<Finished> {
   return { code, output, progress };
 }
 
+/** "<step a> <step b> <True|False>": the two runs' last checkpoints, and whether they hold the same model. */
+function lastCheckpoints(a: string, b: string): string {
+  return execFileSync(python.path, ['-c', [
+    'import sys, torch',
+    'a, b = (torch.load(p, map_location="cpu") for p in sys.argv[1:3])',
+    'print(a["step"], b["step"], all(torch.equal(a["model"][k], b["model"][k]) for k in a["model"]))',
+  ].join('\n'), path.join(work, a, 'ckpt', 'ddp_example.pt'), path.join(work, b, 'ckpt', 'ddp_example.pt')]).toString().trim();
+}
+
 function byRank(progress: TrainerProgressLine[], rank: number): TrainerProgressLine[] {
   return progress.filter((p) => p.rank === rank).sort((a, b) => a.step - b.step);
 }
@@ -193,12 +202,7 @@ describe('communication strategies in ddp_example.py (torchrun, gloo, CPU, two r
     expectTrainedWithStats(b, { comm: 'local-sgd', gradBytes: DEFAULT_GRAD_BYTES, steps: 31, ranks: [b.progress[0]!.rank!], period: 4 });
     // Between averages each node trains alone; the final step (31, not a multiple of 4) ends with one more
     // average, so the last checkpoints (written after it) hold the same model on both nodes.
-    const same = execFileSync(python.path, ['-c', [
-      'import sys, torch',
-      'a, b = (torch.load(p, map_location="cpu") for p in sys.argv[1:3])',
-      'print(a["step"], b["step"], all(torch.equal(a["model"][k], b["model"][k]) for k in a["model"]))',
-    ].join('\n'), path.join(work, 'lsgd-a', 'ckpt', 'ddp_example.pt'), path.join(work, 'lsgd-b', 'ckpt', 'ddp_example.pt')]).toString().trim();
-    expect(same).toBe('31 31 True');
+    expect(lastCheckpoints('lsgd-a', 'lsgd-b')).toBe('31 31 True');
   }, 200_000);
 
   it('local-sgd period changed while training (GPU_SHARE_COMM_CONTROL): read by one node, agreed by both at the next average', async () => {
@@ -219,12 +223,7 @@ describe('communication strategies in ddp_example.py (torchrun, gloo, CPU, two r
       const averagedAt = byRank(f.progress, f.progress[0]!.rank!).filter((p) => p.commS !== null).map((p) => p.step + 1);
       expect(averagedAt).toEqual([4, ...Array.from({ length: 13 }, (_, i) => 6 + 2 * i)]);
     }
-    const same = execFileSync(python.path, ['-c', [
-      'import sys, torch',
-      'a, b = (torch.load(p, map_location="cpu") for p in sys.argv[1:3])',
-      'print(a["step"], b["step"], all(torch.equal(a["model"][k], b["model"][k]) for k in a["model"]))',
-    ].join('\n'), path.join(work, 'retune-a', 'ckpt', 'ddp_example.pt'), path.join(work, 'retune-b', 'ckpt', 'ddp_example.pt')]).toString().trim();
-    expect(same).toBe('31 31 True');
+    expect(lastCheckpoints('retune-a', 'retune-b')).toBe('31 31 True');
   }, 200_000);
 
   it('GPU_SHARE_NODE_RANK orders the group ranks: swapping the positions swaps the ranks', async () => {
