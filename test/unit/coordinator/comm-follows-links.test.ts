@@ -107,4 +107,25 @@ describe('communication follows the links while the run trains', () => {
     }
     expect(h.liveRun().commDecisions!.filter((d) => d.how !== 'kept').length).toBe(first.commDecisions!.length);
   });
+
+  it('a training run\'s ring links are probed again once a minute old, and when a member\'s heartbeats slow', () => {
+    const { h, ws, rate } = setUp();
+    h.svc.startRun(h.spec({ samples: 1000 }));
+    h.run(2000);
+    const probes = () => ws[0]!.received.filter((i) => i.kind === 'measure-links').length + ws[1]!.received.filter((i) => i.kind === 'measure-links').length;
+    const atStart = probes();
+    h.run(50_000); // no comm_s at all: nothing confirms the links
+    expect(probes()).toBe(atStart);
+    rate.mbps = 100;
+    h.run(15_000);
+    expect(probes()).toBe(atStart + 2); // both directions, once each
+    expect(h.svc.linkSurvey.links().map((l) => [l.mbps, l.source])).toEqual([[100, 'probe'], [100, 'probe']]);
+    // beta's heartbeats stop for 4 s (over 3 intervals): its links are probed on that evidence.
+    h.run(20_000);
+    const before = probes();
+    h.run(4000, [ws[0]!]);
+    h.run(1000);
+    expect(probes()).toBeGreaterThan(before);
+    expect(h.eventMessages('links-remeasured').at(-1)).toMatch(/heartbeats from beta arrive over 3 intervals apart/);
+  });
 });
