@@ -142,7 +142,7 @@ export async function createClusterFeature(opts: {
       }
       const adopted = await commit(next, parsed.warnings, next === parsed.config ? text : undefined);
       opts.event?.('cluster-imported', importedText(fileName, mode === 'merge' ? 'merged' : 'replaced', next.nodes.length, { added, updated, removed }));
-      return { ok: true, state: adopted, added, updated };
+      return { ok: true, state: adopted, added, updated, removed };
     },
     addThisMachine: async () => {
       refuseWhileUnloaded('adding this machine');

@@ -2,7 +2,6 @@
  * Pure state transitions: (state, input) → new state, no I/O, no DOM. The bridge and the user commands call
  * them through the store; tests call them directly.
  */
-import { previewImportConfig } from '../../src-shared/cluster/import-preview';
 import { parseClusterYaml } from '../../src-shared/cluster/parse';
 import type { HardwareSnapshot } from '../../src-shared/hardware';
 import type { AddThisMachineResult, ClusterState, ImportResult, MembershipState } from '../../src-shared/ipc';
@@ -106,13 +105,12 @@ export function importFinished(s: AppState, fileName: string, result: ImportResu
   if (!result.ok) {
     return showOnly({ ...s, pendingImport: null }, { importProblem: { fileName: result.fileName || fileName, errors: result.errors, warnings: result.warnings } });
   }
-  // What changed, from the cluster before and after (issue 25 item 8: after Replace the core's lists named every
-  // node of the file as added, and none that it removed).
-  const change = previewImportConfig(s.cluster?.config ?? { nodes: [] }, result.state.config).replace;
+  // What the core changed (issue 25 item 8: after Replace it named every node of the file as added, and none
+  // that it removed). The cluster before is not known here: the core's onCluster event comes first.
   const parts: string[] = [];
-  if (change.added.length) parts.push(`added ${change.added.join(', ')}`);
-  if (change.replaced.length) parts.push(`updated ${change.replaced.join(', ')}`);
-  if (change.removed.length) parts.push(`removed ${change.removed.join(', ')}`);
+  if (result.added.length) parts.push(`added ${result.added.join(', ')}`);
+  if (result.updated.length) parts.push(`updated ${result.updated.join(', ')}`);
+  if (result.removed?.length) parts.push(`removed ${result.removed.join(', ')}`);
   const nodes = result.state.config.nodes.length;
   return {
     ...s,

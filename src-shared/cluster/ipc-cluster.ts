@@ -22,7 +22,8 @@ export interface ClusterState {
 }
 
 export type ImportResult =
-  | { ok: true; state: ClusterState; added: string[]; updated: string[] }
+  /** `removed`: the nodes Replace deleted (absent from a core before issue 25, and empty for Merge). */
+  | { ok: true; state: ClusterState; added: string[]; updated: string[]; removed?: string[] }
   | { ok: false; fileName: string; errors: ClusterIssue[]; warnings: ClusterIssue[] };
 
 export interface AddThisMachineResult {
