@@ -34,6 +34,7 @@ const BENCHES = {
   'multihost-failure': { quick: ['--kills', '1', '--cuts', '1'], needs: ['root', 'iproute2', 'torch'] },
   'coordinator-outage': { quick: ['--outages', '3'], needs: ['root', 'iproute2', 'torch'] },
   'poor-link-soak': { quick: ['--minutes', '1'], needs: ['root', 'iproute2', 'torch'] },
+  'project-sync': { quick: ['--files', '200', '--mib', '20'], needs: ['root', 'iproute2', 'torch'] },
   'slow-link': { quick: ['--part', 'app', '--rates', '20', '--comms', 'ddp,auto', '--steps', '40'], needs: ['root', 'iproute2', 'torch'] },
 };
 
