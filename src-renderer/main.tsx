@@ -20,6 +20,7 @@ import './styles/narrow-views.css';
 import './styles/toasts.css';
 import './styles/run-settings.css';
 import './styles/jobs-sweep.css';
+import './styles/output-view.css';
 
 async function start(): Promise<void> {
   const root = document.getElementById('root');

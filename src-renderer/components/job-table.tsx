@@ -2,7 +2,6 @@
  * The queue as a table: a row per job (status, node and GPU, attempts, progress, VRAM held and measured, reason,
  * Cancel / Requeue), and under an opened row its placement preview (pending jobs) and its output on demand.
  */
-import { useEffect } from 'react';
 import type { JobSnapshot, PlacementPreview } from '../../src-shared/jobs/types';
 import { act, useApp } from '../store/app-store';
 import { askCancelJob, toggleJobExpanded } from '../store/jobs';
@@ -13,40 +12,13 @@ import { canCancel, canRequeue, jobPlace, jobProgress, jobStatusBadge, jobVramTe
 import { DeleteJobButton } from './delete-buttons';
 import { useJobCommands } from './job-commands';
 import { PlacementPreviewList } from './placement-preview';
+import { JobOutput } from './job-output';
 
 const COLUMNS = 8;
-const LIVE_OUTPUT_MS = 2000;
 
 /** Focus lands on a job's name after an action replaced the button that had it. */
 export function focusJobRow(jobId: string): void {
   requestAnimationFrame(() => document.querySelector<HTMLButtonElement>(`[data-job-toggle="${jobId}"]`)?.focus());
-}
-
-function JobOutput({ job }: { job: JobSnapshot }) {
-  const output = useApp((s) => s.jobs.output[job.id]);
-  const loading = useApp((s) => s.busy.includes(`jobs:output:${job.id}`));
-  const commands = useJobCommands();
-  // Live while it runs: an opened output refreshes itself every 2 s until the job ends.
-  const shown = output !== undefined;
-  const running = job.status === 'running';
-  useEffect(() => {
-    if (!shown || !running) return undefined;
-    const timer = setInterval(() => void commands.loadJobOutput(job.id), LIVE_OUTPUT_MS);
-    return () => clearInterval(timer);
-  }, [shown, running, job.id, commands]);
-  return (
-    <div className="job-output-block">
-      <button type="button" className="button small" disabled={loading} onClick={() => void commands.loadJobOutput(job.id)}>
-        <RefreshIcon /> {output === undefined ? 'Show output' : 'Refresh output'}
-      </button>
-      {shown && running && <span className="muted small" data-testid="job-output-live"> live: refreshes every {LIVE_OUTPUT_MS / 1000} s while it runs</span>}
-      {output !== undefined && (
-        <pre className="job-output mono" tabIndex={0} aria-label={`Output of ${job.name}`} data-testid="job-output">
-          {output || '(no output yet)'}
-        </pre>
-      )}
-    </div>
-  );
 }
 
 function JobDetail({ job, preview, id }: { job: JobSnapshot; preview: PlacementPreview | undefined; id: string }) {

@@ -1,14 +1,15 @@
 /**
- * The Live output card: the terminal, a filter to one machine's lines, a search, "Hide progress lines" (on by
- * default: three GPU_SHARE_PROGRESS lines a step drown the rest; each machine's latest one is shown as a compact
- * status line instead), and a download of what it shows as a .log file. Machines are coloured as in the shard
- * map; the filter lists every machine that wrote a line.
+ * The Live output card: the terminal, a filter to one machine's lines, a search with its match count, "Hide
+ * progress lines" (on by default: three GPU_SHARE_PROGRESS lines a step drown the rest; each machine's latest one
+ * is shown as a compact status line instead), "Hide launcher notes" (on by default: six notes a worker a
+ * generation on how the launcher started it), a full-screen mode (Escape leaves it), and a download of what it
+ * shows as a .log file. Machines are coloured as in the shard map; the filter lists every machine that wrote a line.
  */
-import { lazy, Suspense, useMemo, useState } from 'react';
+import { lazy, Suspense, useEffect, useMemo, useState } from 'react';
 import type { RunSnapshot } from '../../src-shared/training';
 import { useApp } from '../store/app-store';
 import { WORKER_PALETTE, workerColor } from '../store/derive';
-import { filterOutputLines, latestProgress } from '../../src-shared/runs/output-lines';
+import { filterOutputLines, latestProgress, searchMatches } from '../../src-shared/runs/output-lines';
 import { formatLoss, formatRate } from '../format';
 import { COORDINATOR_NODE, logFileName, outputNodes } from './run-output-format';
 import { saveFile } from './save-file';
@@ -57,12 +58,39 @@ function ProgressStatus({ text, node, colourOf }: { text: string; node: string |
   );
 }
 
+/** Full screen while `on`: Escape leaves it (the page's own Escape handlers still see the key). */
+function useFullScreen(): [boolean, (on: boolean) => void] {
+  const [on, setOn] = useState(false);
+  useEffect(() => {
+    if (!on) return undefined;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape') setOn(false);
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [on]);
+  return [on, setOn];
+}
+
+/** "3 matching lines" beside the search (among the lines the other filters keep). */
+function MatchCount({ text, filter }: { text: string; filter: { node: string | null; hideProgress: boolean; hideLauncher: boolean; search: string } }) {
+  const n = useMemo(() => searchMatches(text, filter), [text, filter]);
+  if (!filter.search.trim()) return null;
+  return (
+    <span className="output-matches small muted" data-testid="output-matches" role="status">
+      {n === 0 ? 'no matching lines' : `${n} matching line${n === 1 ? '' : 's'}`}
+    </span>
+  );
+}
+
 export function RunOutput({ run }: { run: RunSnapshot }) {
   const text = useApp((s) => s.runs.output[run.id]?.text ?? '');
   const [node, setNode] = useState<string | null>(null);
   const [hideProgress, setHideProgress] = useState(true);
+  const [hideLauncher, setHideLauncher] = useState(true);
   const [search, setSearch] = useState('');
-  const filter = useMemo(() => ({ node, hideProgress, search }), [node, hideProgress, search]);
+  const [fullScreen, setFullScreen] = useFullScreen();
+  const filter = useMemo(() => ({ node, hideProgress, hideLauncher, search }), [node, hideProgress, hideLauncher, search]);
   const colourOf = useColourOf(run);
   // Machines of the run first (even before they print), then anything else that wrote a line.
   const nodes = useMemo(() => {
@@ -70,7 +98,7 @@ export function RunOutput({ run }: { run: RunSnapshot }) {
     return [...new Set(all)].sort((a, b) => Number(a === COORDINATOR_NODE) - Number(b === COORDINATOR_NODE));
   }, [run.workerRows, text]);
   return (
-    <section className="card terminal-card" aria-labelledby="output-title">
+    <section className={`card terminal-card${fullScreen ? ' full-screen' : ''}`} aria-labelledby="output-title" data-full-screen={fullScreen ? 'true' : 'false'}>
       <div className="card-title-row output-head">
         <h3 id="output-title" className="card-title">
           Live output
@@ -103,10 +131,25 @@ export function RunOutput({ run }: { run: RunSnapshot }) {
           onChange={(e) => setSearch(e.target.value)}
           data-testid="output-search"
         />
+        <MatchCount text={text} filter={filter} />
         <label className="output-hide-progress small">
           <input type="checkbox" checked={hideProgress} onChange={(e) => setHideProgress(e.target.checked)} data-testid="output-hide-progress" />
           Hide progress lines
         </label>
+        <label className="output-hide-progress small" title="The launcher's notes on how it started each generation (rendezvous polling, ring position, store): about six a worker">
+          <input type="checkbox" checked={hideLauncher} onChange={(e) => setHideLauncher(e.target.checked)} data-testid="output-hide-launcher" />
+          Hide launcher notes
+        </label>
+        <button
+          type="button"
+          className="button small output-full-screen"
+          aria-pressed={fullScreen}
+          title={fullScreen ? 'Back to the run page (Escape)' : 'Show the output over the whole window'}
+          onClick={() => setFullScreen(!fullScreen)}
+          data-testid="output-full-screen"
+        >
+          {fullScreen ? 'Exit full screen' : 'Full screen'}
+        </button>
       </div>
       {hideProgress && <ProgressStatus text={text} node={node} colourOf={colourOf} />}
       <ul className="output-legend" aria-label="Machines in the output">

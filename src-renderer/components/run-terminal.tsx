@@ -26,7 +26,7 @@ function darkQuery(): MediaQueryList | null {
 
 export interface RunTerminalProps {
   runId: string;
-  /** Which lines to show (one machine's, progress lines hidden, a search). */
+  /** Which lines to show (one machine's, progress lines and launcher notes hidden, a search). */
   filter: Required<OutputFilter>;
   /** The colour of a machine's prefix. */
   colourOf: (node: string) => string;
@@ -45,8 +45,8 @@ export function RunTerminal({ runId, filter, colourOf }: RunTerminalProps) {
   const host = useRef<HTMLDivElement>(null);
   const term = useRef<Terminal | null>(null);
   const written = useRef<Written>(NOTHING_WRITTEN);
-  const { node, hideProgress, search } = filter;
-  const key = JSON.stringify([node, hideProgress, search]);
+  const { node, hideProgress, hideLauncher, search } = filter;
+  const key = JSON.stringify([node, hideProgress, hideLauncher, search]);
   const colours = useRef(colourOf);
   colours.current = colourOf;
   const buffer = useApp((s) => s.runs.output[runId]);
@@ -110,7 +110,7 @@ export function RunTerminal({ runId, filter, colourOf }: RunTerminalProps) {
     const w = written.current;
     const end = buffer.dropped + buffer.text.length;
     const coordinator = darkQuery()?.matches ? COORDINATOR_DARK : COORDINATOR_LIGHT;
-    const f = { node, hideProgress, search };
+    const f = { node, hideProgress, hideLauncher, search };
     // Lines of the whole buffer are classified each time (a relaunch line marks the lines before it).
     const from = w.epoch === buffer.epoch && w.key === key ? Math.max(0, w.upTo - buffer.dropped) : 0;
     const rendered = renderOutput(buffer.text, f, colours.current, coordinator, from);
@@ -121,7 +121,7 @@ export function RunTerminal({ runId, filter, colourOf }: RunTerminalProps) {
       t.write(from === 0 ? rendered.text : renderOutput(buffer.text, f, colours.current, coordinator).text);
     } else if (end > w.upTo) t.write(rendered.text);
     written.current = { epoch: buffer.epoch, upTo: end, key, expected: rendered.expected };
-  }, [buffer, runId, key, node, hideProgress, search]);
+  }, [buffer, runId, key, node, hideProgress, hideLauncher, search]);
 
   const chars = buffer ? buffer.dropped + buffer.text.length : 0;
   return (
@@ -130,6 +130,7 @@ export function RunTerminal({ runId, filter, colourOf }: RunTerminalProps) {
       data-output-chars={chars}
       data-filter={node ?? ''}
       data-hide-progress={hideProgress ? 'true' : 'false'}
+      data-hide-launcher={hideLauncher ? 'true' : 'false'}
       data-search={search}
       aria-label="Live output of the run"
       role="log"

@@ -14,6 +14,12 @@ const PREFIX = /^\[([^\]\r\n]{1,256})\] /;
 /** torchrun's rank prefix after the machine's: `[default0]:`. */
 const RANK_PREFIX = /^\[[a-z]+\d+\]:/;
 const PROGRESS = /^(\[[a-z]+\d+\]:)?GPU_SHARE_PROGRESS /;
+/**
+ * The app's own launchers' notes on how a generation started (assets/launcher: torchrun_shim.py, warm_launcher.py),
+ * about six a worker a generation: internals a person rarely needs. A note that reports a problem is not one.
+ */
+const LAUNCHER_NOTE = /^gpu-share (?:warm )?launcher: /;
+const LAUNCHER_PROBLEM = /cannot|not answering|not set|usage|error|fail|refused|ignored/i;
 const RELAUNCH = /^relaunching as generation (\d+) on .*?(?:\((.*)\))?\s*$/;
 const LAUNCH = /^(?:re)?launching (?:as )?generation (\d+)\b/;
 const FAILED = /^worker (\S+) failed\b/;
@@ -51,12 +57,25 @@ export function isProgressLine(line: string): boolean {
   return PROGRESS.test(node ? line.slice(node[0].length) : line);
 }
 
+/** A launcher's note on how it started the generation (not one that reports a problem). */
+export function isLauncherNote(line: string): boolean {
+  const body = lineBody(line);
+  return LAUNCHER_NOTE.test(body) && !LAUNCHER_PROBLEM.test(body);
+}
+
+/** What a line is, from its own text alone (classifyOutput also finds expected relaunch errors). */
+function lineKind(line: string, node: string | null): LineKind {
+  if (node === COORDINATOR_NODE) return 'coordinator';
+  if (isProgressLine(line)) return 'progress';
+  return isLauncherNote(line) ? 'launcher' : 'output';
+}
+
 /** Whole lines, each with its line end. */
 export function splitLines(text: string): string[] {
   return text ? text.split(/(?<=\n)/) : [];
 }
 
-export type LineKind = 'output' | 'progress' | 'coordinator' | 'expected';
+export type LineKind = 'output' | 'progress' | 'launcher' | 'coordinator' | 'expected';
 
 export interface ClassifiedLine {
   line: string;
@@ -167,8 +186,7 @@ export function classifyOutput(text: string): ClassifiedLine[] {
   const lines = splitLines(text);
   const kinds: ClassifiedLine[] = lines.map((line) => {
     const node = lineNode(line);
-    const kind: LineKind = node === COORDINATOR_NODE ? 'coordinator' : isProgressLine(line) ? 'progress' : 'output';
-    return { line, node, kind };
+    return { line, node, kind: lineKind(line, node) };
   });
   markExpected(lines, kinds);
   return kinds;
@@ -179,6 +197,8 @@ export interface OutputFilter {
   node?: string | null;
   /** Leave out `GPU_SHARE_PROGRESS` lines. */
   hideProgress?: boolean;
+  /** Leave out the launchers' notes on how a generation started (isLauncherNote). */
+  hideLauncher?: boolean;
   /** Only lines containing this text (case-insensitive; empty: all). */
   search?: string;
 }
@@ -187,6 +207,7 @@ export interface OutputFilter {
 export function lineShown(l: Pick<ClassifiedLine, 'line' | 'node' | 'kind'>, f: OutputFilter): boolean {
   if (f.node && l.node !== f.node) return false;
   if (f.hideProgress && l.kind === 'progress') return false;
+  if (f.hideLauncher && l.kind === 'launcher') return false;
   const q = f.search?.trim().toLowerCase();
   if (q && !l.line.toLowerCase().includes(q)) return false;
   return true;
@@ -197,9 +218,20 @@ export function filterOutputLines(text: string, f: OutputFilter): string {
   return splitLines(text)
     .filter((line) => {
       const node = lineNode(line);
-      return lineShown({ line, node, kind: node === COORDINATOR_NODE ? 'coordinator' : isProgressLine(line) ? 'progress' : 'output' }, f);
+      return lineShown({ line, node, kind: lineKind(line, node) }, f);
     })
     .join('');
+}
+
+/**
+ * How many lines the search matches among those the other filters keep (machine, progress and launcher lines):
+ * the count beside the search field.
+ */
+export function searchMatches(text: string, f: OutputFilter): number {
+  if (!f.search?.trim()) return 0;
+  let n = 0;
+  for (const line of splitLines(text)) if (lineShown({ line, node: lineNode(line), kind: lineKind(line, lineNode(line)) }, f)) n++;
+  return n;
 }
 
 /** The line above a block of expected relaunch errors, `[beta] ┄ expected: … ┄`, ending with `eol`. */

@@ -104,10 +104,11 @@ describe('classifyOutput on a real relaunch (test/fixtures/run-output/survivor-t
   it('leaves the new generation\'s progress, the launch lines and the coordinator\'s lines as they are', () => {
     const after = lines.map((l) => l.kind).lastIndexOf('expected');
     expect(lines[after]!.line).toMatch(/SignalException: Process \d+ got signal: 15/);
-    expect(lines[after + 1]).toMatchObject({ kind: 'output', node: 'vm' });
+    // The launchers' notes on how the new generation started are their own kind (hidden by default, issue 25 item 7).
+    expect(lines[after + 1]).toMatchObject({ kind: 'launcher', node: 'vm' });
     expect(lines[after + 1]!.line).toMatch(/warm launcher: launching/);
     expect(lines.slice(after + 1).filter((l) => l.node === 'vm' && /GPU_SHARE_PROGRESS/.test(l.line)).every((l) => l.kind === 'progress')).toBe(true);
-    expect(lines.filter((l) => /warm launcher:|gpu-share launcher:/.test(l.line)).every((l) => l.kind === 'output')).toBe(true);
+    expect(lines.filter((l) => /warm launcher:|gpu-share launcher:/.test(l.line)).every((l) => l.kind === 'launcher')).toBe(true);
     expect(lines.filter((l) => l.node === 'gpu-share').every((l) => l.kind === 'coordinator')).toBe(true);
   });
 });
@@ -163,7 +164,7 @@ describe("classifyOutput: a survivor rank's own error before its torchrun's SIGT
     ].join('');
     const kinds = classifyOutput(text);
     expect(kinds.slice(4, 14).map((l) => l.kind)).toEqual(Array(10).fill('expected'));
-    expect(kinds[14]!.kind).toBe('output');
+    expect(kinds[14]!.kind).toBe('launcher');
   });
 });
 

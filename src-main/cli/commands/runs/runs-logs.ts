@@ -16,7 +16,7 @@ import { fetchRun, pickRunId } from './run-select';
 export const runsLogsCommand: Command = {
   name: 'logs',
   summary: "a run's output, each line prefixed with its machine (--follow: as it comes)",
-  usage: `Usage: gpu-share runs logs [ID] [--follow] [--tail N] [--worker NAME] [--progress] [--json]
+  usage: `Usage: gpu-share runs logs [ID] [--follow] [--tail N] [--worker NAME] [--progress] [--launcher-notes] [--json]
 
 Prints the run's output as the coordinator keeps it (its last 256 KiB), each line prefixed with the machine
 that wrote it, the coordinator's own lines with [gpu-share]:
@@ -34,6 +34,10 @@ Options:
   --tail N       only the last N lines (before following; with --follow a label line does not count)
   --worker NAME  only the lines of the worker on machine NAME (gpu-share for the coordinator's own lines)
   --progress     keep the trainers' GPU_SHARE_PROGRESS lines (left out by default: three a step)
+  --launcher-notes
+                 keep the launchers' notes on how each generation started (left out by default: about six a
+                 worker a generation, "gpu-share warm launcher: rendezvous polls every 0.05 s …"; one that
+                 reports a problem is always kept)
   --json         {"runId", "output", "expected"} ("output" as GET /v1/runs/{id}/output answers, without labels;
                  "expected": one {"node", "note", "lines"} per expected block, "lines" the 0-based indices of its
                  lines in "output"); with --follow one JSON object per line: {"runId", "output", "expected"} for
@@ -50,12 +54,13 @@ ${OPERATOR_OPTIONS_USAGE}
       tail: { type: 'string' },
       worker: { type: 'string' },
       progress: { type: 'boolean' },
+      'launcher-notes': { type: 'boolean' },
     });
     noMorePositionals(positionals, 1);
     const tail = intOption(values.tail, 'tail', 0, 1, 1_000_000);
     const worker = values.worker?.trim();
     if (worker !== undefined && (worker.length === 0 || worker.length > 256)) throw new UsageError('--worker needs a machine name (1 to 256 characters), as `gpu-share runs show` lists them');
-    const filter: OutputFilter = { node: worker ?? null, hideProgress: values.progress !== true };
+    const filter: OutputFilter = { node: worker ?? null, hideProgress: values.progress !== true, hideLauncher: values['launcher-notes'] !== true };
     return runOperator('gpu-share runs logs', values, io, async (client) => {
       const id = await pickRunId(client, positionals[0], false);
       const reply = await client.call('runOutput', [id], undefined, `no run "${id}" on this coordinator; run ids are listed by \`gpu-share runs list\``);
