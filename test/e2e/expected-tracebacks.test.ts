@@ -118,7 +118,8 @@ describe('a real relaunch in the Live output', () => {
     // The machine's prefix itself is not dim (it keeps its colour).
     expect(dim).not.toMatch(/\[[\w-]+\]WARNING:torch/);
 
-    // The new generation's own lines are not dimmed.
+    // The new generation's own lines are not dimmed (its launcher notes, shown once asked for: hidden by default).
+    await page.getByTestId('output-hide-launcher').uncheck();
     await page.getByTestId('output-search').fill('warm launcher: launching');
     await expect.poll(async () => (await rows(page)).filter((r) => r.text.includes('warm launcher: launching')).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
     expect((await rows(page)).map((r) => r.dim).join('')).toBe('');
