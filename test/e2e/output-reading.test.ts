@@ -71,12 +71,12 @@ describe('output worth reading', () => {
     for (const [width, scheme] of [[1280, 'dark'], [900, 'light'], [900, 'dark']] as const) {
       await page.setViewportSize({ width, height: 900 });
       await page.emulateMedia({ colorScheme: scheme });
-      const before = await box(page.locator('.terminal'));
+      const before = await box(page.locator('.terminal[role="log"]'));
       await page.getByTestId('output-full-screen').click();
       await expect.poll(() => page.locator('.terminal-card').getAttribute('data-full-screen')).toBe('true');
       const card = await box(page.locator('.terminal-card'));
       expect(card).toMatchObject({ x: 0, y: 0, width, height: 900 });
-      const term = await box(page.locator('.terminal'));
+      const term = await box(page.locator('.terminal[role="log"]'));
       expect(term.width).toBeGreaterThan(before.width);
       expect(term.height).toBeGreaterThan(before.height);
       expect(await terminalText(page)).toContain('done-marker');
