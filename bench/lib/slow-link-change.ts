@@ -31,14 +31,19 @@ async function runOf2(tb: Testbed, runId: string): Promise<RunSnapshot> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Steps/s over the next `ms` of wall time, from the run's newest step (generation must not change meanwhile). */
+/**
+ * Steps/s over the next `ms` of wall time, from the run's newest step; a window in which the generation changed
+ * (a relaunch: its step drops back) is measured again, up to 3 times (null after that).
+ */
 async function rateOver(tb: Testbed, runId: string, ms: number): Promise<number | null> {
-  const a = await runOf2(tb, runId);
-  const t0 = Date.now();
-  await sleep(ms);
-  const b = await runOf2(tb, runId);
-  if (a.generation !== b.generation || !a.progress || !b.progress) return null;
-  return (b.progress.step - a.progress.step) / ((Date.now() - t0) / 1000);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const a = await runOf2(tb, runId);
+    const t0 = Date.now();
+    await sleep(ms);
+    const b = await runOf2(tb, runId);
+    if (a.generation === b.generation && a.progress && b.progress) return (b.progress.step - a.progress.step) / ((Date.now() - t0) / 1000);
+  }
+  return null;
 }
 
 async function finish(tb: Testbed, runId: string, timeoutMs: number): Promise<RunSnapshot> {
