@@ -25,7 +25,9 @@ export interface Scale {
 export function makeScale(kind: AxisKind, min: number, max: number, from: number, to: number): Scale {
   let lo = kind === 'log' ? Math.max(min, LOG_FLOOR) : min;
   let hi = kind === 'log' ? Math.max(max, LOG_FLOOR) : max;
-  if (!(hi > lo)) {
+  // A range within rounding of its values (a flat loss smoothed by the EMA comes out 1.4999999999999998 to
+  // 1.5000000000000002) is flat too: ticks a 1e-16 apart would all print "1.5".
+  if (!(hi - lo > Math.max(Math.abs(lo), Math.abs(hi)) * 1e-9)) {
     if (kind === 'log') {
       lo /= 10 ** 0.5;
       hi *= 10 ** 0.5;

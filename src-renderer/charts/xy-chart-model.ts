@@ -65,6 +65,12 @@ function extent(values: readonly number[], positiveOnly: boolean): [number, numb
   return lo <= hi ? [lo, hi] : null;
 }
 
+/** Ticks whose labels repeat (rounding) would draw the same words twice and share a React key: the first stays. */
+function distinctLabels<T extends { label: string }>(ticks: T[]): T[] {
+  const seen = new Set<string>();
+  return ticks.filter((t) => !seen.has(t.label) && seen.add(t.label));
+}
+
 /** Null when no series has a point to draw. `width` is the chart's width in CSS pixels (default XY_W). */
 export function xyChart(input: XyInput, width = XY_W): XyModel | null {
   const w = Math.max(MIN_XY_W, Math.round(width));
@@ -86,10 +92,10 @@ export function xyChart(input: XyInput, width = XY_W): XyModel | null {
   const xCount = Math.max(3, Math.min(8, Math.floor((right - XY_PLOT.left) / 70)));
   const xStep = input.xClock ? clockStep(x.max - x.min, xCount) : niceStep(x.max - x.min, xCount);
   const xFormat = input.xFormat ?? ((v: number, step: number) => tickLabel(v, step));
-  const xTicks = linearTicks(x.min, x.max, xCount, xStep).map((v) => ({ px: x.map(v), label: xFormat(v, xStep) }));
+  const xTicks = distinctLabels(linearTicks(x.min, x.max, xCount, xStep).map((v) => ({ px: x.map(v), label: xFormat(v, xStep) })));
   const yValues = yKind === 'log' ? logTicks(y.min, y.max) : linearTicks(y.min, y.max, 5);
   const yStep = yKind === 'log' ? 0 : niceStep(y.max - y.min, 5);
-  const yTicks = yValues.map((v) => ({ px: y.map(v), label: yKind === 'log' ? tickLabel(v, v / 10) : tickLabel(v, yStep) }));
+  const yTicks = distinctLabels(yValues.map((v) => ({ px: y.map(v), label: yKind === 'log' ? tickLabel(v, v / 10) : tickLabel(v, yStep) })));
   const marks = (input.marks ?? []).filter((m) => m.x >= x.min && m.x <= x.max).map((m) => ({ px: x.map(m.x), label: m.label, title: m.title }));
   return { width: w, x, y, lines, xTicks, yTicks, marks };
 }

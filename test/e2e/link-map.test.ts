@@ -35,8 +35,10 @@ describe('the link map and the communication of a run', () => {
     const cells = map.locator('td[data-link]');
     expect(await cells.count()).toBe(2);
     for (const cell of await cells.all()) {
-      expect(await cell.textContent()).toMatch(/^[\d.]+ (Gbit|Mbit)\/s$/);
-      expect(await cell.getAttribute('title')).toMatch(/ → .+: [\d.]+ (Gbit|Mbit)\/s, round trip [\d.]+ ms, measured /);
+      // The speed, then the measurement's age under it (issue 24: links stay measured), "training · " first when
+      // the training's own traffic measured it.
+      expect(await cell.textContent()).toMatch(/^[\d.]+ (Gbit|Mbit)\/s(training · )?(just now|[\d.]+ s ago|\d+ (min|h|d) ago)$/);
+      expect(await cell.getAttribute('title')).toMatch(/ → .+: [\d.]+ (Gbit|Mbit)\/s, round trip [\d.]+ ms, (probed|measured from a training run's own traffic) /);
     }
     expect(await map.locator('.link-map-legend').textContent()).toContain('not measured');
     await screenshot(page, 'link-map-1280x800-light');

@@ -128,3 +128,17 @@ describe('samples/s over time', () => {
     expect(clockLabel(3725)).toBe('1:02:05');
   });
 });
+
+describe('a flat series within rounding (e2e runs-list: React saw the key "y1.5" twice)', () => {
+  it('gets distinct tick labels, as a flat series does', () => {
+    const ys = ema(Array.from({ length: 40 }, () => 1.5), 0.6);
+    expect(Math.max(...ys) - Math.min(...ys)).toBeLessThan(1e-12);
+    for (const yKind of ['linear', 'log'] as const) {
+      const model = xyChart({ series: [{ key: 'loss', label: 'loss', color: '#000', xs: ys.map((_, i) => i), ys }], yKind })!;
+      const labels = model.yTicks.map((t) => t.label);
+      expect(new Set(labels).size).toBe(labels.length);
+      expect(labels.length).toBeGreaterThan(0);
+    }
+    expect(makeScale('linear', 1.4999999999999998, 1.5000000000000002, 0, 100).min).toBeCloseTo(1.35, 9);
+  });
+});
