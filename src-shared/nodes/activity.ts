@@ -8,6 +8,7 @@
 import type { JobSnapshot, NodeLedger } from '../jobs/types';
 import type { RunSnapshot, RunState, WorkerSnapshot } from '../training';
 import type { AwaitingMachine } from './awaiting-machine';
+import { stepsOfTotal } from '../runs/steps-done';
 
 /** A live run this worker is a member of. */
 export interface RunActivity {
@@ -77,7 +78,7 @@ export function describeJobActivity(j: JobActivity): string {
   const where = j.gpuIndex === null ? ' on the CPU' : ` on GPU ${j.gpuIndex}`;
   let how = '';
   if (j.status === 'claimed') how = ' (starting)';
-  else if (j.step !== null) how = j.totalSteps ? ` (step ${j.step} of ${j.totalSteps})` : ` (step ${j.step})`;
+  else if (j.step !== null) how = ` (step ${stepsOfTotal(j.step, j.totalSteps)})`;
   return `job "${j.jobName}"${where}${how}`;
 }
 

@@ -169,7 +169,7 @@ describe('every run listed, a page per run, what each machine is doing', () => {
     await page.click('nav [data-view="nodes"]');
     await page.waitForSelector(`[data-node-card="${hostname()}"] [data-testid="doing"]`);
     const jobLine = page.locator('[data-node-card] [data-testid="doing"] li[data-job-id]');
-    await expect.poll(async () => (await jobLine.allTextContents()).join(' | '), { timeout: 30_000 }).toMatch(/^job "slow" on GPU \d \(step 12 of 60\)$/);
+    await expect.poll(async () => (await jobLine.allTextContents()).join(' | '), { timeout: 30_000 }).toMatch(/^job "slow" on GPU \d \(step 13 of 60\)$/);
     const cards = await page.locator('[data-node-card] [data-testid="doing"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-text') ?? ''));
     const busy = cards.filter((t) => t.startsWith('member of run'));
     expect(busy).toHaveLength(2);

@@ -18,6 +18,7 @@ import { reserveForRuns } from '../../../src-shared/scheduling/schedule-round';
 import type { JobProgress } from '../../../src-shared/jobs/types';
 import type { RunProgress, RunSnapshot, WorkerSnapshot } from '../../../src-shared/training';
 import type { JobRow } from '../state/jobs-repo';
+import { stepsOfTotal } from '../../../src-shared/runs/steps-done';
 
 /** Run states whose members still hold their slots. */
 const HOLDING_RUN_STATES = new Set(['waiting', 'running', 'paused']);
@@ -104,10 +105,10 @@ export function currentHoldings(rows: JobRow[], runs: RunSnapshot[], workers: Wo
   return holdings;
 }
 
-/** "step 30 of 60", "step 30", or undefined before the first progress line. */
+/** "step 30 of 60", "step 30" (steps done), or undefined before the first progress line. */
 function progressText(progress: JobProgress | RunProgress | null): string | undefined {
   if (!progress) return undefined;
-  return progress.totalSteps ? `step ${progress.step} of ${progress.totalSteps}` : `step ${progress.step}`;
+  return `step ${stepsOfTotal(progress.step, progress.totalSteps)}`;
 }
 
 /** Runs that want members — waiting, paused, or running below max_workers — oldest first, as plan requests. */

@@ -96,7 +96,7 @@ describe('gpu-share workers list says what each machine is doing', () => {
     const r = await cli(['workers', 'list'], env);
     expect(r).toMatchObject({ code: 0, err: '' });
     const doing = r.out.split('\n').slice(1, 6).map((l) => l.split(/\s{2,}/)[3]);
-    expect(doing).toEqual(['member of run "big" on GPU 0', 'member of run "big" on GPU 0', 'member of run "small" on GPU 0', 'member of run "small" on GPU 0', 'job "r16-lr3e-3" on GPU 0 (step 30 of 60)']);
+    expect(doing).toEqual(['member of run "big" on GPU 0', 'member of run "big" on GPU 0', 'member of run "small" on GPU 0', 'member of run "small" on GPU 0', 'job "r16-lr3e-3" on GPU 0 (step 31 of 60)']);
     expect(r.out).toMatch(/Awaiting approval[^\n]*\n[^\n]*\nzeta +awaiting approval/);
   });
 

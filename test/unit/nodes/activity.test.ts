@@ -9,7 +9,7 @@ describe('workerActivities', () => {
     const text = workerActivities({ workers, runs, jobs: [jobOf()] }).map((a) => [a.node, a.state, a.text]);
     expect(text).toEqual([
       ['alpha', 'busy', 'member of run "r1" on GPU 0'],
-      ['beta', 'busy', 'member of run "r1" on GPU 0; job "r16-lr3e-3" on GPU 1 (step 30 of 60)'],
+      ['beta', 'busy', 'member of run "r1" on GPU 0; job "r16-lr3e-3" on GPU 1 (step 31 of 60)'],
       ['gamma', 'idle', 'idle'],
     ]);
   });
@@ -65,7 +65,7 @@ describe('workerActivities', () => {
       { kind: 'job' as const, id: 'j9', name: 'far-down-the-queue', gpuIndex: 0, vramMb: 4000 },
     ] }];
     const [a] = workerActivities({ workers: [worker({ id: 2, node: 'beta' })], runs: [], jobs: [jobOf()], ledger });
-    expect(a?.text).toBe('job "r16-lr3e-3" on GPU 1 (step 30 of 60); job "far-down-the-queue" on GPU 0');
+    expect(a?.text).toBe('job "r16-lr3e-3" on GPU 1 (step 31 of 60); job "far-down-the-queue" on GPU 0');
   });
 });
 

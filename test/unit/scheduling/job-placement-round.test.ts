@@ -73,8 +73,8 @@ describe('currentHoldings', () => {
     const old = runSnapshot({ id: 'run-0', workerIds: [2] });
     const holdings = currentHoldings([running('j', 'b', 2, 0, { step: 30, totalSteps: 60, loss: null })], [withGpus, old], c.workers, new Map());
     expect(holdings).toEqual([
-      { node: 'b', kind: 'job', id: 'j', name: 'j', gpuIndex: 0, vramMb: 2 * GIB, measuredMb: null, detail: 'step 30 of 60' },
-      { node: 'a', kind: 'run', id: 'run-1', name: 'r2', gpuIndex: null, gpuIndices: [0], vramMb: 0, detail: 'step 3 of 9' },
+      { node: 'b', kind: 'job', id: 'j', name: 'j', gpuIndex: 0, vramMb: 2 * GIB, measuredMb: null, detail: 'step 31 of 60' },
+      { node: 'a', kind: 'run', id: 'run-1', name: 'r2', gpuIndex: null, gpuIndices: [0], vramMb: 0, detail: 'step 4 of 9' },
       { node: 'b', kind: 'run', id: 'run-0', name: 'example', gpuIndex: null, gpuIndices: [], vramMb: 0 },
     ]);
   });
@@ -112,8 +112,8 @@ describe('placementRound: runs before pending jobs', () => {
     const r = round(c, [running('r16-lr3e-3', 'a', 1, 0, { step: 30, totalSteps: 60, loss: null }), row('j1')], [run]);
     expect(r.runPlans[0]!.plan).toEqual({
       kind: 'hold',
-      reason: 'waits for 1 more worker: a holds job r16-lr3e-3 (step 30 of 60)',
-      nodes: [{ node: 'a', reason: 'a holds job r16-lr3e-3 (step 30 of 60)' }],
+      reason: 'waits for 1 more worker: a holds job r16-lr3e-3 (step 31 of 60)',
+      nodes: [{ node: 'a', reason: 'a holds job r16-lr3e-3 (step 31 of 60)' }],
     });
     // Binpack puts it beside the running job: nothing was reserved for the run.
     expect(r.placements.map((p) => [p.jobId, p.node, p.gpuIndex])).toEqual([['j1', 'a', 0]]);

@@ -9,6 +9,7 @@ import { OperatorFailure } from '../../operator/operator-failure';
 import type { OperatorClient } from '../../operator/operator-client';
 import { cell, formatTable, humanAgo } from '../../text-format';
 import { allJobs } from '../jobs/job-pages';
+import { stepsDone } from '../../../../src-shared/runs/steps-done';
 
 function gpusText(w: WorkerSnapshot): string {
   if (w.gpus.length === 0) return 'CPU only';
@@ -30,7 +31,8 @@ export function formatWorkersTable(workers: readonly WorkerSnapshot[], now: numb
       gpusText(w),
       w.address ?? '-',
       humanAgo(w.lastHeartbeatAt, now),
-      cell(w.step),
+      // Steps done, as every other step figure (the trainer's last line says index 299 of a 300-step run).
+      cell(w.step === null ? null : stepsDone(w.step)),
       w.stateCause || '-',
     ]);
   return `${formatTable(['ID', 'NODE', 'STATE', 'DOING', 'GPUS', 'ADDRESS', 'HEARTBEAT', 'STEP', 'WHY'], rows).join('\n')}\n`;
