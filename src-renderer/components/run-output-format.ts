@@ -5,7 +5,7 @@
  * filtered (one machine, progress lines hidden, a search) on request. Pure string work; what each line is comes
  * from src-shared/runs/output-lines.ts, which `gpu-share runs logs` uses too.
  */
-import { classifyOutput, COORDINATOR_NODE, expectedLabelLine, labelsAbove, lineNode, lineShown, outputNodes, type ClassifiedLine, type OutputFilter } from '../../src-shared/runs/output-lines';
+import { classifyOutput, COORDINATOR_NODE, expectedLabelLine, labelledOutputLines, labelsAbove, lineNode, lineShown, outputNodes, type ClassifiedLine, type OutputFilter } from '../../src-shared/runs/output-lines';
 
 export { COORDINATOR_NODE, lineNode, outputNodes };
 
@@ -114,4 +114,13 @@ export function renderOutput(text: string, filter: OutputFilter, colourOf: (node
 export function logFileName(runName: string, runId: string, node: string | null): string {
   const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 80) || 'run';
   return `${safe(runName)}-${safe(runId)}${node ? `-${safe(node)}` : ''}.log`;
+}
+
+/**
+ * What Download .log writes: the lines the view shows, with the "┄ expected: … ┄" labels it shows above each
+ * relaunch's teardown (as `runs logs` prints them), and LF line endings (trainers on Windows or through a pty
+ * end lines with CRLF; a .log opened in an editor or grepped should not).
+ */
+export function logFileText(text: string, filter: OutputFilter): string {
+  return labelledOutputLines(text, filter).replace(/\r\n/g, '\n');
 }

@@ -9,9 +9,10 @@ import { lazy, Suspense, useEffect, useMemo, useState } from 'react';
 import type { RunSnapshot } from '../../src-shared/training';
 import { useApp } from '../store/app-store';
 import { WORKER_PALETTE, workerColor } from '../store/derive';
-import { filterOutputLines, latestProgress, searchMatches } from '../../src-shared/runs/output-lines';
+import { latestProgress, searchMatches } from '../../src-shared/runs/output-lines';
+import { stepsOfTotal } from '../../src-shared/runs/steps-done';
 import { formatLoss, formatRate } from '../format';
-import { COORDINATOR_NODE, logFileName, outputNodes } from './run-output-format';
+import { COORDINATOR_NODE, logFileName, logFileText, outputNodes } from './run-output-format';
 import { saveFile } from './save-file';
 
 // xterm.js is most of the bundle's weight and only this card needs it: load it when a run is opened.
@@ -49,8 +50,7 @@ function ProgressStatus({ text, node, colourOf }: { text: string; node: string |
           <span className="swatch" style={{ background: colourOf(p.node) }} aria-hidden="true" />
           <span className="output-status-node">{p.node}</span>
           <span className="muted">
-            step {p.step}
-            {p.totalSteps !== null ? ` of ${p.totalSteps}` : ''} · loss {formatLoss(p.loss)} · {formatRate(p.samplesPerSec)}
+            step {stepsOfTotal(p.step, p.totalSteps)} · loss {formatLoss(p.loss)} · {formatRate(p.samplesPerSec)}
           </span>
         </li>
       ))}
@@ -115,7 +115,7 @@ export function RunOutput({ run }: { run: RunSnapshot }) {
               ))}
             </select>
           </label>
-          <button type="button" className="button small output-download" disabled={!text} onClick={() => download(logFileName(run.spec.name, run.id, node), filterOutputLines(text, filter))}>
+          <button type="button" className="button small output-download" disabled={!text} onClick={() => download(logFileName(run.spec.name, run.id, node), logFileText(text, filter))}>
             Download .log
           </button>
         </div>
