@@ -54,8 +54,15 @@ export class PeerBlobServer {
   /** Listens on every interface (members reach it where training reaches them); resolves with the port. */
   listen(port = 0, host?: string): Promise<number> {
     return new Promise((resolve, reject) => {
+      // Closed before it was listening (the agent stopped while starting): Node never says "listening" then.
+      const closed = () => reject(new Error('the blob server was closed before it listened'));
       this.server.once('error', reject);
-      this.server.listen(port, host, () => resolve((this.server.address() as AddressInfo).port));
+      this.server.once('close', closed);
+      this.server.listen(port, host, () => {
+        this.server.off('error', reject);
+        this.server.off('close', closed);
+        resolve((this.server.address() as AddressInfo).port);
+      });
     });
   }
 
