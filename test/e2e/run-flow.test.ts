@@ -115,6 +115,9 @@ describe('a run across two workers, one of them killed', () => {
     await page.click('nav [data-view="runs"]');
     await expect.poll(async () => Number(await page.getAttribute('.terminal', 'data-output-chars')), { timeout: 30_000 }).toBeGreaterThan(0);
     const filter = page.locator('[data-testid="output-filter"]');
+    // The external worker's own lines are its launcher's notes (hidden by default since issue 25 item 7) and its
+    // progress lines (hidden too): show the notes to read that machine's lines alone.
+    await page.getByTestId('output-hide-launcher').uncheck();
     await filter.selectOption(EXTERNAL);
     await page.waitForSelector(`.terminal[data-filter="${EXTERNAL}"]`);
     await expect.poll(() => terminalText(page)).toContain(`[${EXTERNAL}]`);
@@ -127,10 +130,11 @@ describe('a run across two workers, one of them killed', () => {
     expect(logLines.length).toBeGreaterThan(3);
     expect(logLines.every((l) => l.startsWith(`[${EXTERNAL}] `))).toBe(true);
     await filter.selectOption('');
+    await page.getByTestId('output-hide-launcher').check();
 
-    // Keyboard: from the last control above it (Hide progress lines), Tab goes into the (read-only) terminal;
+    // Keyboard: from the last control above it (Full screen), Tab goes into the (read-only) terminal;
     // typing there does nothing; Tab leaves it, Shift+Tab comes back in and Shift+Tab again leaves it backwards.
-    await page.getByTestId('output-hide-progress').focus();
+    await page.getByTestId('output-full-screen').focus();
     await page.keyboard.press('Tab');
     expect(await focused(page)).toContain('xterm-helper-textarea');
     const before = await page.getAttribute('.terminal', 'data-output-chars');
@@ -141,7 +145,7 @@ describe('a run across two workers, one of them killed', () => {
     await page.keyboard.press('Shift+Tab');
     expect(await focused(page)).toContain('xterm-helper-textarea');
     await page.keyboard.press('Shift+Tab');
-    expect(await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('output-hide-progress');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('output-full-screen');
     expect(Number(await page.getAttribute('.terminal', 'data-output-chars'))).toBeGreaterThanOrEqual(Number(before));
     expect(await terminalText(page)).not.toContain('rm -rf');
   });
