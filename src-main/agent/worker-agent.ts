@@ -71,7 +71,6 @@ export class WorkerAgent {
   /** Resolves when the agent has stopped for good: stop() was called or the coordinator drained it. */
   readonly exited: Promise<AgentExit>;
   private stopping: Promise<void> | null = null;
-
   constructor(opts: WorkerAgentOptions) {
     this.opts = opts;
     const clock = (this.clock = opts.clock ?? systemClock);
@@ -200,6 +199,7 @@ export class WorkerAgent {
     } catch (error) {
       this.lifecycle = 'stopped';
       void this.links.close();
+      this.projects.close(); // its blob server would keep a refused worker's process alive
       this.training.closeWarm();
       this.resolveExit({ reason: 'stopped', detail: error instanceof Error ? error.message : String(error) });
       throw error;
