@@ -101,7 +101,10 @@ describe.skipIf(!required(canRunApp(), 'the slow-link cases'))('training over a 
     await trainingTogether(tb!, runId, ['host-b', 'host-c'], { minStep: 1, after: slowGeneration - 1, timeoutMs: 120_000 });
     const viaApi = await app.api.request<RunSnapshot>('GET', `/v1/runs/${encodeURIComponent(runId)}`);
     expect(viaApi.comm?.strategy).toBe(slowDecision.strategy);
-    expect(viaApi.comm?.reason).toBe(slowDecision.reason);
+    // Auto re-decides while the run trains (issue 24): by now the reason may be a later one ("… kept: decided 6 s
+    // ago …", a retuned period); it still names the slow link, and the run's decision list holds the choice.
+    expect(viaApi.comm?.reason).toMatch(/\d+(\.\d)? Mbit\/s/);
+    expect(viaApi.commDecisions?.some((d) => d.strategy === slowDecision!.strategy), JSON.stringify(viaApi.commDecisions)).toBe(true);
     const { output } = await app.api.request<{ output: string }>('GET', `/v1/runs/${encodeURIComponent(runId)}/output`);
     expect(output).toContain(`generation ${slowGeneration} trains with ${slowDecision.strategy}`);
   }, 300_000);
