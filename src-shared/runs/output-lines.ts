@@ -271,16 +271,34 @@ export function labelsAbove(lines: readonly ClassifiedLine[], shown: readonly bo
   });
 }
 
-export interface NodeProgress {
-  node: string;
+/** What one progress line says: the step it finished (counted from 0), and the figures it gave. */
+export interface LineProgress {
   step: number;
   totalSteps: number | null;
   loss: number | null;
   samplesPerSec: number | null;
 }
 
+export interface NodeProgress extends LineProgress {
+  node: string;
+}
+
 function num(v: unknown): number | null {
   return typeof v === 'number' && Number.isFinite(v) ? v : null;
+}
+
+/** A progress line parsed (after any `[node] ` prefix), or null when it is not one or is malformed. */
+export function parseProgressLine(line: string): LineProgress | null {
+  if (!isProgressLine(line)) return null;
+  let record: Record<string, unknown>;
+  try {
+    record = JSON.parse(lineBody(line).slice('GPU_SHARE_PROGRESS '.length)) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+  const step = num(record.step);
+  if (step === null) return null;
+  return { step, totalSteps: num(record.total_steps), loss: num(record.loss), samplesPerSec: num(record.samples_per_sec) };
 }
 
 /** Each machine's latest progress line, parsed (malformed ones skipped), in order of first appearance. */
@@ -288,16 +306,8 @@ export function latestProgress(text: string): NodeProgress[] {
   const latest = new Map<string, NodeProgress>();
   for (const line of splitLines(text)) {
     const node = lineNode(line);
-    if (node === null || !isProgressLine(line)) continue;
-    let record: Record<string, unknown>;
-    try {
-      record = JSON.parse(lineBody(line).slice('GPU_SHARE_PROGRESS '.length)) as Record<string, unknown>;
-    } catch {
-      continue;
-    }
-    const step = num(record.step);
-    if (step === null) continue;
-    latest.set(node, { node, step, totalSteps: num(record.total_steps), loss: num(record.loss), samplesPerSec: num(record.samples_per_sec) });
+    const progress = node === null ? null : parseProgressLine(line);
+    if (node !== null && progress) latest.set(node, { node, ...progress });
   }
   return [...latest.values()];
 }
