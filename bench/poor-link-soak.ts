@@ -1,7 +1,7 @@
 /**
  * The poor-link soak: test/multihost/poor-link.test.ts for as long as you give it (10 minutes by default). The
  * suite runs that case for 2 minutes (under CI too, so `npm test` stays well inside CI's time); the long run that
- * the README's Performance row quotes belongs here, where a soak is measured and not timed inside the suite.
+ * docs/performance.md's row quotes belongs here, where a soak is measured and not timed inside the suite.
  * Hosts B and C on 20 Mbit/s tbf links, every agent↔coordinator byte through a fault proxy (0–800 ms delays, 2 s
  * stalls, resets) while a slow training runs on both: the figure is the false failures at the 5 s heartbeat
  * timeout (target 0). Needs root, iproute2 and torch (the test says which is missing).

@@ -1,7 +1,7 @@
 /**
  * The bundled example run as the app's form and `gpu-share runs start --example` fill it in, in one place. Its
  * `--step-sleep` slows every step so the run can be watched (about 25 s for 300 steps on a CPU) and a worker can
- * be killed mid-run, as the README shows; remove it to train at the script's full speed.
+ * be killed mid-run, as docs/guide.md ("Train") shows; remove it to train at the script's full speed.
  */
 
 export const EXAMPLE_RUN_NAME = 'DDP example (synthetic regression)';
