@@ -94,9 +94,17 @@ export type LaunchProject = z.infer<typeof launchProjectSchema>;
 export const PROJECT_ENV = {
   dataDir: 'GPU_SHARE_DATA_DIR',
   dataFiles: 'GPU_SHARE_DATA_FILES',
+  /** A JSON file holding the same array: always set, and the only one set when the list is too long for a variable. */
+  dataFilesPath: 'GPU_SHARE_DATA_FILES_PATH',
   outputDir: 'GPU_SHARE_OUTPUT_DIR',
   snapshot: 'GPU_SHARE_SNAPSHOT',
 } as const;
+
+/**
+ * The longest GPU_SHARE_DATA_FILES value put in the environment. Linux refuses to start a process with any one
+ * variable over 128 KiB (MAX_ARG_STRLEN), and 50,000 names are far more: past this the list is only in the file.
+ */
+export const DATA_FILES_ENV_MAX = 96 * 1024;
 
 /** Default bounds of one snapshot; a refusal names the biggest paths and how to leave them out. */
 export const PROJECT_LIMITS = { maxBytes: 512 * 1024 * 1024, maxFiles: 50_000 } as const;

@@ -1,6 +1,6 @@
 """Example project trainer (docs/api.md, "Your own project"): fits y = a*x + b on this member's data files.
 
-It imports a local module (mylib.py), reads the jsonl files named by GPU_SHARE_DATA_FILES in GPU_SHARE_DATA_DIR
+It imports a local module (mylib.py), reads the jsonl files named by GPU_SHARE_DATA_FILES_PATH in GPU_SHARE_DATA_DIR
 (shard mode: this member's files; replicate: all; several ranks on one member divide them by LOCAL_RANK),
 averages gradients over all ranks (gloo, torch 1.13), checkpoints every step so a relaunch resumes (--step-sleep S slows each step, for tests that act mid-run), and global
 rank 0 writes result.json to GPU_SHARE_OUTPUT_DIR.
@@ -26,7 +26,8 @@ def main():
     local_rank = int(os.environ.get("LOCAL_RANK", 0))
     local_world = int(os.environ.get("LOCAL_WORLD_SIZE", 1))
     data_dir = os.environ.get("GPU_SHARE_DATA_DIR", "data")
-    files = json.loads(os.environ.get("GPU_SHARE_DATA_FILES", "[]"))
+    files_path = os.environ.get("GPU_SHARE_DATA_FILES_PATH")
+    files = json.load(open(files_path)) if files_path else []
     mine = sorted(files)[local_rank::local_world]
     pairs = mylib.read_pairs([os.path.join(data_dir, name) for name in mine])
     print(f"rank {rank}: files {mine} ({len(pairs)} rows)", flush=True)

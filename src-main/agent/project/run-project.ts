@@ -4,9 +4,9 @@
  * (fetched first when missing, hard links from the cache, read-only); the trainer is told where all of it is
  * (PROJECT_ENV: docs/api.md "Your own project"). The run's blobs stay pinned in the cache until it ends.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { PROJECT_ENV, type LaunchProject, type ProjectFileEntry } from '../../../src-shared/projects/project-protocol';
+import { DATA_FILES_ENV_MAX, PROJECT_ENV, type LaunchProject, type ProjectFileEntry } from '../../../src-shared/projects/project-protocol';
 import { isUnder, safeSegment } from '../../platform/projects/project-layout';
 import { placeFile, removeTree, sealFolders } from '../../platform/projects/snapshot-unpack';
 import type { ProjectSource } from './project-source';
@@ -47,9 +47,23 @@ export async function readyRunProject(store: SnapshotStore, source: ProjectSourc
   if (dataDir !== null) {
     const dir = shard ? shardFolder(store, runId, dataDir, dataFiles) : path.join(folder, ...dataDir.split('/'));
     env[PROJECT_ENV.dataDir] = dir;
-    env[PROJECT_ENV.dataFiles] = JSON.stringify(dataFiles.map((f) => f.path.slice(dataDir.length + 1)));
+    Object.assign(env, dataFilesEnv(store, runId, dataFiles.map((f) => f.path.slice(dataDir.length + 1)), log));
   }
   return { cwd: folder, env };
+}
+
+/**
+ * The member's data file names: always in a JSON file (GPU_SHARE_DATA_FILES_PATH), and in GPU_SHARE_DATA_FILES too
+ * while they fit in one environment variable (a longer one would make the trainer's start fail with E2BIG).
+ */
+function dataFilesEnv(store: SnapshotStore, runId: string, names: readonly string[], log: (line: string) => void): Record<string, string> {
+  const json = JSON.stringify(names);
+  const file = path.join(store.layout.runData, `${safeSegment(runId)}.files.json`);
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  writeFileSync(file, json, { mode: 0o600 });
+  if (Buffer.byteLength(json) <= DATA_FILES_ENV_MAX) return { [PROJECT_ENV.dataFiles]: json, [PROJECT_ENV.dataFilesPath]: file };
+  log(`run ${runId}: the names of this member's ${names.length} data files (${Math.ceil(Buffer.byteLength(json) / 1024)} KiB) are more than one environment variable may hold: ${PROJECT_ENV.dataFiles} is not set; the trainer reads them from ${PROJECT_ENV.dataFilesPath} (docs/api.md "Your own project")`);
+  return { [PROJECT_ENV.dataFilesPath]: file };
 }
 
 /** The manifest's entries of the plan's shard files (names relative to the data folder), in the plan's order. */

@@ -4,6 +4,7 @@
  * switches (ELECTRON_RUN_AS_NODE turns a child Electron into Node; NODE_OPTIONS can inject code into any Node
  * child), and stale launcher variables (RANK, MASTER_PORT, CUDA_VISIBLE_DEVICES) that would confuse torchrun.
  */
+import { PROJECT_ENV } from '../../../src-shared/projects/project-protocol';
 
 /** Exact names never inherited. */
 export const BLOCKED_ENV_KEYS: ReadonlySet<string> = new Set([
@@ -72,10 +73,8 @@ export const TRAINER_GPU_SHARE_NAMES: ReadonlySet<string> = new Set([
   'GPU_SHARE_SEED',
   'GPU_SHARE_OUTPUT_DIR',
   'GPU_SHARE_ATTEMPT',
-  // A run's project (src-shared/projects/project-protocol.ts PROJECT_ENV; GPU_SHARE_OUTPUT_DIR above).
-  'GPU_SHARE_DATA_DIR',
-  'GPU_SHARE_DATA_FILES',
-  'GPU_SHARE_SNAPSHOT',
+  // A run's project (src-shared/projects/project-protocol.ts).
+  ...Object.values(PROJECT_ENV),
   // Settings the example trainers read, which a run's or job's env may set.
   'GPU_SHARE_CACHE_DIR',
   'GPU_SHARE_CORPUS_DIR',
@@ -125,10 +124,18 @@ export function buildTrainingEnv(input: TrainingEnvInput): Record<string, string
   return {
     ...filterInheritedEnv(input.inherited),
     PYTHONUNBUFFERED: '1',
-    ...trainerEnv(input.planEnv),
-    ...trainerEnv(input.launcherEnv ?? {}),
+    ...withoutProjectEnv(trainerEnv(input.planEnv), input.projectEnv),
+    ...withoutProjectEnv(trainerEnv(input.launcherEnv ?? {}), input.projectEnv),
     ...(input.projectEnv ?? {}),
     GPU_SHARE_CHECKPOINT_DIR: input.checkpointDir,
     CUDA_VISIBLE_DEVICES: input.gpuUuids.join(','),
   };
+}
+
+/** With a project, its variables are this agent's alone: one it leaves unset (a list too long) stays unset. */
+function withoutProjectEnv(env: Record<string, string>, projectEnv: Record<string, string> | undefined): Record<string, string> {
+  if (!projectEnv) return env;
+  const out = { ...env };
+  for (const key of Object.values(PROJECT_ENV)) delete out[key];
+  return out;
 }

@@ -70,6 +70,17 @@ describe('buildTrainingEnv', () => {
     expect(env.RANK).toBe('0');
   });
 
+  it("a run's project variables are the agent's alone: one it leaves unset is not filled in by the plan", () => {
+    const planEnv = { ...base.planEnv, GPU_SHARE_DATA_FILES: '["../../etc/passwd"]', GPU_SHARE_DATA_DIR: '/' };
+    const projectEnv = { GPU_SHARE_DATA_DIR: '/agent/run-data/run-1', GPU_SHARE_DATA_FILES_PATH: '/agent/run-data/run-1.files.json' };
+    const env = buildTrainingEnv({ ...base, planEnv, projectEnv, gpuUuids: [] });
+    expect(env.GPU_SHARE_DATA_DIR).toBe('/agent/run-data/run-1');
+    expect(env.GPU_SHARE_DATA_FILES_PATH).toBe('/agent/run-data/run-1.files.json');
+    expect(env).not.toHaveProperty('GPU_SHARE_DATA_FILES');
+    // Without a project (a plain run or a job) the plan's own values stand, as before.
+    expect(buildTrainingEnv({ ...base, planEnv, gpuUuids: [] }).GPU_SHARE_DATA_FILES).toBe('["../../etc/passwd"]');
+  });
+
   it("the shim's address comes only from the launcher, and the user's own interface choice is inherited", () => {
     const env = buildTrainingEnv({
       ...base,

@@ -22,7 +22,9 @@ import { shellPlan } from '../agent-fixtures';
 import { joinedClient, ProjectServer, sha, WORKER_ID } from './project-server';
 
 const TRAINER = `import json, os, mylib
-files = json.loads(os.environ["GPU_SHARE_DATA_FILES"])
+files = json.load(open(os.environ["GPU_SHARE_DATA_FILES_PATH"]))
+in_env = os.environ.get("GPU_SHARE_DATA_FILES")
+assert in_env is None or json.loads(in_env) == files, "the variable and the file disagree"
 data = os.environ["GPU_SHARE_DATA_DIR"]
 seen = {name: open(os.path.join(data, name)).read().strip() for name in files}
 out = os.environ["GPU_SHARE_OUTPUT_DIR"]
@@ -30,7 +32,10 @@ if os.environ.get("WRITE_OUTPUT") == "1":
     os.makedirs(os.path.join(out, "model"), exist_ok=True)
     with open(os.path.join(out, "model", "weights.txt"), "w") as f:
         f.write("weights of " + ",".join(files))
-print("TRAINER " + json.dumps({"cwd": os.getcwd(), "lib": mylib.X, "data": data, "files": files, "seen": seen, "out": out, "snapshot": os.environ["GPU_SHARE_SNAPSHOT"], "listing": sorted(os.listdir(data))}), flush=True)
+if len(files) > 100:
+    print("TRAINER " + json.dumps({"count": len(files), "first": files[0], "inEnv": in_env is not None, "seen": open(os.path.join(os.environ["GPU_SHARE_DATA_DIR"], files[-1])).read()}), flush=True)
+    raise SystemExit(0)
+print("TRAINER " + json.dumps({"inEnv": in_env is not None, "cwd": os.getcwd(), "lib": mylib.X, "data": data, "files": files, "seen": seen, "out": out, "snapshot": os.environ["GPU_SHARE_SNAPSHOT"], "listing": sorted(os.listdir(data))}), flush=True)
 `;
 const FILES = { 'train.py': TRAINER, 'mylib.py': 'X = 41\n', 'data/a.jsonl': 'A', 'data/b.jsonl': 'B', 'data/sub/c.jsonl': 'C' };
 
@@ -98,7 +103,7 @@ describe('a run with a project', () => {
     const folder = result.cwd as string;
     expect(path.dirname(folder)).toBe(path.join(dir, 'projects', 'snapshots'));
     expect(path.basename(folder)).toMatch(new RegExp(`^${snapshot}-without-`));
-    expect(result).toMatchObject({ lib: 41, files: ['sub/c.jsonl', 'a.jsonl'], seen: { 'sub/c.jsonl': 'C', 'a.jsonl': 'A' }, listing: ['a.jsonl', 'sub'], snapshot });
+    expect(result).toMatchObject({ inEnv: true, lib: 41, files: ['sub/c.jsonl', 'a.jsonl'], seen: { 'sub/c.jsonl': 'C', 'a.jsonl': 'A' }, listing: ['a.jsonl', 'sub'], snapshot });
     expect(result.data).toBe(path.join(dir, 'projects', 'run-data', 'run-s'));
     expect(result.out).toBe(path.join(dir, 'run-output', 'run-s'));
     expect(lstatSync(path.join(result.data as string, 'a.jsonl')).mode & 0o777).toBe(0o444);
@@ -138,6 +143,16 @@ describe('a run with a project', () => {
     expect(await projects.ended('run-p', exit, true)).toBe('uploaded');
     expect(readdirSync(path.join(dir, 'run-output'))).toContain('run-p');
   });
+
+  it('names too many for one environment variable are only in GPU_SHARE_DATA_FILES_PATH, and the trainer still starts', async () => {
+    // 2,000 names of ~80 bytes: ~160 KiB of JSON, over Linux's 128 KiB limit on one variable (E2BIG at exec).
+    const data = Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`data/${String(i).padStart(4, '0')}-${'n'.repeat(70)}.jsonl`, `row ${i}`]));
+    const snapshot = server.add({ ...FILES, ...data });
+    const { result, exit } = await train('run-big', { snapshot, dataDir: 'data', dataMode: 'replicate', dataFiles: null });
+    expect(exit.exitCode).toBe(0);
+    expect(result).toEqual({ count: 2003, first: `0000-${'n'.repeat(70)}.jsonl`, inEnv: false, seen: 'C' });
+    expect(logs.some((l) => l.includes("run run-big: the names of this member's 2003 data files") && l.includes('GPU_SHARE_DATA_FILES is not set'))).toBe(true);
+    }, 60_000);
 
   it('a plan naming a data file the snapshot does not hold does not start, with the reason', async () => {
     const snapshot = server.add(FILES);
