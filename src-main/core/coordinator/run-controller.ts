@@ -28,7 +28,7 @@ import type { OutputBudget } from './output-budget';
 import { storePortsTaken } from './generation-launch';
 import { RunApplier, type RunApplierDeps } from './run-applier';
 import { afterFailures, expireUnstarted, type RunFailureContext } from './run-failures';
-import { askToPrepare, initProject, notReadyReason, onPrepared, type ProjectFiles } from './run-project-gate';
+import { askToPrepare, initProject, notReadyReason, onPrepared, retryFailedPrepares, type ProjectFiles } from './run-project-gate';
 import { jobHoldingsKey, planRun } from './run-placement';
 import { resumeDuringGrace } from './run-reattach';
 import { clearMembers, copyProject, ENDED, wantsMore, newRunRecord, restoreRunRecord, runSnapshot, type LaunchWhy, type RunRecord } from './run-record';
@@ -90,9 +90,7 @@ export class RunController {
     const { clock, pool, workers, messages, feed } = opts;
     this.applier = new RunApplier({
       clock, pool, workers, messages, feed,
-      rdzvHostOverride: opts.rdzvHostOverride,
-      trustAdvertised: opts.trustAdvertised,
-      links: opts.links,
+      rdzvHostOverride: opts.rdzvHostOverride, trustAdvertised: opts.trustAdvertised, links: opts.links,
       stepMemory: opts.stepMemory,
       surveyLinks: opts.surveyLinks,
       // What it held is free: runs below max_workers may grow into it (after the settle, as for a join).
@@ -258,6 +256,7 @@ export class RunController {
     const now = this.opts.clock.monotonic();
     for (const run of this.liveRuns()) {
       expireUnstarted(this.failureCtx, run);
+      if (retryFailedPrepares(this.opts, run)) this.applier.emit(run);
       if (run.heldStarts) this.applier.releaseHeldStarts(run, false);
       if (run.pendingRestart) this.maybeRestart(run);
       // A generation decided blind, or on links measured again since, relaunches when its numbers call for less traffic.

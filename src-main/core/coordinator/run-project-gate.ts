@@ -8,6 +8,7 @@
  * as peers, ranked by the link map, with the snapshot's peer key, so members fetch from each other.
  */
 import type { LinkMeasurement } from '../../../src-shared/links/link-matrix';
+import type { Clock } from '../../platform/ports';
 import { rankPeers, type PeerCandidate } from '../../../src-shared/projects/peer-sources';
 import { splitDataFiles, type DataFile } from '../../../src-shared/projects/data-shards';
 import type { LaunchProject, PreparedReport, SnapshotManifest } from '../../../src-shared/projects/project-protocol';
@@ -30,6 +31,8 @@ export interface ProjectFiles {
 export interface ProjectGateState {
   /** Worker id → the incarnation it was told to prepare in (a machine that joins again is told again). */
   asked: Map<number, number>;
+  /** Worker id → when it was last told (monotonic ms): one that failed is told again PREPARE_RETRY_MS later. */
+  askedAt: Map<number, number>;
   /** Shard mode: the data folder's files (from the manifest); null in replicate mode or when not known. */
   dataFiles: DataFile[] | null;
 }
@@ -40,13 +43,20 @@ export interface ProjectGateDeps {
   /** Where members reach each other (the rendezvous' choice, as the link survey probes) and the measured links. */
   trustAdvertised?: boolean;
   links?: () => readonly LinkMeasurement[];
+  clock?: Pick<Clock, 'monotonic'>;
 }
+
+/**
+ * A worker that could not prepare (a module missing, the disk full) is asked again this long after it was last
+ * asked, so a person who installed the module or freed the disk sees it join without restarting its agent.
+ */
+export const PREPARE_RETRY_MS = 60_000;
 
 const MIB = 1024 * 1024;
 const REQUIREMENTS = 'requirements.txt';
 
 function gateOf(run: RunRecord): ProjectGateState {
-  run.projectGate ??= { asked: new Map(), dataFiles: null };
+  run.projectGate ??= { asked: new Map(), askedAt: new Map(), dataFiles: null };
   return run.projectGate;
 }
 
@@ -108,17 +118,22 @@ export function askToPrepare(deps: ProjectGateDeps, run: RunRecord): boolean {
   const candidates = peerCandidates(deps, live);
   const links = deps.links?.() ?? [];
   const peerKey = snapshotPeerKey(project.snapshot);
+  const now = deps.clock?.monotonic() ?? 0;
   for (const [index, w] of eligible.entries()) {
-    if (gate.asked.get(w.workerId) === w.incarnation) continue;
+    const again = gate.asked.get(w.workerId) === w.incarnation;
+    if (again && !retryDue(run, gate, w.workerId, now)) continue;
     const rec = deps.workers.get(w.workerId);
     if (!rec) continue;
     const peers = rankPeers(w.workerId, candidates, links);
     const stripe = { index, count: eligible.length };
     rec.mailbox.queue({ kind: 'prepare', runId: run.id, snapshot: project.snapshot, dataDir: project.data, dataMode: project.dataMode, modules: project.modules.map((m) => ({ ...m })), peers, peerKey, stripe });
     gate.asked.set(w.workerId, w.incarnation);
-    // A member of the generation running now (kept over a coordinator restart) stays ready while it answers.
+    gate.askedAt.set(w.workerId, now);
+    // A member of the generation running now (kept over a coordinator restart) stays ready while it answers; one
+    // asked again after a failure stays failed until it answers (its hold is not announced a second time).
     const kept = project.members.find((m) => m.workerId === w.workerId);
-    if (kept?.status !== 'ready' || !run.workerIds.includes(w.workerId)) {
+    const keep = kept?.status === 'ready' ? run.workerIds.includes(w.workerId) : kept?.status === 'failed' && again;
+    if (!keep) {
       setMember(run, { workerId: w.workerId, node: w.node, status: 'fetching', detail: 'asked to prepare the project' });
     }
     changed = true;
@@ -126,7 +141,23 @@ export function askToPrepare(deps: ProjectGateDeps, run: RunRecord): boolean {
   const before = project.members.length;
   project.members = project.members.filter((m) => live.has(m.workerId) || run.workerIds.includes(m.workerId));
   for (const id of gate.asked.keys()) if (!live.has(id)) gate.asked.delete(id);
+  for (const id of gate.askedAt.keys()) if (!live.has(id)) gate.askedAt.delete(id);
   return changed || project.members.length !== before;
+}
+
+/** Whether this worker failed to prepare and was last asked PREPARE_RETRY_MS ago or more. */
+function retryDue(run: RunRecord, gate: ProjectGateState, workerId: number, now: number): boolean {
+  const member = run.project?.members.find((m) => m.workerId === workerId);
+  return member?.status === 'failed' && now - (gate.askedAt.get(workerId) ?? now) >= PREPARE_RETRY_MS;
+}
+
+/** Every tick: asks again the workers whose prepare failed long enough ago (cheap when none did). */
+export function retryFailedPrepares(deps: ProjectGateDeps, run: RunRecord): boolean {
+  const gate = run.projectGate;
+  if (!gate || !run.project?.members.some((m) => m.status === 'failed')) return false;
+  const now = deps.clock?.monotonic() ?? 0;
+  if (!run.project.members.some((m) => retryDue(run, gate, m.workerId, now))) return false;
+  return askToPrepare(deps, run);
 }
 
 /** The members told to prepare the snapshot, where the others reach them (the address training uses) and their blob port. */

@@ -90,6 +90,31 @@ describe('project readiness gate', () => {
     expect(d.running!.project!.dataFiles!.length).toBeGreaterThan(0);
   });
 
+  it('a worker that failed to prepare is asked again a minute later, stays held out without a second notice, and joins once ready', () => {
+    const h = setup();
+    const [a, b] = h.activeWorkers('alpha', 'beta');
+    const run = h.svc.startRun(h.spec({ minWorkers: 1, maxWorkers: 2 }), project('replicate'));
+    h.run(1000);
+    prepared(h, a!, run.id, 'ready', 'ok');
+    prepared(h, b!, run.id, 'failed', "python cannot import 'sentencepiece' (requirements.txt line 3)");
+    h.run(2000);
+    expect(h.liveRun().workerIds).toEqual([a!.workerId]);
+    const asks = () => b!.received.filter((i) => i.kind === 'prepare').length;
+    expect(asks()).toBe(1);
+    h.run(50_000); // not yet: a minute after it was asked
+    expect(asks()).toBe(1);
+    h.run(10_000);
+    expect(asks()).toBe(2); // the person may have installed the module: asked again, without restarting its agent
+    expect(h.liveRun().project!.members.find((m) => m.node === 'beta')).toMatchObject({ status: 'failed' });
+    prepared(h, b!, run.id, 'failed', "python cannot import 'sentencepiece' (requirements.txt line 3)");
+    h.run(61_000);
+    expect(asks()).toBe(3);
+    expect(h.svc.runOutput(run.id).split('beta is held out of the run').length - 1).toBe(1);
+    prepared(h, b!, run.id, 'ready', 'ok');
+    h.run(3000);
+    expect(h.liveRun().workerIds).toEqual([a!.workerId, b!.workerId]);
+  });
+
   it('replicate mode: every member gets the snapshot and no file list', () => {
     const h = setup();
     const [a] = h.activeWorkers('alpha');
