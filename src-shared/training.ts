@@ -266,6 +266,8 @@ export interface RunWorkerRow {
    * absent, in runs saved before it existed) while it takes part.
    */
   end?: RunWorkerEnd | null;
+  /** Epoch ms its part ended ('failed' or 'left'; a finished or stopped part ends with the run). Absent in older runs. */
+  endedAt?: number | null;
 }
 
 export type RunWorkerEnd = 'finished' | 'failed' | 'left' | 'stopped';

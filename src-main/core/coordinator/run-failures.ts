@@ -73,7 +73,7 @@ function runLostMembers(ctx: RunFailureContext, run: RunRecord, lost: number[], 
   if (!sameIncident) run.restartsUsed += 1;
   const nodeOf = (id: number) => ctx.workers.get(id)!.node;
   const cause = runCause ?? `worker ${lost.map(nodeOf).join(', ')} failed`;
-  lost.forEach((id, i) => run.telemetry.onWorkerFailed(id, nodeOf(id), !sameIncident && i === 0));
+  lost.forEach((id, i) => run.telemetry.onWorkerFailed(id, nodeOf(id), !sameIncident && i === 0, ctx.clock.now()));
   for (const id of lost) ctx.applier.say(run, `worker ${nodeOf(id)} failed: ${ctx.pool.worker(id)?.stateCause ?? 'failed'}`);
   if (run.restartsUsed > run.spec.maxRestarts) {
     ctx.applier.fail(run, `${cause} and all ${run.spec.maxRestarts} restarts are used`);

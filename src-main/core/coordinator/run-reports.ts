@@ -86,7 +86,7 @@ export function handleReport(ctx: RunReportContext, budget: OutputBudget, rec: W
       if (run.pendingRestart) return; // this generation already failed: one restart for it
       const cause = describeExit(rec.node, r.exitCode, r.signal);
       applier.say(run, cause);
-      run.telemetry.onWorkerFailed(rec.id, rec.node, true);
+      run.telemetry.onWorkerFailed(rec.id, rec.node, true, clock.now());
       run.restartsUsed += 1;
       if (run.restartsUsed > run.spec.maxRestarts) {
         applier.fail(run, `${cause} and all ${run.spec.maxRestarts} restarts are used`);

@@ -119,8 +119,10 @@ export class RunTelemetry {
     for (const id of memberIds) this.track(id, nodeOf?.(id) ?? `worker ${id}`);
     for (const [id, w] of this.workers) {
       const member = members.has(id);
-      if (member) w.row.end = null;
-      else if (w.row.member && !w.row.end) w.row.end = 'left';
+      if (member) {
+        w.row.end = null;
+        delete w.row.endedAt; // back in: its earlier leaving is no longer how its part ended
+      } else if (w.row.member && !w.row.end) Object.assign(w.row, { end: 'left', endedAt: at });
       w.row.member = member;
     }
     const reached = this.curve.snapshot().at(-1);
@@ -172,12 +174,13 @@ export class RunTelemetry {
     this.record(progress.generation, progress.step, progress.loss, 'heartbeat', progress.resumedFrom);
   }
 
-  /** A worker failed while the run was live; `causedRestart` when its failure cost the run a restart. */
-  onWorkerFailed(workerId: number, node: string, causedRestart: boolean): void {
+  /** A worker failed while the run was live (at `at`, epoch ms); `causedRestart` when its failure cost the run a restart. */
+  onWorkerFailed(workerId: number, node: string, causedRestart: boolean, at: number | null = null): void {
     const w = this.track(workerId, node);
     this.failures += 1;
     if (causedRestart) w.row.restartsCaused += 1;
     w.row.end = 'failed';
+    if (at !== null) w.row.endedAt = at;
   }
 
   /**

@@ -133,6 +133,21 @@ describe('RunTelemetry: the loss curve from every progress line', () => {
     expect(snap.workerFailures).toBe(2);
     expect(snap.workerRows.find((r) => r.workerId === 2)?.restartsCaused).toBe(1);
   });
+  it("keeps when a worker's part ended: the failure's time, a leaver's generation start; none once it is back", () => {
+    const { t } = telemetry();
+    t.onGeneration(1, [1, 2, 3], T0, 'run started');
+    t.onWorkerFailed(2, 'beta', true, T0 + 4000);
+    t.onGeneration(2, [1, 3], T0 + 5000, 'worker beta failed');
+    t.onGeneration(3, [1], T0 + 9000, 'gamma left');
+    const ended = () => t.snapshot().workerRows.map((r) => [r.workerId, r.end, r.endedAt]);
+    expect(ended()).toEqual([
+      [1, null, undefined],
+      [2, 'failed', T0 + 4000],
+      [3, 'left', T0 + 9000],
+    ]);
+    t.onGeneration(4, [1, 3], T0 + 12_000, 'gamma back');
+    expect(ended()[2]).toEqual([3, null, undefined]);
+  });
 });
 
 describe('RunTelemetry: heartbeat progress as a fallback', () => {
