@@ -9,6 +9,7 @@ import { memberLabel, runMembers, type RunMember } from '../store/runs';
 import { workerColor } from '../store/derive';
 import { memberSeries, useResourceHistory } from './resource-history';
 import { useRunSeriesSeed } from './run-series-seed';
+import { runTimeRange, useRunNow, workerEndMark } from './run-time-axis';
 import { clockLabel } from './throughput-chart';
 import { XyChart } from './xy-chart';
 import type { XySeries } from './xy-chart-model';
@@ -19,9 +20,12 @@ type Metric = keyof typeof NAMES;
 
 const pct = (v: number | undefined) => (v === undefined || !Number.isFinite(v) ? '—' : `${Math.round(v)} %`);
 
-function MemberResources({ run, member }: { run: RunSnapshot; member: RunMember }) {
+function MemberResources({ run, member, now }: { run: RunSnapshot; member: RunMember; now: number }) {
   const history = useResourceHistory(member.workerId);
-  const end = run.endedAt ?? Infinity;
+  const row = run.workerRows.find((r) => r.workerId === member.workerId);
+  // A part that ended early ends its chart's line there: what the worker did after is another story.
+  const early = (row?.end === 'failed' || row?.end === 'left') && row.endedAt ? row.endedAt : Infinity;
+  const end = Math.min(run.endedAt ?? Infinity, early);
   const samples = (history?.samples ?? []).filter((s) => s.at >= run.startedAt && s.at <= end);
   const title = (
     <h4 className="small strong resource-title">
@@ -41,19 +45,23 @@ function MemberResources({ run, member }: { run: RunSnapshot; member: RunMember 
   const metrics: Metric[] = m.hasGpu ? ['gpuUtil', 'gpuMem', 'cpu', 'ram'] : ['cpu', 'ram'];
   const series: XySeries[] = metrics.map((k) => ({ key: k, label: NAMES[k], color: COLORS[k], xs, ys: m[k] }));
   const last = m.at.length - 1;
-  const now = metrics.map((k) => `${NAMES[k]} ${pct(m[k][last])}`).join(', ');
+  // The run's axis (as samples/s has it), with a mark where this worker's part ended before the run did.
+  const mark = workerEndMark(run, row, m.at[last] ?? null);
+  const latest = metrics.map((k) => `${NAMES[k]} ${pct(m[k][last])}`).join(', ');
   return (
     <div className="member-resources" data-worker-id={member.workerId} data-samples={samples.length}>
       {title}
       <XyChart
         testId={`resources-${member.workerId}`}
-        label={`${member.node} resources over the run, now: ${now}`}
+        label={`${member.node} resources over the run, now: ${latest}${mark ? `; ${mark.title}` : ''}`}
         xTitle="time since start"
         yTitle="%"
         series={series}
         hoverSeries={series[series.length - 1]!}
         describe={(i) => [`${clockLabel(xs[i]!)}`, ...metrics.map((k) => `${NAMES[k]} ${pct(m[k][i])}`)]}
         yRange={[0, 100]}
+        xRange={runTimeRange(run, now)}
+        marks={mark ? [mark] : []}
         xFormat={(v) => clockLabel(v)}
         xClock
       />
@@ -63,6 +71,11 @@ function MemberResources({ run, member }: { run: RunSnapshot; member: RunMember 
             <span style={{ color: COLORS[k] }}>━</span> {NAMES[k]} {pct(m[k][last])}{' '}
           </span>
         ))}
+        {mark && (
+          <span className={`chart-legend-end chart-legend-${mark.kind}`} data-testid="worker-end-note">
+            ┃ {mark.title} ({clockLabel(mark.x)} after the start)
+          </span>
+        )}
       </p>
     </div>
   );
@@ -70,6 +83,7 @@ function MemberResources({ run, member }: { run: RunSnapshot; member: RunMember 
 
 export function RunResources({ run, workers }: { run: RunSnapshot; workers: WorkerSnapshot[] }) {
   useRunSeriesSeed(run.id); // both charts of the run page (this one and samples/s) start from what the coordinator kept
+  const now = useRunNow(run);
   const current = runMembers(run, workers);
   // After the run (or between generations) its members are gone: show the workers that took part.
   const members: RunMember[] =
@@ -78,7 +92,7 @@ export function RunResources({ run, workers }: { run: RunSnapshot; workers: Work
   return (
     <div className="run-resources" data-testid="run-resources">
       {members.map((member) => (
-        <MemberResources key={member.workerId} run={run} member={member} />
+        <MemberResources key={member.workerId} run={run} member={member} now={now} />
       ))}
     </div>
   );

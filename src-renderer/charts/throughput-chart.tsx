@@ -9,6 +9,7 @@ import { workerColor } from '../store/derive';
 import { XyChart } from './xy-chart';
 import type { XySeries } from './xy-chart-model';
 import { useThroughput } from './run-throughput';
+import { runTimeRange, useRunNow } from './run-time-axis';
 
 /** "1:05" for 65 s, "1:02:05" past an hour. */
 export function clockLabel(seconds: number): string {
@@ -21,6 +22,7 @@ export function clockLabel(seconds: number): string {
 
 export function ThroughputChart({ run }: { run: RunSnapshot }) {
   const series = useThroughput(run.id);
+  const now = useRunNow(run);
   const points = series?.total.filter((v) => v !== null).length ?? 0;
   if (!series || points < 2) {
     return (
@@ -61,6 +63,7 @@ export function ThroughputChart({ run }: { run: RunSnapshot }) {
         hoverSeries={total}
         describe={describe}
         yFromZero
+        xRange={runTimeRange(run, now)}
         xFormat={(v) => clockLabel(v)}
         xClock
         marks={marks}

@@ -23,6 +23,8 @@ export interface XyMark {
   x: number;
   label: string;
   title: string;
+  /** A generation's start (default), or where a worker's part ended: drawn in the colour of how. */
+  kind?: 'generation' | 'failed' | 'left';
 }
 
 export interface XyInput {
@@ -37,6 +39,8 @@ export interface XyInput {
   xClock?: boolean;
   /** A fixed y domain (0–100 for percentages) instead of the data's. */
   yRange?: [number, number];
+  /** The x span to draw at least (the run's start to its end), so charts of one run share their axis. */
+  xRange?: [number, number];
 }
 
 export interface XyModel {
@@ -47,7 +51,7 @@ export interface XyModel {
   lines: { key: string; color: string; path: string; faint: boolean }[];
   xTicks: { px: number; label: string }[];
   yTicks: { px: number; label: string }[];
-  marks: { px: number; label: string; title: string }[];
+  marks: { px: number; label: string; title: string; kind: NonNullable<XyMark['kind']> }[];
 }
 
 const bottom = XY_H - XY_PLOT.bottom;
@@ -76,7 +80,7 @@ export function xyChart(input: XyInput, width = XY_W): XyModel | null {
   const w = Math.max(MIN_XY_W, Math.round(width));
   const right = w - XY_PLOT.right;
   const yKind = input.yKind ?? 'linear';
-  const xe = extent(input.series.flatMap((s) => s.xs), false);
+  const xe = extent([...input.series.flatMap((s) => s.xs), ...(input.xRange ?? [])], false);
   const ye = extent(input.series.flatMap((s) => s.ys), yKind === 'log');
   if (!xe || !ye) return null;
   const x = makeScale('linear', xe[0], xe[1], XY_PLOT.left, right);
@@ -96,7 +100,9 @@ export function xyChart(input: XyInput, width = XY_W): XyModel | null {
   const yValues = yKind === 'log' ? logTicks(y.min, y.max) : linearTicks(y.min, y.max, 5);
   const yStep = yKind === 'log' ? 0 : niceStep(y.max - y.min, 5);
   const yTicks = distinctLabels(yValues.map((v) => ({ px: y.map(v), label: yKind === 'log' ? tickLabel(v, v / 10) : tickLabel(v, yStep) })));
-  const marks = (input.marks ?? []).filter((m) => m.x >= x.min && m.x <= x.max).map((m) => ({ px: x.map(m.x), label: m.label, title: m.title }));
+  const marks = (input.marks ?? [])
+    .filter((m) => m.x >= x.min && m.x <= x.max)
+    .map((m) => ({ px: x.map(m.x), label: m.label, title: m.title, kind: m.kind ?? 'generation' }));
   return { width: w, x, y, lines, xTicks, yTicks, marks };
 }
 

@@ -66,7 +66,7 @@ export function XyChart(props: XyChartProps) {
   const dotY = at !== null ? model.y.map(series.ys[at]!) : 0;
   const readout = at !== null ? props.describe(at) : [];
   return (
-    <div ref={ref} className="xy-chart" data-testid={props.testId} data-points={series.xs.length} data-marks={model.marks.length} data-y-kind={props.yKind ?? 'linear'}>
+    <div ref={ref} className="xy-chart" data-testid={props.testId} data-points={series.xs.length} data-marks={model.marks.length} data-y-kind={props.yKind ?? 'linear'} data-x-min={model.x.min} data-x-max={model.x.max}>
       <svg
         viewBox={`0 0 ${W} ${XY_H}`}
         role="img"
@@ -102,15 +102,19 @@ export function XyChart(props: XyChartProps) {
         <text x={4} y={XY_PLOT.top} transform={`rotate(-90 4 ${XY_PLOT.top})`} textAnchor="end" dominantBaseline="hanging" style={labelStyle}>
           {props.yTitle}
         </text>
-        {model.marks.map((m) => (
-          <g key={`m${m.label}`} className="generation-mark-group">
-            <title>{m.title}</title>
-            <line x1={m.px} x2={m.px} y1={XY_PLOT.top} y2={bottom} className="chart-mark" />
-            <text x={m.px + 3} y={XY_PLOT.top + 10} className="chart-mark-label">
-              {m.label}
-            </text>
-          </g>
-        ))}
+        {model.marks.map((m) => {
+          // A mark near the right edge (a part that ended with the run's last seconds) labels to its left.
+          const flip = m.px > W - XY_PLOT.right - 50;
+          return (
+            <g key={`m${m.label}${m.px}`} className={`${m.kind}-mark-group`} data-mark-kind={m.kind}>
+              <title>{m.title}</title>
+              <line x1={m.px} x2={m.px} y1={XY_PLOT.top} y2={bottom} className={`chart-mark chart-mark-${m.kind}`} />
+              <text x={flip ? m.px - 3 : m.px + 3} y={XY_PLOT.top + 10} textAnchor={flip ? 'end' : 'start'} className={`chart-mark-label chart-mark-label-${m.kind}`}>
+                {m.label}
+              </text>
+            </g>
+          );
+        })}
         {model.lines.map((l) => (
           <path key={l.key} d={l.path} data-series={l.key} className={l.faint ? 'chart-line chart-line-faint' : 'chart-line'} style={{ stroke: l.color }} />
         ))}

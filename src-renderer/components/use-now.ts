@@ -30,3 +30,10 @@ function subscribe(listener: () => void): () => void {
 export function useNow(): number {
   return useSyncExternalStore(subscribe, () => now);
 }
+
+const still = () => () => {};
+
+/** Now to the whole second: a re-render a second, not five. With `paused` (nothing on screen moves) none. */
+export function useNowSeconds(paused = false): number {
+  return useSyncExternalStore(paused ? still : subscribe, () => Math.floor(now / 1000) * 1000);
+}

@@ -66,7 +66,7 @@ describe('the chart model', () => {
     expect(xyChart({ series: [series] }, 100)!.width).toBe(MIN_XY_W);
     expect(m.xTicks[0]!.px).toBe(XY_PLOT.left);
     expect(m.yTicks.map((t) => t.label)).toEqual(['0.5', '1', '1.5', '2']);
-    expect(m.marks).toEqual([{ px: (XY_PLOT.left + XY_W - XY_PLOT.right) / 2, label: 'gen 2', title: 'worker beta failed' }]);
+    expect(m.marks).toEqual([{ px: (XY_PLOT.left + XY_W - XY_PLOT.right) / 2, label: 'gen 2', title: 'worker beta failed', kind: 'generation' }]);
     expect(m.lines[0]!.path.startsWith(`M${XY_PLOT.left.toFixed(1)},`)).toBe(true);
     expect(pointAt(m, series, XY_W - XY_PLOT.right - 1)).toBe(3);
     expect(xyChart({ series: [{ ...series, xs: [], ys: [] }] })).toBeNull();
