@@ -42,8 +42,16 @@ export function DesktopNotificationsButton() {
   useDismiss(explain, root, close);
   if (permission === 'default') {
     return (
-      <button type="button" className="button small ghost" data-testid="desktop-notifications" data-permission={permission} onClick={() => void requestNotificationPermission().then(setPermission)}>
-        <BellIcon /> Enable desktop notifications
+      // Short words, so the header stays one row at 1280 px; the title says where they appear.
+      <button
+        type="button"
+        className="button small ghost"
+        data-testid="desktop-notifications"
+        data-permission={permission}
+        title="Enable desktop notifications: the system shows runs and workers that need you while this page is in the background"
+        onClick={() => void requestNotificationPermission().then(setPermission)}
+      >
+        <BellIcon /> Enable notifications
       </button>
     );
   }
