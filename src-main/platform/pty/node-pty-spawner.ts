@@ -7,6 +7,7 @@
  */
 import type { PtyProcess, PtySpawner, PtySpawnOptions } from '../ports';
 import { pipeSpawner } from './pipe-spawner';
+import { keepPtyTail } from './pty-tail';
 
 type NodePty = typeof import('@lydell/node-pty');
 let nodePty: NodePty | null | undefined;
@@ -51,6 +52,8 @@ export const nodePtySpawner: PtySpawner = {
       cwd: options.cwd ?? process.cwd(),
       env: options.env,
     });
+    // Its last lines must not be lost when node-pty stops reading 200 ms after the exit (pty-tail.ts).
+    keepPtyTail(child);
     const pid = child.pid;
     // Once the leader is reaped its pid may be reused by a stranger: only signal while the group can still be ours.
     let leaderExited = false;
