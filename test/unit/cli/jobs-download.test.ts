@@ -20,12 +20,17 @@ import { artifactSnapshot, jobSnapshot, sha } from './jobs-fixtures';
 import { handMadeTarGz, tarballOf } from '../jobs/hand-made-tar';
 import { isApiProblem } from '../../../src-main/core/coordinator/api-problem';
 import { DOWNLOAD_ANSWER_MS, OperatorClient } from '../../../src-main/cli/operator/operator-client';
+import { OperatorFailure } from '../../../src-main/cli/operator/operator-failure';
+import { saveArtifact } from '../../../src-main/cli/commands/jobs/artifact-download';
 
 const OPERATOR = 'operator-token-operator-token-operator-to';
 const BYTES = tarballOf(randomBytes(3 * 1024 * 1024 + 17));
 const GOOD = createHash('sha256').update(BYTES).digest('hex');
 const CORRUPT = sha('served with other bytes');
 const CUT = sha('cut off halfway');
+/** Cut off halfway with a TCP reset, not a close; and halfway, then silent. */
+const RESET = sha('reset halfway');
+const SILENT = sha('silent halfway');
 const GONE = sha('listed, not stored');
 /** Indexed and in the store, never inspected (put there by hand, as a tarball kept before uploads were inspected). */
 const UNSAFE_BYTES = handMadeTarGz([{ path: 'adapter.bin', body: 'ok' }, { path: 'link', type: '2', linkpath: '../../.ssh' }]);
@@ -50,7 +55,7 @@ const jobsState: JobsState = {
   placement: 'binpack',
   manifestName: null,
 };
-const listed = [GOOD, CORRUPT, CUT, GONE, UNSAFE].map((h) => ({ ...artifactSnapshot('x'), sha256: h, producedBy: [{ jobId: done.id, jobName: 'lora-a', attempt: 1 }] }));
+const listed = [GOOD, CORRUPT, CUT, RESET, SILENT, GONE, UNSAFE].map((h) => ({ ...artifactSnapshot('x'), sha256: h, producedBy: [{ jobId: done.id, jobName: 'lora-a', attempt: 1 }] }));
 
 function json(res: http.ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
@@ -75,9 +80,11 @@ async function serve(req: http.IncomingMessage, res: http.ServerResponse): Promi
     gzip(BYTES.length);
     return void res.end(Buffer.from(BYTES).fill(7, 1000, 1001));
   }
-  if (hash === CUT) {
+  if (hash === CUT || hash === RESET || hash === SILENT) {
     gzip(BYTES.length);
-    return void res.write(BYTES.subarray(0, BYTES.length / 2), () => res.destroy());
+    const socket = res.socket!;
+    const cut = { [CUT]: () => res.destroy(), [RESET]: () => socket.resetAndDestroy(), [SILENT]: () => undefined }[hash]!;
+    return void res.write(BYTES.subarray(0, BYTES.length / 2), cut);
   }
   const stored = await store.openInspected(hash);
   if (!stored) return json(res, 404, { error: `no artifact ${hash}` });
@@ -184,6 +191,28 @@ describe('gpu-share jobs artifact', () => {
     expect(r.err).toMatch(/^gpu-share jobs artifact: the download of artifact [0-9a-f]{12} broke off after \d+ bytes \(.+\); nothing was kept — try again\n$/);
     expect(files()).toEqual([]);
   });
+
+  it('every form of a cut-off transfer (closed, reset, silent), 10 times each, is exit 3 with nothing kept', async () => {
+    // pipeline() hands the transfer's error to the file too; when that copy landed used to decide between exit 3
+    // and "cannot save" (exit 1), so each form runs again and again.
+    class QuickClient extends OperatorClient {
+      override download(...[name, params, notFound]: Parameters<OperatorClient['download']>) {
+        return super.download(name, params, notFound, { answerMs: 5000, silenceMs: 300 });
+      }
+    }
+    const client = new QuickClient({ url: new URL(plainUrl), token: OPERATOR, certSha256: undefined, certSource: null, dataDir: root, urlSource: 'flag', recordNote: null, tokenSource: 'the test', recordPid: null });
+    for (const hash of [CUT, RESET, SILENT]) {
+      for (let i = 0; i < 10; i++) {
+        const failure = await saveArtifact(client, hash, path.join(cwd, 'a.tgz'), 'a.tgz', false, 'gone').then(() => null, (error: unknown) => error);
+        expect(failure).toBeInstanceOf(OperatorFailure);
+        expect(failure).toMatchObject({ exitCode: 3, kind: 'unreachable', message: expect.stringMatching(/^the download of artifact [0-9a-f]{12} broke off after \d+ bytes \(.+\); nothing was kept — try again$/) });
+        expect(files()).toEqual([]);
+      }
+    }
+    const reset = await cli(['jobs', 'artifact', RESET], env(), cwd);
+    expect(reset.code).toBe(3);
+    expect(reset.err).toMatch(/broke off after \d+ bytes/);
+  }, 60_000);
 
   it('a job without an artifact, an artifact not stored, a wrong token: exit 5, 5, 4, nothing written', async () => {
     expect(await cli(['jobs', 'artifact', 'lora-b'], env(), cwd)).toMatchObject({ code: 5, err: `gpu-share jobs artifact: job ${pending.id.slice(0, 12)} (lora-b) has no artifact: it is pending, and a job stores one when it completes\n` });

@@ -89,9 +89,16 @@ export async function saveArtifact(
   const hash = createHash('sha256');
   let sizeBytes = 0;
   let writeError: unknown = null;
-  file.once('error', (error) => (writeError = error));
+  let transferError: unknown = null;
+  // Only the file's own failure (a full disk) is a write error. pipeline() also destroys the file with the
+  // transfer's error (a reset, an early close, a silence deadline), and whether that copy arrived before the
+  // check below depended on load: a cut-off transfer then read as "cannot save" (exit 1).
+  file.on('error', (error) => {
+    if (error !== transferError && errnoCode(error) !== 'ERR_STREAM_PREMATURE_CLOSE') writeError ??= error;
+  });
   try {
     const { body } = from ? await client.download('runArtifact', [from.runId], notFound) : await client.download('downloadArtifact', [sha256], notFound);
+    body.once('error', (error) => (transferError ??= error));
     await pipeline(
       body,
       async function* hashing(source: AsyncIterable<Buffer>) {
