@@ -22,12 +22,14 @@ function busyFor(ms: number): void {
 }
 
 /** Runs a trainer that prints `lines` lines of `width` characters, then two last lines, then exits; its output as seen at the exit. */
-async function outputAtExit(pty: PtySpawner, lines: number, width: number, onChunk: () => void = () => {}): Promise<string> {
+async function outputAtExit(pty: PtySpawner, lines: number, width: number, onChunk: () => void = () => {}, lingering = false): Promise<string> {
   let output = '';
   const script = `for i in range(${lines}): print(str(i).rjust(${width}, "x"))\nprint("LAST-LINE-A")\nprint("LAST-LINE-B")`;
+  // lingering: a process it started outlives it and holds the pty open, so the pty never reaches its end.
+  const argv = lingering ? ['/bin/sh', '-c', 'sleep 5 & exec "$0" -c "$1"', PYTHON, script] : [PYTHON, '-c', script];
   const proc = new TrainingProcess({
     pty,
-    argv: [PYTHON, '-c', script],
+    argv,
     env,
     cwd: process.cwd(),
     clock: systemClock,
@@ -49,6 +51,11 @@ describe('the last lines before an exit', () => {
     }
     expect(cut).toEqual([]);
   }, 120_000);
+
+  it('are kept under node-pty when a process left behind holds the pty open (node-pty gives up 200 ms after the exit)', async () => {
+    const output = await outputAtExit(nodePtySpawner, 2000, 100, () => busyFor(30), true);
+    expect(output).toContain('1999\r\nLAST-LINE-A\r\nLAST-LINE-B\r\n');
+  }, 60_000);
 
   for (const [name, pty] of [
     ['node-pty', nodePtySpawner],
