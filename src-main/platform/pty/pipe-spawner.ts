@@ -12,17 +12,17 @@ export const pipeSpawner: PtySpawner = {
     const child = spawn(file, args, { cwd: options.cwd ?? process.cwd(), env: options.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     const pid = child.pid ?? -1;
     const dataListeners: ((data: string) => void)[] = [];
-    const emit = (chunk: Buffer) => {
-      const text = chunk.toString('utf8');
+    const emit = (text: string) => {
       for (const l of dataListeners) l(text);
     };
-    child.stdout.on('data', emit);
-    child.stderr.on('data', emit);
+    // Decoded per stream, so a character split over two chunks is not garbled.
+    child.stdout.setEncoding('utf8').on('data', emit);
+    child.stderr.setEncoding('utf8').on('data', emit);
     // A spawn failure (no such file) reads as an exit, as node-pty reports it.
     let failed = false;
     child.on('error', (error) => {
       failed = true;
-      emit(Buffer.from(`${error.message}\n`));
+      emit(`${error.message}\n`);
     });
     return {
       pid,

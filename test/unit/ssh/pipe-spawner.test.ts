@@ -38,6 +38,17 @@ describe('pipeSpawner', () => {
     await waitFor('the grandchild to end', () => !alive(child), { timeoutMs: 5000 });
   });
 
+  it('a character whose bytes arrive in two chunks comes out whole', async () => {
+    // "é" is C3 A9: the first byte alone, a pause, then the second (two reads on our side).
+    const script = "printf '\\303'; sleep 0.3; printf '\\251 done\\n'";
+    const p = pipeSpawner.spawn('sh', ['-c', script], { env: { PATH: process.env.PATH ?? '' } });
+    const chunks: string[] = [];
+    p.onData((d) => chunks.push(d));
+    await new Promise((resolve) => p.onExit(resolve));
+    expect(chunks.join('')).toBe('é done\n');
+    expect(chunks.join('')).not.toContain('\uFFFD');
+  });
+
   it('a missing program reads as a failed exit with the reason in the output', async () => {
     const p = pipeSpawner.spawn('/nonexistent/program', [], { env: {} });
     let text = '';
