@@ -30,6 +30,7 @@ import { createClusterFeature } from './cluster-feature';
 import { createRunsFeature } from './runs-feature';
 import { createWorkersFeature } from './workers-feature';
 import { createJobsFeature } from './jobs-feature';
+import { jobSnapshotHeld, jobSnapshotsInUse } from '../core/jobs/job-project';
 import { createIdentityFeature } from './identity-feature';
 import { createLinksFeature } from './links-feature';
 import { createDiscoveryFeature } from './discovery-feature';
@@ -108,10 +109,11 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   // Node keys pinned at first join (and new ones held back) are kept in the same state.db.
   const identity = createIdentityFeature({ db: stateDb, coordinator, autoApprove: opts.autoApprove ?? false, emit, announce });
   // Adapter jobs: the persistent queue in the same state.db, placed on the slots and budgets the coordinator's workers offer.
-  const jobs = createJobsFeature({ userData: opts.userData, clock, db: stateDb, coordinator, cluster: cluster.config, announce, emit });
-  // A user's project: snapshots in the data folder's projects/, run outputs in the job artifacts' store.
+  // A user's project: snapshots in the data folder's projects/ (runs' and job manifests'), run outputs in the job artifacts' store.
   const projectStore = new ProjectStore(path.join(opts.userData, 'projects'));
-  const projects = new RunProjects({ store: projectStore, coordinator, artifacts: { store: jobs.artifacts, db: stateDb } });
+  const jobs = createJobsFeature({ userData: opts.userData, clock, db: stateDb, coordinator, cluster: cluster.config, announce, emit, projects: projectStore });
+  const jobSnapshots = { holds: (workerId: number, snapshot: string) => jobSnapshotHeld(stateDb, workerId, snapshot), snapshots: () => jobSnapshotsInUse(stateDb) };
+  const projects = new RunProjects({ store: projectStore, coordinator, artifacts: { store: jobs.artifacts, db: stateDb }, jobs: jobSnapshots });
   // Project runs read requirements.txt (the modules members must import) and shard-mode data files from it.
   coordinator.attachProjectFiles(projectStore);
   projects.prune();

@@ -14,6 +14,7 @@ import type { CoordinatorService } from '../core/coordinator/coordinator-service
 import { RequestError } from './ipc-dispatch';
 import { ArtifactStore } from '../core/jobs/artifact-store';
 import { JobService } from '../core/jobs/job-service';
+import type { JobProjectStore } from '../core/jobs/job-project';
 import type { StateDb } from '../core/state/state-db';
 import { readRegularFile } from '../platform/files/safe-read';
 import type { Clock } from '../platform/ports';
@@ -41,9 +42,11 @@ export function createJobsFeature(opts: {
   announce: (n: UserNotification) => void;
   emit: EmitEvent;
   maxArtifactBytes?: number;
+  /** Where a manifest's `project` is snapshotted (the runs' project store). */
+  projects?: JobProjectStore;
 }): JobsFeature {
   const artifacts = new ArtifactStore(path.join(opts.userData, 'artifacts'), opts.maxArtifactBytes === undefined ? {} : { maxBytes: opts.maxArtifactBytes });
-  const service = new JobService({ clock: opts.clock, db: opts.db, artifacts, cluster: opts.cluster, coordinator: opts.coordinator, notify: opts.announce, event: (kind, severity, message) => opts.coordinator.recordEvent(kind, severity, message) });
+  const service = new JobService({ clock: opts.clock, db: opts.db, artifacts, cluster: opts.cluster, coordinator: opts.coordinator, notify: opts.announce, event: (kind, severity, message) => opts.coordinator.recordEvent(kind, severity, message), ...(opts.projects ? { projects: opts.projects } : {}) });
   // The feed sends the page the view asked for last (the first page until it asks for another), never the whole queue.
   let feedPage: JobsPageQuery = DEFAULT_JOBS_PAGE;
   const unsubscribe = service.subscribe(

@@ -50,6 +50,8 @@ export const jobLaunchSchema = z.object({
   /** GPU given to the job on this node (index as the worker reported it at join); null: CPU only. */
   gpuIndex: z.number().int().nonnegative().nullable(),
   gpuUuid: z.string().max(FIELD_CAPS.name).nullable(),
+  /** The manifest's project: the agent fetches this snapshot and runs the command in its folder. Absent: none. */
+  project: z.object({ snapshot: z.string().regex(SHA256_PATTERN) }).optional(),
 });
 export type JobLaunch = z.infer<typeof jobLaunchSchema>;
 

@@ -31,6 +31,17 @@ export interface JobSpec {
   /** Estimates for the 5× PCIe rule; both must be given for it to apply. */
   dataMb: number | null;
   mflops: number | null;
+  /**
+   * The manifest's `project` folder, snapshotted on the coordinator's machine when the manifest was submitted:
+   * the job runs in that snapshot's folder on whichever worker takes it. Absent: no project.
+   */
+  project?: JobProject;
+}
+
+/** A job's project: the folder as the coordinator resolved it and the snapshot (its manifest hash) taken of it. */
+export interface JobProject {
+  dir: string;
+  snapshot: string;
 }
 
 /** One `[[hosts]]` entry: which jobs a node takes (by job name or model). */
@@ -48,6 +59,8 @@ export interface JobManifest {
   hosts: HostPolicy[];
   /** `placement = "spread"` at the top level; binpack by default. */
   placement: PlacementPolicy;
+  /** `project = "…"` at the top level, as written (relative to the manifest's folder); null: none. */
+  project: { path: string; line: number | null; col: number | null } | null;
 }
 
 /** A problem in a manifest: where (1-based line and column when known) and what to do. */
@@ -211,5 +224,5 @@ export interface JobsState {
 
 /** What submitting (or reloading) a manifest did. */
 export type ManifestSubmitResult =
-  | { ok: true; fileName: string; added: string[]; kept: string[]; missing: string[] }
+  | { ok: true; fileName: string; added: string[]; kept: string[]; missing: string[]; project?: { dir: string; snapshot: string; notes: string[] } }
   | { ok: false; fileName: string; errors: ManifestIssue[] };

@@ -1,6 +1,7 @@
 /**
  * The runJob instruction for a claimed job: its command and the job environment (docs/jobs.md, docs/api.md).
- * The agent adds what only it knows: GPU_SHARE_OUTPUT_DIR, GPU_SHARE_ATTEMPT and CUDA_VISIBLE_DEVICES.
+ * The agent adds what only it knows: GPU_SHARE_OUTPUT_DIR, GPU_SHARE_ATTEMPT and CUDA_VISIBLE_DEVICES. A job with a
+ * project names its snapshot: the agent fetches it and runs the command in its folder.
  */
 import { formatClaimToken } from '../../../src-shared/jobs/job-protocol';
 import type { WorkerGpu } from '../../../src-shared/training';
@@ -32,6 +33,7 @@ export function runJobInstruction(row: JobRow, gpus: readonly WorkerGpu[]): Inst
       env: jobEnvironment(row),
       gpuIndex: row.gpuIndex,
       gpuUuid: gpu?.uuid ?? null,
+      ...(row.spec.project ? { project: { snapshot: row.spec.project.snapshot } } : {}),
     },
   };
 }

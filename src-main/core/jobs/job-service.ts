@@ -29,7 +29,9 @@ import { runJobInstruction } from './job-launch';
 import { currentHoldings, placementRound, workerFacts, type RoundInputs, type RoundResult } from './job-placement-round';
 import { jobSnapshot, jobsState, lastProgressIn } from './job-snapshots';
 import type { JobAck, JobsPort, StoredArtifact } from './jobs-port';
-import { manifestJobsYielding, nextTurn, parseManifestYielding } from './manifest-yielding';
+import { nextTurn } from './manifest-yielding';
+import type { JobProjectStore } from './job-project';
+import { takeManifest } from './manifest-take';
 
 /** Claims without a heartbeat this long are swept back to pending (design.md's default). */
 export const STALE_CLAIM_MS = 600_000;
@@ -50,6 +52,7 @@ export interface JobServiceOptions {
   coordinator: Pick<CoordinatorService, 'workers' | 'runs' | 'queueInstruction' | 'setJobHooks'> & { hasTorch?(workerId: number): boolean; runMembersKey?(): string };
   notify: (notification: UserNotification) => void;
   event?: JobEventSink; // the events feed (job-events.ts)
+  projects?: JobProjectStore; // where a manifest's `project` is snapshotted (job-project.ts); absent: refused
   staleAfterMs?: number;
   rejoinGraceMs?: number;
 }
@@ -156,16 +159,13 @@ export class JobService implements JobsPort {
    */
   submit(fileName: string, text: string): Promise<ManifestSubmitResult> {
     const run = this.submitting.then(async (): Promise<ManifestSubmitResult> => {
-      const parsed = await parseManifestYielding(text, fileName);
-      if (!parsed.ok) return { ok: false, fileName, errors: parsed.errors };
-      const jobs = await manifestJobsYielding(parsed.manifest);
-      const result = await this.db.jobs.syncInSteps(jobs, () => this.clock.now(), nextTurn);
-      const meta: ManifestMeta = { fileName, hosts: parsed.manifest.hosts, placement: parsed.manifest.placement };
-      this.db.kv.set(MANIFEST_KEY, meta);
+      const taken = await takeManifest({ db: this.db, clock: this.clock, projects: this.opts.projects ?? null }, fileName, text);
+      if (!taken.ok) return taken;
+      this.db.kv.set(MANIFEST_KEY, { fileName, hosts: taken.manifest.hosts, placement: taken.manifest.placement } satisfies ManifestMeta);
       await nextTurn();
       this.changed();
-      tellSubmitted(this.opts.event, fileName, result);
-      return { ok: true, fileName, ...result };
+      tellSubmitted(this.opts.event, fileName, taken.result);
+      return taken.result;
     });
     this.submitting = run.catch(() => undefined);
     return run;

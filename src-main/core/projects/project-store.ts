@@ -38,6 +38,8 @@ export class ProjectStore {
   private readonly temp: string;
   /** Parsed manifests by hash (they never change): the routes and the run controller read them often. */
   private readonly manifestCache = new Map<string, SnapshotManifest>();
+  /** Holds taken by job submissions under way: their snapshot's files are in, no job names them yet, so nothing is pruned. */
+  private holds = 0;
 
   constructor(readonly dir: string) {
     refuseSymlink(dir, 'the project store');
@@ -133,6 +135,16 @@ export class ProjectStore {
     }
   }
 
+  /** Keeps `removeUnreferenced` from removing anything until the returned release is called (once). */
+  hold(): () => void {
+    this.holds += 1;
+    let released = false;
+    return () => {
+      if (!released) this.holds -= 1;
+      released = true;
+    };
+  }
+
   hasBlob(sha256: string): boolean {
     return SHA256_HEX_PATTERN.test(sha256) && fs.lstatSync(this.blobPath(sha256), { throwIfNoEntry: false })?.isFile() === true;
   }
@@ -142,6 +154,7 @@ export class ProjectStore {
    * how many manifests and blobs went. Called when runs are deleted or pruned, and at start.
    */
   removeUnreferenced(keep: ReadonlySet<string>): { manifests: number; blobs: number } {
+    if (this.holds > 0) return { manifests: 0, blobs: 0 };
     let manifests = 0;
     let blobs = 0;
     const needed = new Set<string>();

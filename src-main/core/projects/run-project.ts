@@ -29,8 +29,8 @@ export interface EarlierProjectRun {
 
 const short = (hash: string): string => hash.slice(0, 12);
 
-/** The folder named by `project`, checked: absolute, existing, a folder (400 otherwise, naming it). */
-async function projectFolder(project: string): Promise<string> {
+/** The folder named by `project`, checked: absolute, existing, a folder (400 otherwise, naming it). Job manifests use it too. */
+export async function projectFolder(project: string): Promise<string> {
   if (!path.isAbsolute(project)) {
     throw new ApiProblem(400, `project: "${project}" is not an absolute path; give the folder's full path on the coordinator's machine (the CLI resolves --project DIR for you)`);
   }

@@ -48,6 +48,8 @@ export interface RunProjectsOptions {
   artifacts: { store: ArtifactStore; db: StateDb } | null;
   limits?: ProjectLimits;
   now?: () => number;
+  /** Adapter jobs that run from a snapshot (core/jobs/job-project.ts): a claim lets its worker fetch it; the queue's keep theirs. */
+  jobs?: { holds(workerId: number, snapshot: string): boolean; snapshots(): Iterable<string> };
 }
 
 const LIVE = new Set(['waiting', 'running', 'paused']);
@@ -157,6 +159,7 @@ export class RunProjects {
   prune(): { manifests: number; blobs: number } {
     if (this.taking > 0) return { manifests: 0, blobs: 0 };
     const keep = new Set(this.opts.coordinator.runs().flatMap((r) => (r.project ? [r.project.snapshot] : [])));
+    for (const snapshot of this.opts.jobs?.snapshots() ?? []) keep.add(snapshot);
     return this.opts.store.removeUnreferenced(keep);
   }
 
@@ -174,17 +177,19 @@ export class RunProjects {
 
   /**
    * A worker may fetch a snapshot when a live run trains from it and the worker could be one of its members:
-   * it is one, was told to prepare it, or the run's allowed hosts (if any) name its node.
+   * it is one, was told to prepare it, or the run's allowed hosts (if any) name its node; or when it holds a
+   * claim of a job that runs from it.
    */
   private authorize(workerId: number, snapshot: string): void {
     const node = this.opts.coordinator.nodeOf(workerId);
+    if (this.opts.jobs?.holds(workerId, snapshot)) return; // a job it was given runs from it
     const runs: Pick<RunRecord, 'id' | 'state' | 'spec' | 'workerIds' | 'project'>[] = [];
     for (const id of this.projectRunIds) {
       const run = this.opts.coordinator.runsCtl.find(id);
       if (!run) this.projectRunIds.delete(id);
       else if (LIVE.has(run.state) && run.project?.snapshot === snapshot) runs.push(run);
     }
-    if (runs.length === 0) throw new ApiProblem(404, `no live run trains from snapshot ${snapshot.slice(0, 12)}…: a worker fetches a project only while its run is live`);
+    if (runs.length === 0) throw new ApiProblem(404, `no live run trains from snapshot ${snapshot.slice(0, 12)}… and no job this worker holds runs from it: a worker fetches a project only while its run is live or its job is claimed`);
     const mayTakePart = (r: (typeof runs)[number]): boolean => {
       const hosts = r.spec.placement?.allowedHosts;
       return r.workerIds.includes(workerId) || r.project!.members.some((m) => m.workerId === workerId) || !hosts || hosts.length === 0 || hosts.includes(node);

@@ -108,7 +108,7 @@ describe('errors, each at its line:column', () => {
       expect.stringMatching(/^6:1 "flavour" is not a key of a \[\[jobs\]\] entry; known keys/) as unknown as string,
     ]);
     expect(errorLines(`placment = "spread"\n[[jobs]]\n${JOB}[[hosts]]\nname = "x"\nallow_job = []\n`)).toEqual([
-      '1:1 "placment" is not a key of the manifest (top level) (did you mean placement?); known keys: placement, jobs, hosts',
+      '1:1 "placment" is not a key of the manifest (top level) (did you mean placement?); known keys: placement, project, jobs, hosts',
       '7:1 "allow_job" is not a key of a [[hosts]] entry (did you mean allow_jobs?); known keys: name, allow_jobs, deny_jobs',
     ]);
   });

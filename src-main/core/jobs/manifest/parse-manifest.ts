@@ -27,7 +27,7 @@ const MAX_KEY_PARTS = 8;
 /** Deepest inline array / table nesting handed to smol-toml; a manifest needs 2. */
 const MAX_TOML_DEPTH = 16;
 
-const TOP_KEYS = ['placement', 'jobs', 'hosts'] as const;
+const TOP_KEYS = ['placement', 'project', 'jobs', 'hosts'] as const;
 const PLACEMENTS: readonly PlacementPolicy[] = ['binpack', 'spread'];
 
 /** A manifest problem before its place is known; `related` names another entry whose line the message quotes. */
@@ -93,6 +93,17 @@ function readPlacement(top: FieldReader): PlacementPolicy | undefined {
   const guess = closest(value, PLACEMENTS);
   top.fail('placement', `placement must be "binpack" or "spread", got ${describeValue(value)}${guess ? ` (did you mean "${guess}"?)` : ''}`);
   return undefined;
+}
+
+/** `project = "…"`: a folder relative to the manifest's (checked and snapshotted when submitted, job-project.ts). */
+function readProject(top: FieldReader): string | null | undefined {
+  const value = top.string('project', null);
+  if (value === undefined) return top.has('project') ? undefined : null;
+  if (value.trim() === '') {
+    top.fail('project', 'project is empty; give the project folder, relative to the manifest\'s folder (project = "." for the folder the manifest is in), or remove the key');
+    return undefined;
+  }
+  return value;
 }
 
 /** The `[[jobs]]` or `[[hosts]]` list, or why not. */
@@ -194,6 +205,7 @@ export function* parseManifestSteps(text: string, fileName: string): Generator<v
   const top = new FieldReader(doc, [], issues);
   top.unknownKeys(TOP_KEYS, 'the manifest (top level)');
   const placement = readPlacement(top);
+  const project = readProject(top);
 
   const rawJobs = readList(doc, 'jobs', issues);
   if (rawJobs !== null && rawJobs.length > MAX_MANIFEST_JOBS) {
@@ -216,6 +228,9 @@ export function* parseManifestSteps(text: string, fileName: string): Generator<v
   const pending: CrossIssue[] = [...issues.items];
   yield* crossCheck(jobs, hosts, pending);
 
-  if (pending.length > 0 || placement === undefined) return { ok: false, errors: yield* locate(text, pending) };
-  return { ok: true, manifest: { jobs: jobs as JobSpec[], hosts: hosts as HostPolicy[], placement } };
+  if (pending.length > 0 || placement === undefined || project === undefined) return { ok: false, errors: yield* locate(text, pending) };
+  // The folder is checked when the manifest is submitted: its place is kept for those errors.
+  const where = project === null ? null : (yield* scanTomlSteps(text, MAX_KEY_PARTS, new Set([pathKey(['project'])]))).places.find(['project'], 'value');
+  const projectAt = project === null ? null : { path: project, line: where?.line ?? null, col: where?.col ?? null };
+  return { ok: true, manifest: { jobs: jobs as JobSpec[], hosts: hosts as HostPolicy[], placement, project: projectAt } };
 }
