@@ -2,7 +2,8 @@
  * One attempt of one adapter job on this worker, from the runJob instruction to the coordinator's
  * acknowledgement of its end. It runs beside the elastic run's training and other jobs, in a pty of its own:
  *
- *   fresh folder <dataDir>/jobs/<jobId>/<attempt>/out → spawn → started, output, progress → exit
+ *   [its project's snapshot, fetched] → fresh folder <dataDir>/jobs/<jobId>/<attempt>/out → spawn (in the
+ *   snapshot's folder when it has a project) → started, output, progress → exit
  *   → exit 0: pack out/ reproducibly, upload it, complete   |   otherwise: fail with the tail of the output
  *   → acknowledged: the folder is deleted and the attempt forgotten.
  *
@@ -50,6 +51,14 @@ export interface JobProcessOptions {
   /** The GPUs as the join listed them (for the UUID of a launch that gives only an index). */
   gpus: () => readonly DetectedGpu[];
   stopGraceMs: number;
+  /** A job's project (project/agent-projects.ts): its snapshot fetched and unpacked here, and released at the end. */
+  project?: JobProjectPort;
+}
+
+/** The agent's projects as an attempt uses them. */
+export interface JobProjectPort {
+  ready(job: { jobId: string; attempt: number; name: string }, snapshot: string): Promise<{ cwd: string; env: Record<string, string> } | { error: string }>;
+  release(job: { jobId: string; attempt: number }): void;
 }
 
 export interface JobAttemptOptions extends JobProcessOptions {
@@ -131,19 +140,32 @@ export class JobAttempt {
     return this.progressNow;
   }
 
-  /** Spawns the job; a job that cannot start fails its attempt (exit code null) with the reason. */
+  /** Fetches the job's project first when it has one, then spawns it; a job that cannot start fails its attempt (exit code null) with the reason. */
   start(): void {
+    const { launch, project } = this.opts;
+    if (!launch.project) return this.spawn(null);
+    if (!project) return this.cannotStart('this worker cannot fetch a project snapshot');
+    void project.ready(launch, launch.project.snapshot).then((got) => {
+      if (this.phase === 'done' || this.stopRequested) return project.release(launch); // stopped while it was fetched
+      if ('error' in got) return this.cannotStart(`its project (snapshot ${launch.project!.snapshot.slice(0, 12)}…) is not here: ${got.error}`);
+      this.spawn(got);
+    });
+  }
+
+  /** Spawns the job, in its project's folder when it has one. */
+  private spawn(project: { cwd: string; env: Record<string, string> } | null): void {
     const { launch, log } = this.opts;
+    const workDir = project?.cwd ?? this.opts.workDir;
     let argv: string[];
     try {
       rmSync(this.dir, { recursive: true, force: true });
       mkdirSync(this.outDir, { recursive: true });
-      argv = jobArgv(launch.command, { workDir: this.opts.workDir, env: this.opts.env, python: this.opts.python() });
+      argv = jobArgv(launch.command, { workDir, env: this.opts.env, python: this.opts.python() });
       this.proc = new TrainingProcess({
         pty: this.opts.pty,
         argv,
-        env: this.env(),
-        cwd: this.opts.workDir,
+        env: { ...this.env(), ...project?.env },
+        cwd: workDir,
         clock: this.opts.clock,
         onOutput: (data) => this.output.push(data),
         onProgress: (line) => {
@@ -151,16 +173,19 @@ export class JobAttempt {
         },
       });
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      log(`job ${launch.name} (attempt ${launch.attempt}) could not start: ${message}`);
-      void this.finish(() => this.retrying('fail', () => this.opts.calls.fail({ exitCode: null, signal: null, error: `could not start: ${message}`.slice(0, 2000), outputTail: '' })));
-      return;
+      return this.cannotStart(error instanceof Error ? error.message : String(error));
     }
     const proc = this.proc;
-    log(`started job ${launch.name} (attempt ${launch.attempt}): pid ${proc.pid}: ${argv.join(' ')}`);
+    log(`started job ${launch.name} (attempt ${launch.attempt}): pid ${proc.pid}: ${argv.join(' ')}${project ? ` (in ${workDir})` : ''}`);
     this.output.start();
     void this.retrying('started', () => this.opts.calls.started(proc.pid));
     void proc.exited.then((exit) => this.onExit(exit));
+  }
+
+  private cannotStart(message: string): void {
+    const { launch, log } = this.opts;
+    log(`job ${launch.name} (attempt ${launch.attempt}) could not start: ${message}`);
+    void this.finish(() => this.retrying('fail', () => this.opts.calls.fail({ exitCode: null, signal: null, error: `could not start: ${message}`.slice(0, 2000), outputTail: '' })));
   }
 
   /** Stops the job's process tree on purpose (cancelled, claim moved on, agent stopping); nothing more is said. */
@@ -265,6 +290,7 @@ export class JobAttempt {
     if (this.phase === 'done') return;
     this.phase = 'done';
     this.output.stop();
+    if (this.opts.launch.project) this.opts.project?.release(this.opts.launch);
     rmSync(this.dir, { recursive: true, force: true });
     try {
       rmdirSync(path.dirname(this.dir));

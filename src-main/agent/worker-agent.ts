@@ -113,9 +113,9 @@ export class WorkerAgent {
     });
     this.jobs = new JobRunner({
       ...processes,
-      nvidiaSmiPath: () => (this.facts?.hardware.nvidia.available ? this.facts.hardware.nvidia.path : null),
-      stopGraceMs: opts.stopGraceMs ?? JOB_STOP_GRACE_MS,
+      nvidiaSmiPath: () => (this.facts?.hardware.nvidia.available ? this.facts.hardware.nvidia.path : null), stopGraceMs: opts.stopGraceMs ?? JOB_STOP_GRACE_MS,
       ...jobTransport(this.client, () => this.session.joined),
+      project: { ready: (job, snapshot) => this.projects.readyJob(job, snapshot), release: (job) => this.projects.releaseJob(job) }, // its snapshot, as a run's
     });
     this.reports = new ReportSender({
       clock,

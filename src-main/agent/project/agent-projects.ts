@@ -1,6 +1,6 @@
 /**
  * The agent's part in a run's project, in one place for worker-agent.ts: `prepare` (project-preparer.ts), the
- * project of a launch (run-project.ts), the run's result when it ends (run-output-upload.ts), and serving its
+ * project of a launch (run-project.ts) or of an adapter job (job-project.ts), the run's result when it ends (run-output-upload.ts), and serving its
  * snapshots' files to other members (peer-blob-server.ts). Layout and cache in snapshot-store.ts; docs/api.md
  * "Your own project" says what a trainer sees.
  */
@@ -12,6 +12,7 @@ import { PeerBlobServer } from './peer-blob-server';
 import { peerSource } from './peer-source';
 import { ProjectPreparer } from './project-preparer';
 import type { ProjectSource } from './project-source';
+import { readyJobProject, releaseJobProject, type JobProjectLaunch } from './job-project';
 import { readyRunProject, releaseRunProject, runOutputDir, type RunProjectLaunch } from './run-project';
 import { RunOutputUploader, type DeliveryOutcome } from './run-output-upload';
 import { ProjectError, SnapshotStore } from './snapshot-store';
@@ -83,6 +84,22 @@ export class AgentProjects {
       const why = error instanceof ProjectError ? error.message : `could not ready the project: ${error instanceof Error ? error.message : String(error)}`;
       return { error: why };
     }
+  }
+
+  /** An adapter job's project ready here (job-project.ts), or why not; never throws. */
+  async readyJob(job: { jobId: string; attempt: number; name: string }, snapshot: string): Promise<JobProjectLaunch | { error: string }> {
+    const { store } = this.ready();
+    try {
+      return await readyJobProject(store, this.opts.source(), job, snapshot, this.opts.log);
+    } catch (error) {
+      releaseJobProject(store, job);
+      return { error: error instanceof ProjectError ? error.message : `could not ready the project: ${error instanceof Error ? error.message : String(error)}` };
+    }
+  }
+
+  /** The job attempt ended: its snapshot's files may be evicted again. */
+  releaseJob(job: { jobId: string; attempt: number }): void {
+    if (this.store) releaseJobProject(this.store, job);
   }
 
   /** The coordinator's `stop` of a run, before its trainer is stopped. */
