@@ -35,6 +35,11 @@ function JobDetail({ job, preview, id }: { job: JobSnapshot; preview: PlacementP
           id {job.id} · model {job.spec.model} · mode {job.spec.mode}
           {job.artifact ? ` · artifact ${job.artifact.slice(0, 12)}` : ''}
         </p>
+        {job.spec.project && (
+          <p className="muted small mono job-project" title={`Runs in this snapshot of ${job.spec.project.dir}, fetched by the worker that takes it`}>
+            project {job.spec.project.dir} · snapshot {job.spec.project.snapshot}
+          </p>
+        )}
         <CopyLinkButton route={{ view: 'jobs', id: job.id }} />
         <JobOutput job={job} />
       </td>

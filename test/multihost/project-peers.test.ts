@@ -12,9 +12,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeProcesses } from '../integration/helpers/pid-tracker';
 import { canRunApp, required } from './helpers/can-make-hosts';
-import { productEnv } from './helpers/app';
-import { appBuild } from './helpers/app-snapshot';
 import { assetsDir } from './helpers/paths';
+import { appCli, hiddenWrap } from './helpers/project-hosts';
 import { runOf } from './helpers/run-watch';
 import { startTestbed, startWorker, stopTestbed, waitForActive, type Testbed } from './helpers/testbed';
 import type { WorkerOnHost } from './helpers/worker';
@@ -31,10 +30,6 @@ function writeProject(): { parent: string; dir: string } {
   mkdirSync(path.join(dir, 'weights'));
   for (let i = 0; i < BLOBS; i++) writeFileSync(path.join(dir, 'weights', `w-${i}.bin`), randomBytes(BLOB_BYTES));
   return { parent, dir };
-}
-
-function hiddenWrap(hidden: string): string[] {
-  return ['unshare', '--mount', '--propagation', 'private', '--', 'sh', '-c', `mount -t tmpfs gsmh-hide '${hidden}' && exec "$@"`, 'sh'];
 }
 
 const logLine = (w: WorkerOnHost, re: RegExp): RegExpExecArray | null => {
@@ -83,12 +78,7 @@ describe.skipIf(!required(canRunApp(), 'the multihost project cases'))('a projec
   it('a late member fetches every file from a member that holds them; a stranger with a forged proof gets nothing', async () => {
     const { app, workers, cluster } = tb!;
     const b = workers.get('b')!;
-    const env = await productEnv();
-    const build = await appBuild();
-    const cli = (args: string[]) => {
-      const envWords = Object.entries(env).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${v}`);
-      return cluster.host('a').run(['env', ...envWords, process.execPath, build.cli, ...args.slice(0, 2), '--data-dir', app.dataDir, ...args.slice(2)], 60_000);
-    };
+    const cli = await appCli(tb!);
     // Two members needed: the run waits, B prepared, until C comes.
     const started = cli(['runs', 'start', '--json', '--name', 'project-peers', '--project', project.dir, '--data', 'data', '--data-mode', 'shard',
       '--samples', '600', '--min-workers', '2', '--max-workers', '2', '--', 'train.py', '--steps', '20']);

@@ -13,9 +13,8 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeProcesses } from '../integration/helpers/pid-tracker';
 import { canRunApp, required } from './helpers/can-make-hosts';
-import { productEnv } from './helpers/app';
-import { appBuild } from './helpers/app-snapshot';
 import { assetsDir } from './helpers/paths';
+import { appCli, hiddenWrap } from './helpers/project-hosts';
 import { ENDED, idOf, runOf } from './helpers/run-watch';
 import { startTestbed, startWorker, stopTestbed, waitForActive, type Testbed } from './helpers/testbed';
 import type { WorkerOnHost } from './helpers/worker';
@@ -34,11 +33,6 @@ function writeProject(secret: string): { parent: string; dir: string; dataFiles:
   writeFileSync(path.join(dir, 'secret.txt'), `${secret}\n`);
   const dataFiles = ['0', '1', '2', '3', '4', '5'].map((i) => `part-${i}.jsonl`);
   return { parent, dir, dataFiles };
-}
-
-/** Runs the agent in a new mount namespace with a tmpfs over `hidden` (exec in place: the pid stays the agent's). */
-function hiddenWrap(hidden: string): string[] {
-  return ['unshare', '--mount', '--propagation', 'private', '--', 'sh', '-c', `mount -t tmpfs gsmh-hide '${hidden}' && exec "$@"`, 'sh'];
 }
 
 /** Per generation, the data files each of this worker's trainer ranks said it read. */
@@ -107,17 +101,12 @@ describe.skipIf(!required(canRunApp(), 'the multihost training cases'))('a proje
   });
 
   it('shards the data over the live members, survives a killed agent and a late joiner, returns the output, never ships secret.txt', async () => {
-    const { app, workers, cluster } = tb!;
+    const { app, workers } = tb!;
     const t0 = Date.now();
     const mark = (what: string) => console.info(`project-shard +${((Date.now() - t0) / 1000).toFixed(0)} s: ${what}`);
     const b = workers.get('b')!;
     const c = workers.get('c')!;
-    const env = await productEnv();
-    const build = await appBuild();
-    const cli = (args: string[], timeoutMs = 60_000) => {
-      const envWords = Object.entries(env).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${v}`);
-      return cluster.host('a').run(['env', ...envWords, process.execPath, build.cli, ...args.slice(0, 2), '--data-dir', app.dataDir, ...args.slice(2)], timeoutMs);
-    };
+    const cli = await appCli(tb!);
 
     // The agents' mount namespaces do not hold the project (a tmpfs covers its parent); ours does.
     for (const w of [b, c]) {

@@ -109,6 +109,7 @@ export function formatJobDetail(job: JobSnapshot, verdicts: readonly NodeVerdict
     `  command     ${shellWords(s.command)}`,
     `  model       ${s.model || '-'}${s.mode ? ` (mode ${s.mode})` : ''}, seed ${s.seed}`,
     `  hyper       ${hyper || '-'}`,
+    ...(s.project ? [`  project     ${s.project.dir}, snapshot ${s.project.snapshot} (its command runs in that snapshot's folder)`] : []),
     `  constraints ${constraintsText(job)}`,
     `  times       ${timesText(job, now)}`,
   ];
@@ -132,6 +133,7 @@ export function formatManifestIssue(issue: ManifestIssue, file: string): string 
 export function formatManifestResult(result: ManifestSubmitResult, shownFile: string): string {
   if (!result.ok) return `${result.errors.map((e) => formatManifestIssue(e, shownFile)).join('\n')}\n`;
   const lines = [`${shownFile}: ${result.added.length} added (pending), ${result.kept.length} kept as they were, ${result.missing.length} no longer in the manifest`];
+  if (result.project) lines.push(`Project ${result.project.dir}: snapshot ${result.project.snapshot}${result.project.notes.map((n) => `\n  ${n}`).join('')}`);
   if (result.missing.length > 0) lines.push('Jobs no longer in the manifest stay until cancelled: gpu-share jobs cancel JOB');
   return `${lines.join('\n')}\n`;
 }
