@@ -1,9 +1,8 @@
 /**
  * Decides which links to measure and when (issue 16, item 1), and turns the agents' `links` reports into the
  * LinkBook: (a) when a worker becomes active (or is found active with a link never measured), its links to and
- * from every other active worker; (b) every
- * `refreshMs` (serve --link-refresh), the links between idle workers (no run, no job) measured longer ago than
- * that; (c) on demand (POST /v1/links/measure), every link among the active workers now, busy or not;
+ * from every other active worker (a refusal just after its join retried quietly: join-refusal-grace.ts); (b) every
+ * `refreshMs` (serve --link-refresh), the links between idle workers measured longer ago than that; (c) on demand (POST /v1/links/measure), every link among the active workers now, busy or not;
  * (d) when a generation forms, its members' links measured over FORMATION_LINK_MAX_AGE_MS ago; (e) while a run
  * trains, the ring links ring-link-watch.ts finds stale or disputed, and the training's own figures (`training`).
  *
@@ -18,6 +17,7 @@ import type { LinkMeasurement } from '../../../src-shared/links/link-matrix';
 import { LINK_PROBE_CAPS, type LinksReport } from '../../../src-shared/links/link-probe-protocol';
 import type { Instruction } from '../../../src-shared/worker-protocol';
 import type { Clock } from '../../platform/ports';
+import { JoinRefusalGrace } from './join-refusal-grace';
 import { LinkBook } from './link-book';
 import { chooseRendezvous, type MemberAddress } from './rendezvous-address';
 
@@ -90,9 +90,11 @@ export class LinkSurvey {
   readonly refreshMs: number;
   private readonly probeBytes: number;
   private readonly probeMs: number;
+  private readonly grace: JoinRefusalGrace;
 
   constructor(private readonly opts: LinkSurveyOptions) {
     this.book = opts.book ?? new LinkBook();
+    this.grace = new JoinRefusalGrace(() => opts.clock.monotonic());
     this.refreshMs = opts.refreshMs ?? DEFAULT_LINK_REFRESH_MS;
     this.probeBytes = Math.min(opts.probeBytes ?? DEFAULT_PROBE.bytes, LINK_PROBE_CAPS.maxBytes);
     this.probeMs = Math.min(opts.probeMs ?? DEFAULT_PROBE.ms, LINK_PROBE_CAPS.maxMs);
@@ -104,6 +106,7 @@ export class LinkSurvey {
 
   /** (a) A worker became active: its links to and from every other active worker. */
   workerActive(id: number): void {
+    this.grace.joined(id);
     for (const w of this.opts.workers()) {
       if (w.id === id) continue;
       this.enqueue(id, w.id, false);
@@ -121,6 +124,7 @@ export class LinkSurvey {
   workerGone(id: number): void {
     const had = this.book.size;
     this.book.forget(id);
+    this.grace.gone(id);
     for (let i = this.pending.length - 1; i >= 0; i--) {
       const p = this.pending[i]!;
       if (p.from === id || p.to === id) this.drop(i);
@@ -136,19 +140,14 @@ export class LinkSurvey {
    */
   measureNow(ids?: readonly number[], timeoutMs = 60_000): Promise<LinkMeasurement[]> {
     const wanted = ids ? new Set(ids) : null;
-    const active = this.opts
-      .workers()
-      .filter((w) => !wanted || wanted.has(w.id))
-      .sort((a, b) => a.id - b.id)
-      .slice(0, MAX_MEASURE_WORKERS);
+    const active = this.opts.workers().filter((w) => !wanted || wanted.has(w.id)).sort((a, b) => a.id - b.id).slice(0, MAX_MEASURE_WORKERS);
     const keys = new Set<string>();
     for (const a of active) for (const b of active) if (a.id !== b.id) {
       this.enqueue(a.id, b.id, false, true);
       keys.add(pairKey(a.id, b.id));
     }
     return new Promise((resolve) => {
-      const waiter = { keys, deadline: this.opts.clock.monotonic() + timeoutMs, resolve: () => resolve(this.links()) };
-      this.waiters.push(waiter);
+      this.waiters.push({ keys, deadline: this.opts.clock.monotonic() + timeoutMs, resolve: () => resolve(this.links()) });
       this.dispatch();
       this.wake();
     });
@@ -197,6 +196,7 @@ export class LinkSurvey {
     for (const [probeId, f] of this.inFlight) {
       if (now >= f.deadline) this.settle(probeId, { mbps: null, rttMs: null, error: `${f.fromNode} did not report its probe of ${f.toNode} in time` });
     }
+    for (const r of this.grace.due()) this.enqueue(r.from, r.to, false);
     if (now - this.lastScan >= REFRESH_SCAN_MS) {
       this.lastScan = now;
       this.scan();
@@ -234,8 +234,7 @@ export class LinkSurvey {
 
   private enqueue(from: number, to: number, idleOnly: boolean, first = false): void {
     const key = pairKey(from, to);
-    const flying = [...this.inFlight.values()].some((f) => f.from === from && f.to === to);
-    if (flying) return;
+    if ([...this.inFlight.values()].some((f) => f.from === from && f.to === to)) return;
     if (this.pendingKeys.has(key)) {
       const i = this.pending.findIndex((p) => p.from === from && p.to === to);
       if (i >= 0 && !idleOnly) this.pending[i]!.idleOnly = false;
@@ -247,9 +246,7 @@ export class LinkSurvey {
       this.drop(this.pending.length - 1);
     }
     this.pendingKeys.add(key);
-    const p = { from, to, idleOnly };
-    if (first) this.pending.unshift(p);
-    else this.pending.push(p);
+    this.pending[first ? 'unshift' : 'push']({ from, to, idleOnly });
   }
 
   private drop(index: number): void {
@@ -319,6 +316,7 @@ export class LinkSurvey {
     const f = this.inFlight.get(probeId);
     if (!f) return;
     this.inFlight.delete(probeId);
+    if (result && this.grace.deferred(pairKey(f.from, f.to), f.from, f.to, result.error)) return;
     if (result) this.record(f.from, f.to, f.fromNode, f.toNode, result);
     this.done(pairKey(f.from, f.to));
   }
@@ -338,7 +336,7 @@ export class LinkSurvey {
     const now = this.opts.clock.monotonic();
     for (let i = this.waiters.length - 1; i >= 0; i--) {
       const w = this.waiters[i]!;
-      const open = [...w.keys].some((k) => this.pendingKeys.has(k) || [...this.inFlight.values()].some((f) => pairKey(f.from, f.to) === k));
+      const open = [...w.keys].some((k) => this.pendingKeys.has(k) || this.grace.waiting(k) || [...this.inFlight.values()].some((f) => pairKey(f.from, f.to) === k));
       if (!open || now >= w.deadline) {
         this.waiters.splice(i, 1);
         w.resolve();
