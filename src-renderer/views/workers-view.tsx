@@ -24,6 +24,7 @@ import { ReplaceJoinTokenButton } from '../components/replace-join-token';
 import { InstallCommand } from '../components/install-command';
 import type { WorkerActivity } from '../../src-shared/nodes/activity';
 import { WorkerActivityText } from '../components/worker-activity';
+import { shownWorkerCause } from '../../src-shared/nodes/worker-cause';
 import { useActivities } from '../store/activity';
 
 function JoinCommand() {
@@ -174,7 +175,7 @@ function WorkerRow({ worker, now, highlighted, activity }: { worker: WorkerSnaps
       </td>
       <td>
         <Badge badge={workerBadge(worker.state)} />
-        {worker.stateCause && <div className="muted small cause">{worker.stateCause}</div>}
+        {shownWorkerCause(worker) && <div className="muted small cause">{shownWorkerCause(worker)}</div>}
       </td>
       <td className="workers-table-doing">
         <WorkerActivityText activity={activity} />

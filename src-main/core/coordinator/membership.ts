@@ -5,8 +5,7 @@
  * end, and a machine that only wants adapter jobs joins while runs of any size are live. The heartbeat timeout is
  * the cluster's too (`serve --heartbeat-timeout`), the same for every machine whatever it serves.
  *
- * Entrenar's semantics (seed 001), plus incarnations for machines that come back and a human cause on every
- * transition. Pure: time comes from the injected Clock and nothing here does I/O.
+ * Entrenar's semantics (seed 001), incarnations, a human cause on every transition. Pure: an injected Clock, no I/O.
  *
  *   syncing ──first heartbeat──▶ active ──drain──▶ draining ──exit/leave──▶ left
  *                                  │
@@ -14,6 +13,7 @@
  */
 import type { WorkerSnapshot, WorkerState } from '../../../src-shared/training';
 import type { Instruction } from '../../../src-shared/worker-protocol';
+import { ACTIVATED_CAUSE } from '../../../src-shared/nodes/worker-cause';
 import type { Clock } from '../../platform/ports';
 import { ApiProblem } from './api-problem';
 import { formatSeconds, LIVE_STATES, MemberRecord, PRESENCE_ALONE_FACTOR, type JoinFields, type PoolTransition } from './member-record';
@@ -136,7 +136,7 @@ export class Membership {
   }
 
   /** Syncing → active (the machine's first heartbeat: hardware detected, ready to work). */
-  activateWorker(workerId: number, cause = 'first heartbeat: ready to train'): boolean {
+  activateWorker(workerId: number, cause = ACTIVATED_CAUSE): boolean {
     const w = this.byId.get(workerId);
     if (!w || w.state !== 'syncing') return false;
     this.setState(w, 'active', cause);

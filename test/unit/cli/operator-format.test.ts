@@ -94,4 +94,11 @@ describe('workers output', () => {
       '',
     ]);
   });
+
+  it('does not keep "first heartbeat: ready to train" beside an active worker: DOING says it is idle (issue 25, item 8)', () => {
+    const idle = { id: 3, node: 'gamma', incarnation: 1, state: 'active', stateCause: 'first heartbeat: ready to train', gpus: [], backend: 'cpu', joinedAt: NOW, lastHeartbeatAt: NOW - 2000, step: null, loss: null, samplesPerSec: null, address: '10.0.0.3', local: false } satisfies WorkerSnapshot;
+    const text = formatWorkersTable([idle], NOW, workerActivities({ workers: [idle], runs: [] }));
+    expect(text).not.toContain('first heartbeat');
+    expect(text.split('\n')[1]).toMatch(/^3 +gamma +active +idle +CPU only +10\.0\.0\.3 +2 s ago +- +-$/);
+  });
 });

@@ -10,6 +10,7 @@ import type { OperatorClient } from '../../operator/operator-client';
 import { cell, formatTable, humanAgo } from '../../text-format';
 import { allJobs } from '../jobs/job-pages';
 import { stepsDone } from '../../../../src-shared/runs/steps-done';
+import { shownWorkerCause } from '../../../../src-shared/nodes/worker-cause';
 
 function gpusText(w: WorkerSnapshot): string {
   if (w.gpus.length === 0) return 'CPU only';
@@ -33,7 +34,7 @@ export function formatWorkersTable(workers: readonly WorkerSnapshot[], now: numb
       humanAgo(w.lastHeartbeatAt, now),
       // Steps done, as every other step figure (the trainer's last line says index 299 of a 300-step run).
       cell(w.step === null ? null : stepsDone(w.step)),
-      w.stateCause || '-',
+      shownWorkerCause(w) || '-',
     ]);
   return `${formatTable(['ID', 'NODE', 'STATE', 'DOING', 'GPUS', 'ADDRESS', 'HEARTBEAT', 'STEP', 'WHY'], rows).join('\n')}\n`;
 }
