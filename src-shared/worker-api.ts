@@ -118,7 +118,8 @@ export const nodeApproveSchema = nodeKeyChoiceSchema.extend({
 });
 const nodePath = (action: string) =>
   paramPath(new RegExp(`^/v1/nodes/([^/]+)/${action}$`), (node: string) => `/v1/nodes/${encodeURIComponent(node)}/${action}`);
-export const runOutputReplySchema = z.object({ runId: z.string(), output: z.string() });
+/** `times`: when the coordinator received each line of `output` (epoch ms; null: not recorded); absent from older coordinators. */
+export const runOutputReplySchema = z.object({ runId: z.string(), output: z.string(), times: z.array(z.number().nullable()).optional() });
 const runSeriesReplySchema = z.custom<RunSeries>((v) => isRecord(v) && typeof v.runId === 'string' && isRecord(v.resources), 'expected a run series');
 
 const jobSnapshotSchema = z.custom<JobSnapshot>((v) => isRecord(v) && typeof v.id === 'string' && typeof v.status === 'string', 'expected a job snapshot');

@@ -37,7 +37,7 @@ export function createRunsFeature(opts: {
         emit('onRunDeleted', { runId: change.runId });
         break;
       case 'output':
-        emit('onRunOutput', { runId: change.runId, workerId: change.workerId, node: change.node, data: change.data });
+        emit('onRunOutput', { runId: change.runId, workerId: change.workerId, node: change.node, data: change.data, at: change.at });
         break;
       case 'event':
         emit('onEvent', change.event);
@@ -57,7 +57,7 @@ export function createRunsFeature(opts: {
     },
     stopRun: async ({ runId }) => wrap(() => coordinator.stopRun(runId)),
     deleteRun: async ({ runId }) => wrap(() => coordinator.deleteRun(runId)),
-    getRunOutput: async ({ runId }) => ({ runId, text: coordinator.runOutput(runId) }),
+    getRunOutput: async ({ runId }) => ({ runId, text: coordinator.runOutput(runId), times: coordinator.runOutputTimes(runId) }),
     getRunSeries: async ({ runId }) => coordinator.runSeries(runId),
     getEvents: async () => coordinator.events(),
     getExampleRun: async () => exampleRun(opts.assetsDir, opts.hardware()),

@@ -72,7 +72,7 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
     const runs = this.db.loadRuns().map((run) => {
       this.noteWritten(run);
       const log = new RunOutputLog();
-      for (const chunk of this.db.output.tail(run.id)) log.append(chunk.workerId, chunk.node, chunk.data);
+      for (const chunk of this.db.output.tail(run.id)) log.append(chunk.workerId, chunk.node, chunk.data, chunk.at ?? null);
       const holdings = this.db.kv.get<RunSnapshot['memberHoldings']>(holdingsKey(run.id));
       if (holdings) this.heldWritten.set(run.id, JSON.stringify(holdings));
       const comm = this.db.kv.get<RunComm>(commKey(run.id));
@@ -81,7 +81,7 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
       const project = this.db.kv.get<RunProjectRow>(projectKey(run.id));
       if (project) this.projectWritten.set(run.id, JSON.stringify(project));
       const projectParts = { ...(project?.project ? { project: project.project } : {}), ...(project?.artifact ? { artifact: project.artifact } : {}) };
-      return { run: { ...run, ...(holdings ? { memberHoldings: holdings } : {}), ...kept, ...projectParts }, outputTail: log.text() };
+      return { run: { ...run, ...(holdings ? { memberHoldings: holdings } : {}), ...kept, ...projectParts }, outputTail: log.text(), outputTimes: log.times() };
     });
     return {
       runs,
@@ -148,8 +148,8 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
     for (const row of workerRows) this.saveRow(run.id, row, mark);
   }
 
-  appendOutput(runId: string, workerId: number, node: string, data: string): void {
-    this.db.output.append(runId, { workerId, node, data });
+  appendOutput(runId: string, workerId: number, node: string, data: string, at: number | null = null): void {
+    this.db.output.append(runId, { workerId, node, data, at });
   }
 
   saveEvent(event: Parameters<CoordinatorStore['saveEvent']>[0]): void {

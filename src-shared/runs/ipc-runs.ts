@@ -31,7 +31,8 @@ export interface RunRequestResults {
   startRun: RunSnapshot;
   stopRun: RunSnapshot;
   deleteRun: { deleted: string };
-  getRunOutput: { runId: string; text: string };
+  /** `times`: when the coordinator received each line of `text` (epoch ms; null: not recorded). */
+  getRunOutput: { runId: string; text: string; times?: (number | null)[] };
   getRunSeries: RunSeries;
   getEvents: CoordinatorEvent[];
   /** A ready-to-start run of the bundled example trainer, for the Start run form. */
@@ -50,6 +51,7 @@ export const runEvents = {
 export interface RunEventPayloads {
   onRun: RunSnapshot;
   onRunDeleted: { runId: string };
-  onRunOutput: { runId: string; workerId: number; node: string; data: string };
+  /** `at`: epoch ms the coordinator received it. */
+  onRunOutput: { runId: string; workerId: number; node: string; data: string; at?: number };
   onEvent: CoordinatorEvent;
 }

@@ -147,7 +147,7 @@ function handlers(service: CoordinatorService, opts: CoordinatorHttpOptions, cha
     run: ({ params }) => findRun(params[0]!),
     runOutput: ({ params }) => {
       const run = findRun(params[0]!);
-      return { runId: run.id, output: service.runOutput(run.id) };
+      return { runId: run.id, output: service.runOutput(run.id), times: service.runOutputTimes(run.id) };
     },
     runSeries: ({ params }) => service.runSeries(findRun(params[0]!).id),
     stopRun: ({ params }) => service.stopRun(runIdParam(params[0]!)),

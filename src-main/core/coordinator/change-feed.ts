@@ -13,7 +13,7 @@ export type CoordinatorChange =
   | { type: 'run'; run: RunSnapshot }
   /** An ended run was deleted (POST /v1/runs/ID/delete): every page drops it. */
   | { type: 'runDeleted'; runId: string }
-  | { type: 'output'; runId: string; workerId: number; node: string; data: string }
+  | { type: 'output'; runId: string; workerId: number; node: string; data: string; at: number }
   | { type: 'event'; event: CoordinatorEvent }
   | { type: 'notification'; notification: UserNotification };
 

@@ -338,8 +338,8 @@ export class CoordinatorService {
   /** An event from outside the run code (the job queue, the app's cluster file and SSH starts), kept and sent as any other. */
   recordEvent(kind: CoordinatorEventKind, severity: EventSeverity, message: string, ctx: EventContext = {}): void { this.messages.event(kind, severity, message, ctx); }
 
-  /** The run's recent output, every line prefixed with its node; '' for a run this coordinator does not know. */
-  runOutput(runId: string): string { return this.runsCtl.output(runId); }
+  runOutput(runId: string): string { return this.runsCtl.output(runId); } // every line prefixed with its node; '' for an unknown run
+  runOutputTimes(runId: string): (number | null)[] { return this.runsCtl.outputTimes(runId); } // when the coordinator received each line
   runSeries(runId: string) { return this.series.series(runId); } // samples/s and resources over the run (run-series-book.ts)
 
   subscribe(listener: (change: CoordinatorChange) => void): () => void { return this.feed.subscribe(listener); }

@@ -14,6 +14,8 @@ export interface StoredRun {
   run: RunSnapshot;
   /** The run's output tail, every line prefixed with its node, as runOutput() gave it. */
   outputTail: string;
+  /** When the coordinator received each line of outputTail (epoch ms; null: not recorded). */
+  outputTimes?: (number | null)[];
 }
 
 export interface RestoredState {
@@ -38,7 +40,8 @@ export interface CoordinatorStore {
   saveSeries?(series: RunSeries): void;
   /** Forgets an ended run and everything kept for it (DELETE /v1/runs/ID). */
   deleteRun?(runId: string): void;
-  appendOutput(runId: string, workerId: number, node: string, data: string): void;
+  /** `at`: epoch ms the coordinator received it. */
+  appendOutput(runId: string, workerId: number, node: string, data: string, at?: number | null): void;
   saveEvent(event: CoordinatorEvent): void;
   saveWorker(worker: StoredWorker): void;
   forgetWorker(workerId: number): void;

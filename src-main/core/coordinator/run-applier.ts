@@ -176,9 +176,11 @@ export class RunApplier {
 
   /** Output of one worker (or the coordinator) in the run: kept, persisted and streamed. */
   output(run: RunRecord, workerId: number, node: string, data: string): void {
-    run.output.append(workerId, node, data);
-    this.store?.appendOutput(run.id, workerId, node, data);
-    this.deps.feed.broadcast({ type: 'output', runId: run.id, workerId, node, data });
+    // Stamped here, as received: the page and `runs logs --timestamps` show this time, not when they drew it.
+    const at = this.deps.clock.now();
+    run.output.append(workerId, node, data, at);
+    this.store?.appendOutput(run.id, workerId, node, data, at);
+    this.deps.feed.broadcast({ type: 'output', runId: run.id, workerId, node, data, at });
   }
 
   /** The run changed: persisted and sent to listeners. */

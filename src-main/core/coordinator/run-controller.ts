@@ -209,8 +209,8 @@ export class RunController {
    */
   restore(stored: StoredRun[], runSeq: number, grace: { workers: ReadonlySet<number>; ms: number } = { workers: new Set(), ms: 0 }): void {
     this.runSeq = Math.max(this.runSeq, runSeq);
-    for (const { run: snapshot, outputTail } of stored) {
-      const run = restoreRunRecord(snapshot, outputTail, () => this.opts.clock.now());
+    for (const { run: snapshot, outputTail, outputTimes } of stored) {
+      const run = restoreRunRecord(snapshot, outputTail, () => this.opts.clock.now(), outputTimes);
       if (run.project && !ENDED.has(run.state)) initProject(run, this.projectFiles);
       rememberRestored(this.opts, run); // its trainer's step and measured comm_s, for later runs of it
       this.runList.push(run);
@@ -230,10 +230,9 @@ export class RunController {
     return this.runList.map((r) => this.snapshot(r));
   }
 
-  /** The run's recent output, every line prefixed with its node; '' for a run this coordinator does not know. */
-  output(runId: string): string {
-    return this.find(runId)?.output.text() ?? '';
-  }
+  /** The run's recent output, every line prefixed with its node ('' for a run it does not know), and its lines' times. */
+  output(runId: string): string { return this.find(runId)?.output.text() ?? ''; }
+  outputTimes(runId: string): (number | null)[] { return this.find(runId)?.output.times() ?? []; }
 
   /** The run's result is in the artifact store: shown and kept with the run. */
   setArtifact(runId: string, artifact: RunArtifact): RunSnapshot {

@@ -94,7 +94,7 @@ export function newRunRecord(id: string, spec: RunSpec, startedAt: number, now: 
 }
 
 /** A record from a snapshot kept before a restart (member ids as they were, no member processes known yet). */
-export function restoreRunRecord(snapshot: RunSnapshot, outputTail: string, now: () => number): RunRecord {
+export function restoreRunRecord(snapshot: RunSnapshot, outputTail: string, now: () => number, outputTimes: readonly (number | null)[] = []): RunRecord {
   const run = newRunRecord(snapshot.id, snapshot.spec, snapshot.startedAt, now);
   run.state = snapshot.state;
   run.stateCause = snapshot.stateCause;
@@ -115,7 +115,7 @@ export function restoreRunRecord(snapshot: RunSnapshot, outputTail: string, now:
   run.commMeasured = snapshot.commMeasured ? { ...snapshot.commMeasured } : null;
   run.commDecisions = (snapshot.commDecisions ?? []).map((c) => ({ ...c }));
   run.linkNote = snapshot.linkNote ?? null;
-  run.output.seed(outputTail);
+  run.output.seed(outputTail, outputTimes);
   // The project snapshot and the result, as kept (coordinator-persistence.ts: a kv row per run).
   if (snapshot.project) run.project = copyProject(snapshot.project);
   if (snapshot.artifact) run.artifact = { ...snapshot.artifact };

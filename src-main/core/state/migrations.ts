@@ -8,6 +8,7 @@ import { SCHEMA_V1 } from './schema-v1';
 import { SCHEMA_V2 } from './schema-v2';
 import { SCHEMA_V3 } from './schema-v3';
 import { SCHEMA_V4 } from './schema-v4';
+import { SCHEMA_V5 } from './schema-v5';
 import { StateDbTooNewError } from './state-db-errors';
 
 export interface Migration {
@@ -21,6 +22,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 2, description: 'adapter jobs queue, job output, artifacts and their producers, measured VRAM peaks', up: (db) => db.exec(SCHEMA_V2) },
   { version: 3, description: 'node identity: pinned Ed25519 keys and new keys held back', up: (db) => db.exec(SCHEMA_V3) },
   { version: 4, description: "how each worker's part in a run ended", up: (db) => db.exec(SCHEMA_V4) },
+  { version: 5, description: 'when each piece of run output was received', up: (db) => db.exec(SCHEMA_V5) },
 ];
 
 export function latestVersion(migrations: readonly Migration[] = MIGRATIONS): number {
