@@ -242,16 +242,17 @@ export function expectedLabelLine(node: string, note: string, eol: string): stri
 /**
  * The lines of `text` that pass the filter, each block of expected relaunch errors under a
  * `[beta] ┄ expected: … ┄` line (above the block's first line shown): `gpu-share runs logs` without --follow.
+ * `stamp` gives line i's prefix (its time: runs logs --timestamps); a label takes the one of the line under it.
  */
-export function labelledOutputLines(text: string, f: OutputFilter): string {
+export function labelledOutputLines(text: string, f: OutputFilter, stamp: (index: number) => string = () => ''): string {
   const lines = classifyOutput(text);
   const shown = lines.map((l) => lineShown(l, f));
   const label = labelsAbove(lines, shown);
   let out = '';
   lines.forEach((l, i) => {
     if (!shown[i]) return;
-    if (label[i]) out += expectedLabelLine(l.node!, l.note!, l.line.endsWith('\r\n') ? '\r\n' : '\n');
-    out += l.line;
+    if (label[i]) out += stamp(i) + expectedLabelLine(l.node!, l.note!, l.line.endsWith('\r\n') ? '\r\n' : '\n');
+    out += stamp(i) + l.line;
   });
   return out;
 }

@@ -6,6 +6,7 @@
  */
 import { ExpectedLabeller, lastStreamLines, streamJson } from '../../../../src-shared/runs/expected-stream';
 import { labelledOutputLines, outputNodes, type OutputFilter } from '../../../../src-shared/runs/output-lines';
+import { ISO_LOCAL_WIDTH, isoLocalTime, lineStamper } from '../../../../src-shared/runs/line-time';
 import { intOption, noMorePositionals, parseCommandLine, UsageError, type Command } from '../../command';
 import { OPERATOR_OPTIONS_USAGE, operatorOptions, printJson, runOperator } from '../../operator/operator-command';
 import { followRun, lastLines } from './follow-run';
@@ -16,7 +17,7 @@ import { fetchRun, pickRunId } from './run-select';
 export const runsLogsCommand: Command = {
   name: 'logs',
   summary: "a run's output, each line prefixed with its machine (--follow: as it comes)",
-  usage: `Usage: gpu-share runs logs [ID] [--follow] [--tail N] [--worker NAME] [--progress] [--launcher-notes] [--json]
+  usage: `Usage: gpu-share runs logs [ID] [--follow] [--tail N] [--worker NAME] [--progress] [--launcher-notes] [--timestamps] [--json]
 
 Prints the run's output as the coordinator keeps it (its last 256 KiB), each line prefixed with the machine
 that wrote it, the coordinator's own lines with [gpu-share]:
@@ -38,6 +39,9 @@ Options:
                  keep the launchers' notes on how each generation started (left out by default: about six a
                  worker a generation, "gpu-share warm launcher: rendezvous polls every 0.05 s …"; one that
                  reports a problem is always kept)
+  --timestamps   start each line with the time the coordinator received it, ISO-8601 in local time
+                 (2026-12-07T13:05:02+01:00); lines kept before times were recorded get blanks instead
+                 (not with --follow)
   --json         {"runId", "output", "expected"} ("output" as GET /v1/runs/{id}/output answers, without labels;
                  "expected": one {"node", "note", "lines"} per expected block, "lines" the 0-based indices of its
                  lines in "output"); with --follow one JSON object per line: {"runId", "output", "expected"} for
@@ -55,7 +59,9 @@ ${OPERATOR_OPTIONS_USAGE}
       worker: { type: 'string' },
       progress: { type: 'boolean' },
       'launcher-notes': { type: 'boolean' },
+      timestamps: { type: 'boolean' },
     });
+    if (values.timestamps && values.follow) throw new UsageError('--timestamps goes without --follow (the followed output is printed as it comes, without times)');
     noMorePositionals(positionals, 1);
     const tail = intOption(values.tail, 'tail', 0, 1, 1_000_000);
     const worker = values.worker?.trim();
@@ -66,10 +72,13 @@ ${OPERATOR_OPTIONS_USAGE}
       const reply = await client.call('runOutput', [id], undefined, `no run "${id}" on this coordinator; run ids are listed by \`gpu-share runs list\``);
       if (worker !== undefined) await checkWorker(client, id, worker, reply.output);
       if (values.follow) return followRun(client, id, io, { json: values.json === true, tail, filter });
-      if (values.json) printJson(io, { ...reply, ...streamJson(lastStreamLines(new ExpectedLabeller(filter).push(reply.output, true), tail)) });
+      // The reply's times fit its whole output, not the lines the filter keeps: left out of --json.
+      const { times: _times, ...whole } = reply;
+      if (values.json) printJson(io, { ...whole, ...streamJson(lastStreamLines(new ExpectedLabeller(filter).push(reply.output, true), tail)) });
       else {
         // Survivors' expected relaunch errors come under their "┄ expected: … ┄" line, as on the run page.
-        const text = lastLines(labelledOutputLines(reply.output, filter), tail);
+        const stamp = values.timestamps ? lineStamper(reply.times ?? [], isoLocalTime, ISO_LOCAL_WIDTH) : undefined;
+        const text = lastLines(labelledOutputLines(reply.output, filter, stamp), tail);
         io.out(text && !text.endsWith('\n') ? `${text}\n` : text);
       }
       return 0;

@@ -1,0 +1,34 @@
+/**
+ * A run output line's time, as the coordinator received it (issue 25, item 7): the page's Timestamps toggle shows
+ * it to the second in local time, `gpu-share runs logs --timestamps` as ISO-8601 local time with its offset.
+ * Lines kept before times were recorded have none (null) and are shown without one.
+ */
+
+const two = (n: number) => String(n).padStart(2, '0');
+
+/** "13:05:02", local time. */
+export function clockTime(ms: number): string {
+  const d = new Date(ms);
+  return `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
+}
+
+/** "2026-12-07T13:05:02+01:00": local time with its UTC offset. */
+export function isoLocalTime(ms: number): string {
+  const d = new Date(ms);
+  const offset = -d.getTimezoneOffset();
+  const sign = offset < 0 ? '-' : '+';
+  const zone = `${sign}${two(Math.floor(Math.abs(offset) / 60))}:${two(Math.abs(offset) % 60)}`;
+  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())}T${clockTime(ms)}${zone}`;
+}
+
+/** The prefix of line `index` (`format`'s text and a space), or blanks as wide for a line without a time. */
+export function lineStamper(times: readonly (number | null)[], format: (ms: number) => string, width: number): (index: number) => string {
+  return (index) => {
+    const at = times[index];
+    return at === null || at === undefined ? ' '.repeat(width + 1) : `${format(at)} `;
+  };
+}
+
+/** Width of an isoLocalTime (25) and a clockTime (8). */
+export const ISO_LOCAL_WIDTH = 25;
+export const CLOCK_WIDTH = 8;
