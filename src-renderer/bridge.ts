@@ -87,7 +87,7 @@ export async function loadAll(api: GpuShareApi, store: AppStore): Promise<void> 
     const selected = store.getState().runs.selectedId;
     if (selected) {
       const output = await api.getRunOutput({ runId: selected });
-      apply(store, replaceRunOutput, output.runId, output.text);
+      apply(store, replaceRunOutput, output.runId, output.text, output.times);
     }
   } catch (error) {
     apply(store, loadFailed, error instanceof Error ? error.message : String(error));

@@ -85,9 +85,9 @@ function noteMatches(l: ClassifiedLine, filter: OutputFilter): boolean {
 
 /**
  * The whole output classified, and the part from character `from` on rendered for xterm: filtered, coloured,
- * each block of expected lines under its label (faint, italic).
+ * each block of expected lines under its label (faint, italic). `stamp` gives line i's time prefix (Timestamps).
  */
-export function renderOutput(text: string, filter: OutputFilter, colourOf: (node: string) => string, coordinatorColour: string, from = 0): RenderedOutput {
+export function renderOutput(text: string, filter: OutputFilter, colourOf: (node: string) => string, coordinatorColour: string, from = 0, stamp?: (index: number) => string): RenderedOutput {
   let at = 0;
   let expected = 0;
   let expectedBefore = 0;
@@ -104,8 +104,9 @@ export function renderOutput(text: string, filter: OutputFilter, colourOf: (node
       if (start < from) expectedBefore++;
     }
     if (start < from || !shown[i]) return;
-    if (label[i]) out += `\x1b[2;3m${expectedLabel(l.node!, l.note!).replace(/\r\n$/, '')}${RESET}\r\n`;
-    out += colourLine(l, colourOf, coordinatorColour);
+    const time = stamp ? `\x1b[2m${stamp(i)}${RESET}` : '';
+    if (label[i]) out += `${time}\x1b[2;3m${expectedLabel(l.node!, l.note!).replace(/\r\n$/, '')}${RESET}\r\n`;
+    out += time + colourLine(l, colourOf, coordinatorColour);
   });
   return { text: out, expected, expectedBefore };
 }
@@ -121,6 +122,6 @@ export function logFileName(runName: string, runId: string, node: string | null)
  * relaunch's teardown (as `runs logs` prints them), and LF line endings (trainers on Windows or through a pty
  * end lines with CRLF; a .log opened in an editor or grepped should not).
  */
-export function logFileText(text: string, filter: OutputFilter): string {
-  return labelledOutputLines(text, filter).replace(/\r\n/g, '\n');
+export function logFileText(text: string, filter: OutputFilter, stamp?: (index: number) => string): string {
+  return labelledOutputLines(text, filter, stamp).replace(/\r\n/g, '\n');
 }

@@ -2,7 +2,8 @@
  * The Live output card: the terminal, a filter to one machine's lines, a search with its match count, "Hide
  * progress lines" (on by default: three GPU_SHARE_PROGRESS lines a step drown the rest; each machine's latest one
  * is shown as a compact status line instead), "Hide launcher notes" (on by default: six notes a worker a
- * generation on how the launcher started it), a full-screen mode (Escape leaves it), and a download of what it
+ * generation on how the launcher started it), "Timestamps" (off by default: each line's time as the coordinator
+ * received it), a full-screen mode (Escape leaves it), and a download of what it
  * shows as a .log file. Machines are coloured as in the shard map; the filter lists every machine that wrote a line.
  */
 import { lazy, Suspense, useEffect, useMemo, useState } from 'react';
@@ -14,6 +15,7 @@ import { stepsOfTotal } from '../../src-shared/runs/steps-done';
 import { formatLoss, formatRate } from '../format';
 import { COORDINATOR_NODE, logFileName, logFileText, outputNodes } from './run-output-format';
 import { saveFile } from './save-file';
+import { ISO_LOCAL_WIDTH, isoLocalTime, lineStamper } from '../../src-shared/runs/line-time';
 
 // xterm.js is most of the bundle's weight and only this card needs it: load it when a run is opened.
 const RunTerminal = lazy(() => import('./run-terminal').then((m) => ({ default: m.RunTerminal })));
@@ -88,6 +90,8 @@ export function RunOutput({ run }: { run: RunSnapshot }) {
   const [node, setNode] = useState<string | null>(null);
   const [hideProgress, setHideProgress] = useState(true);
   const [hideLauncher, setHideLauncher] = useState(true);
+  const [timestamps, setTimestamps] = useState(false);
+  const times = useApp((s) => s.runs.output[run.id]?.times);
   const [search, setSearch] = useState('');
   const [fullScreen, setFullScreen] = useFullScreen();
   const filter = useMemo(() => ({ node, hideProgress, hideLauncher, search }), [node, hideProgress, hideLauncher, search]);
@@ -115,7 +119,7 @@ export function RunOutput({ run }: { run: RunSnapshot }) {
               ))}
             </select>
           </label>
-          <button type="button" className="button small output-download" disabled={!text} onClick={() => download(logFileName(run.spec.name, run.id, node), logFileText(text, filter))}>
+          <button type="button" className="button small output-download" disabled={!text} onClick={() => download(logFileName(run.spec.name, run.id, node), logFileText(text, filter, timestamps ? lineStamper(times ?? [], isoLocalTime, ISO_LOCAL_WIDTH) : undefined))}>
             Download .log
           </button>
         </div>
@@ -140,6 +144,10 @@ export function RunOutput({ run }: { run: RunSnapshot }) {
           <input type="checkbox" checked={hideLauncher} onChange={(e) => setHideLauncher(e.target.checked)} data-testid="output-hide-launcher" />
           Hide launcher notes
         </label>
+        <label className="output-hide-progress small" title="Each line's time, as the coordinator received it (local time)">
+          <input type="checkbox" checked={timestamps} onChange={(e) => setTimestamps(e.target.checked)} data-testid="output-timestamps" />
+          Timestamps
+        </label>
         <button
           type="button"
           className="button small output-full-screen"
@@ -161,7 +169,7 @@ export function RunOutput({ run }: { run: RunSnapshot }) {
         ))}
       </ul>
       <Suspense fallback={<div className="terminal" aria-busy="true" />}>
-        <RunTerminal runId={run.id} filter={filter} colourOf={colourOf} />
+        <RunTerminal runId={run.id} filter={filter} colourOf={colourOf} timestamps={timestamps} />
       </Suspense>
     </section>
   );

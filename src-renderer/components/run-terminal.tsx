@@ -13,6 +13,7 @@ import { useApp } from '../store/app-store';
 import { useRunCommands } from './run-commands';
 import type { OutputFilter } from '../../src-shared/runs/output-lines';
 import { renderOutput } from './run-output-format';
+import { CLOCK_WIDTH, clockTime, lineStamper } from '../../src-shared/runs/line-time';
 
 const LIGHT: ITheme = { background: '#fbfcfd', foreground: '#1f2328', cursor: '#1f2328', selectionBackground: '#b6d3ff' };
 const DARK: ITheme = { background: '#0b0e12', foreground: '#d6dde6', cursor: '#d6dde6', selectionBackground: '#264f78' };
@@ -30,6 +31,8 @@ export interface RunTerminalProps {
   filter: Required<OutputFilter>;
   /** The colour of a machine's prefix. */
   colourOf: (node: string) => string;
+  /** Each line starts with the time the coordinator received it (blank where it kept none). */
+  timestamps?: boolean;
 }
 
 interface Written {
@@ -41,12 +44,12 @@ interface Written {
 
 const NOTHING_WRITTEN: Written = { epoch: -1, upTo: 0, key: '', expected: 0 };
 
-export function RunTerminal({ runId, filter, colourOf }: RunTerminalProps) {
+export function RunTerminal({ runId, filter, colourOf, timestamps = false }: RunTerminalProps) {
   const host = useRef<HTMLDivElement>(null);
   const term = useRef<Terminal | null>(null);
   const written = useRef<Written>(NOTHING_WRITTEN);
   const { node, hideProgress, hideLauncher, search } = filter;
-  const key = JSON.stringify([node, hideProgress, hideLauncher, search]);
+  const key = JSON.stringify([node, hideProgress, hideLauncher, search, timestamps]);
   const colours = useRef(colourOf);
   colours.current = colourOf;
   const buffer = useApp((s) => s.runs.output[runId]);
@@ -113,15 +116,16 @@ export function RunTerminal({ runId, filter, colourOf }: RunTerminalProps) {
     const f = { node, hideProgress, hideLauncher, search };
     // Lines of the whole buffer are classified each time (a relaunch line marks the lines before it).
     const from = w.epoch === buffer.epoch && w.key === key ? Math.max(0, w.upTo - buffer.dropped) : 0;
-    const rendered = renderOutput(buffer.text, f, colours.current, coordinator, from);
+    const stamp = timestamps ? lineStamper(buffer.times ?? [], clockTime, CLOCK_WIDTH) : undefined;
+    const rendered = renderOutput(buffer.text, f, colours.current, coordinator, from, stamp);
     if (from === 0 || rendered.expectedBefore !== w.expected) {
       // A full reset (RIS) through the write queue, not t.reset(): that one acts at once, and text written just
       // before it (chunks streamed before the fetched output replaced them) would still land after it, twice.
       t.write('\x1bc');
-      t.write(from === 0 ? rendered.text : renderOutput(buffer.text, f, colours.current, coordinator).text);
+      t.write(from === 0 ? rendered.text : renderOutput(buffer.text, f, colours.current, coordinator, 0, stamp).text);
     } else if (end > w.upTo) t.write(rendered.text);
     written.current = { epoch: buffer.epoch, upTo: end, key, expected: rendered.expected };
-  }, [buffer, runId, key, node, hideProgress, hideLauncher, search]);
+  }, [buffer, runId, key, node, hideProgress, hideLauncher, search, timestamps]);
 
   const chars = buffer ? buffer.dropped + buffer.text.length : 0;
   return (
@@ -132,6 +136,7 @@ export function RunTerminal({ runId, filter, colourOf }: RunTerminalProps) {
       data-hide-progress={hideProgress ? 'true' : 'false'}
       data-hide-launcher={hideLauncher ? 'true' : 'false'}
       data-search={search}
+      data-timestamps={timestamps ? 'true' : 'false'}
       aria-label="Live output of the run"
       role="log"
     >

@@ -18,7 +18,7 @@ export function createRunCommands(api: GpuShareApi, store: AppStore) {
 
   async function loadRunOutput(runId: string): Promise<void> {
     const output = await attempt(`output:${runId}`, 'Could not load the run output', () => api.getRunOutput({ runId }));
-    if (output) apply(store, replaceRunOutput, output.runId, output.text);
+    if (output) apply(store, replaceRunOutput, output.runId, output.text, output.times);
   }
 
   return {

@@ -19,6 +19,8 @@ export interface RunOutputBuffer {
   dropped: number;
   /** Each source's unfinished last line (key: worker id and node), waiting for its end. */
   partial?: Record<string, string>;
+  /** When the coordinator received each line of `text` (epoch ms; null: not recorded), one per line. */
+  times?: (number | null)[];
 }
 
 export interface RunsSlice {
@@ -91,6 +93,12 @@ function trimBuffers(buffers: RunsSlice['output'], keep: string): RunsSlice['out
 /** An unfinished line longer than this (a progress bar redrawn with \r) is shown as it is, as the core's log does. */
 const MAX_PARTIAL_CHARS = 4096;
 
+function countLines(text: string): number {
+  let n = 0;
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) n++;
+  return n;
+}
+
 /** From the first line start at or after `cut`, so no kept line loses its `[node]` prefix. */
 function lineStartFrom(text: string, cut: number): number {
   if (cut <= 0) return 0;
@@ -102,7 +110,7 @@ function lineStartFrom(text: string, cut: number): number {
  * Live output of one machine as it streams: its complete lines join the buffer prefixed `[node] ` (the form the
  * core's getRunOutput answers with), its unfinished line waits for its end so machines never mix mid-line.
  */
-export function appendWorkerOutput(s: AppState, chunk: { runId: string; workerId: number; node: string; data: string }): AppState {
+export function appendWorkerOutput(s: AppState, chunk: { runId: string; workerId: number; node: string; data: string; at?: number }): AppState {
   const prev = s.runs.output[chunk.runId] ?? { text: '', epoch: 0, dropped: 0 };
   const key = `${chunk.workerId}:${chunk.node}`;
   const pending = (prev.partial?.[key] ?? '') + chunk.data;
@@ -117,24 +125,31 @@ export function appendWorkerOutput(s: AppState, chunk: { runId: string; workerId
   if (rest) partial[key] = rest;
   else delete partial[key];
   let text = prev.text + whole.split(/(?<=\n)/).map((line) => (line ? `[${chunk.node}] ${line}` : '')).join('');
+  // A line is stamped when its end arrived, as the coordinator's log stamps it (run-output-log.ts).
+  let times = [...(prev.times ?? []), ...Array<number | null>(countLines(whole)).fill(chunk.at ?? null)];
   let dropped = prev.dropped;
   if (text.length > MAX_OUTPUT_CHARS) {
     const cut = lineStartFrom(text, text.length - MAX_OUTPUT_CHARS);
+    times = times.slice(countLines(text.slice(0, cut)));
     text = text.slice(cut);
     dropped += cut;
   }
-  return withRuns(s, { output: trimBuffers({ ...s.runs.output, [chunk.runId]: { text, epoch: prev.epoch, dropped, partial } }, chunk.runId) });
+  return withRuns(s, { output: trimBuffers({ ...s.runs.output, [chunk.runId]: { text, epoch: prev.epoch, dropped, partial, times } }, chunk.runId) });
 }
 
 /**
  * The full output fetched from the core replaces what the page had (it includes every chunk sent before it).
  * It ends with a newline, so lines streamed after it start lines of their own.
  */
-export function replaceRunOutput(s: AppState, runId: string, fullText: string): AppState {
+export function replaceRunOutput(s: AppState, runId: string, fullText: string, fullTimes: readonly (number | null)[] = []): AppState {
   const prev = s.runs.output[runId];
-  let text = fullText.length > MAX_OUTPUT_CHARS ? fullText.slice(lineStartFrom(fullText, fullText.length - MAX_OUTPUT_CHARS)) : fullText;
+  const cut = fullText.length > MAX_OUTPUT_CHARS ? lineStartFrom(fullText, fullText.length - MAX_OUTPUT_CHARS) : 0;
+  let text = fullText.slice(cut);
   if (text && !text.endsWith('\n')) text += '\n';
-  const buffer = { text, epoch: (prev?.epoch ?? 0) + 1, dropped: 0 };
+  // One time per line (null where the coordinator kept none, or an older one sent none).
+  const skip = cut > 0 ? countLines(fullText.slice(0, cut)) : 0;
+  const times = Array.from({ length: countLines(text) }, (_, i) => fullTimes[skip + i] ?? null);
+  const buffer = { text, epoch: (prev?.epoch ?? 0) + 1, dropped: 0, times };
   return withRuns(s, { output: trimBuffers({ ...s.runs.output, [runId]: buffer }, runId) });
 }
 

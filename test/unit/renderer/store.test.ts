@@ -188,7 +188,20 @@ describe('runs, output and events', () => {
     expect(b.text).toBe('[a] 0123456789ABCDEFGHIJ\n');
     expect(b.dropped + b.text.length).toBe(R.MAX_OUTPUT_CHARS - 10 + 5 + 25);
     const replaced = R.replaceRunOutput(s, 'r', 'fresh');
-    expect(replaced.runs.output.r).toEqual({ text: 'fresh\n', epoch: 1, dropped: 0 });
+    expect(replaced.runs.output.r).toEqual({ text: 'fresh\n', epoch: 1, dropped: 0, times: [null] });
+  });
+
+  it('keeps one coordinator time per output line, through partial lines, the cap and a fresh fetch (issue 25 item 7)', () => {
+    const out = (s: ReturnType<typeof initialState>, data: string, at: number) => R.appendWorkerOutput(s, { runId: 'r', workerId: 0, node: 'a', data, at });
+    let s = R.replaceRunOutput(initialState(), 'r', '[a] old\n[a] timed\n', [null, 500]);
+    s = out(s, 'one\ntw', 1000);
+    s = out(s, 'o\nthree\n', 2000);
+    expect(s.runs.output.r!.text).toBe('[a] old\n[a] timed\n[a] one\n[a] two\n[a] three\n');
+    expect(s.runs.output.r!.times).toEqual([null, 500, 1000, 2000, 2000]);
+    s = out(s, `${'x'.repeat(R.MAX_OUTPUT_CHARS - 30)}\nlast\n`, 3000);
+    const b = s.runs.output.r!;
+    expect(b.times).toHaveLength(b.text.split('\n').length - 1);
+    expect(b.times!.at(-1)).toBe(3000);
   });
 
   it('keeps output of a bounded number of runs, never the one being written', () => {
