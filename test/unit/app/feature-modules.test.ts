@@ -76,6 +76,7 @@ describe('runs feature', () => {
       runs: () => [],
       events: () => [],
       runOutput: (runId: string) => `output of ${runId}`,
+      runOutputTimes: () => [1_700_000_000_000],
       runSeries: (runId: string) => ({ runId, throughput: null, resources: {} }),
       startRun: () => {
         throw new Error('run "r1" cannot start: no worker has a free GPU');
@@ -88,10 +89,10 @@ describe('runs feature', () => {
     const fake = fakeCoordinator();
     const seen: { event: EventMethod; payload: unknown }[] = [];
     const runs = createRunsFeature({ coordinator: fake.coordinator, assetsDir: '/assets', hardware: () => hardware, emit: (event, payload) => void seen.push({ event, payload }) });
-    fake.send({ type: 'output', runId: 'run-1', workerId: 2, node: 'beta', data: 'step 3\n' });
+    fake.send({ type: 'output', runId: 'run-1', workerId: 2, node: 'beta', data: 'step 3\n', at: 1_700_000_000_000 });
     fake.send({ type: 'workers', workers: [] });
-    expect(seen).toEqual([{ event: 'onRunOutput', payload: { runId: 'run-1', workerId: 2, node: 'beta', data: 'step 3\n' } }]);
-    expect(await runs.handlers.getRunOutput({ runId: 'run-1' })).toEqual({ runId: 'run-1', text: 'output of run-1' });
+    expect(seen).toEqual([{ event: 'onRunOutput', payload: { runId: 'run-1', workerId: 2, node: 'beta', data: 'step 3\n', at: 1_700_000_000_000 } }]);
+    expect(await runs.handlers.getRunOutput({ runId: 'run-1' })).toEqual({ runId: 'run-1', text: 'output of run-1', times: [1_700_000_000_000] });
     expect(await runs.handlers.getRunSeries({ runId: 'run-1' })).toEqual({ runId: 'run-1', throughput: null, resources: {} });
 
     runs.stop();
