@@ -49,7 +49,7 @@ describe('GET /v1/runs/{id} and /v1/runs/{id}/output', () => {
 
     const output = await get(apiPaths.runOutput(id));
     expect(output.status).toBe(200);
-    expect(workerApi.runOutput.reply.parse(JSON.parse(output.text))).toEqual({ runId: id, output: svc.runOutput(id) });
+    expect(workerApi.runOutput.reply.parse(JSON.parse(output.text))).toEqual({ runId: id, output: svc.runOutput(id), times: svc.runOutputTimes(id) });
 
     for (const path of [apiPaths.run('run-nope'), apiPaths.runOutput('run-nope')]) {
       const missing = await get(path);

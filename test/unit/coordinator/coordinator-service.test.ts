@@ -461,7 +461,7 @@ describe('CoordinatorService — runs and generations', () => {
     expect(h.svc.runOutput('nope')).toBe('');
     const outputs = h.changes.filter((c) => c.type === 'output' && c.node !== 'gpu-share');
     expect(outputs).toHaveLength(3);
-    expect(outputs[1]).toEqual({ type: 'output', runId: run.id, workerId: 1, node: 'b', data: 'hello\n' });
+    expect(outputs[1]).toEqual({ type: 'output', runId: run.id, workerId: 1, node: 'b', data: 'hello\n', at: h.clock.now() });
   });
 
   it('a numbered report batch sent again (its answer was lost) is answered but applied once; old agents without numbers are applied every time', () => {
