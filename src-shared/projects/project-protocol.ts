@@ -101,6 +101,12 @@ export const PROJECT_ENV = {
 } as const;
 
 /**
+ * Python run in an unpacked snapshot writes no __pycache__ there: as root it could (permissions do not stop root),
+ * and the folder is shared by every run and job of that snapshot, checked against its manifest.
+ */
+export const SNAPSHOT_PYTHON_ENV = { PYTHONDONTWRITEBYTECODE: '1' } as const;
+
+/**
  * The longest GPU_SHARE_DATA_FILES value put in the environment. Linux refuses to start a process with any one
  * variable over 128 KiB (MAX_ARG_STRLEN), and 50,000 names are far more: past this the list is only in the file.
  */

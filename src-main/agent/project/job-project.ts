@@ -3,7 +3,7 @@
  * unpacked read-only by the same store a run uses (snapshot-store.ts), its folder the job's working directory.
  * The files stay pinned in the cache while the attempt lasts; `releaseJobProject` lets them be evicted again.
  */
-import { PROJECT_ENV, type ProjectFileEntry } from '../../../src-shared/projects/project-protocol';
+import { PROJECT_ENV, SNAPSHOT_PYTHON_ENV, type ProjectFileEntry } from '../../../src-shared/projects/project-protocol';
 import type { ProjectSource } from './project-source';
 import { SnapshotStore } from './snapshot-store';
 
@@ -24,7 +24,7 @@ export async function readyJobProject(store: SnapshotStore, source: ProjectSourc
   log(`job ${job.name}: snapshot ${snapshot.slice(0, 6)}… ${how}`);
   const cwd = store.unpack(snapshot, manifest, null);
   store.used(files);
-  return { cwd, env: { [PROJECT_ENV.snapshot]: snapshot } };
+  return { cwd, env: { ...SNAPSHOT_PYTHON_ENV, [PROJECT_ENV.snapshot]: snapshot } };
 }
 
 /** The attempt ended here: its snapshot's files may be evicted again. */

@@ -6,7 +6,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { DATA_FILES_ENV_MAX, PROJECT_ENV, type LaunchProject, type ProjectFileEntry } from '../../../src-shared/projects/project-protocol';
+import { DATA_FILES_ENV_MAX, PROJECT_ENV, SNAPSHOT_PYTHON_ENV, type LaunchProject, type ProjectFileEntry } from '../../../src-shared/projects/project-protocol';
 import { isUnder, safeSegment } from '../../platform/projects/project-layout';
 import { placeFile, removeTree, sealFolders } from '../../platform/projects/snapshot-unpack';
 import type { ProjectSource } from './project-source';
@@ -43,7 +43,7 @@ export async function readyRunProject(store: SnapshotStore, source: ProjectSourc
   store.used(shard ? [...code, ...dataFiles] : code);
   const output = runOutputDir(store, runId);
   mkdirSync(output, { recursive: true, mode: 0o700 });
-  const env: Record<string, string> = { [PROJECT_ENV.snapshot]: snapshot, [PROJECT_ENV.outputDir]: output };
+  const env: Record<string, string> = { ...SNAPSHOT_PYTHON_ENV, [PROJECT_ENV.snapshot]: snapshot, [PROJECT_ENV.outputDir]: output };
   if (dataDir !== null) {
     const dir = shard ? shardFolder(store, runId, dataDir, dataFiles) : path.join(folder, ...dataDir.split('/'));
     env[PROJECT_ENV.dataDir] = dir;

@@ -18,7 +18,9 @@ export interface PythonProbeResult {
   tried: string[];
 }
 
-const PROBE_TIMEOUT_MS = 20_000;
+/** `import torch` takes 1–2 s on a quiet machine and well over 20 s on a busy one (a laptop at login, a build). */
+const PROBE_TIMEOUT_MS = 60_000;
+const TIMED_OUT = 'no answer within';
 /** Debian's python3-torch installs torch for this interpreter only. */
 export const SYSTEM_PYTHON = '/usr/bin/python3';
 
@@ -51,7 +53,7 @@ export function probeTorch(python: string, env: NodeJS.ProcessEnv = process.env)
           const why = (error as NodeJS.ErrnoException).code === 'ENOENT'
             ? 'not found'
             : error.killed
-              ? `no answer within ${PROBE_TIMEOUT_MS / 1000} s`
+              ? `${TIMED_OUT} ${PROBE_TIMEOUT_MS / 1000} s`
               : lastLine || error.message;
           resolve({ error: why });
           return;
@@ -114,8 +116,13 @@ export function findPythonDetailed(env: NodeJS.ProcessEnv = process.env): Promis
   const key = `${env.GPU_SHARE_PYTHON ?? ''}\0${env.PATH ?? ''}`;
   let pending = cache.get(key);
   if (!pending) {
-    pending = probePythons(env);
-    cache.set(key, pending);
+    const probing = probePythons(env);
+    pending = probing;
+    cache.set(key, probing);
+    // An answer that was only slow is not kept: the next ask tries again rather than "no torch" for good.
+    void probing.then((r) => {
+      if (!r.found && r.tried.some((t) => t.includes(TIMED_OUT)) && cache.get(key) === probing) cache.delete(key);
+    });
   }
   return pending;
 }

@@ -6,7 +6,7 @@
  * folder is packed and uploaded to a real HTTP server that answers 404 twice first. An empty folder uploads nothing.
  */
 import { spawnSync } from 'node:child_process';
-import { lstatSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -109,6 +109,8 @@ describe('a run with a project', () => {
     expect(lstatSync(path.join(result.data as string, 'a.jsonl')).mode & 0o777).toBe(0o444);
     expect(lstatSync(result.data as string).mode & 0o777).toBe(0o555);
     expect(server.blobRequests).not.toContain(sha('B')); // not this member's file
+    // The trainer imported mylib: no __pycache__ written into the shared snapshot (root ignores its read-only mode).
+    expect(existsSync(path.join(folder, '__pycache__'))).toBe(false);
 
     const outcome = await projects.ended('run-s', exit, false);
     expect(outcome).toBe('uploaded');
