@@ -21,6 +21,9 @@ with it over its model): for local-sgd each model average (timed around the aver
 fp16 and powersgd a step's time (between optimizer steps) minus compute_s; comm.report() hands out a fresh
 figure when there is one (after the 1st, 2nd and 3rd step, then every COMM_REPORT_EVERY steps or
 COMM_REPORT_EVERY_S seconds, whichever comes first; after every average), to add to that step's progress line.
+For local-sgd each average also reports the members' drift (gpu_share_period.py): drift, the largest over ranks
+of ||theta_local - theta_avg|| / ||theta_avg|| just before the average, and drift_steps, the steps it grew over;
+the coordinator shortens the period when it passes its bound.
 
 The local-SGD period can change while training, without a relaunch: gpu_share_period.py (copy it too), docs/api.md
 "Changing the period while training".
@@ -197,6 +200,7 @@ class CommTimer:
         self._averages = collections.deque(maxlen=AVERAGES_KEPT)
         self._counted = 0
         self._fresh = None
+        self._drift = None
         self._reported_at = None
 
     def stepped(self):
@@ -218,9 +222,15 @@ class CommTimer:
         self._averages.append(seconds)
         self._fresh = statistics.median(self._averages)
 
+    def drifted(self, drift, steps):
+        """After each local-sgd model average: the members' drift it removed, grown over `steps` steps."""
+        self._drift = {"drift": round(drift, 8), "drift_steps": steps}
+
     def report(self):
         fresh, self._fresh = self._fresh, None
-        return {} if fresh is None else {"comm": self.strategy, "comm_s": round(fresh, 6)}
+        drift, self._drift = self._drift, None
+        out = {} if fresh is None else {"comm": self.strategy, "comm_s": round(fresh, 6)}
+        return out if drift is None else {**out, "comm": self.strategy, **drift}
 
 
 def _timed_step(optimizer, timer):
@@ -340,7 +350,10 @@ def wrap(model, optimizer, start_step=0, environ=None, say=_say, device_ids=None
         state = post_localSGD_hook.PostLocalSGDState(process_group=None, subgroup=subgroup, start_localSGD_iter=0,
                                                      post_local_gradient_allreduce=subgroup is not None)
         ddp.register_comm_hook(state, post_localSGD_hook.post_localSGD_hook)
-        averager = PeriodicModelAverager(period=period, warmup_steps=0)
+        # The post-local-SGD warm-up (GPU_SHARE_LOCAL_SGD_WARMUP): steps up to that one average after every step.
+        warm = gpu_share_period.warmup_steps() if gpu_share_period is not None else 0
+        warmup = gpu_share_period.Warmup(warm, period) if start_step < warm and period > 1 else None
+        averager = PeriodicModelAverager(period=1 if warmup else period, warmup_steps=0)
         # It averages when its count % period == 0 and counts each step() call; counting from start_step + 1
         # makes it average after every step whose number (1-based) is a multiple of the period, on every rank,
         # resumed or not.
@@ -350,11 +363,12 @@ def wrap(model, optimizer, start_step=0, environ=None, say=_say, device_ids=None
     if averager is not None:
         if gpu_share_period is not None:
             control = gpu_share_period.from_environment(say)
-            gpu_share_period.timed_averages(averager, timer, control, next(model.parameters()).device)
+            gpu_share_period.timed_averages(averager, timer, control, next(model.parameters()).device, warmup)
         else:
             _timed_averages(averager, timer)
     else:
         _timed_step(optimizer, timer)
     if strategy == "local-sgd":
-        say(f"local-sgd: no gradient exchange between machines; the model is averaged every {period} steps")
+        say(f"local-sgd: no gradient exchange between machines; the model is averaged every {period} steps"
+            + (f" after a warm-up that averages every step up to step {warmup.until}" if warmup else ""))
     return Comm(ddp, optimizer, strategy, period, size, averager, powersgd_bytes_=psgd, timer=timer)

@@ -37,6 +37,8 @@ export interface ProgressPoint {
   stepComputeS?: number | null;
   comm?: CommStrategy | null;
   commS?: number | null;
+  drift?: number | null;
+  driftSteps?: number | null;
 }
 
 const isCount = (v: unknown): boolean => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
@@ -55,6 +57,8 @@ const FIELDS: Readonly<Record<Exclude<keyof ProgressPoint, 'step'>, [(v: unknown
   powersgdBytes: [isCount, 'a safe integer >= 0'],
   stepComputeS: [isNonNegative, 'a finite number >= 0'],
   commS: [(v) => isNonNegative(v) && (v as number) <= MAX_COMM_S, `a number 0..${MAX_COMM_S} (seconds)`],
+  drift: [isNonNegative, 'a finite number >= 0 (a relative distance)'],
+  driftSteps: [isCount, 'a safe integer >= 0'],
   comm: [(v) => typeof v === 'string' && (COMM_STRATEGIES as readonly string[]).includes(v), `one of ${COMM_STRATEGIES.join(', ')}`],
 };
 const FIELD_NAMES = Object.keys(FIELDS) as (keyof typeof FIELDS)[];

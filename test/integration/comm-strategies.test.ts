@@ -200,6 +200,10 @@ describe('communication strategies in ddp_example.py (torchrun, gloo, CPU, two r
     expect(a.output).toContain('local-sgd: no gradient exchange between machines; the model is averaged every 4 steps');
     expectTrainedWithStats(a, { comm: 'local-sgd', gradBytes: DEFAULT_GRAD_BYTES, steps: 31, ranks: [a.progress[0]!.rank!], period: 4 });
     expectTrainedWithStats(b, { comm: 'local-sgd', gradBytes: DEFAULT_GRAD_BYTES, steps: 31, ranks: [b.progress[0]!.rank!], period: 4 });
+    // Each average's line says how far the members had drifted apart over the 4 steps (the example trainer unchanged).
+    const averages = a.progress.filter((p) => p.commS != null);
+    expect(averages.map((p) => p.driftSteps)).toEqual(averages.map(() => 4));
+    for (const p of averages) expect(p.drift).toBeGreaterThan(0);
     // Between averages each node trains alone; the final step (31, not a multiple of 4) ends with one more
     // average, so the last checkpoints (written after it) hold the same model on both nodes.
     expect(lastCheckpoints('lsgd-a', 'lsgd-b')).toBe('31 31 True');

@@ -13,6 +13,8 @@ import { decideComm, describeStrategy } from '../../../src-shared/scheduling/com
 import { DOWN_BUDGET, MIN_DWELL_MS, redecide } from '../../../src-shared/scheduling/comm-redecide';
 import { noteDecision, sendRetune } from './comm-decisions';
 import { watchRingLinks } from './ring-link-watch';
+import { boundDrift } from './drift-watch';
+import { capByDrift } from '../../../src-shared/scheduling/drift-bound';
 import { orderRing, type RingPlan } from '../../../src-shared/scheduling/ring-order';
 import type { MemberTorch } from '../../../src-shared/scheduling/comm-choice';
 import type { CommDecision, CommSetting, MeasuredComm, TrainerCommStats } from '../../../src-shared/scheduling/comm-types';
@@ -103,7 +105,7 @@ export function decideGenerationComm(
   stats: TrainerCommStats | null = run.telemetry.commStats(),
   budget?: number,
 ): CommDecision {
-  return decideComm({
+  const d = decideComm({
     ...(budget !== undefined ? { budget } : {}),
     requested,
     localSgdPeriod,
@@ -114,6 +116,7 @@ export function decideGenerationComm(
     memberTorch: memberTorch(deps, ring),
     generation: run.generation,
   });
+  return requested === 'auto' ? capByDrift(d, run.driftCap) : d; // what the members' drift allows (drift-bound.ts)
 }
 
 /** "generation 3 trains with local-sgd every 8 steps: DDP would spend …" */
@@ -171,6 +174,7 @@ export function recheckComm(deps: Pick<RunApplierDeps, 'clock' | 'links' | 'step
   }
   noteMeasured(deps, run);
   if (!live || (run.spec.comm ?? 'auto') !== 'auto' || !current || current.generation !== run.generation) return null;
+  if (boundDrift(deps, run)) return null;
   if (awaitingProbe(deps, run)) return null;
   const reported = run.telemetry.commStats();
   const links = deps.links?.() ?? [];

@@ -3,6 +3,7 @@
  * GPU_SHARE_* environment (documented in docs/api.md). Pure, so the env contract is tested on its own.
  */
 import type { CommDecision } from '../../../src-shared/scheduling/comm-types';
+import { LOCAL_SGD_WARMUP_STEPS } from '../../../src-shared/scheduling/drift-bound';
 import type { RunSpec } from '../../../src-shared/training';
 import type { LaunchProject } from '../../../src-shared/projects/project-protocol';
 import type { LaunchPlan } from '../../../src-shared/worker-protocol';
@@ -38,7 +39,10 @@ function commEnv(input: LaunchPlanInput): Record<string, string> {
   const env: Record<string, string> = {};
   if (input.comm) {
     env.GPU_SHARE_COMM = input.comm.strategy;
-    if (input.comm.strategy === 'local-sgd' && input.comm.localSgdPeriod !== null) env.GPU_SHARE_LOCAL_SGD_PERIOD = String(input.comm.localSgdPeriod);
+    if (input.comm.strategy === 'local-sgd' && input.comm.localSgdPeriod !== null) {
+      env.GPU_SHARE_LOCAL_SGD_PERIOD = String(input.comm.localSgdPeriod);
+      env.GPU_SHARE_LOCAL_SGD_WARMUP = String(LOCAL_SGD_WARMUP_STEPS); // post-local-SGD: average every step first
+    }
   }
   if (input.nodeRank !== undefined) env.GPU_SHARE_NODE_RANK = String(input.nodeRank);
   return env;
@@ -57,7 +61,7 @@ export function rdzvIdFor(runId: string, generation: number): string {
 
 export function buildLaunchPlan(input: LaunchPlanInput): LaunchPlan {
   const { spec } = input;
-  const { GPU_SHARE_COMM: _c, GPU_SHARE_LOCAL_SGD_PERIOD: _p, GPU_SHARE_NODE_RANK: _r, ...ownEnv } = spec.env;
+  const { GPU_SHARE_COMM: _c, GPU_SHARE_LOCAL_SGD_PERIOD: _p, GPU_SHARE_LOCAL_SGD_WARMUP: _w, GPU_SHARE_NODE_RANK: _r, ...ownEnv } = spec.env;
   const env: Record<string, string> = {
     ...ownEnv,
     // Ours last: a run's own env cannot disguise the shard or the generation.

@@ -48,6 +48,10 @@ export interface RunRecord extends Omit<RunSnapshot, 'lossHistory' | 'generation
   commDecidedAt?: number;
   /** The last period change sent to the running trainers (its sequence number, comm-update instructions). */
   commRetuneSeq?: number;
+  /** The longest local-SGD period auto may choose, set when a drift over the bound shortened it (drift-watch.ts). */
+  driftCap?: number;
+  /** The last drift report judged (generation:step). */
+  driftKey?: string;
   /** Why the re-decision rule asked for the relaunch now under way (generation-launch.ts lists it as such). */
   commRelaunch?: string;
   /** Monotonic ms the run's ring was last probed on evidence or age (link-evidence.ts), and the last figure weighed. */

@@ -37,7 +37,17 @@ function lineOf(p: ProgressPoint): TrainerProgressLine {
     stepComputeS: p.stepComputeS ?? null,
     comm: p.comm ?? null,
     commS: p.commS ?? null,
+    drift: p.drift ?? null,
+    driftSteps: p.driftSteps ?? null,
   };
+}
+
+/** A local-sgd average's drift (`drift`, `drift_steps` on the trainer's progress line) and its step. */
+export interface DriftReport {
+  generation: number;
+  step: number;
+  drift: number;
+  steps: number;
 }
 
 export interface RunTelemetrySnapshot {
@@ -84,6 +94,8 @@ export class RunTelemetry {
   /** The newest trainer-reported step costs (grad_bytes, compute_s), with the generation and rank that said so. */
   private stats: { generation: number; rank: number | null; value: TrainerCommStats } | null = null;
   private measured: { rank: number | null; value: { generation: number; strategy: CommStrategy; seconds: number } } | null = null;
+  /** The newest local-sgd drift (any rank's: each says the largest over ranks). */
+  private drifted: DriftReport | null = null;
 
   constructor(options: RunTelemetryOptions = {}) {
     this.now = options.now ?? Date.now;
@@ -232,6 +244,11 @@ export class RunTelemetry {
     return this.measured ? { ...this.measured.value } : null;
   }
 
+  /** The newest drift a local-sgd trainer reported at an average; null: none. */
+  driftReported(): DriftReport | null {
+    return this.drifted ? { ...this.drifted } : null;
+  }
+
   /** Lines of the current generation count; an older one's only until the current one has trained a step. */
   private accepts(generation: number): boolean {
     // Announced before its launch, so a newer one here is a race with onGeneration: begin it, members kept.
@@ -260,6 +277,9 @@ export class RunTelemetry {
   }
 
   private takeStats(generation: number, line: TrainerProgressLine): void {
+    if (line.drift != null && line.driftSteps != null && (!this.drifted || generation > this.drifted.generation || line.step > this.drifted.step)) {
+      this.drifted = { generation, step: line.step, drift: line.drift, steps: line.driftSteps };
+    }
     if (line.commS != null && line.comm !== null) {
       const m = this.measured;
       if (!m || generation > m.value.generation || (generation === m.value.generation && (line.rank === 0 || m.rank !== 0))) {

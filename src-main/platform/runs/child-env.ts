@@ -61,6 +61,7 @@ export const TRAINER_GPU_SHARE_NAMES: ReadonlySet<string> = new Set([
   // The generation's communication decision (issue 16): read by gpu_share_comm.py and the launcher shim.
   'GPU_SHARE_COMM',
   'GPU_SHARE_LOCAL_SGD_PERIOD',
+  'GPU_SHARE_LOCAL_SGD_WARMUP',
   'GPU_SHARE_NODE_RANK',
   // Where the agent writes a changed local-SGD period for the running trainer (src-shared/runs/comm-control.ts).
   'GPU_SHARE_COMM_CONTROL',

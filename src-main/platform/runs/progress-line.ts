@@ -11,7 +11,9 @@
  * "compute_s" (one step's seconds without communication) and "comm" (the strategy in force): the coordinator
  * chooses the next generation's strategy from them (comm-choice.ts). A line may also carry "comm_s", what one
  * round of communication measurably cost (a step's for ddp/fp16/powersgd, an average's for local-sgd), with
- * "comm": the decision uses it over the model (bounded: MAX_COMM_S).
+ * "comm": the decision uses it over the model (bounded: MAX_COMM_S). A local-sgd average's line also carries
+ * "drift" (the members' relative distance from their average just before it) and "drift_steps" (the steps it grew
+ * over): the coordinator bounds the period by it (src-shared/scheduling/drift-bound.ts).
  */
 import { COMM_STRATEGIES, type CommStrategy } from '../../../src-shared/scheduling/comm-types';
 
@@ -42,6 +44,10 @@ export interface TrainerProgressLine {
   comm: CommStrategy | null;
   /** Measured seconds of one communication round of `comm` (`comm_s`); null: not said on this line. */
   commS?: number | null;
+  /** local-sgd: ||θ_local − θ_avg|| / ||θ_avg|| at an average, the largest over ranks (`drift`); null: not said. */
+  drift?: number | null;
+  /** The steps that drift grew over (`drift_steps`: the period then in force). */
+  driftSteps?: number | null;
 }
 
 export interface ParsedChunk {
@@ -96,6 +102,7 @@ export function parseProgressLine(rawLine: string): TrainerProgressLine | null {
   const worldSize = countOrNull(record.world_size);
   const computeS = finiteOrNull(record.compute_s);
   const commS = finiteOrNull(record.comm_s);
+  const drift = finiteOrNull(record.drift);
   return {
     step,
     totalSteps: countOrNull(record.total_steps),
@@ -110,6 +117,8 @@ export function parseProgressLine(rawLine: string): TrainerProgressLine | null {
     stepComputeS: computeS !== null && computeS >= 0 ? computeS : null,
     comm: commOrNull(record.comm),
     commS: commS !== null && commS >= 0 && commS <= MAX_COMM_S ? commS : null,
+    drift: drift !== null && drift >= 0 ? drift : null,
+    driftSteps: countOrNull(record.drift_steps),
   };
 }
 

@@ -20,6 +20,8 @@ describe('parseProgressLine', () => {
       stepComputeS: null,
       comm: null,
       commS: null,
+      drift: null,
+      driftSteps: null,
     });
   });
 
@@ -61,6 +63,11 @@ describe('parseProgressLine', () => {
     expect(parseProgressLine(`${LINE}\roverwritten`)).toBeNull();
   });
 
+  it('reads a local-sgd average\'s drift and the steps it grew over; a negative drift or fractional steps become null', () => {
+    expect(parseProgressLine('GPU_SHARE_PROGRESS {"step":17,"comm":"local-sgd","comm_s":0.2,"drift":0.0312,"drift_steps":18}')).toMatchObject({ drift: 0.0312, driftSteps: 18 });
+    expect(parseProgressLine('GPU_SHARE_PROGRESS {"step":17,"drift":-0.1,"drift_steps":1.5}')).toMatchObject({ drift: null, driftSteps: null });
+  });
+
   it('needs only step; missing or wrong-typed optional fields become null', () => {
     expect(parseProgressLine('GPU_SHARE_PROGRESS {"step":0}')).toEqual({
       step: 0,
@@ -76,9 +83,11 @@ describe('parseProgressLine', () => {
       stepComputeS: null,
       comm: null,
       commS: null,
+      drift: null,
+      driftSteps: null,
     });
     const odd = parseProgressLine('GPU_SHARE_PROGRESS {"step":3,"loss":"NaN","samples_per_sec":-5,"rank":1.5,"world_size":0,"shard":[9,2],"resumed_from":-1,"total_steps":2.5}');
-    expect(odd).toEqual({ step: 3, totalSteps: null, loss: null, samplesPerSec: null, rank: null, worldSize: null, shard: null, resumedFrom: null, gradBytes: null, powersgdBytes: null, stepComputeS: null, comm: null, commS: null });
+    expect(odd).toEqual({ step: 3, totalSteps: null, loss: null, samplesPerSec: null, rank: null, worldSize: null, shard: null, resumedFrom: null, gradBytes: null, powersgdBytes: null, stepComputeS: null, comm: null, commS: null, drift: null, driftSteps: null });
   });
 
   it('ignores malformed lines instead of throwing', () => {
