@@ -16,7 +16,8 @@ import { installService, serviceActive, stopServiceNow, uninstallService } from 
 import { carryIdentity } from './remote-identity';
 import { SYSTEMD_UNIT } from '../../platform/service/service-layout';
 import { followRemoteLog, readRemoteNodeKey, remoteWorkerPid, startRemoteWorker, stopRemoteWorker } from './remote-worker';
-import { SshError, SshSession, type SshTarget } from './ssh-session';
+import { SshError, SshSession, sshKeyMissing, type SshTarget } from './ssh-session';
+import { sshStartProblem } from '../../../src-shared/nodes/ssh-start-problem';
 import { sshFailureStatus } from './ssh-failure';
 
 const MAX_OUTPUT = 64 * 1024;
@@ -160,6 +161,9 @@ export class NodeLauncher {
   async probe(name: string): Promise<{ running: boolean; pgid: number | null }> {
     const node = this.sshNode(name);
     const entry = this.entry(name);
+    // Loopback only and no key: the sentence a Start says (with a key, or a coordinator others reach, it asks).
+    const loopbackOnly = !this.opts.coordinator().reachableFromOtherMachines;
+    if (!entry.session && loopbackOnly && (await this.keyMissing(node))) throw new Error(sshStartProblem(this.startFacts(node, true))!);
     const session = entry.session ?? (await this.connect(node, entry));
     try {
       const home = entry.home || (await checkRemote(session)).facts.home;
@@ -177,8 +181,9 @@ export class NodeLauncher {
 
   private async run(entry: NodeEntry, node: NodeConfig): Promise<void> {
     const join = this.opts.coordinator();
-    if (!join.reachableFromOtherMachines) {
-      this.set(entry, 'failed', `this coordinator listens on loopback only, so ${node.name} could not join it: start GPU Share with --coordinator-host 0.0.0.0 (or this machine's LAN address)`);
+    const problem = sshStartProblem(this.startFacts(node, !join.reachableFromOtherMachines && (await this.keyMissing(node))));
+    if (problem) {
+      this.set(entry, 'failed', problem);
       return;
     }
     entry.status.output = '';
@@ -249,6 +254,14 @@ export class NodeLauncher {
     };
     entry.session = await SshSession.open(target);
     return entry.session;
+  }
+
+  private keyMissing(node: NodeConfig): Promise<boolean> {
+    return sshKeyMissing({ user: this.user(node), env: this.opts.env ?? process.env, ...(this.opts.sshDir ? { sshDir: this.opts.sshDir } : {}) });
+  }
+
+  private startFacts(node: NodeConfig, noKey: boolean) {
+    return { node: node.name, login: `${this.user(node)}@${node.host}`, loopbackOnly: !this.opts.coordinator().reachableFromOtherMachines, noKey };
   }
 
   private user(node: NodeConfig): string {

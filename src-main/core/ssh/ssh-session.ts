@@ -68,6 +68,12 @@ async function authMethods(target: SshTarget, sshDir: string): Promise<{ methods
   return { methods, tried };
 }
 
+/** True when there is nothing to log in with: no SSH agent and none of the key files (checked before connecting). */
+export async function sshKeyMissing(target: Pick<SshTarget, 'user' | 'sshDir' | 'agentSocket' | 'env'>): Promise<boolean> {
+  const { methods } = await authMethods({ host: '', ...target }, target.sshDir ?? path.join(os.homedir(), '.ssh'));
+  return methods.length === 0;
+}
+
 export class SshSession {
   private constructor(private readonly client: Client, readonly label: string) {}
 

@@ -52,6 +52,27 @@ describe('one cause for an SSH failure', () => {
     expect(status).toEqual({ name: 'beta', state: card.state, detail: card.detail });
   });
 
+  it('a loopback-only coordinator and no SSH key: the card and nodes status give one sentence naming both fixes (issue 25 item 8)', async () => {
+    const sshDir = mkdtempSync(path.join(os.tmpdir(), 'gs-ssh-'));
+    cleanups.push(() => rmSync(sshDir, { recursive: true, force: true }));
+    const launcher = new NodeLauncher({
+      cluster: () => ({ nodes: [{ name: 'jetson', host: 'jetson.invalid', transport: 'ssh', user: 'me', gpus: [], max_adapters: 1 }] }) as never,
+      coordinator: () => ({ url: 'http://127.0.0.1:7421', token: 't', certSha256: null, reachableFromOtherMachines: false }),
+      bundle: () => {
+        throw new Error('no bundle in this test');
+      },
+      onChange: () => undefined,
+      env: { HOME: sshDir },
+      sshDir,
+    });
+    cleanups.push(() => launcher.close());
+    const card = await launcher.start('jetson');
+    const status = await probeNodeStatus(launcher, 'jetson');
+    expect(card.state).toBe('failed');
+    expect(status).toEqual({ name: 'jetson', state: 'failed', detail: card.detail });
+    expect(card.detail).toMatch(/loopback only.*--coordinator-host 0\.0\.0\.0.*no SSH key to log in to me@jetson\.invalid.*ssh-keygen -t ed25519.*ssh-copy-id me@jetson\.invalid/);
+  });
+
   it('an unknown host key waits for a yes in both, with its fingerprint', () => {
     const error = new SshError('unknown-host-key', 'beta presents host key SHA256:abc, not in known_hosts', 'SHA256:abc');
     expect(sshFailureStatus('beta', error)).toEqual({ name: 'beta', state: 'awaiting-host-key', detail: error.message, fingerprint: 'SHA256:abc' });

@@ -46,7 +46,9 @@ async function run(action: Action, args: string[], io: CliIo): Promise<number> {
   const clusterFile = values.cluster ? path.resolve(io.cwd, values.cluster) : path.join(dataDir, 'cluster.yaml');
   const config = await loadCluster(clusterFile);
   const nodes = pickNodes(config, clusterFile, positionals[0], all);
-  const join = action === 'start' ? await coordinatorJoin(dataDir, values.join) : { url: '', token: '', certSha256: null, reachableFromOtherMachines: true };
+  // Status and stop need no coordinator, but say "loopback only" as the card does when the running one is.
+  const noJoin = { url: '', token: '', certSha256: null, reachableFromOtherMachines: true };
+  const join = action === 'start' ? await coordinatorJoin(dataDir, values.join) : await coordinatorJoin(dataDir, values.join).catch(() => noJoin);
   const say = (line: string) => (values.json ? undefined : io.out(`${line}\n`));
   const launcher = new NodeLauncher({
     cluster: () => config,
