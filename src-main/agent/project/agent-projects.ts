@@ -11,12 +11,14 @@ import type { ApiReply } from '../coordinator-client';
 import { PeerBlobServer } from './peer-blob-server';
 import { peerSource } from './peer-source';
 import { ProjectPreparer } from './project-preparer';
-import type { ProjectSource } from './project-source';
+import type { FetchSource, ProjectSource } from './project-source';
 import { readyJobProject, releaseJobProject, type JobProjectLaunch } from './job-project';
 import { readyRunProject, releaseRunProject, runOutputDir, type RunProjectLaunch } from './run-project';
 import { RunOutputUploader, type DeliveryOutcome } from './run-output-upload';
 import { ProjectError, SnapshotStore } from './snapshot-store';
 
+/** Runs whose latest `prepare` is kept (the oldest told go first): far more than run at once on one member. */
+const MAX_PREPARES_KEPT = 64;
 /** A stop for this reason (run-controller.ts) ends the run for good: its output so far is uploaded, as partial. */
 const STOPPED_BY_OWNER = /^run stopped/;
 
@@ -46,6 +48,8 @@ export class AgentProjects {
   private readonly projectRuns = new Set<string>();
   /** Why the coordinator asked each run to stop, until its trainer has ended. */
   private readonly stopReasons = new Map<string, string>();
+  /** Each run's latest `prepare` (its peers and key), so a launch fetches what it still lacks from peers too. */
+  private readonly prepares = new Map<string, PrepareProjectInstruction>();
 
   constructor(private readonly opts: AgentProjectsOptions) {
     this.blobServer = new PeerBlobServer({ store: () => this.ready().store, log: opts.log });
@@ -55,19 +59,26 @@ export class AgentProjects {
   /** The store, made at first use (the data folder exists once the agent has started). */
   private ready(): { store: SnapshotStore; preparer: ProjectPreparer } {
     if (!this.store || !this.preparer) {
-      const { dataDir, cacheBytes, log, clock, python, env, source } = this.opts;
+      const { dataDir, cacheBytes, log, clock, python, env } = this.opts;
       this.store = new SnapshotStore(dataDir, cacheBytes, log);
-      const sourceFor = (i: PrepareProjectInstruction) =>
-        i.peerKey && i.peers && i.peers.length > 0 ? peerSource({ coordinator: source(), snapshot: i.snapshot, peers: i.peers, key: i.peerKey, stripe: i.stripe, log }) : source();
-      this.preparer = new ProjectPreparer({ store: this.store, source: sourceFor, clock, log, python, env });
+      this.preparer = new ProjectPreparer({ store: this.store, source: (i) => this.sourceFor(i), clock, log, python, env });
     }
     return { store: this.store, preparer: this.preparer };
+  }
+
+  /** Where a run's files come from: the members named as peers first (by the link map), then the coordinator. */
+  private sourceFor(i: PrepareProjectInstruction): FetchSource {
+    const { source, log } = this.opts;
+    return i.peerKey && i.peers && i.peers.length > 0 ? peerSource({ coordinator: source(), snapshot: i.snapshot, peers: i.peers, key: i.peerKey, stripe: i.stripe, log }) : source();
   }
 
   prepare(instruction: PrepareProjectInstruction, report: (r: PreparedReport) => void): Promise<unknown> {
     const peers = instruction.peers?.length ?? 0;
     this.opts.log(`instruction: prepare snapshot ${instruction.snapshot.slice(0, 6)}… for run ${instruction.runId}${peers > 0 ? ` (${peers} peer${peers === 1 ? '' : 's'} may hold it)` : ''}`);
     if (instruction.peerKey) this.blobServer.allow(instruction.snapshot, instruction.peerKey);
+    this.prepares.delete(instruction.runId);
+    this.prepares.set(instruction.runId, instruction);
+    while (this.prepares.size > MAX_PREPARES_KEPT) this.prepares.delete(this.prepares.keys().next().value!);
     return this.ready().preparer.prepare(instruction, report);
   }
 
@@ -76,9 +87,15 @@ export class AgentProjects {
     if (!plan.project) return null;
     const { store } = this.ready();
     try {
-      const launched = await readyRunProject(store, this.opts.source(), plan.runId, plan.project, this.opts.log);
-      this.projectRuns.add(plan.runId);
-      return launched;
+      const prepared = this.prepares.get(plan.runId);
+      const source: FetchSource = prepared?.snapshot === plan.project.snapshot ? this.sourceFor(prepared) : this.opts.source();
+      try {
+        const launched = await readyRunProject(store, source, plan.runId, plan.project, this.opts.log);
+        this.projectRuns.add(plan.runId);
+        return launched;
+      } finally {
+        source.close?.();
+      }
     } catch (error) {
       releaseRunProject(store, plan.runId);
       const why = error instanceof ProjectError ? error.message : `could not ready the project: ${error instanceof Error ? error.message : String(error)}`;

@@ -11,7 +11,7 @@ import { filterInheritedEnv } from '../../platform/runs/child-env';
 import { checkModules } from '../../platform/projects/module-check';
 import { isUnder } from '../../platform/projects/project-layout';
 import { ProjectError, SnapshotStore } from './snapshot-store';
-import type { ProjectSource } from './project-source';
+import type { FetchSource } from './project-source';
 
 /** At most one `fetching` report a second. */
 export const PREPARE_PROGRESS_INTERVAL_MS = 1000;
@@ -20,7 +20,7 @@ const DETAIL_MAX = 2000;
 export interface ProjectPreparerOptions {
   store: SnapshotStore;
   /** Where to fetch this instruction's snapshot from (peers first when the coordinator named some). */
-  source: (instruction: PrepareProjectInstruction) => ProjectSource & { summary?(): string; close?(): void };
+  source: (instruction: PrepareProjectInstruction) => FetchSource;
   clock: Clock;
   log: (line: string) => void;
   /** The Python the agent trains with (null: none found). */

@@ -8,6 +8,9 @@ import { describeFailure, type ApiReply, type CoordinatorClient } from '../coord
 
 export type ManifestResult = { ok: true; manifest: SnapshotManifest } | { ok: false; why: string };
 
+/** A source that may count where its bytes came from (peer-source.ts) and hold sockets to close after use. */
+export type FetchSource = ProjectSource & { summary?(): string; close?(): void };
+
 export interface ProjectSource {
   /** For the log and the reports: "the coordinator". */
   readonly name: string;

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { DATA_FILES_ENV_MAX, PROJECT_ENV, SNAPSHOT_PYTHON_ENV, type LaunchProject, type ProjectFileEntry } from '../../../src-shared/projects/project-protocol';
 import { isUnder, safeSegment } from '../../platform/projects/project-layout';
 import { placeFile, removeTree, sealFolders } from '../../platform/projects/snapshot-unpack';
-import type { ProjectSource } from './project-source';
+import type { FetchSource } from './project-source';
 import { ProjectError, SnapshotStore, type FetchProgress } from './snapshot-store';
 
 export interface RunProjectLaunch {
@@ -28,7 +28,7 @@ export function runOutputDir(store: SnapshotStore, runId: string): string {
  * Everything `project` needs on this member before run `runId` launches: the snapshot (fetched if a prepare did
  * not), shard data files, the data and output folders. Throws a ProjectError a person can act on.
  */
-export async function readyRunProject(store: SnapshotStore, source: ProjectSource, runId: string, project: LaunchProject, log: (line: string) => void, onProgress: FetchProgress = () => undefined): Promise<RunProjectLaunch> {
+export async function readyRunProject(store: SnapshotStore, source: FetchSource, runId: string, project: LaunchProject, log: (line: string) => void, onProgress: FetchProgress = () => undefined): Promise<RunProjectLaunch> {
   const { snapshot, dataDir } = project;
   const shard = project.dataMode === 'shard' && dataDir !== null;
   const holder = `run:${runId}`;
@@ -38,7 +38,8 @@ export async function readyRunProject(store: SnapshotStore, source: ProjectSourc
   const dataFiles = dataDir === null ? [] : shard ? pickShard(all, dataDir, project.dataFiles ?? [], snapshot) : all.filter((f) => isUnder(f.path, dataDir));
   store.cache.unpin(holder); // a newer generation of the run: its own files from now on
   const fetched = await store.ensureBlobs(snapshot, shard ? [...code, ...dataFiles] : code, source, holder, onProgress);
-  if (fetched.files > 0) log(`run ${runId}: fetched ${SnapshotStore.describe(fetched)} of snapshot ${snapshot.slice(0, 6)}… from ${source.name}`);
+  const from = source.summary ? ` (${source.summary()})` : '';
+  if (fetched.files > 0) log(`run ${runId}: fetched ${SnapshotStore.describe(fetched)} of snapshot ${snapshot.slice(0, 6)}… from ${source.name}${from}`);
   const folder = store.unpack(snapshot, manifest, shard ? dataDir : null);
   store.used(shard ? [...code, ...dataFiles] : code);
   const output = runOutputDir(store, runId);
