@@ -10,7 +10,7 @@ import { commChanged, commLine, decideGenerationComm, planRing, stepForDecision 
 import { buildLaunchPlan, formatEndpoint } from './launch-plan';
 import { chooseRendezvous } from './rendezvous-address';
 import type { RunApplierDeps } from './run-applier';
-import { newMember, type LaunchWhy, type RunRecord } from './run-record';
+import { newMember, refreshProgress, type LaunchWhy, type RunRecord } from './run-record';
 import { launchProjectFor, splitForGeneration } from './run-project-gate';
 import { mustHoldStarts, STORE_HANDOVER_MAX_MS } from './store-handover';
 import { plural } from './user-messages';
@@ -114,6 +114,7 @@ export function launchGeneration(ap: GenerationLauncher, run: RunRecord, planned
   run.telemetry.onGeneration(run.generation, members, map.at, cause, (id) => workers.get(id)?.node);
   if (run.shardHistory.length > MAX_SHARD_HISTORY) run.shardHistory.splice(0, run.shardHistory.length - MAX_SHARD_HISTORY);
 
+  refreshProgress(run); // the step the generation starts from (the warm-up is the run's start only)
   for (const s of shards) {
     const rec = workers.get(s.workerId)!;
     const plan = buildLaunchPlan({
@@ -131,6 +132,7 @@ export function launchGeneration(ap: GenerationLauncher, run: RunRecord, planned
       gpuIndices: run.spec.useGpus ? run.members.get(s.workerId)!.gpuIndices : null,
       comm,
       nodeRank: members.indexOf(s.workerId),
+      startStep: run.progress?.step ?? 0,
       project: launchProjectFor(run, rec.node),
     });
     if (holdStarts && s.workerId !== addresses.hostWorkerId) run.heldStarts!.plans.set(s.workerId, plan);

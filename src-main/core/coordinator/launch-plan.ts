@@ -28,11 +28,16 @@ export interface LaunchPlanInput {
   gpuIndices?: readonly number[] | null;
   /** The generation's communication strategy (comm-choice.ts): GPU_SHARE_COMM, GPU_SHARE_LOCAL_SGD_PERIOD. */
   comm?: Pick<CommDecision, 'strategy' | 'localSgdPeriod'>;
+  /** The run's step as this generation launches (its progress so far; 0 at the start). */
+  startStep?: number;
   /** This member's position in the ring order (ring-order.ts): GPU_SHARE_NODE_RANK. */
   nodeRank?: number;
   /** A project run: its snapshot and this member's data (run-project-gate.ts launchProjectFor). */
   project?: LaunchProject | null;
 }
+
+/** A generation launched before this step of the run still gets the warm-up (auto's first decision, made blind, is often retaken after the first steps). */
+const WARMUP_ONLY_BEFORE_STEP = 10;
 
 /** The trainer-facing variables of a generation's communication (docs/api.md); none when not decided. */
 function commEnv(input: LaunchPlanInput): Record<string, string> {
@@ -41,7 +46,9 @@ function commEnv(input: LaunchPlanInput): Record<string, string> {
     env.GPU_SHARE_COMM = input.comm.strategy;
     if (input.comm.strategy === 'local-sgd' && input.comm.localSgdPeriod !== null) {
       env.GPU_SHARE_LOCAL_SGD_PERIOD = String(input.comm.localSgdPeriod);
-      env.GPU_SHARE_LOCAL_SGD_WARMUP = String(LOCAL_SGD_WARMUP_STEPS); // post-local-SGD: average every step first
+      // Post-local-SGD: a run that starts (or has barely started) on local SGD averages every step first. Not one
+      // that moved to local SGD mid-run because a link slowed: that must not go back to per-step traffic on it.
+      if ((input.startStep ?? 0) < WARMUP_ONLY_BEFORE_STEP) env.GPU_SHARE_LOCAL_SGD_WARMUP = String(LOCAL_SGD_WARMUP_STEPS);
     }
   }
   if (input.nodeRank !== undefined) env.GPU_SHARE_NODE_RANK = String(input.nodeRank);

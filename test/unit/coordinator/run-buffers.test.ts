@@ -62,6 +62,9 @@ describe('launch plan', () => {
     const base = { runId: 'r', generation: 2, spec, workerId: 3, node: 'jetson', shardStart: 0, shardEnd: 5, numWorkers: 2, rdzvEndpoint: 'h:1', localAddr: '10.0.0.3', rdzvHost: false };
     const local = buildLaunchPlan({ ...base, comm: { strategy: 'local-sgd', localSgdPeriod: 16 }, nodeRank: 1 });
     expect(local.env).toMatchObject({ GPU_SHARE_COMM: 'local-sgd', GPU_SHARE_LOCAL_SGD_PERIOD: '16', GPU_SHARE_NODE_RANK: '1' });
+    expect(local.env.GPU_SHARE_LOCAL_SGD_WARMUP).toBe('100'); // the run's start
+    // Not a generation that moved to local SGD mid-run (a link slowed at step 40).
+    expect(buildLaunchPlan({ ...base, startStep: 40, comm: { strategy: 'local-sgd', localSgdPeriod: 16 } }).env.GPU_SHARE_LOCAL_SGD_WARMUP).toBeUndefined();
     const fp16 = buildLaunchPlan({ ...base, comm: { strategy: 'fp16', localSgdPeriod: null }, nodeRank: 0 });
     expect(fp16.env).toMatchObject({ GPU_SHARE_COMM: 'fp16', GPU_SHARE_NODE_RANK: '0' });
     expect(fp16.env.GPU_SHARE_LOCAL_SGD_PERIOD).toBeUndefined();
