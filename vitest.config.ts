@@ -16,6 +16,9 @@ export default defineConfig({
           include: ['test/unit/**/*.test.ts', 'test/unit/**/*.test.tsx'],
           setupFiles: ['test/mocks/setup.ts'],
           environment: 'node',
+          // Under the full suite (unit, integration and e2e at once on 2 cores) a 1 s case can take 6: the default 5 s
+          // failed cases that were only slow. A case that hangs still fails, at 30 s.
+          testTimeout: 30_000,
         },
       },
       {
