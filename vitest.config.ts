@@ -16,8 +16,8 @@ export default defineConfig({
           include: ['test/unit/**/*.test.ts', 'test/unit/**/*.test.tsx'],
           setupFiles: ['test/mocks/setup.ts'],
           environment: 'node',
-          // Under the full suite (unit, integration and e2e at once on 2 cores) a 1 s case can take 6: the default 5 s
-          // failed cases that were only slow. A case that hangs still fails, at 30 s.
+          // In the full suite (every unit file across the workers of a 2-core machine) a 1 s case can take 6: the
+          // default 5 s failed cases that were only slow. A case that hangs still fails, at 30 s.
           testTimeout: 30_000,
         },
       },
@@ -43,7 +43,8 @@ export default defineConfig({
         test: {
           name: 'multihost',
           include: ['test/multihost/**/*.test.ts'],
-          // Serial, and after the other projects (groupOrder 1): every case runs real training across hosts on a
+          // Serial, after the unit files (groupOrder 1; vitest runs the integration and e2e files, which allow one
+          // file at a time, in a group of their own after it): every case runs real training across hosts on a
           // 2-core machine and its failure-detection timings must not compete with other suites. Forks, so each
           // file's exit/signal hooks (namespace cleanup) run in a process of its own.
           sequence: { groupOrder: 1 },
