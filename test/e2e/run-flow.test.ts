@@ -195,6 +195,9 @@ describe('a run across two workers, one of them killed', () => {
     await page.reload();
     await page.waitForSelector('.app[data-ready="true"]');
     await page.click('nav [data-view="runs"]');
+    // The reloaded page has the run's output before the filter is chosen (CI once read blank rows 30 s after choosing
+    // it, at load; whether the filter came before the output was not established).
+    await expect.poll(async () => Number(await page.locator('.terminal[role="log"]').getAttribute('data-output-chars')), { timeout: 30_000 }).toBeGreaterThan(0);
     await page.locator('[data-testid="output-filter"]').selectOption('gpu-share');
     await expect.poll(() => terminalText(page), { timeout: 30_000 }).toMatch(/\[gpu-share\] relaunching as generation \d+ on 1 worker/);
     expect(await terminalText(page)).toMatch(/\[gpu-share\] launching generation 1 on 2 workers/);
