@@ -50,7 +50,9 @@ describe('a real relaunch in the Live output', () => {
   it("shows the survivor's torch teardown dimmed under its expected label, the new generation plain", async () => {
     const { page } = browser;
     const started = JSON.parse(
-      await gpuShare(['runs', 'start', '--json', '--name', 'expected-real', '--samples', '4000', '--min-workers', '1', '--', TRAINER, '--steps', '4000', '--checkpoint-every', '10', '--step-sleep', '0.05']),
+      // --comm ddp: auto may relaunch as local SGD once the trainer reports its step (it did on a quiet machine),
+      // and the kill's relaunch would then be generation 3, under another label.
+      await gpuShare(['runs', 'start', '--json', '--name', 'expected-real', '--samples', '4000', '--min-workers', '1', '--comm', 'ddp', '--', TRAINER, '--steps', '4000', '--checkpoint-every', '10', '--step-sleep', '0.05']),
     ) as { id: string };
     const show = async () => JSON.parse(await gpuShare(['runs', 'show', started.id, '--json'])) as { workerIds: number[]; generation: number; progress: { step: number } | null };
     // Both members train (a few steps past the first checkpoint) before the external agent dies.
