@@ -5,7 +5,7 @@
  * the filter changed, or a relaunch turned lines already shown into expected ones (they are drawn faint).
  * Read-only, and no keyboard trap: Tab and Shift+Tab leave it like any other control.
  */
-import { useEffect, useRef } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { Terminal, type ITheme } from '@xterm/xterm';
 import { FitAddon } from '@xterm/addon-fit';
 import '@xterm/xterm/css/xterm.css';
@@ -54,6 +54,8 @@ export function RunTerminal({ runId, filter, colourOf, timestamps = false }: Run
   colours.current = colourOf;
   const buffer = useApp((s) => s.runs.output[runId]);
   const commands = useRunCommands();
+  /** Bumped when the colour scheme changes: the output is written again in that scheme's coordinator colour. */
+  const [scheme, setScheme] = useState(0);
 
   useEffect(() => {
     const el = host.current;
@@ -93,6 +95,7 @@ export function RunTerminal({ runId, filter, colourOf, timestamps = false }: Run
     const onScheme = () => {
       t.options.theme = query?.matches ? DARK : LIGHT;
       written.current = { ...written.current, epoch: -1 }; // rewrite in the other scheme's coordinator colour
+      setScheme((n) => n + 1); // now, not at the next output (an ended run has none)
     };
     query?.addEventListener('change', onScheme);
     return () => {
@@ -125,7 +128,7 @@ export function RunTerminal({ runId, filter, colourOf, timestamps = false }: Run
       t.write(from === 0 ? rendered.text : renderOutput(buffer.text, f, colours.current, coordinator, 0, stamp).text);
     } else if (end > w.upTo) t.write(rendered.text);
     written.current = { epoch: buffer.epoch, upTo: end, key, expected: rendered.expected };
-  }, [buffer, runId, key, node, hideProgress, hideLauncher, search, timestamps]);
+  }, [buffer, runId, key, node, hideProgress, hideLauncher, search, timestamps, scheme]);
 
   const chars = buffer ? buffer.dropped + buffer.text.length : 0;
   return (

@@ -20,6 +20,14 @@ async function terminalText(page: Page): Promise<string> {
   return (await page.locator('.terminal .xterm-rows').textContent()) ?? '';
 }
 
+/** The colour xterm drew the first `[gpu-share]` prefix in (the coordinator's lines). */
+async function coordinatorColour(page: Page): Promise<string | null> {
+  return page.locator('.terminal .xterm-rows span').evaluateAll((spans) => {
+    const span = spans.find((s) => (s.textContent ?? '').includes('[gpu-share]'));
+    return span ? getComputedStyle(span).color : null;
+  });
+}
+
 /** Seconds since midnight of an "HH:MM:SS" time. */
 const seconds = (hms: string) => hms.split(':').reduce((s, part) => s * 60 + Number(part), 0);
 
@@ -58,6 +66,8 @@ describe('output timestamps', () => {
       await page.emulateMedia({ colorScheme: scheme });
       await page.locator('.terminal-card').scrollIntoViewIfNeeded();
       await expect.poll(() => pageTime('second-marker')).toBe(second);
+      // The coordinator's own lines are redrawn in the scheme's violet at once, though the ended run sends nothing.
+      await expect.poll(() => coordinatorColour(page)).toBe(scheme === 'dark' ? 'rgb(201, 167, 255)' : 'rgb(111, 66, 193)');
       await screenshot(page, `output-timestamps-${width}-${scheme}`);
     }
     await page.emulateMedia({ colorScheme: 'light' });
