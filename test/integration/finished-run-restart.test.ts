@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import type { RunSeries } from '../../src-shared/runs/run-series';
 import { findRepoRoot } from './helpers/agent-bundle';
 import { TORCH_PYTHON } from './helpers/agent-handle';
-import { poll, restartServe, useServedCluster, type ServedCluster as Cluster } from './helpers/served-cluster';
+import { poll, readSettled, restartServe, useServedCluster, type ServedCluster as Cluster } from './helpers/served-cluster';
 
 const ENDED = new Set(['finished', 'failed', 'stopped']);
 const TRAINER = path.join(findRepoRoot(), 'assets', 'trainers', 'ddp_example.py');
@@ -52,7 +52,7 @@ describe.skipIf(torchMissing)(`serve restarted: a finished run's record comes ba
       return r;
     }, 300_000);
     expect(ended.state, ended.stateCause ?? '').toBe('finished');
-    const before = await record(c, run.id);
+    const before = await readSettled(() => record(c, run.id));
     // What the record must hold in the first place: the curve from the first step, the output from the launch.
     expect(before.lossHistory[0]?.step, JSON.stringify(before.lossHistory.slice(0, 5))).toBeLessThanOrEqual(1);
     expect(before.output).toContain('launching generation 1 on 2 workers');

@@ -14,7 +14,7 @@ import type { RunSeries } from '../../src-shared/runs/run-series';
 import type { RunSnapshot } from '../../src-shared/training';
 import { findRepoRoot } from './helpers/agent-bundle';
 import { TORCH_PYTHON } from './helpers/agent-handle';
-import { poll, restartServe, useServedCluster, type ServedCluster as Cluster } from './helpers/served-cluster';
+import { poll, readSettled, restartServe, useServedCluster, type ServedCluster as Cluster } from './helpers/served-cluster';
 
 const ENDED = new Set(['finished', 'failed', 'stopped']);
 const root = findRepoRoot();
@@ -74,7 +74,7 @@ describe.skipIf(torchMissing)(`serve restarted: a run's samples/s and resource s
       return r && ENDED.has(r.state) ? r : null;
     }, 240_000);
     expect(finished.state, finished.stateCause ?? '').toBe('finished');
-    const whole = await series(c, run.id);
+    const whole = await readSettled(() => series(c, run.id));
     // Points from after the restart joined those from before it.
     expect(whole.throughput!.at.length).toBeGreaterThan(before.throughput!.at.length);
     expect(keptPrefix(before, whole)).toEqual(before);

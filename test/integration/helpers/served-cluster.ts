@@ -49,6 +49,20 @@ export async function poll<T>(what: string, check: () => Promise<T | null | unde
   }
 }
 
+/**
+ * Reads an ended run's record once two reads 2.5 s apart agree: a member's resource sample taken just before the
+ * end can reach the coordinator a heartbeat or two after the run's ended snapshot (RunSeriesBook keeps it).
+ */
+export async function readSettled<T>(read: () => Promise<T>): Promise<T> {
+  let last = await read();
+  for (;;) {
+    await sleep(2500);
+    const again = await read();
+    if (JSON.stringify(again) === JSON.stringify(last)) return again;
+    last = again;
+  }
+}
+
 /** Serve and one agent per name in a new folder under the system's temp folder; resolves once every agent is active. */
 export async function startServedCluster(opts: { prefix: string; agentEntry: string; agents: string[]; keepOutput?: boolean }): Promise<ServedCluster> {
   const work = mkdtempSync(path.join(tmpdir(), opts.prefix));
