@@ -13,7 +13,7 @@ import { progressReportSchema } from './runs/progress-report';
 import { commUpdateInstructionSchema } from './runs/comm-control';
 import { runPlacementSchema } from './scheduling/run-placement-spec';
 export { runPlacementSchema, type RunPlacement } from './scheduling/run-placement-spec';
-import { launchProjectSchema, prepareProjectInstructionSchema, preparedReportSchema, runProjectSpecFields } from './projects/project-protocol';
+import { heldSnapshotsSchema, launchProjectSchema, prepareProjectInstructionSchema, preparedReportSchema, runProjectSpecFields, serveSnapshotInstructionSchema } from './projects/project-protocol';
 
 export const API_VERSION = 1;
 
@@ -242,6 +242,8 @@ export const heartbeatRequestSchema = z.object({
   gpuFree: z.array(gpuFreeSchema).max(64).optional(),
   /** How busy the machine is (CPU, RAM, each GPU), for the run view's per-worker resources; absent from older agents. */
   resources: workerResourcesSchema.optional(),
+  /** The project snapshots its cache holds, newest first: offered as peers to fetchers of the same snapshot. */
+  snapshots: heldSnapshotsSchema.optional(),
 });
 export type HeartbeatRequest = z.input<typeof heartbeatRequestSchema>;
 
@@ -290,6 +292,7 @@ export const instructionSchema = z.discriminatedUnion('kind', [
   acceptLinkProbeInstructionSchema,
   measureLinksInstructionSchema,
   prepareProjectInstructionSchema,
+  serveSnapshotInstructionSchema,
   commUpdateInstructionSchema,
 ]);
 export type Instruction = z.infer<typeof instructionSchema>;

@@ -57,7 +57,7 @@ export interface JobProcessOptions {
 
 /** The agent's projects as an attempt uses them. */
 export interface JobProjectPort {
-  ready(job: { jobId: string; attempt: number; name: string }, snapshot: string): Promise<{ cwd: string; env: Record<string, string> } | { error: string }>;
+  ready(job: { jobId: string; attempt: number; name: string }, project: NonNullable<JobLaunch['project']>): Promise<{ cwd: string; env: Record<string, string> } | { error: string }>;
   release(job: { jobId: string; attempt: number }): void;
 }
 
@@ -145,7 +145,7 @@ export class JobAttempt {
     const { launch, project } = this.opts;
     if (!launch.project) return this.spawn(null);
     if (!project) return this.cannotStart('this worker cannot fetch a project snapshot');
-    void project.ready(launch, launch.project.snapshot).then((got) => {
+    void project.ready(launch, launch.project).then((got) => {
       if (this.phase === 'done' || this.stopRequested) return project.release(launch); // stopped while it was fetched
       if ('error' in got) return this.cannotStart(`its project (snapshot ${launch.project!.snapshot.slice(0, 12)}…) is not here: ${got.error}`);
       this.spawn(got);

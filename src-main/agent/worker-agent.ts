@@ -115,7 +115,7 @@ export class WorkerAgent {
       ...processes,
       nvidiaSmiPath: () => (this.facts?.hardware.nvidia.available ? this.facts.hardware.nvidia.path : null), stopGraceMs: opts.stopGraceMs ?? JOB_STOP_GRACE_MS,
       ...jobTransport(this.client, () => this.session.joined),
-      project: { ready: (job, snapshot) => this.projects.readyJob(job, snapshot), release: (job) => this.projects.releaseJob(job) }, // its snapshot, as a run's
+      project: { ready: (job, project) => this.projects.readyJob(job, project), release: (job) => this.projects.releaseJob(job) }, // its snapshot, as a run's
     });
     this.reports = new ReportSender({
       clock,
@@ -285,7 +285,7 @@ export class WorkerAgent {
     const epoch = this.session.epoch;
     // A hung request must not eat the whole timeout: give up on it halfway and try again.
     const timeoutMs = Math.max(200, Math.min(Math.floor(joined.heartbeatTimeoutMs / 2), 5000));
-    const body = { incarnation: joined.incarnation, ...this.training.beat(), ack: this.inbox.ack, ...this.jobs.beat(), ...this.resources.beat() };
+    const body = { incarnation: joined.incarnation, ...this.training.beat(), ack: this.inbox.ack, ...this.jobs.beat(), ...this.resources.beat(), ...this.projects.beat() };
     const reply = await this.client.call('heartbeat', [joined.workerId], body, timeoutMs);
     if (epoch !== this.session.epoch || this.phase() !== 'joined') return;
     if (reply.kind === 'ok') {
@@ -334,12 +334,11 @@ export class WorkerAgent {
         await this.finish('drained', instruction.reason);
         return;
       case 'runJob':
-        this.jobs.run(instruction.job);
-        return;
-      case 'cancelJob':
-        // Not awaited: the grace of one job's stop must not hold up the instructions behind it.
-        void this.jobs.cancel(instruction.jobId, instruction.token, instruction.reason);
-        return;
+        return this.jobs.run(instruction.job);
+      case 'serveSnapshot': // named as a peer for a snapshot its cache holds (project/agent-projects.ts)
+        return this.projects.serve(instruction);
+      case 'cancelJob': // not awaited: the grace of one job's stop must not hold up the instructions behind it
+        return void this.jobs.cancel(instruction.jobId, instruction.token, instruction.reason);
       case 'prepare': // not awaited: a fetch must not hold the instructions behind it
         return void this.projects.prepare(instruction, (r) => this.report(r, epoch));
       case 'accept-link-probe':

@@ -4,6 +4,7 @@
  * these bodies with their paths; docs/api.md describes them for people.
  */
 import { z } from 'zod';
+import { preparePeerFields } from '../projects/peer-sources';
 
 /** Same caps as worker-protocol.ts's FIELD_CAPS (not imported: that file imports this one). */
 const FIELD_CAPS = { name: 200, text: 2000 } as const;
@@ -50,8 +51,11 @@ export const jobLaunchSchema = z.object({
   /** GPU given to the job on this node (index as the worker reported it at join); null: CPU only. */
   gpuIndex: z.number().int().nonnegative().nullable(),
   gpuUuid: z.string().max(FIELD_CAPS.name).nullable(),
-  /** The manifest's project: the agent fetches this snapshot and runs the command in its folder. Absent: none. */
-  project: z.object({ snapshot: z.string().regex(SHA256_PATTERN) }).optional(),
+  /**
+   * The manifest's project: the agent fetches this snapshot and runs the command in its folder. Absent: none. As
+   * a run's `prepare`, it names the members that may hold the files (best link first) and the snapshot's peer key.
+   */
+  project: z.object({ snapshot: z.string().regex(SHA256_PATTERN), peers: preparePeerFields.peers, peerKey: preparePeerFields.peerKey }).optional(),
 });
 export type JobLaunch = z.infer<typeof jobLaunchSchema>;
 

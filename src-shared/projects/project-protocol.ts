@@ -67,6 +67,19 @@ export const prepareProjectInstructionSchema = z.object({
 });
 export type PrepareProjectInstruction = z.infer<typeof prepareProjectInstructionSchema>;
 
+/**
+ * Serve a snapshot this agent holds in its cache (it advertised it in a heartbeat's `snapshots`) to the members
+ * that prove `peerKey`: the coordinator named it as a peer of a new run's or job's fetcher. Sent only to agents
+ * that advertise (older ones never get it).
+ */
+export const serveSnapshotInstructionSchema = z.object({ kind: z.literal('serveSnapshot'), snapshot: sha256HexSchema, peerKey: preparePeerFields.peerKey.unwrap() });
+export type ServeSnapshotInstruction = z.infer<typeof serveSnapshotInstructionSchema>;
+
+/** Snapshots an agent advertises as held in its cache with each heartbeat, at most (the most recently used). */
+export const MAX_HELD_SNAPSHOTS = 16;
+/** A heartbeat's `snapshots`: what its cache holds, newest first (older agents leave it out). */
+export const heldSnapshotsSchema = z.array(sha256HexSchema).max(MAX_HELD_SNAPSHOTS);
+
 /** Report: where a member stands with a run's project. `failed` holds it out of the run with `detail` as the reason. */
 export const preparedReportSchema = z.object({
   type: z.literal('prepared'),

@@ -1,10 +1,11 @@
 /**
  * The agent's part in a run's project, in one place for worker-agent.ts: `prepare` (project-preparer.ts), the
  * project of a launch (run-project.ts) or of an adapter job (job-project.ts), the run's result when it ends (run-output-upload.ts), and serving its
- * snapshots' files to other members (peer-blob-server.ts). Layout and cache in snapshot-store.ts; docs/api.md
+ * snapshots' files to other members (peer-blob-server.ts), those of earlier runs and jobs still in its cache too (`beat`, `serve`). Layout and cache in snapshot-store.ts; docs/api.md
  * "Your own project" says what a trainer sees.
  */
-import type { PrepareProjectInstruction, PreparedReport } from '../../../src-shared/projects/project-protocol';
+import { MAX_HELD_SNAPSHOTS, type PrepareProjectInstruction, type PreparedReport, type ServeSnapshotInstruction } from '../../../src-shared/projects/project-protocol';
+import type { JobLaunch } from '../../../src-shared/jobs/job-protocol';
 import type { LaunchPlan } from '../../../src-shared/worker-protocol';
 import type { Clock } from '../../platform/ports';
 import type { ApiReply } from '../coordinator-client';
@@ -17,6 +18,8 @@ import { readyRunProject, releaseRunProject, runOutputDir, type RunProjectLaunch
 import { RunOutputUploader, type DeliveryOutcome } from './run-output-upload';
 import { ProjectError, SnapshotStore } from './snapshot-store';
 
+/** How long the list of held snapshots a heartbeat advertises is reused before the folder is listed again. */
+const HELD_REFRESH_MS = 5000;
 /** Runs whose latest `prepare` is kept (the oldest told go first): far more than run at once on one member. */
 const MAX_PREPARES_KEPT = 64;
 /** A stop for this reason (run-controller.ts) ends the run for good: its output so far is uploaded, as partial. */
@@ -50,6 +53,8 @@ export class AgentProjects {
   private readonly stopReasons = new Map<string, string>();
   /** Each run's latest `prepare` (its peers and key), so a launch fetches what it still lacks from peers too. */
   private readonly prepares = new Map<string, PrepareProjectInstruction>();
+  /** The snapshots held here as last looked at (each heartbeat advertises them). */
+  private heldSeen: { at: number; snapshots: string[] } | null = null;
 
   constructor(private readonly opts: AgentProjectsOptions) {
     this.blobServer = new PeerBlobServer({ store: () => this.ready().store, log: opts.log });
@@ -66,8 +71,8 @@ export class AgentProjects {
     return { store: this.store, preparer: this.preparer };
   }
 
-  /** Where a run's files come from: the members named as peers first (by the link map), then the coordinator. */
-  private sourceFor(i: PrepareProjectInstruction): FetchSource {
+  /** Where a run's or a job's files come from: the members named as peers first (by the link map), then the coordinator. */
+  private sourceFor(i: Pick<PrepareProjectInstruction, 'snapshot' | 'peers' | 'peerKey' | 'stripe'>): FetchSource {
     const { source, log } = this.opts;
     return i.peerKey && i.peers && i.peers.length > 0 ? peerSource({ coordinator: source(), snapshot: i.snapshot, peers: i.peers, key: i.peerKey, stripe: i.stripe, log }) : source();
   }
@@ -103,20 +108,48 @@ export class AgentProjects {
     }
   }
 
-  /** An adapter job's project ready here (job-project.ts), or why not; never throws. */
-  async readyJob(job: { jobId: string; attempt: number; name: string }, snapshot: string): Promise<JobProjectLaunch | { error: string }> {
+  /**
+   * An adapter job's project ready here (job-project.ts), or why not; never throws. Fetched from the members its
+   * runJob names, then the coordinator; with its peer key this agent serves its copy to the others in turn.
+   */
+  async readyJob(job: { jobId: string; attempt: number; name: string }, project: NonNullable<JobLaunch['project']>): Promise<JobProjectLaunch | { error: string }> {
     const { store } = this.ready();
+    if (project.peerKey) this.blobServer.allow(project.snapshot, project.peerKey);
+    const source = this.sourceFor(project);
     try {
-      return await readyJobProject(store, this.opts.source(), job, snapshot, this.opts.log);
+      return await readyJobProject(store, source, job, project.snapshot, this.opts.log);
     } catch (error) {
       releaseJobProject(store, job);
       return { error: error instanceof ProjectError ? error.message : `could not ready the project: ${error instanceof Error ? error.message : String(error)}` };
+    } finally {
+      source.close?.();
     }
   }
 
   /** The job attempt ended: its snapshot's files may be evicted again. */
   releaseJob(job: { jobId: string; attempt: number }): void {
     if (this.store) releaseJobProject(this.store, job);
+  }
+
+  /** What each heartbeat says of the projects here: the snapshots the cache holds, newest first (looked at once per HELD_REFRESH_MS); never throws. */
+  beat(): { snapshots: string[] } {
+    const now = this.opts.clock.monotonic();
+    if (this.heldSeen && now - this.heldSeen.at < HELD_REFRESH_MS) return { snapshots: this.heldSeen.snapshots };
+    let snapshots: string[] = [];
+    try {
+      snapshots = this.ready().store.held(MAX_HELD_SNAPSHOTS);
+    } catch {
+      // a data folder that cannot hold projects advertises none; the heartbeat goes on
+    }
+    this.heldSeen = { at: now, snapshots };
+    return { snapshots };
+  }
+
+  /** The coordinator named this agent as a peer for a snapshot its cache holds: serve it to those who prove the key. */
+  serve(i: ServeSnapshotInstruction): void {
+    if (!this.ready().store.hasManifest(i.snapshot)) return this.opts.log(`instruction: serve snapshot ${i.snapshot.slice(0, 6)}… to other members: not held here any more`);
+    if (!this.blobServer.serves(i.snapshot)) this.opts.log(`instruction: serve snapshot ${i.snapshot.slice(0, 6)}… from the cache to other members that prove its key`);
+    this.blobServer.allow(i.snapshot, i.peerKey);
   }
 
   /** The coordinator's `stop` of a run, before its trainer is stopped. */

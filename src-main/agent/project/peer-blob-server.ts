@@ -78,6 +78,11 @@ export class PeerBlobServer {
     while (this.keys.size > MAX_KEYS) this.keys.delete(this.keys.keys().next().value!);
   }
 
+  /** Whether it holds a key for `snapshot` (it serves it to those who prove it). */
+  serves(snapshot: string): boolean {
+    return this.keys.has(snapshot);
+  }
+
   private accept(socket: Socket): void {
     const address = (socket.remoteAddress ?? '?').replace(/^::ffff:/, '');
     const fromHere = this.perAddress.get(address) ?? 0;

@@ -5,7 +5,7 @@
  * is pinned in the cache; after each fetch the cache is trimmed to its bound and unpacked snapshots that lost a
  * blob to it (and are not in use) go too.
  */
-import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { snapshotManifestSchema, type ProjectFileEntry, type SnapshotManifest } from '../../../src-shared/projects/project-protocol';
 import { BlobCache } from '../../platform/projects/blob-cache';
@@ -135,7 +135,42 @@ export class SnapshotStore {
     } catch (error) {
       throw new ProjectError(`could not unpack snapshot ${snapshot.slice(0, 12)}…: ${error instanceof Error ? error.message : String(error)}`);
     }
+    try {
+      const now = new Date();
+      utimesSync(dest, now, now); // its time says when it was last used (held() lists the newest first)
+    } catch {
+      // a folder whose time cannot be set is listed by its older time
+    }
     return dest;
+  }
+
+  /**
+   * The snapshots unpacked here (their files were all in the cache, less a shard-mode data folder), whose
+   * manifest is kept: the most recently used first, at most `max`. What the agent advertises as held.
+   */
+  held(max: number): string[] {
+    let names: string[] = [];
+    try {
+      names = readdirSync(this.layout.snapshots).filter((n) => /^[0-9a-f]{64}($|-)/.test(n));
+    } catch {
+      return [];
+    }
+    const used = new Map<string, number>();
+    for (const name of names) {
+      const snapshot = name.slice(0, 64);
+      try {
+        const at = statSync(path.join(this.layout.snapshots, name)).mtimeMs;
+        if (existsSync(path.join(this.layout.manifests, `${snapshot}.json`))) used.set(snapshot, Math.max(at, used.get(snapshot) ?? 0));
+      } catch {
+        // removed meanwhile
+      }
+    }
+    return [...used].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, max).map(([snapshot]) => snapshot);
+  }
+
+  /** Whether the manifest of `snapshot` is kept here (its files may then be served to peers). */
+  hasManifest(snapshot: string): boolean {
+    return existsSync(path.join(this.layout.manifests, `${snapshot}.json`));
   }
 
   /** Marks `files` used now, trims the cache to its bound, and removes unpacked snapshots that lost a blob to it. */

@@ -273,7 +273,7 @@ export class CoordinatorService {
     if (req.progress) rec.progress = req.progress;
     // Each run's progress: a machine training several runs (one per GPU set) sends `runs`, `progress` being one of them.
     for (const p of [...(req.progress ? [req.progress] : []), ...(req.runs ?? []).filter((r) => r.runId !== req.progress?.runId)]) this.runsCtl.recordProgress(rec, p);
-    if (req.resources) rec.resources = { ...req.resources, at: rec.lastHeartbeatAt };
+    rec.takeBeat(req); // its resources and the snapshots its cache holds
     this.runsCtl.provedAlive(workerId);
     this.feed.workersChanged('beat');
     if (req.jobs || req.gpuFree) this.jobHooks?.beats(workerId, rec.node, req);

@@ -7,7 +7,7 @@
  * Nothing here belongs to a run: which runs and jobs a machine serves is asked of them (the snapshot), so a
  * machine's record never changes because a run started or ended.
  */
-import type { WorkerResourcesSample } from '../../../src-shared/resources/worker-resources';
+import type { WorkerResources, WorkerResourcesSample } from '../../../src-shared/resources/worker-resources';
 import type { WorkerGpu, WorkerSnapshot, WorkerState } from '../../../src-shared/training';
 import type { Progress } from '../../../src-shared/worker-protocol';
 import type { RemoteOutputState } from '../../../src-shared/terminal-text';
@@ -108,6 +108,10 @@ export class MemberRecord implements JoinFields {
   progress: Progress | null = null;
   /** How busy its machine was at the latest heartbeat that said (for the run view's per-worker resources). */
   resources: WorkerResourcesSample | null = null;
+  /** The project snapshots its cache holds, as its latest heartbeat said (newest first; empty: none, or an older agent). */
+  heldSnapshots: readonly string[] = [];
+  /** Snapshots it was told to serve from its cache this incarnation (snapshot-peers.ts): told once each. */
+  readonly toldToServe = new Set<string>();
   /** The agent said goodbye; its later heartbeats are refused until it joins again. */
   leaveReceived = false;
   /** Hash of its current session's secret (worker-gate.ts); null: none (restored from before a restart, or revoked). */
@@ -169,7 +173,15 @@ export class MemberRecord implements JoinFields {
     this.mailbox.clear();
     this.progress = null;
     this.resources = null;
+    this.heldSnapshots = [];
+    this.toldToServe.clear();
     this.leaveReceived = false;
+  }
+
+  /** What a heartbeat says of the machine: how busy it is, and the snapshots its cache holds. */
+  takeBeat(req: { resources?: WorkerResources; snapshots?: string[] }): void {
+    if (req.resources) this.resources = { ...req.resources, at: this.lastHeartbeatAt };
+    if (req.snapshots) this.heldSnapshots = req.snapshots;
   }
 
   /** "2 GPUs (NVIDIA GeForce RTX 4090), 8 cores, 32 GiB RAM" — for the join event. */

@@ -33,6 +33,7 @@ import { jobHoldingsKey, planRun } from './run-placement';
 import { resumeDuringGrace } from './run-reattach';
 import { clearMembers, copyProject, ENDED, wantsMore, newRunRecord, restoreRunRecord, runSnapshot, type LaunchWhy, type RunRecord } from './run-record';
 import { handleReport, type RunReportContext } from './run-reports';
+import { snapshotPeers } from './snapshot-peers';
 import { plural, type UserMessages } from './user-messages';
 import type { WorkerRecord, WorkerRegistry } from './worker-registry';
 
@@ -124,9 +125,10 @@ export class RunController {
   }
 
   /** The run with this id (live or kept), for the coordinator's own use (reports, re-attach claims). */
-  find(runId: string): RunRecord | undefined {
-    return this.runList.find((r) => r.id === runId);
-  }
+  find(runId: string): RunRecord | undefined { return this.runList.find((r) => r.id === runId); }
+
+  /** Whom a job's worker fetches `snapshot` from (snapshot-peers.ts): `holderIds` and the live runs' members told to prepare it. */
+  snapshotPeers(fetcherId: number, snapshot: string, holderIds: Iterable<number>) { return snapshotPeers(this.opts, fetcherId, snapshot, [...holderIds, ...this.liveRuns().flatMap((r) => (r.project?.snapshot === snapshot ? r.project.members.map((m) => m.workerId) : []))]); }
 
   /** Worker ids that are members of some live run's current generation. */
   memberIds(): Set<number> {

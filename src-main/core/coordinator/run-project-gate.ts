@@ -5,11 +5,11 @@
  * project: 3.1 of 12.0 MiB", "python cannot import 'sentencepiece' (requirements.txt line 3)"). So a late member
  * fetches before it is placed and never holds the others in the rendezvous, and one that cannot train (disk full,
  * a module missing) is held out while the run goes on with the others. Each `prepare` names the other members
- * as peers, ranked by the link map, with the snapshot's peer key, so members fetch from each other.
+ * as peers (and the workers whose cache holds the snapshot, snapshot-peers.ts), ranked by the link map, with
+ * the snapshot's peer key, so members fetch from each other.
  */
 import type { LinkMeasurement } from '../../../src-shared/links/link-matrix';
 import type { Clock } from '../../platform/ports';
-import { rankPeers, type PeerCandidate } from '../../../src-shared/projects/peer-sources';
 import { splitDataFiles, type DataFile } from '../../../src-shared/projects/data-shards';
 import type { LaunchProject, PreparedReport, SnapshotManifest } from '../../../src-shared/projects/project-protocol';
 import { parseRequirements, withPythonCheck } from '../../../src-shared/projects/requirements';
@@ -17,8 +17,7 @@ import type { RunProjectMember } from '../../../src-shared/training';
 import type { ElasticPool } from './elastic-pool';
 import { wantsMore, type LaunchWhy, type RunRecord } from './run-record';
 import type { WorkerRegistry } from './worker-registry';
-import { surveyWorkers } from './link-survey';
-import { snapshotPeerKey } from './snapshot-peer-key';
+import { peerPlan } from './snapshot-peers';
 
 /** What the gate reads of the coordinator's project store (A's ProjectStore behind it in the app). */
 export interface ProjectFiles {
@@ -38,7 +37,7 @@ export interface ProjectGateState {
 }
 
 export interface ProjectGateDeps {
-  pool: Pick<ElasticPool, 'allWorkers' | 'worker'>;
+  pool: Pick<ElasticPool, 'allWorkers' | 'worker' | 'queue'>;
   workers: Pick<WorkerRegistry, 'get'>;
   /** Where members reach each other (the rendezvous' choice, as the link survey probes) and the measured links. */
   trustAdvertised?: boolean;
@@ -115,16 +114,15 @@ export function askToPrepare(deps: ProjectGateDeps, run: RunRecord): boolean {
   let changed = false;
   const eligible = deps.pool.allWorkers().filter((w) => (w.state === 'syncing' || w.state === 'active') && mayTakePart(run, w));
   const live = new Set(eligible.map((w) => w.workerId));
-  const candidates = peerCandidates(deps, live);
-  const links = deps.links?.() ?? [];
-  const peerKey = snapshotPeerKey(project.snapshot);
+  const plan = peerPlan(deps, project.snapshot, live);
+  const peerKey = plan.peerKey;
   const now = deps.clock?.monotonic() ?? 0;
   for (const [index, w] of eligible.entries()) {
     const again = gate.asked.get(w.workerId) === w.incarnation;
     if (again && !retryDue(run, gate, w.workerId, now)) continue;
     const rec = deps.workers.get(w.workerId);
     if (!rec) continue;
-    const peers = rankPeers(w.workerId, candidates, links);
+    const peers = plan.peersFor(w.workerId);
     const stripe = { index, count: eligible.length };
     rec.mailbox.queue({ kind: 'prepare', runId: run.id, snapshot: project.snapshot, dataDir: project.data, dataMode: project.dataMode, modules: project.modules.map((m) => ({ ...m })), peers, peerKey, stripe });
     gate.asked.set(w.workerId, w.incarnation);
@@ -158,13 +156,6 @@ export function retryFailedPrepares(deps: ProjectGateDeps, run: RunRecord): bool
   const now = deps.clock?.monotonic() ?? 0;
   if (!run.project.members.some((m) => retryDue(run, gate, m.workerId, now))) return false;
   return askToPrepare(deps, run);
-}
-
-/** The members told to prepare the snapshot, where the others reach them (the address training uses) and their blob port. */
-function peerCandidates(deps: ProjectGateDeps, live: ReadonlySet<number>): PeerCandidate[] {
-  const records = deps.pool.allWorkers().filter((w) => live.has(w.workerId));
-  const hosts = new Map(surveyWorkers(records.map((r) => ({ ...r, id: r.workerId })), deps.trustAdvertised ?? false).map((s) => [s.id, s.host]));
-  return records.map((r) => ({ workerId: r.workerId, node: r.node, host: hosts.get(r.workerId) ?? null, blobPort: r.blobPort ?? null }));
 }
 
 /** The words a person reads for a report: "fetching the project: 3.1 of 12.0 MiB", or the agent's own detail. */

@@ -11,6 +11,8 @@ import type { TakenSnapshot } from '../projects/project-store';
 import { projectFolder } from '../projects/run-project';
 import type { ProjectLimits } from '../projects/snapshot-walk';
 import type { StateDb } from '../state/state-db';
+import type { JobRow } from '../state/jobs-repo';
+import type { ProjectPeer } from '../../../src-shared/projects/peer-sources';
 
 /** What job submission needs of the project store (core/projects/project-store.ts). */
 export interface JobProjectStore {
@@ -55,4 +57,21 @@ export function jobSnapshotsInUse(db: StateDb): Set<string> {
   const used = new Set<string>();
   for (const row of db.jobs.list()) if (row.spec.project) used.add(row.spec.project.snapshot);
   return used;
+}
+
+/** Where the coordinator names the members a fetcher of a snapshot asks (RunController.snapshotPeers). */
+export interface JobPeerSource {
+  snapshotPeers(fetcherId: number, snapshot: string, holderIds: Iterable<number>): { peers: ProjectPeer[]; peerKey: string };
+}
+
+/**
+ * The peers worker `workerId` fetches the job's snapshot from, as a run's members do: the workers holding another
+ * claim of a job that runs from it (they were given its key and fetch or hold it), the live runs' members told
+ * to prepare it, ranked by the link map. Undefined: the job has no project, or no coordinator names peers.
+ */
+export function jobProjectPeers(source: JobPeerSource | undefined, db: StateDb, row: JobRow, workerId: number): { peers: ProjectPeer[]; peerKey: string } | undefined {
+  const snapshot = row.spec.project?.snapshot;
+  if (!snapshot || !source) return undefined;
+  const holders = db.jobs.active().flatMap((r) => (r.id !== row.id && r.workerId !== null && r.spec.project?.snapshot === snapshot ? [r.workerId] : []));
+  return source.snapshotPeers(workerId, snapshot, holders);
 }

@@ -30,7 +30,7 @@ import { currentHoldings, placementRound, workerFacts, type RoundInputs, type Ro
 import { jobSnapshot, jobsState, lastProgressIn } from './job-snapshots';
 import type { JobAck, JobsPort, StoredArtifact } from './jobs-port';
 import { nextTurn } from './manifest-yielding';
-import type { JobProjectStore } from './job-project';
+import { jobProjectPeers, type JobPeerSource, type JobProjectStore } from './job-project';
 import { takeManifest } from './manifest-take';
 
 /** Claims without a heartbeat this long are swept back to pending (design.md's default). */
@@ -49,7 +49,7 @@ export interface JobServiceOptions {
   artifacts: ArtifactStore;
   cluster: () => ClusterConfig;
   /** `hasTorch`, where the coordinator offers it, keeps runs' reservations off machines a torchrun run cannot use. */
-  coordinator: Pick<CoordinatorService, 'workers' | 'runs' | 'queueInstruction' | 'setJobHooks'> & { hasTorch?(workerId: number): boolean; runMembersKey?(): string };
+  coordinator: Pick<CoordinatorService, 'workers' | 'runs' | 'queueInstruction' | 'setJobHooks'> & { hasTorch?(workerId: number): boolean; runMembersKey?(): string; runsCtl?: JobPeerSource };
   notify: (notification: UserNotification) => void;
   event?: JobEventSink; // the events feed (job-events.ts)
   projects?: JobProjectStore; // where a manifest's `project` is snapshotted (job-project.ts); absent: refused
@@ -314,7 +314,7 @@ export class JobService implements JobsPort {
       const row = this.db.jobs.claim(placement.jobId, target, now);
       if (!row) continue;
       const worker = workers.find((w) => w.id === placement.workerId);
-      this.opts.coordinator.queueInstruction(placement.workerId, runJobInstruction(row, worker?.gpus ?? []));
+      this.opts.coordinator.queueInstruction(placement.workerId, runJobInstruction(row, worker?.gpus ?? [], jobProjectPeers(this.opts.coordinator.runsCtl, this.db, row, placement.workerId)));
     }
     // The views show the queue after these claims: previews and ledger from a second round (nothing more fits in it).
     this.lastRound = round.placements.length > 0 ? placementRound(this.roundInputs(workers)) : round;

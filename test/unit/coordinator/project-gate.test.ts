@@ -144,4 +144,22 @@ describe('project readiness gate', () => {
     const stripes = prepares.map((p) => (p?.kind === 'prepare' ? p.stripe : undefined));
     expect(stripes).toEqual([{ index: 0, count: 3 }, { index: 1, count: 3 }, { index: 2, count: 3 }]);
   });
+
+  it('names a worker whose cache holds the snapshot (its heartbeat says so) as a peer, and tells it once to serve it', () => {
+    const h = setup();
+    const [a, b, c] = ['alpha', 'beta', 'gamma'].map((n, i) => h.worker(n, { address: `10.9.0.${i + 1}`, blobPort: 7101 + i }).join());
+    [a, b].forEach((w) => w!.beat());
+    // gamma trained an earlier run of this snapshot: its cache holds it. It may not take part in this run.
+    h.svc.heartbeat(c!.workerId, { incarnation: c!.incarnation, snapshots: ['b'.repeat(64), SNAP] });
+    h.svc.startRun(h.spec({ minWorkers: 2, maxWorkers: 2, placement: { allowedHosts: ['alpha', 'beta'] } }), project('replicate'));
+    h.run(2000);
+    const prepareOf = (w: SimWorker) => w.received.find((i) => i.kind === 'prepare');
+    const pa = prepareOf(a!);
+    const pb = prepareOf(b!);
+    expect(pa?.kind === 'prepare' && pa.peers!.map((p) => p.node)).toEqual(['beta', 'gamma']);
+    expect(pb?.kind === 'prepare' && pb.peers!.map((p) => p.node)).toEqual(['alpha', 'gamma']);
+    expect(prepareOf(c!)).toBeUndefined();
+    const serves = c!.received.filter((i) => i.kind === 'serveSnapshot');
+    expect(serves).toEqual([{ kind: 'serveSnapshot', snapshot: SNAP, peerKey: pa?.kind === 'prepare' ? pa.peerKey : '' }]);
+  });
 });

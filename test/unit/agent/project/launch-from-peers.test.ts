@@ -1,7 +1,7 @@
 // A shard-mode launch fetches the data files the plan gives this member — files its prepare left out — from the
 // members its latest `prepare` named, over real loopback sockets, not only from the coordinator (issue 23: a slow
 // coordinator uplink must not carry every member's shard).
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,13 +10,11 @@ import type { PreparedReport, SnapshotManifest } from '../../../../src-shared/pr
 import type { LaunchPlan } from '../../../../src-shared/worker-protocol';
 import { AgentProjects } from '../../../../src-main/agent/project/agent-projects';
 import { PeerBlobServer } from '../../../../src-main/agent/project/peer-blob-server';
-import type { ProjectSource } from '../../../../src-main/agent/project/project-source';
-import { SnapshotStore } from '../../../../src-main/agent/project/snapshot-store';
 import { systemClock } from '../../../../src-main/platform/ports';
 import { manifestHash } from '../../../../src-main/platform/projects/manifest-hash';
 import { shellPlan } from '../agent-fixtures';
+import { countingCoordinator, sha, storeHolding } from './peer-fixtures';
 
-const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 const key = randomBytes(32).toString('base64url');
 const code = Buffer.from('print("train")\n');
 const shard = randomBytes(200_000);
@@ -34,30 +32,10 @@ let peer: PeerBlobServer;
 let port: number;
 const logs: string[] = [];
 
-/** The coordinator: serves the manifest and every file, counting the files it sent. */
-function coordinator(): ProjectSource & { served: string[] } {
-  const all = new Map([code, shard].map((b) => [sha(b), b]));
-  const served: string[] = [];
-  return {
-    name: 'the coordinator',
-    served,
-    manifest: () => Promise.resolve({ ok: true, manifest }),
-    blob: (_s, sha256, _size, toFile) => {
-      served.push(sha256);
-      fs.writeFileSync(toFile, all.get(sha256)!);
-      return Promise.resolve({ kind: 'ok', bytes: all.get(sha256)!.length });
-    },
-  };
-}
-
 beforeEach(async () => {
   root = fs.mkdtempSync(path.join(os.tmpdir(), 'launch-from-peers-'));
   // Another member already holds the shard (it trained on it in an earlier generation).
-  const held = new SnapshotStore(path.join(root, 'peer'), 1 << 30, (l) => logs.push(l));
-  fs.writeFileSync(path.join(held.layout.manifests, `${snapshot}.json`), JSON.stringify(manifest));
-  const tmp = held.cache.tempPath();
-  fs.writeFileSync(tmp, shard);
-  held.cache.adopt(tmp, sha(shard));
+  const held = storeHolding(path.join(root, 'peer'), manifest, [shard], (l) => logs.push(l));
   peer = new PeerBlobServer({ store: () => held, log: (l) => logs.push(l) });
   port = await peer.listen(0, '127.0.0.1');
   peer.allow(snapshot, key);
@@ -70,7 +48,7 @@ afterEach(async () => {
 
 describe('a shard launch', () => {
   it("fetches its data files from the peers its prepare named, the rest from the coordinator", async () => {
-    const coord = coordinator();
+    const coord = countingCoordinator([manifest], [code, shard]);
     const projects = new AgentProjects({
       dataDir: path.join(root, 'member'), cacheBytes: 1 << 30, clock: systemClock, log: (l) => logs.push(l),
       source: () => coord, python: () => null, env: {}, upload: () => Promise.reject(new Error('no uploads here')),
