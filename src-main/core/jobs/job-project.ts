@@ -32,7 +32,7 @@ export async function takeJobProject(store: JobProjectStore | null, fileName: st
   const given = `project = ${JSON.stringify(project.path)}`;
   if (!store) return issue(`${given}: this coordinator keeps no project snapshots, so jobs cannot ship a project; remove the key`);
   if (!path.isAbsolute(fileName)) {
-    return issue(`${given} is relative to the manifest's folder, which is unknown for ${fileName} (dropped on a browser page): submit it with gpu-share jobs submit FILE or the window's "Submit manifest…"`);
+    return issue(`${given} is relative to the manifest's folder, which is unknown for ${fileName} (a manifest dropped or chosen in a browser tab has no path on the coordinator's machine): submit it on the coordinator's machine with \`gpu-share jobs submit ${fileName}\` or the desktop window's "Submit manifest…"`);
   }
   const dir = path.resolve(path.dirname(fileName), project.path);
   const release = store.hold();

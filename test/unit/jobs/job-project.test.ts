@@ -126,7 +126,12 @@ describe('a manifest with a project, submitted', () => {
   it('refuses a manifest whose folder is unknown (dropped on a page) rather than guess it', async () => {
     writeProject();
     const dropped = await service.submit('sweep.toml', MANIFEST);
-    expect(!dropped.ok && dropped.errors[0]!.message).toMatch(/^project = "proj" is relative to the manifest's folder, which is unknown for sweep\.toml/);
+    expect(!dropped.ok && dropped.errors[0]).toMatchObject({ line: 2, path: ['project'] }); // the project line (MANIFEST opens with a comment)
+    expect(!dropped.ok && dropped.errors[0]!.message).toBe(
+      'project = "proj" is relative to the manifest\'s folder, which is unknown for sweep.toml (a manifest dropped or chosen in a browser tab has no path on the coordinator\'s machine): ' +
+        'submit it on the coordinator\'s machine with `gpu-share jobs submit sweep.toml` or the desktop window\'s "Submit manifest…"',
+    );
+    expect(service.state().counts.total).toBe(0);
   });
 
   it('refuses a folder over the snapshot limits with the runs\' refusal, naming the biggest file', async () => {
