@@ -161,6 +161,8 @@ export interface RunSnapshot {
   progress: RunProgress | null;
   /** Loss per step for the curve, from every progress line the workers printed (capped, downsampled). */
   lossHistory: LossPoint[];
+  /** The trainer's other numbers on its progress lines (`lr`, `eval_loss`…), one series per name (at most 16), by name; absent: none. */
+  metrics?: MetricSeries[];
   /** Where each generation began on the curve (generation 1 at the run's first step). */
   generationMarks: GenerationMark[];
   /** One row per worker that took part in any generation of this run. */
@@ -238,6 +240,19 @@ export interface LossPoint {
   step: number;
   loss: number;
   generation: number;
+}
+
+/** One of the trainer's other numbers (`lr`, `eval_loss`…) at a step (src-shared/runs/progress-metrics.ts). */
+export interface MetricPoint {
+  step: number;
+  value: number;
+  generation: number;
+}
+
+/** A metric's points by step, thinned and capped like the loss curve. */
+export interface MetricSeries {
+  name: string;
+  points: MetricPoint[];
 }
 
 export interface GenerationMark {

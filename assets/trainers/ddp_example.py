@@ -23,6 +23,7 @@ Progress lines (documented in docs/api.md, "Trainer progress lines"):
   GPU_SHARE_PROGRESS {"step":12,"total_steps":200,"loss":0.53,"samples_per_sec":812.3,"rank":0,
                       "world_size":2,"shard":[0,500],"resumed_from":10}
   (first 3 lines of each start also: "grad_bytes":4352,"compute_s":0.0004,"comm":"ddp")
+  Every line also carries "lr" and "grad_norm": any other number on a progress line is charted on the run page.
 """
 
 import argparse
@@ -287,6 +288,8 @@ def train_steps(comm, model, optimizer, loss_of, *, start_step, steps, samples_p
         loss = loss_of(net, step)
         stepper.zero_grad(set_to_none=True)
         loss.backward()
+        # Cheap extras the run page charts (any other number on the line is a metric): the norm before the step.
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(net.parameters(), float("inf")))
         stepper.step()
         if step_sleep > 0:
             time.sleep(step_sleep)
@@ -301,7 +304,10 @@ def train_steps(comm, model, optimizer, loss_of, *, start_step, steps, samples_p
         took = max(now - last, 1e-9)
         last = now
         record = {"step": step, "total_steps": steps, "loss": round(float(loss.item()), 6),
-                  "samples_per_sec": round(samples_per_step / took, 1), **base}
+                  "samples_per_sec": round(samples_per_step / took, 1), "lr": optimizer.param_groups[0]["lr"],
+                  **base}
+        if grad_norm == grad_norm and abs(grad_norm) != float("inf"):  # NaN or inf is not a point on a chart
+            record["grad_norm"] = round(grad_norm, 6)
         if step - start_step < STATS_LINES:
             record.update(stats)
         record.update(comm.report())  # comm_s: what communication measurably cost, when there is a fresh figure

@@ -10,7 +10,7 @@
  */
 import { COMM_STRATEGIES } from '../../src-shared/scheduling/comm-types';
 import type { RunSeries } from '../../src-shared/runs/run-series';
-import type { LossPoint, RunSnapshot, RunWorkerRow } from '../../src-shared/training';
+import type { LossPoint, MetricPoint, RunSnapshot, RunWorkerRow } from '../../src-shared/training';
 import type { CoordinatorStore, RestoredState, StoredWorker } from './coordinator/coordinator-store';
 import { MAX_RUNS_KEPT } from './coordinator/run-controller';
 import { RunOutputLog } from './coordinator/run-output-log';
@@ -37,6 +37,18 @@ function keptMeasured(m: RunComm['commMeasured']): RunComm['commMeasured'] {
 }
 
 const samePoint = (a: LossPoint, b: LossPoint): boolean => a.step === b.step && a.loss === b.loss && a.generation === b.generation;
+const sameMetricPoint = (a: MetricPoint, b: MetricPoint): boolean => a.step === b.step && a.value === b.value && a.generation === b.generation;
+
+/**
+ * Where `points` first differs from what was `written`: its index and the step to rewrite from (the earlier of the
+ * two points there), or null when they are the same.
+ */
+function firstDifference<P extends { step: number }>(points: readonly P[], written: readonly P[], same: (a: P, b: P) => boolean): { d: number; from: number } | null {
+  let d = 0;
+  while (d < points.length && d < written.length && same(points[d]!, written[d]!)) d++;
+  if (d === points.length && d === written.length) return null;
+  return { d, from: Math.min(points[d]?.step ?? Infinity, written[d]?.step ?? Infinity) };
+}
 
 interface RunProgressMark {
   lastMapGeneration: number;
@@ -44,6 +56,8 @@ interface RunProgressMark {
   marks: Map<number, number>;
   /** The loss curve as last written (snapshot points are fresh copies, so keeping them is safe). */
   loss: RunSnapshot['lossHistory'];
+  /** Each metric's points as last written (fresh copies too). */
+  metrics: Map<string, MetricPoint[]>;
   /** The last row written for each worker (snapshot rows are fresh copies, so keeping one is safe). */
   rows: Map<number, RunWorkerRow>;
 }
@@ -128,7 +142,7 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
   }
 
   saveRun(run: RunSnapshot): void {
-    const { shardHistory, lossHistory, generationMarks, workerRows, ...stored } = run;
+    const { shardHistory, lossHistory, metrics, generationMarks, workerRows, ...stored } = run;
     this.saveHoldings(run);
     this.saveComm(run);
     this.saveProject(run);
@@ -145,6 +159,7 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
       mark.marks.set(m.generation, m.step);
     }
     this.saveLoss(run.id, lossHistory, mark);
+    for (const series of metrics ?? []) this.saveMetric(run.id, series.name, series.points, mark);
     for (const row of workerRows) this.saveRow(run.id, row, mark);
   }
 
@@ -210,7 +225,7 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
   private progressMark(runId: string): RunProgressMark {
     let mark = this.written.get(runId);
     if (!mark) {
-      mark = { lastMapGeneration: 0, marks: new Map(), loss: [], rows: new Map() };
+      mark = { lastMapGeneration: 0, marks: new Map(), loss: [], metrics: new Map(), rows: new Map() };
       this.written.set(runId, mark);
     }
     return mark;
@@ -222,6 +237,7 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
     mark.lastMapGeneration = run.shardHistory.at(-1)?.generation ?? 0;
     for (const m of run.generationMarks) mark.marks.set(m.generation, m.step);
     mark.loss = run.lossHistory;
+    for (const series of run.metrics ?? []) mark.metrics.set(series.name, series.points);
     for (const row of run.workerRows) mark.rows.set(row.workerId, row);
   }
 
@@ -232,14 +248,20 @@ export class SqliteCoordinatorStore implements CoordinatorStore {
    * Writing only what came after the newest written point lost such a curve's head (it began at step 7).
    */
   private saveLoss(runId: string, points: RunSnapshot['lossHistory'], mark: RunProgressMark): void {
-    const written = mark.loss;
-    let d = 0;
-    while (d < points.length && d < written.length && samePoint(points[d]!, written[d]!)) d++;
-    if (d === points.length && d === written.length) return;
-    const from = Math.min(points[d]?.step ?? Infinity, written[d]?.step ?? Infinity);
+    const diff = firstDifference(points, mark.loss, samePoint);
+    if (!diff) return;
+    const { d, from } = diff;
     if (d === points.length) this.db.lossPoints.dropFromStep(runId, from);
     for (const [i, p] of points.slice(d).entries()) this.db.lossPoints.add(runId, p, i === 0 ? from : p.step);
     mark.loss = points;
+  }
+
+  /** A metric's curve from its first difference with what was written on (as saveLoss, for the same reasons). */
+  private saveMetric(runId: string, name: string, points: MetricPoint[], mark: RunProgressMark): void {
+    const diff = firstDifference(points, mark.metrics.get(name) ?? [], sameMetricPoint);
+    if (!diff) return;
+    this.db.metricPoints.replaceFrom(runId, name, diff.from, points.slice(diff.d));
+    mark.metrics.set(name, points);
   }
 
   private saveRow(runId: string, row: RunWorkerRow, mark: RunProgressMark): void {

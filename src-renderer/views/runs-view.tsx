@@ -11,6 +11,7 @@ import type { RunSnapshot, WorkerSnapshot } from '../../src-shared/training';
 import { Badge } from '../components/badge';
 import { PlayIcon, StopIcon } from '../components/icons';
 import { LossChart } from '../charts/loss-chart';
+import { MetricsChart } from '../charts/metrics-chart';
 import { ThroughputChart } from '../charts/throughput-chart';
 import { RunResources } from '../charts/run-resources';
 import { runOutcome } from '../components/run-health';
@@ -217,6 +218,12 @@ function RunDetail({ run }: { run: RunSnapshot }) {
               Loss
             </h3>
             <LossChart points={run.lossHistory} marks={run.generationMarks} shardHistory={run.shardHistory} />
+          </section>
+          <section className="card" aria-labelledby="metrics-title" data-testid="run-metrics">
+            <h3 id="metrics-title" className="card-title">
+              Metrics
+            </h3>
+            <MetricsChart metrics={run.metrics} marks={run.generationMarks} />
           </section>
           <section className="card" aria-labelledby="throughput-title">
             <h3 id="throughput-title" className="card-title">

@@ -13,6 +13,7 @@
  */
 import { z } from 'zod';
 import { COMM_STRATEGIES, type CommStrategy } from '../scheduling/comm-types';
+import { MAX_METRIC_NAME_CHARS, MAX_RUN_METRICS, isMetricsRecord } from './progress-metrics';
 
 /** Most points in one progress report (the agent starts another entry past it). */
 export const MAX_PROGRESS_POINTS = 1000;
@@ -39,6 +40,8 @@ export interface ProgressPoint {
   commS?: number | null;
   drift?: number | null;
   driftSteps?: number | null;
+  /** The line's other finite numbers by name (`lr`, `eval_loss`…). */
+  metrics?: Record<string, number> | null;
 }
 
 const isCount = (v: unknown): boolean => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
@@ -59,6 +62,7 @@ const FIELDS: Readonly<Record<Exclude<keyof ProgressPoint, 'step'>, [(v: unknown
   commS: [(v) => isNonNegative(v) && (v as number) <= MAX_COMM_S, `a number 0..${MAX_COMM_S} (seconds)`],
   drift: [isNonNegative, 'a finite number >= 0 (a relative distance)'],
   driftSteps: [isCount, 'a safe integer >= 0'],
+  metrics: [isMetricsRecord, `an object of at most ${MAX_RUN_METRICS} finite numbers named by letters, digits, _ . / - (at most ${MAX_METRIC_NAME_CHARS} characters)`],
   comm: [(v) => typeof v === 'string' && (COMM_STRATEGIES as readonly string[]).includes(v), `one of ${COMM_STRATEGIES.join(', ')}`],
 };
 const FIELD_NAMES = Object.keys(FIELDS) as (keyof typeof FIELDS)[];

@@ -34,12 +34,7 @@ export class RunLossCurve {
    */
   add(generation: number, step: number, loss: number, source: PointSource, resumedFrom: number | null = null): void {
     if (!Number.isFinite(loss) || !Number.isSafeInteger(step) || step < 0) return;
-    if (generation < this.truncatedFor) return; // an old generation's late line: the curve has moved on
-    if (generation > this.truncatedFor) {
-      const from = Math.min(step, resumedFrom ?? step);
-      while (this.points.length > 0 && this.points.at(-1)!.step >= from) this.points.pop();
-      this.truncatedFor = generation;
-    }
+    if (!this.startGeneration(generation, step, resumedFrom)) return; // an old generation's late line: the curve has moved on
     const trust = TRUST[source];
     const at = this.indexOf(step);
     const found = this.points[at];
@@ -59,6 +54,21 @@ export class RunLossCurve {
       this.points = this.points.filter((_, i) => i % 2 === 0 || i === last);
       this.stride *= 2;
     }
+  }
+
+  /**
+   * A line of `generation` at `step` arrived: the first of a newer generation drops the points it trained over
+   * (from `step`, or from where it resumed when that is earlier). False for an older generation's late line. A
+   * curve fed only some lines (a metric printed every 50 steps) is told of the others through this alone.
+   */
+  startGeneration(generation: number, step: number, resumedFrom: number | null = null): boolean {
+    if (generation < this.truncatedFor) return false;
+    if (generation > this.truncatedFor) {
+      const from = Math.min(step, resumedFrom ?? step);
+      while (this.points.length > 0 && this.points.at(-1)!.step >= from) this.points.pop();
+      this.truncatedFor = generation;
+    }
+    return true;
   }
 
   snapshot(): LossPoint[] {

@@ -22,7 +22,7 @@ export interface MemberStatus {
 
 export type LaunchWhy = 'start' | 'scale' | 'shrink' | 'failure' | 'restart' | 'resume';
 
-export interface RunRecord extends Omit<RunSnapshot, 'lossHistory' | 'generationMarks' | 'workerRows' | 'workerFailures'> {
+export interface RunRecord extends Omit<RunSnapshot, 'lossHistory' | 'metrics' | 'generationMarks' | 'workerRows' | 'workerFailures'> {
   members: Map<number, MemberStatus>;
   /** Members reported progress since run.progress was computed. */
   progressStale: boolean;
@@ -199,6 +199,8 @@ export function runSnapshot(run: RunRecord): RunSnapshot {
     shardHistory: [...run.shardHistory],
     progress: run.progress ? { ...run.progress } : null,
     lossHistory: telemetry.lossHistory,
+    // Left out when the trainer printed no other numbers: a run reads the same with or without them kept.
+    ...(telemetry.metrics.length > 0 ? { metrics: telemetry.metrics } : {}),
     generationMarks: telemetry.generationMarks,
     workerRows: telemetry.workerRows,
     workerFailures: telemetry.workerFailures,

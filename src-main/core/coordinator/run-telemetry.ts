@@ -7,12 +7,13 @@
  * heartbeat progress, failures) and copies
  * snapshot() into the run's snapshot. Pure: no timers, no I/O; the clock is passed in.
  */
-import type { GenerationMark, LossPoint, RunProgress, RunState, RunWorkerRow } from '../../../src-shared/training';
+import type { GenerationMark, LossPoint, MetricSeries, RunProgress, RunState, RunWorkerRow } from '../../../src-shared/training';
 import type { Progress } from '../../../src-shared/worker-protocol';
 import type { CommStrategy, TrainerCommStats } from '../../../src-shared/scheduling/comm-types';
 import type { ProgressPoint } from '../../../src-shared/runs/progress-report';
 import { parseProgressLines, type TrainerProgressLine } from '../../platform/runs/progress-line';
 import { RunLossCurve, TRUST, type PointSource } from './run-loss-curve';
+import { RunMetrics } from './run-metrics';
 
 /** Generations a run keeps marks for (oldest dropped first; a run relaunched this often has other problems). */
 export const MAX_GENERATION_MARKS = 500;
@@ -39,6 +40,7 @@ function lineOf(p: ProgressPoint): TrainerProgressLine {
     commS: p.commS ?? null,
     drift: p.drift ?? null,
     driftSteps: p.driftSteps ?? null,
+    metrics: p.metrics ?? null,
   };
 }
 
@@ -54,6 +56,8 @@ export interface RunTelemetrySnapshot {
   /** The run's latest progress from the current generation, or null before its first progress line. */
   progress: RunProgress | null;
   lossHistory: LossPoint[];
+  /** The trainer's other numbers, a curve per name (run-metrics.ts). */
+  metrics: MetricSeries[];
   generationMarks: GenerationMark[];
   workerRows: RunWorkerRow[];
   workerFailures: number;
@@ -78,6 +82,7 @@ export interface RunTelemetryOptions {
 
 export class RunTelemetry {
   private readonly curve: RunLossCurve;
+  private readonly metrics: RunMetrics;
   private readonly now: () => number;
   private readonly workers = new Map<number, WorkerTrack>();
   private readonly marks: GenerationMark[] = [];
@@ -100,14 +105,16 @@ export class RunTelemetry {
   constructor(options: RunTelemetryOptions = {}) {
     this.now = options.now ?? Date.now;
     this.curve = new RunLossCurve(options.maxLossPoints);
+    this.metrics = new RunMetrics(options.maxLossPoints);
   }
 
   /**
    * What a run saved before the app restarted (its curve, marks, rows, failures): the telemetry carries on from
    * it, and the next generation (the resume) is marked after the last one saved.
    */
-  restore(saved: Omit<RunTelemetrySnapshot, 'progress'> & { commStats?: TrainerCommStats | null | undefined; commMeasured?: { generation: number; strategy: CommStrategy; seconds: number } | null | undefined }): void {
+  restore(saved: Omit<RunTelemetrySnapshot, 'progress' | 'metrics'> & { metrics?: MetricSeries[] | undefined } & { commStats?: TrainerCommStats | null | undefined; commMeasured?: { generation: number; strategy: CommStrategy; seconds: number } | null | undefined }): void {
     for (const p of saved.lossHistory) this.curve.add(p.generation, p.step, p.loss, 'rank0');
+    this.metrics.restore(saved.metrics ?? []);
     this.marks.push(...saved.generationMarks.slice(-MAX_GENERATION_MARKS).map((m) => ({ ...m })));
     this.generation = Math.max(this.generation, ...saved.generationMarks.map((m) => m.generation), ...saved.lossHistory.map((p) => p.generation));
     // Each row as it was (step, samples/s, how its part ended), not rebuilt empty: an ended run's story stays told.
@@ -212,6 +219,7 @@ export class RunTelemetry {
     return {
       progress: this.progress(),
       lossHistory: this.curve.snapshot(),
+      metrics: this.metrics.snapshot(),
       generationMarks: this.marks.map((m) => ({ ...m })),
       workerRows: [...this.workers.values()].map((w) => ({ ...w.row })).sort((a, b) => a.workerId - b.workerId),
       workerFailures: this.failures,
@@ -273,7 +281,9 @@ export class RunTelemetry {
     const key = line.rank ?? -1;
     if (w.ranks.has(key) || w.ranks.size < MAX_RANKS_PER_WORKER) w.ranks.set(key, line);
     this.refreshRow(w);
-    this.record(generation, line.step, line.loss, line.rank === 0 ? 'rank0' : 'rank', line.resumedFrom);
+    const source = line.rank === 0 ? 'rank0' : 'rank';
+    this.metrics.add(generation, line.step, line.metrics, source, line.resumedFrom);
+    this.record(generation, line.step, line.loss, source, line.resumedFrom);
   }
 
   private takeStats(generation: number, line: TrainerProgressLine): void {

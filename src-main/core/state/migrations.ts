@@ -9,6 +9,7 @@ import { SCHEMA_V2 } from './schema-v2';
 import { SCHEMA_V3 } from './schema-v3';
 import { SCHEMA_V4 } from './schema-v4';
 import { SCHEMA_V5 } from './schema-v5';
+import { SCHEMA_V6 } from './schema-v6';
 import { StateDbTooNewError } from './state-db-errors';
 
 export interface Migration {
@@ -23,6 +24,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 3, description: 'node identity: pinned Ed25519 keys and new keys held back', up: (db) => db.exec(SCHEMA_V3) },
   { version: 4, description: "how each worker's part in a run ended", up: (db) => db.exec(SCHEMA_V4) },
   { version: 5, description: 'when each piece of run output was received', up: (db) => db.exec(SCHEMA_V5) },
+  { version: 6, description: "the trainer's other numbers per run (lr, eval_loss…)", up: (db) => db.exec(SCHEMA_V6) },
 ];
 
 export function latestVersion(migrations: readonly Migration[] = MIGRATIONS): number {

@@ -9,7 +9,7 @@ import type { BatchedWriter } from './batched-writer';
 import { PendingMap } from './pending-queues';
 
 /** The part of a RunSnapshot kept in the runs table. */
-export type StoredRun = Omit<RunSnapshot, 'shardHistory' | 'lossHistory' | 'generationMarks' | 'workerRows'>;
+export type StoredRun = Omit<RunSnapshot, 'shardHistory' | 'lossHistory' | 'metrics' | 'generationMarks' | 'workerRows'>;
 
 interface RunRow {
   id: string;

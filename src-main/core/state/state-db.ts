@@ -6,7 +6,7 @@
  *   nodeNames.bind/forget, nodeKeys.save, kv.*, jobs.* (all but appendOutput), artifacts.record, vramPeaks.record.
  * Batched (written within `batch.flushMs`, before the next acknowledged write or read, and on close; a SIGKILL
  * loses at most the last flushMs of them):
- *   output.append, workers.touch (heartbeat times), runs.setProgress, runWorkers.setProgress, lossPoints.add,
+ *   output.append, workers.touch (heartbeat times), runs.setProgress, runWorkers.setProgress, lossPoints.add, metricPoints.replaceFrom,
  *   jobs.appendOutput.
  */
 import type { Database } from 'better-sqlite3';
@@ -18,6 +18,7 @@ import { GenerationsRepo } from './generations-repo';
 import { JobsRepo } from './jobs-repo';
 import { KvRepo } from './kv-repo';
 import { LossPointsRepo } from './loss-points-repo';
+import { MetricPointsRepo } from './metric-points-repo';
 import { NodeKeysRepo } from './node-keys-repo';
 import { NodeNamesRepo } from './node-names-repo';
 import { OutputTailRepo } from './output-tail-repo';
@@ -43,6 +44,7 @@ export class StateDb {
   readonly runs: RunsRepo;
   readonly generations: GenerationsRepo;
   readonly lossPoints: LossPointsRepo;
+  readonly metricPoints: MetricPointsRepo;
   readonly runWorkers: RunWorkersRepo;
   readonly output: OutputTailRepo;
   readonly events: EventsRepo;
@@ -69,6 +71,7 @@ export class StateDb {
     this.runs = new RunsRepo(database, this.writer);
     this.generations = new GenerationsRepo(database, this.writer, limits.maxShardMaps);
     this.lossPoints = new LossPointsRepo(database, this.writer, limits.maxLossPoints);
+    this.metricPoints = new MetricPointsRepo(database, this.writer);
     this.runWorkers = new RunWorkersRepo(database, this.writer);
     this.output = new OutputTailRepo(database, this.writer, limits.maxOutputBytes);
     this.events = new EventsRepo(database, this.writer, limits.maxEvents);

@@ -13,8 +13,10 @@
  * round of communication measurably cost (a step's for ddp/fp16/powersgd, an average's for local-sgd), with
  * "comm": the decision uses it over the model (bounded: MAX_COMM_S). A local-sgd average's line also carries
  * "drift" (the members' relative distance from their average just before it) and "drift_steps" (the steps it grew
- * over): the coordinator bounds the period by it (src-shared/scheduling/drift-bound.ts).
+ * over): the coordinator bounds the period by it (src-shared/scheduling/drift-bound.ts). Any other finite number
+ * (`lr`, `eval_loss`, `grad_norm`…) is a metric the run page charts (src-shared/runs/progress-metrics.ts).
  */
+import { extractMetrics } from '../../../src-shared/runs/progress-metrics';
 import { COMM_STRATEGIES, type CommStrategy } from '../../../src-shared/scheduling/comm-types';
 
 export const PROGRESS_MARKER = 'GPU_SHARE_PROGRESS';
@@ -48,6 +50,8 @@ export interface TrainerProgressLine {
   drift?: number | null;
   /** The steps that drift grew over (`drift_steps`: the period then in force). */
   driftSteps?: number | null;
+  /** The line's other finite numbers (`lr`, `eval_loss`…: progress-metrics.ts); null: none. */
+  metrics?: Record<string, number> | null;
 }
 
 export interface ParsedChunk {
@@ -119,6 +123,7 @@ export function parseProgressLine(rawLine: string): TrainerProgressLine | null {
     commS: commS !== null && commS >= 0 && commS <= MAX_COMM_S ? commS : null,
     drift: drift !== null && drift >= 0 ? drift : null,
     driftSteps: countOrNull(record.drift_steps),
+    metrics: extractMetrics(record),
   };
 }
 

@@ -22,6 +22,7 @@ describe('parseProgressLine', () => {
       commS: null,
       drift: null,
       driftSteps: null,
+      metrics: null,
     });
   });
 
@@ -85,9 +86,10 @@ describe('parseProgressLine', () => {
       commS: null,
       drift: null,
       driftSteps: null,
+      metrics: null,
     });
     const odd = parseProgressLine('GPU_SHARE_PROGRESS {"step":3,"loss":"NaN","samples_per_sec":-5,"rank":1.5,"world_size":0,"shard":[9,2],"resumed_from":-1,"total_steps":2.5}');
-    expect(odd).toEqual({ step: 3, totalSteps: null, loss: null, samplesPerSec: null, rank: null, worldSize: null, shard: null, resumedFrom: null, gradBytes: null, powersgdBytes: null, stepComputeS: null, comm: null, commS: null, drift: null, driftSteps: null });
+    expect(odd).toEqual({ step: 3, totalSteps: null, loss: null, samplesPerSec: null, rank: null, worldSize: null, shard: null, resumedFrom: null, gradBytes: null, powersgdBytes: null, stepComputeS: null, comm: null, commS: null, drift: null, driftSteps: null, metrics: null });
   });
 
   it('ignores malformed lines instead of throwing', () => {
