@@ -41,6 +41,8 @@ export interface XyInput {
   yRange?: [number, number];
   /** The x span to draw at least (the run's start to its end), so charts of one run share their axis. */
   xRange?: [number, number];
+  /** The x span a person zoomed to (xy-chart.tsx): the axis shows it alone, y fits the points inside it. */
+  xZoom?: readonly [number, number] | null;
 }
 
 export interface XyModel {
@@ -80,8 +82,10 @@ export function xyChart(input: XyInput, width = XY_W): XyModel | null {
   const w = Math.max(MIN_XY_W, Math.round(width));
   const right = w - XY_PLOT.right;
   const yKind = input.yKind ?? 'linear';
-  const xe = extent([...input.series.flatMap((s) => s.xs), ...(input.xRange ?? [])], false);
-  const ye = extent(input.series.flatMap((s) => s.ys), yKind === 'log');
+  const zoom = input.xZoom && input.xZoom[1] > input.xZoom[0] ? input.xZoom : null;
+  const xe = zoom ? ([zoom[0], zoom[1]] as [number, number]) : extent([...input.series.flatMap((s) => s.xs), ...(input.xRange ?? [])], false);
+  const inside = (s: XySeries) => (zoom ? s.ys.filter((_, i) => s.xs[i]! >= zoom[0] && s.xs[i]! <= zoom[1]) : s.ys);
+  const ye = extent(input.series.flatMap(inside), yKind === 'log') ?? extent(input.series.flatMap((s) => s.ys), yKind === 'log');
   if (!xe || !ye) return null;
   const x = makeScale('linear', xe[0], xe[1], XY_PLOT.left, right);
   const yMin = input.yRange?.[0] ?? (input.yFromZero && yKind === 'linear' ? Math.min(0, ye[0]) : ye[0]);

@@ -3,16 +3,21 @@
 // heartbeat sample and end at its last, so the same x stood for different moments on the samples/s chart above it —
 // and a worker whose part ended early (here: its trainer failed after ~6 s, no restarts) is marked on its chart
 // where it failed, with the words in the mark's title and under the chart. Screenshots at 1280 and 900 px.
+// The same run's other numbers (issue 25, "Any metric") and the zoom of every chart: helpers/run-metrics-zoom.ts.
 import { describe, expect, it } from 'vitest';
 import type { RunSnapshot } from '../../src-shared/training';
 import { gpuShareCli, gpuShareOut, openApp, screenshot } from './helpers/app';
 import { browser, dataDir, serve, useServedApp } from './helpers/served-app';
+import { checkMetricsAndZoom } from './helpers/run-metrics-zoom';
 
-// About 6 s of training (a progress line every 0.2 s), then the trainer fails.
+// About 6 s of training (a progress line every 0.2 s, with `lr` and every 10 steps `eval_loss`), then the trainer fails.
 const TRAINER = `
 import json, math, sys, time
 for i in range(30):
-    print("GPU_SHARE_PROGRESS " + json.dumps({"step": i, "total_steps": 100, "loss": 2.0 / (i + 1), "samples_per_sec": 280 + 40 * math.sin(i / 4)}), flush=True)
+    line = {"step": i, "total_steps": 100, "loss": 2.0 / (i + 1), "samples_per_sec": 280 + 40 * math.sin(i / 4), "lr": 0.1 * 0.9 ** i}
+    if i % 10 == 9:
+        line["eval_loss"] = 2.5 / (i + 1)
+    print("GPU_SHARE_PROGRESS " + json.dumps(line), flush=True)
     time.sleep(0.2)
 sys.exit(1)
 `;
@@ -21,7 +26,11 @@ const RESOURCES = '[data-testid="run-resources"] .member-resources .xy-chart';
 
 useServedApp({ dirPrefix: 'gpu-share-e2e-run-time-axis-', window: { width: 1280, height: 900 } });
 
-async function failedRun(): Promise<RunSnapshot> {
+let ran: Promise<RunSnapshot> | null = null;
+/** The run both cases look at, started once. */
+const failedRun = (): Promise<RunSnapshot> => (ran ??= startFailedRun());
+
+async function startFailedRun(): Promise<RunSnapshot> {
   for (let until = Date.now() + 60_000; Date.now() < until; await new Promise((r) => setTimeout(r, 500))) {
     if (/"state":\s*"active"/.test((await gpuShareCli(dataDir, ['workers', 'list', '--json'])).out)) break;
   }
@@ -60,5 +69,9 @@ describe("a run's time axis", () => {
     await page.locator('[data-testid="run-resources"]').scrollIntoViewIfNeeded();
     await screenshot(page, 'run-time-axis-900');
     expect(browser.problems).toEqual([]);
+  }, 180_000);
+
+  it('charts lr and eval_loss with a picker, and zooms to a dragged range and back', async () => {
+    await checkMetricsAndZoom(browser, serve.url, await failedRun());
   }, 180_000);
 });

@@ -3,7 +3,7 @@
  * instead of 0 and `runs logs` lost its first lines, "launching generation 1 … (run started)"). `gpu-share
  * serve` (the built CLI) and two `gpu-share worker` agents as OS processes on 127.0.0.1, the example trainer on
  * real torchrun (gloo, CPU), two workers in one DDP generation. Once the run finished, its loss curve, output,
- * events, generation marks and series are read; serve is stopped cleanly and started again on the same data
+ * events, generation marks, metrics and series are read; serve is stopped cleanly and started again on the same data
  * folder, then SIGKILLed and started again: each time all of them come back equal.
  */
 import { spawnSync } from 'node:child_process';
@@ -28,6 +28,7 @@ async function record(c: Cluster, runId: string) {
   return {
     state: run.state,
     lossHistory: run.lossHistory,
+    metrics: run.metrics,
     generationMarks: run.generationMarks,
     output: await c.api.output(runId),
     events: state.events.filter((e) => e.runId === runId),
@@ -56,6 +57,8 @@ describe.skipIf(torchMissing)(`serve restarted: a finished run's record comes ba
     // What the record must hold in the first place: the curve from the first step, the output from the launch.
     expect(before.lossHistory[0]?.step, JSON.stringify(before.lossHistory.slice(0, 5))).toBeLessThanOrEqual(1);
     expect(before.output).toContain('launching generation 1 on 2 workers');
+    // The trainer's other numbers (lr, grad_norm) are charted from its first step too (issue 25, "Any metric").
+    expect(before.metrics?.map((m) => [m.name, m.points[0]?.step])).toEqual([['grad_norm', 0], ['lr', 0]]);
     expect(before.events.length).toBeGreaterThan(0);
 
     await c.serve.stop();

@@ -23,4 +23,13 @@ describe('runs show of an ended run', () => {
     expect(text).toContain('  members    none now (the run finished); at the end vm, gamma\n');
     expect(text).toMatch(/^ {2}1 +gamma +yes +failed at step 86 +86 +- +120 /m);
   });
+
+  it("says each metric's latest value (issue 25, any metric); none printed, no line", () => {
+    const metrics = [
+      { name: 'grad_norm', points: [{ step: 0, value: 3.3, generation: 1 }, { step: 1, value: 1.529243, generation: 1 }] },
+      { name: 'lr', points: [{ step: 1, value: 0.01, generation: 1 }] },
+    ];
+    expect(formatRunDetail(runSnapshot({ metrics }), [], 3000)).toContain('  metrics    grad_norm 1.529, lr 0.01 (the latest of each; --json has their curves)\n');
+    expect(formatRunDetail(runSnapshot({}), [], 3000)).not.toContain('metrics');
+  });
 });

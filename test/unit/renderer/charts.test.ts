@@ -83,6 +83,17 @@ describe('the chart model', () => {
     const clock = xyChart({ series: [{ ...series, xs: [0, 100, 300, 600] }], xClock: true, xFormat: (v) => clockLabel(v) }, 560)!;
     expect(clock.xTicks.map((t) => t.label)).toEqual(['0:00', '2:00', '4:00', '6:00', '8:00', '10:00']);
   });
+
+  it('zoomed to an x range, shows that range alone with y fitted to the points inside it (issue 25)', () => {
+    const z = xyChart({ series: [series], xZoom: [150, 300], marks: [{ x: 100, label: 'gen 2', title: 'before the range' }] })!;
+    expect([z.x.min, z.x.max]).toEqual([150, 300]);
+    // Only 0.4 and 0.05 are inside: y no longer reaches up to 2.3.
+    expect(z.y.max).toBeLessThan(1);
+    expect(z.marks).toEqual([]);
+    // An empty range keeps the whole chart; a range with no point inside keeps y over all of them.
+    expect(xyChart({ series: [series], xZoom: [200, 200] })!.x.max).toBe(300);
+    expect(xyChart({ series: [series], xZoom: [110, 190] })!.y.max).toBeGreaterThan(2);
+  });
 });
 
 describe('samples/s over time', () => {

@@ -89,6 +89,12 @@ function progressLine(run: RunSnapshot): string {
   return parts.join(', ');
 }
 
+/** "metrics    lr 0.01, grad_norm 1.95 (at the last step each was printed; --json has the curves)"; none: no line. */
+function metricsLine(run: RunSnapshot): string[] {
+  const latest = (run.metrics ?? []).flatMap((m) => (m.points.length ? [`${m.name} ${cell(m.points.at(-1)!.value)}`] : []));
+  return latest.length ? [`  metrics    ${latest.join(', ')} (the latest of each; --json has their curves)`] : [];
+}
+
 /** How the worker's part in the run stands: "training", "failed at step 87" (steps done), "left", "finished". */
 function partText(w: RunSnapshot['workerRows'][number]): string {
   if (w.end === 'failed') return w.step === null ? 'failed' : `failed at step ${stepsDone(w.step)}`;
@@ -148,6 +154,7 @@ export function formatRunDetail(run: RunSnapshot, events: readonly CoordinatorEv
     `  state      ${stateText(run)}${run.stateCause ? ` — ${run.stateCause}` : ''}`,
     `  generation ${run.generation}, ${run.restartsUsed} of ${spec.maxRestarts} restarts used`,
     `  progress   ${progressLine(run)}`,
+    ...metricsLine(run),
     `  command    ${shellWords(spec.command)} (${launcher}${spec.useGpus ? ', on GPUs' : ''})`,
     `  members    ${membersLine(run)}`,
     ...commLines(run),
