@@ -17,6 +17,8 @@ export interface XySeries {
   ys: readonly number[];
   /** Drawn thin and faint (the raw values under a smoothed line). */
   faint?: boolean;
+  /** A dot at each point (a sweep's jobs), not a line alone. */
+  dots?: boolean;
 }
 
 export interface XyMark {
@@ -50,7 +52,7 @@ export interface XyModel {
   width: number;
   x: Scale;
   y: Scale;
-  lines: { key: string; color: string; path: string; faint: boolean }[];
+  lines: { key: string; color: string; path: string; faint: boolean; dots?: { cx: number; cy: number }[] }[];
   xTicks: { px: number; label: string }[];
   yTicks: { px: number; label: string }[];
   marks: { px: number; label: string; title: string; kind: NonNullable<XyMark['kind']> }[];
@@ -95,6 +97,7 @@ export function xyChart(input: XyInput, width = XY_W): XyModel | null {
     color: s.color,
     faint: s.faint ?? false,
     path: linePath(s.xs.map(x.map), s.ys.map((v) => (yKind === 'log' && !(v > 0) ? NaN : y.map(v)))),
+    ...(s.dots ? { dots: s.xs.map((v, i) => ({ cx: x.map(v), cy: y.map(s.ys[i]!) })).filter((d) => Number.isFinite(d.cx) && Number.isFinite(d.cy)) } : {}),
   }));
   // About one x tick per 70 px, so a narrow chart's labels do not run into each other.
   const xCount = Math.max(3, Math.min(8, Math.floor((right - XY_PLOT.left) / 70)));

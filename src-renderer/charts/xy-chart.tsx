@@ -166,6 +166,10 @@ export function XyChart(props: XyChartProps) {
             <path key={l.key} d={l.path} data-series={l.key} className={l.faint ? 'chart-line chart-line-faint' : 'chart-line'} style={{ stroke: l.color }} />
           ))}
         </g>
+        {/* Dots unclipped (one at the axis' end is drawn whole), but only those on the plot's x range (zoom). */}
+        {model.lines.flatMap((l) =>
+          (l.dots ?? []).flatMap((d, i) => (d.cx >= XY_PLOT.left - 1 && d.cx <= W - XY_PLOT.right + 1 ? [<circle key={`${l.key}-dot${i}`} cx={d.cx} cy={d.cy} r={3.5} className="chart-dot" style={{ fill: l.color }} />] : [])),
+        )}
         {drag && Math.abs(drag.to - drag.from) > 0 && (
           <rect className="chart-select" data-testid={`${props.testId}-select`} x={Math.min(drag.from, drag.to)} y={XY_PLOT.top} width={Math.abs(drag.to - drag.from)} height={bottom - XY_PLOT.top} />
         )}

@@ -9,6 +9,7 @@ import { lastProgress, progressStatusText, withoutProgress } from '../../src-sha
 import { useApp } from '../store/app-store';
 import { RefreshIcon } from './icons';
 import { useJobCommands } from './job-commands';
+import { JobLossChart } from './job-loss';
 
 const LIVE_OUTPUT_MS = 2000;
 
@@ -40,6 +41,7 @@ function JobOutputText({ job, output }: { job: JobSnapshot; output: string }) {
           Latest progress: {progressStatusText(status)}
         </p>
       )}
+      <JobLossChart output={output} />
       <pre
         ref={pre}
         className="job-output mono"

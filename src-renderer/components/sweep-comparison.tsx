@@ -1,11 +1,12 @@
 /**
  * The sweep compared side by side (Jobs view): each job's hyper values, final metrics (from the metrics.json its
  * trainer wrote, when it did), last loss, start, end and duration, sortable by any column (click a header:
- * ascending, descending, the queue's order). The model is store/sweep-table.ts.
+ * ascending, descending, the queue's order), and plotted (sweep-plot.tsx). The model is store/sweep-table.ts.
  */
 import { useMemo, useState } from 'react';
 import type { JobSnapshot } from '../../src-shared/jobs/types';
 import { formatClock, formatDuration, formatLoss } from '../format';
+import { SweepPlot } from './sweep-plot';
 import { nextSort, sortSweepRows, sweepColumns, sweepRows, type SweepCell, type SweepColumn, type SweepSort } from '../store/sweep-table';
 import { useNow } from './use-now';
 
@@ -21,7 +22,8 @@ export function SweepComparison({ jobs }: { jobs: JobSnapshot[] }) {
   const [sort, setSort] = useState<SweepSort | null>(null);
   const now = useNow();
   const columns = useMemo(() => sweepColumns(jobs), [jobs]);
-  const rows = sortSweepRows(sweepRows(jobs, columns, now), sort);
+  const unsorted = sweepRows(jobs, columns, now);
+  const rows = sortSweepRows(unsorted, sort);
   const hasMetrics = columns.some((c) => c.key.startsWith('metric:'));
   return (
     <section className="card table-card" aria-labelledby="sweep-title" data-testid="sweep-comparison">
@@ -64,6 +66,7 @@ export function SweepComparison({ jobs }: { jobs: JobSnapshot[] }) {
           </tbody>
         </table>
       </div>
+      <SweepPlot rows={unsorted} columns={columns} />
     </section>
   );
 }

@@ -59,11 +59,27 @@ describe('the sweep compared, and housekeeping', () => {
     expect(await sweep.locator('th[aria-sort="ascending"]').textContent()).toContain('eval_loss');
     await sweep.locator('button[data-sort-key="metric:eval_loss"]').click();
     expect(await sweepNames()).toEqual(['r16-lr1e-2', 'r16-lr3e-3', 'r8-lr1e-3']);
+    // The sweep as a plot (issue 25): eval_loss against lr, a dot per job, the lowest marked; accuracy's highest.
+    const plot = page.getByTestId('sweep-plot');
+    expect(await plot.getAttribute('data-best')).toBe('r8-lr1e-3');
+    expect(await plot.locator('[data-testid="sweep-chart"]').getAttribute('data-points')).toBe('3');
+    expect(await plot.locator('.chart-dot').count()).toBe(3);
+    expect(await plot.locator('[data-mark-kind="generation"] text').textContent()).toBe('best: r8-lr1e-3');
+    await page.getByTestId('sweep-plot-y').selectOption('metric:accuracy');
+    expect(await plot.textContent()).toContain('best: r8-lr1e-3 (accuracy 0.52, highest)');
     await sweep.scrollIntoViewIfNeeded();
     await screenshot(page, 'jobs-sweep-1280');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await plot.scrollIntoViewIfNeeded();
+    await screenshot(page, 'jobs-sweep-plot-1280-dark');
     await page.setViewportSize({ width: 900, height: 1000 });
+    await plot.scrollIntoViewIfNeeded();
+    await screenshot(page, 'jobs-sweep-plot-900-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
     await sweep.scrollIntoViewIfNeeded();
     await screenshot(page, 'jobs-sweep-900');
+    await plot.scrollIntoViewIfNeeded();
+    await screenshot(page, 'jobs-sweep-plot-900-light');
     await page.setViewportSize({ width: 1280, height: 1000 });
   });
 

@@ -2,7 +2,7 @@
 // the run's Live output hides the launchers' notes by default as it hides progress lines (before: six a worker a
 // generation, shown), counts the search's matching lines, and has a full-screen mode (the whole window; Escape
 // leaves it); a job's output leaves its GPU_SHARE_PROGRESS JSON out (before: nearly all of it) with the latest step
-// as one status line, and stays at its end while it grows. Screenshots at 1280 and 900 px, light and dark.
+// as one status line and its loss as a chart, and stays at its end while it grows. Screenshots at 1280 and 900 px, light and dark.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
@@ -107,6 +107,9 @@ describe('output worth reading', () => {
     expect(await out.evaluate((el) => el.scrollTop + el.clientHeight >= el.scrollHeight - 30)).toBe(true);
     expect(await out.textContent()).not.toContain('GPU_SHARE_PROGRESS');
     expect(await page.getByTestId('job-output-status').textContent()).toMatch(/^Latest progress: step \d+ of 60 · loss 1\.500$/);
+    // A loss chart per job (issue 25), from its progress lines: a point a step, growing with the output.
+    const jobLoss = page.locator('[data-testid="job-loss"] [data-testid="loss-chart"]');
+    await expect.poll(async () => Number(await jobLoss.getAttribute('data-points')), { timeout: 10_000 }).toBeGreaterThan(10);
     await screenshot(page, 'output-reading-job-1280-light');
     await page.getByTestId('job-output-show-progress').check();
     await expect.poll(() => out.textContent()).toContain('GPU_SHARE_PROGRESS');
