@@ -68,11 +68,17 @@ export const prepareProjectInstructionSchema = z.object({
 export type PrepareProjectInstruction = z.infer<typeof prepareProjectInstructionSchema>;
 
 /**
- * Serve a snapshot this agent holds in its cache (it advertised it in a heartbeat's `snapshots`) to the members
- * that prove `peerKey`: the coordinator named it as a peer of a new run's or job's fetcher. Sent only to agents
- * that advertise (older ones never get it).
+ * Serve a snapshot this agent holds in its cache (it advertised it, or one sharing files with it, in a heartbeat's
+ * `snapshots`) to the members that prove `peerKey`: the coordinator named it as a peer of a new run's or job's
+ * fetcher. Sent only to agents that advertise (older ones never get it).
  */
-export const serveSnapshotInstructionSchema = z.object({ kind: z.literal('serveSnapshot'), snapshot: sha256HexSchema, peerKey: preparePeerFields.peerKey.unwrap() });
+export const serveSnapshotInstructionSchema = z.object({
+  kind: z.literal('serveSnapshot'),
+  snapshot: sha256HexSchema,
+  peerKey: preparePeerFields.peerKey.unwrap(),
+  /** Its cache holds another snapshot that shares these files with `snapshot`: it serves these (those it holds) and no others. */
+  blobs: z.array(sha256HexSchema).max(2048).optional(),
+});
 export type ServeSnapshotInstruction = z.infer<typeof serveSnapshotInstructionSchema>;
 
 /** Snapshots an agent advertises as held in its cache with each heartbeat, at most (the most recently used). */

@@ -145,11 +145,17 @@ export class AgentProjects {
     return { snapshots };
   }
 
-  /** The coordinator named this agent as a peer for a snapshot its cache holds: serve it to those who prove the key. */
+  /**
+   * The coordinator named this agent as a peer for a snapshot its cache holds (all of it, or the files `blobs` it
+   * shares with one held here): serve those to the members that prove the key.
+   */
   serve(i: ServeSnapshotInstruction): void {
-    if (!this.ready().store.hasManifest(i.snapshot)) return this.opts.log(`instruction: serve snapshot ${i.snapshot.slice(0, 6)}… to other members: not held here any more`);
-    if (!this.blobServer.serves(i.snapshot)) this.opts.log(`instruction: serve snapshot ${i.snapshot.slice(0, 6)}… from the cache to other members that prove its key`);
-    this.blobServer.allow(i.snapshot, i.peerKey);
+    const short = `${i.snapshot.slice(0, 6)}…`;
+    const whole = this.ready().store.hasManifest(i.snapshot);
+    if (!whole && !i.blobs?.length) return this.opts.log(`instruction: serve snapshot ${short} to other members: not held here any more`);
+    const what = whole ? 'from the cache' : `(the ${i.blobs!.length} files it shares with a snapshot in the cache)`;
+    if (!this.blobServer.serves(i.snapshot)) this.opts.log(`instruction: serve snapshot ${short} ${what} to other members that prove its key`);
+    this.blobServer.allow(i.snapshot, i.peerKey, whole ? undefined : i.blobs);
   }
 
   /** The coordinator's `stop` of a run, before its trainer is stopped. */

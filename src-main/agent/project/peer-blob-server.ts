@@ -71,11 +71,17 @@ export class PeerBlobServer {
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
 
-  /** This agent was told to prepare `snapshot`: it may serve the files it holds of it to those who prove `key`. */
-  allow(snapshot: string, key: string): void {
+  /**
+   * This agent was told to prepare `snapshot` (or to serve it): it may serve the files it holds of it to those who
+   * prove `key` — those of its manifest, or only `blobs` (the files it shares with another snapshot held here).
+   */
+  allow(snapshot: string, key: string, blobs?: readonly string[]): void {
     this.keys.delete(snapshot);
     this.keys.set(snapshot, peerKeyBytes(key));
     while (this.keys.size > MAX_KEYS) this.keys.delete(this.keys.keys().next().value!);
+    this.blobsOf.delete(snapshot); // read again from its manifest at the next request, unless:
+    if (blobs) this.blobsOf.set(snapshot, new Set(blobs));
+    while (this.blobsOf.size > MAX_KEYS) this.blobsOf.delete(this.blobsOf.keys().next().value!);
   }
 
   /** Whether it holds a key for `snapshot` (it serves it to those who prove it). */
@@ -176,7 +182,7 @@ export class PeerBlobServer {
     this.counters.bytes += size;
   }
 
-  /** Whether `sha` is a file of `snapshot` (its manifest, kept since the agent fetched it) and in the cache. */
+  /** Whether `sha` is a file of `snapshot` (its manifest, kept since the agent fetched it, or the shared files it was told) and in the cache. */
   private holds(snapshot: string, sha: string): boolean {
     let set = this.blobsOf.get(snapshot);
     if (!set) {

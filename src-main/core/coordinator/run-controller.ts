@@ -62,6 +62,8 @@ export interface RunControllerOptions {
   /** What earlier runs of a trainer reported about its step, and re-measuring a forming ring's stale links. */
   stepMemory?: RunApplierDeps['stepMemory'];
   surveyLinks?: RunApplierDeps['surveyLinks'];
+  /** The coordinator's project store (attachProjectFiles): a project run's requirements.txt and data files, snapshots' overlap (run-project-gate.ts, snapshot-peers.ts). */
+  files?: ProjectFiles | null;
 }
 
 /** What the failover code (run-reattach.ts) may use of the controller while it restores a run. */
@@ -77,8 +79,6 @@ export class RunController {
   private readonly runList: RunRecord[] = [];
   private runSeq = 0;
   private store: CoordinatorStore | null = null;
-  /** The coordinator's project store, read for a project run's requirements.txt and data files (run-project-gate.ts). */
-  private projectFiles: ProjectFiles | null = null;
   /** What jobs held when last looked at (run-placement.ts jobHoldingsKey), and when to look again. */
   private jobsSeen = '';
   private jobsCheckDueAt = 0;
@@ -87,7 +87,7 @@ export class RunController {
   private readonly reattachCtx: RunReattachContext;
 
   constructor(opts: RunControllerOptions) {
-    this.opts = opts;
+    this.opts = { ...opts }; // its own copy: attachProjectFiles sets `files` on it
     const { clock, pool, workers, messages, feed } = opts;
     this.applier = new RunApplier({
       clock, pool, workers, messages, feed,
@@ -120,7 +120,7 @@ export class RunController {
 
   /** From now on project runs read their requirements.txt and data files from `files` (the project store). */
   attachProjectFiles(files: ProjectFiles): void {
-    this.projectFiles = files;
+    this.opts.files = files;
     for (const run of this.liveRuns()) initProject(run, files);
   }
 
@@ -165,7 +165,7 @@ export class RunController {
     }
     const run = newRunRecord(`run-${++this.runSeq}-${randomBytes(3).toString('hex')}`, spec, this.opts.clock.now(), () => this.opts.clock.now());
     if (project) run.project = { ...copyProject(project), members: [] };
-    initProject(run, this.projectFiles);
+    initProject(run, this.opts.files ?? null);
     this.store?.saveRunSeq(this.runSeq);
     this.runList.push(run);
     this.trimRuns();
@@ -213,7 +213,7 @@ export class RunController {
     this.runSeq = Math.max(this.runSeq, runSeq);
     for (const { run: snapshot, outputTail, outputTimes } of stored) {
       const run = restoreRunRecord(snapshot, outputTail, () => this.opts.clock.now(), outputTimes);
-      if (run.project && !ENDED.has(run.state)) initProject(run, this.projectFiles);
+      if (run.project && !ENDED.has(run.state)) initProject(run, this.opts.files ?? null);
       rememberRestored(this.opts, run); // its trainer's step and measured comm_s, for later runs of it
       this.runList.push(run);
       if (ENDED.has(run.state)) continue;

@@ -162,4 +162,22 @@ describe('project readiness gate', () => {
     const serves = c!.received.filter((i) => i.kind === 'serveSnapshot');
     expect(serves).toEqual([{ kind: 'serveSnapshot', snapshot: SNAP, peerKey: pa?.kind === 'prepare' ? pa.peerKey : '' }]);
   });
+
+  it('names a worker whose cache holds an overlapping snapshot, told to serve only the files the two share', () => {
+    const h = setup();
+    const EARLIER = 'c'.repeat(64); // the project before train.py changed: requirements.txt and the data are the same
+    const earlier: SnapshotManifest = { version: 1, entries: [...manifest.entries.filter((e) => e.path !== 'train.py'), { kind: 'file', path: 'train.py', sha256: sha(97), size: 12, executable: false }] };
+    h.svc.attachProjectFiles({ manifest: (s) => (s === SNAP ? manifest : s === EARLIER ? earlier : null), readText: () => null });
+    const [a, c, d] = ['alpha', 'gamma', 'delta'].map((n, i) => h.worker(n, { address: `10.9.0.${i + 1}`, blobPort: 7101 + i }).join());
+    a!.beat();
+    h.svc.heartbeat(c!.workerId, { incarnation: c!.incarnation, snapshots: [EARLIER] });
+    h.svc.heartbeat(d!.workerId, { incarnation: d!.incarnation, snapshots: ['d'.repeat(64)] }); // unknown here: shares nothing known
+    h.svc.startRun(h.spec({ minWorkers: 1, maxWorkers: 1, placement: { allowedHosts: ['alpha'] } }), project('replicate'));
+    h.run(2000);
+    const pa = a!.received.find((i) => i.kind === 'prepare');
+    expect(pa?.kind === 'prepare' && pa.peers!.map((p) => p.node)).toEqual(['gamma']);
+    const shared = [...manifest.entries.filter((e) => e.path !== 'train.py').map((e) => (e.kind === 'file' ? e.sha256 : ''))];
+    expect(c!.received.filter((i) => i.kind === 'serveSnapshot')).toEqual([{ kind: 'serveSnapshot', snapshot: SNAP, peerKey: pa?.kind === 'prepare' ? pa.peerKey : '', blobs: shared }]);
+    expect(d!.received.some((i) => i.kind === 'serveSnapshot')).toBe(false);
+  });
 });

@@ -7,9 +7,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MAX_HELD_SNAPSHOTS, type SnapshotManifest } from '../../../../src-shared/projects/project-protocol';
+import { MAX_HELD_SNAPSHOTS, type ProjectFileEntry, type SnapshotManifest } from '../../../../src-shared/projects/project-protocol';
 import { heartbeatRequestSchema } from '../../../../src-shared/worker-protocol';
 import { AgentProjects } from '../../../../src-main/agent/project/agent-projects';
+import { peerSource } from '../../../../src-main/agent/project/peer-source';
 import type { ProjectSource } from '../../../../src-main/agent/project/project-source';
 import { countingCoordinator, sha } from './peer-fixtures';
 import { systemClock } from '../../../../src-main/platform/ports';
@@ -89,6 +90,32 @@ describe('a snapshot in the cache', () => {
     const delta = agent('delta', coord2);
     expect(await delta.readyJob(job(3), { snapshot: otherSnapshot, peers: [{ workerId: 2, node: 'beta', host: '127.0.0.1', port: port! }], peerKey: key })).not.toHaveProperty('error');
     expect(coord2.served).toHaveLength(3);
+  });
+
+  it('of an earlier version of the project serves the files the new one shares with it, and no others', async () => {
+    const before = manifestFor(10);
+    const after = manifestFor(11); // the same code and weights, another note
+    const coord = coordinator([before, after]);
+    const beta = agent('beta', coord);
+    expect(await beta.readyJob(job(10), { snapshot: manifestHash(before) })).not.toHaveProperty('error');
+    const port = await beta.listen();
+    const key = newKey();
+    const snapshot = manifestHash(after);
+    beta.serve({ kind: 'serveSnapshot', snapshot, peerKey: key, blobs: [sha(code), sha(weights)] });
+    expect(logs).toContain(`beta: instruction: serve snapshot ${snapshot.slice(0, 6)}… (the 2 files it shares with a snapshot in the cache) to other members that prove its key`);
+    const served = coord.served.length;
+    const gamma = agent('gamma', coord);
+    expect(await gamma.readyJob(job(11), { snapshot, peers: [{ workerId: 2, node: 'beta', host: '127.0.0.1', port: port! }], peerKey: key })).not.toHaveProperty('error');
+    const noteOf = (m: SnapshotManifest) => m.entries.find((e): e is ProjectFileEntry => e.kind === 'file' && e.path === 'note.txt')!;
+    expect(coord.served.slice(served)).toEqual([noteOf(after).sha256]); // only the new note
+    await expect.poll(() => beta.blobServer.counters.files).toBe(2);
+    // Under the new snapshot's key, a file of the earlier one only is not served, though beta holds it.
+    const fetcher = peerSource({ coordinator: coord, snapshot, peers: [{ workerId: 2, node: 'beta', host: '127.0.0.1', port: port! }], key, log: () => undefined });
+    const earlierNote = noteOf(before);
+    const got = await fetcher.blob(snapshot, earlierNote.sha256, earlierNote.size, path.join(root, 'probe'), () => undefined);
+    fetcher.close();
+    expect(got.kind).toBe('ok');
+    expect(fetcher.counts).toEqual({ peers: 0, coordinator: earlierNote.size });
   });
 
   it('is advertised newest first, at most MAX_HELD_SNAPSHOTS of them, which a heartbeat accepts (one more it refuses)', async () => {
