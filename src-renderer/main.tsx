@@ -21,6 +21,7 @@ import './styles/toasts.css';
 import './styles/run-settings.css';
 import './styles/jobs-sweep.css';
 import './styles/output-view.css';
+import './styles/run-compare.css';
 
 async function start(): Promise<void> {
   const root = document.getElementById('root');

@@ -192,6 +192,10 @@ export interface RunSnapshot {
   project?: RunProject | null;
   /** What global rank 0 wrote to GPU_SHARE_OUTPUT_DIR, packed when the run ended; absent or null: nothing yet. */
   artifact?: RunArtifact | null;
+  /** What the person tagged the run with (src-shared/runs/run-labels.ts bounds them); absent: none. */
+  tags?: string[];
+  /** The person's note on the run; absent: none. */
+  note?: string;
 }
 
 /** A run's project snapshot, as `runs show` and the run page show it. */

@@ -9,6 +9,7 @@ import type { CoordinatorEvent, RunSnapshot, WorkerSnapshot } from './training';
 import type { AwaitingMachine, PreApproval } from './nodes/awaiting-machine';
 import type { LinkMeasurement } from './links/link-matrix';
 import type { RunSeries } from './runs/run-series';
+import { runLabelChangeSchema } from './runs/run-labels';
 import { jobAckSchema, jobCompleteSchema, jobFailSchema, jobOutputSchema, jobStartedSchema, manifestSubmitSchema } from './jobs/job-protocol';
 import type { ArtifactSnapshot, JobSnapshot, JobsPageQuery, JobsState, ManifestSubmitResult } from './jobs/types';
 import { jobsPageSearch } from './jobs/jobs-page';
@@ -166,6 +167,8 @@ export const workerApi = {
   /** Samples/s and each member's resources over the run, thinned to 600 points a series (kept in the state database across restarts). */
   runSeries: endpoint({ method: 'GET', path: paramPath(/^\/v1\/runs\/([^/]+)\/series$/, (runId: string) => `/v1/runs/${encodeURIComponent(runId)}/series`), auth: 'operator', body: null, reply: runSeriesReplySchema }),
   stopRun: endpoint({ method: 'POST', path: paramPath(/^\/v1\/runs\/([^/]+)\/stop$/, apiPaths.stopRun), auth: 'operator', body: null, reply: runSnapshotSchema }),
+  /** Adds and removes the run's tags, replaces its note (src-shared/runs/run-labels.ts: 400 past a limit); any state. */
+  labelRun: endpoint({ method: 'POST', path: paramPath(/^\/v1\/runs\/([^/]+)\/labels$/, (runId: string) => `/v1/runs/${encodeURIComponent(runId)}/labels`), auth: 'operator', body: runLabelChangeSchema, reply: runSnapshotSchema }),
   /** An ended run and all kept for it (output, loss, shard maps), gone for good; 409 for a live one. */
   deleteRun: endpoint({ method: 'POST', path: paramPath(/^\/v1\/runs\/([^/]+)\/delete$/, (runId: string) => `/v1/runs/${encodeURIComponent(runId)}/delete`), auth: 'operator', body: null, reply: z.object({ deleted: z.string() }) }),
   // --- adapter jobs: the worker side (session auth; the claim token fences each call) --------------------------

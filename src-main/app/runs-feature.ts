@@ -8,6 +8,7 @@ import type { HardwareSnapshot } from '../../src-shared/hardware';
 import type { EmitEvent, RequestHandlers } from '../../src-shared/ipc';
 import type { CoordinatorService } from '../core/coordinator/coordinator-service';
 import type { RunProjects } from '../core/projects/run-projects';
+import { labelRun } from '../core/coordinator/run-labelling';
 import { exampleRun, wrap } from './app-core-helpers';
 
 type RunHandlers = Pick<RequestHandlers, keyof RunRequestResults>;
@@ -57,6 +58,7 @@ export function createRunsFeature(opts: {
     },
     stopRun: async ({ runId }) => wrap(() => coordinator.stopRun(runId)),
     deleteRun: async ({ runId }) => wrap(() => coordinator.deleteRun(runId)),
+    labelRun: async ({ runId, change }) => wrap(() => labelRun(coordinator.runsCtl, runId, change)),
     getRunOutput: async ({ runId }) => ({ runId, text: coordinator.runOutput(runId), times: coordinator.runOutputTimes(runId) }),
     getRunSeries: async ({ runId }) => coordinator.runSeries(runId),
     getEvents: async () => coordinator.events(),

@@ -6,7 +6,7 @@
  */
 import { expandJob } from '../store/jobs';
 import { navigate } from '../store/actions';
-import { selectRun } from '../store/runs';
+import { openCompare, selectRun } from '../store/runs';
 import type { AppState } from '../store/state';
 import type { Route } from './route';
 
@@ -15,6 +15,7 @@ export type RouteFocus = { view: 'jobs' | 'nodes'; id: string } | null;
 
 /** The route the page shows now. */
 export function routeOfState(s: Pick<AppState, 'view' | 'runs'>, focus: RouteFocus): Route {
+  if (s.view === 'runs' && s.runs.compare) return { view: 'runs', compare: [...s.runs.compare] };
   if (s.view === 'runs') return s.runs.selectedId ? { view: 'runs', id: s.runs.selectedId } : { view: 'runs' };
   if (focus && focus.view === s.view) return { view: s.view, id: focus.id };
   return { view: s.view };
@@ -39,11 +40,14 @@ function allJobsHere(s: AppState): boolean {
 export function openRoute(s: AppState, route: Route): RouteOutcome {
   if (!s.loaded) return { kind: 'wait' };
   const viewed = navigate(s, route.view);
+  // Runs that are not here are named by the comparison itself ("run-9 is not here").
+  if (route.view === 'runs' && route.compare) return { kind: 'open', state: openCompare(viewed, route.compare), focus: null, missing: false };
+  const viewedRuns = route.view === 'runs' ? openCompare(viewed, null) : viewed;
   const id = route.id;
-  if (id === undefined) return { kind: 'open', state: viewed, focus: null, missing: false };
+  if (id === undefined) return { kind: 'open', state: viewedRuns, focus: null, missing: false };
   if (route.view === 'runs') {
     const found = s.runs.list.some((r) => r.id === id);
-    return { kind: 'open', state: found ? selectRun(viewed, id) : viewed, focus: null, missing: !found };
+    return { kind: 'open', state: found ? selectRun(viewed, id) : viewedRuns, focus: null, missing: !found };
   }
   if (route.view === 'jobs') {
     // Jobs load after the first snapshots; a core without a job service never sends them (loadError).

@@ -15,6 +15,19 @@ export interface Route {
   view: ViewName;
   /** The run, job or node open in that view; only for runs, jobs and nodes. */
   id?: string;
+  /** Runs shown side by side (`#/runs/compare/run-1,run-4`); only for runs, never with `id`. */
+  compare?: string[];
+}
+
+/** Most runs an address compares (store/run-compare.ts MAX_COMPARE). */
+const MAX_ROUTE_COMPARE = 8;
+
+/** `compare/run-1,run-4` → ['run-1', 'run-4']; null when it is not a list of 1 to 8 ids. */
+function parseCompare(raw: string): string[] | null {
+  const ids = raw.slice('compare/'.length).split(',').map(decode);
+  if (ids.length === 0 || ids.length > MAX_ROUTE_COMPARE) return null;
+  if (ids.some((id) => id === null || id.length === 0 || id.length > MAX_ROUTE_ID)) return null;
+  return ids as string[];
 }
 
 /** Longest id a route carries; longer text in an address is not a run, job or node this app made. */
@@ -45,6 +58,10 @@ export function parseRoute(hash: string): Route | null {
   const raw = rest.join('/');
   if (!raw) return { view };
   if (!isThingView(view)) return null;
+  if (view === 'runs' && raw.startsWith('compare/')) {
+    const compare = parseCompare(raw);
+    return compare ? { view, compare } : null;
+  }
   const id = decode(raw);
   if (id === null || id.length === 0 || id.length > MAX_ROUTE_ID) return null;
   return { view, id };
@@ -52,11 +69,12 @@ export function parseRoute(hash: string): Route | null {
 
 /** { view: 'nodes', id: 'my box' } → `#/nodes/my%20box`. */
 export function formatRoute(route: Route): string {
+  if (route.view === 'runs' && route.compare) return `#/runs/compare/${route.compare.map(encodeURIComponent).join(',')}`;
   return route.id !== undefined && isThingView(route.view) ? `#/${route.view}/${encodeURIComponent(route.id)}` : `#/${route.view}`;
 }
 
 export function sameRoute(a: Route | null, b: Route | null): boolean {
-  return (a?.view ?? null) === (b?.view ?? null) && (a?.id ?? null) === (b?.id ?? null);
+  return (a?.view ?? null) === (b?.view ?? null) && (a?.id ?? null) === (b?.id ?? null) && (a?.compare?.join(',') ?? null) === (b?.compare?.join(',') ?? null);
 }
 
 /**
@@ -71,7 +89,7 @@ export function shareableUrl(pageUrl: string, route: Route): string {
 }
 
 /** "No run run-99 (it may have been deleted)": what a route to a thing that is not there shows. */
-export function missingText(route: Required<Route> & { view: ThingView }): string {
+export function missingText(route: { view: ThingView; id: string }): string {
   const thing = ROUTE_THINGS[route.view];
   return `No ${thing} ${route.id} (it may have been deleted${thing === 'node' ? ' or renamed' : ''}).`;
 }

@@ -4,6 +4,7 @@
  * page's error banner, never an exception. Like the job commands in store/jobs.ts.
  */
 import type { GpuShareApi } from '../../src-shared/ipc';
+import type { RunLabelChange } from '../../src-shared/runs/run-labels';
 import type { RunSpecInput } from '../../src-shared/worker-protocol';
 import { closeConfirm } from './actions';
 import { apply, type AppStore } from './apply';
@@ -40,6 +41,13 @@ export function createRunCommands(api: GpuShareApi, store: AppStore) {
     async deleteRun(runId: string): Promise<void> {
       const done = await attempt(`delete:${runId}`, 'Could not delete the run', () => api.deleteRun({ runId }));
       if (done) apply(store, removeRun, runId);
+    },
+
+    /** Adds or removes tags, or replaces the note; true when the coordinator took it (a refusal is the banner). */
+    async labelRun(runId: string, change: RunLabelChange): Promise<boolean> {
+      const snapshot = await attempt(`label:${runId}`, 'Could not change the run\'s tags or note', () => api.labelRun({ runId, change }));
+      if (snapshot) apply(store, upsertRun, snapshot);
+      return snapshot !== undefined;
     },
 
     /** Opens a run's page (its terminal fetches the output it has not buffered). */

@@ -6,6 +6,8 @@
  */
 import type { RunSnapshot } from '../../src-shared/training';
 import { isRunLive } from './derive';
+import { togglePick } from './run-compare';
+import { NO_FILTER, type RunFilter } from './run-filter';
 import type { AppState } from './state';
 
 /**
@@ -30,10 +32,16 @@ export interface RunsSlice {
   selectedId: string | null;
   /** Output buffered per run id (the latest MAX_BUFFERED_RUNS). */
   output: Record<string, RunOutputBuffer>;
+  /** The list's search and filter (store/run-filter.ts). */
+  filter: RunFilter;
+  /** Runs ticked in the list to compare (store/run-compare.ts), in the order ticked. */
+  picked: string[];
+  /** The runs compared (the address names them: #/runs/compare/…); null: a run's page is shown instead. */
+  compare: string[] | null;
 }
 
 export function initialRunsSlice(): RunsSlice {
-  return { list: [], selectedId: null, output: {} };
+  return { list: [], selectedId: null, output: {}, filter: NO_FILTER, picked: [], compare: null };
 }
 
 /** Bytes of output kept per run; older text is dropped from the front (the core keeps its own bounded copy). */
@@ -71,12 +79,31 @@ export function upsertRun(s: AppState, run: RunSnapshot): AppState {
 /** A deleted run leaves the list (and its buffered output); the page shown moves to the newest other run. */
 export function removeRun(s: AppState, runId: string): AppState {
   const list = s.runs.list.filter((r) => r.id !== runId);
+  const picked = s.runs.picked.filter((id) => id !== runId);
   const { [runId]: _gone, ...output } = s.runs.output;
-  return withRuns(s, { list, output, selectedId: s.runs.selectedId === runId ? (list[0]?.id ?? null) : s.runs.selectedId });
+  return withRuns(s, { list, output, picked, selectedId: s.runs.selectedId === runId ? (list[0]?.id ?? null) : s.runs.selectedId });
 }
 
+/** Opens a run's page (a comparison open is closed). */
 export function selectRun(s: AppState, runId: string): AppState {
-  return withRuns(s, { selectedId: runId });
+  return withRuns(s, { selectedId: runId, compare: null });
+}
+
+export function setRunFilter(s: AppState, patch: Partial<RunFilter>): AppState {
+  return withRuns(s, { filter: { ...s.runs.filter, ...patch } });
+}
+
+export function toggleRunPick(s: AppState, runId: string): AppState {
+  return withRuns(s, { picked: togglePick(s.runs.picked, runId) });
+}
+
+export function clearRunPicks(s: AppState): AppState {
+  return withRuns(s, { picked: [] });
+}
+
+/** Shows `ids` side by side (the picks become them, so the list's ticks say what is compared); null closes it. */
+export function openCompare(s: AppState, ids: readonly string[] | null): AppState {
+  return withRuns(s, ids === null ? { compare: null } : { compare: [...ids], picked: [...ids] });
 }
 
 function trimBuffers(buffers: RunsSlice['output'], keep: string): RunsSlice['output'] {

@@ -4,7 +4,8 @@
  * page: step N of M with the time left, a row per worker, a member that went quiet before it is declared failed, the
  * shard map with its history, live output by machine, the loss curve with its generations, GPU residency,
  * restarts; Stop while it is live, Run again once it has ended. A finished run that lost workers says so.
- * Start a run (prefilled with the bundled example, kept across views) alongside any that are live.
+ * Start a run (prefilled with the bundled example, kept across views) alongside any that are live. The list
+ * searches and filters, and 2 to 8 runs ticked in it open side by side instead of a run's page (run-compare.tsx).
  */
 import { useRef } from 'react';
 import type { RunSnapshot, WorkerSnapshot } from '../../src-shared/training';
@@ -26,76 +27,17 @@ import { RunProjectCard } from '../components/run-project';
 import { ShardMapView } from '../components/shard-map';
 import { useNow } from '../components/use-now';
 import { useRevealWhenStacked } from '../components/use-reveal-when-stacked';
-import { formatAgo, formatDuration, formatLoss, formatRate } from '../format';
+import { formatDuration, formatLoss, formatRate } from '../format';
 import { askConfirm } from '../store/actions';
 import { act, useApp } from '../store/app-store';
 import { isRunLive, residencyBadge, workerColor } from '../store/derive';
 import { fillRunForm, updateRunForm } from '../store/run-form';
-import { memberLabel, runListLine, runMembers, splitRuns } from '../store/runs';
-import { useRunCommands } from '../components/run-commands';
+import { memberLabel, runMembers } from '../store/runs';
 import { CopyLinkButton } from '../routing/copy-link-button';
 import { DeleteRunButton } from '../components/delete-buttons';
-
-function RunRow({ run, selected, workers, now }: { run: RunSnapshot; selected: boolean; workers: WorkerSnapshot[]; now: number }) {
-  const commands = useRunCommands();
-  const waiting = run.state === 'waiting';
-  return (
-    <li>
-      <button type="button" className="run-item" aria-current={selected ? 'true' : undefined} onClick={() => commands.openRun(run.id)} data-run-id={run.id} data-state={run.state}>
-        <span className="run-item-top">
-          <span className="strong">{run.spec.name}</span>
-          <Badge badge={runOutcome(run)} />
-        </span>
-        <span className="small run-item-line" data-testid="run-item-line">
-          {runListLine(run, workers)}
-        </span>
-        <span className="muted small">
-          {run.id} · started {formatAgo(now - run.startedAt)}
-        </span>
-        {run.stateCause && (
-          <span className={`small run-cause${waiting ? ' run-cause-waiting' : ''}`} data-testid="run-item-cause">
-            {run.stateCause}
-          </span>
-        )}
-      </button>
-    </li>
-  );
-}
-
-function RunList({ runs, selected }: { runs: RunSnapshot[]; selected: string | null }) {
-  const now = useNow();
-  const workers = useApp((s) => s.workers);
-  if (runs.length === 0) return null;
-  const { live, history } = splitRuns(runs);
-  return (
-    <nav className="card run-list" aria-label="Runs">
-      <h2 className="card-title" id="runs-live-title">
-        Live <span className="muted small">· {live.length === 0 ? 'none' : live.length}</span>
-      </h2>
-      {live.length === 0 ? (
-        <p className="muted small">No run is live.</p>
-      ) : (
-        <ul aria-labelledby="runs-live-title" data-testid="runs-live">
-          {live.map((r) => (
-            <RunRow key={r.id} run={r} selected={r.id === selected} workers={workers} now={now} />
-          ))}
-        </ul>
-      )}
-      {history.length > 0 && (
-        <>
-          <h2 className="card-title run-list-history" id="runs-history-title">
-            History <span className="muted small">· {history.length}</span>
-          </h2>
-          <ul aria-labelledby="runs-history-title" data-testid="runs-history">
-            {history.map((r) => (
-              <RunRow key={r.id} run={r} selected={r.id === selected} workers={workers} now={now} />
-            ))}
-          </ul>
-        </>
-      )}
-    </nav>
-  );
-}
+import { RunList } from '../components/run-list';
+import { RunLabels } from '../components/run-labels';
+import { RunCompare } from '../components/run-compare';
 
 /** The current generation's members, each with its colour and GPUs: who this run is on, apart from other runs. */
 function RunMembers({ run, workers }: { run: RunSnapshot; workers: WorkerSnapshot[] }) {
@@ -196,6 +138,7 @@ function RunDetail({ run }: { run: RunSnapshot }) {
         <Stat label="Elapsed" value={formatDuration(elapsed)} />
         {p?.resumedFrom ? <Stat label="Resumed from" value={`step ${p.resumedFrom}`} /> : null}
       </dl>
+      <RunLabels run={run} />
       <RunProjectCard run={run} />
       <section className="card" aria-labelledby="run-workers-title">
         <h3 id="run-workers-title" className="card-title">
@@ -252,6 +195,7 @@ function RunDetail({ run }: { run: RunSnapshot }) {
 export function RunsView() {
   const runs = useApp((s) => s.runs.list);
   const selectedId = useApp((s) => s.runs.selectedId);
+  const compare = useApp((s) => s.runs.compare);
   const selected = runs.find((r) => r.id === selectedId) ?? null;
   const live = runs.filter((r) => isRunLive(r.state)).length;
   return (
@@ -271,7 +215,9 @@ export function RunsView() {
           <RunList runs={runs} selected={selectedId} />
           <StartRunForm liveRuns={live} />
         </div>
-        {selected ? (
+        {compare ? (
+          <RunCompare ids={compare} />
+        ) : selected ? (
           <RunDetail key={selected.id} run={selected} />
         ) : (
           <div className="empty">

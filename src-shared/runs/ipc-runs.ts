@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import type { CoordinatorEvent, RunSnapshot } from '../training';
 import { runSpecSchema } from '../worker-protocol';
+import { runLabelChangeSchema } from './run-labels';
 import type { RunSeries } from './run-series';
 
 export const runRequests = {
@@ -14,6 +15,8 @@ export const runRequests = {
   stopRun: { channel: 'runs:stop', arg: z.object({ runId: z.string().min(1).max(128) }) },
   /** An ended run, gone for good (a live one is refused). */
   deleteRun: { channel: 'runs:delete', arg: z.object({ runId: z.string().min(1).max(128) }) },
+  /** Tags added or removed and the note replaced (run-labels.ts bounds them); any state. */
+  labelRun: { channel: 'runs:label', arg: z.object({ runId: z.string().min(1).max(128), change: runLabelChangeSchema }) },
   getRunOutput: { channel: 'runs:output', arg: z.object({ runId: z.string().min(1).max(128) }) },
   /** Samples/s and members' resources over the run so far, for the charts of a page opened late or reloaded. */
   getRunSeries: { channel: 'runs:series', arg: z.object({ runId: z.string().min(1).max(128) }) },
@@ -31,6 +34,7 @@ export interface RunRequestResults {
   startRun: RunSnapshot;
   stopRun: RunSnapshot;
   deleteRun: { deleted: string };
+  labelRun: RunSnapshot;
   /** `times`: when the coordinator received each line of `text` (epoch ms; null: not recorded). */
   getRunOutput: { runId: string; text: string; times?: (number | null)[] };
   getRunSeries: RunSeries;

@@ -13,6 +13,7 @@ import { API_VERSION, SESSION_HEADER, type JoinRequest } from '../../../src-shar
 import { ApiProblem, isApiProblem } from '../coordinator/api-problem';
 import type { CoordinatorService } from '../coordinator/coordinator-service';
 import { connectionFacts } from '../coordinator/worker-gate';
+import { labelRun } from '../coordinator/run-labelling';
 import type { JobsPort } from '../jobs/jobs-port';
 import { runIdParam, workerIdParam, type BinaryDownload, type HandlerContext, type Handlers } from './api-handlers';
 import { limitRequestTime, sendDownload } from './binary-transfer';
@@ -151,6 +152,7 @@ function handlers(service: CoordinatorService, opts: CoordinatorHttpOptions, cha
     },
     runSeries: ({ params }) => service.runSeries(findRun(params[0]!).id),
     stopRun: ({ params }) => service.stopRun(runIdParam(params[0]!)),
+    labelRun: ({ params, body }) => labelRun(service.runsCtl, runIdParam(params[0]!), body),
     deleteRun: ({ params }) => service.deleteRun(runIdParam(params[0]!)),
     metrics: () => {
       if (!metrics) throw new ApiProblem(404, 'this coordinator serves no metrics (it was started without them)');

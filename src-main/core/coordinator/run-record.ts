@@ -123,6 +123,8 @@ export function restoreRunRecord(snapshot: RunSnapshot, outputTail: string, now:
   // The project snapshot and the result, as kept (coordinator-persistence.ts: a kv row per run).
   if (snapshot.project) run.project = copyProject(snapshot.project);
   if (snapshot.artifact) run.artifact = { ...snapshot.artifact };
+  if (snapshot.tags?.length) run.tags = [...snapshot.tags];
+  if (snapshot.note) run.note = snapshot.note;
   return run;
 }
 
@@ -215,6 +217,8 @@ export function runSnapshot(run: RunRecord): RunSnapshot {
     recovering: isRecovering(run),
     ...(run.project ? { project: copyProject(run.project) } : {}),
     ...(run.artifact ? { artifact: { ...run.artifact } } : {}),
+    ...(run.tags?.length ? { tags: [...run.tags] } : {}),
+    ...(run.note ? { note: run.note } : {}),
   };
 }
 

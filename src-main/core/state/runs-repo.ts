@@ -25,10 +25,12 @@ interface RunRow {
   residency: string;
   rdzv_endpoint: string | null;
   worker_failures: number;
+  tags: string;
+  note: string;
 }
 
 const ENDED_STATES = ['finished', 'failed', 'stopped'];
-const COLUMNS = 'id, spec, state, state_cause, generation, restarts_used, started_at, ended_at, worker_ids, progress, residency, rdzv_endpoint, worker_failures';
+const COLUMNS = 'id, spec, state, state_cause, generation, restarts_used, started_at, ended_at, worker_ids, progress, residency, rdzv_endpoint, worker_failures, tags, note';
 
 function toRow(run: StoredRun): RunRow {
   return {
@@ -45,7 +47,15 @@ function toRow(run: StoredRun): RunRow {
     residency: JSON.stringify(run.residency),
     rdzv_endpoint: run.rdzvEndpoint,
     worker_failures: run.workerFailures,
+    tags: JSON.stringify(run.tags ?? []),
+    note: run.note ?? '',
   };
+}
+
+/** A run's tags and note as kept; none are left out of the snapshot, as a run never labelled has them. */
+function labelsOf(row: RunRow): { tags?: string[]; note?: string } {
+  const tags = JSON.parse(row.tags) as string[];
+  return { ...(tags.length > 0 ? { tags } : {}), ...(row.note ? { note: row.note } : {}) };
 }
 
 function fromRow(row: RunRow): StoredRun {
@@ -63,6 +73,7 @@ function fromRow(row: RunRow): StoredRun {
     residency: JSON.parse(row.residency) as Record<number, ResidencyVerdict>,
     rdzvEndpoint: row.rdzv_endpoint,
     workerFailures: row.worker_failures,
+    ...labelsOf(row),
   };
 }
 

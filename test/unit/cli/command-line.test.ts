@@ -41,7 +41,7 @@ describe('gpu-share dispatch', () => {
   it('lists the operator commands in the overview', async () => {
     const r = await cli(['--help']);
     expect(r.code).toBe(0);
-    expect(r.out).toMatch(/^ {2}runs +start, list, show, stop, delete and follow training runs/m);
+    expect(r.out).toMatch(/^ {2}runs +start, list, show, stop, delete, tag and follow training runs/m);
     expect(r.out).toMatch(/^ {2}workers +list the workers and machines awaiting approval, approve, revoke, drain/m);
     expect(r.out).toMatch(/^ {2}token +replace the join token/m);
   });

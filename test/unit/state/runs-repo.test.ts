@@ -33,6 +33,18 @@ describe('runs', () => {
     expect(again.loadRun('run-404')).toBeNull();
   });
 
+  it("keeps a run's tags and note across a reopening (schema 6), and a run without them has none", () => {
+    const dir = tempDataDir();
+    const first = openTemp(dir);
+    first.runs.save(storedRun('run-1', { tags: ['lr-3', 'baseline'], note: 'the first try' }));
+    first.runs.save(storedRun('run-2'));
+    closeTemp(first);
+    const again = openTemp(dir);
+    expect(again.runs.get('run-1')).toMatchObject({ tags: ['lr-3', 'baseline'], note: 'the first try' });
+    expect(again.runs.get('run-2')).not.toHaveProperty('tags');
+    expect(again.runs.get('run-2')).not.toHaveProperty('note');
+  });
+
   it('updates a run in place and lists runs in the order they were first saved', () => {
     const db = openTemp();
     db.runs.save(storedRun('run-1'));

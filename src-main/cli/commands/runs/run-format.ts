@@ -162,6 +162,8 @@ export function formatRunDetail(run: RunSnapshot, events: readonly CoordinatorEv
     `  samples    ${spec.samples}`,
     `  started    ${humanAgo(run.startedAt, now)}${ended}`,
     ...projectDetailLines(run),
+    ...(run.tags?.length ? [`  tags       ${run.tags.join(', ')}`] : []),
+    ...(run.note ? [`  note       ${run.note}`] : []),
     '',
     'Workers',
     ...workersTable(run),
