@@ -75,7 +75,7 @@ function SettingsTable({ entries, rows }: { entries: CompareEntry[]; rows: Setti
                   {r.differs && <span className="visually-hidden"> (differs)</span>}
                 </th>
                 {r.values.map((v, i) => (
-                  <td key={entries[i]!.run.id} className={r.label === 'Command' || r.label === 'Environment' ? 'mono' : undefined}>
+                  <td key={entries[i]!.run.id} className={r.mono[i] ? 'mono' : undefined}>
                     {v}
                   </td>
                 ))}

@@ -30,6 +30,8 @@ export interface SettingRow {
   label: string;
   values: string[];
   differs: boolean;
+  /** Each value set in monospace (a command, environment names), as the run page sets it. */
+  mono: boolean[];
 }
 
 export interface Comparison {
@@ -73,8 +75,9 @@ export function settingRows(runs: readonly RunSnapshot[]): SettingRow[] {
   const per = runs.map((r) => runSettings(r.spec));
   const labels = per[0]?.map((s) => s.label) ?? [];
   return labels.map((label) => {
-    const values = per.map((settings) => settings.find((s) => s.label === label)?.value ?? '—');
-    return { label, values, differs: new Set(values).size > 1 };
+    const found = per.map((settings) => settings.find((s) => s.label === label));
+    const values = found.map((s) => s?.value ?? '—');
+    return { label, values, differs: new Set(values).size > 1, mono: found.map((s) => s?.mono ?? false) };
   });
 }
 
