@@ -25,6 +25,7 @@ const samples: Record<EndpointName, unknown[]> = {
   runSeries: ['run 1/ä'],
   stopRun: ['run 1/ä'],
   deleteRun: ['run 1/ä'],
+  labelRun: ['run 1/ä'],
   metrics: [],
   jobStarted: [7, 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'],
   jobOutput: [7, 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'],
@@ -70,7 +71,7 @@ describe('workerApi', () => {
   it('worker requests after the join need the session; the operator reads need the operator token', () => {
     expect(workerApi.join.auth).toBe('join-proof');
     for (const name of ['heartbeat', 'report', 'leave', 'presence'] as const) expect(workerApi[name].auth).toBe('session');
-    for (const name of ['state', 'listRuns', 'startRun', 'run', 'runOutput', 'runSeries', 'stopRun', 'deleteRun', 'deleteJob', 'drain', 'acceptNodeKey', 'approveNode', 'revokeNode', 'metrics', 'measureLinks'] as const) expect(workerApi[name].auth).toBe('operator');
+    for (const name of ['state', 'listRuns', 'startRun', 'run', 'runOutput', 'runSeries', 'stopRun', 'labelRun', 'deleteRun', 'deleteJob', 'drain', 'acceptNodeKey', 'approveNode', 'revokeNode', 'metrics', 'measureLinks'] as const) expect(workerApi[name].auth).toBe('operator');
     expect(workerApi.health.auth).toBe('none');
     for (const name of ['jobStarted', 'jobOutput', 'jobComplete', 'jobFail', 'uploadArtifact'] as const) expect(workerApi[name].auth).toBe('session');
     for (const name of ['jobsState', 'submitManifest', 'job', 'jobLog', 'cancelJob', 'requeueJob', 'listArtifacts', 'downloadArtifact'] as const) expect(workerApi[name].auth).toBe('operator');
