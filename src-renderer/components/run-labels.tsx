@@ -77,10 +77,12 @@ function NoteEditor({ run }: { run: RunSnapshot }) {
         if (!problem) void commands.labelRun(run.id, { note: draft });
       }}
     >
-      <label htmlFor={`${id}-note`} className="small strong">
-        Note <span className="muted">· {draft.length} of {MAX_NOTE_CHARS}</span>
-      </label>
-      <textarea id={`${id}-note`} rows={2} value={draft} onChange={(e) => setDraft(e.target.value)} placeholder="What this run tried, what came of it" aria-invalid={problem ? 'true' : undefined} data-testid="run-note-input" />
+      <div className={`field run-note-field${problem ? ' invalid' : ''}`}>
+        <label htmlFor={`${id}-note`}>
+          Note <span className="muted">· {draft.length} of {MAX_NOTE_CHARS}</span>
+        </label>
+        <textarea id={`${id}-note`} rows={2} value={draft} onChange={(e) => setDraft(e.target.value)} placeholder="What this run tried, what came of it" aria-invalid={problem ? 'true' : undefined} data-testid="run-note-input" />
+      </div>
       {problem && (
         <p className="small run-label-problem" role="alert">
           {problem}
