@@ -1,8 +1,8 @@
 // Issue 25, "compare runs": a run's tags and note through `gpu-share runs tag` / `runs note` and POST
 // /v1/runs/{id}/labels against a real `gpu-share serve` on loopback. Wrong input is refused naming the limit (the
 // CLI before sending, exit 2; the coordinator with a 400, exit 1), and the labels survive serve restarting: serve
-// is stopped (SIGTERM) and started again on a copy of its data folder.
-import { cpSync, readFileSync } from 'node:fs';
+// is stopped (SIGTERM) and started again on the same data folder.
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunSnapshot } from '../../src-shared/training';
@@ -35,6 +35,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // The restarted serve owns the folders; the first one's close() only ends it if it still runs.
   await cli?.close();
   await again?.close();
 });
@@ -67,9 +68,7 @@ describe('tags and a note per run, from the CLI and the API', () => {
   });
 
   it('keeps them across a restart of serve', async () => {
-    cli.serve.kill('SIGTERM');
-    expect(await cli.exited).not.toBeNull();
-    again = await CliServe.start('gpu-share-cli-labels-again', {}, (home) => cpSync(cli.home, home, { recursive: true }));
+    again = await cli.restarted();
     expect((await api(again, 'GET', `/v1/runs/${encodeURIComponent(runId)}`)).json).toMatchObject({ id: runId, tags: ['lr-3e-4'], note: 'first try: lr 3e-4, no warm-up' });
   });
 });

@@ -28,6 +28,8 @@ export interface RunAs {
 
 export class CliServe {
   private output = '';
+  /** restarted() gave the folders to the next serve. */
+  private handedOver = false;
   readonly exited: Promise<number | null>;
 
   private constructor(
@@ -53,6 +55,23 @@ export class CliServe {
     prepare?.(home);
     const cwd = mkdtempSync(path.join(tmpdir(), `${prefix}-cwd-`));
     if (as) for (const dir of [home, cwd]) chownSync(dir, as.uid, as.gid);
+    return CliServe.launch(build, home, cwd, env, as);
+  }
+
+  /**
+   * Stops serve (SIGTERM, waits for its exit) and starts it again on the same data folder, as a person restarting
+   * it; answers the new one, which owns the folders from then on (close() it; this one's close() leaves them).
+   */
+  async restarted(env: NodeJS.ProcessEnv = {}): Promise<CliServe> {
+    this.handedOver = true;
+    if (this.serve.exitCode === null) {
+      this.serve.kill('SIGTERM');
+      await this.exited;
+    }
+    return CliServe.launch(this.build, this.home, this.cwd, env, this.as);
+  }
+
+  private static async launch(build: AppBuild, home: string, cwd: string, env: NodeJS.ProcessEnv, as: RunAs | undefined): Promise<CliServe> {
     const serve = spawn(process.execPath, [build.cli, 'serve', '--port', '0', '--coordinator-port', '0'], {
       env: { ...process.env, GPU_SHARE_HOME: home, GPU_SHARE_STATIC_DIR: build.staticDir, GPU_SHARE_NVIDIA_SMI: FAKE_NVIDIA_SMI, FAKE_NVIDIA_SMI_QUERY_GPU: '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -107,6 +126,7 @@ export class CliServe {
       this.serve.kill('SIGKILL');
       await this.exited;
     }
+    if (this.handedOver) return;
     for (const dir of [this.home, this.cwd]) rmSync(dir, { recursive: true, force: true });
     releaseBuild();
   }
