@@ -1,6 +1,6 @@
 /**
  * The person's tags and note on a run (issue 25, "compare runs"), on a run in any state: checked against the
- * bounds of src-shared/runs/run-labels.ts (a 400 naming the limit), then kept with the run (state.db, schema 6)
+ * bounds of src-shared/runs/run-labels.ts (a 400 naming the limit), then kept with the run (state.db, schema 7)
  * and sent to every page like any change of the run.
  */
 import { applyLabelChange, type RunLabelChange } from '../../../src-shared/runs/run-labels';

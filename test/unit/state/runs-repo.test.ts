@@ -33,7 +33,7 @@ describe('runs', () => {
     expect(again.loadRun('run-404')).toBeNull();
   });
 
-  it("keeps a run's tags and note across a reopening (schema 6), and a run without them has none", () => {
+  it("keeps a run's tags and note across a reopening (schema 7), and a run without them has none", () => {
     const dir = tempDataDir();
     const first = openTemp(dir);
     first.runs.save(storedRun('run-1', { tags: ['lr-3', 'baseline'], note: 'the first try' }));
