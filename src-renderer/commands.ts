@@ -121,6 +121,12 @@ export function createCommands(api: GpuShareApi, store: AppStore) {
       if (workers) apply(store, setWorkers, workers);
     },
 
+    /** Forgets an offline node's worker rows for good; the coordinator refuses one online or training, saying why. */
+    async forgetNode(node: string): Promise<void> {
+      const workers = await run(`forget:${node}`, `Could not forget ${node}`, () => api.forgetNode({ node }));
+      if (workers) apply(store, setWorkers, workers);
+    },
+
     /**
      * Makes this machine a worker of another cluster. A join that fails still answers (state 'error' with what
      * to do); only a refused request (bad URL, already joined) is an error, shown inside the Join panel.

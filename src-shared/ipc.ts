@@ -118,6 +118,7 @@ export const requests = {
   getGpuHistory: { channel: 'hardware:gpu-history', arg: z.undefined() },
   getWorkers: { channel: 'workers:list', arg: z.undefined() },
   drainWorker: { channel: 'workers:drain', arg: z.object({ workerId: z.number().int().nonnegative() }) },
+  forgetNode: { channel: 'workers:forget', arg: z.object({ node: z.string().min(1).max(200) }) },
   rejoinLocalWorker: { channel: 'workers:rejoin-local', arg: z.undefined() },
   getCoordinatorInfo: { channel: 'coordinator:info', arg: z.undefined() },
   rotateJoinToken: { channel: 'coordinator:rotate-join-token', arg: z.undefined() },
@@ -143,6 +144,8 @@ export interface RequestResults extends ClusterRequestResults, RunRequestResults
   getGpuHistory: GpuHistory;
   getWorkers: WorkerSnapshot[];
   drainWorker: WorkerSnapshot[];
+  /** Forgets every offline record of a node (refused while online or in a live run); answers the worker list. */
+  forgetNode: WorkerSnapshot[];
   /** Brings this app's own worker back after a drain (it joins again); answers the worker list. */
   rejoinLocalWorker: WorkerSnapshot[];
   getCoordinatorInfo: CoordinatorInfo;

@@ -300,6 +300,8 @@ export type CoordinatorEventKind =
   | 'worker-left'
   | 'worker-failed'
   | 'worker-rejoined'
+  /** An offline worker forgotten by the operator (forget-node.ts). */
+  | 'worker-forgotten'
   | 'shards-rebalanced'
   | 'run-started'
   | 'run-paused'
@@ -335,6 +337,10 @@ export interface CoordinatorEvent {
   workerId?: number;
   runId?: string;
   generation?: number;
+  /** The job it is about (job-events.ts). */
+  jobId?: string;
+  /** The node it is about, by name: the worker's node, or the job's (kept after the worker is gone). */
+  node?: string;
 }
 
 /** Something worth a desktop notification (tray) or an in-page toast. */

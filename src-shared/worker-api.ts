@@ -149,6 +149,8 @@ export const workerApi = {
   /** Held open while the agent lives; its end tells the coordinator at once (see presence-server.ts). */
   presence: endpoint({ method: 'GET', path: workerIdPath('presence'), auth: 'session', body: null, reply: z.null(), transport: 'websocket' }),
   drain: endpoint({ method: 'POST', path: workerIdPath('drain'), auth: 'operator', body: null, reply: z.object({ workers: z.array(workerSnapshotSchema) }) }),
+  /** Forgets every offline worker record of the node, for good (state.db too); 409 while it is online or in a live run. Its key stays pinned. */
+  forgetNode: endpoint({ method: 'POST', path: nodePath('forget'), auth: 'operator', body: null, reply: z.object({ workers: z.array(workerSnapshotSchema) }) }),
   /** Pins the new key a node presented (held back since): docs/api.md, "Node identity". */
   acceptNodeKey: endpoint({ method: 'POST', path: nodePath('accept-key'), auth: 'operator', body: nodeKeyChoiceSchema, reply: z.object({ workers: z.array(workerSnapshotSchema) }) }),
   /** Approves exactly the key of a machine awaiting approval: docs/api.md, "Node identity". */

@@ -73,7 +73,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     refreshHardware: async () => (hardware = await monitor.refresh()),
     emit,
     // Told only from requests, after the coordinator below exists.
-    event: (kind, message) => coordinator.recordEvent(kind, 'info', message),
+    event: (kind, message, node) => coordinator.recordEvent(kind, 'info', message, node === undefined ? {} : { node }),
   });
 
   /** A notification for the page, the OS (native or toast) and, when it needs attention, the tray. */
@@ -189,7 +189,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     env,
     userData: opts.userData,
     onWarning: (message) => announce({ id: `ssh-kept-${clock.now()}`, title: 'Kept SSH nodes', body: message, severity: 'warning' }),
-    onStartFailed: (name, detail) => coordinator.recordEvent('ssh-start-failed', 'error', `Starting the worker on ${name} over SSH failed: ${detail}`),
+    onStartFailed: (name, detail) => coordinator.recordEvent('ssh-start-failed', 'error', `Starting the worker on ${name} over SSH failed: ${detail}`, { node: name }),
   });
 
   const joinToken = createJoinTokenFeature({ userData: opts.userData, secrets, coordinatorUrl, certSha256: tls?.fingerprint256 ?? null, bindHost, port: http.port, loopbackOnly });

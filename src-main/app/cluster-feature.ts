@@ -46,7 +46,7 @@ export async function createClusterFeature(opts: {
   refreshHardware: () => Promise<HardwareSnapshot>;
   emit: EmitEvent;
   /** The events feed: a cluster imported, this machine added (issue 17 defect 11). */
-  event?: (kind: 'cluster-imported' | 'node-added', message: string) => void;
+  event?: (kind: 'cluster-imported' | 'node-added', message: string, node?: string) => void;
 }): Promise<ClusterFeature> {
   const store = new ClusterStore(opts.path);
   const loaded = await store.load();
@@ -148,7 +148,7 @@ export async function createClusterFeature(opts: {
       refuseWhileUnloaded('adding this machine');
       const result = upsertMachineNode(config.nodes.length > 0 ? config : null, hardwareToNode(await opts.refreshHardware()));
       const adopted = await commit(result.config, fileWarnings);
-      opts.event?.('node-added', `This machine ${result.action === 'added' ? 'added to' : 'updated in'} ${store.path} as node ${result.nodeName}`);
+      opts.event?.('node-added', `This machine ${result.action === 'added' ? 'added to' : 'updated in'} ${store.path} as node ${result.nodeName}`, result.nodeName);
       return { state: adopted, action: result.action, nodeName: result.nodeName };
     },
     removeNode: async ({ name }) => {

@@ -46,7 +46,7 @@ export function createJobsFeature(opts: {
   projects?: JobProjectStore;
 }): JobsFeature {
   const artifacts = new ArtifactStore(path.join(opts.userData, 'artifacts'), opts.maxArtifactBytes === undefined ? {} : { maxBytes: opts.maxArtifactBytes });
-  const service = new JobService({ clock: opts.clock, db: opts.db, artifacts, cluster: opts.cluster, coordinator: opts.coordinator, notify: opts.announce, event: (kind, severity, message) => opts.coordinator.recordEvent(kind, severity, message), ...(opts.projects ? { projects: opts.projects } : {}) });
+  const service = new JobService({ clock: opts.clock, db: opts.db, artifacts, cluster: opts.cluster, coordinator: opts.coordinator, notify: opts.announce, event: (kind, severity, message, about) => opts.coordinator.recordEvent(kind, severity, message, about), ...(opts.projects ? { projects: opts.projects } : {}) });
   // The feed sends the page the view asked for last (the first page until it asks for another), never the whole queue.
   let feedPage: JobsPageQuery = DEFAULT_JOBS_PAGE;
   const unsubscribe = service.subscribe(

@@ -17,7 +17,7 @@ import { wrap } from './app-core-helpers';
 import { RequestError } from './ipc-dispatch';
 import { RemoteMembership } from './remote-membership';
 
-type WorkerHandlers = Pick<RequestHandlers, 'getWorkers' | 'drainWorker' | 'rejoinLocalWorker' | 'joinCluster' | 'leaveCluster' | 'getMembership'>;
+type WorkerHandlers = Pick<RequestHandlers, 'getWorkers' | 'drainWorker' | 'forgetNode' | 'rejoinLocalWorker' | 'joinCluster' | 'leaveCluster' | 'getMembership'>;
 
 export interface WorkersFeature {
   handlers: WorkerHandlers;
@@ -105,6 +105,7 @@ export function createWorkersFeature(opts: {
   const handlers: WorkerHandlers = {
     getWorkers: async () => coordinator.workers(),
     drainWorker: async ({ workerId }) => wrap(() => coordinator.drainWorker(workerId)),
+    forgetNode: async ({ node }) => wrap(() => coordinator.forgetNode(node)),
     rejoinLocalWorker: async () => {
       if (!opts.localWorker) throw new RequestError('this app was started without its own worker (--no-local-worker)');
       const mode = membership.state().mode;

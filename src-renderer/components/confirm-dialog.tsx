@@ -1,4 +1,4 @@
-/** Confirmations for destructive actions (remove a node, stop a run, drain a worker), as an in-page dialog. */
+/** Confirmations for destructive actions (remove a node, stop a run, drain or forget a worker), as an in-page dialog. */
 import { useEffect, useRef } from 'react';
 import { useCommands } from '../app-context';
 import { useRunCommands } from './run-commands';
@@ -45,6 +45,34 @@ export function ConfirmDialog() {
         <p>
           {workerNode} finishes the step it is in, checkpoints and leaves; the run it trains carries on over its other workers with its shards
           rebalanced, and other runs are not touched. A drain costs no restart.
+        </p>
+      </Dialog>
+    );
+  }
+  if (confirm.kind === 'forget-worker') {
+    const forget = () => {
+      act(closeConfirm);
+      void commands.forgetNode(confirm.node);
+    };
+    return (
+      <Dialog
+        title={`Forget ${confirm.node}?`}
+        testId="confirm-dialog"
+        onCancel={cancel}
+        actions={
+          <>
+            <button type="button" className="button danger" onClick={forget}>
+              Forget {confirm.node}
+            </button>
+            <button ref={safe} type="button" className="button ghost" autoFocus onClick={cancel}>
+              Keep it
+            </button>
+          </>
+        }
+      >
+        <p>
+          Its offline rows leave the Workers list and the app&apos;s records for good. Its key stays approved: the same machine can join as {confirm.node} again,
+          and another machine under that name still waits for your approval. To take the approval back too, use Revoke.
         </p>
       </Dialog>
     );

@@ -4,6 +4,7 @@
  * state — or that it must wait for the data it names (jobs come after the first snapshots), or that the thing
  * is not there ("no run run-99").
  */
+import { isEmptyEventFilter } from '../../src-shared/event-filter';
 import { expandJob } from '../store/jobs';
 import { navigate } from '../store/actions';
 import { openCompare, selectRun } from '../store/runs';
@@ -14,7 +15,8 @@ import type { Route } from './route';
 export type RouteFocus = { view: 'jobs' | 'nodes'; id: string } | null;
 
 /** The route the page shows now. */
-export function routeOfState(s: Pick<AppState, 'view' | 'runs'>, focus: RouteFocus): Route {
+export function routeOfState(s: Pick<AppState, 'view' | 'runs' | 'eventsFilter'>, focus: RouteFocus): Route {
+  if (s.view === 'events') return isEmptyEventFilter(s.eventsFilter) ? { view: 'events' } : { view: 'events', filter: s.eventsFilter };
   if (s.view === 'runs' && s.runs.compare) return { view: 'runs', compare: [...s.runs.compare] };
   if (s.view === 'runs') return s.runs.selectedId ? { view: 'runs', id: s.runs.selectedId } : { view: 'runs' };
   if (focus && focus.view === s.view) return { view: s.view, id: focus.id };
@@ -44,6 +46,7 @@ export function openRoute(s: AppState, route: Route): RouteOutcome {
   if (route.view === 'runs' && route.compare) return { kind: 'open', state: openCompare(viewed, route.compare), focus: null, missing: false };
   const viewedRuns = route.view === 'runs' ? openCompare(viewed, null) : viewed;
   const id = route.id;
+  if (route.view === 'events') return { kind: 'open', state: { ...viewed, eventsFilter: route.filter ?? {} }, focus: null, missing: false };
   if (id === undefined) return { kind: 'open', state: viewedRuns, focus: null, missing: false };
   if (route.view === 'runs') {
     const found = s.runs.list.some((r) => r.id === id);

@@ -5,6 +5,7 @@
  * plumbing is in route-sync.ts. A hash (not a path) because `gpu-share serve` and Electron's file page both
  * serve one index.html, and a hash never reaches the server, so it cannot leak into its logs.
  */
+import { eventFilterFromParams, eventFilterToQuery, isEmptyEventFilter, sameEventFilter, type EventFilter } from '../../src-shared/event-filter';
 import { VIEWS, type ViewName } from '../store/state';
 
 /** Views whose things have their own address, and what each thing is called in words. */
@@ -17,6 +18,8 @@ export interface Route {
   id?: string;
   /** Runs shown side by side (`#/runs/compare/run-1,run-4`); only for runs, never with `id`. */
   compare?: string[];
+  /** The Events view's filter (`#/events?run=run-3&severity=warning`); only for events, never empty. */
+  filter?: EventFilter;
 }
 
 /** Most runs an address compares (store/run-compare.ts MAX_COMPARE). */
@@ -50,12 +53,16 @@ function decode(part: string): string | null {
  * so is an address that names no view, or an id on a view without things, or an id too long to be one.
  */
 export function parseRoute(hash: string): Route | null {
-  const path = hash.replace(/^#\/?/, '');
+  const [path = '', query = ''] = hash.replace(/^#\/?/, '').split('?', 2);
   if (!path) return null;
   const [head, ...rest] = path.split('/');
   const view = VIEWS.find((v) => v === head);
   if (!view) return null;
   const raw = rest.join('/');
+  if (view === 'events' && !raw) {
+    const filter = eventFilterFromParams(new URLSearchParams(query));
+    return isEmptyEventFilter(filter) ? { view } : { view, filter };
+  }
   if (!raw) return { view };
   if (!isThingView(view)) return null;
   if (view === 'runs' && raw.startsWith('compare/')) {
@@ -70,11 +77,12 @@ export function parseRoute(hash: string): Route | null {
 /** { view: 'nodes', id: 'my box' } → `#/nodes/my%20box`. */
 export function formatRoute(route: Route): string {
   if (route.view === 'runs' && route.compare) return `#/runs/compare/${route.compare.map(encodeURIComponent).join(',')}`;
+  if (route.view === 'events' && route.filter && !isEmptyEventFilter(route.filter)) return `#/events?${eventFilterToQuery(route.filter)}`;
   return route.id !== undefined && isThingView(route.view) ? `#/${route.view}/${encodeURIComponent(route.id)}` : `#/${route.view}`;
 }
 
 export function sameRoute(a: Route | null, b: Route | null): boolean {
-  return (a?.view ?? null) === (b?.view ?? null) && (a?.id ?? null) === (b?.id ?? null) && (a?.compare?.join(',') ?? null) === (b?.compare?.join(',') ?? null);
+  return (a?.view ?? null) === (b?.view ?? null) && (a?.id ?? null) === (b?.id ?? null) && (a?.compare?.join(',') ?? null) === (b?.compare?.join(',') ?? null) && sameEventFilter(a?.filter ?? {}, b?.filter ?? {});
 }
 
 /**

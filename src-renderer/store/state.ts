@@ -12,6 +12,7 @@ import { initialNodeSshSlice, type NodeSshSlice } from './node-ssh';
 import { initialNotificationHistory, type NotificationHistory } from './notification-history';
 import type { AwaitingMachine, PreApproval } from '../../src-shared/nodes/awaiting-machine';
 import type { LinkMeasurement } from '../../src-shared/links/link-matrix';
+import type { EventFilter } from '../../src-shared/event-filter';
 
 export const VIEWS = ['nodes', 'machine', 'workers', 'runs', 'jobs', 'artifacts', 'events'] as const;
 export type ViewName = (typeof VIEWS)[number];
@@ -43,7 +44,7 @@ export interface Toast {
 }
 
 /** A confirmation the page is asking for (remove node): an accessible dialog, never window.confirm. */
-export type ConfirmRequest = { kind: 'remove-node'; nodeName: string } | { kind: 'stop-run'; runId: string } | { kind: 'drain-worker'; workerId: number };
+export type ConfirmRequest = { kind: 'remove-node'; nodeName: string } | { kind: 'stop-run'; runId: string } | { kind: 'drain-worker'; workerId: number } | { kind: 'forget-worker'; node: string };
 
 export interface AppState {
   /** True once the first snapshots arrived; the page's `data-ready` marker. */
@@ -64,6 +65,8 @@ export interface AppState {
   runs: RunsSlice;
   /** Oldest first, by seq. */
   events: CoordinatorEvent[];
+  /** What the Events view shows (run, job, node, kind, severity); kept in the address. */
+  eventsFilter: EventFilter;
   coordinator: CoordinatorInfo | null;
   exampleRun: RunSpecInput | null;
   toasts: Toast[];
@@ -109,6 +112,7 @@ export function initialState(connection?: ConnectionState): AppState {
     workers: [],
     runs: initialRunsSlice(),
     events: [],
+    eventsFilter: {},
     coordinator: null,
     exampleRun: null,
     toasts: [],

@@ -151,6 +151,7 @@ function NodeKeyCell({ worker }: { worker: WorkerSnapshot }) {
 
 function WorkerRow({ worker, now, highlighted, activity }: { worker: WorkerSnapshot; now: number; highlighted: boolean; activity: WorkerActivity | null }) {
   const draining = useApp((s) => s.busy.includes(`drain:${worker.id}`));
+  const forgetting = useApp((s) => s.busy.includes(`forget:${worker.node}`));
   const rowRef = useRef<HTMLTableRowElement>(null);
   useEffect(() => {
     if (highlighted) rowRef.current?.focus();
@@ -206,6 +207,11 @@ function WorkerRow({ worker, now, highlighted, activity }: { worker: WorkerSnaps
           </button>
         )}
         {worker.local && worker.state === 'left' && <BringBackButton worker={worker} />}
+        {!live && (
+          <button type="button" className="button small" disabled={forgetting} onClick={() => act(askConfirm, { kind: 'forget-worker', node: worker.node })} aria-label={`Forget worker ${worker.node}`} data-testid="forget-worker">
+            Forget
+          </button>
+        )}
         {!worker.local && worker.keyFingerprint && <RevokeButton worker={worker} />}
       </td>
     </tr>

@@ -10,6 +10,7 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobSnapshot, ManifestSubmitResult } from '../../src-shared/jobs/types';
+import type { CoordinatorEvent } from '../../src-shared/training';
 import { CliServe } from './helpers/cli-serve';
 
 /** A job that writes its adapter into GPU_SHARE_OUTPUT_DIR and ends; one that runs until stopped; one no CPU node takes. */
@@ -95,6 +96,16 @@ describe('gpu-share jobs against gpu-share serve', () => {
     expect(gpuOnly.code).toBe(0);
     expect(gpuOnly.out).toMatch(/^Job [0-9a-f]{64}: gpu-only\n {2}status +pending/);
     expect(gpuOnly.out).toMatch(new RegExp(`Placement \\(where it could go, node by node\\)\\n {2}no +${hostname()}: `));
+
+    // Issue 25: the job's events name it and its node; `events --job PREFIX` lists them and nothing else.
+    const ofJob = await json<{ events: CoordinatorEvent[]; filter: string }>(['events', '--job', quick.id.slice(0, 12)]);
+    expect(ofJob.filter).toBe(`job=${quick.id}`);
+    expect(ofJob.events.map((e) => [e.kind, e.jobId, e.node])).toEqual([
+      ['job-started', quick.id, hostname()],
+      ['job-finished', quick.id, hostname()],
+    ]);
+    const printed = await gpuShare(['events', '--job', quick.id.slice(0, 12), '--kind', 'job-finished']);
+    expect(printed.out).toMatch(new RegExp(`^\\d\\d:\\d\\d:\\d\\d  info   Job quick completed on .*\\[job-finished job=${quick.id.slice(0, 12)} node=${hostname()}\\]\\n$`));
 
     const unknown = await gpuShare(['jobs', 'show', 'nope', '--json']);
     expect(unknown.code).toBe(5);

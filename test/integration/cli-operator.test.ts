@@ -6,7 +6,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunSnapshot, WorkerSnapshot } from '../../src-shared/training';
+import type { CoordinatorEvent, RunSnapshot, WorkerSnapshot } from '../../src-shared/training';
 import { CliServe } from './helpers/cli-serve';
 
 let cli: CliServe;
@@ -106,13 +106,33 @@ describe('gpu-share runs and workers against gpu-share serve', () => {
     expect(flag.err).toMatch(/^gpu-share workers list: unknown option --jsno \(did you mean --json\?\)\n\nUsage: gpu-share workers list \[--json\]\n/);
   });
 
-  it('drains this machine by name: the worker leaves and says why', async () => {
+  it('lists the events of one run, node, kind or severity (issue 25), each line naming what it is about', async () => {
+    const { runs } = await json<{ runs: RunSnapshot[] }>(['runs', 'list']);
+    const failed = runs.find((r) => r.state === 'failed')!;
+    const ofRun = await json<{ events: CoordinatorEvent[] }>(['events', '--run', failed.id]);
+    expect(ofRun.events.map((e) => e.kind)).toEqual(expect.arrayContaining(['run-started', 'run-failed']));
+    expect(ofRun.events.filter((e) => e.runId !== failed.id)).toEqual([]);
+    const joined = await json<{ events: CoordinatorEvent[] }>(['events', '--node', node, '--kind', 'worker-joined']);
+    expect(joined.events).toEqual([expect.objectContaining({ kind: 'worker-joined', node, workerId: expect.any(Number) })]);
+    const text = await gpuShare(['events', '--run', failed.id, '--severity', 'error']);
+    expect(text.out).toMatch(new RegExp(`^\\d\\d:\\d\\d:\\d\\d  ERROR  Run ".+" failed: .*\\[run-failed run=${failed.id}\\]$`, 'm'));
+    expect(text.out.split('\n').filter((l) => l && !l.includes('  ERROR  '))).toEqual([]);
+  });
+
+  it('drains this machine by name: the worker leaves and says why; then it can be forgotten (issue 25)', async () => {
+    const online = await gpuShare(['workers', 'forget', node]);
+    expect(online.code).toBe(1);
+    expect(online.err).toContain(`${node} is online (worker `);
+    expect(online.err).toContain('only an offline worker can be forgotten; drain it first');
     const { workers } = await json<{ workers: WorkerSnapshot[] }>(['workers', 'drain', node]);
     expect(workers.find((w) => w.node === node)).toMatchObject({ state: expect.stringMatching(/^(draining|left)$/) });
     await poll('the drained worker to leave', async () => (await json<{ workers: WorkerSnapshot[] }>(['workers', 'list'])).workers.some((w) => w.state === 'left'));
     const twice = await gpuShare(['workers', 'drain', node]);
     expect(twice.code).toBe(1);
     expect(twice.err).toMatch(/only an active worker can be drained/);
+    const forgot = await gpuShare(['workers', 'forget', node]);
+    expect(forgot).toMatchObject({ code: 0, out: `Forgot ${node}: its offline worker rows are gone (also after a restart); its key stays approved, so only that machine can join as ${node} again.\n` });
+    expect((await json<{ workers: WorkerSnapshot[] }>(['workers', 'list'])).workers.filter((w) => w.node === node)).toEqual([]);
   });
 
   it('after serve stops: coordinator.json is gone and the CLI says how to start GPU Share (exit 3)', async () => {

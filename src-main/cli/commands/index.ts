@@ -2,6 +2,7 @@
 import type { Command, CommandGroup } from '../command';
 import { addThisMachineCommand } from './add-this-machine';
 import { detectCommand } from './detect';
+import { eventsCommand } from './events';
 import { jobsCommand } from './jobs/index';
 import { nodesCommand } from './nodes/index';
 import { residencyCommand } from './residency';
@@ -21,6 +22,7 @@ export const commands: (Command | CommandGroup)[] = [
   runsCommand,
   jobsCommand,
   workersCommand,
+  eventsCommand,
   tokenCommand,
   nodesCommand,
   residencyCommand,

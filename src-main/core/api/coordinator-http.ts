@@ -129,6 +129,7 @@ function handlers(service: CoordinatorService, opts: CoordinatorHttpOptions, cha
       return { ok: true };
     },
     drain: ({ params }) => ({ workers: service.drainWorker(workerIdParam(params[0]!)) }),
+    forgetNode: ({ params }) => ({ workers: service.forgetNode(params[0]!.slice(0, 200)) }),
     // Node names need no URL encoding; an unknown one is a 404 in node-keys.ts.
     acceptNodeKey: ({ params, body }) => {
       service.nodeKeys.accept(params[0]!.slice(0, 200), body.fingerprint);

@@ -23,6 +23,7 @@ import { claimMismatch } from './run-reattach';
 import { NodeKeys } from './node-keys';
 import type { CoordinatorJobHooks, Instruction } from './job-hooks';
 import { capitalize, transitionEvent, UserMessages, type EventContext } from './user-messages';
+import { forgetNode } from './forget-node';
 import { connectionFacts, recordSessions, WorkerGate, type ConnectionFacts } from './worker-gate';
 import { joinFields, WorkerRegistry } from './worker-registry';
 import { linkSurveyFor, type LinkSurvey } from './link-survey';
@@ -70,7 +71,7 @@ export class CoordinatorService {
     const trustAdvertised = opts.trustAdvertisedHosts ?? false;
     this.feed = new ChangeFeed(this.clock);
     this.feed.subscribe((change) => this.series.take(change));
-    this.messages = new UserMessages(this.clock, this.feed);
+    this.messages = new UserMessages(this.clock, this.feed, (id) => this.pool.worker(id)?.node);
     this.pool = new ElasticPool({
       clock: this.clock,
       maxMachines: defaultMaxWorkers,
@@ -370,14 +371,13 @@ export class CoordinatorService {
   /** Stops ticking and writes the series changed since their last save (the app stops it before closing its database). */
   stop(): void { this.timer?.cancel(); this.timer = null; this.series.flush(); }
 
-  private pruneGoneWorkers(): void {
-    const forgotten = this.pool.pruneGone(this.runsCtl.memberIds());
-    // Their sessions went with their records.
-    for (const id of forgotten) {
-      this.outputBudget.forget(id);
-      this.store?.forgetWorker(id);
-    }
-    if (forgotten.length > 0) this.feed.workersChanged('state');
+  private pruneGoneWorkers(): void { this.dropped(this.pool.pruneGone(this.runsCtl.memberIds())); }
+  /** Forgets every offline record of `node`, refused while online or training; its key stays pinned (forget-node.ts). */
+  forgetNode(node: string): WorkerSnapshot[] { this.dropped(forgetNode({ pool: this.pool, runs: this.runsCtl, messages: this.messages }, node)); return this.workers(); }
+  /** Their sessions and state.db rows go with their records (so they stay gone after a restart). */
+  private dropped(ids: number[]): void {
+    ids.forEach((id) => (this.outputBudget.forget(id), this.store?.forgetWorker(id)));
+    if (ids.length > 0) this.feed.workersChanged('state');
   }
 
   private onTransition(t: PoolTransition): void {

@@ -10,7 +10,7 @@ import type { PoolTransition } from './elastic-pool';
 
 export const MAX_EVENTS = 2000;
 
-export type EventContext = { workerId?: number; runId?: string; generation?: number };
+export type EventContext = { workerId?: number; runId?: string; generation?: number; jobId?: string; node?: string };
 
 export class UserMessages {
   private readonly log: CoordinatorEvent[] = [];
@@ -21,6 +21,8 @@ export class UserMessages {
   constructor(
     private readonly clock: Clock,
     private readonly feed: ChangeFeed,
+    /** The node a worker id belongs to, so an event names its node even after the worker is forgotten. */
+    private readonly nodeOf: (workerId: number) => string | undefined = () => undefined,
   ) {}
 
   /** Called with every new event (the state database keeps them). */
@@ -35,7 +37,8 @@ export class UserMessages {
   }
 
   event(kind: CoordinatorEventKind, severity: EventSeverity, message: string, ctx: EventContext = {}): void {
-    const event: CoordinatorEvent = { seq: ++this.eventSeq, at: this.clock.now(), kind, severity, message, ...ctx };
+    const node = ctx.node ?? (ctx.workerId === undefined ? undefined : this.nodeOf(ctx.workerId));
+    const event: CoordinatorEvent = { seq: ++this.eventSeq, at: this.clock.now(), kind, severity, message, ...ctx, ...(node === undefined ? {} : { node }) };
     this.log.push(event);
     if (this.log.length > MAX_EVENTS) this.log.splice(0, this.log.length - MAX_EVENTS);
     for (const sink of this.eventSinks) sink(event);

@@ -17,6 +17,8 @@ interface EventRow {
   worker_id: number | null;
   run_id: string | null;
   generation: number | null;
+  job_id: string | null;
+  node: string | null;
 }
 
 function fromRow(row: EventRow): CoordinatorEvent {
@@ -24,13 +26,15 @@ function fromRow(row: EventRow): CoordinatorEvent {
   if (row.worker_id !== null) event.workerId = row.worker_id;
   if (row.run_id !== null) event.runId = row.run_id;
   if (row.generation !== null) event.generation = row.generation;
+  if (row.job_id !== null) event.jobId = row.job_id;
+  if (row.node !== null) event.node = row.node;
   return event;
 }
 
-const COLUMNS = 'seq, at, kind, severity, message, worker_id, run_id, generation';
+const COLUMNS = 'seq, at, kind, severity, message, worker_id, run_id, generation, job_id, node';
 
 export class EventsRepo {
-  private readonly insert: Statement<[number, number, string, string, string, number | null, string | null, number | null]>;
+  private readonly insert: Statement<[number, number, string, string, string, number | null, string | null, number | null, string | null, string | null]>;
   private readonly prune: Statement<[number]>;
   private readonly countStmt: Statement<[], { n: number }>;
   private readonly recentStmt: Statement<[number], EventRow>;
@@ -44,7 +48,7 @@ export class EventsRepo {
     private readonly writer: BatchedWriter,
     private readonly maxEvents = DEFAULT_MAX_EVENTS,
   ) {
-    this.insert = db.prepare(`INSERT INTO events (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
+    this.insert = db.prepare(`INSERT INTO events (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.prune = db.prepare('DELETE FROM events WHERE seq NOT IN (SELECT seq FROM events ORDER BY seq DESC LIMIT ?)');
     this.countStmt = db.prepare('SELECT count(*) AS n FROM events');
     this.recentStmt = db.prepare(`SELECT * FROM (SELECT ${COLUMNS} FROM events ORDER BY seq DESC LIMIT ?) ORDER BY seq`);
@@ -57,7 +61,7 @@ export class EventsRepo {
   /** Stores the event under its own seq (acknowledged); a seq already stored is an error. */
   append(event: CoordinatorEvent): void {
     this.writer.writeNow(() => {
-      this.insert.run(event.seq, event.at, event.kind, event.severity, event.message, event.workerId ?? null, event.runId ?? null, event.generation ?? null);
+      this.insert.run(event.seq, event.at, event.kind, event.severity, event.message, event.workerId ?? null, event.runId ?? null, event.generation ?? null, event.jobId ?? null, event.node ?? null);
       this.kept++;
       if (this.kept > this.maxEvents + Math.max(1, Math.floor(this.maxEvents / 10))) {
         this.prune.run(this.maxEvents);

@@ -11,6 +11,7 @@ import { SCHEMA_V4 } from './schema-v4';
 import { SCHEMA_V5 } from './schema-v5';
 import { SCHEMA_V6 } from './schema-v6';
 import { SCHEMA_V7 } from './schema-v7';
+import { SCHEMA_V8 } from './schema-v8';
 import { StateDbTooNewError } from './state-db-errors';
 
 export interface Migration {
@@ -27,6 +28,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 5, description: 'when each piece of run output was received', up: (db) => db.exec(SCHEMA_V5) },
   { version: 6, description: "the trainer's other numbers per run (lr, eval_loss…)", up: (db) => db.exec(SCHEMA_V6) },
   { version: 7, description: "each run's tags and note", up: (db) => db.exec(SCHEMA_V7) },
+  { version: 8, description: 'the job and the node each event is about', up: (db) => db.exec(SCHEMA_V8) },
 ];
 
 export function latestVersion(migrations: readonly Migration[] = MIGRATIONS): number {

@@ -23,12 +23,15 @@ const job = (name: string, extra = '') => `[[jobs]]\nname = "${name}"\ncommand =
 let dir: string;
 let sent: { workerId: number; instruction: Instruction }[];
 let events: string[];
+/** The job and node each event was about (issue 25: the Events view links and filters by them). */
+let abouts: unknown[];
 let service: JobService;
 
 beforeEach(() => {
   dir = mkdtempSync(path.join(tmpdir(), 'gpu-share-jobevents-'));
   sent = [];
   events = [];
+  abouts = [];
   const clock = new FakeClock();
   const coordinator = {
     workers: () => [workerSnapshot(2, { node: 'cpu', cpuCores: 8, ramMb: 16384 })],
@@ -43,7 +46,7 @@ beforeEach(() => {
     cluster: () => CLUSTER,
     coordinator,
     notify: () => undefined,
-    event: (kind, severity, message) => events.push(`${kind} ${severity}: ${message}`),
+    event: (kind, severity, message, about) => (events.push(`${kind} ${severity}: ${message}`), abouts.push(about)),
   });
 });
 
@@ -62,6 +65,7 @@ describe('job events', () => {
     const [ok, bad] = ['ok', 'bad'].map((n) => launches().find((j) => j.name === n)!);
     service.started(2, ok!.jobId, { token: ok!.token, pid: 10 });
     expect(events.at(-1)).toBe('job-started info: Job ok started on cpu (CPU): attempt 1 of 3');
+    expect(abouts).toEqual([undefined, { jobId: ok!.jobId, node: 'cpu' }]);
     const bytes = tarballOf(Buffer.from('adapter'));
     const sha = createHash('sha256').update(bytes).digest('hex');
     await service.upload(2, ok!.jobId, ok!.token, sha, Readable.from([bytes]), bytes.length);
@@ -75,11 +79,13 @@ describe('job events', () => {
     service.started(2, again.jobId, { token: again.token, pid: 12 });
     service.fail(2, again.jobId, { token: again.token, error: 'exit code 1', outputTail: '' });
     expect(events.at(-1)).toBe('job-failed error: Job bad attempt 2 on cpu failed: exit code 1 — no attempts left (2 of 2)');
+    expect(abouts.at(-1)).toEqual({ jobId: bad!.jobId, node: 'cpu' });
 
     await service.submit('more.toml', [job('ok'), job('bad', 'max_attempts = 2'), job('late')].join('\n\n'));
     const late = service.state().jobs.find((j) => j.name === 'late')!;
     service.cancel(late.id);
     service.cancel(late.id); // already cancelled: nothing new to tell
     expect(events.filter((e) => e.startsWith('job-cancelled'))).toEqual([`job-cancelled info: Job late cancelled by operator (it was ${late.status})`]);
+    expect(abouts.at(-1)).toMatchObject({ jobId: late.id });
   });
 });

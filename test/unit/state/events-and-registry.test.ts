@@ -12,16 +12,17 @@ describe('events', () => {
     const events = [
       event(1),
       event(2, { kind: 'worker-failed', severity: 'error', message: 'Worker jetson failed: no heartbeat for 5.2 s', workerId: 2, runId: 'run-1', generation: 1 }),
-      event(3, { kind: 'run-restarted', severity: 'warning', runId: 'run-1', generation: 2 }),
+      event(3, { kind: 'run-restarted', severity: 'warning', runId: 'run-1', generation: 2, node: 'vm' }),
+      event(4, { kind: 'job-finished', jobId: 'a'.repeat(64), node: 'jetson' }),
     ];
     events.forEach((e) => first.events.append(e));
     closeTemp(first);
     const db = openTemp(dir);
     expect(db.events.recent()).toEqual(events);
-    expect(db.events.recent(2)).toEqual(events.slice(1));
+    expect(db.events.recent(3)).toEqual(events.slice(1));
     expect(db.events.after(1)).toEqual(events.slice(1));
-    expect(db.events.forRun('run-1')).toEqual(events.slice(1));
-    expect(db.events.lastSeq()).toBe(3);
+    expect(db.events.forRun('run-1')).toEqual(events.slice(1, 3));
+    expect(db.events.lastSeq()).toBe(4);
     expect(() => db.events.append(event(3))).toThrow(/UNIQUE|PRIMARY KEY/);
   });
 

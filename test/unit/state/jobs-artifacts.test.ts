@@ -4,7 +4,6 @@ import Database from 'better-sqlite3';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BatchedWriter, MIGRATIONS, STATE_DB_FILE } from '../../../src-main/core/state/index';
-import { EventsRepo } from '../../../src-main/core/state/events-repo';
 import { KvRepo } from '../../../src-main/core/state/kv-repo';
 import { migrate } from '../../../src-main/core/state/migrations';
 import { RunsRepo } from '../../../src-main/core/state/runs-repo';
@@ -81,7 +80,9 @@ describe('migration 1 → 2', () => {
     migrate(v1, file, MIGRATIONS.slice(0, 1));
     const writer = new BatchedWriter(v1);
     new RunsRepo(v1, writer).save(storedRun('run-before-jobs'));
-    new EventsRepo(v1, writer).append(event(1, { runId: 'run-before-jobs' }));
+    // That release's events had no job or node columns (schema 8 added them): written as it wrote them.
+    const e = event(1, { runId: 'run-before-jobs' });
+    v1.prepare('INSERT INTO events (seq, at, kind, severity, message, run_id) VALUES (?, ?, ?, ?, ?, ?)').run(e.seq, e.at, e.kind, e.severity, e.message, e.runId);
     new KvRepo(v1, writer).set('setting', { kept: true });
     writer.close();
     expect(v1.pragma('user_version', { simple: true })).toBe(1);
