@@ -16,6 +16,7 @@ const samples: Record<EndpointName, unknown[]> = {
   acceptNodeKey: ['gpu-box.lan_1'],
   approveNode: ['gpu-box.lan_1'],
   revokeNode: ['gpu-box.lan_1'],
+  forgetNode: ['gpu-box.lan_1'],
   state: [],
   measureLinks: [],
   listRuns: [],
