@@ -11,7 +11,7 @@ import { PendingMap } from './pending-queues';
 /** The part of a RunSnapshot kept in the runs table. */
 export type StoredRun = Omit<RunSnapshot, 'shardHistory' | 'lossHistory' | 'metrics' | 'generationMarks' | 'workerRows'>;
 
-interface RunRow {
+export interface RunRow {
   id: string;
   spec: string;
   state: string;
@@ -32,7 +32,7 @@ interface RunRow {
 const ENDED_STATES = ['finished', 'failed', 'stopped'];
 const COLUMNS = 'id, spec, state, state_cause, generation, restarts_used, started_at, ended_at, worker_ids, progress, residency, rdzv_endpoint, worker_failures, tags, note';
 
-function toRow(run: StoredRun): RunRow {
+export function toRow(run: StoredRun): RunRow {
   return {
     id: run.id,
     spec: JSON.stringify(run.spec),

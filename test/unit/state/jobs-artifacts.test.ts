@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { BatchedWriter, MIGRATIONS, STATE_DB_FILE } from '../../../src-main/core/state/index';
 import { KvRepo } from '../../../src-main/core/state/kv-repo';
 import { migrate } from '../../../src-main/core/state/migrations';
-import { RunsRepo } from '../../../src-main/core/state/runs-repo';
+import { toRow } from '../../../src-main/core/state/runs-repo';
 import { jobIdOf, jobList, target } from './jobs-fixtures';
 import { event, storedRun } from './fixtures';
 import { closeTemp, openTemp, tempDataDir } from './temp-state';
@@ -79,7 +79,10 @@ describe('migration 1 → 2', () => {
     v1.pragma('journal_mode = WAL');
     migrate(v1, file, MIGRATIONS.slice(0, 1));
     const writer = new BatchedWriter(v1);
-    new RunsRepo(v1, writer).save(storedRun('run-before-jobs'));
+    // That release's runs had no tags or note (schema 7 added them): written as it wrote them.
+    const { tags: _tags, note: _note, ...v1Row } = toRow(storedRun('run-before-jobs'));
+    const v1Columns = Object.keys(v1Row);
+    v1.prepare(`INSERT INTO runs (${v1Columns.join(', ')}) VALUES (${v1Columns.map((c) => `@${c}`).join(', ')})`).run(v1Row);
     // That release's events had no job or node columns (schema 8 added them): written as it wrote them.
     const e = event(1, { runId: 'run-before-jobs' });
     v1.prepare('INSERT INTO events (seq, at, kind, severity, message, run_id) VALUES (?, ?, ?, ?, ?, ?)').run(e.seq, e.at, e.kind, e.severity, e.message, e.runId);
