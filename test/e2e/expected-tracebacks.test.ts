@@ -11,6 +11,7 @@ import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { fakeGpuEnv, gpuShareOut, openApp, ROOT, screenshot } from './helpers/app';
 import { browser, dataDir, serve, useServedApp, worker } from './helpers/served-app';
+import { showTerminal } from './helpers/terminal';
 
 const PYTHON = process.env.GPU_SHARE_PYTHON ?? '/usr/bin/python3';
 const EXTERNAL = 'e2e-doomed';
@@ -29,6 +30,7 @@ interface Row {
 async function rows(page: Page): Promise<Row[]> {
   // xterm's DOM renderer writes spaces as no-break spaces.
   const plain = (t: string | null) => (t ?? '').replace(/\u00a0/g, ' ');
+  await showTerminal(page);
   const found = await page.locator('.terminal .xterm-rows > div').evaluateAll((divs) =>
     divs.map((d) => ({
       text: d.textContent ?? '',

@@ -9,11 +9,12 @@
 import type { ChildProcess } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Locator, Page } from 'playwright-core';
+import type { Locator } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { box, dropFile, fakeGpuEnv, gpuShareOut, openApp, overlaps, removeDir, screenshot, tempDir, type Box } from './helpers/app';
 import { startExternalWorker } from './helpers/external-worker';
 import { browser, dataDir, serve, useServedApp } from './helpers/served-app';
+import { terminalText } from './helpers/terminal';
 
 const LONG_WORKER = 'training-box-in-the-lab-with-a-very-long-hostname-01';
 const SSH_NODE = 'lab-server-in-the-basement-with-a-long-name';
@@ -68,10 +69,6 @@ let worker: ChildProcess;
 let runId = '';
 
 const gpuShare = (args: string[]) => gpuShareOut(dataDir, args);
-
-async function terminalText(page: Page): Promise<string> {
-  return (await page.locator('.terminal .xterm-rows').textContent()) ?? '';
-}
 
 /** Elements in `scope` whose right edge passes `scope`'s (by more than a pixel): what spills out. */
 async function spills(scope: Locator): Promise<string[]> {

@@ -5,10 +5,10 @@
 // as one status line and its loss as a chart, and stays at its end while it grows. Screenshots at 1280 and 900 px, light and dark.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { box, gpuShareOut, openApp, screenshot } from './helpers/app';
 import { browser, dataDir, serve, useServedApp } from './helpers/served-app';
+import { terminalText } from './helpers/terminal';
 
 useServedApp({
   dirPrefix: 'gpu-share-e2e-output-reading-',
@@ -36,10 +36,6 @@ model = "tiny"
 mode = "lora"
 seed = 1
 `;
-
-async function terminalText(page: Page): Promise<string> {
-  return (await page.locator('.terminal .xterm-rows').textContent()) ?? '';
-}
 
 describe('output worth reading', () => {
   it('Live output: launcher notes hidden by default, a match count, full screen', async () => {

@@ -7,6 +7,7 @@ import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { gpuShareOut, openApp, screenshot } from './helpers/app';
 import { browser, dataDir, serve, useServedApp } from './helpers/served-app';
+import { showTerminal, terminalText } from './helpers/terminal';
 
 useServedApp({
   dirPrefix: 'gpu-share-e2e-output-timestamps-',
@@ -16,12 +17,9 @@ useServedApp({
 
 const gpuShare = (args: string[]) => gpuShareOut(dataDir, args);
 
-async function terminalText(page: Page): Promise<string> {
-  return (await page.locator('.terminal .xterm-rows').textContent()) ?? '';
-}
-
 /** The colour xterm drew the first `[gpu-share]` prefix in (the coordinator's lines). */
 async function coordinatorColour(page: Page): Promise<string | null> {
+  await showTerminal(page);
   return page.locator('.terminal .xterm-rows span').evaluateAll((spans) => {
     const span = spans.find((s) => (s.textContent ?? '').includes('[gpu-share]'));
     return span ? getComputedStyle(span).color : null;

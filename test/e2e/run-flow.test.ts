@@ -12,14 +12,10 @@ import { describe, expect, it } from 'vitest';
 import { describeProcesses } from '../integration/helpers/pid-tracker';
 import { fakeGpuEnv, LOOKS, openApp, screenshot } from './helpers/app';
 import { browser, serve, tracker, useServedApp, worker } from './helpers/served-app';
+import { terminalText } from './helpers/terminal';
 
 const PYTHON = process.env.GPU_SHARE_PYTHON ?? '/usr/bin/python3';
 const EXTERNAL = 'e2e-worker';
-
-/** The text xterm shows now (its rendered rows). */
-async function terminalText(page: Page): Promise<string> {
-  return (await page.locator('.terminal .xterm-rows').textContent()) ?? '';
-}
 
 /** The terminal's text once it contains `needle`, or after `ms` whatever it is (for soft assertions). */
 async function terminalTextWith(page: Page, needle: RegExp, ms: number): Promise<string> {

@@ -14,6 +14,7 @@ import type { RunSnapshot } from '../../src-shared/training';
 import { fakeGpuEnv, gpuShareCli, openApp, removeDir, screenshot, tempDir } from './helpers/app';
 import { startExternalWorker, stopProcess } from './helpers/external-worker';
 import { browser, dataDir, serve, useServedApp } from './helpers/served-app';
+import { terminalText } from './helpers/terminal';
 
 const EXTERNAL = 'e2e-beta';
 // This machine under its own name (its worker joins by its hostname) with the fake nvidia-smi's three GPUs.
@@ -56,7 +57,7 @@ async function startRun(name: string, steps: number): Promise<{ code: number; ru
 
 /** The step numbers of the progress lines the run page's terminal shows now, top to bottom. */
 async function terminalSteps(page: Page): Promise<number[]> {
-  const text = (await page.textContent('.terminal .xterm-rows')) ?? '';
+  const text = await terminalText(page);
   return [...text.matchAll(/"step":(\d+)/g)].map((m) => Number(m[1]));
 }
 
