@@ -22,6 +22,8 @@ export interface StreamLine {
   note?: string;
   /** For a label put up late: how many lines of its block were already printed unmarked above it. */
   earlier?: number;
+  /** When the coordinator received the line (a label: the line under it); null where not recorded, absent when no times were given. */
+  at?: number | null;
 }
 
 /** The label line printed above a block, with the line end of the line it labels. */
@@ -43,6 +45,9 @@ function probeText(all: string, lines: readonly ClassifiedLine[]): string {
 
 export class ExpectedLabeller {
   private lines: string[] = [];
+  /** Per line of the window: when it was received (null: not recorded); empty when push was given no times. */
+  private times: (number | null)[] = [];
+  private timed = false;
   /** Per line of the window: let go as a plain output line (a late label may be owed). */
   private plain: boolean[] = [];
   private released = 0;
@@ -58,12 +63,15 @@ export class ExpectedLabeller {
 
   /**
    * New whole lines (the last may be unfinished only when `final`: nothing is pushed after it); what to print now.
-   * `final` (the run has ended) lets everything go.
+   * `final` (the run has ended) lets everything go. `times` (one per line of `text`, as GET /v1/runs/{id}/output
+   * gives them) puts each line's time on what is let go (`at`).
    */
-  push(text: string, final = false): StreamLine[] {
+  push(text: string, final = false, times?: readonly (number | null)[]): StreamLine[] {
     const pieces = splitLines(text);
     // Nothing new and nothing held: nothing to classify again (a quiet run costs nothing a poll).
     if (pieces.length === 0 && !final && this.released === this.lines.length) return [];
+    if (times) this.timed = true;
+    this.times.push(...pieces.map((_, i) => times?.[i] ?? null));
     this.lines.push(...pieces);
     this.trim();
     const all = this.lines.join('');
@@ -80,6 +88,7 @@ export class ExpectedLabeller {
     const drop = Math.min(this.lines.length - this.windowLines, this.released);
     if (drop <= 0) return;
     this.lines.splice(0, drop);
+    this.times.splice(0, drop);
     this.plain.splice(0, drop);
     this.released -= drop;
     this.seen = Math.max(0, this.seen - drop);
@@ -96,19 +105,19 @@ export class ExpectedLabeller {
 
   /** Labels owed to blocks whose first lines went out unmarked before the line that made them expected came. */
   private lateLabels(kinds: readonly ClassifiedLine[]): StreamLine[] {
-    const owed = new Map<string, { note: string; shown: number; eol: string }>();
+    const owed = new Map<string, { note: string; shown: number; eol: string; at: number | null }>();
     for (let i = 0; i < this.released; i++) {
       const l = kinds[i]!;
       if (!this.plain[i] || l.kind !== 'expected' || !l.node || !l.note) continue;
       this.plain[i] = false;
-      const o = owed.get(l.node) ?? { note: l.note, shown: 0, eol: eolOf(l.line) };
+      const o = owed.get(l.node) ?? { note: l.note, shown: 0, eol: eolOf(l.line), at: this.times[i] ?? null };
       if (lineShown(l, this.filter)) o.shown++;
       owed.set(l.node, o);
     }
     const out: StreamLine[] = [];
     for (const [node, o] of owed) {
       this.labelled.set(node, o.shown > 0);
-      if (o.shown > 0) out.push({ text: labelText(node, o.note, o.eol, o.shown), node, kind: 'label', note: o.note, earlier: o.shown });
+      if (o.shown > 0) out.push({ text: labelText(node, o.note, o.eol, o.shown), node, kind: 'label', note: o.note, earlier: o.shown, ...this.timeOf(null, o.at) });
     }
     return out;
   }
@@ -117,22 +126,29 @@ export class ExpectedLabeller {
   private release(l: ClassifiedLine, i: number): StreamLine[] {
     const shown = lineShown(l, this.filter);
     this.plain[i] = l.kind === 'output';
-    if (l.kind !== 'expected' || !l.node || !l.note) return shown ? [{ text: l.line, node: l.node, kind: l.kind }] : [];
+    const at = this.timeOf(i);
+    if (l.kind !== 'expected' || !l.node || !l.note) return shown ? [{ text: l.line, node: l.node, kind: l.kind, ...at }] : [];
     if (l.blockStart || !this.labelled.has(l.node)) this.labelled.set(l.node, false);
     if (!shown) return [];
     const out: StreamLine[] = [];
     if (this.labelled.get(l.node) === false) {
-      out.push({ text: labelText(l.node, l.note, eolOf(l.line)), node: l.node, kind: 'label', note: l.note });
+      out.push({ text: labelText(l.node, l.note, eolOf(l.line)), node: l.node, kind: 'label', note: l.note, ...at });
       this.labelled.set(l.node, true);
     }
-    out.push({ text: l.line, node: l.node, kind: 'expected', note: l.note });
+    out.push({ text: l.line, node: l.node, kind: 'expected', note: l.note, ...at });
     return out;
+  }
+
+  /** `{at}` of window line `i` (or the time given), or nothing when push was never given times. */
+  private timeOf(i: number | null, given: number | null = null): { at?: number | null } {
+    if (!this.timed) return {};
+    return { at: i === null ? given : (this.times[i] ?? null) };
   }
 }
 
-/** What a view prints: labels and lines, as text. */
-export function streamText(lines: readonly StreamLine[]): string {
-  return lines.map((l) => l.text).join('');
+/** What a view prints: labels and lines, as text; `stamp` gives the prefix of a line received at `at` (--timestamps). */
+export function streamText(lines: readonly StreamLine[], stamp?: (at: number | null) => string): string {
+  return lines.map((l) => (stamp ? stamp(l.at ?? null) : '') + l.text).join('');
 }
 
 /** One block's expected lines within a JSON object's `output`. */
@@ -147,9 +163,14 @@ export interface ExpectedBlock {
   continued?: true;
 }
 
-/** `output` (the lines, labels left out, as the JSON field always was) and the expected blocks in it. */
-export function streamJson(lines: readonly StreamLine[]): { output: string; expected: ExpectedBlock[] } {
+/**
+ * `output` (the lines, labels left out, as the JSON field always was) and the expected blocks in it; with times,
+ * `times`: when each line of `output` was received (epoch ms, null where not recorded).
+ */
+export function streamJson(lines: readonly StreamLine[]): { output: string; expected: ExpectedBlock[]; times?: (number | null)[] } {
   let output = '';
+  const times: (number | null)[] = [];
+  const timed = lines.some((l) => l.at !== undefined);
   let index = 0;
   const blocks = new Map<string, ExpectedBlock>();
   const expected: ExpectedBlock[] = [];
@@ -172,9 +193,10 @@ export function streamJson(lines: readonly StreamLine[]): { output: string; expe
     }
     if (l.kind === 'expected') block(l.node!, l.note!, false).lines.push(index);
     output += l.text;
+    times.push(l.at ?? null);
     index++;
   }
-  return { output, expected };
+  return { output, expected, ...(timed ? { times } : {}) };
 }
 
 /** The last `count` output lines (0: all), with the label right above the first of them kept. */

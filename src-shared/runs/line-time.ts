@@ -23,10 +23,13 @@ export function isoLocalTime(ms: number): string {
 
 /** The prefix of line `index` (`format`'s text and a space), or blanks as wide for a line without a time. */
 export function lineStamper(times: readonly (number | null)[], format: (ms: number) => string, width: number): (index: number) => string {
-  return (index) => {
-    const at = times[index];
-    return at === null || at === undefined ? ' '.repeat(width + 1) : `${format(at)} `;
-  };
+  const stamp = timeStamper(format, width);
+  return (index) => stamp(times[index] ?? null);
+}
+
+/** The prefix of a line received at `at` (`format`'s text and a space), or blanks as wide where null. */
+export function timeStamper(format: (ms: number) => string, width: number): (at: number | null) => string {
+  return (at) => (at === null ? ' '.repeat(width + 1) : `${format(at)} `);
 }
 
 /** Width of an isoLocalTime (25) and a clockTime (8). */

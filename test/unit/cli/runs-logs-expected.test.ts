@@ -72,7 +72,7 @@ describe('gpu-share runs logs: the expected labels', () => {
     const r = await cli(['runs', 'logs', RUN_ID, '--json', '--worker', 'vm'], operator.env);
     expect(r.code).toBe(0);
     const body = JSON.parse(r.out) as { runId: string; output: string; expected: { node: string; note: string; lines: number[] }[] };
-    expect(Object.keys(body)).toEqual(['runId', 'output', 'expected']);
+    expect(Object.keys(body)).toEqual(['runId', 'output', 'expected', 'times']);
     expect(body.output).not.toContain('GPU_SHARE_PROGRESS');
     expect(body.expected).toHaveLength(1);
     expect(body.expected[0]).toMatchObject({ node: 'vm', note: 'expected: worker e2e-doomed failed; generation 2 relaunched' });

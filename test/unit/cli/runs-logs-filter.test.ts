@@ -56,7 +56,7 @@ describe('gpu-share runs logs', () => {
     const beta = await cli(['runs', 'logs', RUN.id, '--worker', 'beta', '--progress'], env);
     expect(beta.out).toBe('[beta] [default0]:GPU_SHARE_PROGRESS {"step":1,"total_steps":2}\r\n[beta] [default0]:saved checkpoint\r\n');
     const alpha = await cli(['runs', 'logs', RUN.id, '--worker', 'alpha', '--tail', '1', '--json'], env);
-    expect(JSON.parse(alpha.out)).toEqual({ runId: RUN.id, output: '[alpha] [default0]:done\r\n', expected: [] });
+    expect(JSON.parse(alpha.out)).toEqual({ runId: RUN.id, output: '[alpha] [default0]:done\r\n', expected: [], times: [null] });
   });
 
   it('--follow filters what it prints the same way', async () => {

@@ -41,11 +41,55 @@ describe('gpu-share runs logs --timestamps', () => {
     expect(Date.parse(second!)).toBe(Math.floor((T0 + 61_000) / 1000) * 1000);
   });
 
-  it('prints no times without the flag, and refuses it with --follow', async () => {
+  it('prints no times without the flag', async () => {
     const plain = await cli(['runs', 'logs', RUN.id], operator.env);
     expect(plain.out.startsWith('[alpha] kept from an older coordinator\n')).toBe(true);
-    const follow = await cli(['runs', 'logs', RUN.id, '--timestamps', '--follow'], operator.env);
-    expect(follow.code).toBe(2);
-    expect(follow.err).toContain('--timestamps goes without --follow');
+  });
+
+  it('--json gives the time of each line of "output" (the filter\'s survivors), beside the old fields', async () => {
+    const r = await cli(['runs', 'logs', RUN.id, '--json'], operator.env);
+    expect(r.code).toBe(0);
+    const body = JSON.parse(r.out) as { runId: string; output: string; expected: unknown[]; times: (number | null)[] };
+    expect(Object.keys(body)).toEqual(['runId', 'output', 'expected', 'times']);
+    expect(body.output).toBe('[alpha] kept from an older coordinator\n[gpu-share] launching generation 1 on 1 worker (start)\n[alpha] loading data\n');
+    expect(body.times).toEqual([null, T0, T0 + 61_000]);
+  });
+});
+
+// A live run whose rolling tail drops its first line between two polls, then ends (the first read is runs logs' own).
+// Lines are long enough for the follower to line the tails up (it matches their first 200 characters).
+const LIVE_ID = 'run-9-live';
+const line = (name: string) => `[alpha] line ${name} ${'.'.repeat(100)}\n`;
+const FIRST = { output: ['A', 'B', 'C', 'D'].map(line).join(''), times: [T0, T0 + 1000, T0 + 1000, T0 + 1000] };
+const POLLS = [FIRST, FIRST, { output: ['B', 'C', 'D', 'E', 'F'].map(line).join(''), times: [T0 + 1000, T0 + 1000, T0 + 1000, T0 + 2000, null] }];
+let polls = 0;
+
+describe('gpu-share runs logs --timestamps --follow', () => {
+  let live: FakeOperator;
+  beforeAll(async () => {
+    live = await startFakeOperator((url, send) => {
+      // The state is read before the output in each poll: live until the last piece has been served.
+      const run = runOf({ id: LIVE_ID, state: polls >= POLLS.length ? 'finished' : 'running', workerRows: [] });
+      if (url.pathname === `/v1/runs/${LIVE_ID}`) send(200, run);
+      else if (url.pathname === `/v1/runs/${LIVE_ID}/output`) send(200, { runId: LIVE_ID, ...POLLS[Math.min(polls++, POLLS.length - 1)] });
+      else return false;
+      return true;
+    });
+  });
+  afterAll(() => live?.close());
+
+  it('starts each followed line with its time, and --json carries them', async () => {
+    polls = 0;
+    const r = await cli(['runs', 'logs', LIVE_ID, '--follow', '--timestamps'], live.env);
+    expect(r.code).toBe(0);
+    const lines = r.out.split('\n').slice(0, -1);
+    expect(lines.map((l) => l.slice(26))).toEqual(['A', 'B', 'C', 'D', 'E', 'F'].map((n) => line(n).slice(0, -1)));
+    const seconds = [T0, T0 + 1000, T0 + 1000, T0 + 1000, T0 + 2000].map((t) => Math.floor(t / 1000) * 1000);
+    expect(lines.slice(0, 5).map((l) => Date.parse(l.slice(0, 25)))).toEqual(seconds);
+    expect(lines[5]!.slice(0, 26)).toBe(' '.repeat(26));
+    polls = 0;
+    const json = await cli(['runs', 'logs', LIVE_ID, '--follow', '--json'], live.env);
+    const chunks = json.out.trim().split('\n').map((l) => JSON.parse(l) as { output?: string; times?: (number | null)[] }).filter((o) => o.output !== undefined);
+    expect(chunks.flatMap((c) => c.times)).toEqual([T0, T0 + 1000, T0 + 1000, T0 + 1000, T0 + 2000, null]);
   });
 });

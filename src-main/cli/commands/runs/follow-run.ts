@@ -25,6 +25,8 @@ export interface FollowOptions {
   filter?: OutputFilter;
   /** With progress lines hidden, say the latest step on stderr every STATUS_EVERY_MS (`runs start --follow`). */
   status?: boolean;
+  /** Start each printed line with this prefix for its time (`runs logs --timestamps`). */
+  stamp?: (at: number | null) => string;
 }
 
 /** The last `lines` lines of `text` (all of it for 0). */
@@ -47,16 +49,17 @@ export async function followRun(client: OperatorClient, runId: string, io: CliIo
     // State first: once it says ended, the output read after it is the whole of it.
     const run = await fetchRun(client, runId);
     const live = LIVE_STATES.has(run.state);
-    const { output } = await client.call('runOutput', [runId], undefined);
+    const { output, times } = await client.call('runOutput', [runId], undefined);
     const chunk = follower.next(output, !live);
-    let lines = labeller.push(chunk.text, !live);
+    // JSON carries the times whenever the coordinator gives them; text only with --timestamps.
+    let lines = labeller.push(chunk.text, !live, (times ?? []).slice(chunk.firstLine));
     if (first) lines = lastStreamLines(lines, options.tail ?? 0);
     if (chunk.skipped) {
       const note = 'output went faster than it could be followed: some lines were skipped';
       if (json) io.out(`${JSON.stringify({ runId, skipped: true, note })}\n`);
       else io.err(`[gpu-share] ${note}\n`);
     }
-    const text = streamText(lines);
+    const text = streamText(lines, options.stamp);
     if (text) io.out(json ? `${JSON.stringify({ runId, ...streamJson(lines) })}\n` : text);
     status.seen(chunk.text, !live);
     if (!live) {

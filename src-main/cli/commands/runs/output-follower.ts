@@ -14,6 +14,8 @@ export interface FollowChunk {
   text: string;
   /** The tail moved on by more than it holds between two polls: some lines were never seen. */
   skipped: boolean;
+  /** Index in the polled tail of the chunk's first line (to pick its lines' times from the reply's). */
+  firstLine: number;
 }
 
 export class OutputFollower {
@@ -36,7 +38,9 @@ export class OutputFollower {
       }
     }
     if (complete.length > 0) this.printed = complete;
-    return { text: complete.slice(start), skipped };
+    let firstLine = 0;
+    for (let at = complete.indexOf('\n'); at !== -1 && at < start; at = complete.indexOf('\n', at + 1)) firstLine++;
+    return { text: complete.slice(start), skipped, firstLine };
   }
 }
 

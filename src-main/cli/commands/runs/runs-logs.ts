@@ -6,7 +6,7 @@
  */
 import { ExpectedLabeller, lastStreamLines, streamJson } from '../../../../src-shared/runs/expected-stream';
 import { labelledOutputLines, outputNodes, type OutputFilter } from '../../../../src-shared/runs/output-lines';
-import { ISO_LOCAL_WIDTH, isoLocalTime, lineStamper } from '../../../../src-shared/runs/line-time';
+import { ISO_LOCAL_WIDTH, isoLocalTime, lineStamper, timeStamper } from '../../../../src-shared/runs/line-time';
 import { intOption, noMorePositionals, parseCommandLine, UsageError, type Command } from '../../command';
 import { OPERATOR_OPTIONS_USAGE, operatorOptions, printJson, runOperator } from '../../operator/operator-command';
 import { followRun, lastLines } from './follow-run';
@@ -41,10 +41,10 @@ Options:
                  reports a problem is always kept)
   --timestamps   start each line with the time the coordinator received it, ISO-8601 in local time
                  (2026-12-07T13:05:02+01:00); lines kept before times were recorded get blanks instead
-                 (not with --follow)
-  --json         {"runId", "output", "expected"} ("output" as GET /v1/runs/{id}/output answers, without labels;
-                 "expected": one {"node", "note", "lines"} per expected block, "lines" the 0-based indices of its
-                 lines in "output"); with --follow one JSON object per line: {"runId", "output", "expected"} for
+  --json         {"runId", "output", "expected", "times"} ("output" as GET /v1/runs/{id}/output answers, without
+                 labels; "expected": one {"node", "note", "lines"} per expected block, "lines" the 0-based indices
+                 of its lines in "output"; "times": when each line of "output" was received, epoch ms, null where
+                 not recorded); with --follow one JSON object per line: {"runId", "output", "expected", "times"} for
                  each new piece (a block begun in an earlier piece has "continued": true; a label that came late
                  has "earlier": N), {"runId", "skipped", "note"} when output went faster than it could be
                  followed, then {"runId", "state", "stateCause"}
@@ -61,7 +61,6 @@ ${OPERATOR_OPTIONS_USAGE}
       'launcher-notes': { type: 'boolean' },
       timestamps: { type: 'boolean' },
     });
-    if (values.timestamps && values.follow) throw new UsageError('--timestamps goes without --follow (the followed output is printed as it comes, without times)');
     noMorePositionals(positionals, 1);
     const tail = intOption(values.tail, 'tail', 0, 1, 1_000_000);
     const worker = values.worker?.trim();
@@ -71,11 +70,13 @@ ${OPERATOR_OPTIONS_USAGE}
       const id = await pickRunId(client, positionals[0], false);
       const reply = await client.call('runOutput', [id], undefined, `no run "${id}" on this coordinator; run ids are listed by \`gpu-share runs list\``);
       if (worker !== undefined) await checkWorker(client, id, worker, reply.output);
-      if (values.follow) return followRun(client, id, io, { json: values.json === true, tail, filter });
-      // The reply's times fit its whole output, not the lines the filter keeps: left out of --json.
-      const { times: _times, ...whole } = reply;
-      if (values.json) printJson(io, { ...whole, ...streamJson(lastStreamLines(new ExpectedLabeller(filter).push(reply.output, true), tail)) });
-      else {
+      if (values.follow) return followRun(client, id, io, { json: values.json === true, tail, filter, ...(values.timestamps ? { stamp: timeStamper(isoLocalTime, ISO_LOCAL_WIDTH) } : {}) });
+      if (values.json) {
+        // "times" fits the lines of "output" as printed (the filter's survivors), not the reply's whole output.
+        const stream = streamJson(lastStreamLines(new ExpectedLabeller(filter).push(reply.output, true, reply.times ?? []), tail));
+        const { times: _whole, ...fields } = reply;
+        printJson(io, { ...fields, ...stream, times: stream.times ?? [] });
+      } else {
         // Survivors' expected relaunch errors come under their "┄ expected: … ┄" line, as on the run page.
         const stamp = values.timestamps ? lineStamper(reply.times ?? [], isoLocalTime, ISO_LOCAL_WIDTH) : undefined;
         const text = lastLines(labelledOutputLines(reply.output, filter, stamp), tail);
