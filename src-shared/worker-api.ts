@@ -242,7 +242,8 @@ export const workerApi = {
   }),
   submitManifest: endpoint({ method: 'POST', path: fixedPath('/v1/jobs/manifest'), auth: 'operator', body: manifestSubmitSchema, reply: manifestResultSchema }),
   job: endpoint({ method: 'GET', path: jobPath(null), auth: 'operator', body: null, reply: jobSnapshotSchema }),
-  jobLog: endpoint({ method: 'GET', path: jobPath('output'), auth: 'operator', body: null, reply: z.object({ jobId: z.string(), output: z.string() }) }),
+  /** `times`: when each line of `output` was received (epoch ms, null where not recorded); absent from older coordinators. */
+  jobLog: endpoint({ method: 'GET', path: jobPath('output'), auth: 'operator', body: null, reply: z.object({ jobId: z.string(), output: z.string(), times: z.array(z.number().nullable()).optional() }) }),
   cancelJob: endpoint({ method: 'POST', path: jobPath('cancel'), auth: 'operator', body: null, reply: jobSnapshotSchema }),
   requeueJob: endpoint({ method: 'POST', path: jobPath('requeue'), auth: 'operator', body: null, reply: jobSnapshotSchema }),
   /** An ended job and its output, gone for good (its artifact stays); 409 for a live one. */

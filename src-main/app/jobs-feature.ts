@@ -72,7 +72,7 @@ export function createJobsFeature(opts: {
     cancelJob: async ({ jobId }) => asRequest(() => (service.cancel(jobId), service.state(feedPage))),
     requeueJob: async ({ jobId }) => asRequest(() => (service.requeue(jobId), service.state(feedPage))),
     deleteJob: async ({ jobId }) => asRequest(() => (service.deleteJob(jobId), service.state(feedPage))),
-    getJobOutput: async ({ jobId }) => asRequest(() => ({ jobId, text: service.jobOutput(jobId) })),
+    getJobOutput: async ({ jobId }) => asRequest(() => ({ jobId, ...service.jobOutput(jobId) })),
     setPlacementPolicy: async ({ policy }) => ({ policy: service.setPolicy(policy) }),
     getArtifacts: async () => service.artifacts(),
     getArtifact: async ({ sha256 }) => {

@@ -30,6 +30,8 @@ export interface JobsSlice {
   expanded: string[];
   /** Output fetched on demand, by job id. */
   output: Record<string, string>;
+  /** When each line of a fetched output was received (epoch ms, null where not recorded), by job id. */
+  outputTimes: Record<string, (number | null)[]>;
   manifestProblem: ManifestProblem | null;
   /** What the last submit or reload did, in words. */
   notice: string | null;
@@ -38,7 +40,7 @@ export interface JobsSlice {
 }
 
 export function initialJobsSlice(): JobsSlice {
-  return { state: null, loadError: null, artifacts: null, expanded: [], output: {}, manifestProblem: null, notice: null, cancelJobId: null };
+  return { state: null, loadError: null, artifacts: null, expanded: [], output: {}, outputTimes: {}, manifestProblem: null, notice: null, cancelJobId: null };
 }
 
 function withJobs(s: AppState, patch: Partial<JobsSlice>): AppState {
@@ -70,8 +72,8 @@ export function expandJob(s: AppState, jobId: string): AppState {
   return s.jobs.expanded.includes(jobId) ? s : withJobs(s, { expanded: [...s.jobs.expanded, jobId] });
 }
 
-export function setJobOutput(s: AppState, jobId: string, text: string): AppState {
-  return withJobs(s, { output: { ...s.jobs.output, [jobId]: text } });
+export function setJobOutput(s: AppState, jobId: string, text: string, times: (number | null)[] = []): AppState {
+  return withJobs(s, { output: { ...s.jobs.output, [jobId]: text }, outputTimes: { ...s.jobs.outputTimes, [jobId]: times } });
 }
 
 export function askCancelJob(s: AppState, jobId: string): AppState {
@@ -218,7 +220,7 @@ export function createJobCommands(api: GpuShareApi, store: AppStore) {
 
     async loadJobOutput(jobId: string): Promise<void> {
       const output = await attempt(`jobs:output:${jobId}`, 'Could not load the job output', () => api.getJobOutput({ jobId }));
-      if (output) apply(store, setJobOutput, output.jobId, output.text);
+      if (output) apply(store, setJobOutput, output.jobId, output.text, output.times);
     },
 
     async setPlacementPolicy(policy: RequestArg<'setPlacementPolicy'>['policy']): Promise<void> {

@@ -45,7 +45,8 @@ export interface JobRequestResults {
   cancelJob: JobsState;
   requeueJob: JobsState;
   deleteJob: JobsState;
-  getJobOutput: { jobId: string; text: string };
+  /** `times`: when each line of `text` was received (epoch ms, null where not recorded). */
+  getJobOutput: { jobId: string; text: string; times: (number | null)[] };
   setPlacementPolicy: { policy: PlacementPolicy };
   getArtifacts: ArtifactSnapshot[];
   getArtifact: { fileName: string; base64: string };

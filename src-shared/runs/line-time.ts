@@ -35,3 +35,18 @@ export function timeStamper(format: (ms: number) => string, width: number): (at:
 /** Width of an isoLocalTime (25) and a clockTime (8). */
 export const ISO_LOCAL_WIDTH = 25;
 export const CLOCK_WIDTH = 8;
+
+/** One line of output (with its line end) and when it was received (null: not recorded). */
+export interface TimedLine {
+  line: string;
+  at: number | null;
+}
+
+/** The lines of `text` that `keep` keeps, each with its time from `times` (one per line of `text`, as the API gives them). */
+export function timedLines(text: string, times: readonly (number | null)[], keep: (line: string) => boolean = () => true): TimedLine[] {
+  const out: TimedLine[] = [];
+  (text ? text.split(/(?<=\n)/) : []).forEach((line, i) => {
+    if (keep(line)) out.push({ line, at: times[i] ?? null });
+  });
+  return out;
+}

@@ -2,7 +2,8 @@
 // the run's Live output hides the launchers' notes by default as it hides progress lines (before: six a worker a
 // generation, shown), counts the search's matching lines, and has a full-screen mode (the whole window; Escape
 // leaves it); a job's output leaves its GPU_SHARE_PROGRESS JSON out (before: nearly all of it) with the latest step
-// as one status line and its loss as a chart, and stays at its end while it grows. Screenshots at 1280 and 900 px, light and dark.
+// as one status line and its loss as a chart, stays at its end while it grows, and has Timestamps as the run's has.
+// Screenshots at 1280 and 900 px, light and dark.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -109,6 +110,12 @@ describe('output worth reading', () => {
     await screenshot(page, 'output-reading-job-1280-light');
     await page.getByTestId('job-output-show-progress').check();
     await expect.poll(() => out.textContent()).toContain('GPU_SHARE_PROGRESS');
+    // Timestamps: each line starts with the time the coordinator received it, as on the run page.
+    await page.getByTestId('job-output-timestamps').check();
+    await expect.poll(() => out.getAttribute('data-timestamps')).toBe('true');
+    const stamped = ((await out.textContent()) ?? '').split('\n').filter((l) => l.includes('of the job'));
+    expect(stamped.length).toBeGreaterThan(0);
+    for (const l of stamped) expect(l).toMatch(/^\d\d:\d\d:\d\d line \d+ of the job\r?$/);
     await page.setViewportSize({ width: 900, height: 900 });
     await page.emulateMedia({ colorScheme: 'dark' });
     await screenshot(page, 'output-reading-job-900-dark');

@@ -54,7 +54,10 @@ const row = async (name: string) => (await rows()).find((r) => r.name === name)!
 
 const until = (what: string, check: () => Promise<boolean>, timeoutMs = 60_000) => cli.poll(what, check, timeoutMs, async () => `jobs: ${JSON.stringify(await rows())}`);
 
+let startedAt = 0;
+
 beforeAll(async () => {
+  startedAt = Date.now();
   cli = await CliServe.start('gpu-share-jobs-it');
 });
 
@@ -91,6 +94,16 @@ describe('gpu-share jobs against gpu-share serve', () => {
     expect(byPrefix.job.id).toBe(quick.id);
     expect(byName.job.id).toBe(quick.id);
     expect(byPrefix.output).toContain('quick-done');
+
+    // Issue 25 item 7: each line has the time the coordinator received it (--json "times", --timestamps).
+    const timed = await json<{ output: string; times: (number | null)[] }>(['jobs', 'show', 'quick']);
+    expect(timed.times).toHaveLength(timed.output.split(/(?<=\n)/).length);
+    for (const at of timed.times) expect(at).toBeGreaterThanOrEqual(startedAt - 1000);
+    const stamped = await gpuShare(['jobs', 'show', 'quick', '--timestamps']);
+    const done = stamped.out.split('\n').find((l) => l.endsWith('quick-done'))!;
+    const [, iso] = /^ {2}(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d) quick-done$/.exec(done) ?? [];
+    expect(Date.parse(iso!)).toBeGreaterThanOrEqual(Math.floor(startedAt / 1000) * 1000);
+    expect(Date.parse(iso!)).toBeLessThanOrEqual(Date.now());
 
     const gpuOnly = await gpuShare(['jobs', 'show', 'gpu-only']);
     expect(gpuOnly.code).toBe(0);

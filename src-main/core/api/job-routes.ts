@@ -77,7 +77,8 @@ export function jobHandlers(jobs: JobsPort | undefined, opts: JobRoutesOptions):
     job: ({ params }) => port().job(jobIdParam(params[0]!)),
     jobLog: ({ params }) => {
       const jobId = jobIdParam(params[0]!);
-      return { jobId, output: port().jobOutput(jobId) };
+      const { text, times } = port().jobOutput(jobId);
+      return { jobId, output: text, times };
     },
     cancelJob: ({ params }) => port().cancel(jobIdParam(params[0]!)),
     deleteJob: ({ params }) => port().deleteJob(jobIdParam(params[0]!)),

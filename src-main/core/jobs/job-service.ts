@@ -22,7 +22,7 @@ import type { CoordinatorService } from '../coordinator/coordinator-service';
 import type { JobCapacity } from '../coordinator/job-hooks';
 import { nodeCapacities } from '../../../src-shared/scheduling/capacity';
 import type { StateDb } from '../state/state-db';
-import type { JobRow } from '../state/jobs-repo';
+import type { JobRow, TimedJobOutput } from '../state/jobs-repo';
 import type { ArtifactStore } from './artifact-store';
 import { jobAlerts, type JobAlertState } from './job-alerts';
 import { runJobInstruction } from './job-launch';
@@ -184,9 +184,9 @@ export class JobService implements JobsPort {
     return withMetrics(this.db, jobSnapshot(row, preview, row.status === 'pending' && !preview ? this.db.jobs.pendingBefore(row.seq) : null));
   }
 
-  jobOutput(jobId: string): string {
+  jobOutput(jobId: string): TimedJobOutput {
     this.require(jobId);
-    return this.db.jobs.output(jobId);
+    return this.db.jobs.timedOutput(jobId);
   }
 
   cancel(jobId: string): JobSnapshot {
@@ -225,7 +225,7 @@ export class JobService implements JobsPort {
     const token = this.claimOf(workerId, jobId, body.token);
     const row = this.db.jobs.markRunning(jobId, token, this.clock.now());
     if (!row) throw this.stale(jobId);
-    this.db.jobs.appendOutput(jobId, `[gpu-share] attempt ${row.attempts} started on ${row.node ?? '?'}${row.gpuIndex === null ? ' (CPU)' : ` (GPU ${row.gpuIndex})`}, pid ${body.pid}\r\n`);
+    this.db.jobs.appendOutput(jobId, `[gpu-share] attempt ${row.attempts} started on ${row.node ?? '?'}${row.gpuIndex === null ? ' (CPU)' : ` (GPU ${row.gpuIndex})`}, pid ${body.pid}\r\n`, this.clock.now());
     tellStarted(this.opts.event, row);
     this.changed();
     return { ok: true, status: row.status };
@@ -233,7 +233,7 @@ export class JobService implements JobsPort {
 
   output(workerId: number, jobId: string, body: { token: string; data: string }): JobAck {
     const row = this.current(workerId, jobId, body.token);
-    this.db.jobs.appendOutput(jobId, sanitizeRemoteOutput(body.data));
+    this.db.jobs.appendOutput(jobId, sanitizeRemoteOutput(body.data), this.clock.now());
     return { ok: true, status: row.status };
   }
 
@@ -249,7 +249,7 @@ export class JobService implements JobsPort {
     this.db.artifacts.record(body.artifactSha256, this.store.sizeOf(body.artifactSha256) ?? body.sizeBytes, jobId, token.attempt, now);
     this.store.indexed(uploadClaim(jobId, body.token));
     if (row.peakVramMb !== null && row.peakVramMb > 0) this.db.vramPeaks.record(row.spec.model, row.spec.mode, row.peakVramMb, now);
-    this.db.jobs.appendOutput(jobId, `[gpu-share] completed; artifact ${body.artifactSha256.slice(0, 12)} (${body.sizeBytes} bytes)\r\n`);
+    this.db.jobs.appendOutput(jobId, `[gpu-share] completed; artifact ${body.artifactSha256.slice(0, 12)} (${body.sizeBytes} bytes)\r\n`, this.clock.now());
     tellFinished(this.opts.event, row, body.artifactSha256, body.sizeBytes);
     void recordJobMetrics(this.db, () => this.store.open(body.artifactSha256), jobId, () => this.changed());
     this.measured.delete(jobId);
@@ -264,7 +264,7 @@ export class JobService implements JobsPort {
     const error = `attempt ${token.attempt} on ${before?.node ?? 'its node'} failed: ${body.error}${lastLine ? ` — ${lastLine}` : ''}`;
     const row = this.db.jobs.fail(jobId, token, error, this.clock.now());
     if (!row) throw this.stale(jobId);
-    this.db.jobs.appendOutput(jobId, `[gpu-share] ${error}${row.status === 'pending' ? ' — it will be tried again' : ''}\r\n`);
+    this.db.jobs.appendOutput(jobId, `[gpu-share] ${error}${row.status === 'pending' ? ' — it will be tried again' : ''}\r\n`, this.clock.now());
     tellFailed(this.opts.event, row, error);
     this.measured.delete(jobId);
     this.changed();
@@ -293,7 +293,7 @@ export class JobService implements JobsPort {
       if (beat.usedMib !== null) this.measured.set(beat.jobId, beat.usedMib);
       if (beat.usedMib !== null && row.heldVramMb > 0 && beat.usedMib > row.heldVramMb && !row.overBudget) {
         this.db.jobs.setOverBudget(beat.jobId, token!);
-        this.db.jobs.appendOutput(beat.jobId, `[gpu-share] uses ${beat.usedMib} MiB of VRAM, more than the ${row.heldVramMb} MiB it was placed on\r\n`);
+        this.db.jobs.appendOutput(beat.jobId, `[gpu-share] uses ${beat.usedMib} MiB of VRAM, more than the ${row.heldVramMb} MiB it was placed on\r\n`, this.clock.now());
       }
       this.dirty = true;
     }
@@ -344,7 +344,7 @@ export class JobService implements JobsPort {
       const worker = workers.get(workerId);
       const why = worker ? `worker ${worker.node} ${worker.state}${worker.stateCause ? ` (${worker.stateCause})` : ''}` : `worker ${workerId} is gone`;
       const released = this.db.jobs.releaseWorker(workerId, why, now);
-      for (const row of released) this.db.jobs.appendOutput(row.id, `[gpu-share] ${why}; the job goes back to the queue\r\n`);
+      for (const row of released) this.db.jobs.appendOutput(row.id, `[gpu-share] ${why}; the job goes back to the queue\r\n`, now);
       this.gpuFree.delete(workerId);
       this.dirty = true;
     }

@@ -7,6 +7,7 @@ import type { Readable } from 'node:stream';
 import type { z } from 'zod';
 import type { jobCompleteSchema, jobFailSchema, jobOutputSchema, jobStartedSchema } from '../../../src-shared/jobs/job-protocol';
 import type { ArtifactSnapshot, JobSnapshot, JobsPageQuery, JobsState, ManifestSubmitResult } from '../../../src-shared/jobs/types';
+import type { TimedJobOutput } from '../state/job-output';
 
 export interface JobAck {
   ok: true;
@@ -39,7 +40,8 @@ export interface JobsPort {
   /** Resolves once the manifest is in the queue; the work yields to the event loop between its steps. */
   submit(fileName: string, text: string): Promise<ManifestSubmitResult>;
   job(jobId: string): JobSnapshot;
-  jobOutput(jobId: string): string;
+  /** The job's kept output and when each of its lines was received. */
+  jobOutput(jobId: string): TimedJobOutput;
   cancel(jobId: string): JobSnapshot;
   /** Deletes an ended job and its output (its artifact stays); 409 for a pending, claimed or running one. */
   deleteJob(jobId: string): { deleted: string };

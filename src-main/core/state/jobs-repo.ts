@@ -14,7 +14,8 @@ import { randomBytes } from 'node:crypto';
 import type { ClaimToken } from '../../../src-shared/jobs/job-protocol';
 import { FINAL_JOB_STATUSES, type JobProgress, type JobSpec, type JobStatus, type SweepCounts } from '../../../src-shared/jobs/types';
 import type { BatchedWriter } from './batched-writer';
-import { JobOutputTail } from './job-output';
+import { JobOutputTail, type TimedJobOutput } from './job-output';
+export type { TimedJobOutput } from './job-output';
 import { ManifestSync, type ManifestSyncResult } from './jobs-manifest-sync';
 import { currentClaim, endAttempt, HOLDS_TOKEN, jobFromDbRow, OFF_NODE, type JobDbRow, type JobPlacementTarget, type JobRow } from './job-rows';
 
@@ -314,14 +315,19 @@ export class JobsRepo {
     return counts;
   }
 
-  /** Queues output the job printed (batched; its last 256 KiB are kept). */
-  appendOutput(jobId: string, data: string): void {
-    this.outputTail.append(jobId, data);
+  /** Queues output the job printed, received at `at` (batched; its last 256 KiB are kept). */
+  appendOutput(jobId: string, data: string, at: number | null = null): void {
+    this.outputTail.append(jobId, data, at);
   }
 
   /** The job's kept output (batched appends included). */
   output(jobId: string): string {
     return this.outputTail.read(jobId);
+  }
+
+  /** The job's kept output and when each of its lines was received (null where not recorded). */
+  timedOutput(jobId: string): TimedJobOutput {
+    return this.outputTail.readTimed(jobId);
   }
 
   /** Runs one update, acknowledged: the row it changed (or found), or null when it matched none. */

@@ -12,6 +12,7 @@ import { SCHEMA_V5 } from './schema-v5';
 import { SCHEMA_V6 } from './schema-v6';
 import { SCHEMA_V7 } from './schema-v7';
 import { SCHEMA_V8 } from './schema-v8';
+import { SCHEMA_V9 } from './schema-v9';
 import { StateDbTooNewError } from './state-db-errors';
 
 export interface Migration {
@@ -29,6 +30,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 6, description: "the trainer's other numbers per run (lr, eval_loss…)", up: (db) => db.exec(SCHEMA_V6) },
   { version: 7, description: "each run's tags and note", up: (db) => db.exec(SCHEMA_V7) },
   { version: 8, description: 'the job and the node each event is about', up: (db) => db.exec(SCHEMA_V8) },
+  { version: 9, description: 'when each piece of job output was received', up: (db) => db.exec(SCHEMA_V9) },
 ];
 
 export function latestVersion(migrations: readonly Migration[] = MIGRATIONS): number {

@@ -82,7 +82,7 @@ describe('job routes: the operator side', () => {
     const submitted = await call('POST', '/v1/jobs/manifest', { body: { fileName: '/tmp/sweep.toml', text: '[[jobs]]' } });
     expect(submitted).toEqual({ status: 200, json: { ok: true, fileName: '/tmp/sweep.toml', added: [JOB], kept: [], missing: [] } });
     expect((await call('GET', `/v1/jobs/${JOB}`)).json.status).toBe('running');
-    expect((await call('GET', `/v1/jobs/${JOB}/output`)).json).toEqual({ jobId: JOB, output: 'step 1 loss 2.0\n' });
+    expect((await call('GET', `/v1/jobs/${JOB}/output`)).json).toEqual({ jobId: JOB, output: 'step 1 loss 2.0\n', times: [null] });
     expect((await call('POST', `/v1/jobs/${JOB}/cancel`)).json.status).toBe('cancelled');
     expect((await call('POST', `/v1/jobs/${JOB}/requeue`)).json.status).toBe('pending');
     expect(await call('GET', '/v1/artifacts')).toEqual({ status: 200, json: { artifacts: [] } });

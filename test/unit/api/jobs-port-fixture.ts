@@ -95,9 +95,9 @@ export class ClaimsJobsPort implements JobsPort {
     if (jobId !== JOB) throw new ApiProblem(404, `no job ${jobId}`);
     return snapshot(jobId, 'running');
   }
-  jobOutput(jobId: string): string {
+  jobOutput(jobId: string): { text: string; times: (number | null)[] } {
     this.job(jobId);
-    return 'step 1 loss 2.0\n';
+    return { text: 'step 1 loss 2.0\n', times: [null] };
   }
   cancel(jobId: string): JobSnapshot {
     const job = this.job(jobId);

@@ -132,7 +132,7 @@ describe('JobService', () => {
     const again = coordinator.runJobs().at(-1)!;
     expect(again.workerId).not.toBe(first.workerId);
     expect(again.job).toMatchObject({ jobId: first.job.jobId, attempt: 2 });
-    expect(service.jobOutput(first.job.jobId)).toContain('no heartbeat for 5.1 s');
+    expect(service.jobOutput(first.job.jobId).text).toContain('no heartbeat for 5.1 s');
     // The old claim is fenced off for good.
     expect(problem(() => service.fail(first.workerId, first.job.jobId, { token: first.job.token, error: 'late', outputTail: '' }))).toBe(409);
   });

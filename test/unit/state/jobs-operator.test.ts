@@ -125,4 +125,29 @@ describe('JobsRepo output', () => {
     const stored = db.database.prepare('SELECT sum(bytes) AS n FROM job_output').get() as { n: number };
     expect(stored.n).toBeLessThan(2 * DEFAULT_MAX_JOB_OUTPUT_BYTES);
   });
+
+  it('keeps when each line was received, across a reopen and after the oldest bytes are cut (issue 25 item 7)', () => {
+    const dir = tempDataDir();
+    const db = openTemp(dir, { batch: { flushMs: 60_000 } });
+    db.jobs.sync(jobList(1), T0);
+    const id = jobIdOf('job-0');
+    db.jobs.appendOutput(id, 'old row\n'); // as output kept before times were recorded
+    db.jobs.appendOutput(id, 'one\ntw', T0 + 1000);
+    db.jobs.appendOutput(id, 'o\nthree', T0 + 5000); // "two" ends in the later piece: stamped when its end came
+    db.jobs.appendOutput(id, ' and more', T0 + 5400); // same second: one chunk
+    expect(db.jobs.timedOutput(id)).toEqual({ text: 'old row\none\ntwo\nthree and more', times: [null, T0 + 1000, T0 + 5000, T0 + 5000] });
+    closeTemp(db);
+    const again = openTemp(dir);
+    expect(again.jobs.timedOutput(id).times).toEqual([null, T0 + 1000, T0 + 5000, T0 + 5000]);
+    closeTemp(again);
+
+    const full = queueOf(1);
+    const line = `${'x'.repeat(1000)}\n`;
+    for (let i = 0; i < 300; i++) full.jobs.appendOutput(id, `${i} ${line}`, T0 + i * 1000);
+    const cut = full.jobs.timedOutput(id);
+    const lines = cut.text.split(/(?<=\n)/);
+    expect(cut.times).toHaveLength(lines.length);
+    expect(cut.times.at(-1)).toBe(T0 + 299_000);
+    expect(cut.times[1]).toBe(T0 + Number(lines[1]!.split(' ')[0]) * 1000);
+  });
 });
