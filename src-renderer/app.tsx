@@ -12,6 +12,7 @@ import { Toasts } from './components/toasts';
 import { appStore, useApp } from './store/app-store';
 import type { ViewName } from './store/state';
 import { ArtifactsView } from './views/artifacts-view';
+import { ClusterView } from './views/cluster-view';
 import { EventsView } from './views/events-view';
 import { JobsView } from './views/jobs-view';
 import { MachineView } from './views/machine-view';
@@ -27,6 +28,7 @@ const VIEW_COMPONENTS: Record<ViewName, ComponentType> = {
   jobs: JobsView,
   artifacts: ArtifactsView,
   events: EventsView,
+  cluster: ClusterView,
 };
 
 export function App() {

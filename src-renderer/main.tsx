@@ -15,6 +15,7 @@ import { showTokenField } from './token-field';
 import { apply, appStore } from './store/app-store';
 import './styles/app.css';
 import './styles/links-charts.css';
+import './styles/cluster-view.css';
 import './styles/noise-layout.css';
 import './styles/narrow-views.css';
 import './styles/toasts.css';

@@ -10,6 +10,7 @@ import type { AwaitingMachine, PreApproval } from './nodes/awaiting-machine';
 import type { LinkMeasurement } from './links/link-matrix';
 import type { RunSeries } from './runs/run-series';
 import { runLabelChangeSchema } from './runs/run-labels';
+import type { ClusterHistory } from './cluster/cluster-history';
 import { jobAckSchema, jobCompleteSchema, jobFailSchema, jobOutputSchema, jobStartedSchema, manifestSubmitSchema } from './jobs/job-protocol';
 import type { ArtifactSnapshot, JobSnapshot, JobsPageQuery, JobsState, ManifestSubmitResult } from './jobs/types';
 import { jobsPageSearch } from './jobs/jobs-page';
@@ -121,6 +122,7 @@ const nodePath = (action: string) =>
   paramPath(new RegExp(`^/v1/nodes/([^/]+)/${action}$`), (node: string) => `/v1/nodes/${encodeURIComponent(node)}/${action}`);
 /** `times`: when the coordinator received each line of `output` (epoch ms; null: not recorded); absent from older coordinators. */
 export const runOutputReplySchema = z.object({ runId: z.string(), output: z.string(), times: z.array(z.number().nullable()).optional() });
+const clusterHistoryReplySchema = z.custom<ClusterHistory>((v) => isRecord(v) && Array.isArray(v.nodes) && typeof v.stepMs === 'number', 'expected a cluster history');
 const runSeriesReplySchema = z.custom<RunSeries>((v) => isRecord(v) && typeof v.runId === 'string' && isRecord(v.resources), 'expected a run series');
 
 const jobSnapshotSchema = z.custom<JobSnapshot>((v) => isRecord(v) && typeof v.id === 'string' && typeof v.status === 'string', 'expected a job snapshot');
@@ -166,6 +168,8 @@ export const workerApi = {
   startRun: endpoint({ method: 'POST', path: fixedPath(apiPaths.runs), auth: 'operator', body: runSpecSchema, reply: runSnapshotSchema, status: 201 }),
   run: endpoint({ method: 'GET', path: paramPath(/^\/v1\/runs\/([^/]+)$/, apiPaths.run), auth: 'operator', body: null, reply: runSnapshotSchema }),
   runOutput: endpoint({ method: 'GET', path: paramPath(/^\/v1\/runs\/([^/]+)\/output$/, apiPaths.runOutput), auth: 'operator', body: null, reply: runOutputReplySchema }),
+  /** Every machine's CPU, RAM and GPU use, one point a minute over the last 24 h (cluster-history-book.ts). */
+  clusterHistory: endpoint({ method: 'GET', path: fixedPath('/v1/cluster/history'), auth: 'operator', body: null, reply: clusterHistoryReplySchema }),
   /** Samples/s and each member's resources over the run, thinned to 600 points a series (kept in the state database across restarts). */
   runSeries: endpoint({ method: 'GET', path: paramPath(/^\/v1\/runs\/([^/]+)\/series$/, (runId: string) => `/v1/runs/${encodeURIComponent(runId)}/series`), auth: 'operator', body: null, reply: runSeriesReplySchema }),
   stopRun: endpoint({ method: 'POST', path: paramPath(/^\/v1\/runs\/([^/]+)\/stop$/, apiPaths.stopRun), auth: 'operator', body: null, reply: runSnapshotSchema }),

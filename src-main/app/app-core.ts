@@ -13,6 +13,7 @@ import type { UserNotification } from '../../src-shared/training';
 import type { AppCore, AppCoreOptions, CoreListener } from './app-core-types';
 import { findAssetsDir } from '../platform/assets-dir';
 import { startCoordinatorHttp } from '../core/api/coordinator-http';
+import { ClusterHistoryBook } from '../core/coordinator/cluster-history-book';
 import { loadOrCreateTlsIdentity } from '../platform/tls-identity';
 import { CoordinatorService } from '../core/coordinator/coordinator-service';
 import { restoreCoordinator } from '../core/coordinator-persistence';
@@ -118,8 +119,12 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   coordinator.attachProjectFiles(projectStore);
   projects.prune();
   const status = createStatusFeature({ workers: () => coordinator.workers(), cluster: cluster.config, refuseWhileUnloaded: cluster.refuseWhileUnloaded, commit: cluster.commit });
+  // Every machine's resources over the last 24 h (memory only: a restart starts it empty), for Cluster over time.
+  const clusterHistory = new ClusterHistoryBook();
+  coordinator.subscribe((change) => clusterHistory.take(change));
   const http = await startCoordinatorHttp(coordinator, {
     jobs: jobs.service,
+    clusterHistory: () => clusterHistory.history(clock.now()),
     projects,
     metrics: createMetricsProvider({ coordinator, hardware: monitor, clock }),
     host: bindHost,
@@ -154,7 +159,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
     if (change.type === 'notification') notifications.push(change.notification, notificationGroup(change.notification));
   });
   // Runs: the coordinator's runs, output and events, for the pages.
-  const runs = createRunsFeature({ coordinator, projects, assetsDir: findAssetsDir(env), hardware: () => hardware, emit });
+  const runs = createRunsFeature({ coordinator, projects, assetsDir: findAssetsDir(env), hardware: () => hardware, emit, clusterHistory: () => clusterHistory.history(clock.now()) });
   // The measured links between workers, for the Nodes view's link map.
   const links = createLinksFeature({ coordinator, emit });
   // Both of this app's agents run launchers with the data folder (secrets.json) hidden, where bubblewrap works.

@@ -5,6 +5,7 @@
  */
 import type { RunRequestResults } from '../../src-shared/runs/ipc-runs';
 import type { HardwareSnapshot } from '../../src-shared/hardware';
+import { emptyClusterHistory, type ClusterHistory } from '../../src-shared/cluster/cluster-history';
 import type { EmitEvent, RequestHandlers } from '../../src-shared/ipc';
 import type { CoordinatorService } from '../core/coordinator/coordinator-service';
 import type { RunProjects } from '../core/projects/run-projects';
@@ -27,6 +28,8 @@ export function createRunsFeature(opts: {
   /** This machine's hardware as last seen: the example run uses its GPUs when it has NVIDIA ones. */
   hardware: () => HardwareSnapshot;
   emit: EmitEvent;
+  /** Every machine's resources over the last 24 h (cluster-history-book.ts). */
+  clusterHistory?: () => ClusterHistory;
 }): RunsFeature {
   const { coordinator, emit } = opts;
   const unsubscribe = coordinator.subscribe((change) => {
@@ -61,6 +64,7 @@ export function createRunsFeature(opts: {
     labelRun: async ({ runId, change }) => wrap(() => labelRun(coordinator.runsCtl, runId, change)),
     getRunOutput: async ({ runId }) => ({ runId, text: coordinator.runOutput(runId), times: coordinator.runOutputTimes(runId) }),
     getRunSeries: async ({ runId }) => coordinator.runSeries(runId),
+    getClusterHistory: async () => opts.clusterHistory?.() ?? emptyClusterHistory(),
     getEvents: async () => coordinator.events(),
     getExampleRun: async () => exampleRun(opts.assetsDir, opts.hardware()),
     // The desktop shell answers this one itself (electron/project-folder-picker.ts); a page served by `serve` has no picker.

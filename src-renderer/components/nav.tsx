@@ -12,6 +12,7 @@ const LABELS: Record<ViewName, string> = {
   jobs: 'Jobs',
   artifacts: 'Artifacts',
   events: 'Events',
+  cluster: 'Over time',
 };
 
 export function Nav() {

@@ -14,7 +14,7 @@ import type { AwaitingMachine, PreApproval } from '../../src-shared/nodes/awaiti
 import type { LinkMeasurement } from '../../src-shared/links/link-matrix';
 import type { EventFilter } from '../../src-shared/event-filter';
 
-export const VIEWS = ['nodes', 'machine', 'workers', 'runs', 'jobs', 'artifacts', 'events'] as const;
+export const VIEWS = ['nodes', 'machine', 'workers', 'runs', 'jobs', 'artifacts', 'events', 'cluster'] as const;
 export type ViewName = (typeof VIEWS)[number];
 
 /** An import that failed: the file's errors, shown until the next import or a dismiss. */

@@ -8,6 +8,7 @@ import type { CoordinatorEvent, RunSnapshot } from '../training';
 import { runSpecSchema } from '../worker-protocol';
 import { runLabelChangeSchema } from './run-labels';
 import type { RunSeries } from './run-series';
+import type { ClusterHistory } from '../cluster/cluster-history';
 
 export const runRequests = {
   getRuns: { channel: 'runs:list', arg: z.undefined() },
@@ -20,6 +21,8 @@ export const runRequests = {
   getRunOutput: { channel: 'runs:output', arg: z.object({ runId: z.string().min(1).max(128) }) },
   /** Samples/s and members' resources over the run so far, for the charts of a page opened late or reloaded. */
   getRunSeries: { channel: 'runs:series', arg: z.object({ runId: z.string().min(1).max(128) }) },
+  /** Every machine's CPU, RAM and GPU use, one point a minute over the last 24 h (the Cluster over time view). */
+  getClusterHistory: { channel: 'cluster:history', arg: z.undefined() },
   getEvents: { channel: 'events:list', arg: z.undefined() },
   getExampleRun: { channel: 'runs:example', arg: z.undefined() },
   /**
@@ -38,6 +41,7 @@ export interface RunRequestResults {
   /** `times`: when the coordinator received each line of `text` (epoch ms; null: not recorded). */
   getRunOutput: { runId: string; text: string; times?: (number | null)[] };
   getRunSeries: RunSeries;
+  getClusterHistory: ClusterHistory;
   getEvents: CoordinatorEvent[];
   /** A ready-to-start run of the bundled example trainer, for the Start run form. */
   getExampleRun: z.input<typeof runSpecSchema>;

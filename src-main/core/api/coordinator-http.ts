@@ -8,6 +8,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { z } from 'zod';
 import type { RunSnapshot } from '../../../src-shared/training';
+import type { ClusterHistory } from '../../../src-shared/cluster/cluster-history';
 import { PROMETHEUS_CONTENT_TYPE, workerApi, type ApiAuth, type EndpointName, type HttpEndpointName, type WorkerApi } from '../../../src-shared/worker-api';
 import { API_VERSION, SESSION_HEADER, type JoinRequest } from '../../../src-shared/worker-protocol';
 import { ApiProblem, isApiProblem } from '../coordinator/api-problem';
@@ -57,6 +58,8 @@ export interface CoordinatorHttpOptions {
   abruptCloseGraceMs?: number;
   /** The Prometheus text served at GET /metrics (operator token); without it /metrics answers 404. */
   metrics?: () => string;
+  /** Every machine's resources over the last 24 h (GET /v1/cluster/history); without it that answers 404. */
+  clusterHistory?: () => ClusterHistory;
   /** The adapter-job service behind the /v1/jobs, /v1/artifacts and worker job endpoints; without it they answer 404. */
   jobs?: JobsPort;
   /** Runs of a user's project: snapshots at start, the project and run-artifact endpoints; without it those answer 404. */
@@ -152,6 +155,10 @@ function handlers(service: CoordinatorService, opts: CoordinatorHttpOptions, cha
       return { runId: run.id, output: service.runOutput(run.id), times: service.runOutputTimes(run.id) };
     },
     runSeries: ({ params }) => service.runSeries(findRun(params[0]!).id),
+    clusterHistory: () => {
+      if (!opts.clusterHistory) throw new ApiProblem(404, 'this coordinator keeps no cluster history (it was started without it)');
+      return opts.clusterHistory();
+    },
     stopRun: ({ params }) => service.stopRun(runIdParam(params[0]!)),
     labelRun: ({ params, body }) => labelRun(service.runsCtl, runIdParam(params[0]!), body),
     deleteRun: ({ params }) => service.deleteRun(runIdParam(params[0]!)),

@@ -24,6 +24,7 @@ const samples: Record<EndpointName, unknown[]> = {
   run: ['run 1/ä'],
   runOutput: ['run 1/ä'],
   runSeries: ['run 1/ä'],
+  clusterHistory: [],
   stopRun: ['run 1/ä'],
   deleteRun: ['run 1/ä'],
   labelRun: ['run 1/ä'],

@@ -1,0 +1,58 @@
+// Cluster over time (issue 25) in Chromium against `gpu-share serve`: its own worker (the fake GPUs) and a second
+// machine's worker (no GPU) report their use in each heartbeat; the view draws CPU and RAM with a line per machine,
+// GPU busy and GPU memory with the one machine that has GPUs, says the history is kept in memory only, and works at
+// 1280 and 900 px, light and dark (screenshots).
+import { describe, expect, it } from 'vitest';
+import { fakeGpuEnv, openApp, screenshot } from './helpers/app';
+import { browser, serve, useServedApp } from './helpers/served-app';
+
+// No Python for either worker: neither trains here, and looking for torch would hold the second one's readiness back.
+const NO_PYTHON = { GPU_SHARE_PYTHON: '/nonexistent/python3' };
+useServedApp({
+  dirPrefix: 'gpu-share-e2e-cluster-time-',
+  serve: () => ({ env: { ...fakeGpuEnv(), ...NO_PYTHON } }),
+  externalWorker: { name: 'second-box', env: NO_PYTHON },
+  window: { width: 1280, height: 900 },
+});
+
+const lines = (metric: string) => browser.page.locator(`.cluster-chart[data-metric="${metric}"]`).getAttribute('data-lines');
+
+describe('Cluster over time', () => {
+  it("draws every machine's CPU, RAM and GPU use, a chart per resource and a line per machine", async () => {
+    const { page } = browser;
+    await openApp(page, serve.url);
+    await page.click('nav [data-view="cluster"]');
+    await page.getByRole('heading', { name: 'Cluster over time' }).waitFor();
+    // The history is fetched when the view opens: reopen it until both machines have reported (a heartbeat or two).
+    await expect
+      .poll(
+        async () => {
+          await page.click('nav [data-view="events"]');
+          await page.click('nav [data-view="cluster"]');
+          return page.getByTestId('cluster-charts').getAttribute('data-machines', { timeout: 5000 }).catch(() => null);
+        },
+        { timeout: 30_000, interval: 1000 },
+      )
+      .toBe('2');
+    await expect.poll(() => lines('cpu')).toBe('2');
+    expect(await lines('ram')).toBe('2');
+    expect(await lines('gpuUtil')).toBe('1');
+    expect(await lines('gpuMem')).toBe('1');
+    const legend = (await page.locator('.cluster-chart[data-metric="cpu"] .chart-legend').textContent()) ?? '';
+    expect(legend).toContain('second-box');
+    expect(await page.getByTestId('cluster-view').textContent()).toContain('starts again empty when the coordinator restarts');
+    await page.getByRole('button', { name: '1 h' }).click();
+    expect(await page.getByRole('button', { name: '1 h' }).getAttribute('aria-pressed')).toBe('true');
+    await expect.poll(() => page.locator('[data-testid="cluster-cpu"]').getAttribute('data-x-min')).toBe('-3600');
+
+    for (const [width, scheme] of [[1280, 'light'], [1280, 'dark'], [900, 'light'], [900, 'dark']] as const) {
+      await page.setViewportSize({ width, height: 900 });
+      await page.emulateMedia({ colorScheme: scheme });
+      // Nothing wider than the window at 900 px either.
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
+      await screenshot(page, `cluster-over-time-${width}-${scheme}`);
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+    expect(browser.problems).toEqual([]);
+  }, 120_000);
+});
