@@ -91,15 +91,23 @@ export class SnapshotStore {
     const done = () => [...received.values()].reduce((a, b) => a + b, 0);
     onProgress(0, total);
     const queue = source.arrange ? source.arrange(missing) : [...missing];
+    // The first failure stops the others taking new files, and is reported only once the transfers already under
+    // way have ended: a failed prepare must not leave fetches writing into the cache behind it.
+    let failure: { error: unknown } | null = null;
     const worker = async () => {
-      for (let f = queue.shift(); f; f = queue.shift()) {
-        await this.fetchBlob(snapshot, f, source, (n) => {
-          received.set(f!.sha256, n);
-          onProgress(done(), total);
-        });
+      for (let f = queue.shift(); f && !failure; f = queue.shift()) {
+        try {
+          await this.fetchBlob(snapshot, f, source, (n) => {
+            received.set(f!.sha256, n);
+            onProgress(done(), total);
+          });
+        } catch (error) {
+          failure ??= { error };
+        }
       }
     };
     await Promise.all(Array.from({ length: Math.min(PARALLEL_FETCHES, missing.length) }, worker));
+    if (failure) throw (failure as { error: unknown }).error;
     return { files: missing.length, bytes: total };
   }
 

@@ -101,6 +101,22 @@ describe('prepare', () => {
     expect(readdirSync(path.join(dir, 'projects', 'tmp'))).toEqual([]);
   });
 
+  it('a failed fetch is reported once the transfers under way have ended: nothing left writing into the cache', async () => {
+    const files: ProjectFiles = { 'train.py': 'print(1)\n', 'data/b.jsonl': '{"b": 2}\n' };
+    const hash = server.add(files);
+    const slow = sha(files['train.py'] as string);
+    const wrong = sha(files['data/b.jsonl'] as string);
+    server.slowBlobs.set(slow, 1500);
+    server.wrongBytes.set(wrong, Buffer.from('{"b": 3}\n'));
+    const failed = await prepare(hash, { dataDir: null });
+    expect(failed.status).toBe('failed');
+    expect(failed.detail).toContain('other bytes for data/b.jsonl');
+    // Both were fetched at once; the slow one had ended (and was kept, verified) before the failure was reported.
+    expect(existsSync(path.join(dir, 'projects', 'blobs', slow.slice(0, 2), slow))).toBe(true);
+    expect(existsSync(path.join(dir, 'projects', 'blobs', wrong.slice(0, 2), wrong))).toBe(false);
+    expect(readdirSync(path.join(dir, 'projects', 'tmp'))).toEqual([]);
+  });
+
   it('refuses a manifest that does not hash to the snapshot asked for', async () => {
     const hash = server.add(FILES);
     const other = 'f'.repeat(64);

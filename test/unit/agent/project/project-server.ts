@@ -47,6 +47,8 @@ export class ProjectServer {
   readonly blobs = new Map<string, Buffer>();
   /** Blobs answered with these bytes instead (a lying or broken source). */
   readonly wrongBytes = new Map<string, Buffer>();
+  /** Blobs answered only after this many ms (a transfer still under way when another fails). */
+  readonly slowBlobs = new Map<string, number>();
   readonly blobRequests: string[] = [];
   readonly uploads: ArtifactUpload[] = [];
   bytesServed = 0;
@@ -105,6 +107,8 @@ export class ProjectServer {
       this.blobRequests.push(blob[2]!);
       this.bytesServed += bytes.length;
       res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(bytes.length) });
+      const delayMs = this.slowBlobs.get(blob[2]!) ?? 0;
+      if (delayMs > 0) return void setTimeout(() => res.end(bytes), delayMs);
       return void res.end(bytes);
     }
     if (req.method === 'PUT' && upload) {
