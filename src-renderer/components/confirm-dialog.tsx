@@ -1,5 +1,5 @@
 /** Confirmations for destructive actions (remove a node, stop a run, drain or forget a worker), as an in-page dialog. */
-import { useEffect, useRef } from 'react';
+import { useEffect, useRef, type ReactNode, type RefObject } from 'react';
 import { useCommands } from '../app-context';
 import { useRunCommands } from './run-commands';
 import { closeConfirm } from '../store/actions';
@@ -27,26 +27,12 @@ export function ConfirmDialog() {
       void commands.drainWorker(confirm.workerId);
     };
     return (
-      <Dialog
-        title={`Drain ${workerNode}?`}
-        testId="confirm-dialog"
-        onCancel={cancel}
-        actions={
-          <>
-            <button type="button" className="button danger" onClick={drain}>
-              Drain {workerNode}
-            </button>
-            <button ref={safe} type="button" className="button ghost" autoFocus onClick={cancel}>
-              Keep it
-            </button>
-          </>
-        }
-      >
+      <Confirm title={`Drain ${workerNode}?`} doLabel={`Drain ${workerNode}`} onDo={drain} keepLabel="Keep it" safe={safe} onCancel={cancel}>
         <p>
           {workerNode} finishes the step it is in, checkpoints and leaves; the run it trains carries on over its other workers with its shards
           rebalanced, and other runs are not touched. A drain costs no restart.
         </p>
-      </Dialog>
+      </Confirm>
     );
   }
   if (confirm.kind === 'forget-worker') {
@@ -55,68 +41,60 @@ export function ConfirmDialog() {
       void commands.forgetNode(confirm.node);
     };
     return (
-      <Dialog
-        title={`Forget ${confirm.node}?`}
-        testId="confirm-dialog"
-        onCancel={cancel}
-        actions={
-          <>
-            <button type="button" className="button danger" onClick={forget}>
-              Forget {confirm.node}
-            </button>
-            <button ref={safe} type="button" className="button ghost" autoFocus onClick={cancel}>
-              Keep it
-            </button>
-          </>
-        }
-      >
+      <Confirm title={`Forget ${confirm.node}?`} doLabel={`Forget ${confirm.node}`} onDo={forget} keepLabel="Keep it" safe={safe} onCancel={cancel}>
         <p>
           Its offline rows leave the Workers list and the app&apos;s records for good. Its key stays approved: the same machine can join as {confirm.node} again,
           and another machine under that name still waits for your approval. To take the approval back too, use Revoke.
         </p>
-      </Dialog>
+      </Confirm>
     );
   }
   if (confirm.kind === 'remove-node') {
     return (
-      <Dialog
-        title={`Remove node ${confirm.nodeName}?`}
-        testId="confirm-dialog"
-        onCancel={cancel}
-        actions={
-          <>
-            <button type="button" className="button danger" onClick={() => void commands.removeNode(confirm.nodeName)}>
-              Remove {confirm.nodeName}
-            </button>
-            <button ref={safe} type="button" className="button ghost" autoFocus onClick={cancel}>
-              Cancel
-            </button>
-          </>
-        }
-      >
+      <Confirm title={`Remove node ${confirm.nodeName}?`} doLabel={`Remove ${confirm.nodeName}`} onDo={() => void commands.removeNode(confirm.nodeName)} keepLabel="Cancel" safe={safe} onCancel={cancel}>
         <p>
           {confirm.nodeName} is taken out of cluster.yaml. A worker running on it is not stopped; the previous file is kept as cluster.yaml.bak.
         </p>
-      </Dialog>
+      </Confirm>
     );
   }
   return (
+    <Confirm title={`Stop ${runName}?`} doLabel="Stop the run" onDo={() => void runCommands.stopRun(confirm.runId)} keepLabel="Keep it running" safe={safe} onCancel={cancel}>
+      <p>Every worker stops its training process (SIGTERM, then SIGKILL after a grace period). A stopped run cannot be resumed.</p>
+    </Confirm>
+  );
+}
+
+interface ConfirmProps {
+  title: string;
+  doLabel: string;
+  onDo: () => void;
+  keepLabel: string;
+  /** The safe choice's button: it takes focus once the dialog is open. */
+  safe: RefObject<HTMLButtonElement | null>;
+  onCancel: () => void;
+  children: ReactNode;
+}
+
+/** One confirmation: the destructive button first, the safe one beside it. */
+function Confirm({ title, doLabel, onDo, keepLabel, safe, onCancel, children }: ConfirmProps) {
+  return (
     <Dialog
-      title={`Stop ${runName}?`}
+      title={title}
       testId="confirm-dialog"
-      onCancel={cancel}
+      onCancel={onCancel}
       actions={
         <>
-          <button type="button" className="button danger" onClick={() => void runCommands.stopRun(confirm.runId)}>
-            Stop the run
+          <button type="button" className="button danger" onClick={onDo}>
+            {doLabel}
           </button>
-          <button ref={safe} type="button" className="button ghost" autoFocus onClick={cancel}>
-            Keep it running
+          <button ref={safe} type="button" className="button ghost" autoFocus onClick={onCancel}>
+            {keepLabel}
           </button>
         </>
       }
     >
-      <p>Every worker stops its training process (SIGTERM, then SIGKILL after a grace period). A stopped run cannot be resumed.</p>
+      {children}
     </Dialog>
   );
 }
