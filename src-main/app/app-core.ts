@@ -7,6 +7,7 @@
  */
 import path from 'node:path';
 import { isLoopbackHost } from '../../src-shared/cluster/index';
+import { CLUSTER_HISTORY_KEPT_MS, CLUSTER_HISTORY_NODES } from '../../src-shared/cluster/cluster-history';
 import type { HardwareSnapshot } from '../../src-shared/hardware';
 import type { EventMethod, EventPayloads, RequestHandlers } from '../../src-shared/ipc';
 import type { UserNotification } from '../../src-shared/training';
@@ -119,8 +120,9 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
   coordinator.attachProjectFiles(projectStore);
   projects.prune();
   const status = createStatusFeature({ workers: () => coordinator.workers(), cluster: cluster.config, refuseWhileUnloaded: cluster.refuseWhileUnloaded, commit: cluster.commit });
-  // Every machine's resources over the last 24 h (memory only: a restart starts it empty), for Cluster over time.
-  const clusterHistory = new ClusterHistoryBook();
+  // Every machine's resources over the last 24 h, for Cluster over time: kept in state.db, taken back at a restart.
+  const clusterHistory = new ClusterHistoryBook(CLUSTER_HISTORY_NODES, stateDb.clusterHistory);
+  clusterHistory.restore(stateDb.clusterHistory.load(clock.now() - CLUSTER_HISTORY_KEPT_MS, CLUSTER_HISTORY_NODES));
   coordinator.subscribe((change) => clusterHistory.take(change));
   const http = await startCoordinatorHttp(coordinator, {
     jobs: jobs.service,
@@ -243,6 +245,7 @@ export async function createAppCore(opts: AppCoreOptions): Promise<AppCore> {
       links.stop();
       await http.close();
       await removeCoordinatorRecord(opts.userData).catch(() => undefined);
+      clusterHistory.flush();
       stateDb.close();
       listeners.clear();
     },

@@ -1,7 +1,7 @@
 /**
  * Cluster over time (issue 25): every machine's CPU, RAM and GPU use over the last hours, one chart per resource with a
  * line per machine, from the coordinator's per-minute history (GET /v1/cluster/history, cluster-history-book.ts).
- * Refreshed every minute while shown. The coordinator keeps it in memory: a restart starts it empty, and the view says so.
+ * Refreshed every minute while shown. The coordinator keeps it in state.db: a restart keeps it, and the view says so.
  */
 import { useEffect, useMemo, useState } from 'react';
 import { emptyClusterHistory, type ClusterHistory } from '../../src-shared/cluster/cluster-history';
@@ -95,7 +95,7 @@ export function ClusterView() {
             Cluster over time
           </h1>
           <p className="view-sub muted">
-            Every machine&apos;s CPU, RAM and GPU use, one point a minute (the minute&apos;s heartbeats averaged), for up to 24 hours. The coordinator keeps this in memory: it starts again empty when the coordinator restarts.
+            Every machine&apos;s CPU, RAM and GPU use, one point a minute (the minute&apos;s heartbeats averaged), for up to 24 hours. Kept by the coordinator across restarts (a crash loses at most the minute under way).
           </p>
         </div>
         <div className="segmented" role="group" aria-label="Time shown">

@@ -1,6 +1,6 @@
 // Cluster over time (issue 25) in Chromium against `gpu-share serve`: its own worker (the fake GPUs) and a second
 // machine's worker (no GPU) report their use in each heartbeat; the view draws CPU and RAM with a line per machine,
-// GPU busy and GPU memory with the one machine that has GPUs, says the history is kept in memory only, and works at
+// GPU busy and GPU memory with the one machine that has GPUs, says the history is kept across restarts, and works at
 // 1280 and 900 px, light and dark (screenshots).
 import { describe, expect, it } from 'vitest';
 import { fakeGpuEnv, openApp, screenshot } from './helpers/app';
@@ -35,7 +35,7 @@ describe('Cluster over time', () => {
     expect(await page.getByTestId('cluster-charts').getAttribute('data-machines')).toBe('2');
     const legend = (await page.locator('.cluster-chart[data-metric="cpu"] .chart-legend').textContent()) ?? '';
     expect(legend).toContain('second-box');
-    expect(await page.getByTestId('cluster-view').textContent()).toContain('starts again empty when the coordinator restarts');
+    expect(await page.getByTestId('cluster-view').textContent()).toContain('Kept by the coordinator across restarts');
     await page.getByRole('button', { name: '1 h' }).click();
     expect(await page.getByRole('button', { name: '1 h' }).getAttribute('aria-pressed')).toBe('true');
     await expect.poll(() => page.locator('[data-testid="cluster-cpu"]').getAttribute('data-x-min')).toBe('-3600');

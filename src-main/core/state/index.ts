@@ -1,5 +1,6 @@
 /** The state database: open it with openStateDb(dataDir); see state-db.ts for which writes are acknowledged. */
 export { ArtifactsRepo } from './artifacts-repo';
+export type { StoredClusterNode, StoredClusterPoint } from './cluster-history-repo';
 export { BatchedWriter, type BatchOptions, type PendingSource } from './batched-writer';
 export { DEFAULT_MAX_EVENTS } from './events-repo';
 export { DEFAULT_MAX_SHARD_MAPS } from './generations-repo';

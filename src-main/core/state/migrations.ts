@@ -13,6 +13,7 @@ import { SCHEMA_V6 } from './schema-v6';
 import { SCHEMA_V7 } from './schema-v7';
 import { SCHEMA_V8 } from './schema-v8';
 import { SCHEMA_V9 } from './schema-v9';
+import { SCHEMA_V10 } from './schema-v10';
 import { StateDbTooNewError } from './state-db-errors';
 
 export interface Migration {
@@ -31,6 +32,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 7, description: "each run's tags and note", up: (db) => db.exec(SCHEMA_V7) },
   { version: 8, description: 'the job and the node each event is about', up: (db) => db.exec(SCHEMA_V8) },
   { version: 9, description: 'when each piece of job output was received', up: (db) => db.exec(SCHEMA_V9) },
+  { version: 10, description: "every machine's resource use a minute over the last 24 h", up: (db) => db.exec(SCHEMA_V10) },
 ];
 
 export function latestVersion(migrations: readonly Migration[] = MIGRATIONS): number {

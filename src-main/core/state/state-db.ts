@@ -7,12 +7,13 @@
  * Batched (written within `batch.flushMs`, before the next acknowledged write or read, and on close; a SIGKILL
  * loses at most the last flushMs of them):
  *   output.append, workers.touch (heartbeat times), runs.setProgress, runWorkers.setProgress, lossPoints.add, metricPoints.replaceFrom,
- *   jobs.appendOutput.
+ *   jobs.appendOutput, clusterHistory.save/forget/prune.
  */
 import type { Database } from 'better-sqlite3';
 import type { RunSnapshot } from '../../../src-shared/training';
 import { BatchedWriter, type BatchOptions } from './batched-writer';
 import { ArtifactsRepo } from './artifacts-repo';
+import { ClusterHistoryRepo } from './cluster-history-repo';
 import { EventsRepo } from './events-repo';
 import { GenerationsRepo } from './generations-repo';
 import { JobsRepo } from './jobs-repo';
@@ -55,6 +56,7 @@ export class StateDb {
   readonly jobs: JobsRepo;
   readonly artifacts: ArtifactsRepo;
   readonly vramPeaks: VramPeaksRepo;
+  readonly clusterHistory: ClusterHistoryRepo;
   private closed = false;
 
   constructor(
@@ -82,6 +84,7 @@ export class StateDb {
     this.jobs = new JobsRepo(database, this.writer);
     this.artifacts = new ArtifactsRepo(database, this.writer);
     this.vramPeaks = new VramPeaksRepo(database, this.writer);
+    this.clusterHistory = new ClusterHistoryRepo(database, this.writer);
   }
 
   /** The run as the UI last saw it (shard history, loss, marks and worker rows included), or null. */
