@@ -5,7 +5,8 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 import { layersPlugin } from './lint/layers.js';
 
-const nodeBuiltins = ['node:*', 'fs', 'path', 'os', 'child_process', 'net', 'http', 'crypto', 'events', 'url', 'util'];
+// Bare specifiers only: a group pattern without a slash would match any path segment (a features/events/ folder).
+const nodeBuiltinsRegex = '^(node:.*|fs|path|os|child_process|net|http|crypto|events|url|util)(/.*)?$';
 
 export default tseslint.config(
   { ignores: ['.run-ts-*.mjs', 'dist/**', 'node_modules/**', 'release/**', 'test-results/**', 'assets/**', 'coverage/**'] },
@@ -33,7 +34,7 @@ export default tseslint.config(
         {
           paths: [{ name: 'electron', message: 'src-shared is pure: no electron.' }],
           patterns: [
-            { group: nodeBuiltins, message: 'src-shared is pure: no Node built-ins.' },
+            { regex: nodeBuiltinsRegex, message: 'src-shared is pure: no Node built-ins.' },
           ],
         },
       ],
@@ -67,7 +68,7 @@ export default tseslint.config(
         {
           paths: [{ name: 'electron', message: 'The renderer talks only through the contract (window API or WebSocket).' }],
           patterns: [
-            { group: nodeBuiltins, message: 'The renderer runs in a sandboxed page: no Node built-ins.' },
+            { regex: nodeBuiltinsRegex, message: 'The renderer runs in a sandboxed page: no Node built-ins.' },
           ],
         },
       ],
