@@ -1,24 +1,24 @@
 /** The page: header, navigation, the current view, and the page-wide layers (drop overlay, dialogs, toasts). */
 import { useEffect, useRef, type ComponentType } from 'react';
-import { ActionErrorBanner, ConnectionBanner, LoadErrorBanner } from './components/banners';
-import { ConfirmDialog } from './components/confirm-dialog';
-import { DropZone } from './components/drop-zone';
-import { Header } from './components/header';
-import { HostKeyDialog } from './components/host-key-dialog';
-import { ImportDialog } from './components/import-dialog';
-import { Nav } from './components/nav';
+import { ActionErrorBanner, ConnectionBanner, LoadErrorBanner } from './ui/banners';
+import { ConfirmDialog } from './ui/confirm-dialog';
+import { DropZone } from './features/import/drop-zone';
+import { Header } from './ui/header';
+import { HostKeyDialog } from './features/nodes/host-key-dialog';
+import { ImportDialog } from './features/import/import-dialog';
+import { Nav } from './ui/nav';
 import { MissingRouteNotice } from './routing/missing-route-notice';
-import { Toasts } from './components/toasts';
+import { Toasts } from './features/notifications/toasts';
 import { appStore, useApp } from './store/app-store';
 import type { ViewName } from './store/state';
-import { ArtifactsView } from './views/artifacts-view';
-import { ClusterView } from './views/cluster-view';
-import { EventsView } from './views/events-view';
-import { JobsView } from './views/jobs-view';
-import { MachineView } from './views/machine-view';
-import { NodesView } from './views/nodes-view';
-import { RunsView } from './views/runs-view';
-import { WorkersView } from './views/workers-view';
+import { ArtifactsView } from './features/artifacts/artifacts-view';
+import { ClusterView } from './features/cluster/cluster-view';
+import { EventsView } from './features/events/events-view';
+import { JobsView } from './features/jobs/jobs-view';
+import { MachineView } from './features/machine/machine-view';
+import { NodesView } from './features/nodes/nodes-view';
+import { RunsView } from './features/runs/runs-view';
+import { WorkersView } from './features/workers/workers-view';
 
 const VIEW_COMPONENTS: Record<ViewName, ComponentType> = {
   nodes: NodesView,

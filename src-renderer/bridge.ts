@@ -20,13 +20,13 @@ import {
   setWorkers,
 } from './store/actions';
 import { apply, type AppStore } from './store/app-store';
-import { appendWorkerOutput, removeRun, replaceRunOutput, upsertRun } from './store/runs';
-import { jobEventHandlers, loadJobs } from './store/jobs';
-import { discoveryEventHandlers } from './store/discovery';
-import { loadNodeSsh, nodeSshEventHandlers } from './store/node-ssh';
-import { approvalEventHandlers, loadAwaiting } from './store/approval';
-import { linkEventHandlers, loadLinks } from './store/links';
-import { loadNotifications } from './store/notification-load';
+import { appendWorkerOutput, removeRun, replaceRunOutput, upsertRun } from './features/runs/runs-slice';
+import { jobEventHandlers, loadJobs } from './features/jobs/jobs-slice';
+import { discoveryEventHandlers } from './features/join/discovery';
+import { loadNodeSsh, nodeSshEventHandlers } from './features/nodes/node-ssh';
+import { approvalEventHandlers, loadAwaiting } from './features/workers/approval';
+import { linkEventHandlers, loadLinks } from './features/nodes/links';
+import { loadNotifications } from './features/notifications/notification-load';
 
 export interface BridgeOptions {
   now?: () => number;

@@ -1,7 +1,7 @@
 /**
  * What the person can ask for (import a file, add this machine, join a cluster…): each calls the contract and
  * turns the answer into store actions. Failures become one readable line in the page, never an exception.
- * Runs have their own commands (store/run-commands.ts), as jobs do (store/jobs.ts).
+ * Runs have their own commands (features/runs/run-commands.ts), as jobs do (features/jobs/jobs-slice.ts).
  */
 import { notAClusterFile } from '../src-shared/cluster/sniff-file';
 import type { GpuShareApi, MembershipState, RequestArg } from '../src-shared/ipc';

@@ -6,7 +6,7 @@
  */
 import { useId, useState } from 'react';
 import type { GenerationMark, LossPoint, ShardMap } from '../../src-shared/training';
-import { formatLoss } from '../format';
+import { formatLoss } from '../ui/format';
 import { ema } from './chart-math';
 import { XyChart } from './xy-chart';
 import type { XySeries } from './xy-chart-model';

@@ -5,9 +5,9 @@
  * is not there ("no run run-99").
  */
 import { isEmptyEventFilter } from '../../src-shared/event-filter';
-import { expandJob } from '../store/jobs';
+import { expandJob } from '../features/jobs/jobs-slice';
 import { navigate } from '../store/actions';
-import { openCompare, selectRun } from '../store/runs';
+import { openCompare, selectRun } from '../features/runs/runs-slice';
 import type { AppState } from '../store/state';
 import type { Route } from './route';
 

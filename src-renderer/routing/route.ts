@@ -22,7 +22,7 @@ export interface Route {
   filter?: EventFilter;
 }
 
-/** Most runs an address compares (store/run-compare.ts MAX_COMPARE). */
+/** Most runs an address compares (features/runs/compare/run-compare-model.ts MAX_COMPARE). */
 const MAX_ROUTE_COMPARE = 8;
 
 /** `compare/run-1,run-4` → ['run-1', 'run-4']; null when it is not a list of 1 to 8 ids. */

@@ -9,8 +9,8 @@ import type { CoordinatorEvent, CoordinatorInfo, RunSnapshot, UserNotification, 
 import { applyWorkersDiff, sortById, type WorkersDiff } from '../../src-shared/worker-diff';
 import type { RunSpecInput } from '../../src-shared/worker-protocol';
 import type { ConnectionState } from '../api/ws-client';
-import { recordNotification } from './notification-history';
-import { selectRun, setRuns } from './runs';
+import { recordNotification } from '../features/notifications/notification-history-model';
+import { selectRun, setRuns } from '../features/runs/runs-slice';
 import type { AppState, ConfirmRequest, PendingImport, ViewName } from './state';
 
 export const MAX_EVENTS = 2000;

@@ -5,11 +5,11 @@ import type { ClusterState, MembershipState } from '../../src-shared/ipc';
 import type { CoordinatorEvent, CoordinatorInfo, UserNotification, WorkerSnapshot } from '../../src-shared/training';
 import type { RunSpecInput } from '../../src-shared/worker-protocol';
 import type { ConnectionState } from '../api/ws-client';
-import { initialJobsSlice, type JobsSlice } from './jobs';
-import { initialRunsSlice, type RunsSlice } from './runs';
-import { initialDiscoverySlice, type DiscoverySlice } from './discovery';
-import { initialNodeSshSlice, type NodeSshSlice } from './node-ssh';
-import { initialNotificationHistory, type NotificationHistory } from './notification-history';
+import { initialJobsSlice, type JobsSlice } from '../features/jobs/jobs-slice';
+import { initialRunsSlice, type RunsSlice } from '../features/runs/runs-slice';
+import { initialDiscoverySlice, type DiscoverySlice } from '../features/join/discovery';
+import { initialNodeSshSlice, type NodeSshSlice } from '../features/nodes/node-ssh';
+import { initialNotificationHistory, type NotificationHistory } from '../features/notifications/notification-history-model';
 import type { AwaitingMachine, PreApproval } from '../../src-shared/nodes/awaiting-machine';
 import type { LinkMeasurement } from '../../src-shared/links/link-matrix';
 import type { EventFilter } from '../../src-shared/event-filter';
@@ -61,7 +61,7 @@ export interface AppState {
   pendingImport: PendingImport | null;
   confirm: ConfirmRequest | null;
   workers: WorkerSnapshot[];
-  /** Every run (several live at once), the one open and the output buffered per run (store/runs.ts). */
+  /** Every run (several live at once), the one open and the output buffered per run (features/runs/runs-slice.ts). */
   runs: RunsSlice;
   /** Oldest first, by seq. */
   events: CoordinatorEvent[];
@@ -70,7 +70,7 @@ export interface AppState {
   coordinator: CoordinatorInfo | null;
   exampleRun: RunSpecInput | null;
   toasts: Toast[];
-  /** Every toast's notification, kept after it fades (store/notification-history.ts). */
+  /** Every toast's notification, kept after it fades (features/notifications/notification-history-model.ts). */
   notificationHistory: NotificationHistory;
   /** Worker a notification pointed at; its row is highlighted. */
   highlightedWorkerId: number | null;
@@ -82,17 +82,17 @@ export interface AppState {
   membership: MembershipState | null;
   /** A Join or Leave the core refused outright (shown inside the Join panel, not as a page banner). */
   membershipError: string | null;
-  /** Adapter jobs, their artifacts and what the Jobs view has open (store/jobs.ts). */
+  /** Adapter jobs, their artifacts and what the Jobs view has open (features/jobs/jobs-slice.ts). */
   jobs: JobsSlice;
-  /** Coordinators heard on the LAN, for the join panel (store/discovery.ts). */
+  /** Coordinators heard on the LAN, for the join panel (features/join/discovery.ts). */
   discovery: DiscoverySlice;
-  /** Start / stop of the transport: ssh nodes and the host key waiting for a yes (store/node-ssh.ts). */
+  /** Start / stop of the transport: ssh nodes and the host key waiting for a yes (features/nodes/node-ssh.ts). */
   nodeSsh: NodeSshSlice;
-  /** Machines that joined with a key nobody approved yet (store/approval.ts). */
+  /** Machines that joined with a key nobody approved yet (features/workers/approval.ts). */
   awaiting: AwaitingMachine[];
-  /** Keys approved before their machine was listed, admitted at its next join (store/approval.ts). */
+  /** Keys approved before their machine was listed, admitted at its next join (features/workers/approval.ts). */
   preApprovals: PreApproval[];
-  /** The measured links between workers, for the Nodes view's link map (store/links.ts). */
+  /** The measured links between workers, for the Nodes view's link map (features/nodes/links.ts). */
   links: LinkMeasurement[];
 }
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RUN_SPEC_USAGE, runSpecFrom } from '../../../src-main/cli/commands/runs/run-spec-args';
 import { exampleRun } from '../../../src-main/app/app-core-helpers';
-import { fieldsFromSpec } from '../../../src-renderer/store/run-form';
+import { fieldsFromSpec } from '../../../src-renderer/features/runs/start/run-form';
 import { DEFAULT_MAX_WORKERS, runSpecSchema } from '../../../src-shared/worker-protocol';
 import { hardwareSnapshot } from '../helpers/snapshots';
 

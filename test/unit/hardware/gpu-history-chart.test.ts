@@ -1,8 +1,8 @@
-// The GPU history chart's geometry and words (src-renderer/components/gpu-history-model.ts): steps that hold a
+// The GPU history chart's geometry and words (src-renderer/features/machine/gpu-history-model.ts): steps that hold a
 // value until the next sample, gaps where a value was not reported, the window's ticks, the end on the main
 // process's clock, and the text summary.
 import { describe, expect, it } from 'vitest';
-import { chartEnd, CHART_H, CHART_W, gpuChart, gpuSummary, percentValues, PLOT } from '../../../src-renderer/components/gpu-history-model';
+import { chartEnd, CHART_H, CHART_W, gpuChart, gpuSummary, percentValues, PLOT } from '../../../src-renderer/features/machine/gpu-history-model';
 import { appendGpuSample, emptyGpuHistory, type GpuHistory } from '../../../src-shared/hardware';
 import { detectedGpu } from '../helpers/detected-gpu';
 

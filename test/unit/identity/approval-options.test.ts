@@ -6,7 +6,7 @@ import { parseServeArgs } from '../../../src-main/cli/commands/serve';
 import { NodeKeys } from '../../../src-main/core/coordinator/node-keys';
 import { parseShellArgs } from '../../../src-main/electron/shell-args';
 import type { AwaitingMachine } from '../../../src-shared/nodes/awaiting-machine';
-import { applyApprovalState, setAwaiting } from '../../../src-renderer/store/approval';
+import { applyApprovalState, setAwaiting } from '../../../src-renderer/features/workers/approval';
 import { initialState } from '../../../src-renderer/store/state';
 import { cli } from '../cli/helpers';
 import { newIdentity } from './identity-fixture';

@@ -7,7 +7,7 @@ import type { ClusterConfig, NodeConfig } from '../../../src-shared/cluster/type
 import { workerDrift } from '../../../src-shared/nodes/node-drift';
 import { capacitySplit, nodeStatuses, type NodeStatus } from '../../../src-shared/nodes/node-status';
 import type { ClusterState } from '../../../src-shared/ipc';
-import { cardDrift, headerCapacity, nodeStatusBadge } from '../../../src-renderer/store/node-status';
+import { cardDrift, headerCapacity, nodeStatusBadge } from '../../../src-renderer/features/nodes/node-status';
 import { addWorkerProblem, workerAsNode } from '../../../src-shared/nodes/worker-node';
 import type { WorkerSnapshot } from '../../../src-shared/training';
 import { workerSnapshot } from '../helpers/snapshots';

@@ -3,11 +3,11 @@
 // the hover readout, the loss chart's geometry (axes, marks, log), and samples/s recorded per run over time.
 import { describe, expect, it } from 'vitest';
 import { clockStep, ema, linearTicks, logTicks, makeScale, nearestIndex, niceStep, tickLabel } from '../../../src-renderer/charts/chart-math';
-import { MAX_THROUGHPUT_POINTS, MAX_THROUGHPUT_RUNS, recordRun, recordRuns, startThroughputRecorder, type ThroughputByRun } from '../../../src-renderer/charts/run-throughput';
+import { MAX_THROUGHPUT_POINTS, MAX_THROUGHPUT_RUNS, recordRun, recordRuns, startThroughputRecorder, type ThroughputByRun } from '../../../src-renderer/features/runs/charts/run-throughput';
 import { createAppStore } from '../../../src-renderer/store/app-store';
-import { setRuns } from '../../../src-renderer/store/runs';
+import { setRuns } from '../../../src-renderer/features/runs/runs-slice';
 import { createStore } from 'zustand/vanilla';
-import { clockLabel } from '../../../src-renderer/charts/throughput-chart';
+import { clockLabel } from '../../../src-renderer/features/runs/charts/throughput-chart';
 import { MIN_XY_W, pointAt, XY_PLOT, XY_W, xyChart } from '../../../src-renderer/charts/xy-chart-model';
 import type { RunSnapshot } from '../../../src-shared/training';
 import { runSnapshot } from '../helpers/snapshots';

@@ -2,7 +2,7 @@
 // the last point drawn on to its minute's end so a machine heard for one minute still shows.
 import { describe, expect, it } from 'vitest';
 import { emptyClusterHistory, type ClusterHistoryPoint } from '../../../src-shared/cluster/cluster-history';
-import { agoLabel, metricSeries } from '../../../src-renderer/charts/cluster-history-model';
+import { agoLabel, metricSeries } from '../../../src-renderer/features/cluster/cluster-history-model';
 
 const T0 = Date.UTC(2026, 11, 7, 12, 0, 0);
 const point = (at: number, extra: Partial<ClusterHistoryPoint> = {}): ClusterHistoryPoint => ({

@@ -1,6 +1,6 @@
 /** A deleted run leaves the page's list with its buffered output, and the page moves to another run. */
 import { describe, expect, it } from 'vitest';
-import * as R from '../../../src-renderer/store/runs';
+import * as R from '../../../src-renderer/features/runs/runs-slice';
 import { initialState } from '../../../src-renderer/store/state';
 import { runSnapshot } from '../helpers/snapshots';
 

@@ -7,9 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { ServicesContext, type AppServices } from '../../../src-renderer/app-context';
 import { eventHandlers } from '../../../src-renderer/bridge';
 import { createAppStore } from '../../../src-renderer/store/app-store';
-import { discoveryFailed, fillFromDiscovered, loadDiscovered, setDiscovered, shortFingerprint, type DiscoverySlice } from '../../../src-renderer/store/discovery';
+import { discoveryFailed, fillFromDiscovered, loadDiscovered, setDiscovered, shortFingerprint, type DiscoverySlice } from '../../../src-renderer/features/join/discovery';
 import { initialState } from '../../../src-renderer/store/state';
-import { FoundOnNetwork, JoinClusterPanel } from '../../../src-renderer/views/join-cluster-panel';
+import { FoundOnNetwork, JoinClusterPanel } from '../../../src-renderer/features/join/join-cluster-panel';
 import type { GpuShareApi } from '../../../src-shared/ipc';
 import type { DiscoveredCoordinator } from '../../../src-shared/nodes/ipc-discovery';
 

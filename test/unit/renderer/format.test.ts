@@ -1,8 +1,8 @@
 // How the page words numbers, times, file errors and commands; and the Start run form's checks.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatAgo, formatDuration, formatIssueLine, formatLoss, formatMb, formatRate, joinCommand, splitCommand } from '../../../src-renderer/format';
-import { fieldsFromSpec, specFromFields } from '../../../src-renderer/store/run-form';
+import { formatAgo, formatDuration, formatIssueLine, formatLoss, formatMb, formatRate, joinCommand, splitCommand } from '../../../src-renderer/ui/format';
+import { fieldsFromSpec, specFromFields } from '../../../src-renderer/features/runs/start/run-form';
 
 describe('formatting', () => {
   it('prints MB as cluster.yaml counts them, so "20879 MB usable" matches the CLI', () => {

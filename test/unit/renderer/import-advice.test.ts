@@ -1,7 +1,7 @@
 // Issue 25 item 8: a .py dropped on the window was told to "fix the file and drop it again"; it is not a broken
 // cluster file but another kind of file, and is told where that kind goes.
 import { describe, expect, it } from 'vitest';
-import { importAdvice } from '../../../src-renderer/components/import-advice';
+import { importAdvice } from '../../../src-renderer/features/import/import-advice';
 
 describe('what a refused import tells a person to do', () => {
   it('fix and drop again for a cluster file (.yaml, .yml, no extension)', () => {

@@ -6,7 +6,7 @@
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import { InstallCommand, installCommandText } from '../../../src-renderer/components/install-command';
+import { InstallCommand, installCommandText } from '../../../src-renderer/features/workers/install-command';
 import type { CoordinatorInfo } from '../../../src-shared/training';
 
 const info: CoordinatorInfo = {

@@ -1,7 +1,7 @@
 // A loss chart per job (issue 25): its points come from the progress lines of its output, one a step, the newest
 // line's loss for a step printed again (a retried attempt), by step; other lines and malformed ones are skipped.
 import { describe, expect, it } from 'vitest';
-import { jobLossPoints } from '../../../src-renderer/components/job-loss';
+import { jobLossPoints } from '../../../src-renderer/features/jobs/job-loss';
 
 const line = (step: number, loss: number | null) => `GPU_SHARE_PROGRESS ${JSON.stringify({ step, total_steps: 10, loss })}\r\n`;
 

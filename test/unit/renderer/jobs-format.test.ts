@@ -13,9 +13,9 @@ import {
   jobStatusBadge,
   jobVramText,
   producedByText,
-} from '../../../src-renderer/components/job-format';
-import { isManifestFile } from '../../../src-renderer/components/drop-zone';
-import { formatManifestIssue } from '../../../src-renderer/store/jobs';
+} from '../../../src-renderer/features/jobs/job-format';
+import { isManifestFile } from '../../../src-renderer/features/import/drop-zone';
+import { formatManifestIssue } from '../../../src-renderer/features/jobs/jobs-slice';
 import type { GpuLedger } from '../../../src-shared/jobs/types';
 
 const SHA = 'ab12cd34ef56'.padEnd(64, '0');

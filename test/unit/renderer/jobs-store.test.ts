@@ -6,7 +6,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { createWsClient, type SocketLike } from '../../../src-renderer/api/ws-client';
 import { focusTarget } from '../../../src-renderer/store/actions';
 import { apply, createAppStore } from '../../../src-renderer/store/app-store';
-import { createJobCommands, jobEventHandlers, jobsPagePosition, loadJobs, MAX_MANIFEST_FILE_BYTES, setJobs, toggleJobExpanded } from '../../../src-renderer/store/jobs';
+import { createJobCommands, jobEventHandlers, jobsPagePosition, loadJobs, MAX_MANIFEST_FILE_BYTES, setJobs, toggleJobExpanded } from '../../../src-renderer/features/jobs/jobs-slice';
 import type { JobSnapshot, JobsState } from '../../../src-shared/jobs/types';
 
 const id = (c: string) => c.repeat(64);

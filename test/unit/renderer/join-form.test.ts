@@ -2,7 +2,7 @@
 // is sent, and that whatever the form lets through also passes the contract's own parse.
 import { describe, expect, it } from 'vitest';
 import { requests, type MembershipState } from '../../../src-shared/ipc';
-import { canJoin, checkJoinForm, membershipBadge } from '../../../src-renderer/store/join-form';
+import { canJoin, checkJoinForm, membershipBadge } from '../../../src-renderer/features/join/join-form';
 
 const TOKEN = 'Abc123_-xyzXYZ0987654321abcdefghijklmnopq';
 const FINGERPRINT = '3FA9C2D17E0B4A6859F3C1E2D4B6A8097C5E3F1A2B4C6D8E0F1A3B5C7D9E1F20';

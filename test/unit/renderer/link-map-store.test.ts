@@ -6,8 +6,8 @@ import { events } from '../../../src-shared/ipc';
 import type { LinkMeasurement } from '../../../src-shared/links/link-matrix';
 import { eventHandlers } from '../../../src-renderer/bridge';
 import { createAppStore } from '../../../src-renderer/store/app-store';
-import { linkMapModel, linkSpeed } from '../../../src-renderer/store/links';
-import { fieldsFromSpec, specFromFields } from '../../../src-renderer/store/run-form';
+import { linkMapModel, linkSpeed } from '../../../src-renderer/features/nodes/links';
+import { fieldsFromSpec, specFromFields } from '../../../src-renderer/features/runs/start/run-form';
 import { workerSnapshot } from '../helpers/snapshots';
 
 const link = (fromId: number, from: string, toId: number, to: string, mbps: number | null, measuredAt = 1000, error?: string): LinkMeasurement => ({

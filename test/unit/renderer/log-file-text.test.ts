@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { logFileText } from '../../../src-renderer/components/run-output-format';
+import { logFileText } from '../../../src-renderer/features/runs/output/run-output-format';
 
 const capture = readFileSync(path.join(__dirname, '..', '..', 'fixtures', 'run-output', 'survivor-teardown-agent-killed.txt'), 'utf8');
 

@@ -4,10 +4,10 @@
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import { HostKeyPrompt } from '../../../src-renderer/components/host-key-dialog';
+import { HostKeyPrompt } from '../../../src-renderer/features/nodes/host-key-dialog';
 import { eventHandlers } from '../../../src-renderer/bridge';
 import { createAppStore } from '../../../src-renderer/store/app-store';
-import { headerCapacity, nodeStatusBadge, statusReport } from '../../../src-renderer/store/node-status';
+import { headerCapacity, nodeStatusBadge, statusReport } from '../../../src-renderer/features/nodes/node-status';
 import {
   createNodeSshCommands,
   loadNodeSsh,
@@ -18,7 +18,7 @@ import {
   sshStartStates,
   toggleSshLog,
   upsertNodeSsh,
-} from '../../../src-renderer/store/node-ssh';
+} from '../../../src-renderer/features/nodes/node-ssh';
 import { initialState } from '../../../src-renderer/store/state';
 import type { ClusterState, GpuShareApi } from '../../../src-shared/ipc';
 import type { NodeSshStatus } from '../../../src-shared/nodes/ipc-ssh';

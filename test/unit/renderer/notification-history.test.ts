@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { UserNotification } from '../../../src-shared/training';
 import { dismissToast, pushToast } from '../../../src-renderer/store/actions';
-import { clearHistory, closeHistory, MAX_HISTORY, openHistory, seedHistory, unreadCount } from '../../../src-renderer/store/notification-history';
+import { clearHistory, closeHistory, MAX_HISTORY, openHistory, seedHistory, unreadCount } from '../../../src-renderer/features/notifications/notification-history-model';
 import { initialState } from '../../../src-renderer/store/state';
 
 const note = (id: string): UserNotification => ({ id, title: `t${id}`, body: 'b', severity: 'info' });

@@ -1,7 +1,7 @@
 // Issue 17 defect 14: the machine view's nvidia-smi warning said its advice twice ("… (set GPU_SHARE_NVIDIA_SMI to
 // point at it). Set GPU_SHARE_NVIDIA_SMI to point at nvidia-smi …"). Each part is said once.
 import { describe, expect, it } from 'vitest';
-import { nvidiaAbsentText } from '../../../src-renderer/components/nvidia-absent-text';
+import { nvidiaAbsentText } from '../../../src-renderer/features/machine/nvidia-absent-text';
 
 const count = (text: string, part: string) => text.split(part).length - 1;
 

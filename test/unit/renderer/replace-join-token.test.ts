@@ -3,7 +3,7 @@ import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
 import { ServicesContext, type AppServices } from '../../../src-renderer/app-context';
-import { ReplaceJoinTokenButton } from '../../../src-renderer/components/replace-join-token';
+import { ReplaceJoinTokenButton } from '../../../src-renderer/features/workers/replace-join-token';
 import type { GpuShareApi } from '../../../src-shared/ipc';
 
 describe('Replace join token', () => {

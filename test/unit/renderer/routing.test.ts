@@ -4,15 +4,15 @@
 // token leaves the address bar (the page cookie lets every tab in), and a tab without either gets a field for it.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { adoptPageToken, hasPageCookie, MissingTokenError, webSocketUrlFor } from '../../../src-renderer/api/get-api';
-import { tokenEntryUrl } from '../../../src-renderer/token-field';
+import { tokenEntryUrl } from '../../../src-renderer/api/token-field';
 import { formatRoute, missingText, parseRoute, shareableUrl } from '../../../src-renderer/routing/route';
 import { openRoute, routeOfState } from '../../../src-renderer/routing/route-state';
 import { PENDING_GIVE_UP_MS, startRouteSync, type RouteState, type RouteWindow } from '../../../src-renderer/routing/route-sync';
 import { createStore } from 'zustand/vanilla';
 import { navigate } from '../../../src-renderer/store/actions';
 import { createAppStore } from '../../../src-renderer/store/app-store';
-import { setJobs, toggleJobExpanded } from '../../../src-renderer/store/jobs';
-import { selectRun, setRuns } from '../../../src-renderer/store/runs';
+import { setJobs, toggleJobExpanded } from '../../../src-renderer/features/jobs/jobs-slice';
+import { selectRun, setRuns } from '../../../src-renderer/features/runs/runs-slice';
 import { initialState, type AppState } from '../../../src-renderer/store/state';
 import type { JobsState } from '../../../src-shared/jobs/types';
 import { runSnapshot } from '../helpers/snapshots';

@@ -4,9 +4,9 @@
 import { describe, expect, it } from 'vitest';
 import { formatRoute, parseRoute, sameRoute } from '../../../src-renderer/routing/route';
 import { openRoute, routeOfState } from '../../../src-renderer/routing/route-state';
-import { compareRuns, lossNear, lossSeries, MAX_COMPARE, togglePick } from '../../../src-renderer/store/run-compare';
-import { allTags, filterRuns, NO_FILTER } from '../../../src-renderer/store/run-filter';
-import { openCompare, selectRun, setRuns } from '../../../src-renderer/store/runs';
+import { compareRuns, lossNear, lossSeries, MAX_COMPARE, togglePick } from '../../../src-renderer/features/runs/compare/run-compare-model';
+import { allTags, filterRuns, NO_FILTER } from '../../../src-renderer/features/runs/run-filter';
+import { openCompare, selectRun, setRuns } from '../../../src-renderer/features/runs/runs-slice';
 import { initialState } from '../../../src-renderer/store/state';
 import type { RunSnapshot } from '../../../src-shared/training';
 import { runSnapshot } from '../helpers/snapshots';

@@ -1,6 +1,6 @@
 /** A finished run that asked for GPUs and was found off the GPU is not a plain green "Finished". */
 import { describe, expect, it } from 'vitest';
-import { runOutcome } from '../../../src-renderer/components/run-health';
+import { runOutcome } from '../../../src-renderer/features/runs/run-health';
 import type { RunSnapshot } from '../../../src-shared/training';
 import { runSnapshot } from '../helpers/snapshots';
 

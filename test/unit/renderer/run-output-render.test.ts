@@ -2,7 +2,7 @@
 // and the survivors' expected relaunch tracebacks drawn faint under one "expected: …" label per block; the
 // incremental write (from a character offset) renders only the newer lines.
 import { describe, expect, it } from 'vitest';
-import { renderOutput } from '../../../src-renderer/components/run-output-format';
+import { renderOutput } from '../../../src-renderer/features/runs/output/run-output-format';
 
 const OUTPUT = [
   '[gpu-share] launching generation 1 on 2 workers (start)\r\n',

@@ -1,7 +1,7 @@
 /** The Start run form's project fields to RunSpec and back, and a refused start placed at the field it concerns. */
 import { describe, expect, it } from 'vitest';
-import { fieldsFromSpec, specFromFields } from '../../../src-renderer/store/run-form';
-import { readProjectFields, refusalField } from '../../../src-renderer/store/run-form-project';
+import { fieldsFromSpec, specFromFields } from '../../../src-renderer/features/runs/start/run-form';
+import { readProjectFields, refusalField } from '../../../src-renderer/features/runs/start/run-form-project';
 
 const base = { name: 'proj', command: ['train.py', '--epochs', '3'], samples: 64 };
 

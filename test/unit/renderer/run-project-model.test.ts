@@ -1,7 +1,7 @@
 /** How a run's project and output read on its page. */
 import { describe, expect, it } from 'vitest';
-import { dataText, fetchedFraction, memberBadge, outputFileName, snapshotSizeText } from '../../../src-renderer/components/run-project-model';
-import { artifactFileName, producedByText } from '../../../src-renderer/components/job-format';
+import { dataText, fetchedFraction, memberBadge, outputFileName, snapshotSizeText } from '../../../src-renderer/features/runs/run-project-model';
+import { artifactFileName, producedByText } from '../../../src-renderer/features/jobs/job-format';
 
 const SHA = 'ab12cd34ef56'.padEnd(64, '0');
 

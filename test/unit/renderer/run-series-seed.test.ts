@@ -2,9 +2,9 @@
 // (getRunSeries), under what the page recorded since; an answer that fails leaves the live recording alone.
 import { describe, expect, it } from 'vitest';
 import { createStore } from 'zustand/vanilla';
-import { loadRunSeries } from '../../../src-renderer/charts/run-series-seed';
-import type { ThroughputByRun } from '../../../src-renderer/charts/run-throughput';
-import type { ResourcesByWorker } from '../../../src-renderer/charts/resource-history';
+import { loadRunSeries } from '../../../src-renderer/features/runs/charts/run-series-seed';
+import type { ThroughputByRun } from '../../../src-renderer/features/runs/charts/run-throughput';
+import type { ResourcesByWorker } from '../../../src-renderer/features/runs/charts/resource-history';
 import type { RunSeries } from '../../../src-shared/runs/run-series';
 
 const sample = (at: number) => ({ at, cpuPct: 40, ramUsedMb: 1, ramTotalMb: 2, gpus: [] });

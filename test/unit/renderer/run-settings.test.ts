@@ -1,7 +1,7 @@
 // Issue 17: the run's command and settings on its page — what "Run again" fills the form with. Environment
 // variables by name only (their values may be secrets).
 import { describe, expect, it } from 'vitest';
-import { runSettings } from '../../../src-renderer/components/run-settings';
+import { runSettings } from '../../../src-renderer/features/runs/run-settings';
 import { runSnapshot } from '../helpers/snapshots';
 
 describe("a run's settings", () => {

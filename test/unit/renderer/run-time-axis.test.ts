@@ -2,7 +2,7 @@
 // worker whose part ended early gets a mark on its chart where it failed or left.
 import { describe, expect, it } from 'vitest';
 import type { RunWorkerRow } from '../../../src-shared/training';
-import { runTimeRange, workerEndMark } from '../../../src-renderer/charts/run-time-axis';
+import { runTimeRange, workerEndMark } from '../../../src-renderer/features/runs/charts/run-time-axis';
 import { xyChart } from '../../../src-renderer/charts/xy-chart-model';
 import { runSnapshot } from '../helpers/snapshots';
 

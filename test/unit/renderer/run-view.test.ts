@@ -3,10 +3,10 @@
 // worker, output lines prefixed per machine as they stream, coloured and filtered, and the form kept across views.
 import { describe, expect, it } from 'vitest';
 import type { RunSnapshot, WorkerSnapshot } from '../../../src-shared/training';
-import { etaMs, pushRateSample, runOutcome, runWorkerLines, silenceSentence, silentMembers, stepLine, type RateSample } from '../../../src-renderer/components/run-health';
-import { colourOutput, filterOutput, logFileName, outputNodes } from '../../../src-renderer/components/run-output-format';
-import * as R from '../../../src-renderer/store/runs';
-import { emptyRunForm, editRunForm, fieldsFromSpec, fillRunForm } from '../../../src-renderer/store/run-form';
+import { etaMs, pushRateSample, runOutcome, runWorkerLines, silenceSentence, silentMembers, stepLine, type RateSample } from '../../../src-renderer/features/runs/run-health';
+import { colourOutput, filterOutput, logFileName, outputNodes } from '../../../src-renderer/features/runs/output/run-output-format';
+import * as R from '../../../src-renderer/features/runs/runs-slice';
+import { emptyRunForm, editRunForm, fieldsFromSpec, fillRunForm } from '../../../src-renderer/features/runs/start/run-form';
 import { initialState } from '../../../src-renderer/store/state';
 import { runSnapshot, workerSnapshot } from '../helpers/snapshots';
 

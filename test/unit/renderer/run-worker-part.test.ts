@@ -3,9 +3,9 @@
 // generation, not the "0 (min 1)" an ended run has now.
 import { describe, expect, it } from 'vitest';
 import type { RunSnapshot, RunWorkerRow } from '../../../src-shared/training';
-import { runOutcome, runWorkerLines, stepLine } from '../../../src-renderer/components/run-health';
+import { runOutcome, runWorkerLines, stepLine } from '../../../src-renderer/features/runs/run-health';
 import { formatRunsTable } from '../../../src-main/cli/commands/runs/run-format';
-import { heartbeatCell, workerPartBadge, workersStat } from '../../../src-renderer/components/run-worker-part';
+import { heartbeatCell, workerPartBadge, workersStat } from '../../../src-renderer/features/runs/run-worker-part';
 import { runSnapshot, workerSnapshot } from '../helpers/snapshots';
 
 const NOW = 10_000_000;

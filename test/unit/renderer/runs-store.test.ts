@@ -4,10 +4,10 @@
 import { describe, expect, it } from 'vitest';
 import type { GpuShareApi } from '../../../src-shared/ipc';
 import type { RunSnapshot } from '../../../src-shared/training';
-import { activitiesOf, cardActivity } from '../../../src-renderer/store/activity';
+import { activitiesOf, cardActivity } from '../../../src-renderer/features/workers/activity';
 import { createAppStore } from '../../../src-renderer/store/app-store';
-import { createRunCommands } from '../../../src-renderer/store/run-commands';
-import { memberLabel, runListLine, runMembers, selectedRun, setRuns, splitRuns, upsertRun } from '../../../src-renderer/store/runs';
+import { createRunCommands } from '../../../src-renderer/features/runs/run-commands';
+import { memberLabel, runListLine, runMembers, selectedRun, setRuns, splitRuns, upsertRun } from '../../../src-renderer/features/runs/runs-slice';
 import { initialState } from '../../../src-renderer/store/state';
 import { runSnapshot, workerSnapshot } from '../helpers/snapshots';
 

@@ -5,7 +5,7 @@ import type { HardwareSnapshot } from '../../../src-shared/hardware';
 import type { ClusterState, ImportResult } from '../../../src-shared/ipc';
 import type { CoordinatorEvent, RunSnapshot, ShardMap, UserNotification, WorkerSnapshot } from '../../../src-shared/training';
 import * as A from '../../../src-renderer/store/actions';
-import * as R from '../../../src-renderer/store/runs';
+import * as R from '../../../src-renderer/features/runs/runs-slice';
 import { initialState, type AppState } from '../../../src-renderer/store/state';
 import {
   clusterLevelWarnings,

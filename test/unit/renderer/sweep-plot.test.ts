@@ -1,8 +1,8 @@
 // The sweep as a plot (issue 25): a point per job with both values, ordered by the hyper value, the best job the
 // lowest of an error-like metric and the highest of any other.
 import { describe, expect, it } from 'vitest';
-import { plotAxes, sweepPlot } from '../../../src-renderer/store/sweep-plot';
-import type { SweepColumn, SweepRow } from '../../../src-renderer/store/sweep-table';
+import { plotAxes, sweepPlot } from '../../../src-renderer/features/jobs/sweep/sweep-plot-model';
+import type { SweepColumn, SweepRow } from '../../../src-renderer/features/jobs/sweep/sweep-table';
 
 const col = (key: string): SweepColumn => ({ key, label: key.replace(/^\w+:/, ''), kind: 'number' });
 const row = (name: string, lr: number | string | null, evalLoss: number | null, accuracy: number | null): SweepRow => ({

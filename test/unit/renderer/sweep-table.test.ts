@@ -1,6 +1,6 @@
 /** The Jobs view's sweep comparison: columns from the jobs' hyper values and metrics, durations, sorting with empties last. */
 import { describe, expect, it } from 'vitest';
-import { nextSort, sortSweepRows, sweepColumns, sweepRows } from '../../../src-renderer/store/sweep-table';
+import { nextSort, sortSweepRows, sweepColumns, sweepRows } from '../../../src-renderer/features/jobs/sweep/sweep-table';
 import { jobSnapshot, NOW } from '../cli/jobs-fixtures';
 import { jobSpec } from '../state/jobs-fixtures';
 

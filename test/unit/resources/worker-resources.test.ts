@@ -4,7 +4,7 @@
 // page keeps a bounded history per worker and draws a member's four percentages over the GPUs it holds.
 import { describe, expect, it } from 'vitest';
 import { ResourceSampler } from '../../../src-main/agent/resource-sampler';
-import { memberSeries, recordWorkers } from '../../../src-renderer/charts/resource-history';
+import { memberSeries, recordWorkers } from '../../../src-renderer/features/runs/charts/resource-history';
 import type { HardwareSnapshot } from '../../../src-shared/hardware';
 import { appendResources, cpuBusyPct, MAX_RESOURCE_SAMPLES, resourcesFromSnapshot, workerResourcesSchema, type WorkerResourcesSample } from '../../../src-shared/resources/worker-resources';
 import { heartbeatRequestSchema } from '../../../src-shared/worker-protocol';

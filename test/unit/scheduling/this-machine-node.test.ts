@@ -10,7 +10,7 @@ import { parseClusterYaml } from '../../../src-shared/cluster/parse';
 import type { ClusterConfig } from '../../../src-shared/cluster/types';
 import { workerActivities } from '../../../src-shared/nodes/activity';
 import { nodeCapacities } from '../../../src-shared/scheduling/capacity';
-import { headerCapacity } from '../../../src-renderer/store/node-status';
+import { headerCapacity } from '../../../src-renderer/features/nodes/node-status';
 import { placementRound } from '../../../src-main/core/jobs/job-placement-round';
 import type { JobRow } from '../../../src-main/core/state/job-rows';
 import { workerSnapshot } from '../helpers/snapshots';

@@ -1,8 +1,8 @@
 // Issue 17 defect 14: one step convention everywhere — steps done. A 300-step run's last progress line says
 // step 299; the page, the finished toast, `runs list`, `runs show` and a job's progress all say 300 of 300.
 import { describe, expect, it } from 'vitest';
-import { stepLine } from '../../../src-renderer/components/run-health';
-import { jobProgress } from '../../../src-renderer/components/job-format';
+import { stepLine } from '../../../src-renderer/features/runs/run-health';
+import { jobProgress } from '../../../src-renderer/features/jobs/job-format';
 import { formatRunDetail, formatRunsTable } from '../../../src-main/cli/commands/runs/run-format';
 import { Harness } from '../coordinator/harness';
 import { runSnapshot } from '../helpers/snapshots';
