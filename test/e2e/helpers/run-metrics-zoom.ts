@@ -1,5 +1,5 @@
 /**
- * Issue 25, "Any metric" and "zoom on every chart", checked on a run page in Chromium (run-time-axis.test.ts
+ * Issue 25, "Any metric" and "zoom on every chart", checked on a run page in Chromium (run-pages.test.ts
  * runs it on its run, whose trainer prints `lr` on each of its 30 lines and `eval_loss` every 10 steps): both are
  * charted with a picker of their names and are in `runs show --json`; dragging across a chart zooms it to that
  * range, the Reset button (reached by the keyboard) and a double-click show all of it again. Screenshots at 1280

@@ -1,14 +1,18 @@
-// Issue 25 item 9 in Chromium against `gpu-share serve` with its own worker (three fake GPUs): a run's charts over
-// time share one axis, the run's start to its end — each worker's resources chart used to begin at its own first
-// heartbeat sample and end at its last, so the same x stood for different moments on the samples/s chart above it —
-// and a worker whose part ended early (here: its trainer failed after ~6 s, no restarts) is marked on its chart
-// where it failed, with the words in the mark's title and under the chart. Screenshots at 1280 and 900 px.
-// The same run's other numbers (issue 25, "Any metric") and the zoom of every chart: helpers/run-metrics-zoom.ts.
+// A run's pages in Chromium against one `gpu-share serve` with its own worker (three fake GPUs), each part its own
+// describe on the one served app (a file of its own paid ~5 s for serve and Chromium):
+// - Issue 25 item 9: a run's charts over time share one axis, the run's start to its end — each worker's resources
+//   chart used to begin at its own first heartbeat sample and end at its last, so the same x stood for different
+//   moments on the samples/s chart above it — and a worker whose part ended early (here: its trainer failed after
+//   ~6 s, no restarts) is marked on its chart where it failed, with the words in the mark's title and under the
+//   chart. Screenshots at 1280 and 900 px. The same run's other numbers (issue 25, "Any metric") and the zoom of
+//   every chart: helpers/run-metrics-zoom.ts.
+// - Issue 25, "compare runs": tags, search and filter, and runs compared side by side: helpers/runs-compare.ts.
 import { describe, expect, it } from 'vitest';
 import type { RunSnapshot } from '../../src-shared/training';
 import { gpuShareCli, gpuShareOut, openApp, screenshot } from './helpers/app';
 import { browser, dataDir, serve, useServedApp } from './helpers/served-app';
 import { checkMetricsAndZoom } from './helpers/run-metrics-zoom';
+import { describeRunsCompare } from './helpers/runs-compare';
 
 // About 6 s of training (a progress line every 0.2 s, with `lr` and every 10 steps `eval_loss`), then the trainer fails.
 const TRAINER = `
@@ -24,7 +28,7 @@ sys.exit(1)
 const THROUGHPUT = '[data-testid="throughput-chart"]';
 const RESOURCES = '[data-testid="run-resources"] .member-resources .xy-chart';
 
-useServedApp({ dirPrefix: 'gpu-share-e2e-run-time-axis-', window: { width: 1280, height: 900 } });
+useServedApp({ dirPrefix: 'gpu-share-e2e-run-pages-', window: { width: 1280, height: 900 } });
 
 let ran: Promise<RunSnapshot> | null = null;
 /** The run both cases look at, started once. */
@@ -75,3 +79,5 @@ describe("a run's time axis", () => {
     await checkMetricsAndZoom(browser, serve.url, await failedRun());
   }, 180_000);
 });
+
+describeRunsCompare();
