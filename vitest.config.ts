@@ -54,6 +54,9 @@ export default defineConfig({
           include: ['test/e2e/**/*.test.ts'],
           testTimeout: 180_000,
           hookTimeout: 120_000,
+          // Not beside the integration files either: 8 e2e files alone on this 2-core machine at load 15–18 (other
+          // work) took 696 s and run-flow (its live output) and expected-tracebacks (a worker ready within 60 s)
+          // failed; an integration file's torch training at the same time would only add to that load.
           fileParallelism: false,
         },
       },
