@@ -15,9 +15,9 @@
  */
 import http from 'node:http';
 import type { NodeIdentity } from '../src-main/agent/node-identity';
-import { fingerprintOf } from '../src-main/core/coordinator/node-keys';
+import { fingerprintOf } from '../src-main/core/coordinator/membership/node-keys';
 import { startCoordinatorHttp } from '../src-main/core/api/coordinator-http';
-import { CoordinatorService } from '../src-main/core/coordinator/coordinator-service';
+import { CoordinatorService } from '../src-main/core/coordinator/service/coordinator-service';
 import { systemClock } from '../src-main/platform/ports';
 import { generateToken } from '../src-main/platform/tokens';
 import { apiPaths } from '../src-shared/worker-protocol';

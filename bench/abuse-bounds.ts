@@ -17,7 +17,7 @@
  */
 import { startCoordinatorHttp } from '../src-main/core/api/coordinator-http';
 import { generateToken } from '../src-main/platform/tokens';
-import { CoordinatorService } from '../src-main/core/coordinator/coordinator-service';
+import { CoordinatorService } from '../src-main/core/coordinator/service/coordinator-service';
 import { systemClock } from '../src-main/platform/ports';
 import { apiPaths } from '../src-shared/worker-protocol';
 import { awaitingFlood } from './abuse-awaiting-flood';

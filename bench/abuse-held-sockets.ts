@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startCoordinatorHttp } from '../src-main/core/api/coordinator-http';
-import { CoordinatorService } from '../src-main/core/coordinator/coordinator-service';
+import { CoordinatorService } from '../src-main/core/coordinator/service/coordinator-service';
 import type { AppCore } from '../src-main/app/app-core-types';
 import { startHeadlessServer } from '../src-main/headless/headless-server';
 import { systemClock } from '../src-main/platform/ports';

@@ -18,7 +18,7 @@ import Database from 'better-sqlite3';
 import { startCoordinatorHttp, type CoordinatorHttp } from '../src-main/core/api/coordinator-http';
 import type { SignatureChecker } from '../src-main/core/api/request-signature';
 import { generateToken } from '../src-main/platform/tokens';
-import { CoordinatorService } from '../src-main/core/coordinator/coordinator-service';
+import { CoordinatorService } from '../src-main/core/coordinator/service/coordinator-service';
 import { restoreCoordinator } from '../src-main/core/coordinator-persistence';
 import { openStateDb } from '../src-main/core/state';
 import { systemClock } from '../src-main/platform/ports';

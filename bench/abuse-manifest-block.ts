@@ -14,7 +14,7 @@ import path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { startCoordinatorHttp } from '../src-main/core/api/coordinator-http';
 import { generateToken } from '../src-main/platform/tokens';
-import { CoordinatorService } from '../src-main/core/coordinator/coordinator-service';
+import { CoordinatorService } from '../src-main/core/coordinator/service/coordinator-service';
 import { ArtifactStore } from '../src-main/core/jobs/artifact-store';
 import { JobService } from '../src-main/core/jobs/job-service';
 import { openStateDb } from '../src-main/core/state/index';

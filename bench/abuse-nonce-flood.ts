@@ -14,7 +14,7 @@ import { sha256Hex, signatureHeaders } from '../src-main/agent/request-signer';
 import { startCoordinatorHttp } from '../src-main/core/api/coordinator-http';
 import type { SignatureChecker } from '../src-main/core/api/request-signature';
 import { generateToken } from '../src-main/platform/tokens';
-import { CoordinatorService } from '../src-main/core/coordinator/coordinator-service';
+import { CoordinatorService } from '../src-main/core/coordinator/service/coordinator-service';
 import { systemClock } from '../src-main/platform/ports';
 import { apiPaths, SESSION_HEADER, type JoinRequest } from '../src-shared/worker-protocol';
 import { answered, collect, joinsLookLikeLan, rssMb, runAttacker, runMain, startedAs } from './lib/abuse-harness';

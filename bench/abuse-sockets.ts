@@ -15,7 +15,7 @@ import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { startCoordinatorHttp, type CoordinatorHttp } from '../src-main/core/api/coordinator-http';
 import { generateToken } from '../src-main/platform/tokens';
-import { CoordinatorService } from '../src-main/core/coordinator/coordinator-service';
+import { CoordinatorService } from '../src-main/core/coordinator/service/coordinator-service';
 import { systemClock } from '../src-main/platform/ports';
 import { apiPaths } from '../src-shared/worker-protocol';
 import { runMain, startedAs } from './lib/abuse-harness';

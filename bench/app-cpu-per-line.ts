@@ -7,8 +7,8 @@
  */
 import { ReportQueue } from '../src-main/agent/report-queue';
 import { parseProgressLines, type TrainerProgressLine } from '../src-main/platform/runs/progress-line';
-import { RunOutputLog } from '../src-main/core/coordinator/run-output-log';
-import { RunTelemetry } from '../src-main/core/coordinator/run-telemetry';
+import { RunOutputLog } from '../src-main/core/coordinator/runs/run-output-log';
+import { RunTelemetry } from '../src-main/core/coordinator/runs/run-telemetry';
 import { reportRequestSchema, type Report } from '../src-shared/worker-protocol';
 import type { ProgressPoint } from '../src-shared/runs/progress-report';
 import { intFlag } from './lib/flags';

@@ -17,7 +17,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { startCoordinatorHttp } from '../src-main/core/api/coordinator-http';
 import { generateToken } from '../src-main/platform/tokens';
-import { CoordinatorService } from '../src-main/core/coordinator/coordinator-service';
+import { CoordinatorService } from '../src-main/core/coordinator/service/coordinator-service';
 import { systemClock } from '../src-main/platform/ports';
 import { apiPaths, JOIN_CHALLENGE_HEADER, JOIN_PROOF_HEADER, runSpecSchema, SESSION_HEADER, type HeartbeatResponse, type JoinResponse } from '../src-shared/worker-protocol';
 import { joinKey, joinNonce, joinTranscript, tokenId, transcriptCert, workerProof } from '../src-main/platform/join-proof';

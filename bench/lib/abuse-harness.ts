@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
-import type { CoordinatorService } from '../../src-main/core/coordinator/coordinator-service';
+import type { CoordinatorService } from '../../src-main/core/coordinator/service/coordinator-service';
 
 export const MB = 1024 * 1024;
 

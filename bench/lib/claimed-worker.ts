@@ -12,7 +12,7 @@ import { CoordinatorClient } from '../../src-main/agent/coordinator-client';
 import { joinOnce } from '../../src-main/agent/join-coordinator';
 import type { NodeIdentity } from '../../src-main/agent/node-identity';
 import { startCoordinatorHttp } from '../../src-main/core/api/coordinator-http';
-import { CoordinatorService } from '../../src-main/core/coordinator/coordinator-service';
+import { CoordinatorService } from '../../src-main/core/coordinator/service/coordinator-service';
 import { ArtifactStore, type ArtifactStoreOptions } from '../../src-main/core/jobs/artifact-store';
 import { JobService } from '../../src-main/core/jobs/job-service';
 import { openStateDb } from '../../src-main/core/state/index';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startCoordinatorHttp, type CoordinatorHttp } from '../../src-main/core/api/coordinator-http';
-import { CoordinatorService } from '../../src-main/core/coordinator/coordinator-service';
+import { CoordinatorService } from '../../src-main/core/coordinator/service/coordinator-service';
 import { descendantPids } from '../../src-main/platform/hardware/process-tree';
 import { systemClock } from '../../src-main/platform/ports';
 import { runSpecSchema } from '../../src-shared/worker-protocol';

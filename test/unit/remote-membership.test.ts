@@ -13,7 +13,7 @@ import { loadOrCreateTlsIdentity, type TlsIdentity } from '../../src-main/platfo
 import { generateToken } from '../../src-main/platform/tokens';
 import { createAppCore } from '../../src-main/app/app-core';
 import type { AppCore } from '../../src-main/app/app-core-types';
-import { CoordinatorService } from '../../src-main/core/coordinator/coordinator-service';
+import { CoordinatorService } from '../../src-main/core/coordinator/service/coordinator-service';
 import { dispatchRequest } from '../../src-main/app/ipc-dispatch';
 import { systemClock } from '../../src-main/platform/ports';
 import { nodePtySpawner } from '../../src-main/platform/pty/node-pty-spawner';

@@ -17,9 +17,9 @@ import type { UserNotification, WorkerSnapshot } from '../../../src-shared/train
 import { deleteEndedJob, lastPrintedLine, recordJobMetrics, stateWithMetrics, withMetrics } from './job-results';
 import { tellCancelled, tellFailed, tellFinished, tellStarted, tellSubmitted, type JobEventSink } from './job-events';
 import type { Clock } from '../../platform/ports';
-import { ApiProblem } from '../coordinator/api-problem';
-import type { CoordinatorService } from '../coordinator/coordinator-service';
-import type { JobCapacity } from '../coordinator/job-hooks';
+import { ApiProblem } from '../coordinator/common/api-problem';
+import type { CoordinatorService } from '../coordinator/service/coordinator-service';
+import type { JobCapacity } from '../coordinator/common/job-hooks';
 import { nodeCapacities } from '../../../src-shared/scheduling/capacity';
 import type { StateDb } from '../state/state-db';
 import type { JobRow, TimedJobOutput } from '../state/jobs-repo';

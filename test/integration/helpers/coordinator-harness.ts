@@ -6,7 +6,7 @@
 import { performance } from 'node:perf_hooks';
 import { startCoordinatorHttp, type CoordinatorHttp } from '../../../src-main/core/api/coordinator-http';
 import { generateToken } from '../../../src-main/platform/tokens';
-import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
+import { CoordinatorService } from '../../../src-main/core/coordinator/service/coordinator-service';
 import { systemClock } from '../../../src-main/platform/ports';
 import type { CoordinatorEvent, RunSnapshot, UserNotification } from '../../../src-shared/training';
 import { apiPaths, type RunSpecInput } from '../../../src-shared/worker-protocol';

@@ -2,7 +2,7 @@
 // minute, answered to the operator token only; 404 from a coordinator started without the history.
 import { afterEach, describe, expect, it } from 'vitest';
 import { startCoordinatorHttp, type CoordinatorHttp } from '../../../src-main/core/api/coordinator-http';
-import { ClusterHistoryBook } from '../../../src-main/core/coordinator/cluster-history-book';
+import { ClusterHistoryBook } from '../../../src-main/core/coordinator/service/cluster-history-book';
 import { workerApi } from '../../../src-shared/worker-api';
 import { Harness } from '../coordinator/harness';
 

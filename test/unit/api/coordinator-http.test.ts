@@ -3,7 +3,7 @@ import net from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_BODY_BYTES, startCoordinatorHttp, type CoordinatorHttp } from '../../../src-main/core/api/coordinator-http';
 import { generateToken, tokensEqual } from '../../../src-main/platform/tokens';
-import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
+import { CoordinatorService } from '../../../src-main/core/coordinator/service/coordinator-service';
 import { apiPaths, heartbeatResponseSchema, joinResponseSchema, SESSION_HEADER, type JoinRequest } from '../../../src-shared/worker-protocol';
 import { FakeClock } from '../coordinator/fake-clock';
 import { joinProofHeaders } from './join-proof-client';

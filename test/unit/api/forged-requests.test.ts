@@ -2,7 +2,7 @@
 // the two-machines issue is refused over the real HTTP API, and the victim is left as it was.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startCoordinatorHttp, type CoordinatorHttp } from '../../../src-main/core/api/coordinator-http';
-import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
+import { CoordinatorService } from '../../../src-main/core/coordinator/service/coordinator-service';
 import { apiPaths, joinResponseSchema, SESSION_HEADER, type JoinRequest } from '../../../src-shared/worker-protocol';
 import { FakeClock } from '../coordinator/fake-clock';
 import { joinProofHeaders } from './join-proof-client';

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { JoinRateLimit } from '../../../src-main/core/api/join-rate-limit';
 import { addressKey, isLoopbackAddress } from '../../../src-main/platform/net/address-key';
-import { ApiProblem } from '../../../src-main/core/coordinator/api-problem';
+import { ApiProblem } from '../../../src-main/core/coordinator/common/api-problem';
 
 describe('JoinRateLimit', () => {
   it('lets a burst of 20 requests (10 joins) through, then 4 a second, saying when to try again', () => {

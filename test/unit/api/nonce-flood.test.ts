@@ -3,7 +3,7 @@
 import { generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { SignatureChecker, sha256Hex, type RequestToCheck } from '../../../src-main/core/api/request-signature';
-import { ApiProblem } from '../../../src-main/core/coordinator/api-problem';
+import { ApiProblem } from '../../../src-main/core/coordinator/common/api-problem';
 import { SIGNATURE_WINDOW_MS, signedRequestText } from '../../../src-shared/worker-protocol';
 
 interface Key {

@@ -1,7 +1,7 @@
 // The operator's read endpoints the headless CLI and Prometheus use, on a real server: one run, its output, metrics.
 import { afterEach, describe, expect, it } from 'vitest';
 import { startCoordinatorHttp, type CoordinatorHttp, type CoordinatorHttpOptions } from '../../../src-main/core/api/coordinator-http';
-import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
+import { CoordinatorService } from '../../../src-main/core/coordinator/service/coordinator-service';
 import { PROMETHEUS_CONTENT_TYPE, workerApi } from '../../../src-shared/worker-api';
 import { apiPaths } from '../../../src-shared/worker-protocol';
 import { FakeClock } from '../coordinator/fake-clock';

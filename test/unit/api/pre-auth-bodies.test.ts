@@ -6,7 +6,7 @@ import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startCoordinatorHttp, type CoordinatorHttp, type CoordinatorHttpOptions } from '../../../src-main/core/api/coordinator-http';
 import { servedFirstByCluster } from '../../../src-main/core/api/served-first';
-import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
+import { CoordinatorService } from '../../../src-main/core/coordinator/service/coordinator-service';
 import { apiPaths } from '../../../src-shared/worker-protocol';
 import { FakeClock } from '../coordinator/fake-clock';
 

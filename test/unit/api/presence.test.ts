@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startCoordinatorHttp, type CoordinatorHttp } from '../../../src-main/core/api/coordinator-http';
-import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
+import { CoordinatorService } from '../../../src-main/core/coordinator/service/coordinator-service';
 import { systemClock } from '../../../src-main/platform/ports';
 import { apiPaths, PRESENCE_CLOSE, PRESENCE_POKE, SESSION_HEADER, type JoinResponse } from '../../../src-shared/worker-protocol';
 

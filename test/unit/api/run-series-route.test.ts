@@ -2,7 +2,7 @@
 // heartbeats (run-series-book.ts), so a page reloaded mid-run draws them again; non-members are not kept.
 import { afterEach, describe, expect, it } from 'vitest';
 import { startCoordinatorHttp, type CoordinatorHttp } from '../../../src-main/core/api/coordinator-http';
-import { MAX_SERIES_RUNS, RunSeriesBook } from '../../../src-main/core/coordinator/run-series-book';
+import { MAX_SERIES_RUNS, RunSeriesBook } from '../../../src-main/core/coordinator/runs/run-series-book';
 import { workerApi } from '../../../src-shared/worker-api';
 import type { RunSnapshot } from '../../../src-shared/training';
 import { Harness, type SimWorker } from '../coordinator/harness';

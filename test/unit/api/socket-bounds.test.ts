@@ -12,7 +12,7 @@ import { CoordinatorClient } from '../../../src-main/agent/coordinator-client';
 import { joinOnce, JoinError } from '../../../src-main/agent/join-coordinator';
 import { startCoordinatorHttp, type CoordinatorHttp, type CoordinatorHttpOptions } from '../../../src-main/core/api/coordinator-http';
 import { loadOrCreateTlsIdentity } from '../../../src-main/platform/tls-identity';
-import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
+import { CoordinatorService } from '../../../src-main/core/coordinator/service/coordinator-service';
 import { apiPaths } from '../../../src-shared/worker-protocol';
 import { FakeClock } from '../coordinator/fake-clock';
 import { dripper, holdsWithin } from '../helpers/dripping-socket';

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { EventMethod, EventPayloads } from '../../../src-shared/ipc';
 import type { LinkMeasurement } from '../../../src-shared/links/link-matrix';
-import type { CoordinatorChange } from '../../../src-main/core/coordinator/coordinator-service';
+import type { CoordinatorChange } from '../../../src-main/core/coordinator/service/coordinator-service';
 import { createLinksFeature } from '../../../src-main/app/links-feature';
 
 const l = (mbps: number | null, at = 1): LinkMeasurement => ({ fromId: 1, toId: 2, from: 'alpha', to: 'beta', mbps, rttMs: 0.4, measuredAt: at });

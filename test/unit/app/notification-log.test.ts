@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { createIdentityFeature } from '../../../src-main/app/identity-feature';
 import { MAX_KEPT, NotificationLog, NOTIFICATIONS_KEY } from '../../../src-main/app/notification-log';
-import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
+import { CoordinatorService } from '../../../src-main/core/coordinator/service/coordinator-service';
 import type { NodeIdentity } from '../../../src-main/agent/node-identity';
 import { sha256Hex, signatureHeaders } from '../../../src-main/agent/request-signer';
 import { SIGNATURE_HEADERS } from '../../../src-shared/worker-protocol';

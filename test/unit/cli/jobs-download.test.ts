@@ -18,7 +18,7 @@ import type { JobsState } from '../../../src-shared/jobs/types';
 import { cli } from './helpers';
 import { artifactSnapshot, jobSnapshot, sha } from './jobs-fixtures';
 import { handMadeTarGz, tarballOf } from '../jobs/hand-made-tar';
-import { isApiProblem } from '../../../src-main/core/coordinator/api-problem';
+import { isApiProblem } from '../../../src-main/core/coordinator/common/api-problem';
 import { DOWNLOAD_ANSWER_MS, OperatorClient } from '../../../src-main/cli/operator/operator-client';
 import { OperatorFailure } from '../../../src-main/cli/operator/operator-failure';
 import { saveArtifact } from '../../../src-main/cli/commands/jobs/artifact-download';

@@ -10,7 +10,7 @@ import { readCoordinatorRecord, removeCoordinatorRecord, writeCoordinatorRecord 
 import { resolveOperatorTarget } from '../../../src-main/cli/operator/operator-target';
 import { startCoordinatorHttp, type CoordinatorHttp } from '../../../src-main/core/api/coordinator-http';
 import { loadOrCreateTlsIdentity, type TlsIdentity } from '../../../src-main/platform/tls-identity';
-import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
+import { CoordinatorService } from '../../../src-main/core/coordinator/service/coordinator-service';
 import { FakeClock } from '../coordinator/fake-clock';
 import { cli } from './helpers';
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { CLUSTER_HISTORY_KEPT_MS, CLUSTER_HISTORY_STEP_MS } from '../../../src-shared/cluster/cluster-history';
 import type { WorkerResourcesSample } from '../../../src-shared/resources/worker-resources';
 import type { WorkerSnapshot } from '../../../src-shared/training';
-import { ClusterHistoryBook } from '../../../src-main/core/coordinator/cluster-history-book';
+import { ClusterHistoryBook } from '../../../src-main/core/coordinator/service/cluster-history-book';
 
 const T0 = Date.UTC(2026, 11, 7, 12, 0, 0);
 const sample = (at: number, cpuPct: number, gpus: WorkerResourcesSample['gpus'] = []): WorkerResourcesSample => ({ at, cpuPct, ramUsedMb: 1000, ramTotalMb: 4000, gpus });

@@ -4,7 +4,7 @@
  * link matrix changes the strategy at the next generation.
  */
 import { describe, expect, it } from 'vitest';
-import type { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
+import type { CoordinatorService } from '../../../src-main/core/coordinator/service/coordinator-service';
 import { Harness, type SimWorker } from './harness';
 
 function measure(svc: CoordinatorService, h: Harness, ws: SimWorker[], mbps: (a: string, b: string) => number): void {

@@ -2,7 +2,7 @@
 // always trains on active workers only, with disjoint and complete shards.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ApiProblem } from '../../../src-main/core/coordinator/coordinator-service';
+import { ApiProblem } from '../../../src-main/core/coordinator/service/coordinator-service';
 import { Harness, SimWorker } from './harness';
 
 type Op =

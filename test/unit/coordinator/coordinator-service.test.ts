@@ -1,6 +1,6 @@
 // The coordinator service on a fake clock: generations, failures, pause/resume, restarts, drain, finish.
 import { describe, expect, it } from 'vitest';
-import { ApiProblem, START_TIMEOUT_MS } from '../../../src-main/core/coordinator/coordinator-service';
+import { ApiProblem, START_TIMEOUT_MS } from '../../../src-main/core/coordinator/service/coordinator-service';
 import type { Instruction } from '../../../src-shared/worker-protocol';
 import { Harness } from './harness';
 

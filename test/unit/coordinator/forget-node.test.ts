@@ -1,8 +1,8 @@
 // Issue 25, housekeeping: an offline worker can be forgotten — its rows go from the list and from state.db, so it
 // stays gone after a restart — while one online, or a member of a live run, is refused saying why and what to do.
 import { describe, expect, it } from 'vitest';
-import { forgetNode } from '../../../src-main/core/coordinator/forget-node';
-import type { ApiProblem } from '../../../src-main/core/coordinator/api-problem';
+import { forgetNode } from '../../../src-main/core/coordinator/membership/forget-node';
+import type { ApiProblem } from '../../../src-main/core/coordinator/common/api-problem';
 import { runSnapshot, workerSnapshot } from '../helpers/snapshots';
 import { restartable } from './restartable';
 

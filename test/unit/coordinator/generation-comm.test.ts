@@ -4,10 +4,10 @@
  * best-connected member, and a changed link matrix changes the next generation's decision.
  */
 import { describe, expect, it } from 'vitest';
-import { recheckComm } from '../../../src-main/core/coordinator/generation-comm';
-import { launchGeneration, type GenerationLauncher } from '../../../src-main/core/coordinator/generation-launch';
-import type { RunApplierDeps } from '../../../src-main/core/coordinator/run-applier';
-import { newRunRecord, runSnapshot, type RunRecord } from '../../../src-main/core/coordinator/run-record';
+import { recheckComm } from '../../../src-main/core/coordinator/runs/generation-comm';
+import { launchGeneration, type GenerationLauncher } from '../../../src-main/core/coordinator/runs/generation-launch';
+import type { RunApplierDeps } from '../../../src-main/core/coordinator/runs/run-applier';
+import { newRunRecord, runSnapshot, type RunRecord } from '../../../src-main/core/coordinator/runs/run-record';
 import type { LinkMeasurement } from '../../../src-shared/links/link-matrix';
 import { runSpecSchema, type LaunchPlan, type RunSpecInput } from '../../../src-shared/worker-protocol';
 

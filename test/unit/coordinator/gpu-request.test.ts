@@ -1,6 +1,6 @@
 /** "Use GPUs" on a cluster without a GPU is refused at the start; a GPU run that trained on the CPU ends saying so. */
 import { describe, expect, it } from 'vitest';
-import { ApiProblem } from '../../../src-main/core/coordinator/coordinator-service';
+import { ApiProblem } from '../../../src-main/core/coordinator/service/coordinator-service';
 import { noGpuReason } from '../../../src-shared/runs/gpu-request';
 import { Harness } from './harness';
 

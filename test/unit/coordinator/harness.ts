@@ -1,5 +1,5 @@
 /** A coordinator on a fake clock, and simulated agents that join, heartbeat and report as the real one does. */
-import { CoordinatorService, type CoordinatorChange } from '../../../src-main/core/coordinator/coordinator-service';
+import { CoordinatorService, type CoordinatorChange } from '../../../src-main/core/coordinator/service/coordinator-service';
 import type { RunSpec } from '../../../src-shared/training';
 import { runSpecSchema, type Instruction, type LaunchPlan, type Progress, type ReattachClaim, type RunSpecInput } from '../../../src-shared/worker-protocol';
 import { FakeClock } from './fake-clock';

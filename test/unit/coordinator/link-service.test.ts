@@ -1,6 +1,6 @@
 /** The coordinator wires the survey: a worker's probe port from its join, probes on activation, links reports, forgetting on leave, /metrics. */
 import { describe, expect, it } from 'vitest';
-import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
+import { CoordinatorService } from '../../../src-main/core/coordinator/service/coordinator-service';
 import { linkFamilies } from '../../../src-main/core/metrics/link-metrics';
 import { renderFamilies } from '../../../src-main/core/metrics/exposition';
 import type { Instruction, JoinRequest } from '../../../src-shared/worker-protocol';

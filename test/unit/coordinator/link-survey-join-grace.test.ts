@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Instruction } from '../../../src-shared/worker-protocol';
-import { LinkSurvey, type SurveyWorker } from '../../../src-main/core/coordinator/link-survey';
-import { JOIN_REFUSAL_GRACE_MS, QUIET_RETRY_MS } from '../../../src-main/core/coordinator/join-refusal-grace';
+import { LinkSurvey, type SurveyWorker } from '../../../src-main/core/coordinator/links/link-survey';
+import { JOIN_REFUSAL_GRACE_MS, QUIET_RETRY_MS } from '../../../src-main/core/coordinator/links/join-refusal-grace';
 import { FakeClock } from './fake-clock';
 
 type Measure = Extract<Instruction, { kind: 'measure-links' }>;

@@ -1,8 +1,8 @@
 /** LinkBook (newest per ordered pair, forgets, bounded) and LinkSurvey (what is measured when), on a fake clock. */
 import { describe, expect, it } from 'vitest';
 import type { Instruction } from '../../../src-shared/worker-protocol';
-import { LinkBook } from '../../../src-main/core/coordinator/link-book';
-import { FORMATION_LINK_MAX_AGE_MS, LinkSurvey, MAX_MEASURE_WORKERS, MAX_SCAN_PAIRS, surveyWorkers, type SurveyWorker } from '../../../src-main/core/coordinator/link-survey';
+import { LinkBook } from '../../../src-main/core/coordinator/links/link-book';
+import { FORMATION_LINK_MAX_AGE_MS, LinkSurvey, MAX_MEASURE_WORKERS, MAX_SCAN_PAIRS, surveyWorkers, type SurveyWorker } from '../../../src-main/core/coordinator/links/link-survey';
 import { FakeClock } from './fake-clock';
 
 const link = (fromId: number, toId: number, measuredAt: number, mbps: number | null = 100) => ({ fromId, toId, from: `n${fromId}`, to: `n${toId}`, mbps, rttMs: 1, measuredAt });

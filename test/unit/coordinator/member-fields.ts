@@ -1,5 +1,5 @@
 /** What a join tells membership, for tests that make machines without the service (membership tests). */
-import type { JoinFields } from '../../../src-main/core/coordinator/member-record';
+import type { JoinFields } from '../../../src-main/core/coordinator/membership/member-record';
 
 export function fields(node: string, gpus = 1): JoinFields {
   return {

@@ -2,7 +2,7 @@
 // size, a join is refused only when the cluster's own bound is reached, and then with the cluster's sentence.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ApiProblem } from '../../../src-main/core/coordinator/coordinator-service';
+import { ApiProblem } from '../../../src-main/core/coordinator/service/coordinator-service';
 import { Harness, type SimWorker } from './harness';
 
 type Op =

@@ -2,7 +2,7 @@
 // refuses strangers past it with a sentence that says how to raise it, and the heartbeat timeout is the
 // cluster's (serve --heartbeat-timeout), whatever a run spec says.
 import { describe, expect, it } from 'vitest';
-import { ApiProblem } from '../../../src-main/core/coordinator/coordinator-service';
+import { ApiProblem } from '../../../src-main/core/coordinator/service/coordinator-service';
 import { Harness } from './harness';
 
 function problem(fn: () => unknown): ApiProblem {

@@ -1,8 +1,8 @@
 // Random sequences of what can happen to a cluster; after every step membership's invariants must hold.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { LIVE_STATES } from '../../../src-main/core/coordinator/member-record';
-import { Membership } from '../../../src-main/core/coordinator/membership';
+import { LIVE_STATES } from '../../../src-main/core/coordinator/membership/member-record';
+import { Membership } from '../../../src-main/core/coordinator/membership/membership';
 import { assignShards } from '../../../src-shared/shards';
 import { FakeClock } from './fake-clock';
 import { fields } from './member-fields';

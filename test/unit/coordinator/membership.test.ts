@@ -3,8 +3,8 @@
 // a bound that is the cluster's and never a run's, and the cluster's heartbeat timeout. The seed's run parts
 // (generation, reconfig flag, should_pause, step) moved to the run groups, which test them there.
 import { describe, expect, it } from 'vitest';
-import { LIVE_STATES, type PoolTransition } from '../../../src-main/core/coordinator/member-record';
-import { Membership, type PoolJoinResult } from '../../../src-main/core/coordinator/membership';
+import { LIVE_STATES, type PoolTransition } from '../../../src-main/core/coordinator/membership/member-record';
+import { Membership, type PoolJoinResult } from '../../../src-main/core/coordinator/membership/membership';
 import { assignShards } from '../../../src-shared/shards';
 import type { WorkerState } from '../../../src-shared/training';
 import { FakeClock } from './fake-clock';

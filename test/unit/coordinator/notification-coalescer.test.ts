@@ -1,6 +1,6 @@
 /** A burst of like notifications makes one alert now and one summary later, never one per notification. */
 import { describe, expect, it } from 'vitest';
-import { NotificationCoalescer } from '../../../src-main/core/coordinator/notification-coalescer';
+import { NotificationCoalescer } from '../../../src-main/core/coordinator/service/notification-coalescer';
 import type { UserNotification } from '../../../src-shared/training';
 import { FakeClock } from './fake-clock';
 

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { restoreCoordinator } from '../../../src-main/core/coordinator-persistence';
-import { RunOutputLog } from '../../../src-main/core/coordinator/run-output-log';
+import { RunOutputLog } from '../../../src-main/core/coordinator/runs/run-output-log';
 import { openStateDb, type StateDb } from '../../../src-main/core/state';
 import { storedRun } from '../state/fixtures';
 import { Harness } from './harness';

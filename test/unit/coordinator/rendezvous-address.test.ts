@@ -1,8 +1,8 @@
 // Which address each member is published under and who hosts the c10d store: the rule that makes a run
 // form across machines (a remote member handed 127.0.0.1 dials its own loopback and never trains).
 import { describe, expect, it } from 'vitest';
-import { chooseRendezvous, type MemberAddress } from '../../../src-main/core/coordinator/rendezvous-address';
-import { connectionFacts } from '../../../src-main/core/coordinator/worker-gate';
+import { chooseRendezvous, type MemberAddress } from '../../../src-main/core/coordinator/links/rendezvous-address';
+import { connectionFacts } from '../../../src-main/core/coordinator/membership/worker-gate';
 
 let nextId = 0;
 function member(node: string, remote: string, local: string, rdzvPort = 29400): MemberAddress {

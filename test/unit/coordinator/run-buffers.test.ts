@@ -1,7 +1,7 @@
 // The bounded pieces of a run's record: output log (with text kept across a restart), launch plan.
 import { describe, expect, it, vi } from 'vitest';
-import { buildLaunchPlan, formatEndpoint } from '../../../src-main/core/coordinator/launch-plan';
-import { RunOutputLog } from '../../../src-main/core/coordinator/run-output-log';
+import { buildLaunchPlan, formatEndpoint } from '../../../src-main/core/coordinator/runs/launch-plan';
+import { RunOutputLog } from '../../../src-main/core/coordinator/runs/run-output-log';
 import { runSpecSchema } from '../../../src-shared/worker-protocol';
 
 describe('RunOutputLog', () => {

@@ -10,8 +10,8 @@ import { workerFacts } from '../../../src-main/core/jobs/job-placement-round';
 import { nodeCapacities } from '../../../src-shared/scheduling/capacity';
 import type { Holding } from '../../../src-shared/scheduling/holdings';
 import type { LaunchPlan } from '../../../src-shared/worker-protocol';
-import { MAX_LIVE_RUNS } from '../../../src-main/core/coordinator/run-controller';
-import { isApiProblem } from '../../../src-main/core/coordinator/api-problem';
+import { MAX_LIVE_RUNS } from '../../../src-main/core/coordinator/runs/run-controller';
+import { isApiProblem } from '../../../src-main/core/coordinator/common/api-problem';
 import { Harness, type SimWorker } from './harness';
 
 const starts = (w: SimWorker): LaunchPlan[] => w.received.flatMap((i) => (i.kind === 'start' ? [i.plan] : []));

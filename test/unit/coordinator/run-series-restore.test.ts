@@ -3,7 +3,7 @@
 // at start, and a saved row that is too long is cut to the caps while a damaged one is refused with a line that
 // names the run — never a failed start. Real SQLite files.
 import { describe, expect, it } from 'vitest';
-import { RunSeriesBook, SAVE_POINTS, SERIES_SAVE_MS } from '../../../src-main/core/coordinator/run-series-book';
+import { RunSeriesBook, SAVE_POINTS, SERIES_SAVE_MS } from '../../../src-main/core/coordinator/runs/run-series-book';
 import { runSnapshot, workerSnapshot } from '../helpers/snapshots';
 import { cpuMsOf } from '../helpers/cpu-time';
 import { MAX_SERIES_POINTS, type RunSeries, type ThroughputSeries } from '../../../src-shared/runs/run-series';

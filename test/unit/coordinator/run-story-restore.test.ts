@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { restoreCoordinator, SqliteCoordinatorStore } from '../../../src-main/core/coordinator-persistence';
-import { MAX_RUNS_KEPT } from '../../../src-main/core/coordinator/run-controller';
+import { MAX_RUNS_KEPT } from '../../../src-main/core/coordinator/runs/run-controller';
 import { runSnapshot } from '../helpers/snapshots';
 import { openStateDb, type StateDb } from '../../../src-main/core/state';
 import { Harness } from './harness';

@@ -1,6 +1,6 @@
 /** RunTelemetry.commStats(): what the trainer reported about one step, for the coordinator's comm choice. */
 import { describe, expect, it } from 'vitest';
-import { RunTelemetry } from '../../../src-main/core/coordinator/run-telemetry';
+import { RunTelemetry } from '../../../src-main/core/coordinator/runs/run-telemetry';
 
 const T0 = Date.UTC(2026, 0, 1, 12);
 

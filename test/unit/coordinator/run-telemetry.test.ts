@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { RunLossCurve } from '../../../src-main/core/coordinator/run-loss-curve';
-import { RunTelemetry } from '../../../src-main/core/coordinator/run-telemetry';
+import { RunLossCurve } from '../../../src-main/core/coordinator/runs/run-loss-curve';
+import { RunTelemetry } from '../../../src-main/core/coordinator/runs/run-telemetry';
 
 const T0 = Date.UTC(2026, 0, 1, 12);
 

@@ -4,7 +4,7 @@
  * and the generation fails once more. At most STORE_HANDOVER_MAX_MS: a lost exit report must not hold a run up.
  */
 import { describe, expect, it } from 'vitest';
-import { STORE_HANDOVER_MAX_MS } from '../../../src-main/core/coordinator/store-handover';
+import { STORE_HANDOVER_MAX_MS } from '../../../src-main/core/coordinator/runs/store-handover';
 import type { Instruction } from '../../../src-shared/worker-protocol';
 import { Harness, type SimWorker } from './harness';
 

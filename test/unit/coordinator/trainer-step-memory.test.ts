@@ -1,6 +1,6 @@
 /** TrainerStepMemory: a step remembered per trainer (command line, processes per node, GPUs), bounded, LRU. */
 import { describe, expect, it } from 'vitest';
-import { MAX_REMEMBERED_TRAINERS, TrainerStepMemory } from '../../../src-main/core/coordinator/trainer-step-memory';
+import { MAX_REMEMBERED_TRAINERS, TrainerStepMemory } from '../../../src-main/core/coordinator/runs/trainer-step-memory';
 
 const spec = (command: string[], useGpus = false) => ({ command, nprocPerNode: 1 as const, useGpus });
 

@@ -1,6 +1,6 @@
 // The join gate on its own: what a connection shows, sessions, and name bindings that stay bounded.
 import { describe, expect, it } from 'vitest';
-import { connectionFacts, WorkerGate } from '../../../src-main/core/coordinator/worker-gate';
+import { connectionFacts, WorkerGate } from '../../../src-main/core/coordinator/membership/worker-gate';
 
 const machine = (n: string) => `machine-${n}`.padEnd(24, '0');
 

@@ -2,7 +2,7 @@
 // the app's acceptNodeKey handler on a real state.db.
 import { describe, expect, it } from 'vitest';
 import { createIdentityFeature } from '../../../src-main/app/identity-feature';
-import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
+import { CoordinatorService } from '../../../src-main/core/coordinator/service/coordinator-service';
 import { cli } from '../cli/helpers';
 import { FakeClock } from '../coordinator/fake-clock';
 import { openTemp } from '../state/temp-state';

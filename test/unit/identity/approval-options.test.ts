@@ -3,7 +3,7 @@
 // match the key); and the Workers view's store, which lists only machines awaiting approval.
 import { describe, expect, it } from 'vitest';
 import { parseServeArgs } from '../../../src-main/cli/commands/serve';
-import { NodeKeys } from '../../../src-main/core/coordinator/node-keys';
+import { NodeKeys } from '../../../src-main/core/coordinator/membership/node-keys';
 import { parseShellArgs } from '../../../src-main/electron/shell-args';
 import type { AwaitingMachine } from '../../../src-shared/nodes/awaiting-machine';
 import { applyApprovalState, setAwaiting } from '../../../src-renderer/features/workers/approval';

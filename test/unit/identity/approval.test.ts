@@ -6,9 +6,9 @@ import { describe, expect, it, vi } from 'vitest';
 import { CoordinatorClient } from '../../../src-main/agent/coordinator-client';
 import { JoinError, joinOnce, retryJoin } from '../../../src-main/agent/join-coordinator';
 import type { NodeIdentity } from '../../../src-main/agent/node-identity';
-import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
+import { CoordinatorService } from '../../../src-main/core/coordinator/service/coordinator-service';
 import { restoreCoordinator } from '../../../src-main/core/coordinator-persistence';
-import { fingerprintOf, NodeKeys } from '../../../src-main/core/coordinator/node-keys';
+import { fingerprintOf, NodeKeys } from '../../../src-main/core/coordinator/membership/node-keys';
 import type { SignatureChecker } from '../../../src-main/core/api/request-signature';
 import { apiPaths, type JoinRequest } from '../../../src-shared/worker-protocol';
 import { cli } from '../cli/helpers';
@@ -17,8 +17,8 @@ import { closeTemp, openTemp, tempDataDir } from '../state/temp-state';
 import { JOIN, joinBody, newIdentity, OPERATOR, send, startCoordinator } from './identity-fixture';
 
 const remote = vi.hoisted(() => ({ from: null as string | null }));
-vi.mock('../../../src-main/core/coordinator/worker-gate', async (importOriginal) => {
-  const orig = await importOriginal<typeof import('../../../src-main/core/coordinator/worker-gate')>();
+vi.mock('../../../src-main/core/coordinator/membership/worker-gate', async (importOriginal) => {
+  const orig = await importOriginal<typeof import('../../../src-main/core/coordinator/membership/worker-gate')>();
   return {
     ...orig,
     connectionFacts: (r: string | null | undefined, l: string | null | undefined) =>

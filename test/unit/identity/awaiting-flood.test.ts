@@ -3,9 +3,9 @@
 // list is bounded per address and per /24 and keeps the oldest, and lookalike names (WK1, wk1.) are one name.
 import { describe, expect, it } from 'vitest';
 import { createIdentityFeature } from '../../../src-main/app/identity-feature';
-import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
-import { NodeKeys } from '../../../src-main/core/coordinator/node-keys';
-import { WorkerGate } from '../../../src-main/core/coordinator/worker-gate';
+import { CoordinatorService } from '../../../src-main/core/coordinator/service/coordinator-service';
+import { NodeKeys } from '../../../src-main/core/coordinator/membership/node-keys';
+import { WorkerGate } from '../../../src-main/core/coordinator/membership/worker-gate';
 import type { SignatureChecker } from '../../../src-main/core/api/request-signature';
 import type { NodeIdentity } from '../../../src-main/agent/node-identity';
 import { FakeClock } from '../coordinator/fake-clock';

@@ -6,7 +6,7 @@ import { afterEach } from 'vitest';
 import { loadOrCreateNodeIdentity, type MachineIdentitySource, type NodeIdentity } from '../../../src-main/agent/node-identity';
 import { sha256Hex, signatureHeaders } from '../../../src-main/agent/request-signer';
 import { startCoordinatorHttp, type CoordinatorHttp } from '../../../src-main/core/api/coordinator-http';
-import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
+import { CoordinatorService } from '../../../src-main/core/coordinator/service/coordinator-service';
 import { apiPaths, SESSION_HEADER, type JoinRequest } from '../../../src-shared/worker-protocol';
 import { FakeClock } from '../coordinator/fake-clock';
 import { joinProofHeaders } from '../api/join-proof-client';

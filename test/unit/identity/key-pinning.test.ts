@@ -1,8 +1,8 @@
 // Key pinning: a node that comes back with another key is held back until the person accepts it, and the pin
 // (and a held-back key) outlive a restart of the coordinator because they are kept in state.db.
 import { describe, expect, it } from 'vitest';
-import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
-import { fingerprintOf } from '../../../src-main/core/coordinator/node-keys';
+import { CoordinatorService } from '../../../src-main/core/coordinator/service/coordinator-service';
+import { fingerprintOf } from '../../../src-main/core/coordinator/membership/node-keys';
 import { apiPaths, joinResponseSchema } from '../../../src-shared/worker-protocol';
 import { closeTemp, openTemp, tempDataDir } from '../state/temp-state';
 import { FakeClock } from '../coordinator/fake-clock';

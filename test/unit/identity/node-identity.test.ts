@@ -4,7 +4,7 @@ import { chmodSync, copyFileSync, mkdirSync, readFileSync, statSync, writeFileSy
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { keyFingerprint, loadOrCreateNodeIdentity, NODE_KEY_FILE, NodeKeyMovedError, osMachineIdentity } from '../../../src-main/agent/node-identity';
-import { fingerprintOf } from '../../../src-main/core/coordinator/node-keys';
+import { fingerprintOf } from '../../../src-main/core/coordinator/membership/node-keys';
 import { machine, tempDir } from './identity-fixture';
 
 describe('node key', () => {

@@ -3,7 +3,7 @@
 // --name, and the own worker must never show "held back" (whose Accept would give this machine's name away). Any
 // held-back key of another node is transient: it goes HELD_BACK_TTL_MS after the process presenting it last tried.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { HELD_BACK_TTL_MS } from '../../../src-main/core/coordinator/node-keys';
+import { HELD_BACK_TTL_MS } from '../../../src-main/core/coordinator/membership/node-keys';
 import { newIdentity, signedJoin, startCoordinator } from './identity-fixture';
 
 describe("the app's own worker's name", () => {

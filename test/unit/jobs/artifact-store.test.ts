@@ -7,7 +7,7 @@ import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ArtifactStore } from '../../../src-main/core/jobs/artifact-store';
-import { isApiProblem } from '../../../src-main/core/coordinator/api-problem';
+import { isApiProblem } from '../../../src-main/core/coordinator/common/api-problem';
 import { handMadeTarGz, tarballOf } from './hand-made-tar';
 
 let dir: string;

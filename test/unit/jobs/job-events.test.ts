@@ -9,7 +9,7 @@ import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ClusterConfig } from '../../../src-shared/cluster/types';
 import type { Instruction } from '../../../src-shared/worker-protocol';
-import type { CoordinatorJobHooks } from '../../../src-main/core/coordinator/job-hooks';
+import type { CoordinatorJobHooks } from '../../../src-main/core/coordinator/common/job-hooks';
 import { ArtifactStore } from '../../../src-main/core/jobs/artifact-store';
 import { JobService } from '../../../src-main/core/jobs/job-service';
 import { FakeClock } from '../coordinator/fake-clock';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ClusterConfig } from '../../../src-shared/cluster/types';
 import type { JobLaunch } from '../../../src-shared/jobs/job-protocol';
-import { snapshotPeerKey } from '../../../src-main/core/coordinator/snapshot-peer-key';
+import { snapshotPeerKey } from '../../../src-main/core/coordinator/links/snapshot-peer-key';
 import { ArtifactStore } from '../../../src-main/core/jobs/artifact-store';
 import { JobService } from '../../../src-main/core/jobs/job-service';
 import { ProjectStore } from '../../../src-main/core/projects/project-store';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobsState, ManifestSubmitResult } from '../../../src-shared/jobs/types';
 import type { WorkerSnapshot } from '../../../src-shared/training';
 import { startCoordinatorHttp, type CoordinatorHttp } from '../../../src-main/core/api/coordinator-http';
-import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
+import { CoordinatorService } from '../../../src-main/core/coordinator/service/coordinator-service';
 import { ArtifactStore } from '../../../src-main/core/jobs/artifact-store';
 import { JobService } from '../../../src-main/core/jobs/job-service';
 import { openStateDb, type StateDb } from '../../../src-main/core/state/index';

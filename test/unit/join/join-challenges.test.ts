@@ -1,7 +1,7 @@
 /** The coordinator's challenge map (src-main/core/api/join-challenges.ts): bounded, expiring, single use. */
 import { describe, expect, it } from 'vitest';
 import { JoinChallenges } from '../../../src-main/core/api/join-challenges';
-import { ApiProblem } from '../../../src-main/core/coordinator/api-problem';
+import { ApiProblem } from '../../../src-main/core/coordinator/common/api-problem';
 import { coordinatorProof, joinKey, joinNonce, joinTranscript, tokenId, workerProof } from '../../../src-main/platform/join-proof';
 
 const CURRENT = 'current-token-aaaaaaaaaaaaaaaaaaaaaaaaaaaa';

@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startCoordinatorHttp, type CoordinatorHttp } from '../../../src-main/core/api/coordinator-http';
-import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
+import { CoordinatorService } from '../../../src-main/core/coordinator/service/coordinator-service';
 import { joinKey, joinNonce, tokenId } from '../../../src-main/platform/join-proof';
 import { apiPaths, JOIN_CHALLENGE_HEADER, JOIN_PROOF_HEADER } from '../../../src-shared/worker-protocol';
 import { FakeClock } from '../coordinator/fake-clock';

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { sha256Hex, signatureHeaders } from '../../../src-main/agent/request-signer';
 import type { NodeIdentity } from '../../../src-main/agent/node-identity';
 import { startCoordinatorHttp } from '../../../src-main/core/api/coordinator-http';
-import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
+import { CoordinatorService } from '../../../src-main/core/coordinator/service/coordinator-service';
 import { MAX_RETIRED_JOIN_TOKENS, type ClusterSecrets } from '../../../src-main/app/secrets';
 import { generateToken } from '../../../src-main/platform/tokens';
 import { apiPaths } from '../../../src-shared/worker-protocol';

@@ -6,7 +6,7 @@ import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
 import { createIdentityFeature } from '../../../src-main/app/identity-feature';
-import { CoordinatorService } from '../../../src-main/core/coordinator/coordinator-service';
+import { CoordinatorService } from '../../../src-main/core/coordinator/service/coordinator-service';
 import { eventHandlers } from '../../../src-renderer/bridge';
 import { PreApprovalsTable } from '../../../src-renderer/features/workers/node-approval';
 import { createAppStore } from '../../../src-renderer/store/app-store';

@@ -3,8 +3,8 @@
 // per name like its loss curve, and a progress report's metrics are checked like its other fields.
 import { describe, expect, it } from 'vitest';
 import { parseProgressLine } from '../../../src-main/platform/runs/progress-line';
-import { RunMetrics } from '../../../src-main/core/coordinator/run-metrics';
-import { RunTelemetry } from '../../../src-main/core/coordinator/run-telemetry';
+import { RunMetrics } from '../../../src-main/core/coordinator/runs/run-metrics';
+import { RunTelemetry } from '../../../src-main/core/coordinator/runs/run-telemetry';
 import { MAX_METRIC_NAME_CHARS, MAX_RUN_METRICS, extractMetrics } from '../../../src-shared/runs/progress-metrics';
 import { reportRequestSchema } from '../../../src-shared/worker-protocol';
 
