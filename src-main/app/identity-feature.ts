@@ -8,8 +8,8 @@ import { loadOrCreateNodeIdentity } from '../agent/node-identity';
 import { describeAwaitingHardware, type AwaitingMachine, type PreApproval } from '../../src-shared/nodes/awaiting-machine';
 import type { UserNotification } from '../../src-shared/training';
 import type { IdentityRequestResults } from '../../src-shared/nodes/ipc-identity';
-import { isApiProblem } from '../core/coordinator/common/api-problem';
-import type { CoordinatorService } from '../core/coordinator/service/coordinator-service';
+import { isApiProblem } from '../core/coordinator/common';
+import type { CoordinatorService } from '../core/coordinator/service';
 import { RequestError } from './ipc-dispatch';
 import type { StateDb } from '../core/state/state-db';
 

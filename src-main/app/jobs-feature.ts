@@ -9,8 +9,8 @@ import { clampJobsPage, DEFAULT_JOBS_PAGE } from '../../src-shared/jobs/jobs-pag
 import type { JobsPageQuery } from '../../src-shared/jobs/types';
 import type { EmitEvent, RequestHandlers } from '../../src-shared/ipc';
 import type { UserNotification } from '../../src-shared/training';
-import { isApiProblem } from '../core/coordinator/common/api-problem';
-import type { CoordinatorService } from '../core/coordinator/service/coordinator-service';
+import { isApiProblem } from '../core/coordinator/common';
+import type { CoordinatorService } from '../core/coordinator/service';
 import { RequestError } from './ipc-dispatch';
 import { ArtifactStore } from '../core/jobs/artifact-store';
 import { JobService } from '../core/jobs/job-service';

@@ -5,7 +5,7 @@
  */
 import type { EmitEvent, RequestHandlers } from '../../src-shared/ipc';
 import type { LinkMeasurement } from '../../src-shared/links/link-matrix';
-import type { CoordinatorChange } from '../core/coordinator/service/coordinator-service';
+import type { CoordinatorChange } from '../core/coordinator/service';
 import { RequestError } from './ipc-dispatch';
 
 type LinkHandlers = Pick<RequestHandlers, 'getLinks' | 'measureLinks'>;

@@ -7,9 +7,9 @@ import type { RunRequestResults } from '../../src-shared/runs/ipc-runs';
 import type { HardwareSnapshot } from '../../src-shared/hardware';
 import { emptyClusterHistory, type ClusterHistory } from '../../src-shared/cluster/cluster-history';
 import type { EmitEvent, RequestHandlers } from '../../src-shared/ipc';
-import type { CoordinatorService } from '../core/coordinator/service/coordinator-service';
+import type { CoordinatorService } from '../core/coordinator/service';
 import type { RunProjects } from '../core/projects/run-projects';
-import { labelRun } from '../core/coordinator/runs/run-labelling';
+import { labelRun } from '../core/coordinator/runs';
 import { exampleRun, wrap } from './app-core-helpers';
 
 type RunHandlers = Pick<RequestHandlers, keyof RunRequestResults>;

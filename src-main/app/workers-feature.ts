@@ -10,7 +10,7 @@ import type { EmitEvent, RequestHandlers } from '../../src-shared/ipc';
 import type { UserNotification, WorkerSnapshot } from '../../src-shared/training';
 import { diffWorkers, isEmptyWorkersDiff } from '../../src-shared/worker-diff';
 import { WorkerAgent } from '../agent/worker-agent';
-import type { CoordinatorService } from '../core/coordinator/service/coordinator-service';
+import type { CoordinatorService } from '../core/coordinator/service';
 import { hardwareToNode } from '../platform/hardware/index';
 import type { Clock, PtySpawner } from '../platform/ports';
 import { wrap } from './app-core-helpers';

@@ -11,10 +11,8 @@
 import { COMM_STRATEGIES } from '../../src-shared/scheduling/comm-types';
 import type { RunSeries } from '../../src-shared/runs/run-series';
 import type { LossPoint, MetricPoint, RunSnapshot, RunWorkerRow } from '../../src-shared/training';
-import type { CoordinatorStore, RestoredState, StoredWorker } from './coordinator/common/coordinator-store';
-import { MAX_RUNS_KEPT } from './coordinator/runs/run-controller';
-import { RunOutputLog } from './coordinator/runs/run-output-log';
-import { MAX_EVENTS } from './coordinator/common/user-messages';
+import { type CoordinatorStore, MAX_EVENTS, type RestoredState, type StoredWorker } from './coordinator/common';
+import { MAX_RUNS_KEPT, RunOutputLog } from './coordinator/runs';
 import { COUNTERS, type StateDb } from './state';
 
 /** The kv row that keeps the epoch of the coordinator that last ran on this state database. */

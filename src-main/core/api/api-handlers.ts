@@ -6,8 +6,8 @@ import type http from 'node:http';
 import type { Readable } from 'node:stream';
 import type { z } from 'zod';
 import type { HttpEndpointName, WorkerApi } from '../../../src-shared/worker-api';
-import { ApiProblem } from '../coordinator/common/api-problem';
-import type { ConnectionFacts } from '../coordinator/membership/worker-gate';
+import { ApiProblem } from '../coordinator/common';
+import type { ConnectionFacts } from '../coordinator/membership';
 
 type BodyOf<K extends HttpEndpointName> = WorkerApi[K]['body'] extends z.ZodType ? z.output<WorkerApi[K]['body']> : undefined;
 

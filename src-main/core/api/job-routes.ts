@@ -5,7 +5,7 @@
  */
 import { CLAIM_TOKEN_HEADER, CLAIM_TOKEN_PATTERN, JOB_ID_PATTERN, SHA256_PATTERN } from '../../../src-shared/jobs/job-protocol';
 import { readJobsPageQuery } from '../../../src-shared/jobs/jobs-page';
-import { ApiProblem } from '../coordinator/common/api-problem';
+import { ApiProblem } from '../coordinator/common';
 import type { JobsPort } from '../jobs/jobs-port';
 import { workerIdParam, type Handlers } from './api-handlers';
 import { contentLengthOf, watchUploadIdle } from './binary-transfer';

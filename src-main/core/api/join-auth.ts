@@ -5,8 +5,8 @@
  */
 import type http from 'node:http';
 import { JOIN_CHALLENGE_HEADER, JOIN_PROOF_HEADER, type JoinRequest } from '../../../src-shared/worker-protocol';
-import { ApiProblem } from '../coordinator/common/api-problem';
-import type { NodeKeys } from '../coordinator/membership/node-keys';
+import { ApiProblem } from '../coordinator/common';
+import type { NodeKeys } from '../coordinator/membership';
 import type { JoinChallenges, ProvedChallenge } from './join-challenges';
 
 /** The join's proof, taken (single use) before its body is read; 401 naming the check that failed. */

@@ -4,7 +4,7 @@
  * forgotten first, each one living 30 s and usable once — and a flood of requests costs memory it gives back.
  */
 import { randomBytes } from 'node:crypto';
-import { ApiProblem } from '../coordinator/common/api-problem';
+import { ApiProblem } from '../coordinator/common';
 import { coordinatorProof, joinKey, joinNonce, joinTranscript, proofsEqual, tokenId, transcriptCert, workerProof, type TranscriptParts } from '../../platform/join-proof';
 
 export const MAX_OUTSTANDING_CHALLENGES = 1024;

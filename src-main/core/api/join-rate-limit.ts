@@ -7,7 +7,7 @@
  * this machine already has the data folder's tokens.
  */
 import { apiPaths } from '../../../src-shared/worker-protocol';
-import { ApiProblem } from '../coordinator/common/api-problem';
+import { ApiProblem } from '../coordinator/common';
 import { addressKey, isLoopbackAddress } from '../../platform/net/address-key';
 
 export interface JoinRateLimitOptions {

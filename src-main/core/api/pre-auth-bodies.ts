@@ -10,7 +10,7 @@
  */
 import type http from 'node:http';
 import type { HttpEndpointName } from '../../../src-shared/worker-api';
-import { ApiProblem } from '../coordinator/common/api-problem';
+import { ApiProblem } from '../coordinator/common';
 import { addressKey } from '../../platform/net/address-key';
 import { declaredLength, readBody } from './request-body';
 

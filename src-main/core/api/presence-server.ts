@@ -13,8 +13,8 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { PRESENCE_CLOSE, PRESENCE_POKE } from '../../../src-shared/worker-protocol';
-import { isApiProblem } from '../coordinator/common/api-problem';
-import type { NodeKeys } from '../coordinator/membership/node-keys';
+import { isApiProblem } from '../coordinator/common';
+import type { NodeKeys } from '../coordinator/membership';
 import { sha256Hex, signedPartsOf } from './request-signature';
 import { answerAndDestroy } from '../../platform/net/connection-guard';
 

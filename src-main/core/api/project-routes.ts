@@ -6,8 +6,8 @@
  */
 import { SHA256_HEX_PATTERN } from '../../../src-shared/projects/project-protocol';
 import type { ArtifactSnapshot } from '../../../src-shared/jobs/types';
-import { ApiProblem } from '../coordinator/common/api-problem';
-import type { CoordinatorService } from '../coordinator/service/coordinator-service';
+import { ApiProblem } from '../coordinator/common';
+import type { CoordinatorService } from '../coordinator/service';
 import type { JobsPort } from '../jobs/jobs-port';
 import type { RunProjects } from '../projects/run-projects';
 

@@ -5,7 +5,7 @@
  * ones.
  */
 import type http from 'node:http';
-import { ApiProblem } from '../coordinator/common/api-problem';
+import { ApiProblem } from '../coordinator/common';
 
 /** The general body cap (authenticated requests). */
 export const MAX_BODY_BYTES = 1024 * 1024;

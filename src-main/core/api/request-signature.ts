@@ -10,7 +10,7 @@
 import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
 import type http from 'node:http';
 import { SIGNATURE_HEADERS, SIGNATURE_WINDOW_MS, signedRequestText } from '../../../src-shared/worker-protocol';
-import { ApiProblem } from '../coordinator/common/api-problem';
+import { ApiProblem } from '../coordinator/common';
 
 /** The signature headers of a request, as sent; null when it carries none of them (an unsigned, older agent). */
 export interface SignedParts {

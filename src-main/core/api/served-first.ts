@@ -6,7 +6,7 @@
  */
 import type { WorkerSnapshot } from '../../../src-shared/training';
 import { isLoopbackAddress } from '../../platform/net/address-key';
-import { unwrapAddress } from '../coordinator/membership/worker-gate';
+import { unwrapAddress } from '../coordinator/membership';
 
 /** The set is rebuilt at most this often (every connection asks). */
 const REFRESH_MS = 1_000;

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import { DEFAULT_MAX_ARTIFACT_BYTES, SHA256_PATTERN } from '../../../src-shared/jobs/job-protocol';
-import { ApiProblem } from '../coordinator/common/api-problem';
+import { ApiProblem } from '../coordinator/common';
 import { errnoCode, isPidAlive } from '../../platform/files/errno';
 import { openStoredFile, refuseSymlink } from '../../platform/files/refuse-symlink';
 import type { StoredArtifact } from './jobs-port';

@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import type { JobManifest, JobProject, ManifestIssue } from '../../../src-shared/jobs/types';
-import { isApiProblem } from '../coordinator/common/api-problem';
+import { isApiProblem } from '../coordinator/common';
 import type { TakenSnapshot } from '../projects/project-store';
 import { projectFolder } from '../projects/run-project';
 import type { ProjectLimits } from '../projects/snapshot-walk';

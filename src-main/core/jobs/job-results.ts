@@ -10,7 +10,7 @@ import { Parser, type ReadEntry } from 'tar';
 import { MAX_METRICS_BYTES, METRICS_FILE, parseMetricsJson, type JobMetrics } from '../../../src-shared/jobs/job-metrics';
 import type { JobSnapshot, JobsState } from '../../../src-shared/jobs/types';
 import { sanitizeRemoteOutput } from '../../../src-shared/terminal-text';
-import { ApiProblem } from '../coordinator/common/api-problem';
+import { ApiProblem } from '../coordinator/common';
 import type { StateDb } from '../state/state-db';
 
 const metricsKey = (jobId: string) => `jobs.metrics.${jobId}`;

@@ -6,9 +6,7 @@
  * ones are swept, and the ledger learns each model's measured VRAM peak.
  */
 import type { Readable } from 'node:stream';
-import type { ClaimToken } from '../../../src-shared/jobs/job-protocol';
-import { formatClaimToken, parseClaimToken } from '../../../src-shared/jobs/job-protocol';
-import type { GpuFree, JobBeat } from '../../../src-shared/jobs/job-protocol';
+import { type ClaimToken, formatClaimToken, type GpuFree, type JobBeat, parseClaimToken } from '../../../src-shared/jobs/job-protocol';
 import { DEFAULT_JOBS_PAGE, PLACEMENT_WINDOW } from '../../../src-shared/jobs/jobs-page';
 import type { ArtifactSnapshot, HostPolicy, JobSnapshot, JobsPageQuery, JobsState, ManifestSubmitResult, PlacementPolicy } from '../../../src-shared/jobs/types';
 import { sanitizeRemoteOutput } from '../../../src-shared/terminal-text';
@@ -17,9 +15,8 @@ import type { UserNotification, WorkerSnapshot } from '../../../src-shared/train
 import { deleteEndedJob, lastPrintedLine, recordJobMetrics, stateWithMetrics, withMetrics } from './job-results';
 import { tellCancelled, tellFailed, tellFinished, tellStarted, tellSubmitted, type JobEventSink } from './job-events';
 import type { Clock } from '../../platform/ports';
-import { ApiProblem } from '../coordinator/common/api-problem';
-import type { CoordinatorService } from '../coordinator/service/coordinator-service';
-import type { JobCapacity } from '../coordinator/common/job-hooks';
+import { ApiProblem, type JobCapacity } from '../coordinator/common';
+import type { CoordinatorService } from '../coordinator/service';
 import { nodeCapacities } from '../../../src-shared/scheduling/capacity';
 import type { StateDb } from '../state/state-db';
 import type { JobRow, TimedJobOutput } from '../state/jobs-repo';

@@ -15,7 +15,7 @@ import { SHA256_HEX_PATTERN, snapshotManifestSchema, type ProjectEntry, type Sna
 import { manifestHash } from '../../platform/projects/manifest-hash';
 import { errnoCode } from '../../platform/files/errno';
 import { O_NOFOLLOW, openStoredFile, refuseSymlink } from '../../platform/files/refuse-symlink';
-import { ApiProblem } from '../coordinator/common/api-problem';
+import { ApiProblem } from '../coordinator/common';
 import { GPUSHAREIGNORE } from './ignore-rules';
 import { walkProject, type ProjectLimits, type WalkedFile } from './snapshot-walk';
 

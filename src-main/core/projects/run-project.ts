@@ -7,7 +7,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { SnapshotManifest } from '../../../src-shared/projects/project-protocol';
 import type { RunProject, RunSpec } from '../../../src-shared/training';
-import { ApiProblem } from '../coordinator/common/api-problem';
+import { ApiProblem } from '../coordinator/common';
 import { errnoCode } from '../../platform/files/errno';
 import { GPUSHAREIGNORE } from './ignore-rules';
 import type { ProjectStore } from './project-store';

@@ -8,8 +8,8 @@
 import type { Readable } from 'node:stream';
 import type { SnapshotManifest } from '../../../src-shared/projects/project-protocol';
 import type { RunArtifact, RunProject, RunSnapshot, RunSpec } from '../../../src-shared/training';
-import { ApiProblem } from '../coordinator/common/api-problem';
-import type { RunRecord } from '../coordinator/runs/run-record';
+import { ApiProblem } from '../coordinator/common';
+import type { RunRecord } from '../coordinator/runs';
 import type { ArtifactStore } from '../jobs/artifact-store';
 import type { StateDb } from '../state/state-db';
 import type { ProjectStore } from './project-store';

@@ -9,7 +9,7 @@ import fs from 'node:fs/promises';
 import type { Dirent } from 'node:fs';
 import path from 'node:path';
 import { PROJECT_LIMITS } from '../../../src-shared/projects/project-protocol';
-import { ApiProblem } from '../coordinator/common/api-problem';
+import { ApiProblem } from '../coordinator/common';
 import { errnoCode } from '../../platform/files/errno';
 import { GPUSHAREIGNORE, IgnoreRules } from './ignore-rules';
 

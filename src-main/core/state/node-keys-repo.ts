@@ -5,7 +5,7 @@
  * Writes are acknowledged.
  */
 import type { Database, Statement } from 'better-sqlite3';
-import type { NodeKeyRecord, NodeKeyStore } from '../coordinator/membership/node-keys';
+import type { NodeKeyRecord, NodeKeyStore } from '../coordinator/membership';
 import type { BatchedWriter } from './batched-writer';
 
 interface Row {

@@ -15,7 +15,7 @@ async function layerErrors(file: string, code: string): Promise<string[]> {
 
 describe('layers/allowed-imports', () => {
   it('refuses an entry point that imports core/ or agent/ directly, and names what it may import', async () => {
-    const errors = await layerErrors('src-main/cli/commands/x.ts', "import { CoordinatorService } from '../../core/coordinator/coordinator-service';\nexport { CoordinatorService };\n");
+    const errors = await layerErrors('src-main/cli/commands/x.ts', "import { StateDb } from '../../core/state';\nexport { StateDb };\n");
     expect(errors).toEqual([
       'layers/allowed-imports: src-main/cli may not import src-main/core: entry points reach core/ and agent/ only through src-main/app (it may import src-shared, src-main/platform, src-main/app, src-main/headless).',
     ]);
@@ -26,7 +26,7 @@ describe('layers/allowed-imports', () => {
 
   it('lets each layer import what the table allows, and itself at any depth', async () => {
     expect(await layerErrors('src-main/cli/x.ts', "export { createAppCore } from '../app/app-core';\nexport { ports } from '../platform/ports';\n")).toEqual([]);
-    expect(await layerErrors('src-main/core/api/x.ts', "export { a } from '../coordinator/a';\nexport { b } from '../../platform/b';\nexport { c } from '../../../src-shared/c';\n")).toEqual([]);
+    expect(await layerErrors('src-main/core/api/x.ts', "export { a } from '../coordinator/service';\nexport { b } from '../../platform/b';\nexport { c } from '../../../src-shared/c';\n")).toEqual([]);
     expect(await layerErrors('src-main/app/x.ts', "export { a } from '../core/a';\nexport { b } from '../agent/b';\n")).toEqual([]);
   });
 
@@ -36,6 +36,31 @@ describe('layers/allowed-imports', () => {
     expect(await layerErrors('src-main/platform/x.ts', "export { a } from '../app/a';\n")).toHaveLength(1);
     expect(await layerErrors('src-shared/x.ts', "export { a } from '../src-main/platform/a';\n")).toHaveLength(1);
     expect(await layerErrors('src-renderer/x.ts', "export { a } from '../src-main/app/a';\n")).toHaveLength(1);
+  });
+
+  it('keeps the coordinator in parts: membership below links below runs, the service on top, each reached through its index', async () => {
+    const C = 'src-main/core/coordinator';
+    const membershipToRuns = await layerErrors(`${C}/membership/x.ts`, "export { RunController } from '../runs';\n");
+    expect(membershipToRuns).toEqual([
+      `layers/allowed-imports: ${C}/membership may not import ${C}/runs: membership (who is in the cluster) knows nothing of runs or links: they build on it (it may import src-shared, src-main/platform, src-main/core, ${C}/common).`,
+    ]);
+    expect(await layerErrors(`${C}/membership/x.ts`, "export type { LinkSurvey } from '../links';\n")).toHaveLength(1);
+    expect(await layerErrors(`${C}/membership/x.ts`, "export type T = import('../service').CoordinatorService;\n")).toHaveLength(1);
+    expect(await layerErrors(`${C}/links/x.ts`, "export { RunController } from '../runs';\n")).toHaveLength(1);
+    expect(await layerErrors(`${C}/common/x.ts`, "export { Membership } from '../membership';\n")).toHaveLength(1);
+    expect(await layerErrors(`${C}/runs/x.ts`, "export { CoordinatorService } from '../service';\n")).toHaveLength(1);
+    // Allowed directions, through the index (the folder or its index file).
+    expect(await layerErrors(`${C}/runs/x.ts`, "export { Membership } from '../membership';\nexport { chooseRendezvous } from '../links/index';\nexport { plural } from '../common';\n")).toEqual([]);
+    expect(await layerErrors(`${C}/service/x.ts`, "export { a } from '../membership';\nexport { b } from '../links';\nexport { c } from '../runs';\nexport { d } from '../common';\n")).toEqual([]);
+    expect(await layerErrors(`${C}/runs/deep/x.ts`, "export { a } from '../run-record';\n")).toEqual([]);
+    // Past the index into a part's file: refused, from a sibling part and from the rest of core alike.
+    const pastIndex = await layerErrors(`${C}/runs/x.ts`, "export { Membership } from '../membership/membership';\n");
+    expect(pastIndex).toEqual([
+      `layers/allowed-imports: ${C}/membership is reached from other areas only through its index.ts, not ${C}/membership/membership: export what you need from ${C}/membership/index.ts and import the folder`,
+    ]);
+    expect(await layerErrors('src-main/core/api/x.ts', "export { NodeKeys } from '../coordinator/membership/node-keys';\n")).toHaveLength(1);
+    // A file loose in the coordinator folder is an area nobody listed.
+    expect(await layerErrors(`${C}/x.ts`, "export { a } from './common';\n")).toHaveLength(1);
   });
 
   it('starts a new folder out forbidden: it imports nothing and nothing imports it until the table names it', async () => {

@@ -6,7 +6,6 @@
 import type { CoordinatorEvent, CoordinatorEventKind, EventSeverity, UserNotification } from '../../../../src-shared/training';
 import type { Clock } from '../../../platform/ports';
 import type { ChangeFeed } from './change-feed';
-import type { PoolTransition } from '../membership/elastic-pool';
 
 export const MAX_EVENTS = 2000;
 
@@ -70,20 +69,4 @@ export function describeExitStatus(exitCode: number | null, signal: number | nul
 
 export function describeExit(node: string, exitCode: number | null, signal: number | null): string {
   return `process on ${node} ${describeExitStatus(exitCode, signal)}`;
-}
-
-/** The event a worker's state change is told as (null: nothing to tell, as for syncing). */
-export function transitionEvent(t: PoolTransition, node: string): { kind: CoordinatorEventKind; severity: EventSeverity; message: string } | null {
-  switch (t.to) {
-    case 'active':
-      return { kind: 'worker-active', severity: 'info', message: `Worker ${node} is active: ${t.cause}` };
-    case 'draining':
-      return { kind: 'worker-draining', severity: 'info', message: `Worker ${node} is draining: ${t.cause}` };
-    case 'left':
-      return { kind: 'worker-left', severity: 'info', message: t.cause.startsWith('left') ? `Worker ${node} ${t.cause}` : `Worker ${node} left — ${t.cause}` };
-    case 'failed':
-      return { kind: 'worker-failed', severity: t.from === 'active' ? 'error' : 'warning', message: `Worker ${node} failed — ${t.cause}` };
-    case 'syncing':
-      return null;
-  }
 }

@@ -9,7 +9,7 @@
  * rendezvous port, so two runs' stores on it would collide.
  */
 import { isIP } from 'node:net';
-import { isLoopbackAddress } from '../membership/worker-gate';
+import { isLoopbackAddress } from '../membership';
 
 export interface MemberAddress {
   workerId: number;

@@ -9,7 +9,7 @@
 import type { LinkMeasurement } from '../../../../src-shared/links/link-matrix';
 import { rankPeers, type PeerCandidate, type ProjectPeer } from '../../../../src-shared/projects/peer-sources';
 import type { SnapshotManifest } from '../../../../src-shared/projects/project-protocol';
-import type { ElasticPool } from '../membership/elastic-pool';
+import type { ElasticPool } from '../membership';
 import { surveyWorkers } from './link-survey';
 import { snapshotPeerKey } from './snapshot-peer-key';
 

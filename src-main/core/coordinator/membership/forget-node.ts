@@ -6,7 +6,7 @@
  * admitted as before; another key under that name is still held back for approval (a key conflict), so forgetting
  * never lets a different machine take the name silently. `workers revoke` is the way to drop the key as well.
  */
-import { ApiProblem } from '../common/api-problem';
+import { ApiProblem } from '../common';
 import type { RunSnapshot, WorkerSnapshot } from '../../../../src-shared/training';
 
 export interface ForgetNodeDeps {

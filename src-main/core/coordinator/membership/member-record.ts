@@ -12,7 +12,7 @@ import type { WorkerGpu, WorkerSnapshot, WorkerState } from '../../../../src-sha
 import type { Progress } from '../../../../src-shared/worker-protocol';
 import type { RemoteOutputState } from '../../../../src-shared/terminal-text';
 import { InstructionMailbox } from './instruction-mailbox';
-import { plural } from '../common/user-messages';
+import { plural } from '../common';
 
 /** Presence pings alone keep a machine live for at most this many timeouts: heartbeats carry its instructions. */
 export const PRESENCE_ALONE_FACTOR = 3;

@@ -15,7 +15,7 @@ import type { WorkerSnapshot, WorkerState } from '../../../../src-shared/trainin
 import type { Instruction } from '../../../../src-shared/worker-protocol';
 import { ACTIVATED_CAUSE } from '../../../../src-shared/nodes/worker-cause';
 import type { Clock } from '../../../platform/ports';
-import { ApiProblem } from '../common/api-problem';
+import { ApiProblem } from '../common';
 import { formatSeconds, LIVE_STATES, MemberRecord, PRESENCE_ALONE_FACTOR, type JoinFields, type PoolTransition } from './member-record';
 
 /** The cluster's bound on machines joined at once, unless `serve --max-workers` says otherwise. */

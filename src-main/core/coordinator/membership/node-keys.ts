@@ -22,7 +22,7 @@ import { lookalikeNote, nodeNameKey, sameNodeName } from '../../../../src-shared
 import type { JoinAwaitingReply, JoinRequest } from '../../../../src-shared/worker-protocol';
 import { ed25519Key, SignatureChecker, type RequestToCheck } from '../../api/request-signature';
 import { sanitizeNodeName } from '../../../../src-shared/terminal-text';
-import { ApiProblem } from '../common/api-problem';
+import { ApiProblem } from '../common';
 import { AwaitingApproval, type AwaitingEntry, type AwaitingRecord } from './awaiting-approval';
 import { PreApprovals, type PreApprovalStore } from './pre-approvals';
 import { isLoopbackAddress, type ConnectionFacts } from './worker-gate';

@@ -7,7 +7,7 @@
  */
 import { PRE_APPROVAL_BOUNDS, type PreApproval } from '../../../../src-shared/nodes/awaiting-machine';
 import { nodeNameKey } from '../../../../src-shared/nodes/node-name-key';
-import { ApiProblem } from '../common/api-problem';
+import { ApiProblem } from '../common';
 
 /** Where pre-approvals are kept across restarts (a key of the state database's kv table). */
 export interface PreApprovalStore {

@@ -9,7 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { isLoopbackHost } from '../../../../src-shared/cluster/loopback';
 import { tokensEqual } from '../../../platform/tokens';
 import { normalizeAddress } from '../../../platform/runs/local-interface';
-import { ApiProblem } from '../common/api-problem';
+import { ApiProblem } from '../common';
 import { lookalikeNote, nodeNameKey } from '../../../../src-shared/nodes/node-name-key';
 
 /** Where a request came from, as the coordinator's socket saw it. */

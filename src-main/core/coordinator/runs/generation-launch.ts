@@ -8,12 +8,12 @@ import { assignShards } from '../../../../src-shared/shards';
 import type { RunMemberHolding, ShardMap } from '../../../../src-shared/training';
 import { commChanged, commLine, decideGenerationComm, planRing, stepForDecision } from './generation-comm';
 import { buildLaunchPlan, formatEndpoint } from './launch-plan';
-import { chooseRendezvous } from '../links/rendezvous-address';
+import { chooseRendezvous } from '../links';
 import type { RunApplierDeps } from './run-applier';
 import { newMember, refreshProgress, type LaunchWhy, type RunRecord } from './run-record';
 import { launchProjectFor, splitForGeneration } from './run-project-gate';
 import { mustHoldStarts, STORE_HANDOVER_MAX_MS } from './store-handover';
-import { plural } from '../common/user-messages';
+import { plural } from '../common';
 import { noteDecision } from './comm-decisions';
 
 const MAX_SHARD_HISTORY = 50;

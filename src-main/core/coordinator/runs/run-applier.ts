@@ -9,15 +9,12 @@ import { offGpuWorkers } from '../../../../src-shared/runs/gpu-request';
 import type { RunState } from '../../../../src-shared/training';
 import { stepsOfTotal } from '../../../../src-shared/runs/steps-done';
 import type { Clock } from '../../../platform/ports';
-import type { ChangeFeed } from '../common/change-feed';
-import type { CoordinatorStore } from '../common/coordinator-store';
-import type { ElasticPool } from '../membership/elastic-pool';
+import { capitalize, type ChangeFeed, type CoordinatorStore, plural, type UserMessages } from '../common';
+import type { ElasticPool, WorkerRegistry } from '../membership';
 import { launchGeneration, type PlannedMember, type StorePorts } from './generation-launch';
 import { clearMembers, refreshProgress, runSnapshot, type LaunchWhy, type RunRecord } from './run-record';
 import { noteStoreStopping, takeHeldStarts } from './store-handover';
 import type { TrainerStepMemory } from './trainer-step-memory';
-import { capitalize, plural, type UserMessages } from '../common/user-messages';
-import type { WorkerRegistry } from '../membership/worker-registry';
 import type { RingLinkSurvey } from './ring-link-watch';
 
 /** Output lines the coordinator writes itself carry this node name and worker id. */

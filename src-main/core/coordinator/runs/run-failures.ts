@@ -5,12 +5,10 @@
  */
 import type { RunState } from '../../../../src-shared/training';
 import type { Clock } from '../../../platform/ports';
-import type { ChangeFeed } from '../common/change-feed';
-import type { ElasticPool } from '../membership/elastic-pool';
+import { type ChangeFeed, plural, type UserMessages } from '../common';
+import type { ElasticPool, WorkerRegistry } from '../membership';
 import type { RunApplier } from './run-applier';
 import type { LaunchWhy, RunRecord } from './run-record';
-import { plural, type UserMessages } from '../common/user-messages';
-import type { WorkerRegistry } from '../membership/worker-registry';
 
 /**
  * A member whose start was handed out but that reported neither `started` nor `exited` within this long is

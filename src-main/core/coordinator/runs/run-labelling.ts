@@ -5,7 +5,7 @@
  */
 import { applyLabelChange, type RunLabelChange } from '../../../../src-shared/runs/run-labels';
 import type { RunSnapshot } from '../../../../src-shared/training';
-import { ApiProblem } from '../common/api-problem';
+import { ApiProblem } from '../common';
 import type { RunController } from './run-controller';
 import { runSnapshot } from './run-record';
 

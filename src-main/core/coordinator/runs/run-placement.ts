@@ -8,8 +8,8 @@ import { nodeCapacities, type WorkerFacts } from '../../../../src-shared/schedul
 import type { Holding } from '../../../../src-shared/scheduling/holdings';
 import { planGeneration, runHoldings, type GenerationPlan, type RunCandidate } from '../../../../src-shared/scheduling/plan-generation';
 import { runDemand } from '../../../../src-shared/scheduling/run-demand';
-import type { ElasticPool } from '../membership/elastic-pool';
-import type { JobCapacity } from '../common/job-hooks';
+import type { ElasticPool } from '../membership';
+import type { JobCapacity } from '../common';
 import { memberHoldings, type RunRecord } from './run-record';
 
 export interface RunPlacementDeps {

@@ -14,10 +14,9 @@ import { splitDataFiles, type DataFile } from '../../../../src-shared/projects/d
 import type { LaunchProject, PreparedReport, SnapshotManifest } from '../../../../src-shared/projects/project-protocol';
 import { parseRequirements, withPythonCheck } from '../../../../src-shared/projects/requirements';
 import type { RunProjectMember } from '../../../../src-shared/training';
-import type { ElasticPool } from '../membership/elastic-pool';
+import type { ElasticPool, WorkerRegistry } from '../membership';
 import { wantsMore, type LaunchWhy, type RunRecord } from './run-record';
-import type { WorkerRegistry } from '../membership/worker-registry';
-import { peerPlan } from '../links/snapshot-peers';
+import { peerPlan } from '../links';
 
 /** What the gate reads of the coordinator's project store (A's ProjectStore behind it in the app). */
 export interface ProjectFiles {

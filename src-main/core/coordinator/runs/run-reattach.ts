@@ -8,7 +8,7 @@
 import type { RunMemberHolding } from '../../../../src-shared/training';
 import type { RunReattachContext } from './run-controller';
 import { newMember, type RunRecord } from './run-record';
-import { formatSeconds } from '../membership/elastic-pool';
+import { formatSeconds } from '../membership';
 
 /**
  * Keeps `run` (restored, state as stored) running at its generation when every member of it is among the workers

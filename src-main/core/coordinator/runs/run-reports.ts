@@ -7,14 +7,12 @@
 import { sanitizeRemoteOutput } from '../../../../src-shared/terminal-text';
 import type { Report } from '../../../../src-shared/worker-protocol';
 import type { Clock } from '../../../platform/ports';
-import type { ChangeFeed } from '../common/change-feed';
-import type { ElasticPool } from '../membership/elastic-pool';
+import { capitalize, type ChangeFeed, describeExit, describeExitStatus, type UserMessages } from '../common';
+import type { ElasticPool, WorkerRecord } from '../membership';
 import type { OutputBudget } from './output-budget';
 import type { RunApplier } from './run-applier';
 import type { RunRecord } from './run-record';
 import { storeHostRelaunched, storeLauncherExited } from './store-handover';
-import { capitalize, describeExit, describeExitStatus, type UserMessages } from '../common/user-messages';
-import type { WorkerRecord } from '../membership/worker-registry';
 
 /** What a report needs of the controller: the run it names, and the applier to act on that run alone. */
 export interface RunReportContext {

@@ -12,8 +12,7 @@
 import { MAX_RESOURCE_WORKERS, appendResources, type ResourceHistory } from '../../../../src-shared/resources/worker-resources';
 import { recordRun, type RunSeries, type ThroughputSeries } from '../../../../src-shared/runs/run-series';
 import type { RunSnapshot, WorkerSnapshot } from '../../../../src-shared/training';
-import type { CoordinatorChange } from '../common/change-feed';
-import type { CoordinatorStore, RestoredState } from '../common/coordinator-store';
+import type { CoordinatorChange, CoordinatorStore, RestoredState } from '../common';
 import { parseSavedSeries } from './run-series-saved';
 
 /** Runs whose series are kept; the one touched longest ago goes first. */

@@ -17,7 +17,7 @@ import {
 } from '../../../../src-shared/cluster/cluster-history';
 import type { WorkerResourcesSample } from '../../../../src-shared/resources/worker-resources';
 import type { WorkerSnapshot } from '../../../../src-shared/training';
-import type { CoordinatorChange } from '../common/change-feed';
+import type { CoordinatorChange } from '../common';
 
 type Field = Exclude<keyof ClusterHistoryPoint, 'at'>;
 const FIELDS: readonly Field[] = ['cpuPct', 'ramUsedMb', 'ramTotalMb', 'gpuUtilPct', 'gpuMemUsedMb', 'gpuMemTotalMb'];

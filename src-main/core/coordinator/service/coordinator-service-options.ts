@@ -3,7 +3,7 @@
  * app passes the same). Every bound here is the cluster's, never a run's.
  */
 import type { Clock } from '../../../platform/ports';
-import type { OutputBudgetOptions } from '../runs/output-budget';
+import type { OutputBudgetOptions } from '../runs';
 
 export interface CoordinatorServiceOptions {
   clock: Clock;
