@@ -1,6 +1,6 @@
 /**
  * Every machine's minutes of CPU, RAM and GPU use (schema 10), so the Cluster over time history survives a restart.
- * What to keep is decided by coordinator/cluster-history-book.ts (24 h, at most 64 machines): it saves a minute when
+ * What to keep is decided by coordinator/service/cluster-history-book.ts (24 h, at most 64 machines): it saves a minute when
  * it closes, forgets a machine it drops and prunes old minutes; all batched (a SIGKILL loses at most the minute
  * being filled and the last flushMs). `load` enforces the same bound on whatever the file holds.
  */

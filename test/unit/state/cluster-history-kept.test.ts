@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { CLUSTER_HISTORY_KEPT_MS, CLUSTER_HISTORY_NODES, CLUSTER_HISTORY_STEP_MS } from '../../../src-shared/cluster/cluster-history';
 import type { WorkerResourcesSample } from '../../../src-shared/resources/worker-resources';
-import { ClusterHistoryBook } from '../../../src-main/core/coordinator/cluster-history-book';
+import { ClusterHistoryBook } from '../../../src-main/core/coordinator/service/cluster-history-book';
 import type { StateDb } from '../../../src-main/core/state/index';
 import { closeTemp, openTemp, tempDataDir } from './temp-state';
 
