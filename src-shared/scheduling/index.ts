@@ -6,9 +6,9 @@ export { gpuRemainingMb, heldGpuIndices, type Holding } from './holdings';
 export { buildLedger } from './ledger';
 export { jobPlan, placeJobs, type JobPlacement, type PendingJob, type PlaceOptions } from './place-jobs';
 export {
-  planGeneration,
+  planMembers,
   runHoldings,
-  type GenerationPlan,
+  type MemberPlan,
   type NodeReason,
   type PlanLedger,
   type PlannedMember,

@@ -1,7 +1,8 @@
 /**
  * The scheduler's answer for one training run: which active workers make up its next generation and which whole
- * GPUs each member holds, or why it must wait. Pure: the run controller (core/coordinator) applies the plan, and
- * the job round (core/jobs) plans waiting runs first so that the capacity a run would take is not given to a job.
+ * GPUs each member holds, or why it must wait. Pure: the run controller's planGeneration (core/coordinator
+ * generation-plan.ts) builds the rest of the generation on it — store host, ring, comm, shards — and the job round
+ * (core/jobs) plans waiting runs first so that the capacity a run would take is not given to a job.
  *
  * Rules: holdings of this run are ignored (its members may stay where they are); every other holding counts —
  * jobs' slots and VRAM, other runs' slots and GPUs. A member holds one slot and, for a GPU run, whole GPUs that
@@ -40,7 +41,7 @@ export interface NodeReason {
   reason: string;
 }
 
-export type GenerationPlan =
+export type MemberPlan =
   | {
       kind: 'plan';
       /** min..max members: current members still eligible first, then others in join order. */
@@ -60,7 +61,7 @@ export interface PlanLedger {
   holdings: Holding[];
 }
 
-export function planGeneration(run: RunPlanRequest, candidates: RunCandidate[], ledger: PlanLedger): GenerationPlan {
+export function planMembers(run: RunPlanRequest, candidates: RunCandidate[], ledger: PlanLedger): MemberPlan {
   const { demand } = run;
   const nodes = ledger.nodes;
   const usage = tallyHoldings(

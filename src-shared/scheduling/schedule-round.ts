@@ -7,7 +7,7 @@
  * start does not starve the job queue.
  */
 import type { Holding } from './holdings';
-import { planGeneration, runHoldings, type GenerationPlan, type PlanLedger, type RunCandidate, type RunPlanRequest } from './plan-generation';
+import { planMembers, runHoldings, type MemberPlan, type PlanLedger, type RunCandidate, type RunPlanRequest } from './plan-generation';
 
 /** Detail on a reserved member's holding: the node cards and reasons say "run r2 (reserved)". */
 export const RESERVED = 'reserved';
@@ -16,19 +16,19 @@ export interface RunReservations {
   /** The ledger's holdings followed by every reservation. */
   holdings: Holding[];
   /** Each run's plan, in the order planned. */
-  plans: { runId: string; plan: GenerationPlan }[];
+  plans: { runId: string; plan: MemberPlan }[];
 }
 
 /**
  * `runs` in the order they are served (the caller puts the oldest first); candidates are the active workers. A
- * machine may be a member of several runs on disjoint whole GPUs, a CPU run's alone: planGeneration's rule
+ * machine may be a member of several runs on disjoint whole GPUs, a CPU run's alone: planMembers' rule
  * (run-fit.ts), the same the run controller plans with.
  */
 export function reserveForRuns(runs: RunPlanRequest[], candidates: RunCandidate[], ledger: PlanLedger): RunReservations {
   const holdings = [...ledger.holdings];
   const plans: RunReservations['plans'] = [];
   for (const run of runs) {
-    const plan = planGeneration(run, candidates, { nodes: ledger.nodes, holdings });
+    const plan = planMembers(run, candidates, { nodes: ledger.nodes, holdings });
     plans.push({ runId: run.runId, plan });
     if (plan.kind !== 'plan') continue;
     const current = new Set(run.currentMembers);

@@ -12,7 +12,7 @@ import { nodeCapacities, type NodeCapacity, type WorkerFacts } from '../../../sr
 import { jobVramDemandMb } from '../../../src-shared/scheduling/demand';
 import type { Holding } from '../../../src-shared/scheduling/holdings';
 import { placeJobs, type JobPlacement } from '../../../src-shared/scheduling/place-jobs';
-import { runHoldings, type GenerationPlan, type RunCandidate, type RunPlanRequest } from '../../../src-shared/scheduling/plan-generation';
+import { runHoldings, type MemberPlan, type RunCandidate, type RunPlanRequest } from '../../../src-shared/scheduling/plan-generation';
 import { runDemand } from '../../../src-shared/scheduling/run-demand';
 import { reserveForRuns } from '../../../src-shared/scheduling/schedule-round';
 import type { JobProgress } from '../../../src-shared/jobs/types';
@@ -52,7 +52,7 @@ export interface RoundResult {
   placements: JobPlacement[];
   previews: PlacementPreview[];
   /** The plan of each run that wanted members this round, oldest run first. */
-  runPlans: { runId: string; plan: GenerationPlan }[];
+  runPlans: { runId: string; plan: MemberPlan }[];
 }
 
 export function workerFacts(workers: WorkerSnapshot[], gpuFree: RoundInputs['gpuFree']): WorkerFacts[] {

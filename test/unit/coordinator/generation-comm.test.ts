@@ -1,11 +1,14 @@
 /**
- * A generation's launch plans carry the comm decision and ring order (generation-launch.ts, generation-comm.ts):
+ * A generation's launch plans carry the comm decision and ring order (generation-plan.ts planLaunch, applied by
+ * generation-launch.ts; generation-comm.ts):
  * GPU_SHARE_COMM / GPU_SHARE_LOCAL_SGD_PERIOD / GPU_SHARE_NODE_RANK, shards in ring order, the store on the
  * best-connected member, and a changed link matrix changes the next generation's decision.
  */
 import { describe, expect, it } from 'vitest';
-import { recheckComm } from '../../../src-main/core/coordinator/runs/generation-comm';
+import { recheckComm, stepFor } from '../../../src-main/core/coordinator/runs/generation-comm';
 import { launchGeneration, type GenerationLauncher } from '../../../src-main/core/coordinator/runs/generation-launch';
+import { planLaunch, type MemberFacts } from '../../../src-main/core/coordinator/runs/generation-plan';
+import { runFacts } from '../../../src-main/core/coordinator/runs/run-placement';
 import type { RunApplierDeps } from '../../../src-main/core/coordinator/runs/run-applier';
 import { newRunRecord, runSnapshot, type RunRecord } from '../../../src-main/core/coordinator/runs/run-record';
 import type { LinkMeasurement } from '../../../src-shared/links/link-matrix';
@@ -28,6 +31,7 @@ class Cluster {
   /** Monotonic ms now (the re-decision rule's dwell counts from a decision). */
   mono = 0;
   readonly ap: GenerationLauncher;
+  readonly record: (id: number) => MemberFacts;
 
   constructor() {
     const worker = (id: number) => ({
@@ -48,11 +52,9 @@ class Cluster {
       trustAdvertised: false,
       links: () => this.matrix,
     } as unknown as RunApplierDeps;
+    this.record = worker;
     this.ap = {
       deps,
-      hold: (_run, reason) => {
-        throw new Error(`held: ${reason}`);
-      },
       refresh: () => {},
       stopMembers: () => {},
       say: (_run, text) => this.said.push(text),
@@ -66,7 +68,21 @@ class Cluster {
 
   launch(run: RunRecord, ids: number[], why: 'start' | 'scale' = 'start'): void {
     this.plans.clear();
-    launchGeneration(this.ap, run, ids.map((workerId) => ({ workerId, node: NAMES[workerId]!, gpuIndices: [] })), 'test', why, new Map());
+    const input = {
+      // No launcher runs here (stopMembers is a no-op): no old store drains for the next generation to wait for.
+      run: { ...runFacts(run), storeDrainingHost: null },
+      records: new Map(ids.map((id) => [id, this.record(id)])),
+      links: this.matrix,
+      storePorts: new Map(),
+      step: stepFor(run.telemetry.commStats(), run.commMeasured, null),
+      trustAdvertised: false,
+      rdzvHostOverride: undefined,
+      cause: 'test',
+      clock: { now: T0, monotonic: this.mono },
+    };
+    const decision = planLaunch(input, ids.map((workerId) => ({ workerId, node: NAMES[workerId]!, gpuIndices: [] })));
+    if (decision.kind !== 'launch') throw new Error(`held: ${decision.reason}`);
+    launchGeneration(this.ap, run, decision.plan, why);
   }
 
   env(id: number): Record<string, string> {

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { NodeCapacity } from '../../../src-shared/scheduling/capacity';
 import { MB_PER_GIB } from '../../../src-shared/scheduling/demand';
 import { gpuRemainingMb, heldGpuIndices, tallyHoldings, type Holding } from '../../../src-shared/scheduling/holdings';
-import { planGeneration, runHoldings, type GenerationPlan, type RunCandidate, type RunPlanRequest } from '../../../src-shared/scheduling/plan-generation';
+import { planMembers, runHoldings, type MemberPlan, type RunCandidate, type RunPlanRequest } from '../../../src-shared/scheduling/plan-generation';
 import { placeJobs } from '../../../src-shared/scheduling/place-jobs';
 import type { RunDemand } from '../../../src-shared/scheduling/run-demand';
 import { reserveForRuns, RESERVED } from '../../../src-shared/scheduling/schedule-round';
@@ -85,10 +85,10 @@ function request(r: RunIn, k: number, nodeCount: number): RunPlanRequest {
 /** Plans the runs in turn, each plan's members held before the next; returns the plans and every holding. */
 function planAll(nodes: NodeCapacity[], jobs: Holding[], candidates: RunCandidate[], runs: RunPlanRequest[]) {
   const holdings = [...jobs];
-  const plans: GenerationPlan[] = [];
+  const plans: MemberPlan[] = [];
   for (const run of runs) {
     const before = [...holdings];
-    const plan = planGeneration(run, candidates, { nodes, holdings: before });
+    const plan = planMembers(run, candidates, { nodes, holdings: before });
     plans.push(plan);
     if (plan.kind === 'plan') holdings.push(...runHoldings(run.runId, run.name, plan.members));
     checkPlan(run, plan, nodes, before, candidates);
@@ -96,7 +96,7 @@ function planAll(nodes: NodeCapacity[], jobs: Holding[], candidates: RunCandidat
   return { plans, holdings };
 }
 
-function checkPlan(run: RunPlanRequest, plan: GenerationPlan, nodes: NodeCapacity[], before: Holding[], candidates: RunCandidate[]): void {
+function checkPlan(run: RunPlanRequest, plan: MemberPlan, nodes: NodeCapacity[], before: Holding[], candidates: RunCandidate[]): void {
   const { demand } = run;
   if (plan.kind === 'hold') {
     expect(plan.reason).toMatch(/^waits for \d+ more workers?: ./);
@@ -127,7 +127,7 @@ function checkPlan(run: RunPlanRequest, plan: GenerationPlan, nodes: NodeCapacit
   }
 }
 
-describe('planGeneration over random clusters', () => {
+describe('planMembers over random clusters', () => {
   it('never puts a GPU in two runs, a member on a job’s GPU or a node over its slots; min..max or a hold that names a node', () => {
     fc.assert(
       fc.property(fc.array(nodeArb, { minLength: 1, maxLength: 7 }), fc.array(runArb, { minLength: 1, maxLength: 3 }), (nodesIn, runsIn) => {
@@ -171,7 +171,7 @@ describe('planGeneration over random clusters', () => {
         runs.forEach((run, k) => {
           const first = plans[k]!;
           if (first.kind !== 'plan') return;
-          const again = planGeneration({ ...run, currentMembers: first.members.map((m) => m.workerId) }, withLate, { nodes, holdings });
+          const again = planMembers({ ...run, currentMembers: first.members.map((m) => m.workerId) }, withLate, { nodes, holdings });
           expect(again.kind).toBe('plan');
           if (again.kind === 'plan') expect(again.members.slice(0, first.members.length)).toEqual(first.members);
         });

@@ -1,11 +1,11 @@
-// planGeneration: which workers make up a run's next generation and which whole GPUs each holds, or why the run
+// planMembers: which workers make up a run's next generation and which whole GPUs each holds, or why the run
 // waits, named per node in the issue's words; and the shared ledger, in which jobs never take a run member's GPU.
 import { describe, expect, it } from 'vitest';
 import type { NodeCapacity } from '../../../src-shared/scheduling/capacity';
 import type { Holding } from '../../../src-shared/scheduling/holdings';
 import { buildLedger } from '../../../src-shared/scheduling/ledger';
 import { placeJobs } from '../../../src-shared/scheduling/place-jobs';
-import { planGeneration, runHoldings, type RunCandidate, type RunPlanRequest } from '../../../src-shared/scheduling/plan-generation';
+import { planMembers, runHoldings, type RunCandidate, type RunPlanRequest } from '../../../src-shared/scheduling/plan-generation';
 import { runDemand, type RunDemand } from '../../../src-shared/scheduling/run-demand';
 import type { RunSpec } from '../../../src-shared/training';
 import { job } from './builders';
@@ -48,7 +48,7 @@ const jobHolding = (node: string, id: string, gpuIndex: number | null, vramMb: n
   ...(detail ? { detail } : {}),
 });
 
-function holdReason(plan: ReturnType<typeof planGeneration>): string {
+function holdReason(plan: ReturnType<typeof planMembers>): string {
   if (plan.kind !== 'hold') throw new Error(`expected a hold, got ${JSON.stringify(plan)}`);
   return plan.reason;
 }
@@ -74,19 +74,19 @@ describe('runDemand', () => {
   });
 });
 
-describe('planGeneration reasons', () => {
+describe('planMembers reasons', () => {
   it('waits for 1 more worker: beta holds job r16-lr3e-3 (step 30 of 60)', () => {
     const alpha = cap('alpha', [20000]);
     const beta = cap('beta', [20000], 1);
     const holdings = [jobHolding('beta', 'r16-lr3e-3', 0, 8000, 'step 30 of 60')];
-    const plan = planGeneration(request({ minWorkers: 2 }), [candidate(alpha), candidate(beta)], { nodes: [alpha, beta], holdings });
+    const plan = planMembers(request({ minWorkers: 2 }), [candidate(alpha), candidate(beta)], { nodes: [alpha, beta], holdings });
     expect(holdReason(plan)).toBe('waits for 1 more worker: beta holds job r16-lr3e-3 (step 30 of 60)');
     expect(plan).toMatchObject({ nodes: [{ node: 'beta', reason: 'beta holds job r16-lr3e-3 (step 30 of 60)' }] });
   });
 
   it('names a job on the GPU a member would need even when the node has a slot free', () => {
     const beta = cap('beta', [20000], 4);
-    const plan = planGeneration(request(), [candidate(beta)], { nodes: [beta], holdings: [jobHolding('beta', 'r16', 0, 100, 'step 3 of 6')] });
+    const plan = planMembers(request(), [candidate(beta)], { nodes: [beta], holdings: [jobHolding('beta', 'r16', 0, 100, 'step 3 of 6')] });
     expect(holdReason(plan)).toBe('waits for 1 more worker: beta holds job r16 (step 3 of 6)');
   });
 
@@ -97,59 +97,59 @@ describe('planGeneration reasons', () => {
     ['zeta: GPU 0 holds 7.9 GiB usable, run needs 12 GiB', cap('zeta', [8090]), demand({ minVramGib: 12 }), {}],
     ['eta has 1 GPU, run needs 2 per member', cap('eta', [20000]), demand({ gpusPerMember: 2 }), {}],
   ])('%s', (text, node, d, extra) => {
-    const plan = planGeneration({ runId: 'run-2', name: 'r2', demand: d, currentMembers: [] }, [candidate(node, extra)], { nodes: [node], holdings: [] });
+    const plan = planMembers({ runId: 'run-2', name: 'r2', demand: d, currentMembers: [] }, [candidate(node, extra)], { nodes: [node], holdings: [] });
     expect(holdReason(plan)).toBe(`waits for 1 more worker: ${text}`);
   });
 
   it('theta: all 2 GPUs held by run r1', () => {
     const theta = cap('theta', [20000, 20000]);
     const holdings = runHoldings('run-1', 'r1', [{ workerId: theta.workerId!, node: 'theta', gpuIndices: [0, 1] }]);
-    const plan = planGeneration(request({ gpusPerMember: 1 }), [candidate(theta)], { nodes: [theta], holdings });
+    const plan = planMembers(request({ gpusPerMember: 1 }), [candidate(theta)], { nodes: [theta], holdings });
     expect(holdReason(plan)).toBe('waits for 1 more worker: theta: all 2 GPUs held by run r1');
   });
 
   it('a CPU run takes a machine no other run uses, and a GPU run keeps off a CPU-run member', () => {
     const iota = cap('iota', [20000]);
     const gpuRun = runHoldings('run-1', 'r1', [{ workerId: iota.workerId!, node: 'iota', gpuIndices: [0] }]);
-    const cpu = planGeneration(request({ requireCuda: false, gpusPerMember: 0 }), [candidate(iota)], { nodes: [iota], holdings: gpuRun });
+    const cpu = planMembers(request({ requireCuda: false, gpusPerMember: 0 }), [candidate(iota)], { nodes: [iota], holdings: gpuRun });
     expect(holdReason(cpu)).toBe('waits for 1 more worker: iota is a member of run r1 (a CPU run takes a machine no other run uses)');
     const cpuRun = runHoldings('run-1', 'r1', [{ workerId: iota.workerId!, node: 'iota', gpuIndices: [] }]);
-    const gpu = planGeneration(request(), [candidate(iota)], { nodes: [iota], holdings: cpuRun });
+    const gpu = planMembers(request(), [candidate(iota)], { nodes: [iota], holdings: cpuRun });
     expect(holdReason(gpu)).toBe('waits for 1 more worker: iota is a member of CPU run r1');
   });
 
   it('places a worker that joined as "vm" under the declared node whose GPUs it has ("desktop"), for runs and the job round alike', () => {
     const desktop = cap('desktop', [8000, 8000]);
     const vm = candidate(desktop, { node: 'vm' });
-    const plan = planGeneration(request({ gpusPerMember: 1, allowedHosts: ['desktop'] }), [vm], { nodes: [desktop], holdings: [] });
+    const plan = planMembers(request({ gpusPerMember: 1, allowedHosts: ['desktop'] }), [vm], { nodes: [desktop], holdings: [] });
     expect(plan).toMatchObject({ kind: 'plan', members: [{ workerId: desktop.workerId, node: 'desktop', gpuIndices: [0] }] });
     // Its holdings count against the declared node: a job on GPU 0 and run r1 on GPU 1 leave nothing.
     const held = [jobHolding('desktop', 'j1', 0, 8000), ...runHoldings('run-1', 'r1', [{ workerId: desktop.workerId!, node: 'desktop', gpuIndices: [1] }])];
-    expect(holdReason(planGeneration(request({ gpusPerMember: 1 }), [vm], { nodes: [desktop], holdings: held }))).toBe('waits for 1 more worker: desktop holds job j1 and run r1');
+    expect(holdReason(planMembers(request({ gpusPerMember: 1 }), [vm], { nodes: [desktop], holdings: held }))).toBe('waits for 1 more worker: desktop holds job j1 and run r1');
   });
 
   it('says how many workers it waits for when no one else is active', () => {
     const alpha = cap('alpha', [20000]);
-    expect(holdReason(planGeneration(request({ minWorkers: 3 }), [candidate(alpha)], { nodes: [alpha], holdings: [] }))).toBe(
+    expect(holdReason(planMembers(request({ minWorkers: 3 }), [candidate(alpha)], { nodes: [alpha], holdings: [] }))).toBe(
       'waits for 2 more workers: no other worker is active',
     );
   });
 
   it('quotes at most 8 node reasons in its sentence and counts the rest; every one stays in nodes', () => {
     const nodes = Array.from({ length: 11 }, (_, i) => cap(`h${i}`, []));
-    const plan = planGeneration(request(), nodes.map((n) => candidate(n)), { nodes, holdings: [] });
+    const plan = planMembers(request(), nodes.map((n) => candidate(n)), { nodes, holdings: [] });
     expect(holdReason(plan)).toBe(`waits for 1 more worker: ${nodes.slice(0, 8).map((n) => `${n.node} has no CUDA GPU (require_cuda)`).join('; ')}; and 3 more nodes`);
     expect(plan.kind === 'hold' && plan.nodes).toHaveLength(11);
   });
 });
 
-describe('planGeneration plans', () => {
+describe('planMembers plans', () => {
   it('gives each member whole free GPUs, lowest index first, and stops at max_workers in join order', () => {
     const a = cap('a', [20000, 20000]);
     const b = cap('b', [20000]);
     const c = cap('c', [20000]);
     const holdings = [jobHolding('a', 'j', 0, 100)];
-    const plan = planGeneration(request({ gpusPerMember: 1, maxWorkers: 2 }), [candidate(c), candidate(b), candidate(a)], { nodes: [a, b, c], holdings });
+    const plan = planMembers(request({ gpusPerMember: 1, maxWorkers: 2 }), [candidate(c), candidate(b), candidate(a)], { nodes: [a, b, c], holdings });
     expect(plan).toEqual({
       kind: 'plan',
       members: [
@@ -165,7 +165,7 @@ describe('planGeneration plans', () => {
     const b = cap('b', [20000]);
     const c = cap('c', [20000]);
     const mine = runHoldings('run-2', 'r2', [{ workerId: c.workerId!, node: 'c', gpuIndices: [0] }]);
-    const plan = planGeneration(request({ maxWorkers: 2 }, [c.workerId!]), [candidate(a), candidate(b), candidate(c)], { nodes: [a, b, c], holdings: mine });
+    const plan = planMembers(request({ maxWorkers: 2 }, [c.workerId!]), [candidate(a), candidate(b), candidate(c)], { nodes: [a, b, c], holdings: mine });
     expect(plan.kind === 'plan' && plan.members.map((m) => m.node)).toEqual(['c', 'a']);
   });
 
@@ -175,13 +175,13 @@ describe('planGeneration plans', () => {
       ...runHoldings('run-1', 'r1', [{ workerId: a.workerId!, node: 'a', gpuIndices: [0] }]),
       ...runHoldings('run-2', 'r2', [{ workerId: a.workerId!, node: 'a', gpuIndices: [1] }]),
     ];
-    const plan = planGeneration(request({ gpusPerMember: 1 }, [a.workerId!]), [candidate(a)], { nodes: [a], holdings });
+    const plan = planMembers(request({ gpusPerMember: 1 }, [a.workerId!]), [candidate(a)], { nodes: [a], holdings });
     expect(plan).toMatchObject({ kind: 'plan', members: [{ node: 'a', gpuIndices: [1] }] });
   });
 
   it('puts one member of a run per machine', () => {
     const a = cap('a', [20000, 20000]);
-    const plan = planGeneration(request({ gpusPerMember: 1, minWorkers: 2 }), [candidate(a), candidate(a, { workerId: 99, joinSeq: 99 })], {
+    const plan = planMembers(request({ gpusPerMember: 1, minWorkers: 2 }), [candidate(a), candidate(a, { workerId: 99, joinSeq: 99 })], {
       nodes: [a],
       holdings: [],
     });

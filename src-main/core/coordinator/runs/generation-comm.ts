@@ -18,7 +18,7 @@ import { capByDrift } from '../../../../src-shared/scheduling/drift-bound';
 import { orderRing, type RingPlan } from '../../../../src-shared/scheduling/ring-order';
 import type { MemberTorch } from '../../../../src-shared/scheduling/comm-choice';
 import type { CommDecision, CommSetting, MeasuredComm, TrainerCommStats } from '../../../../src-shared/scheduling/comm-types';
-import type { RunMemberHolding } from '../../../../src-shared/training';
+import type { RunMemberHolding, RunSpec } from '../../../../src-shared/training';
 import type { RunApplierDeps } from './run-applier';
 import { memberHoldings, type RunRecord } from './run-record';
 
@@ -73,26 +73,32 @@ export function rememberRestored(deps: Pick<RunApplierDeps, 'stepMemory'>, run: 
 }
 
 /**
- * The step a decision goes by: what this run's trainer reported (remembered for later runs of the same
- * trainer), else what an earlier run of it reported (trainer-step-memory.ts), else null (blind).
+ * The step a decision goes by: what this run's trainer reported (with what it measured, else what `prior` had
+ * measured), else what an earlier run of it reported (`prior`, trainer-step-memory.ts), else null (blind).
+ * `remembered`: the figures are the earlier run's. Pure: the launch remembers a reported step for later runs.
  */
-export function stepForDecision(deps: Pick<RunApplierDeps, 'stepMemory'>, run: RunRecord): { stats: TrainerCommStats | null; remembered: boolean } {
-  const reported = run.telemetry.commStats();
-  if (reported) {
-    const own = withMeasured(reported, run.commMeasured, run.commMeasured ? null : deps.stepMemory?.recall(run.spec));
-    deps.stepMemory?.remember(run.spec, own);
-    return { stats: own, remembered: false };
-  }
-  const prior = deps.stepMemory?.recall(run.spec) ?? null;
+export function stepFor(
+  reported: TrainerCommStats | null,
+  measured: (MeasuredComm & { generation?: number }) | null | undefined,
+  prior: TrainerCommStats | null,
+): { stats: TrainerCommStats | null; remembered: boolean } {
+  if (reported) return { stats: withMeasured(reported, measured, measured ? null : prior), remembered: false };
   return { stats: prior, remembered: prior !== null };
 }
 
 /** Each ring member's torch as its join said (a CPU run's PowerSGD needs torch 2 on all of them). */
-function memberTorch(deps: Pick<RunApplierDeps, 'workers'>, ring: RingPlan): MemberTorch[] {
+export function memberTorch(record: (id: number) => { node: string; torchVersion?: string | null } | undefined, ring: RingPlan): MemberTorch[] {
   return ring.order.map((id) => {
-    const w = deps.workers.get(id);
+    const w = record(id);
     return { node: w?.node ?? `worker ${id}`, torchVersion: w?.torchVersion ?? null };
   });
+}
+
+/** What a generation's comm decision reads of its run: the settings, the generation number, the drift's cap. */
+export interface CommFacts {
+  spec: Pick<RunSpec, 'comm' | 'localSgdPeriod' | 'useGpus'>;
+  generation: number;
+  driftCap?: number;
 }
 
 /** The strategy generation `run.generation` trains with (call once the generation number is advanced). */
@@ -105,6 +111,19 @@ export function decideGenerationComm(
   stats: TrainerCommStats | null = run.telemetry.commStats(),
   budget?: number,
 ): CommDecision {
+  return commFor(run, ring, memberTorch((id) => deps.workers.get(id), ring), stats, requested, localSgdPeriod, budget);
+}
+
+/** The strategy generation `facts.generation` trains with over `ring`. Pure. */
+export function commFor(
+  facts: CommFacts,
+  ring: RingPlan,
+  torch: MemberTorch[],
+  stats: TrainerCommStats | null,
+  requested: CommSetting = facts.spec.comm ?? 'auto',
+  localSgdPeriod: number | null = facts.spec.localSgdPeriod ?? null,
+  budget?: number,
+): CommDecision {
   const d = decideComm({
     ...(budget !== undefined ? { budget } : {}),
     requested,
@@ -112,11 +131,11 @@ export function decideGenerationComm(
     stats,
     slowest: ring.slowest,
     members: ring.order.length,
-    backend: run.spec.useGpus ? 'nccl' : 'gloo',
-    memberTorch: memberTorch(deps, ring),
-    generation: run.generation,
+    backend: facts.spec.useGpus ? 'nccl' : 'gloo',
+    memberTorch: torch,
+    generation: facts.generation,
   });
-  return requested === 'auto' ? capByDrift(d, run.driftCap) : d; // what the members' drift allows (drift-bound.ts)
+  return requested === 'auto' ? capByDrift(d, facts.driftCap) : d; // what the members' drift allows (drift-bound.ts)
 }
 
 /** "generation 3 trains with local-sgd every 8 steps: DDP would spend …" */

@@ -1,5 +1,5 @@
 /**
- * The one place a run's decisions take effect. The controller decides (a plan from planGeneration, a hold, a
+ * The one place a run's decisions take effect. The controller decides (a generation from planGeneration, a hold, a
  * failure, the end); the applier queues the start/stop instructions, writes the `[gpu-share] …` line into the
  * run's output, persists the run and emits it, and tells people. It knows one run at a time: nothing here reaches
  * another run, so one run's pause or relaunch cannot touch another.
@@ -11,7 +11,8 @@ import { stepsOfTotal } from '../../../../src-shared/runs/steps-done';
 import type { Clock } from '../../../platform/ports';
 import { capitalize, type ChangeFeed, type CoordinatorStore, plural, type UserMessages } from '../common';
 import type { ElasticPool, WorkerRegistry } from '../membership';
-import { launchGeneration, type PlannedMember, type StorePorts } from './generation-launch';
+import { launchGeneration } from './generation-launch';
+import type { GenerationDecision } from './generation-plan';
 import { clearMembers, refreshProgress, runSnapshot, type LaunchWhy, type RunRecord } from './run-record';
 import { noteStoreStopping, takeHeldStarts } from './store-handover';
 import type { TrainerStepMemory } from './trainer-step-memory';
@@ -52,12 +53,10 @@ export class RunApplier {
     this.store = store;
   }
 
-  /**
-   * Starts the next generation with `members` (each with the GPUs it holds). `storePorts`: the rendezvous ports
-   * other running runs' stores take, per worker; a worker with none of its ports left cannot host this one's.
-   */
-  launch(run: RunRecord, members: PlannedMember[], cause: string, why: LaunchWhy, storePorts: StorePorts): void {
-    launchGeneration(this, run, members, cause, why, storePorts);
+  /** Starts the generation planGeneration decided, or holds the run when none of its members can host the store. */
+  apply(run: RunRecord, decision: GenerationDecision, why: LaunchWhy): void {
+    if (decision.kind === 'launch') launchGeneration(this, run, decision.plan, why);
+    else this.hold(run, decision.reason);
   }
 
   /** The run cannot start its next generation (no rendezvous host, not enough capacity): it waits, saying why. */

@@ -1,6 +1,6 @@
 /**
  * The cluster's runs, several at once, each its own group: its generations, shards, rendezvous, restarts, output
- * and events. Started by the operator; each re-planned (planGeneration, run-placement.ts) on every change that can
+ * and events. Started by the operator; each re-planned (planGeneration, generation-plan.ts) on every change that can
  * move it — a member failing or leaving, a worker joining, capacity freeing — and brought in line by the applier
  * (run-applier.ts): relaunch, pause, resume, grow, end. A change reaches only the runs it concerns: a member
  * failing relaunches the runs it is in and no other.
@@ -22,11 +22,11 @@ import { ApiProblem, type ChangeFeed, type CoordinatorStore, type JobCapacity, p
 import type { ElasticPool, WorkerRecord, WorkerRegistry } from '../membership';
 import { recheckComm, rememberRestored } from './generation-comm';
 import type { OutputBudget } from './output-budget';
-import { storePortsTaken } from './generation-launch';
+import { planGeneration } from './generation-plan';
 import { RunApplier, type RunApplierDeps } from './run-applier';
 import { afterFailures, expireUnstarted, type RunFailureContext } from './run-failures';
 import { askToPrepare, initProject, notReadyReason, onPrepared, retryFailedPrepares, type ProjectFiles } from './run-project-gate';
-import { jobHoldingsKey, planRun } from './run-placement';
+import { generationInput, jobHoldingsKey, samePlan } from './run-placement';
 import { resumeDuringGrace } from './run-reattach';
 import { clearMembers, copyProject, ENDED, wantsMore, newRunRecord, restoreRunRecord, runSnapshot, type LaunchWhy, type RunRecord } from './run-record';
 import { handleReport, type RunReportContext } from './run-reports';
@@ -330,21 +330,23 @@ export class RunController {
   }
 
   /**
-   * Brings one run in line with what it may have now (planGeneration): relaunch with the planned members, grow,
+   * Brings one run in line with what it may have now (planGeneration): relaunch with the planned generation, grow,
    * pause below min_workers, resume. `quiet`: only say why it waits (a start that lets a syncing worker settle).
    */
   private reconcile(run: RunRecord, cause: string, why: LaunchWhy, force = false, quiet = false): void {
     if (ENDED.has(run.state)) return;
     run.reconcileDueAt = null;
     askToPrepare(this.opts, run);
-    const plan = planRun({ pool: this.opts.pool, capacity: this.opts.capacity }, run, this.liveRuns(), notReadyReason);
+    const decision = planGeneration(generationInput(this.opts, run, this.liveRuns(), cause, notReadyReason));
+    const members = decision.kind === 'launch' ? decision.plan.members : decision.members;
+    const placed = decision.kind === 'launch' || decision.on === 'store';
     if (run.state === 'running') {
-      if (plan.kind === 'hold') this.applier.pause(run, plan.reason);
-      else if (force || !samePlan(run, plan.members)) this.applier.launch(run, plan.members, cause, why, storePortsTaken(run, this.liveRuns()));
-    } else if (plan.kind === 'plan' && !quiet) {
-      this.applier.launch(run, plan.members, cause, run.state === 'paused' ? 'resume' : why, storePortsTaken(run, this.liveRuns()));
+      if (!placed) this.applier.pause(run, decision.reason);
+      else if (force || !samePlan(run, members)) this.applier.apply(run, decision, why);
+    } else if (placed && !quiet) {
+      this.applier.apply(run, decision, run.state === 'paused' ? 'resume' : why);
     } else {
-      this.applier.waitingCause(run, plan.kind === 'hold' ? plan.reason : `waits one heartbeat interval for the workers still joining (${plural(plan.members.length, 'worker')} could train it now)`);
+      this.applier.waitingCause(run, !placed ? decision.reason : `waits one heartbeat interval for the workers still joining (${plural(members.length, 'worker')} could train it now)`);
     }
   }
 
@@ -384,12 +386,3 @@ export class RunController {
   }
 }
 
-
-/** The plan keeps the same members in the same order on the same GPUs: nothing to relaunch. */
-function samePlan(run: RunRecord, members: readonly { workerId: number; gpuIndices: number[] }[]): boolean {
-  if (members.length !== run.workerIds.length) return false;
-  return members.every((m, i) => {
-    const current = run.members.get(m.workerId);
-    return run.workerIds[i] === m.workerId && current !== undefined && current.gpuIndices.join(',') === m.gpuIndices.join(',');
-  });
-}

@@ -1,7 +1,7 @@
 /**
  * A project run's readiness gate: every worker that could be a member is told to `prepare` the run's snapshot
  * (again when it joins anew), its latest `prepared` report is kept on the run (RunProject.members), and a worker
- * whose project is not ready is no candidate yet — planGeneration refuses it with the reason ("fetching the
+ * whose project is not ready is no candidate yet — planMembers refuses it with the reason ("fetching the
  * project: 3.1 of 12.0 MiB", "python cannot import 'sentencepiece' (requirements.txt line 3)"). So a late member
  * fetches before it is placed and never holds the others in the rendezvous, and one that cannot train (disk full,
  * a module missing) is held out while the run goes on with the others. Each `prepare` names the other members
@@ -13,7 +13,7 @@ import type { Clock } from '../../../platform/ports';
 import { splitDataFiles, type DataFile } from '../../../../src-shared/projects/data-shards';
 import type { LaunchProject, PreparedReport, SnapshotManifest } from '../../../../src-shared/projects/project-protocol';
 import { parseRequirements, withPythonCheck } from '../../../../src-shared/projects/requirements';
-import type { RunProjectMember } from '../../../../src-shared/training';
+import type { RunProject, RunProjectMember } from '../../../../src-shared/training';
 import type { ElasticPool, WorkerRegistry } from '../membership';
 import { wantsMore, type LaunchWhy, type RunRecord } from './run-record';
 import { peerPlan } from '../links';
@@ -188,25 +188,30 @@ export function notReadyReason(run: RunRecord, workerId: number): string | null 
   return member.detail || (member.status === 'fetching' ? 'fetching the project' : 'could not prepare the project');
 }
 
+/** What a generation's plan reads of a project run (generation-plan.ts): the snapshot, data folder, last split, files. */
+export type ProjectFacts = Pick<RunProject, 'snapshot' | 'data' | 'dataMode' | 'dataSplit'> & { dataFiles: readonly DataFile[] | null };
+
+/** The run's project as a plan reads it; null for a run without one. */
+export function projectFacts(run: RunRecord): ProjectFacts | null {
+  const p = run.project;
+  return p ? { snapshot: p.snapshot, data: p.data, dataMode: p.dataMode, dataSplit: p.dataSplit ?? null, dataFiles: run.projectGate?.dataFiles ?? null } : null;
+}
+
 /**
  * A new generation's data split (shard mode): the data files over its members' nodes in ring order, re-split from
  * the previous generation's (kept on the run, so a coordinator restart does not reshuffle). Null in replicate mode.
  */
-export function splitForGeneration(run: RunRecord, ringNodes: readonly string[]): Readonly<Record<string, readonly string[]>> | null {
-  const project = run.project;
+export function splitForGeneration(project: ProjectFacts | null, ringNodes: readonly string[]): Readonly<Record<string, readonly string[]>> | null {
   if (!project || project.dataMode !== 'shard' || project.data === null) return null;
-  const files = run.projectGate?.dataFiles ?? [];
-  const split = splitDataFiles(files, ringNodes, (project.dataSplit ?? null) as Record<string, string[]> | null);
+  const split = splitDataFiles(project.dataFiles ?? [], ringNodes, (project.dataSplit ?? null) as Record<string, string[]> | null);
   for (const names of Object.values(split)) Object.freeze(names);
-  project.dataSplit = Object.freeze(split);
-  return project.dataSplit;
+  return Object.freeze(split);
 }
 
-/** One member's launch plan project: the snapshot, and its files in shard mode (null in replicate). */
-export function launchProjectFor(run: RunRecord, node: string): LaunchProject | null {
-  const project = run.project;
+/** One member's launch plan project: the snapshot, and its files in shard mode (`split`; null in replicate). */
+export function launchProjectFor(project: ProjectFacts | null, split: Readonly<Record<string, readonly string[]>> | null, node: string): LaunchProject | null {
   if (!project) return null;
-  const files = project.dataMode === 'shard' && project.data !== null ? (project.dataSplit?.[node] ?? []) : null;
+  const files = project.dataMode === 'shard' && project.data !== null ? (split?.[node] ?? []) : null;
   return { snapshot: project.snapshot, dataDir: project.data, dataMode: project.dataMode, dataFiles: files ? [...files] : null };
 }
 

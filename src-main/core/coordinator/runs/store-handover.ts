@@ -37,9 +37,16 @@ export function noteStoreStopping(run: RunRecord): void {
   run.storeDraining = member && !member.exit ? { workerId: host, generation: run.generation } : null;
 }
 
-/** Whether a new generation hosted on `hostId` must hold its other members' starts. */
-export function mustHoldStarts(run: RunRecord, hostId: number): boolean {
-  return run.storeDraining?.workerId === hostId;
+/**
+ * The worker whose old store may still listen as the next generation starts: the live generation's store host if
+ * its launcher still runs (as noteStoreStopping will note when it is told to stop), else the one still draining.
+ * A next generation hosted on it holds its other members' starts (generation-plan.ts).
+ */
+export function drainingStoreHost(run: RunRecord): number | null {
+  const host = run.rdzvHostId;
+  if (host === null || run.state !== 'running') return run.storeDraining?.workerId ?? null;
+  const member = run.members.get(host);
+  return member && !member.exit ? host : null;
 }
 
 /** A worker's launcher of `generation` exited: true when that was the old store the held starts wait for. */

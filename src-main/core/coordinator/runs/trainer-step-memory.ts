@@ -35,6 +35,12 @@ export class TrainerStepMemory {
     return held;
   }
 
+  /** What `recall` would say, without counting as a use (a plan looks; only a launch uses it). */
+  peek(spec: TrainerKeyFields): TrainerCommStats | null {
+    const key = keyOf(spec);
+    return (key === null ? undefined : this.steps.get(key)) ?? null;
+  }
+
   /** Keeps what the trainer reported (the newest report wins). */
   remember(spec: TrainerKeyFields, stats: TrainerCommStats): void {
     const key = keyOf(spec);
