@@ -21,9 +21,9 @@ import {
 } from './store/actions';
 import { apply, type AppStore } from './store/app-store';
 import { appendWorkerOutput, removeRun, replaceRunOutput, upsertRun } from './features/runs/runs-slice';
-import { jobEventHandlers, loadJobs } from './features/jobs/jobs-slice';
-import { discoveryEventHandlers } from './features/join/discovery';
-import { loadNodeSsh, nodeSshEventHandlers } from './features/nodes/node-ssh';
+import { jobEventHandlers, loadJobs } from './features/jobs/jobs-commands';
+import { discoveryEventHandlers } from './features/join/discovery-commands';
+import { loadNodeSsh, nodeSshEventHandlers } from './features/nodes/node-ssh-commands';
 import { approvalEventHandlers, loadAwaiting } from './features/workers/approval';
 import { linkEventHandlers, loadLinks } from './features/nodes/links';
 import { loadNotifications } from './features/notifications/notification-load';

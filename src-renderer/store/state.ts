@@ -2,14 +2,14 @@
 import type { ClusterIssue } from '../../src-shared/cluster/types';
 import type { HardwareSnapshot } from '../../src-shared/hardware';
 import type { ClusterState, MembershipState } from '../../src-shared/ipc';
-import type { CoordinatorEvent, CoordinatorInfo, UserNotification, WorkerSnapshot } from '../../src-shared/training';
+import type { CoordinatorEvent, CoordinatorInfo, WorkerSnapshot } from '../../src-shared/training';
 import type { RunSpecInput } from '../../src-shared/worker-protocol';
 import type { ConnectionState } from '../api/ws-client';
-import { initialJobsSlice, type JobsSlice } from '../features/jobs/jobs-slice';
-import { initialRunsSlice, type RunsSlice } from '../features/runs/runs-slice';
-import { initialDiscoverySlice, type DiscoverySlice } from '../features/join/discovery';
-import { initialNodeSshSlice, type NodeSshSlice } from '../features/nodes/node-ssh';
-import { initialNotificationHistory, type NotificationHistory } from '../features/notifications/notification-history-model';
+import { initialJobsSlice, type JobsHolder } from '../features/jobs/jobs-slice';
+import { initialRunsSlice, type RunsHolder } from '../features/runs/runs-slice';
+import { initialDiscoverySlice, type DiscoveryHolder } from '../features/join/discovery';
+import { initialNodeSshSlice, type NodeSshHolder } from '../features/nodes/node-ssh';
+import { initialNotificationHistory, type HistoryHolder, type Toast } from '../features/notifications/notification-history-model';
 import type { AwaitingMachine, PreApproval } from '../../src-shared/nodes/awaiting-machine';
 import type { LinkMeasurement } from '../../src-shared/links/link-matrix';
 import type { EventFilter } from '../../src-shared/event-filter';
@@ -37,16 +37,13 @@ export interface ClusterNotice {
   fileName: string | null;
 }
 
-export interface Toast {
-  id: string;
-  notification: UserNotification;
-  at: number;
-}
+export type { Toast };
 
 /** A confirmation the page is asking for (remove node): an accessible dialog, never window.confirm. */
 export type ConfirmRequest = { kind: 'remove-node'; nodeName: string } | { kind: 'stop-run'; runId: string } | { kind: 'drain-worker'; workerId: number } | { kind: 'forget-worker'; node: string };
 
-export interface AppState {
+/** What the page holds besides the feature slices (composed into AppState below). */
+export interface PageState {
   /** True once the first snapshots arrived; the page's `data-ready` marker. */
   loaded: boolean;
   /** Why the first load failed, if it did. */
@@ -61,8 +58,6 @@ export interface AppState {
   pendingImport: PendingImport | null;
   confirm: ConfirmRequest | null;
   workers: WorkerSnapshot[];
-  /** Every run (several live at once), the one open and the output buffered per run (features/runs/runs-slice.ts). */
-  runs: RunsSlice;
   /** Oldest first, by seq. */
   events: CoordinatorEvent[];
   /** What the Events view shows (run, job, node, kind, severity); kept in the address. */
@@ -70,8 +65,6 @@ export interface AppState {
   coordinator: CoordinatorInfo | null;
   exampleRun: RunSpecInput | null;
   toasts: Toast[];
-  /** Every toast's notification, kept after it fades (features/notifications/notification-history-model.ts). */
-  notificationHistory: NotificationHistory;
   /** Worker a notification pointed at; its row is highlighted. */
   highlightedWorkerId: number | null;
   /** The last user action that failed, in words. */
@@ -82,12 +75,6 @@ export interface AppState {
   membership: MembershipState | null;
   /** A Join or Leave the core refused outright (shown inside the Join panel, not as a page banner). */
   membershipError: string | null;
-  /** Adapter jobs, their artifacts and what the Jobs view has open (features/jobs/jobs-slice.ts). */
-  jobs: JobsSlice;
-  /** Coordinators heard on the LAN, for the join panel (features/join/discovery.ts). */
-  discovery: DiscoverySlice;
-  /** Start / stop of the transport: ssh nodes and the host key waiting for a yes (features/nodes/node-ssh.ts). */
-  nodeSsh: NodeSshSlice;
   /** Machines that joined with a key nobody approved yet (features/workers/approval.ts). */
   awaiting: AwaitingMachine[];
   /** Keys approved before their machine was listed, admitted at its next join (features/workers/approval.ts). */
@@ -95,6 +82,12 @@ export interface AppState {
   /** The measured links between workers, for the Nodes view's link map (features/nodes/links.ts). */
   links: LinkMeasurement[];
 }
+
+/**
+ * The page's whole state: the page-wide part and each feature's slice, every slice declaring the key it holds.
+ * This file imports the slices, never the reverse, so the store's type has no import circle.
+ */
+export type AppState = PageState & RunsHolder & JobsHolder & DiscoveryHolder & NodeSshHolder & HistoryHolder;
 
 export function initialState(connection?: ConnectionState): AppState {
   return {

@@ -15,7 +15,8 @@ import { ManifestNotice, ManifestProblemPanel } from './job-manifest-panel';
 import { JobTable } from './job-table';
 import { SweepComparison } from './sweep/sweep-comparison';
 import { appStore, useApp } from '../../store/app-store';
-import { jobsPagePosition, loadJobs } from './jobs-slice';
+import { jobsPagePosition } from './jobs-slice';
+import { loadJobs } from './jobs-commands';
 
 const POLICIES: { policy: PlacementPolicy; label: string; title: string }[] = [
   { policy: 'binpack', label: 'Binpack', title: 'Fill one node before the next (leaves whole GPUs free for big jobs)' },

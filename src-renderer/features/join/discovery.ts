@@ -1,13 +1,10 @@
 /**
  * The "Found on your network" slice of the page state: the coordinators this machine hears advertising over
  * mDNS that prove they hold the join token typed in the panel, as the core last sent them (getDiscovered when the
- * join panel opens or the token changes, then onDiscovered). Pure transitions first, then what the bridge
- * subscribes and the loader the panel calls.
+ * join panel opens or the token changes, then onDiscovered). Pure transitions; the bridge's event and the loader
+ * the panel calls are in discovery-commands.ts.
  */
-import type { EventPayloads, GpuShareApi } from '../../../src-shared/ipc';
 import type { DiscoveredCoordinator } from '../../../src-shared/nodes/ipc-discovery';
-import { apply, type AppStore } from '../../store/apply';
-import type { AppState } from '../../store/state';
 import type { JoinFormFields } from './join-form';
 
 export interface DiscoverySlice {
@@ -21,14 +18,20 @@ export function initialDiscoverySlice(): DiscoverySlice {
   return { coordinators: null, error: null };
 }
 
+/** Any state that holds the discovery slice (AppState does); the slice's transitions keep the rest as it is. */
+export interface DiscoveryHolder {
+  /** Coordinators heard on the LAN, for the join panel. */
+  discovery: DiscoverySlice;
+}
+
 
 /** The core's whole list replaces the page's, sorted by name then URL so rows do not jump as answers arrive. */
-export function setDiscovered(s: AppState, coordinators: DiscoveredCoordinator[]): AppState {
+export function setDiscovered<S extends DiscoveryHolder>(s: S, coordinators: DiscoveredCoordinator[]): S {
   const sorted = [...coordinators].sort((a, b) => a.name.localeCompare(b.name) || a.url.localeCompare(b.url));
   return { ...s, discovery: { coordinators: sorted, error: null } };
 }
 
-export function discoveryFailed(s: AppState, message: string): AppState {
+export function discoveryFailed<S extends DiscoveryHolder>(s: S, message: string): S {
   return { ...s, discovery: { ...s.discovery, error: message } };
 }
 
@@ -41,18 +44,4 @@ export function shortFingerprint(certSha256: string): string {
 /** What picking a found coordinator fills in; the token and name the person typed stay. */
 export function fillFromDiscovered(fields: JoinFormFields, found: DiscoveredCoordinator): JoinFormFields {
   return { ...fields, url: found.url, certSha256: found.certSha256 };
-}
-
-/** What the bridge does with the discovery event (spread into its handlers). */
-export function discoveryEventHandlers(store: AppStore): { onDiscovered: (list: EventPayloads['onDiscovered']) => void } {
-  return { onDiscovered: (list) => apply(store, setDiscovered, list) };
-}
-
-/** Starts listening (the first call does) and shows what was heard so far that proves `token`. Never throws. */
-export async function loadDiscovered(api: GpuShareApi, store: AppStore, token = ''): Promise<void> {
-  try {
-    apply(store, setDiscovered, await api.getDiscovered(token.trim() ? { token: token.trim() } : {}));
-  } catch (error) {
-    apply(store, discoveryFailed, `Could not look for coordinators on the network: ${error instanceof Error ? error.message : String(error)}`);
-  }
 }

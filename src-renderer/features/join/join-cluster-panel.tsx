@@ -9,7 +9,8 @@ import { useCommands, useServices } from '../../app-context';
 import { Badge } from '../../ui/badge';
 import { FormField } from '../../ui/form-field';
 import { appStore, useApp } from '../../store/app-store';
-import { fillFromDiscovered, loadDiscovered, shortFingerprint, type DiscoverySlice } from './discovery';
+import { fillFromDiscovered, shortFingerprint, type DiscoverySlice } from './discovery';
+import { loadDiscovered } from './discovery-commands';
 import type { DiscoveredCoordinator } from '../../../src-shared/nodes/ipc-discovery';
 import { canJoin, checkJoinForm, membershipBadge, type JoinFormErrors, type JoinFormFields } from './join-form';
 

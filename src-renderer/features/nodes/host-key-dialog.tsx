@@ -5,7 +5,8 @@
 import { useEffect, useRef } from 'react';
 import { useServices } from '../../app-context';
 import { appStore, useApp } from '../../store/app-store';
-import { nodeSshCommandsFor, pendingHostKey } from './node-ssh';
+import { pendingHostKey } from './node-ssh';
+import { nodeSshCommandsFor } from './node-ssh-commands';
 import { Dialog } from '../../ui/dialog';
 
 export interface HostKeyPromptProps {

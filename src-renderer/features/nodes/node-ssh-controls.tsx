@@ -8,7 +8,8 @@ import { useState } from 'react';
 import { useServices } from '../../app-context';
 import { Dialog } from '../../ui/dialog';
 import { act, appStore, useApp } from '../../store/app-store';
-import { nodeSshCommandsFor, sshButtons, toggleSshLog, type NodeSshCommands } from './node-ssh';
+import { sshButtons, toggleSshLog } from './node-ssh';
+import { nodeSshCommandsFor, type NodeSshCommands } from './node-ssh-commands';
 
 function useNodeSshCommands(): NodeSshCommands {
   return nodeSshCommandsFor(useServices().api, appStore);

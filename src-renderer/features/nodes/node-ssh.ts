@@ -1,14 +1,10 @@
 /**
  * The SSH side of the Nodes view: each `transport: ssh` node's start state as the core last sent it (getNodeSsh
  * at load and after a reconnect, then onNodeSsh per node), which agent logs the person opened, and the host key
- * waiting for a yes. Pure transitions first, then what the bridge subscribes and the commands the cards call.
+ * waiting for a yes. Pure transitions and readings; the bridge's event and the commands are in node-ssh-commands.ts.
  */
-import type { EventPayloads, GpuShareApi } from '../../../src-shared/ipc';
 import type { NodeSshStatus } from '../../../src-shared/nodes/ipc-ssh';
 import type { SshStartState } from '../../../src-shared/nodes/node-status';
-import { busyRequest } from '../../store/busy-request';
-import { apply, messageOf, type AppStore } from '../../store/apply';
-import type { AppState } from '../../store/state';
 
 export interface NodeSshSlice {
   /** By node name; a node absent here was not started from this app. */
@@ -22,21 +18,27 @@ export function initialNodeSshSlice(): NodeSshSlice {
   return { byName: {}, logOpen: [], loadError: null };
 }
 
+/** Any state that holds the SSH nodes slice (AppState does); the slice's transitions keep the rest as it is. */
+export interface NodeSshHolder {
+  /** Start / stop of the transport: ssh nodes and the host key waiting for a yes. */
+  nodeSsh: NodeSshSlice;
+}
+
 
 /** The core's whole list replaces the page's (a reconnect may have missed changes). */
-export function setNodeSshList(s: AppState, list: NodeSshStatus[]): AppState {
+export function setNodeSshList<S extends NodeSshHolder>(s: S, list: NodeSshStatus[]): S {
   return { ...s, nodeSsh: { ...s.nodeSsh, byName: Object.fromEntries(list.map((n) => [n.name, n])), loadError: null } };
 }
 
-export function upsertNodeSsh(s: AppState, status: NodeSshStatus): AppState {
+export function upsertNodeSsh<S extends NodeSshHolder>(s: S, status: NodeSshStatus): S {
   return { ...s, nodeSsh: { ...s.nodeSsh, byName: { ...s.nodeSsh.byName, [status.name]: status } } };
 }
 
-export function nodeSshLoadFailed(s: AppState, message: string): AppState {
+export function nodeSshLoadFailed<S extends NodeSshHolder>(s: S, message: string): S {
   return { ...s, nodeSsh: { ...s.nodeSsh, loadError: message } };
 }
 
-export function toggleSshLog(s: AppState, name: string): AppState {
+export function toggleSshLog<S extends NodeSshHolder>(s: S, name: string): S {
   const open = s.nodeSsh.logOpen.includes(name);
   return { ...s, nodeSsh: { ...s.nodeSsh, logOpen: open ? s.nodeSsh.logOpen.filter((n) => n !== name) : [...s.nodeSsh.logOpen, name] } };
 }
@@ -95,50 +97,4 @@ export function sshButtons(status: NodeSshStatus | undefined): SshButtons {
     case 'stopping':
       return { start: null, keep: false, stop: false, stopAsks: false, pending: 'Stopping…' };
   }
-}
-
-/** What the bridge does with the SSH event (spread into its handlers). */
-export function nodeSshEventHandlers(store: AppStore): { onNodeSsh: (status: EventPayloads['onNodeSsh']) => void } {
-  return { onNodeSsh: (status) => apply(store, upsertNodeSsh, status) };
-}
-
-
-/** Fetches every node's SSH state; at start and after each reconnect. Never throws. */
-export async function loadNodeSsh(api: GpuShareApi, store: AppStore): Promise<void> {
-  try {
-    apply(store, setNodeSshList, await api.getNodeSsh());
-  } catch (error) {
-    apply(store, nodeSshLoadFailed, `Could not load the SSH nodes' state: ${messageOf(error)}`);
-  }
-}
-
-export type NodeSshCommands = ReturnType<typeof createNodeSshCommands>;
-
-export function createNodeSshCommands(api: GpuShareApi, store: AppStore) {
-  /** One request with a busy flag; its answer lands in the slice, a refusal becomes the page's error banner. */
-  async function attempt(busyName: string, failure: string, fn: () => Promise<NodeSshStatus | NodeSshStatus[]>): Promise<void> {
-    const answer = await busyRequest(store, busyName, failure, fn);
-    if (answer === undefined) return;
-    for (const status of Array.isArray(answer) ? answer : [answer]) apply(store, upsertNodeSsh, status);
-  }
-
-  return {
-    startNode: (name: string, keep = false) => attempt(`ssh:start:${name}`, `Could not start ${name}`, () => api.startNode(keep ? { name, keep } : { name })),
-    stopNode: (name: string, uninstall = false) => attempt(`ssh:stop:${name}`, `Could not stop ${name}`, () => api.stopNode(uninstall ? { name, uninstall } : { name })),
-    startAllNodes: () => attempt('ssh:start-all', 'Could not start the SSH nodes', () => api.startAllNodes()),
-    answerHostKey: (name: string, fingerprint: string, accept: boolean) =>
-      attempt(`ssh:host-key:${name}`, `Could not answer the host key of ${name}`, () => api.answerHostKey({ name, fingerprint, accept })),
-  };
-}
-
-const commandsByApi = new WeakMap<GpuShareApi, NodeSshCommands>();
-
-/** One set of SSH commands per API (components call this on each render). */
-export function nodeSshCommandsFor(api: GpuShareApi, store: AppStore): NodeSshCommands {
-  let commands = commandsByApi.get(api);
-  if (!commands) {
-    commands = createNodeSshCommands(api, store);
-    commandsByApi.set(api, commands);
-  }
-  return commands;
 }

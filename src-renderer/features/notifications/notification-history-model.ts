@@ -4,7 +4,13 @@
  * Newest last, bounded; "unread" is what arrived since the list was last opened. Pure transitions.
  */
 import type { NotificationRecord, UserNotification } from '../../../src-shared/training';
-import type { AppState, Toast } from '../../store/state';
+
+/** One notification as a toast showed it, and as the list keeps it. */
+export interface Toast {
+  id: string;
+  notification: UserNotification;
+  at: number;
+}
 
 /** Entries kept; older ones are dropped (a page left open for days must not grow without end). */
 export const MAX_HISTORY = 100;
@@ -18,6 +24,12 @@ export interface NotificationHistory {
 
 export function initialNotificationHistory(): NotificationHistory {
   return { entries: [], open: false, readAt: 0 };
+}
+
+/** Any state that holds the notification history (AppState does); the slice's transitions keep the rest as it is. */
+export interface HistoryHolder {
+  /** Every toast's notification, kept after it fades. */
+  notificationHistory: NotificationHistory;
 }
 
 /** A notification goes into the history (a repeat of the same id replaces the older entry). */
@@ -42,26 +54,26 @@ const sameNotification = (a: UserNotification, b: UserNotification): boolean => 
  * browser last opened the list (kept in the browser), so a reload does not make old entries new again;
  * `clearedAt`: the newest entry it cleared, so Clear lasts past a reload.
  */
-export function seedHistory(s: AppState, kept: NotificationRecord[], readAt: number, clearedAt = 0): AppState {
+export function seedHistory<S extends HistoryHolder>(s: S, kept: NotificationRecord[], readAt: number, clearedAt = 0): S {
   const fromLog = kept.filter((r) => r.at > clearedAt).map((r) => ({ id: keptId(r), notification: r.notification, at: r.at }));
   const live = s.notificationHistory.entries.filter((e) => !kept.some((r) => sameNotification(r.notification, e.notification)));
   const entries = [...fromLog, ...live].sort((a, b) => a.at - b.at).slice(-MAX_HISTORY);
   return withHistory(s, { entries, readAt: Math.max(readAt, s.notificationHistory.readAt) });
 }
 
-function withHistory(s: AppState, change: Partial<NotificationHistory>): AppState {
+function withHistory<S extends HistoryHolder>(s: S, change: Partial<NotificationHistory>): S {
   return { ...s, notificationHistory: { ...s.notificationHistory, ...change } };
 }
 
 /** Opening the list marks everything in it read. */
-export function openHistory(s: AppState, at: number): AppState {
+export function openHistory<S extends HistoryHolder>(s: S, at: number): S {
   return withHistory(s, { open: true, readAt: Math.max(at, ...s.notificationHistory.entries.map((e) => e.at)) });
 }
 
-export function closeHistory(s: AppState): AppState {
+export function closeHistory<S extends HistoryHolder>(s: S): S {
   return withHistory(s, { open: false });
 }
 
-export function clearHistory(s: AppState): AppState {
+export function clearHistory<S extends HistoryHolder>(s: S): S {
   return withHistory(s, { entries: [] });
 }

@@ -9,7 +9,7 @@ import type { RunSpecInput } from '../../../src-shared/worker-protocol';
 import { closeConfirm } from '../../store/actions';
 import { apply, type AppStore } from '../../store/apply';
 import { busyRequest } from '../../store/busy-request';
-import { base64Bytes } from '../jobs/jobs-slice';
+import { base64Bytes } from '../jobs/jobs-commands';
 import { removeRun, replaceRunOutput, selectRun, upsertRun } from './runs-slice';
 
 export type RunCommands = ReturnType<typeof createRunCommands>;

@@ -8,7 +8,6 @@ import type { RunSnapshot } from '../../../src-shared/training';
 import { isRunLive } from '../../store/derive';
 import { togglePick } from './compare/run-compare-model';
 import { NO_FILTER, type RunFilter } from './run-filter';
-import type { AppState } from '../../store/state';
 
 /**
  * Output of one run as the terminal replays it. `epoch` changes when the text is replaced (a fresh fetch),
@@ -44,12 +43,18 @@ export function initialRunsSlice(): RunsSlice {
   return { list: [], selectedId: null, output: {}, filter: NO_FILTER, picked: [], compare: null };
 }
 
+/** Any state that holds the runs slice (AppState does); the slice's transitions keep the rest as it is. */
+export interface RunsHolder {
+  /** Every run (several live at once), the one open and the output buffered per run. */
+  runs: RunsSlice;
+}
+
 /** Bytes of output kept per run; older text is dropped from the front (the core keeps its own bounded copy). */
 export const MAX_OUTPUT_CHARS = 512 * 1024;
 /** Runs whose output stays buffered in the page; older runs are fetched again when opened. */
 export const MAX_BUFFERED_RUNS = 8;
 
-function withRuns(s: AppState, patch: Partial<RunsSlice>): AppState {
+function withRuns<S extends RunsHolder>(s: S, patch: Partial<RunsSlice>): S {
   return { ...s, runs: { ...s.runs, ...patch } };
 }
 
@@ -64,20 +69,20 @@ function defaultSelection(list: readonly RunSnapshot[], current: string | null):
 }
 
 /** A full list from the core (first load, reconnect); the run open stays open while it exists. */
-export function setRuns(s: AppState, runs: readonly RunSnapshot[]): AppState {
+export function setRuns<S extends RunsHolder>(s: S, runs: readonly RunSnapshot[]): S {
   const list = sortRuns(runs);
   return withRuns(s, { list, selectedId: defaultSelection(list, s.runs.selectedId) });
 }
 
 /** A run changed: replace it in place, or add it (and open it when nothing else is open). */
-export function upsertRun(s: AppState, run: RunSnapshot): AppState {
+export function upsertRun<S extends RunsHolder>(s: S, run: RunSnapshot): S {
   const exists = s.runs.list.some((r) => r.id === run.id);
   const list = exists ? s.runs.list.map((r) => (r.id === run.id ? run : r)) : sortRuns([run, ...s.runs.list]);
   return withRuns(s, { list, selectedId: s.runs.selectedId ?? run.id });
 }
 
 /** A deleted run leaves the list (and its buffered output); the page shown moves to the newest other run. */
-export function removeRun(s: AppState, runId: string): AppState {
+export function removeRun<S extends RunsHolder>(s: S, runId: string): S {
   const list = s.runs.list.filter((r) => r.id !== runId);
   const picked = s.runs.picked.filter((id) => id !== runId);
   const { [runId]: _gone, ...output } = s.runs.output;
@@ -85,24 +90,24 @@ export function removeRun(s: AppState, runId: string): AppState {
 }
 
 /** Opens a run's page (a comparison open is closed). */
-export function selectRun(s: AppState, runId: string): AppState {
+export function selectRun<S extends RunsHolder>(s: S, runId: string): S {
   return withRuns(s, { selectedId: runId, compare: null });
 }
 
-export function setRunFilter(s: AppState, patch: Partial<RunFilter>): AppState {
+export function setRunFilter<S extends RunsHolder>(s: S, patch: Partial<RunFilter>): S {
   return withRuns(s, { filter: { ...s.runs.filter, ...patch } });
 }
 
-export function toggleRunPick(s: AppState, runId: string): AppState {
+export function toggleRunPick<S extends RunsHolder>(s: S, runId: string): S {
   return withRuns(s, { picked: togglePick(s.runs.picked, runId) });
 }
 
-export function clearRunPicks(s: AppState): AppState {
+export function clearRunPicks<S extends RunsHolder>(s: S): S {
   return withRuns(s, { picked: [] });
 }
 
 /** Shows `ids` side by side (the picks become them, so the list's ticks say what is compared); null closes it. */
-export function openCompare(s: AppState, ids: readonly string[] | null): AppState {
+export function openCompare<S extends RunsHolder>(s: S, ids: readonly string[] | null): S {
   return withRuns(s, ids === null ? { compare: null } : { compare: [...ids], picked: [...ids] });
 }
 
@@ -137,7 +142,7 @@ function lineStartFrom(text: string, cut: number): number {
  * Live output of one machine as it streams: its complete lines join the buffer prefixed `[node] ` (the form the
  * core's getRunOutput answers with), its unfinished line waits for its end so machines never mix mid-line.
  */
-export function appendWorkerOutput(s: AppState, chunk: { runId: string; workerId: number; node: string; data: string; at?: number }): AppState {
+export function appendWorkerOutput<S extends RunsHolder>(s: S, chunk: { runId: string; workerId: number; node: string; data: string; at?: number }): S {
   const prev = s.runs.output[chunk.runId] ?? { text: '', epoch: 0, dropped: 0 };
   const key = `${chunk.workerId}:${chunk.node}`;
   const pending = (prev.partial?.[key] ?? '') + chunk.data;
@@ -168,7 +173,7 @@ export function appendWorkerOutput(s: AppState, chunk: { runId: string; workerId
  * The full output fetched from the core replaces what the page had (it includes every chunk sent before it).
  * It ends with a newline, so lines streamed after it start lines of their own.
  */
-export function replaceRunOutput(s: AppState, runId: string, fullText: string, fullTimes: readonly (number | null)[] = []): AppState {
+export function replaceRunOutput<S extends RunsHolder>(s: S, runId: string, fullText: string, fullTimes: readonly (number | null)[] = []): S {
   const prev = s.runs.output[runId];
   const cut = fullText.length > MAX_OUTPUT_CHARS ? lineStartFrom(fullText, fullText.length - MAX_OUTPUT_CHARS) : 0;
   let text = fullText.slice(cut);
@@ -182,7 +187,7 @@ export function replaceRunOutput(s: AppState, runId: string, fullText: string, f
 
 // --- selectors ---------------------------------------------------------------------------------------------
 
-export function selectedRun(s: Pick<AppState, 'runs'>): RunSnapshot | null {
+export function selectedRun(s: RunsHolder): RunSnapshot | null {
   return s.runs.list.find((r) => r.id === s.runs.selectedId) ?? null;
 }
 

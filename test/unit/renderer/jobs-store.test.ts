@@ -6,7 +6,8 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { createWsClient, type SocketLike } from '../../../src-renderer/api/ws-client';
 import { focusTarget } from '../../../src-renderer/store/actions';
 import { apply, createAppStore } from '../../../src-renderer/store/app-store';
-import { createJobCommands, jobEventHandlers, jobsPagePosition, loadJobs, MAX_MANIFEST_FILE_BYTES, setJobs, toggleJobExpanded } from '../../../src-renderer/features/jobs/jobs-slice';
+import { jobsPagePosition, MAX_MANIFEST_FILE_BYTES, setJobs, toggleJobExpanded } from '../../../src-renderer/features/jobs/jobs-slice';
+import { createJobCommands, jobEventHandlers, loadJobs } from '../../../src-renderer/features/jobs/jobs-commands';
 import type { JobSnapshot, JobsState } from '../../../src-shared/jobs/types';
 
 const id = (c: string) => c.repeat(64);

@@ -8,17 +8,8 @@ import { HostKeyPrompt } from '../../../src-renderer/features/nodes/host-key-dia
 import { eventHandlers } from '../../../src-renderer/bridge';
 import { createAppStore } from '../../../src-renderer/store/app-store';
 import { headerCapacity, nodeStatusBadge, statusReport } from '../../../src-renderer/features/nodes/node-status';
-import {
-  createNodeSshCommands,
-  loadNodeSsh,
-  pendingHostKey,
-  setNodeSshList,
-  SSH_FAILED_BADGE,
-  sshButtons,
-  sshStartStates,
-  toggleSshLog,
-  upsertNodeSsh,
-} from '../../../src-renderer/features/nodes/node-ssh';
+import { pendingHostKey, setNodeSshList, SSH_FAILED_BADGE, sshButtons, sshStartStates, toggleSshLog, upsertNodeSsh } from '../../../src-renderer/features/nodes/node-ssh';
+import { createNodeSshCommands, loadNodeSsh } from '../../../src-renderer/features/nodes/node-ssh-commands';
 import { initialState } from '../../../src-renderer/store/state';
 import type { ClusterState, GpuShareApi } from '../../../src-shared/ipc';
 import type { NodeSshStatus } from '../../../src-shared/nodes/ipc-ssh';
