@@ -80,6 +80,84 @@ function isServerMessage(value: unknown): value is WsServerMessage {
   return typeof value === 'object' && value !== null && ('event' in value || 'ok' in value);
 }
 
+type EventListeners = Map<EventMethod, Set<(payload: unknown) => void>>;
+
+/** One message from the server: an event to its listeners, or the answer to a pending request. */
+function handleMessage(raw: unknown, eventListeners: EventListeners, pending: Map<number, Pending>): void {
+  if (typeof raw !== 'string' || raw.length > MAX_WS_MESSAGE_BYTES) return;
+  let message: unknown;
+  try {
+    message = JSON.parse(raw);
+  } catch {
+    return;
+  }
+  if (!isServerMessage(message)) return;
+  if ('event' in message) {
+    const listeners = eventListeners.get(message.event);
+    if (!listeners) return;
+    for (const listener of [...listeners]) {
+      try {
+        listener(message.payload);
+      } catch (error) {
+        // One broken listener must not starve the others of the event.
+        console.error(`GPU Share: a listener for ${message.event} threw`, error);
+      }
+    }
+    return;
+  }
+  if (!message.ok && message.id === null) {
+    console.error(`GPU Share: the server refused a message: ${message.error}`);
+    return;
+  }
+  if (message.id === null) return;
+  const p = pending.get(message.id);
+  if (!p) return;
+  pending.delete(message.id);
+  clearTimeout(p.timer);
+  if (message.ok) p.resolve(message.result);
+  else p.reject(new RequestFailed(p.method, message.error));
+}
+
+/** Adds a listener for one event; the returned function removes it. */
+function subscribe(eventListeners: EventListeners, event: EventMethod, listener: (payload: unknown) => void): () => void {
+  let set = eventListeners.get(event);
+  if (!set) {
+    set = new Set();
+    eventListeners.set(event, set);
+  }
+  set.add(listener);
+  return () => {
+    eventListeners.get(event)?.delete(listener);
+  };
+}
+
+/** The contract's named methods over one call and one subscribe. */
+function apiOver(call: (method: RequestMethod, arg: unknown) => Promise<unknown>, on: (event: EventMethod, listener: (payload: unknown) => void) => () => void): GpuShareApi {
+  const api: Record<string, unknown> = {};
+  for (const method of Object.keys(requests) as RequestMethod[]) {
+    api[method] = (arg?: unknown) => call(method, arg);
+  }
+  for (const event of Object.keys(events) as EventMethod[]) {
+    api[event] = (listener: (payload: unknown) => void) => on(event, listener);
+  }
+  return api as GpuShareApi;
+}
+
+/** Fails the pending requests that `which` picks, each with its method's message. */
+function rejectPending(pending: Map<number, Pending>, which: (p: Pending) => boolean, message: (method: string) => string): void {
+  for (const [id, p] of pending) {
+    if (!which(p)) continue;
+    pending.delete(id);
+    clearTimeout(p.timer);
+    p.reject(new RequestFailed(p.method, message(p.method)));
+  }
+}
+
+function noAnswerMessage(method: string, timeoutMs: number): string {
+  const seconds = Math.round(timeoutMs / 100) / 10;
+  return `${method}: no answer from GPU Share within ${seconds} s — is \`gpu-share serve\` still running? Reload the page once it is.`;
+}
+
 export function createWsClient(options: WsClientOptions): { api: GpuShareApi; connection: Connection } {
   const createSocket = options.createSocket ?? ((url: string) => new WebSocket(url) as unknown as SocketLike);
   const timeoutMs = options.requestTimeoutMs ?? 30_000;
@@ -94,7 +172,7 @@ export function createWsClient(options: WsClientOptions): { api: GpuShareApi; co
   let state: ConnectionState = { status: 'connecting', attempt: 0, retryInMs: null, opens: 0 };
   const pending = new Map<number, Pending>();
   const statusListeners = new Set<(s: ConnectionState) => void>();
-  const eventListeners = new Map<EventMethod, Set<(payload: unknown) => void>>();
+  const eventListeners: EventListeners = new Map();
 
   function setState(next: ConnectionState): void {
     state = next;
@@ -108,41 +186,6 @@ export function createWsClient(options: WsClientOptions): { api: GpuShareApi; co
       socket.send(p.unsent);
       p.unsent = null;
     }
-  }
-
-  function handleMessage(raw: unknown): void {
-    if (typeof raw !== 'string' || raw.length > MAX_WS_MESSAGE_BYTES) return;
-    let message: unknown;
-    try {
-      message = JSON.parse(raw);
-    } catch {
-      return;
-    }
-    if (!isServerMessage(message)) return;
-    if ('event' in message) {
-      const listeners = eventListeners.get(message.event);
-      if (!listeners) return;
-      for (const listener of [...listeners]) {
-        try {
-          listener(message.payload);
-        } catch (error) {
-          // One broken listener must not starve the others of the event.
-          console.error(`GPU Share: a listener for ${message.event} threw`, error);
-        }
-      }
-      return;
-    }
-    if (!message.ok && message.id === null) {
-      console.error(`GPU Share: the server refused a message: ${message.error}`);
-      return;
-    }
-    if (message.id === null) return;
-    const p = pending.get(message.id);
-    if (!p) return;
-    pending.delete(message.id);
-    clearTimeout(p.timer);
-    if (message.ok) p.resolve(message.result);
-    else p.reject(new RequestFailed(p.method, message.error));
   }
 
   function scheduleReconnect(): void {
@@ -172,7 +215,7 @@ export function createWsClient(options: WsClientOptions): { api: GpuShareApi; co
       flushUnsent();
     };
     s.onmessage = (ev) => {
-      if (socket === s) handleMessage(ev.data);
+      if (socket === s) handleMessage(ev.data, eventListeners, pending);
     };
     s.onerror = () => {
       // A close always follows; reconnecting is handled there.
@@ -181,12 +224,7 @@ export function createWsClient(options: WsClientOptions): { api: GpuShareApi; co
       if (socket !== s) return;
       socket = null;
       // Calls already on the wire may or may not have run; say so instead of resending them blindly.
-      for (const [id, p] of pending) {
-        if (p.unsent !== null) continue;
-        pending.delete(id);
-        clearTimeout(p.timer);
-        p.reject(new RequestFailed(p.method, `${p.method}: the connection to GPU Share was lost before it answered — check the result and try again`));
-      }
+      rejectPending(pending, (p) => p.unsent === null, (method) => `${method}: the connection to GPU Share was lost before it answered — check the result and try again`);
       scheduleReconnect();
     };
   }
@@ -198,38 +236,14 @@ export function createWsClient(options: WsClientOptions): { api: GpuShareApi; co
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         if (!pending.delete(id)) return;
-        const seconds = Math.round(timeoutMs / 100) / 10;
-        reject(
-          new RequestFailed(
-            method,
-            `${method}: no answer from GPU Share within ${seconds} s — is \`gpu-share serve\` still running? Reload the page once it is.`,
-          ),
-        );
+        reject(new RequestFailed(method, noAnswerMessage(method, timeoutMs)));
       }, timeoutMs);
       pending.set(id, { method, resolve, reject, timer, unsent: text });
       flushUnsent();
     });
   }
 
-  function subscribe(event: EventMethod, listener: (payload: unknown) => void): () => void {
-    let set = eventListeners.get(event);
-    if (!set) {
-      set = new Set();
-      eventListeners.set(event, set);
-    }
-    set.add(listener);
-    return () => {
-      eventListeners.get(event)?.delete(listener);
-    };
-  }
-
-  const api: Record<string, unknown> = {};
-  for (const method of Object.keys(requests) as RequestMethod[]) {
-    api[method] = (arg?: unknown) => call(method, arg);
-  }
-  for (const event of Object.keys(events) as EventMethod[]) {
-    api[event] = (listener: (payload: unknown) => void) => subscribe(event, listener);
-  }
+  const api = apiOver(call, (event, listener) => subscribe(eventListeners, event, listener));
 
   const connection: Connection = {
     current: () => state,
@@ -247,15 +261,11 @@ export function createWsClient(options: WsClientOptions): { api: GpuShareApi; co
       const s = socket;
       socket = null;
       s?.close(1000, 'page closed');
-      for (const [id, p] of pending) {
-        pending.delete(id);
-        clearTimeout(p.timer);
-        p.reject(new RequestFailed(p.method, `${p.method}: the connection to GPU Share is closed`));
-      }
+      rejectPending(pending, () => true, (method) => `${method}: the connection to GPU Share is closed`);
       setState({ ...state, status: 'closed', retryInMs: null });
     },
   };
 
   connect();
-  return { api: api as GpuShareApi, connection };
+  return { api, connection };
 }

@@ -4,7 +4,7 @@
  * the core keeps current: joining, joined, lost and retrying, or why a join failed) and offers Join or Leave.
  */
 import { LAN_FLAG } from '../../../src-shared/nodes/join-hint';
-import { useEffect, useRef, useState, type FormEvent, type Ref } from 'react';
+import { useEffect, useRef, useState, type FormEvent, type Ref, type RefObject } from 'react';
 import { useCommands, useServices } from '../../app-context';
 import { Badge } from '../../ui/badge';
 import { FormField } from '../../ui/form-field';
@@ -12,6 +12,7 @@ import { appStore, useApp } from '../../store/app-store';
 import { fillFromDiscovered, shortFingerprint, type DiscoverySlice } from './discovery';
 import { loadDiscovered } from './discovery-commands';
 import type { DiscoveredCoordinator } from '../../../src-shared/nodes/ipc-discovery';
+import type { MembershipState } from '../../../src-shared/ipc';
 import { canJoin, checkJoinForm, membershipBadge, type JoinFormErrors, type JoinFormFields } from './join-form';
 
 /** Input ids, so the first field with an error can take the focus. */
@@ -107,6 +108,98 @@ export function FoundOnNetwork({ coordinators, error, onPick, hasToken }: Discov
   );
 }
 
+/** Keeps keyboard focus in the panel when the form gives way to Leave and back. */
+function useFocusOnModeChange(mode: string, leaveRef: RefObject<HTMLButtonElement | null>, urlRef: RefObject<HTMLInputElement | null>): void {
+  const previousMode = useRef(mode);
+  useEffect(() => {
+    const before = previousMode.current;
+    previousMode.current = mode;
+    if (before === mode) return;
+    const active = document.activeElement;
+    const inPanel = active === document.body || !!active?.closest('[data-testid="join-cluster"]');
+    if (!inPanel) return;
+    if (mode === 'joined' || mode === 'lost') leaveRef.current?.focus();
+    else if (mode === 'own-coordinator' || mode === 'error') urlRef.current?.focus();
+  }, [mode]);
+}
+
+/** Which coordinator this machine trains for, as which worker and node. */
+function MembershipFacts({ membership }: { membership: MembershipState }) {
+  return (
+    <dl className="membership-facts">
+      <div>
+        <dt>Coordinator</dt>
+        <dd className="mono">{membership.url}</dd>
+      </div>
+      <div>
+        <dt>Worker</dt>
+        <dd data-testid="membership-worker">{membership.workerId ?? '—'}</dd>
+      </div>
+      <div>
+        <dt>As node</dt>
+        <dd>{membership.node}</dd>
+      </div>
+    </dl>
+  );
+}
+
+interface JoinFieldsProps {
+  fields: JoinFormFields;
+  errors: JoinFormErrors;
+  set: (key: keyof JoinFormFields) => (value: string) => void;
+  urlRef: Ref<HTMLInputElement>;
+  ownName: string;
+}
+
+/** The four fields: where the coordinator is, its token and fingerprint, and the name to join as. */
+function JoinFields({ fields, errors, set, urlRef, ownName }: JoinFieldsProps) {
+  return (
+    <>
+      <TextField
+        id={FIELD_IDS.url}
+        name="url"
+        label="Coordinator URL"
+        type="url"
+        value={fields.url}
+        error={errors.url}
+        placeholder="https://192.168.1.20:7421"
+        inputRef={urlRef}
+        onChange={set('url')}
+      />
+      <TextField
+        id={FIELD_IDS.token}
+        name="token"
+        label="Join token"
+        type="password"
+        value={fields.token}
+        error={errors.token}
+        hint="From the other machine's Workers view: the GPU_SHARE_JOIN_TOKEN=… part of its “Add a worker” command."
+        onChange={set('token')}
+      />
+      <TextField
+        id={FIELD_IDS.certSha256}
+        name="certSha256"
+        label="Certificate fingerprint (SHA-256)"
+        mono
+        value={fields.certSha256}
+        error={errors.certSha256}
+        placeholder="3f:a9:… (64 hex digits)"
+        hint="Needed when the URL starts with https://: the --cert-sha256 value of the other machine's join command. It proves this machine talks to that coordinator and no other."
+        onChange={set('certSha256')}
+      />
+      <TextField
+        id={FIELD_IDS.name}
+        name="name"
+        label="Name there (optional)"
+        value={fields.name}
+        error={errors.name}
+        placeholder={ownName || 'this machine'}
+        onChange={set('name')}
+      />
+    </>
+  );
+}
+
 export function JoinClusterPanel() {
   const membership = useApp((s) => s.membership);
   const refused = useApp((s) => s.membershipError);
@@ -123,18 +216,7 @@ export function JoinClusterPanel() {
 
   const mode = membership?.mode ?? 'own-coordinator';
   const formShown = canJoin(membership);
-  // Keep keyboard focus in the panel when the form gives way to Leave and back.
-  const previousMode = useRef(mode);
-  useEffect(() => {
-    const before = previousMode.current;
-    previousMode.current = mode;
-    if (before === mode) return;
-    const active = document.activeElement;
-    const inPanel = active === document.body || !!active?.closest('[data-testid="join-cluster"]');
-    if (!inPanel) return;
-    if (mode === 'joined' || mode === 'lost') leaveRef.current?.focus();
-    else if (mode === 'own-coordinator' || mode === 'error') urlRef.current?.focus();
-  }, [mode]);
+  useFocusOnModeChange(mode, leaveRef, urlRef);
 
   // Listening for coordinators starts when the panel first shows the form, not when the app starts; the list is
   // asked for again (after a pause in typing) whenever the token changes, since only the token's holders are shown.
@@ -185,66 +267,11 @@ export function JoinClusterPanel() {
       <p className="membership-message" role="status" aria-live="polite" data-testid="membership-message">
         {membership?.message ?? 'Make this machine a worker of a coordinator running on another machine.'}
       </p>
-      {(mode === 'joined' || mode === 'lost') && membership && (
-        <dl className="membership-facts">
-          <div>
-            <dt>Coordinator</dt>
-            <dd className="mono">{membership.url}</dd>
-          </div>
-          <div>
-            <dt>Worker</dt>
-            <dd data-testid="membership-worker">{membership.workerId ?? '—'}</dd>
-          </div>
-          <div>
-            <dt>As node</dt>
-            <dd>{membership.node}</dd>
-          </div>
-        </dl>
-      )}
+      {(mode === 'joined' || mode === 'lost') && membership && <MembershipFacts membership={membership} />}
       {formShown ? (
         <form onSubmit={(e) => void submit(e)} noValidate data-testid="join-cluster-form" className="join-form">
           <FoundOnNetwork {...discovery} onPick={pick} hasToken={fields.token.trim() !== ''} />
-          <TextField
-            id={FIELD_IDS.url}
-            name="url"
-            label="Coordinator URL"
-            type="url"
-            value={fields.url}
-            error={errors.url}
-            placeholder="https://192.168.1.20:7421"
-            inputRef={urlRef}
-            onChange={set('url')}
-          />
-          <TextField
-            id={FIELD_IDS.token}
-            name="token"
-            label="Join token"
-            type="password"
-            value={fields.token}
-            error={errors.token}
-            hint="From the other machine's Workers view: the GPU_SHARE_JOIN_TOKEN=… part of its “Add a worker” command."
-            onChange={set('token')}
-          />
-          <TextField
-            id={FIELD_IDS.certSha256}
-            name="certSha256"
-            label="Certificate fingerprint (SHA-256)"
-            mono
-            value={fields.certSha256}
-            error={errors.certSha256}
-            placeholder="3f:a9:… (64 hex digits)"
-            hint="Needed when the URL starts with https://: the --cert-sha256 value of the other machine's join command. It proves this machine talks to that coordinator and no other."
-            onChange={set('certSha256')}
-          />
-          <TextField
-            id={FIELD_IDS.name}
-            name="name"
-            label="Name there (optional)"
-            value={fields.name}
-            error={errors.name}
-            placeholder={ownName || 'this machine'}
-            onChange={set('name')}
-          />
+          <JoinFields fields={fields} errors={errors} set={set} urlRef={urlRef} ownName={ownName} />
           <div className="form-actions">
             <button type="submit" className="button primary" disabled={busy}>
               {joining ? 'Joining…' : 'Join'}

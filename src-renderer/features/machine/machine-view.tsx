@@ -67,6 +67,57 @@ function GpuHistoryCard({ hw }: { hw: HardwareSnapshot }) {
   );
 }
 
+/** Hostname, OS, architecture, cores and RAM. */
+function MachineFacts({ hw }: { hw: HardwareSnapshot }) {
+  return (
+    <dl className="facts facts-wide card" data-testid="machine-facts">
+      <div>
+        <dt>Hostname</dt>
+        <dd className="mono">{hw.hostname}</dd>
+      </div>
+      <div>
+        <dt>OS</dt>
+        <dd>{hw.os}</dd>
+      </div>
+      <div>
+        <dt>Architecture</dt>
+        <dd className="mono">{hw.arch}</dd>
+      </div>
+      <div>
+        <dt>CPU cores</dt>
+        <dd>
+          {hw.physicalCores} physical · {hw.logicalCores} logical
+        </dd>
+      </div>
+      <div>
+        <dt>RAM</dt>
+        <dd>
+          {formatMb(hw.ramAvailableMb)} free of {formatMb(hw.ramTotalMb)}
+        </dd>
+      </div>
+    </dl>
+  );
+}
+
+/** Where nvidia-smi is and its driver, or why it is absent. */
+function NvidiaStatus({ hw }: { hw: HardwareSnapshot }) {
+  return (
+    <div className={`nvidia-status ${hw.nvidia.available ? 'ok' : 'absent'}`} data-testid="nvidia-status">
+      {hw.nvidia.available ? (
+        <span>
+          nvidia-smi: <span className="mono">{hw.nvidia.path}</span>
+          {hw.nvidia.driverVersion && <> · driver {hw.nvidia.driverVersion}</>}
+        </span>
+      ) : (
+        <>
+          <WarningIcon size={16} />
+          <span>{nvidiaAbsentText(hw.nvidia)}</span>
+        </>
+      )}
+    </div>
+  );
+}
+
 export function MachineView() {
   const hw = useApp((s) => s.hardware);
   const detecting = useApp((s) => s.detecting);
@@ -104,46 +155,9 @@ export function MachineView() {
         <p className="muted">Detecting…</p>
       ) : (
         <>
-          <dl className="facts facts-wide card" data-testid="machine-facts">
-            <div>
-              <dt>Hostname</dt>
-              <dd className="mono">{hw.hostname}</dd>
-            </div>
-            <div>
-              <dt>OS</dt>
-              <dd>{hw.os}</dd>
-            </div>
-            <div>
-              <dt>Architecture</dt>
-              <dd className="mono">{hw.arch}</dd>
-            </div>
-            <div>
-              <dt>CPU cores</dt>
-              <dd>
-                {hw.physicalCores} physical · {hw.logicalCores} logical
-              </dd>
-            </div>
-            <div>
-              <dt>RAM</dt>
-              <dd>
-                {formatMb(hw.ramAvailableMb)} free of {formatMb(hw.ramTotalMb)}
-              </dd>
-            </div>
-          </dl>
+          <MachineFacts hw={hw} />
 
-          <div className={`nvidia-status ${hw.nvidia.available ? 'ok' : 'absent'}`} data-testid="nvidia-status">
-            {hw.nvidia.available ? (
-              <span>
-                nvidia-smi: <span className="mono">{hw.nvidia.path}</span>
-                {hw.nvidia.driverVersion && <> · driver {hw.nvidia.driverVersion}</>}
-              </span>
-            ) : (
-              <>
-                <WarningIcon size={16} />
-                <span>{nvidiaAbsentText(hw.nvidia)}</span>
-              </>
-            )}
-          </div>
+          <NvidiaStatus hw={hw} />
 
           <div className="card table-card">
             <h2 className="card-title">GPUs</h2>

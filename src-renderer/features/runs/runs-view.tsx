@@ -87,12 +87,59 @@ function ResidencyList({ run, workers }: { run: RunSnapshot; workers: WorkerSnap
   );
 }
 
+/** The run's figures: loss, rate, restarts, generation, workers, time. */
+function RunStats({ run, elapsed }: { run: RunSnapshot; elapsed: number }) {
+  const p = run.progress;
+  return (
+    <dl className="run-stats">
+      <Stat label="Loss" value={formatLoss(p?.loss)} testId="run-loss" />
+      <Stat label="Samples/s" value={formatRate(p?.samplesPerSec, false)} />
+      <Stat label="Restarts used" value={`${run.restartsUsed} of ${run.spec.maxRestarts}`} testId="run-restarts" />
+      <Stat label="Generation" value={String(run.generation)} />
+      <Stat {...workersStat(run)} testId="run-workers-stat" />
+      <Stat label="Elapsed" value={formatDuration(elapsed)} />
+      {p?.resumedFrom ? <Stat label="Resumed from" value={`step ${p.resumedFrom}`} /> : null}
+    </dl>
+  );
+}
+
+/** The charts beside the output: loss, metrics, throughput and GPU residency. */
+function RunSideCharts({ run, workers }: { run: RunSnapshot; workers: WorkerSnapshot[] }) {
+  return (
+    <div className="run-side">
+      <section className="card" aria-labelledby="loss-title">
+        <h3 id="loss-title" className="card-title">
+          Loss
+        </h3>
+        <LossChart points={run.lossHistory} marks={run.generationMarks} shardHistory={run.shardHistory} />
+      </section>
+      <section className="card" aria-labelledby="metrics-title" data-testid="run-metrics">
+        <h3 id="metrics-title" className="card-title">
+          Metrics
+        </h3>
+        <MetricsChart metrics={run.metrics} marks={run.generationMarks} />
+      </section>
+      <section className="card" aria-labelledby="throughput-title">
+        <h3 id="throughput-title" className="card-title">
+          Samples/s over time
+        </h3>
+        <ThroughputChart run={run} />
+      </section>
+      <section className="card" aria-labelledby="residency-title">
+        <h3 id="residency-title" className="card-title">
+          GPU residency
+        </h3>
+        <ResidencyList run={run} workers={workers} />
+      </section>
+    </div>
+  );
+}
+
 function RunDetail({ run }: { run: RunSnapshot }) {
   const workers = useApp((s) => s.workers);
   const stopping = useApp((s) => s.busy.includes(`stop:${run.id}`));
   const now = useNow();
   const live = isRunLive(run.state);
-  const p = run.progress;
   const elapsed = (run.endedAt ?? now) - run.startedAt;
   const outcome = runOutcome(run);
   const article = useRef<HTMLElement>(null);
@@ -129,15 +176,7 @@ function RunDetail({ run }: { run: RunSnapshot }) {
       <SilenceNotice run={run} workers={workers} now={now} />
       <StepProgress run={run} />
       <RunComm run={run} />
-      <dl className="run-stats">
-        <Stat label="Loss" value={formatLoss(p?.loss)} testId="run-loss" />
-        <Stat label="Samples/s" value={formatRate(p?.samplesPerSec, false)} />
-        <Stat label="Restarts used" value={`${run.restartsUsed} of ${run.spec.maxRestarts}`} testId="run-restarts" />
-        <Stat label="Generation" value={String(run.generation)} />
-        <Stat {...workersStat(run)} testId="run-workers-stat" />
-        <Stat label="Elapsed" value={formatDuration(elapsed)} />
-        {p?.resumedFrom ? <Stat label="Resumed from" value={`step ${p.resumedFrom}`} /> : null}
-      </dl>
+      <RunStats run={run} elapsed={elapsed} />
       <RunLabels run={run} />
       <RunProjectCard run={run} />
       <section className="card" aria-labelledby="run-workers-title">
@@ -155,32 +194,7 @@ function RunDetail({ run }: { run: RunSnapshot }) {
       </section>
       <div className="run-grid">
         <RunOutput run={run} />
-        <div className="run-side">
-          <section className="card" aria-labelledby="loss-title">
-            <h3 id="loss-title" className="card-title">
-              Loss
-            </h3>
-            <LossChart points={run.lossHistory} marks={run.generationMarks} shardHistory={run.shardHistory} />
-          </section>
-          <section className="card" aria-labelledby="metrics-title" data-testid="run-metrics">
-            <h3 id="metrics-title" className="card-title">
-              Metrics
-            </h3>
-            <MetricsChart metrics={run.metrics} marks={run.generationMarks} />
-          </section>
-          <section className="card" aria-labelledby="throughput-title">
-            <h3 id="throughput-title" className="card-title">
-              Samples/s over time
-            </h3>
-            <ThroughputChart run={run} />
-          </section>
-          <section className="card" aria-labelledby="residency-title">
-            <h3 id="residency-title" className="card-title">
-              GPU residency
-            </h3>
-            <ResidencyList run={run} workers={workers} />
-          </section>
-        </div>
+        <RunSideCharts run={run} workers={workers} />
       </div>
       <section className="card" aria-labelledby="shards-title">
         <h3 id="shards-title" className="card-title">

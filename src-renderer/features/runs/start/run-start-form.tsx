@@ -15,6 +15,42 @@ import { PlayIcon } from '../../../ui/icons';
 import { useRunCommands } from '../use-run-commands';
 import { RunStartProject } from './run-start-project';
 
+/** How members exchange what they learn: a choice of the comm settings. */
+function CommField({ value, error, onChange }: { value: CommSetting; error?: string; onChange: (v: CommSetting) => void }) {
+  return (
+    <FormField id="run-comm" label="Communication" error={error} hint="How members exchange what they learn each step. Auto picks per generation from the measured links.">
+      {(p) => (
+        <select {...p} name="comm" value={value} onChange={(e) => onChange(e.target.value as CommSetting)}>
+          {COMM_SETTINGS.map((c) => (
+            <option key={c} value={c}>
+              {COMM_LABELS[c]}
+            </option>
+          ))}
+        </select>
+      )}
+    </FormField>
+  );
+}
+
+/** Use GPUs, shown off and disabled with the reason when no live worker has an NVIDIA GPU. */
+function UseGpusCheck({ checked, noGpu, onChange }: { checked: boolean; noGpu: string | null; onChange: (on: boolean) => void }) {
+  return (
+    <label className="check" title={noGpu ? `Use GPUs is off: ${noGpu}` : undefined}>
+      <input type="checkbox" name="useGpus" checked={checked && !noGpu} disabled={noGpu !== null} onChange={(e) => onChange(e.target.checked)} />
+      <span>
+        Use GPUs{' '}
+        {noGpu ? (
+          <span className="muted" data-testid="no-gpu-reason">
+            — off: no worker has an NVIDIA GPU, this run trains on the CPU
+          </span>
+        ) : (
+          <span className="muted">— sets CUDA_VISIBLE_DEVICES and proves residency</span>
+        )}
+      </span>
+    </label>
+  );
+}
+
 /** Open (the person may fold it) and never disabled by a live run: a new run goes alongside the live ones. */
 export function StartRunForm({ liveRuns = 0 }: { liveRuns?: number }) {
   const example = useApp((s) => s.exampleRun);
@@ -87,32 +123,10 @@ export function StartRunForm({ liveRuns = 0 }: { liveRuns?: number }) {
           {text('maxWorkers', 'Max workers', { numeric: true })}
           {text('maxRestarts', 'Max restarts', { numeric: true })}
         </div>
-        <FormField id="run-comm" label="Communication" error={errors.comm} hint="How members exchange what they learn each step. Auto picks per generation from the measured links.">
-          {(p) => (
-            <select {...p} name="comm" value={fields.comm} onChange={(e) => set('comm', e.target.value as CommSetting)}>
-              {COMM_SETTINGS.map((c) => (
-                <option key={c} value={c}>
-                  {COMM_LABELS[c]}
-                </option>
-              ))}
-            </select>
-          )}
-        </FormField>
+        <CommField value={fields.comm} error={errors.comm} onChange={(v) => set('comm', v)} />
         {fields.comm === 'local-sgd' &&
           text('localSgdPeriod', 'Average every (steps)', { numeric: true, hint: `1–${MAX_LOCAL_SGD_PERIOD}; empty: the shortest that keeps communication within 10 % of a step` })}
-        <label className="check" title={noGpu ? `Use GPUs is off: ${noGpu}` : undefined}>
-          <input type="checkbox" name="useGpus" checked={fields.useGpus && !noGpu} disabled={noGpu !== null} onChange={(e) => set('useGpus', e.target.checked)} />
-          <span>
-            Use GPUs{' '}
-            {noGpu ? (
-              <span className="muted" data-testid="no-gpu-reason">
-                — off: no worker has an NVIDIA GPU, this run trains on the CPU
-              </span>
-            ) : (
-              <span className="muted">— sets CUDA_VISIBLE_DEVICES and proves residency</span>
-            )}
-          </span>
-        </label>
+        <UseGpusCheck checked={fields.useGpus} noGpu={noGpu} onChange={(on) => set('useGpus', on)} />
         <div className="form-actions">
           <button type="submit" className="button primary" disabled={starting}>
             <PlayIcon /> {starting ? 'Starting…' : 'Start run'}
