@@ -9,6 +9,7 @@ import type { FileLike } from '../../commands';
 import { busyRequest } from '../../store/busy-request';
 import { apply, messageOf, type AppStore } from '../../store/apply';
 import { MAX_MANIFEST_FILE_BYTES, setJobs, jobsLoadFailed, setArtifacts, setJobOutput, closeCancelJob, jobsPageOf, manifestFinished, manifestRefused } from './jobs-slice';
+import { perApi } from '../../store/per-api';
 
 /** What the bridge does with the jobs event (spread into its handlers). */
 export function jobEventHandlers(store: AppStore): { onJobs: (state: EventPayloads['onJobs']) => void } {
@@ -120,14 +121,5 @@ export function createJobCommands(api: GpuShareApi, store: AppStore) {
   };
 }
 
-const commandsByApi = new WeakMap<GpuShareApi, JobCommands>();
-
 /** One set of job commands per API (views call this on each render). */
-export function jobCommandsFor(api: GpuShareApi, store: AppStore): JobCommands {
-  let commands = commandsByApi.get(api);
-  if (!commands) {
-    commands = createJobCommands(api, store);
-    commandsByApi.set(api, commands);
-  }
-  return commands;
-}
+export const jobCommandsFor = perApi(createJobCommands);

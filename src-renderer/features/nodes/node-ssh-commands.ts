@@ -7,6 +7,7 @@ import type { NodeSshStatus } from '../../../src-shared/nodes/ipc-ssh';
 import { busyRequest } from '../../store/busy-request';
 import { apply, messageOf, type AppStore } from '../../store/apply';
 import { setNodeSshList, upsertNodeSsh, nodeSshLoadFailed } from './node-ssh';
+import { perApi } from '../../store/per-api';
 
 /** What the bridge does with the SSH event (spread into its handlers). */
 export function nodeSshEventHandlers(store: AppStore): { onNodeSsh: (status: EventPayloads['onNodeSsh']) => void } {
@@ -42,14 +43,5 @@ export function createNodeSshCommands(api: GpuShareApi, store: AppStore) {
   };
 }
 
-const commandsByApi = new WeakMap<GpuShareApi, NodeSshCommands>();
-
-/** One set of SSH commands per API (components call this on each render). */
-export function nodeSshCommandsFor(api: GpuShareApi, store: AppStore): NodeSshCommands {
-  let commands = commandsByApi.get(api);
-  if (!commands) {
-    commands = createNodeSshCommands(api, store);
-    commandsByApi.set(api, commands);
-  }
-  return commands;
-}
+/** One set of SSH commands per API (views call this on each render). */
+export const nodeSshCommandsFor = perApi(createNodeSshCommands);

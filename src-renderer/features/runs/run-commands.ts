@@ -11,6 +11,7 @@ import { apply, type AppStore } from '../../store/apply';
 import { busyRequest } from '../../store/busy-request';
 import { base64Bytes } from '../jobs/jobs-commands';
 import { removeRun, replaceRunOutput, selectRun, upsertRun } from './runs-slice';
+import { perApi } from '../../store/per-api';
 
 export type RunCommands = ReturnType<typeof createRunCommands>;
 
@@ -72,14 +73,5 @@ export function createRunCommands(api: GpuShareApi, store: AppStore) {
   };
 }
 
-const commandsByApi = new WeakMap<GpuShareApi, RunCommands>();
-
 /** One set of run commands per API (views call this on each render). */
-export function runCommandsFor(api: GpuShareApi, store: AppStore): RunCommands {
-  let commands = commandsByApi.get(api);
-  if (!commands) {
-    commands = createRunCommands(api, store);
-    commandsByApi.set(api, commands);
-  }
-  return commands;
-}
+export const runCommandsFor = perApi(createRunCommands);
