@@ -2,11 +2,13 @@
 // --url for the CLI; the page's URL given as --url is refused before anything is sent, naming that --url (and
 // never repeating the token); the page's port without the token answers the CLI with it instead of "Not found"
 // (exit 5); the page token given as the operator token is named as such.
+// After them, on the same serve, a run's tags and note (issue 25, "compare runs"): helpers/run-labels.ts.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CliServe } from './helpers/cli-serve';
+import { describeRunLabels } from './helpers/run-labels';
 
 let cli: CliServe;
 let apiUrl: string;
@@ -23,6 +25,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // After the labels' restart of serve the folders are the restarted one's (closed in their afterAll).
   await cli?.close();
   if (elsewhere) rmSync(elsewhere, { recursive: true, force: true });
 });
@@ -67,3 +70,5 @@ describe('the CLI and what serve prints', () => {
     expect(JSON.parse(r.out)).toEqual({ runs: [] });
   });
 });
+
+describeRunLabels(() => cli);
