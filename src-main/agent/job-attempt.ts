@@ -21,11 +21,11 @@ import { packReproducibleTar } from '../platform/files/reproducible-tar';
 import type { Clock, PtySpawner } from '../platform/ports';
 import { filterInheritedEnv, trainerEnv } from '../platform/runs/child-env';
 import { TrainingProcess, type ProcessExit } from '../platform/runs/training-process';
-import { JobOutputSender } from './job-output';
+import { JobOutputSender, type JobReply } from './job-output';
 import { resolveScript } from './resolve-script';
 
-/** What a job call came to, for the attempt: go on, stop for good, try again later, or give up on this call. */
-export type JobReply = { kind: 'ok' } | { kind: 'gone'; why: string } | { kind: 'retry'; why: string } | { kind: 'refused'; why: string };
+// JobReply is defined beside the output sender (job-output.ts), which this file uses: defined here, the two imported each other.
+export type { JobReply };
 
 /** The coordinator calls of one claim (job id and token already bound). */
 export interface JobCalls {

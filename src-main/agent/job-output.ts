@@ -6,7 +6,9 @@
  * failure report, whatever was sent or dropped.
  */
 import type { Clock } from '../platform/ports';
-import type { JobReply } from './job-attempt';
+
+/** What a job call came to, for the attempt: go on, stop for good, try again later, or give up on this call. */
+export type JobReply = { kind: 'ok' } | { kind: 'gone'; why: string } | { kind: 'retry'; why: string } | { kind: 'refused'; why: string };
 
 /** At most two output requests a second per job. */
 export const JOB_OUTPUT_FLUSH_MS = 500;

@@ -3,7 +3,7 @@
  * nowhere is written into cluster.yaml with the hardware it reported. Handlers: src-main/app/status-feature.ts.
  */
 import { z } from 'zod';
-import type { ClusterState } from '../ipc';
+import type { ClusterState } from '../cluster/ipc-cluster';
 
 export const statusRequests = {
   addWorkerToCluster: { channel: 'cluster:add-worker', arg: z.object({ workerId: z.number().int().nonnegative() }) },

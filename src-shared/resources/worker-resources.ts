@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import type { HardwareSnapshot } from '../hardware';
-import { thinned, thinningMask } from '../runs/run-series';
+import { thinned, thinningMask } from '../series-thinning';
 
 const pct = z.number().min(0).max(100).nullable();
 const mb = z.number().nonnegative().max(1e9).nullable();

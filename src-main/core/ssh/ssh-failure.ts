@@ -3,7 +3,6 @@
  * `gpu-share nodes status` (a probe) gave different causes for the same failure; both take theirs from here.
  */
 import type { NodeSshStatus } from '../../../src-shared/nodes/ipc-ssh';
-import type { NodeLauncher } from './node-launcher';
 import { SshError } from './ssh-session';
 
 /** The status a failure leaves a node in: an unknown host key waits for a yes, anything else failed. */
@@ -14,8 +13,13 @@ export function sshFailureStatus(name: string, error: unknown): NodeSshStatus {
   return { name, state, detail, ...(fingerprint ? { fingerprint } : {}) };
 }
 
+/** What a probe needs of NodeLauncher (named structurally: node-launcher.ts imports this file). */
+export interface NodeProbe {
+  probe(name: string): Promise<{ running: boolean; pgid: number | null }>;
+}
+
 /** `nodes status NAME`: whether its agent runs, or the failure as the node card says it. */
-export async function probeNodeStatus(launcher: Pick<NodeLauncher, 'probe'>, name: string): Promise<NodeSshStatus> {
+export async function probeNodeStatus(launcher: NodeProbe, name: string): Promise<NodeSshStatus> {
   try {
     const probe = await launcher.probe(name);
     return probe.running ? { name, state: 'online', detail: `the agent runs (process group ${probe.pgid})` } : { name, state: 'offline', detail: 'no agent runs there' };
