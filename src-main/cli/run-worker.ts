@@ -1,7 +1,7 @@
 /**
- * What `gpu-share worker` and the standalone agent process both do: parse the command line, start a
- * WorkerAgent on the real pty, print a readiness line, stop cleanly on SIGTERM / SIGINT, and turn join
- * failures into messages that say what to do. Human lines go to stdout, one event per line, so scripts
+ * What `gpu-share worker` and the standalone agent process both do: read the command line (the coordinator by
+ * --join or --discover, the token, the name and folders), refuse what is wrong naming the flag, and run the
+ * standalone worker that app/standalone-worker.ts composes (real pty, readiness line, SIGTERM / SIGINT). Human lines go to stdout, one event per line, so scripts
  * and tests can wait on them:
  *   worker ready: id=3 node=jetson
  *   started run run-1-ab12cd generation 0: pid 4242: …
@@ -11,22 +11,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { UsageError, type CliIo } from './command';
-import { nodePtySpawner } from '../platform/pty/node-pty-spawner';
 import type { PtySpawner } from '../platform/ports';
-import { defaultUserDataDir } from '../platform/user-data-dir';
 import { NODE_NAME_PATTERN } from '../../src-shared/worker-protocol';
 import { CERT_ENV, parseCoordinatorUrl, trustProblem } from '../platform/net/coordinator-url';
-import { JoinError, loadOrCreateNodeIdentity, NodeKeyMovedError, proveCoordinator, WorkerAgent } from '../app/worker-runtime';
-import { SymlinkRefusedError } from '../platform/files/refuse-symlink';
+import { dataFolderProblem, defaultWorkerDataDir, discoverCoordinatorFor, runStandaloneWorker, workerNodeKey, type StandaloneWorkerSettings } from '../app/standalone-worker';
 import { clusterNameProblem } from '../platform/discovery/discovery-record';
-import { DISCOVER_MS, discoverOne, ignoredLine } from '../platform/discovery/pick-coordinator';
+import { DISCOVER_MS, ignoredLine } from '../platform/discovery/pick-coordinator';
 import { normalizeCertSha256 } from '../../src-shared/cert-fingerprint';
 import { readPrivateFileSync } from '../platform/files/private-file';
 import { STATUS_FILE_ENV, TOKEN_FILE_ENV } from '../platform/service/worker-launch';
-import { startStatusReporter } from '../platform/service/worker-status-file';
-
-/** How long a heard coordinator has to answer the join challenge before it is ignored. */
-const DISCOVER_PROOF_TIMEOUT_MS = 3_000;
 
 /** The join token may come from the environment instead of the command line, where `ps` would show it. */
 export const TOKEN_ENV = 'GPU_SHARE_JOIN_TOKEN';
@@ -113,21 +106,79 @@ function tokenFromFile(file: string | undefined): string | undefined {
   return text.trim() || undefined;
 }
 
-function safeName(name: string): string {
-  return name.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 100) || 'worker';
-}
-
 /** `gpu-share worker`; a data-folder problem the person can fix (a linked key file, a copied folder) is one line, not a stack. */
 export async function runWorker(args: string[], io: CliIo, options: RunWorkerOptions = {}): Promise<number> {
   try {
     return await runWorkerUnguarded(args, io, options);
   } catch (error) {
-    if (error instanceof SymlinkRefusedError || error instanceof NodeKeyMovedError) {
-      io.err(`gpu-share worker: ${error.message}\n`);
-      return 1;
-    }
-    throw error;
+    const problem = dataFolderProblem(error);
+    if (problem === null) throw error;
+    io.err(`gpu-share worker: ${problem}\n`);
+    return 1;
   }
+}
+
+type ParsedWorkerArgs = ReturnType<typeof parseWorkerArgs>;
+
+/** The join token: --token, else the environment, else the owner-only file an installed service names. */
+function joinToken(parsed: ParsedWorkerArgs, io: CliIo): string {
+  const token = parsed.text('token') ?? io.env[TOKEN_ENV] ?? tokenFromFile(io.env[TOKEN_FILE_ENV]);
+  if (!token) {
+    throw new UsageError(`the join token is required: set ${TOKEN_ENV} (or pass --token TOKEN); copy it from the app's "Add a worker" panel or from the output of \`gpu-share serve\``);
+  }
+  return token;
+}
+
+/** --join and --discover with --cluster-name: exactly one way to name the coordinator. */
+function checkCoordinatorFlags(parsed: ParsedWorkerArgs): void {
+  const clusterName = parsed.text('cluster-name');
+  if (parsed.discover && parsed.text('join')) throw new UsageError('--discover and --join both name the coordinator: give one of them');
+  if (clusterName !== undefined && !parsed.discover) throw new UsageError('--cluster-name goes with --discover (a coordinator given by --join needs no name)');
+  if (clusterName !== undefined && clusterNameProblem(clusterName)) throw new UsageError(`--cluster-name: ${clusterNameProblem(clusterName)}`);
+  if (!parsed.text('join') && !parsed.discover) throw new UsageError('--join URL is required (the coordinator to join, e.g. https://192.168.1.20:7421 with --cert-sha256), or --discover to find it on the LAN');
+}
+
+type Target = { ok: true; url: string; certSha256: string | undefined } | { ok: false; exitCode: number };
+
+/** The one coordinator heard on the LAN that proves the token (--discover), checked against --cert-sha256 when given. */
+async function discoveredTarget(parsed: ParsedWorkerArgs, token: string, certSha256: string | undefined, io: CliIo): Promise<Target> {
+  const clusterName = parsed.text('cluster-name');
+  io.out(`looking for GPU Share coordinators on the LAN for ${DISCOVER_MS / 1000} s${clusterName === undefined ? '' : ` (cluster "${clusterName}")`}…\n`);
+  const pick = await discoverCoordinatorFor(token, {
+    clusterName,
+    onProblem: (m) => io.err(`gpu-share worker: ${m}\n`),
+    onIgnored: (c) => io.err(`gpu-share worker: ${ignoredLine(c)}\n`),
+  });
+  if (!pick.ok) {
+    io.err(`gpu-share worker: ${pick.message}\n`);
+    return { ok: false, exitCode: pick.exitCode };
+  }
+  const found = pick.coordinator;
+  if (certSha256 !== undefined && normalizeCertSha256(certSha256) !== found.certSha256) {
+    io.err(`gpu-share worker: ${found.name} at ${found.url} advertises certificate ${found.certSha256}, not the --cert-sha256 given; not joining\n`);
+    return { ok: false, exitCode: 1 };
+  }
+  io.out(`found ${found.name} at ${found.url} (certificate sha256 ${found.certSha256})\n`);
+  return { ok: true, url: found.url, certSha256: found.certSha256 };
+}
+
+/** The rest of the command line, checked: this machine's name, folders and the agent's options. */
+function workerOptions(parsed: ParsedWorkerArgs, io: CliIo): Pick<StandaloneWorkerSettings, 'name' | 'dataDir' | 'advertiseHost' | 'projectCacheBytes'> {
+  const name = parsed.text('name');
+  if (name !== undefined && !NODE_NAME_PATTERN.test(name)) {
+    throw new UsageError(`--name "${name}" must start with a letter or digit and use only letters, digits, ".", "_" and "-" (at most 128)`);
+  }
+  const cacheGib = parsed.text('project-cache-gib');
+  const projectCacheBytes = cacheGib === undefined ? undefined : Number(cacheGib) * 1024 ** 3;
+  if (projectCacheBytes !== undefined && !(Number.isFinite(projectCacheBytes) && projectCacheBytes > 0)) throw new UsageError(`--project-cache-gib "${cacheGib}" must be a positive number of GiB, e.g. 10 or 0.5`);
+  const node = name ?? os.hostname();
+  const dataDirFlag = parsed.text('data-dir');
+  return {
+    name: node,
+    dataDir: dataDirFlag ? path.resolve(io.cwd, dataDirFlag) : defaultWorkerDataDir(io.env, node),
+    advertiseHost: parsed.text('advertise-host') || undefined,
+    projectCacheBytes,
+  };
 }
 
 async function runWorkerUnguarded(args: string[], io: CliIo, options: RunWorkerOptions): Promise<number> {
@@ -136,123 +187,37 @@ async function runWorkerUnguarded(args: string[], io: CliIo, options: RunWorkerO
     // The app that starts this machine over SSH reads the key here and approves it before the agent joins.
     const node = parsed.text('name') ?? os.hostname();
     const dir = parsed.text('data-dir');
-    const identity = loadOrCreateNodeIdentity(dir ? path.resolve(io.cwd, dir) : path.join(defaultUserDataDir(io.env), 'workers', safeName(node)));
-    io.out(`node-key ${identity.publicKey} ${identity.fingerprint}\n`);
+    const key = workerNodeKey(dir ? path.resolve(io.cwd, dir) : defaultWorkerDataDir(io.env, node));
+    io.out(`node-key ${key.publicKey} ${key.fingerprint}\n`);
     return 0;
   }
-  const clusterName = parsed.text('cluster-name');
-  if (parsed.discover && parsed.text('join')) throw new UsageError('--discover and --join both name the coordinator: give one of them');
-  if (clusterName !== undefined && !parsed.discover) throw new UsageError('--cluster-name goes with --discover (a coordinator given by --join needs no name)');
-  if (clusterName !== undefined && clusterNameProblem(clusterName)) throw new UsageError(`--cluster-name: ${clusterNameProblem(clusterName)}`);
-  if (!parsed.text('join') && !parsed.discover) throw new UsageError('--join URL is required (the coordinator to join, e.g. https://192.168.1.20:7421 with --cert-sha256), or --discover to find it on the LAN');
-  const tokenFlag = parsed.text('token');
-  const token = tokenFlag ?? io.env[TOKEN_ENV] ?? tokenFromFile(io.env[TOKEN_FILE_ENV]);
-  if (!token) {
-    throw new UsageError(`the join token is required: set ${TOKEN_ENV} (or pass --token TOKEN); copy it from the app's "Add a worker" panel or from the output of \`gpu-share serve\``);
-  }
-  let joinRaw = parsed.text('join');
-  let certSha256 = parsed.text('cert-sha256') ?? (io.env[CERT_ENV]?.trim() || undefined);
-  if (parsed.discover) {
-    io.out(`looking for GPU Share coordinators on the LAN for ${DISCOVER_MS / 1000} s${clusterName === undefined ? '' : ` (cluster "${clusterName}")`}…\n`);
-    const pick = await discoverOne({
-      clusterName,
-      onProblem: (m) => io.err(`gpu-share worker: ${m}\n`),
-      // Only the join's first step, pinned to the advertised fingerprint: a nonce and the token's id, nothing else.
-      prove: (c) => proveCoordinator({ url: c.url, certSha256: c.certSha256, token, timeoutMs: DISCOVER_PROOF_TIMEOUT_MS }),
-      onIgnored: (c) => io.err(`gpu-share worker: ${ignoredLine(c)}\n`),
-    });
-    if (!pick.ok) {
-      io.err(`gpu-share worker: ${pick.message}\n`);
-      return pick.exitCode;
-    }
-    const found = pick.coordinator;
-    if (certSha256 !== undefined && normalizeCertSha256(certSha256) !== found.certSha256) {
-      io.err(`gpu-share worker: ${found.name} at ${found.url} advertises certificate ${found.certSha256}, not the --cert-sha256 given; not joining\n`);
-      return 1;
-    }
-    io.out(`found ${found.name} at ${found.url} (certificate sha256 ${found.certSha256})\n`);
-    joinRaw = found.url;
-    certSha256 = found.certSha256;
-  }
-  const url = parseCoordinatorUrl(joinRaw!);
+  checkCoordinatorFlags(parsed);
+  const token = joinToken(parsed, io);
+  const certSha256 = parsed.text('cert-sha256') ?? (io.env[CERT_ENV]?.trim() || undefined);
+  // No await without --discover: the checks and the --token warning below come before anything else happens.
+  const target: Target = parsed.discover ? await discoveredTarget(parsed, token, certSha256, io) : { ok: true, url: parsed.text('join')!, certSha256 };
+  if (!target.ok) return target.exitCode;
+  const url = parseCoordinatorUrl(target.url);
   if (!url.ok) throw new UsageError(`--join: ${url.message}`);
-  const trust = trustProblem(url.url, certSha256);
+  const trust = trustProblem(url.url, target.certSha256);
   if (trust) throw new UsageError(trust);
-  const name = parsed.text('name');
-  if (name !== undefined && !NODE_NAME_PATTERN.test(name)) {
-    throw new UsageError(`--name "${name}" must start with a letter or digit and use only letters, digits, ".", "_" and "-" (at most 128)`);
-  }
-  const advertiseHost = parsed.text('advertise-host');
-  const dataDirFlag = parsed.text('data-dir');
-  const cacheGib = parsed.text('project-cache-gib');
-  const projectCacheBytes = cacheGib === undefined ? undefined : Number(cacheGib) * 1024 ** 3;
-  if (projectCacheBytes !== undefined && !(Number.isFinite(projectCacheBytes) && projectCacheBytes > 0)) throw new UsageError(`--project-cache-gib "${cacheGib}" must be a positive number of GiB, e.g. 10 or 0.5`);
-
-  const node = name ?? os.hostname();
-  const say = (line: string) => io.out(`${line}\n`);
-  if (tokenFlag !== undefined) {
+  const rest = workerOptions(parsed, io);
+  if (parsed.text('token') !== undefined) {
     io.err(`gpu-share worker: warning: --token puts the join token on the command line, where other users of this machine can read it (ps); set ${TOKEN_ENV} instead\n`);
   }
-  const agent = new WorkerAgent({
-    coordinatorUrl: url.url.href,
-    token,
-    ...(certSha256 ? { certSha256 } : {}),
-    retryFirstJoin: true,
-    name: node,
-    dataDir: dataDirFlag ? path.resolve(io.cwd, dataDirFlag) : path.join(defaultUserDataDir(io.env), 'workers', safeName(node)),
-    pty: options.pty ?? nodePtySpawner,
-    warmLauncher: true,
-    ...(advertiseHost ? { advertiseHost } : {}),
-    ...(projectCacheBytes !== undefined ? { projectCacheBytes: Math.round(projectCacheBytes) } : {}),
-    log: say,
-    env: io.env,
-    workDir: io.cwd,
-    ...(parsed.showOutput ? { onOutput: (data: string) => io.out(data) } : {}),
-  });
-
-  // Keep the process alive while the agent works: its timers are unref'd so the app can exit freely.
-  const keepAlive = setInterval(() => undefined, 1 << 30);
-  const signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
-  let signalled = 0;
-  const onSignal = (signal: NodeJS.Signals) => {
-    signalled += 1;
-    if (signalled === 1) {
-      say(`received ${signal}: stopping training and leaving the cluster (again to kill training at once)`);
-      void agent.stop(`the worker received ${signal}`);
-    } else {
-      say(`received ${signal} again: killing training now`);
-      agent.abort();
-    }
-  };
-  if (options.handleSignals) for (const s of signals) process.on(s, onSignal);
-  // An installed service's worker says how it is (gpu-share worker status reads it).
-  const statusFile = io.env[STATUS_FILE_ENV];
-  const reporter = statusFile ? startStatusReporter(statusFile, () => agent.status()) : null;
-  let stopDetail = 'the worker exited';
-  try {
-    let joined;
-    try {
-      joined = await agent.start();
-    } catch (error) {
-      if (error instanceof JoinError && signalled > 0) {
-        say(`worker stopped before it joined: ${error.message}`); // Ctrl-C while waiting (for approval, say) is no failure
-        return 0;
-      }
-      if (error instanceof JoinError) {
-        io.err(`gpu-share worker: ${error.message}\n`);
-        stopDetail = `could not join: ${error.message}`;
-        return 1;
-      }
-      throw error;
-    }
-    say(`worker ready: id=${joined.workerId} node=${agent.status().node}`);
-    const exit = await agent.exited;
-    say(`worker ${exit.reason === 'drained' ? 'drained' : 'stopped'}: ${exit.detail}`);
-    stopDetail = `${exit.reason === 'drained' ? 'drained' : 'stopped'}: ${exit.detail}`;
-    return 0;
-  } finally {
-    reporter?.stop(stopDetail);
-    clearInterval(keepAlive);
-    if (options.handleSignals) for (const s of signals) process.off(s, onSignal);
-  }
+  return runStandaloneWorker(
+    {
+      coordinatorUrl: url.url.href,
+      token,
+      certSha256: target.certSha256,
+      ...rest,
+      showOutput: parsed.showOutput,
+      env: io.env,
+      workDir: io.cwd,
+      statusFile: io.env[STATUS_FILE_ENV],
+      pty: options.pty,
+      handleSignals: options.handleSignals === true,
+    },
+    { say: (line) => io.out(`${line}\n`), err: (line) => io.err(`gpu-share worker: ${line}\n`), output: (data) => io.out(data) },
+  );
 }

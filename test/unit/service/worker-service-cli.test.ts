@@ -9,7 +9,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src-main/cli/run-cli';
 import { runWorkerService } from '../../../src-main/cli/commands/worker';
-import type { CheckInput, ServiceCliDeps } from '../../../src-main/cli/commands/worker/service-cli-deps';
+import type { ServiceCliDeps } from '../../../src-main/cli/commands/worker/service-cli-deps';
+import type { CheckInput } from '../../../src-main/app/worker-service-check';
 import { fakeRunner, tree } from './service-fixtures';
 
 const homes: string[] = [];

@@ -1,16 +1,15 @@
 /**
  * `gpu-share nodes start|stop|status [NAME|--all]`: the workers of cluster.yaml's transport: ssh nodes, over SSH
- * from this machine (src-main/core/ssh, through app/ssh-launch.ts), joining the coordinator running with the same data folder. The agents
+ * from this machine (src-main/core/ssh, composed by app/nodes-launcher.ts), joining the coordinator running with the same data folder. The agents
  * keep running on their nodes after the command ends. `start --keep` also installs the worker as a service there,
  * `stop --uninstall` removes it (the app's "Start and keep" and "Stop and uninstall").
  */
 import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { NodeSshStatus } from '../../../../src-shared/nodes/ipc-ssh';
-import { findAgentBundle, NodeLauncher, probeNodeStatus } from '../../../app/ssh-launch';
+import { createNodesLauncher, type NodesLauncher } from '../../../app/nodes-launcher';
 import { defaultUserDataDir } from '../../../platform/user-data-dir';
 import { noMorePositionals, parseCommandLine, UsageError, type CliIo, type Command, type CommandGroup } from '../../command';
-import { keptNodesFile } from '../../../app/kept-nodes';
 import { coordinatorJoin, loadCluster, pickNodes } from './nodes-context';
 import { OperatorClient } from '../../operator/operator-client';
 import { resolveOperatorTarget } from '../../operator/operator-target';
@@ -50,14 +49,12 @@ async function run(action: Action, args: string[], io: CliIo): Promise<number> {
   const noJoin = { url: '', token: '', certSha256: null, reachableFromOtherMachines: true };
   const join = action === 'start' ? await coordinatorJoin(dataDir, values.join) : await coordinatorJoin(dataDir, values.join).catch(() => noJoin);
   const say = (line: string) => (values.json ? undefined : io.out(`${line}\n`));
-  const launcher = new NodeLauncher({
-    cluster: () => config,
-    coordinator: () => join,
-    bundle: () => findAgentBundle(io.env),
+  const launcher = createNodesLauncher({
+    cluster: config,
+    join,
+    dataDir,
     env: io.env,
-    // The same record of kept nodes as the app's (its cards show Kept from it at their next start).
-    kept: keptNodesFile(dataDir, (m) => io.err(`gpu-share nodes: ${m}\n`)),
-    // Starting a node is approving it: the key read over SSH is approved in the running coordinator first.
+    onWarning: (m) => io.err(`gpu-share nodes: ${m}\n`),
     approveKey: async (node, key) => {
       const client = new OperatorClient(await resolveOperatorTarget({ 'data-dir': dataDir }, io));
       try {
@@ -74,7 +71,7 @@ async function run(action: Action, args: string[], io: CliIo): Promise<number> {
   try {
     for (const node of nodes) {
       if (action === 'status') {
-        const s = await probeNodeStatus(launcher, node.name);
+        const s = await launcher.probeStatus(node.name);
         say(`${s.name}: ${s.state} — ${s.detail}`);
         results.push(s);
       } else if (action === 'stop') {
@@ -92,7 +89,7 @@ async function run(action: Action, args: string[], io: CliIo): Promise<number> {
 }
 
 /** Starts one node, asks about an unknown host key (or takes --accept-host-key), waits until it joined. */
-async function startOne(launcher: NodeLauncher, name: string, opts: { acceptKey: string | undefined; keep: boolean }, io: CliIo, json: boolean, timeoutS: number): Promise<NodeSshStatus> {
+async function startOne(launcher: NodesLauncher, name: string, opts: { acceptKey: string | undefined; keep: boolean }, io: CliIo, json: boolean, timeoutS: number): Promise<NodeSshStatus> {
   const { acceptKey } = opts;
   let s = await launcher.start(name, { keep: opts.keep });
   if (s.state === 'awaiting-host-key') {

@@ -8,7 +8,7 @@ import { formatIssue, isLoopbackHost, parseClusterYaml, type ClusterConfig, type
 import { guessLanAddress } from '../../../app/app-core-helpers';
 import { readCoordinatorRecord } from '../../../app/coordinator-record';
 import { SECRETS_FILE } from '../../../app/secrets';
-import type { CoordinatorJoin } from '../../../app/ssh-launch';
+import type { CoordinatorJoin } from '../../../app/nodes-launcher';
 import { readRegularFile } from '../../../platform/files/safe-read';
 import { isPidAlive } from '../../../platform/files/errno';
 import { readPrivateFile } from '../../../platform/files/private-file';

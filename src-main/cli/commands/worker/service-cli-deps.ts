@@ -7,22 +7,7 @@ import os from 'node:os';
 import { execCommand, type RunCommand } from '../../../platform/service/command-runner';
 import type { MachineDeps } from '../../../platform/service/manager-for';
 import type { ServicePlatform } from '../../../platform/service/service-layout';
-import { gatherMachineFacts, machineProblems, type MachineProblem } from '../../../platform/service/machine-check';
-import { proveCoordinator } from '../../../app/worker-runtime';
-
-export interface CheckInput {
-  env: NodeJS.ProcessEnv;
-  dataDir: string;
-  coordinator: string;
-  certSha256?: string;
-  token: string;
-}
-
-export interface CheckOutcome {
-  problems: MachineProblem[];
-  /** The Python with torch found: pinned in the service's environment. */
-  python: string | null;
-}
+import { checkWorkerMachine, type CheckInput, type CheckOutcome } from '../../../app/worker-service-check';
 
 export interface ServiceCliDeps extends MachineDeps {
   platform: ServicePlatform;
@@ -36,17 +21,6 @@ export interface ServiceCliDeps extends MachineDeps {
   cliScript?: string;
   electron: boolean;
   check(input: CheckInput): Promise<CheckOutcome>;
-}
-
-/** The machine's checks and the coordinator's proof of the join token, as the SSH start checks a node. */
-export async function checkMachine(input: CheckInput): Promise<CheckOutcome> {
-  const [facts, proof] = await Promise.all([
-    gatherMachineFacts(input.env, input.dataDir),
-    proveCoordinator({ url: input.coordinator, token: input.token, timeoutMs: 10_000, ...(input.certSha256 ? { certSha256: input.certSha256 } : {}) }),
-  ]);
-  const problems = machineProblems(facts, input.env);
-  if (!proof.ok) problems.push({ what: `the coordinator at ${input.coordinator} did not answer as your cluster's coordinator (${proof.message})`, fix: 'check the URL and --cert-sha256, and copy the install command again from the app\'s "Add a worker" panel' });
-  return { problems, python: facts.python?.path ?? null };
 }
 
 function cliScriptPath(): string | undefined {
@@ -75,6 +49,6 @@ export function realServiceDeps(run: RunCommand = execCommand): ServiceCliDeps {
     execPath: process.execPath,
     ...(script ? { cliScript: script } : {}),
     electron: Boolean(process.versions.electron),
-    check: checkMachine,
+    check: checkWorkerMachine,
   };
 }
