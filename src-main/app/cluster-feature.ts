@@ -21,7 +21,7 @@ import type { ClusterRequestResults } from '../../src-shared/cluster/ipc-cluster
 import type { HardwareSnapshot } from '../../src-shared/hardware';
 import type { ClusterState, EmitEvent, RequestHandlers } from '../../src-shared/ipc';
 import { hardwareToNode } from '../platform/hardware/index';
-import { ClusterChangedError, ClusterStore } from './cluster-store';
+import { ClusterChangedError, ClusterStore, type ClusterLoadResult } from './cluster-store';
 import { RequestError } from './ipc-dispatch';
 
 type ClusterHandlers = Pick<RequestHandlers, keyof ClusterRequestResults>;
@@ -51,23 +51,7 @@ export async function createClusterFeature(opts: {
   const store = new ClusterStore(opts.path);
   const loaded = await store.load();
   let config: ClusterConfig = loaded.config ?? { nodes: [] };
-  let fileWarnings: ClusterIssue[] = loaded.warnings;
-  /**
-   * Why the file on disk could not be loaded, until something replaces it on purpose. Adding this machine or
-   * merging into the empty cluster shown meanwhile would silently write a one-node file over the person's
-   * (say, ten-node) file with one typo, so those are refused; a dropped file chosen to replace it is not.
-   */
-  let unloadedFile: string | null = null;
-  if (loaded.errors.length > 0) {
-    unloadedFile = loaded.errors.map((e) => (e.line ? `line ${e.line}: ${e.message}` : e.message)).join('; ');
-    fileWarnings = [
-      {
-        severity: 'warning',
-        path: [],
-        message: `${store.path} is not a valid cluster and was left untouched (${unloadedFile}). Fix it, or drop a valid cluster.yaml to replace it.`,
-      },
-    ];
-  }
+  let { unloadedFile, fileWarnings } = loadProblems(store.path, loaded);
 
   const state = (): ClusterState => {
     const detected = hardwareToNode(opts.hardware());
@@ -125,21 +109,9 @@ export async function createClusterFeature(opts: {
       const parsed = parseClusterYaml(text);
       if (!parsed.ok) return { ok: false, fileName, errors: parsed.errors, warnings: parsed.warnings };
       if (mode === 'merge') refuseWhileUnloaded(`merging ${fileName} into it`);
-      let next = parsed.config;
-      // Replace: what the file changes against the cluster before, not every node of the file as "added".
-      const replaced = previewImportConfig(config, next).replace;
-      let added = replaced.added;
-      let updated = replaced.replaced;
-      let removed = replaced.removed;
-      if (mode === 'merge' && config.nodes.length > 0) {
-        const merged = mergeClusters(config, parsed.config);
-        next = merged.config;
-        added = merged.added;
-        updated = merged.updated;
-        removed = [];
-        const errors = validateCluster(next);
-        if (errors.length > 0) return { ok: false, fileName, errors, warnings: parsed.warnings };
-      }
+      const change = importChange(config, parsed.config, mode);
+      if (!change.ok) return { ok: false, fileName, errors: change.errors, warnings: parsed.warnings };
+      const { next, added, updated, removed } = change;
       const adopted = await commit(next, parsed.warnings, next === parsed.config ? text : undefined);
       opts.event?.('cluster-imported', importedText(fileName, mode === 'merge' ? 'merged' : 'replaced', next.nodes.length, { added, updated, removed }));
       return { ok: true, state: adopted, added, updated, removed };
@@ -168,6 +140,33 @@ export async function createClusterFeature(opts: {
     refuseWhileUnloaded,
     commit: (next) => commit(next, fileWarnings),
   };
+}
+
+/**
+ * Why the file on disk could not be loaded (null when it was), until something replaces it on purpose. Adding
+ * this machine or merging into the empty cluster shown meanwhile would silently write a one-node file over the
+ * person's (say, ten-node) file with one typo, so those are refused; a dropped file chosen to replace it is not.
+ */
+function loadProblems(file: string, loaded: Pick<ClusterLoadResult, 'errors' | 'warnings'>): { unloadedFile: string | null; fileWarnings: ClusterIssue[] } {
+  if (loaded.errors.length === 0) return { unloadedFile: null, fileWarnings: loaded.warnings };
+  const unloadedFile = loaded.errors.map((e) => (e.line ? `line ${e.line}: ${e.message}` : e.message)).join('; ');
+  const message = `${file} is not a valid cluster and was left untouched (${unloadedFile}). Fix it, or drop a valid cluster.yaml to replace it.`;
+  return { unloadedFile, fileWarnings: [{ severity: 'warning', path: [], message }] };
+}
+
+type ImportChange = { ok: true; next: ClusterConfig; added: string[]; updated: string[]; removed: string[] } | { ok: false; errors: ClusterIssue[] };
+
+/** The cluster after importing `incoming` (replacing the current one, or merged into it) and the nodes that changed. */
+function importChange(current: ClusterConfig, incoming: ClusterConfig, mode: 'replace' | 'merge'): ImportChange {
+  if (mode === 'merge' && current.nodes.length > 0) {
+    const merged = mergeClusters(current, incoming);
+    const errors = validateCluster(merged.config);
+    if (errors.length > 0) return { ok: false, errors };
+    return { ok: true, next: merged.config, added: merged.added, updated: merged.updated, removed: [] };
+  }
+  // Replace: what the file changes against the cluster before, not every node of the file as "added".
+  const replaced = previewImportConfig(current, incoming).replace;
+  return { ok: true, next: incoming, added: replaced.added, updated: replaced.replaced, removed: replaced.removed };
 }
 
 /** "Imported cluster.yaml (merged): 2 nodes added (gamma, delta), 1 updated; 4 nodes now"; Replace also names what it removed. */

@@ -61,6 +61,47 @@ function withTimeout(promise: Promise<unknown>, ms: number): Promise<unknown> {
   return Promise.race([promise, new Promise((resolve) => setTimeout(resolve, ms).unref?.())]);
 }
 
+/** What the core is built with: the data folder (GPU_SHARE_HOME or Electron's), the command line's settings and the Electron ports. */
+function coreOptions(deps: ShellDeps, args: ReturnType<typeof parseShellArgs>, notifier: Notifier, tray: TrayPort): AppCoreOptions {
+  return {
+    // GPU_SHARE_HOME points the desktop app, `gpu-share serve` and the CLI at the same other folder.
+    userData: deps.env?.GPU_SHARE_HOME ? path.resolve(deps.env.GPU_SHARE_HOME) : app.getPath('userData'),
+    ...(args.clusterPath ? { clusterPath: args.clusterPath } : {}),
+    ...(args.coordinatorHost ? { coordinatorHost: args.coordinatorHost } : {}),
+    ...(args.coordinatorPort !== undefined ? { coordinatorPort: args.coordinatorPort } : {}),
+    ...(args.trustAdvertisedHosts ? { trustAdvertisedHosts: true } : {}),
+    ...(args.clusterName !== undefined ? { clusterName: args.clusterName } : {}),
+    ...(args.advertise === false ? { advertise: false } : {}),
+    ...(args.autoApprove ? { autoApprove: true } : {}),
+    ...(args.heartbeatTimeoutMs !== undefined ? { heartbeatTimeoutMs: args.heartbeatTimeoutMs } : {}),
+    ...(args.maxWorkers !== undefined ? { maxWorkers: args.maxWorkers } : {}),
+    notifier,
+    tray,
+    pty: deps.pty,
+  };
+}
+
+interface QuitState {
+  state: 'running' | 'stopping' | 'stopped';
+}
+
+/** Quitting waits (at most STOP_TIMEOUT_MS) for the core to stop its workers and training, then lets the app exit. */
+function stopCoreOnQuit(core: AppCore, quit: QuitState, afterStop: () => void): void {
+  app.on('before-quit', (event) => {
+    if (quit.state === 'stopped') return;
+    event.preventDefault();
+    if (quit.state === 'stopping') return;
+    quit.state = 'stopping';
+    void withTimeout(core.stop(), STOP_TIMEOUT_MS)
+      .catch((error: unknown) => console.error(`GPU Share: stopping the core failed: ${(error as Error).message}`))
+      .finally(() => {
+        quit.state = 'stopped';
+        afterStop();
+        app.quit();
+      });
+  });
+}
+
 /** Starts the shell; resolves to null when another instance owns the app or the core could not start. */
 export async function startShell(deps: ShellDeps): Promise<Shell | null> {
   if (!app.requestSingleInstanceLock()) {
@@ -75,14 +116,14 @@ export async function startShell(deps: ShellDeps): Promise<Shell | null> {
   let window: BrowserWindow | null = null;
   let binding: IpcBinding | null = null;
   let core: AppCore | null = null;
-  let quitState: 'running' | 'stopping' | 'stopped' = 'running';
+  const quit: QuitState = { state: 'running' };
   let toldAboutTray = false;
 
   const ensureWindow = (): BrowserWindow => {
     if (window && !window.isDestroyed()) return window;
     const created = createMainWindow({ preloadPath: paths.preload, iconPath: paths.windowIcon });
     created.on('close', (event) => {
-      if (quitState !== 'running') return;
+      if (quit.state !== 'running') return;
       // Closing hides to the tray: the coordinator keeps the cluster's workers and runs going.
       event.preventDefault();
       created.hide();
@@ -143,22 +184,7 @@ export async function startShell(deps: ShellDeps): Promise<Shell | null> {
   });
 
   try {
-    core = await deps.createCore({
-      // GPU_SHARE_HOME points the desktop app, `gpu-share serve` and the CLI at the same other folder.
-      userData: deps.env?.GPU_SHARE_HOME ? path.resolve(deps.env.GPU_SHARE_HOME) : app.getPath('userData'),
-      ...(args.clusterPath ? { clusterPath: args.clusterPath } : {}),
-      ...(args.coordinatorHost ? { coordinatorHost: args.coordinatorHost } : {}),
-      ...(args.coordinatorPort !== undefined ? { coordinatorPort: args.coordinatorPort } : {}),
-      ...(args.trustAdvertisedHosts ? { trustAdvertisedHosts: true } : {}),
-      ...(args.clusterName !== undefined ? { clusterName: args.clusterName } : {}),
-      ...(args.advertise === false ? { advertise: false } : {}),
-      ...(args.autoApprove ? { autoApprove: true } : {}),
-      ...(args.heartbeatTimeoutMs !== undefined ? { heartbeatTimeoutMs: args.heartbeatTimeoutMs } : {}),
-      ...(args.maxWorkers !== undefined ? { maxWorkers: args.maxWorkers } : {}),
-      notifier,
-      tray: trayPort,
-      pty: deps.pty,
-    });
+    core = await deps.createCore(coreOptions(deps, args, notifier, trayPort));
   } catch (error) {
     tray.destroy();
     dialog.showErrorBox('GPU Share could not start', error instanceof Error ? error.message : String(error));
@@ -169,19 +195,9 @@ export async function startShell(deps: ShellDeps): Promise<Shell | null> {
   binding = bindIpc(startedCore, { shellHandlers: projectFolderPicker(ensureWindow) });
   ensureWindow();
 
-  app.on('before-quit', (event) => {
-    if (quitState === 'stopped') return;
-    event.preventDefault();
-    if (quitState === 'stopping') return;
-    quitState = 'stopping';
-    void withTimeout(startedCore.stop(), STOP_TIMEOUT_MS)
-      .catch((error: unknown) => console.error(`GPU Share: stopping the core failed: ${(error as Error).message}`))
-      .finally(() => {
-        quitState = 'stopped';
-        binding?.dispose();
-        tray.destroy();
-        app.quit();
-      });
+  stopCoreOnQuit(startedCore, quit, () => {
+    binding?.dispose();
+    tray.destroy();
   });
 
   return {

@@ -160,41 +160,38 @@ function errorText(error: unknown): string {
   return String(error);
 }
 
-export async function startHeadlessServer(core: AppCore, opts: HeadlessServerOptions): Promise<HeadlessServer> {
-  const host = opts.host ?? '127.0.0.1';
-  const token = opts.token ?? generateToken();
-  const root = realpathSync(opts.staticDir);
-  const tls = opts.tls ?? null;
-  if (!tls && pageNeedsTls(host)) {
-    throw new Error(`the page would listen on ${host} in plain http, and its token would cross the network in clear: give it the TLS identity (tls), or bind it to 127.0.0.1`);
-  }
-  const scheme = tls ? 'https' : 'http';
-  let boundPort = 0;
+/** Who the page is: where it is served, its token, and the peers that showed the token (served first). */
+interface PageContext {
+  host: string;
+  scheme: 'http' | 'https';
+  token: string;
+  /** The port bound (0 until it listens). */
+  port: () => number;
+  provers: RememberedPeers;
+  api: HeadlessServerOptions['api'];
+}
 
-  const headersTimeoutMs = opts.headersTimeoutMs ?? 5_000;
-  // Node checks these deadlines only every connectionsCheckingInterval (30 s by default). Headers are held to
-  // 16 KiB (a browser's, cookies included), so what one socket's parser holds is bounded.
-  const serverOptions = { connectionsCheckingInterval: Math.min(1_000, Math.max(100, headersTimeoutMs / 2)), maxHeaderSize: 16 * 1024 };
-  const provers = new RememberedPeers(1_024, opts.alwaysServedFirst);
+/** HTTP requests: the page's files and its session; the token in the address is exchanged for the page cookie (page-cookie.ts). */
+function pageRequests(ctx: PageContext, root: string): (req: IncomingMessage, res: ServerResponse) => void {
   const showsToken = (req: IncomingMessage): boolean => {
     const given = new URL(req.url ?? '/', 'http://localhost').searchParams.get(TOKEN_PARAM);
-    return given !== null && tokensEqual(given, token);
+    return given !== null && tokensEqual(given, ctx.token);
   };
-  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+  return (req, res) => {
     let withToken = false;
     try {
       withToken = showsToken(req);
     } catch {
       // an unparsable URL: serveStatic answers it
     }
-    const withCookie = showsPageCookie(req, token, boundPort);
-    // The token in the address is exchanged for the page cookie (page-cookie.ts); the page then drops it.
-    if (withToken) res.setHeader('Set-Cookie', pageCookieHeader(token, boundPort, scheme === 'https'));
-    if (withToken || withCookie) provers.remember(req.socket.remoteAddress);
+    const withCookie = showsPageCookie(req, ctx.token, ctx.port());
+    // The page then drops the token from its address.
+    if (withToken) res.setHeader('Set-Cookie', pageCookieHeader(ctx.token, ctx.port(), ctx.scheme === 'https'));
+    if (withToken || withCookie) ctx.provers.remember(req.socket.remoteAddress);
     const requestPath = (req.url ?? '').split('?')[0]!;
     if (requestPath.startsWith('/v1/')) {
       // The CLI (or a script) given the page's address: say which --url and token it needs, not "Not found".
-      const error = pageIsNotTheApi(`${scheme}://${urlHost(host)}:${boundPort}`, opts.api?.url ?? null, opts.api?.certSha256 ?? null);
+      const error = pageIsNotTheApi(`${ctx.scheme}://${urlHost(ctx.host)}:${ctx.port()}`, ctx.api?.url ?? null, ctx.api?.certSha256 ?? null);
       res.writeHead(421, { ...securityHeaders(), 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' });
       res.end(JSON.stringify({ error }));
       return;
@@ -210,18 +207,10 @@ export async function startHeadlessServer(core: AppCore, opts: HeadlessServerOpt
       res.end('Internal error\n');
     });
   };
-  // A TLS handshake gets the same deadline as the headers that follow it.
-  const server: Server = tls
-    ? https.createServer({ ...serverOptions, handshakeTimeout: headersTimeoutMs, cert: tls.certPem, key: tls.keyPem }, onRequest)
-    : createServer(serverOptions, onRequest);
-  server.headersTimeout = headersTimeoutMs;
-  // Node's requestTimeout ends once a request is upgraded, so it holds for page files and not for the WebSocket.
-  server.requestTimeout = Math.max(opts.requestTimeoutMs ?? 30_000, headersTimeoutMs);
-  const guard = guardConnections(server, opts.connections ?? PAGE_CONNECTION_LIMITS, provers.servedFirst);
-  answerClientErrors(server);
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_WS_MESSAGE_BYTES });
-  const alive = new WeakMap<WebSocket, boolean>();
+}
 
+/** The WebSocket's door: its path, the token or the page cookie, and (with the cookie alone) this server's own Origin. */
+function acceptUpgrades(server: Server, wss: WebSocketServer, ctx: PageContext): void {
   server.on('upgrade', (req, socket, head) => {
     socket.on('error', () => socket.destroy());
     let url: URL;
@@ -236,21 +225,25 @@ export async function startHeadlessServer(core: AppCore, opts: HeadlessServerOpt
       return;
     }
     const given = url.searchParams.get(TOKEN_PARAM);
-    const withToken = given !== null && tokensEqual(given, token);
-    if (!withToken && !showsPageCookie(req, token, boundPort)) {
+    const withToken = given !== null && tokensEqual(given, ctx.token);
+    if (!withToken && !showsPageCookie(req, ctx.token, ctx.port())) {
       refuseUpgrade(socket, 401, 'Unauthorized');
       return;
     }
     // A browser sends the cookie on its own, so a socket opened with the cookie alone must come from this
     // server's own page: its Origin is required, not just checked when present (cross-site WebSocket hijacking).
-    if (!originAllowed(req, host, boundPort, scheme) || (!withToken && req.headers.origin === undefined)) {
+    if (!originAllowed(req, ctx.host, ctx.port(), ctx.scheme) || (!withToken && req.headers.origin === undefined)) {
       refuseUpgrade(socket, 403, 'Forbidden');
       return;
     }
-    provers.remember(req.socket.remoteAddress);
+    ctx.provers.remember(req.socket.remoteAddress);
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
   });
+}
 
+/** Each page's socket: the core's events out, its requests in and their answers out; a page that falls behind or stops answering pings is dropped. */
+function servePageSockets(wss: WebSocketServer, core: AppCore): NodeJS.Timeout {
+  const alive = new WeakMap<WebSocket, boolean>();
   wss.on('connection', (ws: WebSocket) => {
     alive.set(ws, true);
     const send = (message: WsServerMessage): void => {
@@ -283,7 +276,6 @@ export async function startHeadlessServer(core: AppCore, opts: HeadlessServerOpt
     ws.on('error', () => ws.terminate());
     ws.on('close', () => unsubscribe());
   });
-
   const pinger = setInterval(() => {
     for (const ws of wss.clients) {
       if (alive.get(ws) === false) {
@@ -295,6 +287,39 @@ export async function startHeadlessServer(core: AppCore, opts: HeadlessServerOpt
     }
   }, PING_MS);
   pinger.unref();
+  return pinger;
+}
+
+export async function startHeadlessServer(core: AppCore, opts: HeadlessServerOptions): Promise<HeadlessServer> {
+  const host = opts.host ?? '127.0.0.1';
+  const token = opts.token ?? generateToken();
+  const root = realpathSync(opts.staticDir);
+  const tls = opts.tls ?? null;
+  if (!tls && pageNeedsTls(host)) {
+    throw new Error(`the page would listen on ${host} in plain http, and its token would cross the network in clear: give it the TLS identity (tls), or bind it to 127.0.0.1`);
+  }
+  const scheme = tls ? 'https' : 'http';
+  let boundPort = 0;
+  const provers = new RememberedPeers(1_024, opts.alwaysServedFirst);
+  const ctx: PageContext = { host, scheme, token, port: () => boundPort, provers, api: opts.api };
+
+  const headersTimeoutMs = opts.headersTimeoutMs ?? 5_000;
+  // Node checks these deadlines only every connectionsCheckingInterval (30 s by default). Headers are held to
+  // 16 KiB (a browser's, cookies included), so what one socket's parser holds is bounded.
+  const serverOptions = { connectionsCheckingInterval: Math.min(1_000, Math.max(100, headersTimeoutMs / 2)), maxHeaderSize: 16 * 1024 };
+  const onRequest = pageRequests(ctx, root);
+  // A TLS handshake gets the same deadline as the headers that follow it.
+  const server: Server = tls
+    ? https.createServer({ ...serverOptions, handshakeTimeout: headersTimeoutMs, cert: tls.certPem, key: tls.keyPem }, onRequest)
+    : createServer(serverOptions, onRequest);
+  server.headersTimeout = headersTimeoutMs;
+  // Node's requestTimeout ends once a request is upgraded, so it holds for page files and not for the WebSocket.
+  server.requestTimeout = Math.max(opts.requestTimeoutMs ?? 30_000, headersTimeoutMs);
+  const guard = guardConnections(server, opts.connections ?? PAGE_CONNECTION_LIMITS, provers.servedFirst);
+  answerClientErrors(server);
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_WS_MESSAGE_BYTES });
+  acceptUpgrades(server, wss, ctx);
+  const pinger = servePageSockets(wss, core);
 
   await new Promise<void>((resolve, reject) => {
     const onError = (error: Error) => reject(error);

@@ -6,7 +6,6 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { z } from 'zod';
 import type { RunSnapshot } from '../../../src-shared/training';
 import type { ClusterHistory } from '../../../src-shared/cluster/cluster-history';
 import { PROMETHEUS_CONTENT_TYPE, workerApi, type ApiAuth, type EndpointName, type HttpEndpointName, type WorkerApi } from '../../../src-shared/worker-api';
@@ -28,7 +27,7 @@ import { JoinChallenges, type JoinTokens } from './join-challenges';
 import { checkProvedJoin, proveJoin } from './join-auth';
 import { fingerprintOf } from '../../platform/tls-identity';
 import { projectHandlers, runProjectHandlers, type RunProjects } from './project-routes';
-import { MAX_BODY_BYTES, readBody } from './request-body';
+import { contentTypeProblem, MAX_BODY_BYTES, parseJsonBody, readBody } from './request-body';
 import { PRE_AUTH_BODY_MS, PreAuthBodies, type PreAuthBodiesOptions } from './pre-auth-bodies';
 import { servedFirstByCluster } from './served-first';
 
@@ -96,13 +95,6 @@ interface Route {
 interface PathEntry {
   pattern: RegExp;
   routes: Route[];
-}
-
-/** "field.path: what is wrong" for the first few zod issues, so the sender knows which field to fix. */
-export function describeZodError(error: z.ZodError): string {
-  const parts = error.issues.slice(0, 3).map((i) => `${i.path.length ? i.path.join('.') : '(body)'}: ${i.message}`);
-  const more = error.issues.length > 3 ? ` (and ${error.issues.length - 3} more)` : '';
-  return parts.join('; ') + more;
 }
 
 function handlers(service: CoordinatorService, opts: CoordinatorHttpOptions, challenges: JoinChallenges): Handlers {
@@ -218,32 +210,40 @@ function sendError(res: http.ServerResponse, status: number, message: string, ex
   sendJson(res, status, epoch ? { error: message, epoch } : { error: message }, extraHeaders);
 }
 
-export function startCoordinatorHttp(service: CoordinatorService, opts: CoordinatorHttpOptions): Promise<CoordinatorHttp> {
-  const host = opts.host ?? '127.0.0.1';
-  const bodyTimeoutMs = opts.bodyTimeoutMs ?? 10_000;
-  const headersTimeoutMs = opts.headersTimeoutMs ?? 5_000;
-  const servedFirst = opts.servedFirst ?? servedFirstByCluster(() => service.workers());
-  const preAuth = new PreAuthBodies({ timeoutMs: Math.min(PRE_AUTH_BODY_MS, bodyTimeoutMs), ...opts.preAuthBodies, servedFirst });
-  const joinLimit = new JoinRateLimit({ now: () => Date.now(), ...opts.joinRateLimit });
-  const joinTokens = opts.joinTokens ?? (() => ({ current: opts.joinToken, retired: [] }));
-  const challenges = new JoinChallenges({ now: () => Date.now(), tokens: joinTokens, certSha256: opts.tls ? fingerprintOf(opts.tls.certPem) : null });
-  const entries = buildRoutes(handlers(service, opts, challenges));
-
-  const authorize = (req: http.IncomingMessage, auth: ApiAuth): string | null => {
+/** Whether a request may use an endpoint of this kind of auth: null when it may, else why not. */
+function authorizer(operatorToken: string, joinTokens: () => JoinTokens): (req: http.IncomingMessage, auth: ApiAuth) => string | null {
+  return (req, auth) => {
     // The join proves the token by its challenge (proveJoin); later worker requests by their session secret and
     // node signature: no worker request carries the join token itself.
     if (auth === 'none' || auth === 'join-proof' || auth === 'session') return null;
     const token = bearer(req);
     if (token === null) return 'missing bearer token: send "Authorization: Bearer <token>"';
-    if (tokensEqual(token, opts.operatorToken)) return null;
+    if (tokensEqual(token, operatorToken)) return null;
     if (tokensEqual(token, joinTokens().current)) return 'wrong token: this is an operator action and the join token only lets workers join; use the operator token';
     return 'wrong token';
   };
+}
 
-  const requestTimeoutMs = Math.max(bodyTimeoutMs, headersTimeoutMs) + 5_000;
+/** What answering one request needs: the service, the routes, the body readers, the join's guards and the deadlines. */
+interface RequestContext {
+  service: CoordinatorService;
+  entries: PathEntry[];
+  preAuth: PreAuthBodies;
+  joinLimit: JoinRateLimit;
+  joinTokens: () => JoinTokens;
+  challenges: JoinChallenges;
+  authorize: (req: http.IncomingMessage, auth: ApiAuth) => string | null;
+  bodyTimeoutMs: number;
+  requestTimeoutMs: number;
+}
 
-  const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
-    const deadline = limitRequestTime(req, requestTimeoutMs);
+/**
+ * One request: its route and method, its auth (token, join proof or session), its body read and checked, the
+ * node's signature and key, then the route's handler and the answer in the endpoint's transport.
+ */
+function requestHandler(ctx: RequestContext): (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void> {
+  return async (req, res) => {
+    const deadline = limitRequestTime(req, ctx.requestTimeoutMs);
     let pathname: string;
     try {
       pathname = new URL(req.url ?? '/', 'http://coordinator').pathname;
@@ -251,8 +251,8 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
       sendError(res, 400, 'request target is not a valid URL path');
       return;
     }
-    joinLimit.admit(pathname, req.socket.remoteAddress); // before anything is read or checked
-    const entry = entries.find((e) => e.pattern.test(pathname));
+    ctx.joinLimit.admit(pathname, req.socket.remoteAddress); // before anything is read or checked
+    const entry = ctx.entries.find((e) => e.pattern.test(pathname));
     if (!entry) {
       sendError(res, 404, `no endpoint ${pathname.slice(0, 200)} (see docs/api.md for the API, version ${API_VERSION})`);
       return;
@@ -267,55 +267,79 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
     if (PreAuthBodies.covers(route.name)) PreAuthBodies.refuseOversize(req, route.name);
     // An upload may take minutes; it must keep moving instead (watchUploadIdle).
     if (endpoint.transport === 'binary-upload') deadline.cancel();
-    const denied = authorize(req, endpoint.auth);
+    const denied = ctx.authorize(req, endpoint.auth);
     if (denied) {
       // The join token is a real credential, just not enough for an operator action: forbidden, not unauthenticated.
-      const forbidden = endpoint.auth === 'operator' && tokensEqual(bearer(req) ?? '', joinTokens().current);
+      const forbidden = endpoint.auth === 'operator' && tokensEqual(bearer(req) ?? '', ctx.joinTokens().current);
       sendError(res, forbidden ? 403 : 401, denied, forbidden ? {} : { 'www-authenticate': 'Bearer' });
       return;
     }
     const m = entry.pattern.exec(pathname)!;
     // Checked before the body is read: a request without the worker's session gets nothing from it.
-    if (endpoint.auth === 'session') service.authenticate(workerIdParam(m[1]!), sessionOf(req));
-    const proved = endpoint.auth === 'join-proof' ? proveJoin(req, challenges) : null;
+    if (endpoint.auth === 'session') ctx.service.authenticate(workerIdParam(m[1]!), sessionOf(req));
+    const proved = endpoint.auth === 'join-proof' ? proveJoin(req, ctx.challenges) : null;
     let body: unknown = undefined;
     let bodySha256Hex = sha256Hex(Buffer.alloc(0));
     if (endpoint.method === 'POST') {
-      const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-      if (type !== '' && type !== 'application/json' && !type.endsWith('+json')) {
-        sendError(res, 415, `content type "${type.slice(0, 100)}" is not JSON; send the body as application/json`);
+      const refused = contentTypeProblem(req);
+      if (refused) {
+        sendError(res, 415, refused);
         return;
       }
-      const raw = PreAuthBodies.covers(route.name) ? await preAuth.read(req, route.name) : await readBody(req, { maxBytes: MAX_BODY_BYTES, timeoutMs: bodyTimeoutMs });
+      const raw = PreAuthBodies.covers(route.name) ? await ctx.preAuth.read(req, route.name) : await readBody(req, { maxBytes: MAX_BODY_BYTES, timeoutMs: ctx.bodyTimeoutMs });
       bodySha256Hex = sha256Hex(raw);
-      if (endpoint.body) {
-        let parsed: unknown;
-        try {
-          parsed = raw.length === 0 ? {} : JSON.parse(raw.toString('utf8'));
-        } catch (e) {
-          throw new ApiProblem(400, `body is not valid JSON (${e instanceof Error ? e.message : String(e)})`);
-        }
-        const result = endpoint.body.safeParse(parsed);
-        if (!result.success) throw new ApiProblem(400, `invalid body for ${req.method} ${pathname}: ${describeZodError(result.error)}`);
-        body = result.data;
-      }
+      if (endpoint.body) body = parseJsonBody(raw, endpoint.body, `${req.method} ${pathname}`);
     }
     // Node identity (node-keys.ts): a streamed upload is signed over the SHA-256 its path announces.
     const signing = { method: req.method ?? '', target: req.url ?? '/', bodySha256Hex: endpoint.transport === 'binary-upload' ? m.at(-1)! : bodySha256Hex, signed: signedPartsOf(req) };
     const joining = endpoint === workerApi.join ? (body as JoinRequest) : null;
-    if (joining && proved) checkProvedJoin(joining, proved, service);
+    if (joining && proved) checkProvedJoin(joining, proved, ctx.service);
     const conn = connectionFacts(req.socket.remoteAddress, req.socket.localAddress);
     // A key nobody approved: listed as awaiting approval and answered 202, with nothing of the cluster (node-keys.ts).
-    const admission = joining ? service.nodeKeys.checkJoin(joining, conn, signing) : null;
+    const admission = joining ? ctx.service.nodeKeys.checkJoin(joining, conn, signing) : null;
     if (admission && !admission.admit) return sendJson(res, 202, admission.awaiting);
     const pinAfterJoin = admission?.pin ?? null;
-    if (endpoint.auth === 'session') service.nodeKeys.checkRequest(service.nodeOf(workerIdParam(m[1]!)), signing);
+    if (endpoint.auth === 'session') ctx.service.nodeKeys.checkRequest(ctx.service.nodeOf(workerIdParam(m[1]!)), signing);
     const out = await route.handle({ params: m.slice(1), body: body as never, conn, req });
-    if (joining && pinAfterJoin) service.nodeKeys.pin(joining.node, pinAfterJoin);
+    if (joining && pinAfterJoin) ctx.service.nodeKeys.pin(joining.node, pinAfterJoin);
     if (endpoint.transport === 'prometheus-text') sendText(res, endpoint.status, String(out), PROMETHEUS_CONTENT_TYPE);
     else if (endpoint.transport === 'binary-download') sendDownload(res, out as BinaryDownload);
     else sendJson(res, endpoint.status, out);
   };
+}
+
+/** A request that threw: an ApiProblem answered with its status (closing the connection after a refused or unread body), anything else a 500. */
+function answerFailure(error: unknown, req: http.IncomingMessage, res: http.ServerResponse, epoch: string): void {
+  if (!isApiProblem(error)) {
+    sendError(res, 500, `internal error in the coordinator: ${error instanceof Error ? error.message : String(error)}`);
+    return;
+  }
+  // After a refused body, or one never read (an upload refused before its first byte), the connection is
+  // closed: the rest of the body is discarded, not parsed.
+  const unread = !req.complete;
+  const closing = error.status === 413 || error.status === 408 || unread;
+  sendError(res, error.status, error.message, { ...(closing ? { connection: 'close' } : {}), ...(error.retryAfterS ? { 'retry-after': String(error.retryAfterS) } : {}) }, epoch);
+  if (error.status === 408) res.once('finish', () => req.socket.destroy());
+  else if (closing) {
+    req.resume(); // swallow what is still coming so the client can read the answer
+    setTimeout(() => req.socket.destroy(), 5_000).unref();
+  }
+}
+
+export function startCoordinatorHttp(service: CoordinatorService, opts: CoordinatorHttpOptions): Promise<CoordinatorHttp> {
+  const host = opts.host ?? '127.0.0.1';
+  const bodyTimeoutMs = opts.bodyTimeoutMs ?? 10_000;
+  const headersTimeoutMs = opts.headersTimeoutMs ?? 5_000;
+  const servedFirst = opts.servedFirst ?? servedFirstByCluster(() => service.workers());
+  const preAuth = new PreAuthBodies({ timeoutMs: Math.min(PRE_AUTH_BODY_MS, bodyTimeoutMs), ...opts.preAuthBodies, servedFirst });
+  const joinLimit = new JoinRateLimit({ now: () => Date.now(), ...opts.joinRateLimit });
+  const joinTokens = opts.joinTokens ?? (() => ({ current: opts.joinToken, retired: [] }));
+  const challenges = new JoinChallenges({ now: () => Date.now(), tokens: joinTokens, certSha256: opts.tls ? fingerprintOf(opts.tls.certPem) : null });
+  const entries = buildRoutes(handlers(service, opts, challenges));
+
+  const requestTimeoutMs = Math.max(bodyTimeoutMs, headersTimeoutMs) + 5_000;
+  const authorize = authorizer(opts.operatorToken, joinTokens);
+  const handle = requestHandler({ service, entries, preAuth, joinLimit, joinTokens, challenges, authorize, bodyTimeoutMs, requestTimeoutMs });
 
   // Node checks header and request timeouts only every connectionsCheckingInterval (30 s by default).
   // Headers past 8 KiB are refused (431): what a socket's parser may hold is bounded.
@@ -323,22 +347,7 @@ export function startCoordinatorHttp(service: CoordinatorService, opts: Coordina
   const onRequest = (req: http.IncomingMessage, res: http.ServerResponse): void => {
     res.on('error', () => undefined);
     req.on('error', () => undefined);
-    handle(req, res).catch((error: unknown) => {
-      if (isApiProblem(error)) {
-        // After a refused body, or one never read (an upload refused before its first byte), the connection is
-        // closed: the rest of the body is discarded, not parsed.
-        const unread = !req.complete;
-        const closing = error.status === 413 || error.status === 408 || unread;
-        sendError(res, error.status, error.message, { ...(closing ? { connection: 'close' } : {}), ...(error.retryAfterS ? { 'retry-after': String(error.retryAfterS) } : {}) }, service.epoch);
-        if (error.status === 408) res.once('finish', () => req.socket.destroy());
-        else if (closing) {
-          req.resume(); // swallow what is still coming so the client can read the answer
-          setTimeout(() => req.socket.destroy(), 5_000).unref();
-        }
-      } else {
-        sendError(res, 500, `internal error in the coordinator: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    });
+    handle(req, res).catch((error: unknown) => answerFailure(error, req, res, service.epoch));
   };
   const server: http.Server = opts.tls
     ? https.createServer({ ...serverOptions, handshakeTimeout: headersTimeoutMs, cert: opts.tls.certPem, key: opts.tls.keyPem }, onRequest)

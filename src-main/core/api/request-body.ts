@@ -5,6 +5,7 @@
  * ones.
  */
 import type http from 'node:http';
+import type { z } from 'zod';
 import { ApiProblem } from '../coordinator/common';
 
 /** The general body cap (authenticated requests). */
@@ -55,4 +56,31 @@ export function readBody(req: http.IncomingMessage, limits: BodyLimits): Promise
     req.on('error', (e) => finish(e));
     req.on('aborted', () => finish(new Error('client aborted the request')));
   });
+}
+
+/** "field.path: what is wrong" for the first few zod issues, so the sender knows which field to fix. */
+export function describeZodError(error: z.ZodError): string {
+  const parts = error.issues.slice(0, 3).map((i) => `${i.path.length ? i.path.join('.') : '(body)'}: ${i.message}`);
+  const more = error.issues.length > 3 ? ` (and ${error.issues.length - 3} more)` : '';
+  return parts.join('; ') + more;
+}
+
+/** Why a POST's content type is refused (415): a body that is not JSON; null for JSON or none given. */
+export function contentTypeProblem(req: http.IncomingMessage): string | null {
+  const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type === '' || type === 'application/json' || type.endsWith('+json')) return null;
+  return `content type "${type.slice(0, 100)}" is not JSON; send the body as application/json`;
+}
+
+/** A read body as JSON checked by `schema` (an empty body is `{}`); 400 naming the request (`what`) and the field otherwise. */
+export function parseJsonBody(raw: Buffer, schema: z.ZodType, what: string): unknown {
+  let parsed: unknown;
+  try {
+    parsed = raw.length === 0 ? {} : JSON.parse(raw.toString('utf8'));
+  } catch (e) {
+    throw new ApiProblem(400, `body is not valid JSON (${e instanceof Error ? e.message : String(e)})`);
+  }
+  const result = schema.safeParse(parsed);
+  if (!result.success) throw new ApiProblem(400, `invalid body for ${what}: ${describeZodError(result.error)}`);
+  return result.data;
 }
