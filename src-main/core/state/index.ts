@@ -18,4 +18,4 @@ export type { StoredRun } from './runs-repo';
 export { StateDb, type StateLimits } from './state-db';
 export { StateDbPathError, StateDbTooNewError } from './state-db-errors';
 export { VramPeaksRepo } from './vram-peaks-repo';
-export { registeredToSnapshot, type RegisteredWorker } from './worker-registry-repo';
+export { storedToSnapshot, type StoredWorker } from './worker-registry-repo';

@@ -6,13 +6,11 @@
  */
 import type { Database, Statement } from 'better-sqlite3';
 import type { WorkerGpu, WorkerSnapshot, WorkerState } from '../../../src-shared/training';
+import type { StoredWorker } from '../coordinator/common';
 import type { BatchedWriter } from './batched-writer';
 import { PendingMap } from './pending-queues';
 
-export type RegisteredWorker = Omit<WorkerSnapshot, 'step' | 'loss' | 'samplesPerSec'> & {
-  /** WorkerGate's hash of the machine id (sha256, base64url). */
-  machineHash: string;
-};
+export type { StoredWorker };
 
 interface WorkerRow {
   id: number;
@@ -31,7 +29,7 @@ interface WorkerRow {
 
 const COLUMNS = 'id, node, machine_hash, incarnation, gpus, backend, address, local, state, state_cause, joined_at, last_heartbeat_at';
 
-function toRow(w: RegisteredWorker): WorkerRow {
+function toRow(w: StoredWorker): WorkerRow {
   return {
     id: w.id,
     node: w.node,
@@ -48,7 +46,7 @@ function toRow(w: RegisteredWorker): WorkerRow {
   };
 }
 
-function fromRow(row: WorkerRow): RegisteredWorker {
+function fromRow(row: WorkerRow): StoredWorker {
   return {
     id: row.id,
     node: row.node,
@@ -66,7 +64,7 @@ function fromRow(row: WorkerRow): RegisteredWorker {
 }
 
 /** The snapshot the UI shows for a worker restored from the registry: no progress until it reports again. */
-export function registeredToSnapshot(worker: RegisteredWorker): WorkerSnapshot {
+export function storedToSnapshot(worker: StoredWorker): WorkerSnapshot {
   const { machineHash: _hash, ...rest } = worker;
   return { ...rest, gpus: rest.gpus.map((g) => ({ ...g })), step: null, loss: null, samplesPerSec: null };
 }
@@ -102,7 +100,7 @@ export class WorkerRegistryRepo {
   }
 
   /** Inserts or replaces the worker (acknowledged): at join, rejoin (new incarnation), or any change of its record. */
-  save(worker: RegisteredWorker): void {
+  save(worker: StoredWorker): void {
     const row = toRow(worker);
     this.writer.writeNow(() => this.upsert.run(row));
   }
@@ -123,18 +121,18 @@ export class WorkerRegistryRepo {
     this.writer.writeNow(() => this.deleteStmt.run(workerId));
   }
 
-  get(workerId: number): RegisteredWorker | null {
+  get(workerId: number): StoredWorker | null {
     const row = this.writer.read(() => this.getStmt.get(workerId));
     return row ? fromRow(row) : null;
   }
 
   /** Every registered worker, by id. */
-  list(): RegisteredWorker[] {
+  list(): StoredWorker[] {
     return this.writer.read(() => this.listStmt.all()).map(fromRow);
   }
 
   /** Every registered worker as the UI shows it (no progress until it reports again). */
   listSnapshots(): WorkerSnapshot[] {
-    return this.list().map(registeredToSnapshot);
+    return this.list().map(storedToSnapshot);
   }
 }

@@ -46,7 +46,7 @@ class Cluster {
     });
     const deps = {
       clock: { now: () => T0, monotonic: () => this.mono },
-      workers: { get: (id: number) => (id >= 1 && id <= 4 ? worker(id) : undefined) },
+      pool: { worker: (id: number) => (id >= 1 && id <= 4 ? worker(id) : undefined) },
       messages: { event: (kind: string, _s: string, message: string) => this.events.push({ kind, message }), notify: () => {} },
       rdzvHostOverride: undefined,
       trustAdvertised: false,

@@ -1,7 +1,7 @@
 // Events (seq order, pruning past the cap), the worker registry (machine hash, state, batched heartbeat
 // times), node-name bindings and the counters: each round-trips through a reopened file.
 import { describe, expect, it } from 'vitest';
-import { COUNTERS, registeredToSnapshot } from '../../../src-main/core/state/index';
+import { COUNTERS, storedToSnapshot } from '../../../src-main/core/state/index';
 import { event, registered } from './fixtures';
 import { closeTemp, openTemp, tempDataDir } from './temp-state';
 
@@ -62,7 +62,7 @@ describe('worker registry', () => {
   });
 
   it('restores a worker as a WorkerSnapshot with no progress and no machine hash', () => {
-    const snap = registeredToSnapshot(registered(4));
+    const snap = storedToSnapshot(registered(4));
     expect(snap).toMatchObject({ id: 4, node: 'node-4', step: null, loss: null, samplesPerSec: null });
     expect('machineHash' in snap).toBe(false);
   });

@@ -1,6 +1,6 @@
 /** Snapshots shaped like the coordinator's, for the state round-trip tests. */
 import type { CoordinatorEvent, RunSnapshot, RunSpec } from '../../../src-shared/training';
-import type { RegisteredWorker, StoredRun } from '../../../src-main/core/state/index';
+import type { StoredWorker, StoredRun } from '../../../src-main/core/state/index';
 
 export function spec(name = 'llama-lora'): RunSpec {
   return {
@@ -67,7 +67,7 @@ export function event(seq: number, over: Partial<CoordinatorEvent> = {}): Coordi
   return { seq, at: 1_700_000_000_000 + seq, kind: 'worker-joined', severity: 'info', message: `event ${seq}`, ...over };
 }
 
-export function registered(id: number, over: Partial<RegisteredWorker> = {}): RegisteredWorker {
+export function registered(id: number, over: Partial<StoredWorker> = {}): StoredWorker {
   return {
     id,
     node: `node-${id}`,

@@ -7,7 +7,10 @@
 import type { RunSeries } from '../../../../src-shared/runs/run-series';
 import type { CoordinatorEvent, RunSnapshot, WorkerSnapshot } from '../../../../src-shared/training';
 
-/** A worker as remembered: its snapshot without progress, plus the hash of the machine id bound to its name. */
+/**
+ * A worker as remembered (the state database's workers table, state/worker-registry-repo.ts): its snapshot
+ * without progress, plus WorkerGate's hash of the machine id bound to its name (sha256, base64url).
+ */
 export type StoredWorker = Omit<WorkerSnapshot, 'step' | 'loss' | 'samplesPerSec'> & { machineHash: string };
 
 export interface StoredRun {

@@ -9,12 +9,12 @@
 import type { LinkMeasurement } from '../../../../src-shared/links/link-matrix';
 import { rankPeers, type PeerCandidate, type ProjectPeer } from '../../../../src-shared/projects/peer-sources';
 import type { SnapshotManifest } from '../../../../src-shared/projects/project-protocol';
-import type { ElasticPool } from '../membership';
+import type { Membership } from '../membership';
 import { surveyWorkers } from './link-survey';
 import { snapshotPeerKey } from './snapshot-peer-key';
 
 export interface SnapshotPeerDeps {
-  pool: Pick<ElasticPool, 'allWorkers' | 'queue'>;
+  pool: Pick<Membership, 'allWorkers' | 'queue'>;
   /** Where members reach each other (the rendezvous' choice, as the link survey probes) and the measured links. */
   trustAdvertised?: boolean;
   links?: () => readonly LinkMeasurement[];

@@ -9,7 +9,8 @@
  */
 import type { JoinResponse, ReattachClaim } from '../../../../src-shared/worker-protocol';
 import type { Clock } from '../../../platform/ports';
-import { formatSeconds, LIVE_STATES, type ElasticPool } from './elastic-pool';
+import { formatSeconds, LIVE_STATES } from './member-record';
+import type { Membership } from './membership';
 import type { JoinFields } from './member-record';
 
 /** How long a restarted coordinator waits for the workers that were live to re-attach, unless told otherwise. */
@@ -37,7 +38,7 @@ export class FailoverGrace {
 
   constructor(
     private readonly clock: Clock,
-    private readonly pool: ElasticPool,
+    private readonly pool: Membership,
     readonly graceMs: number = DEFAULT_FAILOVER_GRACE_MS,
   ) {}
 

@@ -33,12 +33,12 @@ function sameHead(a: string, b: string): boolean {
  * misses it (its agent away) still changes with the others: the ranks agree before each average, and the highest
  * seq any rank has read wins.
  */
-export function sendRetune(deps: Pick<RunApplierDeps, 'workers'>, run: RunRecord, next: CommDecision): string[] {
+export function sendRetune(deps: Pick<RunApplierDeps, 'pool'>, run: RunRecord, next: CommDecision): string[] {
   if (next.strategy !== 'local-sgd' || next.localSgdPeriod === null) return [];
   const seq = (run.commRetuneSeq = (run.commRetuneSeq ?? 0) + 1);
   const told: string[] = [];
   for (const id of run.workerIds) {
-    const rec = deps.workers.get(id);
+    const rec = deps.pool.worker(id);
     if (!rec) continue;
     rec.mailbox.queue({ kind: 'comm-update', runId: run.id, generation: run.generation, seq, strategy: 'local-sgd', localSgdPeriod: next.localSgdPeriod, reason: next.reason.slice(0, 2000) });
     told.push(rec.node);

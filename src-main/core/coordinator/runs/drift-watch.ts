@@ -10,7 +10,7 @@ import type { RunApplierDeps } from './run-applier';
 import type { RunRecord } from './run-record';
 
 /** Whether a drift over the bound retuned the run just now (the re-decision waits for the next tick then). */
-export function boundDrift(deps: Pick<RunApplierDeps, 'clock' | 'workers' | 'messages'>, run: RunRecord): boolean {
+export function boundDrift(deps: Pick<RunApplierDeps, 'clock' | 'pool' | 'messages'>, run: RunRecord): boolean {
   const current = run.comm;
   const d = run.telemetry.driftReported();
   if (!current || !d || current.strategy !== 'local-sgd' || current.localSgdPeriod === null || d.generation !== run.generation) return false;

@@ -103,7 +103,7 @@ export interface CommFacts {
 
 /** The strategy generation `run.generation` trains with (call once the generation number is advanced). */
 export function decideGenerationComm(
-  deps: Pick<RunApplierDeps, 'workers'>,
+  deps: Pick<RunApplierDeps, 'pool'>,
   run: RunRecord,
   ring: RingPlan,
   requested: CommSetting = run.spec.comm ?? 'auto',
@@ -111,7 +111,7 @@ export function decideGenerationComm(
   stats: TrainerCommStats | null = run.telemetry.commStats(),
   budget?: number,
 ): CommDecision {
-  return commFor(run, ring, memberTorch((id) => deps.workers.get(id), ring), stats, requested, localSgdPeriod, budget);
+  return commFor(run, ring, memberTorch((id) => deps.pool.worker(id), ring), stats, requested, localSgdPeriod, budget);
 }
 
 /** The strategy generation `facts.generation` trains with over `ring`. Pure. */
@@ -183,7 +183,7 @@ function stepsTrained(run: RunRecord): number {
  * keeps it, retunes a local-SGD period in the running trainers, or returns the decision to relaunch with. Each
  * change, and each kept decision's reason, goes in the run's decision list.
  */
-export function recheckComm(deps: Pick<RunApplierDeps, 'clock' | 'links' | 'stepMemory' | 'workers' | 'surveyLinks' | 'messages'> & { heartbeatIntervalMs?: number }, run: RunRecord): CommDecision | null {
+export function recheckComm(deps: Pick<RunApplierDeps, 'clock' | 'links' | 'stepMemory' | 'pool' | 'surveyLinks' | 'messages'> & { heartbeatIntervalMs?: number }, run: RunRecord): CommDecision | null {
   const current = run.comm;
   const live = run.state === 'running' && !run.pendingRestart && run.workerIds.length >= 2;
   const probing = live && current?.generation === run.generation ? watchRingLinks(deps, run, planRing(deps, memberHoldings(run))) : null;

@@ -23,7 +23,7 @@ export interface GenerationLauncher {
 }
 
 export function launchGeneration(ap: GenerationLauncher, run: RunRecord, plan: PlannedGeneration, why: LaunchWhy): void {
-  const { workers } = ap.deps;
+  const { pool } = ap.deps;
   const cause = plan.shardMap.cause;
   ap.refresh(run);
   const previous = run.state === 'running' ? run.generation : null;
@@ -46,13 +46,13 @@ export function launchGeneration(ap: GenerationLauncher, run: RunRecord, plan: P
   run.rdzvEndpoint = plan.rdzvEndpoint;
   if (plan.dataSplit && run.project) run.project.dataSplit = plan.dataSplit;
   run.shardHistory.push(plan.shardMap);
-  run.telemetry.onGeneration(run.generation, plan.ring.order, plan.shardMap.at, cause, (id) => workers.get(id)?.node);
+  run.telemetry.onGeneration(run.generation, plan.ring.order, plan.shardMap.at, cause, (id) => pool.worker(id)?.node);
   if (run.shardHistory.length > MAX_SHARD_HISTORY) run.shardHistory.splice(0, run.shardHistory.length - MAX_SHARD_HISTORY);
 
   refreshProgress(run); // the step the generation starts from (the warm-up is the run's start only)
   for (const start of plan.starts) {
     if (start.held) run.heldStarts!.plans.set(start.workerId, start.plan);
-    else workers.get(start.workerId)!.mailbox.queue({ kind: 'start', plan: start.plan });
+    else pool.worker(start.workerId)!.mailbox.queue({ kind: 'start', plan: start.plan });
     run.residency[start.workerId] = run.spec.useGpus
       ? { status: 'pending', detail: 'waiting for the probe after step 0', pid: null, usedMib: null, checkedAt: null }
       : { status: 'not-applicable', detail: 'CPU run: no GPU asked for', pid: null, usedMib: null, checkedAt: null };

@@ -19,7 +19,7 @@ export interface RingLinkSurvey {
   training(a: number, b: number, mbps: number | null): void;
 }
 
-export type RingWatchDeps = Pick<RunApplierDeps, 'clock' | 'workers' | 'surveyLinks'> & { heartbeatIntervalMs?: number };
+export type RingWatchDeps = Pick<RunApplierDeps, 'clock' | 'pool' | 'surveyLinks'> & { heartbeatIntervalMs?: number };
 
 /** Members whose last heartbeat is over HEARTBEAT_SLOW_FACTOR intervals old (their node names). */
 function slowHeartbeats(deps: RingWatchDeps, run: RunRecord): string[] {
@@ -28,7 +28,7 @@ function slowHeartbeats(deps: RingWatchDeps, run: RunRecord): string[] {
   const now = deps.clock.monotonic();
   const slow: string[] = [];
   for (const id of run.workerIds) {
-    const rec = deps.workers.get(id) as { node: string; lastHeartbeat?: number } | undefined;
+    const rec = deps.pool.worker(id) as { node: string; lastHeartbeat?: number } | undefined;
     if (rec?.lastHeartbeat !== undefined && now - rec.lastHeartbeat > HEARTBEAT_SLOW_FACTOR * interval) slow.push(rec.node);
   }
   return slow;

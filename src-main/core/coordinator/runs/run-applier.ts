@@ -10,7 +10,7 @@ import type { RunState } from '../../../../src-shared/training';
 import { stepsOfTotal } from '../../../../src-shared/runs/steps-done';
 import type { Clock } from '../../../platform/ports';
 import { capitalize, type ChangeFeed, type CoordinatorStore, plural, type UserMessages } from '../common';
-import type { ElasticPool, WorkerRegistry } from '../membership';
+import type { Membership } from '../membership';
 import { launchGeneration } from './generation-launch';
 import type { GenerationDecision } from './generation-plan';
 import { clearMembers, refreshProgress, runSnapshot, type LaunchWhy, type RunRecord } from './run-record';
@@ -24,8 +24,7 @@ export const COORDINATOR_OUTPUT_ID = -1;
 
 export interface RunApplierDeps {
   clock: Clock;
-  workers: Pick<WorkerRegistry, 'get'>;
-  pool: Pick<ElasticPool, 'worker'>;
+  pool: Pick<Membership, 'worker'>;
   messages: UserMessages;
   feed: ChangeFeed;
   /** Host for --rdzv_endpoint instead of the store host's own address (the port stays the store host's). */
@@ -100,7 +99,7 @@ export class RunApplier {
   /** Hands out the starts held for the old store host (store-handover.ts) once it is gone or waited for long enough. */
   releaseHeldStarts(run: RunRecord, storeGone: boolean): void {
     for (const [workerId, plan] of takeHeldStarts(run, this.deps.clock.monotonic(), storeGone)) {
-      this.deps.workers.get(workerId)?.mailbox.queue({ kind: 'start', plan });
+      this.deps.pool.worker(workerId)?.mailbox.queue({ kind: 'start', plan });
     }
   }
 
@@ -110,7 +109,7 @@ export class RunApplier {
     noteStoreStopping(run);
     for (const id of run.workerIds) {
       const pw = this.deps.pool.worker(id);
-      const rec = this.deps.workers.get(id);
+      const rec = this.deps.pool.worker(id);
       if (!pw || !rec || (pw.state !== 'active' && pw.state !== 'syncing')) continue;
       if (run.members.get(id)?.exit) continue; // its process has already ended
       rec.mailbox.queueStop(run.id, run.generation, reason);
@@ -142,7 +141,7 @@ export class RunApplier {
     const step = run.progress?.step;
     const n = run.workerIds.length;
     // Asked for GPUs, but the residency probe found it on the CPU somewhere: the end says so, as a warning.
-    const offGpu = run.spec.useGpus ? offGpuWorkers(run.residency).map((id) => this.deps.workers.get(id)?.node ?? `worker ${id}`) : [];
+    const offGpu = run.spec.useGpus ? offGpuWorkers(run.residency).map((id) => this.deps.pool.worker(id)?.node ?? `worker ${id}`) : [];
     const onCpu = offGpu.length > 0 ? `, but NOT on the GPU on ${offGpu.join(', ')}: it trained on the CPU there although "Use GPUs" was asked for` : '';
     this.end(run, 'finished', `${n === 1 ? 'its worker' : `all ${n} workers`} finished (exit code 0)${onCpu}`);
     const loss = run.progress?.loss;

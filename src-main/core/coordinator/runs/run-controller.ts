@@ -19,7 +19,7 @@ import type { RunArtifact, RunProject, RunSnapshot, RunSpec } from '../../../../
 import type { Instruction, Progress, Report } from '../../../../src-shared/worker-protocol';
 import type { Clock } from '../../../platform/ports';
 import { ApiProblem, type ChangeFeed, type CoordinatorStore, type JobCapacity, plural, type StoredRun, type UserMessages } from '../common';
-import type { ElasticPool, WorkerRecord, WorkerRegistry } from '../membership';
+import type { MemberRecord, Membership } from '../membership';
 import { recheckComm, rememberRestored } from './generation-comm';
 import type { OutputBudget } from './output-budget';
 import { planGeneration } from './generation-plan';
@@ -41,8 +41,7 @@ export const MAX_LIVE_RUNS = 32;
 
 export interface RunControllerOptions {
   clock: Clock;
-  pool: ElasticPool;
-  workers: WorkerRegistry;
+  pool: Membership;
   messages: UserMessages;
   feed: ChangeFeed;
   heartbeatIntervalMs: number;
@@ -63,7 +62,7 @@ export interface RunControllerOptions {
 
 /** What the failover code (run-reattach.ts) may use of the controller while it restores a run. */
 export interface RunReattachContext {
-  readonly opts: Pick<RunControllerOptions, 'workers' | 'messages' | 'pool'>;
+  readonly opts: Pick<RunControllerOptions, 'messages' | 'pool'>;
   say(run: RunRecord, text: string): void;
   find(runId: string): RunRecord | undefined;
 }
@@ -83,9 +82,9 @@ export class RunController {
 
   constructor(opts: RunControllerOptions) {
     this.opts = { ...opts }; // its own copy: attachProjectFiles sets `files` on it
-    const { clock, pool, workers, messages, feed } = opts;
+    const { clock, pool, messages, feed } = opts;
     this.applier = new RunApplier({
-      clock, pool, workers, messages, feed,
+      clock, pool, messages, feed,
       rdzvHostOverride: opts.rdzvHostOverride, trustAdvertised: opts.trustAdvertised, links: opts.links,
       stepMemory: opts.stepMemory,
       surveyLinks: opts.surveyLinks,
@@ -94,7 +93,7 @@ export class RunController {
     });
     const applier = this.applier;
     const reconcile = (run: RunRecord, cause: string, why: LaunchWhy, force: boolean) => this.reconcile(run, cause, why, force);
-    this.failureCtx = { clock, pool, workers, feed, messages, applier, liveRuns: () => this.liveRuns(), reconcile };
+    this.failureCtx = { clock, pool, feed, messages, applier, liveRuns: () => this.liveRuns(), reconcile };
     const settleSoon = (run: RunRecord): void => void (run.reconcileDueAt ??= clock.monotonic() + opts.heartbeatIntervalMs);
     const readiness = { say: applier.say.bind(applier), emit: applier.emit.bind(applier), reconcile: (run: RunRecord, cause: string, why: LaunchWhy) => this.reconcile(run, cause, why), settleSoon };
     this.reportCtx = {
@@ -104,7 +103,7 @@ export class RunController {
       maybeRestart: (run) => this.maybeRestart(run),
       prepared: (run, rec, report) => onPrepared(readiness, run, rec, report),
     };
-    this.reattachCtx = { opts: { workers, messages, pool }, say: (run, text) => applier.say(run, text), find: (runId) => this.find(runId) };
+    this.reattachCtx = { opts: { messages, pool }, say: (run, text) => applier.say(run, text), find: (runId) => this.find(runId) };
   }
 
   /** From now on runs and their output are kept in `store` as they change. */
@@ -286,7 +285,7 @@ export class RunController {
     for (const run of this.liveRuns()) if (run.pendingRestart?.waitingFor.delete(workerId)) this.maybeRestart(run);
   }
 
-  recordProgress(rec: WorkerRecord, progress: Progress): void {
+  recordProgress(rec: MemberRecord, progress: Progress): void {
     const run = this.find(progress.runId);
     if (!run || run.state !== 'running' || progress.generation !== run.generation || !run.members.has(rec.id)) return;
     run.telemetry.onHeartbeatProgress(rec.id, rec.node, progress);
@@ -294,7 +293,7 @@ export class RunController {
   }
 
   /** Remembers when each start of a run's current generation was first handed out, for expireUnstarted(). */
-  noteStartsHandedOut(rec: WorkerRecord, instructions: Instruction[]): void {
+  noteStartsHandedOut(rec: MemberRecord, instructions: Instruction[]): void {
     for (const i of instructions) {
       if (i.kind !== 'start') continue;
       const run = this.find(i.plan.runId);
@@ -310,7 +309,7 @@ export class RunController {
   }
 
   /** A report from an agent about the run it trains (run-reports.ts). */
-  handleReport(budget: OutputBudget, rec: WorkerRecord, report: Report): void {
+  handleReport(budget: OutputBudget, rec: MemberRecord, report: Report): void {
     handleReport(this.reportCtx, budget, rec, report);
   }
 

@@ -6,7 +6,7 @@
 import type { RunState } from '../../../../src-shared/training';
 import type { Clock } from '../../../platform/ports';
 import { type ChangeFeed, plural, type UserMessages } from '../common';
-import type { ElasticPool, WorkerRegistry } from '../membership';
+import type { Membership } from '../membership';
 import type { RunApplier } from './run-applier';
 import type { LaunchWhy, RunRecord } from './run-record';
 
@@ -20,8 +20,7 @@ export const START_TIMEOUT_MS = 30_000;
 /** What failure handling needs of the controller: the live runs, one way to re-plan a run, the applier. */
 export interface RunFailureContext {
   clock: Clock;
-  pool: Pick<ElasticPool, 'worker' | 'activeCount' | 'failWorker'>;
-  workers: Pick<WorkerRegistry, 'get'>;
+  pool: Pick<Membership, 'worker' | 'activeCount' | 'failWorker'>;
   feed: Pick<ChangeFeed, 'workersChanged'>;
   messages: Pick<UserMessages, 'notify'>;
   applier: Pick<RunApplier, 'say' | 'fail'>;
@@ -39,7 +38,7 @@ type Outcome = 'rebalanced' | 'paused' | 'failed' | 'none';
  */
 export function afterFailures(ctx: RunFailureContext, failedIds: number[], notifyCauses: Map<number, string>, runCause?: string): void {
   for (const id of failedIds) {
-    const rec = ctx.workers.get(id);
+    const rec = ctx.pool.worker(id);
     if (rec) {
       rec.mailbox.clear();
       rec.progress = null;
@@ -59,7 +58,7 @@ export function afterFailures(ctx: RunFailureContext, failedIds: number[], notif
   for (const id of failedIds) {
     const cause = notifyCauses.get(id);
     if (!cause) continue; // never active: nothing the user was counting on
-    const node = ctx.workers.get(id)!.node;
+    const node = ctx.pool.worker(id)!.node;
     const tail = tails[outcomes.get(id) ?? 'none'];
     ctx.messages.notify(`Worker ${node} failed`, `${cause}. ${plural(remaining, 'worker')} left${tail}`, 'error', { view: 'workers', workerId: id });
   }
@@ -69,7 +68,7 @@ function runLostMembers(ctx: RunFailureContext, run: RunRecord, lost: number[], 
   const recovering = run.launchedBy === 'failure' || run.launchedBy === 'restart';
   const sameIncident = run.pendingRestart !== null || (recovering && lost.every((id) => !run.members.get(id)?.started));
   if (!sameIncident) run.restartsUsed += 1;
-  const nodeOf = (id: number) => ctx.workers.get(id)!.node;
+  const nodeOf = (id: number) => ctx.pool.worker(id)!.node;
   const cause = runCause ?? `worker ${lost.map(nodeOf).join(', ')} failed`;
   lost.forEach((id, i) => run.telemetry.onWorkerFailed(id, nodeOf(id), !sameIncident && i === 0, ctx.clock.now()));
   for (const id of lost) ctx.applier.say(run, `worker ${nodeOf(id)} failed: ${ctx.pool.worker(id)?.stateCause ?? 'failed'}`);
@@ -102,6 +101,6 @@ export function expireUnstarted(ctx: RunFailureContext, run: RunRecord): void {
     ctx.pool.failWorker(id, `did not start ${within}`);
     causes.set(id, `Did not start ${within}`);
   }
-  const names = stuck.map((id) => ctx.workers.get(id)!.node).join(', ');
+  const names = stuck.map((id) => ctx.pool.worker(id)!.node).join(', ');
   afterFailures(ctx, stuck, causes, `worker ${names} did not start ${within}`);
 }

@@ -11,7 +11,7 @@ import type { Holding } from '../../../../src-shared/scheduling/holdings';
 import { runHoldings, type RunCandidate } from '../../../../src-shared/scheduling/plan-generation';
 import type { LinkMeasurement } from '../../../../src-shared/links/link-matrix';
 import type { Clock } from '../../../platform/ports';
-import type { ElasticPool } from '../membership';
+import type { Membership } from '../membership';
 import { stepFor } from './generation-comm';
 import type { GenerationInput, MemberFacts, RunFacts } from './generation-plan';
 import type { JobCapacity } from '../common';
@@ -19,13 +19,11 @@ import { projectFacts } from './run-project-gate';
 import { memberHoldings, type RunRecord } from './run-record';
 import { drainingStoreHost } from './store-handover';
 import type { TrainerStepMemory } from './trainer-step-memory';
-import type { WorkerRegistry } from '../membership';
 
 export interface GenerationInputDeps {
-  pool: Pick<ElasticPool, 'activeWorkerIds' | 'worker' | 'allWorkers'>;
+  pool: Pick<Membership, 'activeWorkerIds' | 'worker' | 'allWorkers'>;
   /** What jobs hold, from the job service; null without one (unit tests, a coordinator with no job queue). */
   capacity: () => JobCapacity | null;
-  workers: Pick<WorkerRegistry, 'get'>;
   links?: () => readonly LinkMeasurement[];
   stepMemory?: Pick<TrainerStepMemory, 'peek'>;
   trustAdvertised: boolean;
@@ -45,7 +43,7 @@ export function generationInput(deps: GenerationInputDeps, run: RunRecord, other
   for (const id of deps.pool.activeWorkerIds()) {
     const w = deps.pool.worker(id);
     if (w) candidates.push({ workerId: id, node: w.node, hasTorch: w.hasTorch, joinSeq: w.joinSeq, notReady: readiness?.(run, id) ?? null });
-    const r = deps.workers.get(id);
+    const r = deps.pool.worker(id);
     if (r) records.set(id, memberFacts(r));
   }
   const jobs = deps.capacity() ?? { nodes: nodeCapacities({ nodes: [] }, workerFacts(deps.pool), []), holdings: [] };
@@ -103,7 +101,7 @@ export function storePortsTaken(run: RunRecord, liveRuns: readonly RunRecord[]):
 }
 
 /** Every worker's hardware as it joined: the capacity a coordinator without cluster.yaml has. */
-function workerFacts(pool: Pick<ElasticPool, 'allWorkers'>): WorkerFacts[] {
+function workerFacts(pool: Pick<Membership, 'allWorkers'>): WorkerFacts[] {
   return pool.allWorkers().map((w) => ({ workerId: w.workerId, node: w.node, state: w.state, gpus: w.gpus, cpuCores: w.cpuCores, ramMb: w.ramMb, local: w.local }));
 }
 

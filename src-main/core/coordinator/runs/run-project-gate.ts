@@ -14,7 +14,7 @@ import { splitDataFiles, type DataFile } from '../../../../src-shared/projects/d
 import type { LaunchProject, PreparedReport, SnapshotManifest } from '../../../../src-shared/projects/project-protocol';
 import { parseRequirements, withPythonCheck } from '../../../../src-shared/projects/requirements';
 import type { RunProject, RunProjectMember } from '../../../../src-shared/training';
-import type { ElasticPool, WorkerRegistry } from '../membership';
+import type { Membership } from '../membership';
 import { wantsMore, type LaunchWhy, type RunRecord } from './run-record';
 import { peerPlan } from '../links';
 
@@ -36,8 +36,7 @@ export interface ProjectGateState {
 }
 
 export interface ProjectGateDeps {
-  pool: Pick<ElasticPool, 'allWorkers' | 'worker' | 'queue'>;
-  workers: Pick<WorkerRegistry, 'get'>;
+  pool: Pick<Membership, 'allWorkers' | 'worker' | 'queue'>;
   /** Where members reach each other (the rendezvous' choice, as the link survey probes) and the measured links. */
   trustAdvertised?: boolean;
   links?: () => readonly LinkMeasurement[];
@@ -119,7 +118,7 @@ export function askToPrepare(deps: ProjectGateDeps, run: RunRecord): boolean {
   for (const [index, w] of eligible.entries()) {
     const again = gate.asked.get(w.workerId) === w.incarnation;
     if (again && !retryDue(run, gate, w.workerId, now)) continue;
-    const rec = deps.workers.get(w.workerId);
+    const rec = deps.pool.worker(w.workerId);
     if (!rec) continue;
     const peers = plan.peersFor(w.workerId);
     const stripe = { index, count: eligible.length };

@@ -20,7 +20,7 @@ export function resumeDuringGrace(ctl: RunReattachContext, run: RunRecord, holdi
   const held = new Map((holdings ?? []).map((h) => [h.workerId, h]));
   run.members = new Map();
   for (const id of run.workerIds) {
-    const rec = ctl.opts.workers.get(id);
+    const rec = ctl.opts.pool.worker(id);
     // Started: its process was running when the coordinator stopped. Its GPUs are the ones it held then.
     run.members.set(id, { ...newMember(held.get(id)?.node ?? rec?.node ?? '', held.get(id)?.gpuIndices ?? []), started: true });
     // It ran this generation, so it can: what its join said comes back when it re-attaches.

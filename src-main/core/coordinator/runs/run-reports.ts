@@ -8,7 +8,7 @@ import { sanitizeRemoteOutput } from '../../../../src-shared/terminal-text';
 import type { Report } from '../../../../src-shared/worker-protocol';
 import type { Clock } from '../../../platform/ports';
 import { capitalize, type ChangeFeed, describeExit, describeExitStatus, type UserMessages } from '../common';
-import type { ElasticPool, WorkerRecord } from '../membership';
+import type { Membership, MemberRecord } from '../membership';
 import type { OutputBudget } from './output-budget';
 import type { RunApplier } from './run-applier';
 import type { RunRecord } from './run-record';
@@ -17,7 +17,7 @@ import { storeHostRelaunched, storeLauncherExited } from './store-handover';
 /** What a report needs of the controller: the run it names, and the applier to act on that run alone. */
 export interface RunReportContext {
   clock: Clock;
-  pool: Pick<ElasticPool, 'worker' | 'finalizeRemoval'>;
+  pool: Pick<Membership, 'worker' | 'finalizeRemoval'>;
   feed: Pick<ChangeFeed, 'workersChanged'>;
   messages: Pick<UserMessages, 'event' | 'notify'>;
   applier: Pick<RunApplier, 'say' | 'output' | 'fail' | 'finish' | 'emit' | 'releaseHeldStarts'>;
@@ -27,10 +27,10 @@ export interface RunReportContext {
   /** Relaunches a failed generation once its other members proved alive (run-controller.ts). */
   maybeRestart(run: RunRecord): void;
   /** A worker's `prepared` report about the run's project (run-project-gate.ts). */
-  prepared(run: RunRecord, rec: WorkerRecord, report: Extract<Report, { type: 'prepared' }>): void;
+  prepared(run: RunRecord, rec: MemberRecord, report: Extract<Report, { type: 'prepared' }>): void;
 }
 
-export function handleReport(ctx: RunReportContext, budget: OutputBudget, rec: WorkerRecord, r: Report): void {
+export function handleReport(ctx: RunReportContext, budget: OutputBudget, rec: MemberRecord, r: Report): void {
   const { pool, feed, messages, clock, applier } = ctx;
   if (!('runId' in r)) return; // not about a run (measured links): the coordinator service takes those
   const run = ctx.find(r.runId);

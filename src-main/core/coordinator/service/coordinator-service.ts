@@ -1,8 +1,8 @@
 /**
- * The coordinator: who is in the cluster (membership.ts, one record per machine; `pool` and `registry` are its
- * faces for the run code), which runs train on whom (run-controller.ts, run-applier.ts: several runs, each its
- * own group, planned by src-shared/scheduling), what survives a restart (failover-grace.ts), the change feed and
- * what people are told (change-feed.ts, user-messages.ts). Agents talk to it through the HTTP API
+ * The coordinator's facade, composing its parts: who is in the cluster (membership/, one record per machine,
+ * `pool` in the run code), which runs train on whom (runs/: several runs, each its own group, planned by
+ * src-shared/scheduling), the links between machines (links/), what survives a restart
+ * (membership/failover-grace.ts), the change feed and what people are told (common/). Agents talk to it through the HTTP API
  * (core/api/coordinator-http.ts) and poll: instructions travel in heartbeat answers; nothing connects to a worker.
  */
 import { randomBytes } from 'node:crypto';
@@ -12,7 +12,7 @@ import type { HeartbeatRequest, HeartbeatResponse, JoinRequest, JoinResponse, Re
 import type { Clock } from '../../../platform/ports';
 import { ApiProblem, capitalize, ChangeFeed, type CoordinatorChange, type CoordinatorJobHooks, type CoordinatorStore, type EventContext, type Instruction, type RestoredState, UserMessages } from '../common';
 import { claimMismatch, OutputBudget, RunController, RunSeriesBook, TrainerStepMemory } from '../runs';
-import { connectionFacts, type ConnectionFacts, DEFAULT_FAILOVER_GRACE_MS, DEFAULT_MAX_MACHINES, ElasticPool, FailoverGrace, forgetNode, joinFields, LIVE_STATES, NodeKeys, type PoolTransition, recordSessions, transitionEvent, WorkerGate, WorkerRegistry } from '../membership';
+import { connectionFacts, type ConnectionFacts, DEFAULT_FAILOVER_GRACE_MS, DEFAULT_MAX_MACHINES, FailoverGrace, forgetNode, joinFields, LIVE_STATES, Membership, NodeKeys, type PoolTransition, recordSessions, transitionEvent, WorkerGate } from '../membership';
 import { linkSurveyFor, type LinkSurvey } from '../links';
 import type { CoordinatorServiceOptions } from './coordinator-service-options';
 
@@ -28,8 +28,7 @@ export const TICK_MS = 200;
 export class CoordinatorService {
   private readonly clock: Clock;
   private readonly heartbeatIntervalMs: number;
-  private readonly pool: ElasticPool;
-  private readonly registry: WorkerRegistry;
+  private readonly pool: Membership;
   private readonly feed: ChangeFeed;
   private readonly series = new RunSeriesBook({ monotonic: () => this.clock.monotonic() }); // samples/s and resources over each run, subscribed below
   private readonly messages: UserMessages;
@@ -57,14 +56,13 @@ export class CoordinatorService {
     this.feed = new ChangeFeed(this.clock);
     this.feed.subscribe((change) => this.series.take(change));
     this.messages = new UserMessages(this.clock, this.feed, (id) => this.pool.worker(id)?.node);
-    this.pool = new ElasticPool({
+    this.pool = new Membership({
       clock: this.clock,
       maxMachines: defaultMaxWorkers,
       heartbeatTimeoutMs: defaultTimeoutMs,
       onTransition: (t) => this.onTransition(t),
       onQueued: (id) => this.instructionListener?.(id),
     });
-    this.registry = new WorkerRegistry(this.pool);
     this.gate = new WorkerGate({
       trustAdvertisedHosts: trustAdvertised,
       nameInUse: (node) => this.pool.hasNode(node),
@@ -77,7 +75,6 @@ export class CoordinatorService {
     this.runsCtl = new RunController({
       clock: this.clock,
       pool: this.pool,
-      workers: this.registry,
       messages: this.messages,
       feed: this.feed,
       heartbeatIntervalMs: this.heartbeatIntervalMs,
