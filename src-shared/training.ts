@@ -325,7 +325,9 @@ export type CoordinatorEventKind =
   | 'job-started'
   | 'job-finished'
   | 'job-failed'
-  | 'job-cancelled';
+  | 'job-cancelled'
+  /** An artifact deleted by the operator or removed by the retention rule (artifact-housekeeping.ts). */
+  | 'artifact-deleted';
 
 export interface CoordinatorEvent {
   seq: number;

@@ -11,9 +11,10 @@ import type { LinkMeasurement } from './links/link-matrix';
 import type { RunSeries } from './runs/run-series';
 import { runLabelChangeSchema } from './runs/run-labels';
 import type { ClusterHistory } from './cluster/cluster-history';
-import { jobAckSchema, jobCompleteSchema, jobFailSchema, jobOutputSchema, jobStartedSchema, manifestSubmitSchema } from './jobs/job-protocol';
+import { JOB_ID_PATTERN, jobAckSchema, jobCompleteSchema, jobFailSchema, jobOutputSchema, jobStartedSchema, manifestSubmitSchema } from './jobs/job-protocol';
 import type { ArtifactSnapshot, JobSnapshot, JobsPageQuery, JobsState, ManifestSubmitResult } from './jobs/types';
 import { jobsPageSearch } from './jobs/jobs-page';
+import { artifactRetentionSchema, type ArtifactHousekeeping } from './jobs/artifact-retention';
 import {
   API_VERSION,
   apiPaths,
@@ -252,7 +253,34 @@ export const workerApi = {
   requeueJob: endpoint({ method: 'POST', path: jobPath('requeue'), auth: 'operator', body: null, reply: jobSnapshotSchema }),
   /** An ended job and its output, gone for good (its artifact stays); 409 for a live one. */
   deleteJob: endpoint({ method: 'POST', path: jobPath('delete'), auth: 'operator', body: null, reply: z.object({ deleted: z.string() }) }),
-  listArtifacts: endpoint({ method: 'GET', path: fixedPath('/v1/artifacts'), auth: 'operator', body: null, reply: z.object({ artifacts: z.array(artifactSchema) }) }),
+  /** `housekeeping`: the retention rule, how many artifacts are kept and their bytes (absent from older coordinators). */
+  listArtifacts: endpoint({
+    method: 'GET',
+    path: fixedPath('/v1/artifacts'),
+    auth: 'operator',
+    body: null,
+    reply: z.object({ artifacts: z.array(artifactSchema), housekeeping: z.custom<ArtifactHousekeeping>((v) => isRecord(v) && isRecord(v.retention), 'expected the retention rule').optional() }),
+  }),
+  /**
+   * Deletes an artifact (its rows in state.db, then its bytes); with `jobId`, only that job's claim on it: the bytes
+   * go once no job attempt or run refers to them. 409 while a job that produced it runs again or it is being
+   * uploaded or downloaded.
+   */
+  deleteArtifact: endpoint({
+    method: 'POST',
+    path: paramPath(/^\/v1\/artifacts\/([0-9a-f]{64})\/delete$/, (sha256: string) => `/v1/artifacts/${sha256}/delete`),
+    auth: 'operator',
+    body: z.object({ jobId: z.string().regex(JOB_ID_PATTERN, 'a job id is 64 lowercase hex digits').optional() }).strict(),
+    reply: z.object({ sha256: z.string(), removed: z.boolean(), freedBytes: z.number(), stillUsedBy: z.number() }),
+  }),
+  /** Sets the retention rule (null: no such limit) and enforces it at once: `removed` lists what went. */
+  setArtifactRetention: endpoint({
+    method: 'POST',
+    path: fixedPath('/v1/artifacts/retention'),
+    auth: 'operator',
+    body: artifactRetentionSchema,
+    reply: z.object({ retention: artifactRetentionSchema, removed: z.array(z.object({ sha256: z.string(), sizeBytes: z.number(), why: z.string() })) }),
+  }),
   /** The tarball (application/gzip). */
   downloadArtifact: endpoint({
     method: 'GET',

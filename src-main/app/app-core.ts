@@ -94,7 +94,7 @@ function createWorkloads(w: Wiring, { coordinator, stateDb }: Opened) {
   const projectStore = new ProjectStore(path.join(opts.userData, 'projects'));
   const jobs = createJobsFeature({ userData: opts.userData, clock, db: stateDb, coordinator, cluster: w.cluster.config, announce: w.announce, emit: w.events.emit, projects: projectStore });
   const jobSnapshots = { holds: (workerId: number, snapshot: string) => jobSnapshotHeld(stateDb, workerId, snapshot), snapshots: () => jobSnapshotsInUse(stateDb) };
-  const projects = new RunProjects({ store: projectStore, coordinator, artifacts: { store: jobs.artifacts, db: stateDb }, jobs: jobSnapshots });
+  const projects = new RunProjects({ store: projectStore, coordinator, artifacts: { store: jobs.artifacts, db: stateDb, stored: () => jobs.service.housekeeping.enforce() }, jobs: jobSnapshots });
   // Project runs read requirements.txt (the modules members must import) and shard-mode data files from it.
   coordinator.attachProjectFiles(projectStore);
   projects.prune();

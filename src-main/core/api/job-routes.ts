@@ -23,7 +23,9 @@ export type JobEndpointName =
   | 'cancelJob'
   | 'deleteJob'
   | 'requeueJob'
-  | 'downloadArtifact';
+  | 'downloadArtifact'
+  | 'deleteArtifact'
+  | 'setArtifactRetention';
 
 export interface JobRoutesOptions {
   /** An upload that sends nothing for this long (ms) is cut off. */
@@ -83,6 +85,8 @@ export function jobHandlers(jobs: JobsPort | undefined, opts: JobRoutesOptions):
     cancelJob: ({ params }) => port().cancel(jobIdParam(params[0]!)),
     deleteJob: ({ params }) => port().deleteJob(jobIdParam(params[0]!)),
     requeueJob: ({ params }) => port().requeue(jobIdParam(params[0]!)),
+    deleteArtifact: ({ params, body }) => port().housekeeping.delete(sha256Param(params[0]!), body.jobId),
+    setArtifactRetention: ({ body }) => port().housekeeping.setRule(body),
     downloadArtifact: async ({ params }) => {
       const sha256 = sha256Param(params[0]!);
       const artifact = await port().openArtifact(sha256);

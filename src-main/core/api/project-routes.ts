@@ -69,7 +69,7 @@ export function runProjectHandlers(service: Pick<CoordinatorService, 'startRun'>
     },
     listArtifacts: () => {
       if (!jobs) throw new ApiProblem(404, 'adapter jobs are not enabled on this coordinator');
-      return { artifacts: withRunOrigins(jobs.artifacts(), projects) };
+      return { artifacts: withRunOrigins(jobs.artifacts(), projects), housekeeping: jobs.housekeeping.summary() };
     },
   };
 }

@@ -56,6 +56,8 @@ export class ArtifactStore {
   private readonly inFlight = new Set<string>();
   private readonly unindexed: UnindexedUploads;
   private lastSweep = 0;
+  /** Downloads being streamed, by sha256: their bytes are not deleted under them. */
+  private readonly reading = new Map<string, number>();
   /** openInspected's verdicts by sha256: null safe, else why not (the bytes behind a sha256 never change). */
   private readonly verdicts = new Map<string, TarballRefusedError | null>();
 
@@ -219,7 +221,26 @@ export class ArtifactStore {
         `artifact ${sha256} is not served: ${refusal.message}. It was stored without the inspection uploads get now (kept before it existed, or put in the store by other means); run its job again (gpu-share jobs requeue JOB) for one that is`,
       );
     }
-    return { stream: fs.createReadStream('', { fd, autoClose: true, start: 0 }), sizeBytes };
+    const stream = fs.createReadStream('', { fd, autoClose: true, start: 0 });
+    this.reading.set(sha256, (this.reading.get(sha256) ?? 0) + 1);
+    stream.once('close', () => {
+      const left = (this.reading.get(sha256) ?? 1) - 1;
+      if (left > 0) this.reading.set(sha256, left);
+      else this.reading.delete(sha256);
+    });
+    return { stream, sizeBytes };
+  }
+
+  /** What is moving these bytes now, if anything: a delete waits until it is done (artifact-housekeeping.ts). */
+  transferOf(sha256: string): 'uploaded' | 'downloaded' | null {
+    if (this.unindexed.isReceiving(sha256)) return 'uploaded';
+    return this.reading.has(sha256) ? 'downloaded' : null;
+  }
+
+  /** Removes the bytes of an artifact the index no longer refers to (the caller took its rows out first). */
+  discard(sha256: string): void {
+    this.remove(sha256);
+    this.verdicts.delete(sha256);
   }
 
   /** The stored tarball's descriptor (never through a link) and size, or null when there is none. */

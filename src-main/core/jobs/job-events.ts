@@ -5,7 +5,7 @@
  */
 import type { CoordinatorEventKind, EventSeverity } from '../../../src-shared/training';
 
-export type JobEventKind = Extract<CoordinatorEventKind, 'jobs-submitted' | 'job-started' | 'job-finished' | 'job-failed' | 'job-cancelled'>;
+export type JobEventKind = Extract<CoordinatorEventKind, 'jobs-submitted' | 'job-started' | 'job-finished' | 'job-failed' | 'job-cancelled' | 'artifact-deleted'>;
 
 /** Where the job service tells its events (the coordinator's recordEvent). */
 export type JobEventSink = (kind: JobEventKind, severity: EventSeverity, message: string, about?: JobEventAbout) => void;

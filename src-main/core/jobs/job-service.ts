@@ -8,7 +8,7 @@
 import type { Readable } from 'node:stream';
 import { type ClaimToken, formatClaimToken, type GpuFree, type JobBeat, parseClaimToken } from '../../../src-shared/jobs/job-protocol';
 import { DEFAULT_JOBS_PAGE, PLACEMENT_WINDOW } from '../../../src-shared/jobs/jobs-page';
-import type { ArtifactSnapshot, HostPolicy, JobSnapshot, JobsPageQuery, JobsState, ManifestSubmitResult, PlacementPolicy } from '../../../src-shared/jobs/types';
+import type { ArtifactSnapshot, JobSnapshot, JobsPageQuery, JobsState, ManifestSubmitResult, PlacementPolicy } from '../../../src-shared/jobs/types';
 import { sanitizeRemoteOutput } from '../../../src-shared/terminal-text';
 import type { ClusterConfig } from '../../../src-shared/cluster/types';
 import type { UserNotification, WorkerSnapshot } from '../../../src-shared/training';
@@ -21,6 +21,7 @@ import { nodeCapacities } from '../../../src-shared/scheduling/capacity';
 import type { StateDb } from '../state/state-db';
 import type { JobRow, TimedJobOutput } from '../state/jobs-repo';
 import type { ArtifactStore } from './artifact-store';
+import { ArtifactHousekeeping } from './artifact-housekeeping';
 import { jobAlerts, type JobAlertState } from './job-alerts';
 import { runJobInstruction } from './job-launch';
 import { currentHoldings, placementRound, workerFacts, type RoundInputs, type RoundResult } from './job-placement-round';
@@ -28,14 +29,13 @@ import { jobSnapshot, jobsState, lastProgressIn } from './job-snapshots';
 import type { JobAck, JobsPort, StoredArtifact } from './jobs-port';
 import { nextTurn } from './manifest-yielding';
 import { jobProjectPeers, type JobPeerSource, type JobProjectStore } from './job-project';
-import { takeManifest } from './manifest-take';
+import { MANIFEST_KEY, takeManifest, type ManifestMeta } from './manifest-take';
 
 /** Claims without a heartbeat this long are swept back to pending (design.md's default). */
 export const STALE_CLAIM_MS = 600_000;
 /** After a (re)start, workers get this long to join again before their claims are given to others. */
 export const REJOIN_GRACE_MS = 30_000;
 const TICK_MS = 500;
-const MANIFEST_KEY = 'jobs.manifest';
 const LIVE_WORKER_STATES = new Set(['syncing', 'active', 'draining']);
 /** Most jobs one tick announces as failed for good (a whole sweep failing at once is one story, not 10,000). */
 const MAX_ALERTED_FAILURES = 100;
@@ -54,12 +54,6 @@ export interface JobServiceOptions {
   rejoinGraceMs?: number;
 }
 
-interface ManifestMeta {
-  fileName: string;
-  hosts: HostPolicy[];
-  placement: PlacementPolicy;
-}
-
 /** The artifact store's key for one claim (attempt) of a job: one upload at a time, the latest one kept. */
 function uploadClaim(jobId: string, claimToken: string): string {
   return `${jobId}/${claimToken}`;
@@ -69,6 +63,7 @@ export class JobService implements JobsPort {
   private readonly clock: Clock;
   private readonly db: StateDb;
   private readonly store: ArtifactStore;
+  readonly housekeeping: ArtifactHousekeeping;
   private readonly startedAt: number;
   private readonly gpuFree = new Map<number, Map<number, number>>();
   private readonly measured = new Map<string, number>();
@@ -91,12 +86,15 @@ export class JobService implements JobsPort {
     this.store = opts.artifacts;
     // Stored tarballs the index refers to are never removed; others only after a grace (artifact-store.ts).
     this.store.useIndex((sha256) => this.db.artifacts.has(sha256));
+    this.housekeeping = new ArtifactHousekeeping(this.db, this.store, opts.event, () => this.changed());
     this.startedAt = opts.clock.now();
     opts.coordinator.setJobHooks({ beats: (workerId, _node, req) => this.beats(workerId, req.jobs ?? [], req.gpuFree), capacity: () => this.capacity() });
   }
 
   start(): void {
     if (this.timer) return;
+    // The retention rule may have changed, or outputs arrived, while the coordinator was down.
+    this.housekeeping.enforce();
     this.timer = this.clock.setInterval(() => this.tick(), TICK_MS);
     this.tick();
   }
@@ -248,6 +246,7 @@ export class JobService implements JobsPort {
     if (row.peakVramMb !== null && row.peakVramMb > 0) this.db.vramPeaks.record(row.spec.model, row.spec.mode, row.peakVramMb, now);
     this.db.jobs.appendOutput(jobId, `[gpu-share] completed; artifact ${body.artifactSha256.slice(0, 12)} (${body.sizeBytes} bytes)\r\n`, this.clock.now());
     tellFinished(this.opts.event, row, body.artifactSha256, body.sizeBytes);
+    this.housekeeping.enforce();
     void recordJobMetrics(this.db, () => this.store.open(body.artifactSha256), jobId, () => this.changed());
     this.measured.delete(jobId);
     this.changed();

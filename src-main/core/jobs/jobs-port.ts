@@ -8,6 +8,7 @@ import type { z } from 'zod';
 import type { jobCompleteSchema, jobFailSchema, jobOutputSchema, jobStartedSchema } from '../../../src-shared/jobs/job-protocol';
 import type { ArtifactSnapshot, JobSnapshot, JobsPageQuery, JobsState, ManifestSubmitResult } from '../../../src-shared/jobs/types';
 import type { TimedJobOutput } from '../state/job-output';
+import type { ArtifactHousekeeping } from './artifact-housekeeping';
 
 export interface JobAck {
   ok: true;
@@ -49,4 +50,6 @@ export interface JobsPort {
   artifacts(): ArtifactSnapshot[];
   /** The stored tarball to stream out, or null (404); rejects with 422 one not safe to unpack (ArtifactStore.openInspected). */
   openArtifact(sha256: string): Promise<{ stream: Readable; sizeBytes: number } | null>;
+  /** Artifact delete (404 unknown, 409 pinned) and the retention rule (artifact-housekeeping.ts). */
+  readonly housekeeping: Pick<ArtifactHousekeeping, 'delete' | 'summary' | 'setRule'>;
 }

@@ -3,11 +3,19 @@
  * (job-project.ts) and named in every job's spec, then synced into the queue in steps. Nothing is changed when
  * the text or the project is refused.
  */
-import type { JobManifest, ManifestSubmitResult } from '../../../src-shared/jobs/types';
+import type { HostPolicy, JobManifest, ManifestSubmitResult, PlacementPolicy } from '../../../src-shared/jobs/types';
 import type { Clock } from '../../platform/ports';
 import type { StateDb } from '../state/state-db';
 import { takeJobProject, type JobProjectStore } from './job-project';
 import { manifestJobsYielding, nextTurn, parseManifestYielding } from './manifest-yielding';
+
+/** Where the last manifest taken is remembered (state.db's kv), and what of it the scheduler reads. */
+export const MANIFEST_KEY = 'jobs.manifest';
+export interface ManifestMeta {
+  fileName: string;
+  hosts: HostPolicy[];
+  placement: PlacementPolicy;
+}
 
 export type TakenManifest = { ok: true; manifest: JobManifest; result: ManifestSubmitResult & { ok: true } } | (ManifestSubmitResult & { ok: false });
 

@@ -37,6 +37,10 @@ export class UnindexedUploads {
     this.receiving.set(sha256, (this.receiving.get(sha256) ?? 0) + 1);
   }
 
+  isReceiving(sha256: string): boolean {
+    return this.receiving.has(sha256);
+  }
+
   receivingEnded(sha256: string): void {
     const left = (this.receiving.get(sha256) ?? 1) - 1;
     if (left > 0) this.receiving.set(sha256, left);

@@ -44,8 +44,8 @@ export interface RunProjectsCoordinator {
 export interface RunProjectsOptions {
   store: ProjectStore;
   coordinator: RunProjectsCoordinator;
-  /** Where run outputs are kept (the job artifacts' store and index); null: uploads are refused. */
-  artifacts: { store: ArtifactStore; db: StateDb } | null;
+  /** Where run outputs are kept (the job artifacts' store and index); null: uploads are refused. `stored`: told after each (the retention rule). */
+  artifacts: { store: ArtifactStore; db: StateDb; stored?: () => void } | null;
   limits?: ProjectLimits;
   now?: () => number;
   /** Adapter jobs that run from a snapshot (core/jobs/job-project.ts): a claim lets its worker fetch it; the queue's keep theirs. */
@@ -53,7 +53,9 @@ export interface RunProjectsOptions {
 }
 
 const LIVE = new Set(['waiting', 'running', 'paused']);
-const originsKey = (sha256: string): string => `run-artifact:${sha256}`;
+/** Where the runs that produced an artifact are kept (the kv table; artifact-housekeeping.ts removes it with the artifact). */
+export const runArtifactOriginsKey = (sha256: string): string => `run-artifact:${sha256}`;
+const originsKey = runArtifactOriginsKey;
 
 export class RunProjects {
   /** The runs with a project (kept ones at construction, and those started since): what a fetch is checked against. */
@@ -134,6 +136,7 @@ export class RunProjects {
     const partial = now.state === 'stopped' || now.state === 'failed';
     this.recordOrigin(artifacts.db, stored.sha256, origin(now, node, partial, at));
     this.opts.coordinator.setRunArtifact(runId, { sha256: stored.sha256, sizeBytes: stored.sizeBytes, node, partial, at });
+    artifacts.stored?.();
     return stored;
   }
 

@@ -27,6 +27,10 @@ export class ArtifactsRepo {
   private readonly listStmt: Statement<[], ArtifactDbRow>;
   private readonly producersOf: Statement<[string], ProducerDbRow>;
   private readonly allProducers: Statement<[], ProducerDbRow>;
+  private readonly deleteArtifact: Statement<[string]>;
+  private readonly deleteProducersOfJob: Statement<[string, string]>;
+  private readonly countProducers: Statement<[string], { n: number }>;
+  private readonly totalStmt: Statement<[], { n: number; bytes: number | null }>;
 
   constructor(
     db: Database,
@@ -43,6 +47,10 @@ export class ArtifactsRepo {
       FROM artifact_producers p LEFT JOIN jobs j ON j.id = p.job_id`;
     this.producersOf = db.prepare(`${producers} WHERE p.sha256 = ? ORDER BY p.at, p.job_id, p.attempt`);
     this.allProducers = db.prepare(`${producers} ORDER BY p.at, p.job_id, p.attempt`);
+    this.deleteArtifact = db.prepare('DELETE FROM artifacts WHERE sha256 = ?'); // its producers go with it (ON DELETE CASCADE)
+    this.deleteProducersOfJob = db.prepare('DELETE FROM artifact_producers WHERE sha256 = ? AND job_id = ?');
+    this.countProducers = db.prepare('SELECT count(*) AS n FROM artifact_producers WHERE sha256 = ?');
+    this.totalStmt = db.prepare('SELECT count(*) AS n, sum(size_bytes) AS bytes FROM artifacts');
   }
 
   /**
@@ -76,6 +84,28 @@ export class ArtifactsRepo {
 
   has(sha256: string): boolean {
     return this.writer.read(() => this.getStmt.get(sha256)) !== undefined;
+  }
+
+  /**
+   * Takes `jobId`'s attempts out of the artifact's producers (acknowledged); returns how many producers are left.
+   * The artifact's own row stays: removing it is the caller's decision (runs may still name it).
+   */
+  forgetJob(sha256: string, jobId: string): number {
+    return this.writer.writeNow(() => {
+      this.deleteProducersOfJob.run(sha256, jobId);
+      return this.countProducers.get(sha256)!.n;
+    });
+  }
+
+  /** Removes the artifact's row and every producer row (acknowledged); false when there was none. */
+  remove(sha256: string): boolean {
+    return this.writer.writeNow(() => this.deleteArtifact.run(sha256).changes > 0);
+  }
+
+  /** How many artifacts are indexed and their bytes together. */
+  totals(): { count: number; totalBytes: number } {
+    const row = this.writer.read(() => this.totalStmt.get()!);
+    return { count: row.n, totalBytes: row.bytes ?? 0 };
   }
 
   /** Every artifact, newest first, each with the job attempts that produced it. */

@@ -85,8 +85,16 @@ describe('job routes: the operator side', () => {
     expect((await call('GET', `/v1/jobs/${JOB}/output`)).json).toEqual({ jobId: JOB, output: 'step 1 loss 2.0\n', times: [null] });
     expect((await call('POST', `/v1/jobs/${JOB}/cancel`)).json.status).toBe('cancelled');
     expect((await call('POST', `/v1/jobs/${JOB}/requeue`)).json.status).toBe('pending');
-    expect(await call('GET', '/v1/artifacts')).toEqual({ status: 200, json: { artifacts: [] } });
-    expect(t.port.calls).toEqual(['submit /tmp/sweep.toml [[jobs]]', `cancel ${JOB}`, `requeue ${JOB}`]);
+    expect(await call('GET', '/v1/artifacts')).toEqual({ status: 200, json: { artifacts: [], housekeeping: { retention: { keepLast: null, maxTotalGb: null }, count: 0, totalBytes: 0 } } });
+    const sha = 'c'.repeat(64);
+    expect(await call('POST', `/v1/artifacts/${sha}/delete`, { body: { jobId: JOB } })).toEqual({ status: 200, json: { sha256: sha, removed: true, freedBytes: 0, stillUsedBy: 0 } });
+    expect((await call('POST', `/v1/artifacts/${sha}/delete`, { body: { jobId: 'nope' } })).status).toBe(400);
+    const rule = { keepLast: 3, maxTotalGb: null };
+    expect(await call('POST', '/v1/artifacts/retention', { body: rule })).toEqual({ status: 200, json: { retention: rule, removed: [] } });
+    const zero = await call('POST', '/v1/artifacts/retention', { body: { keepLast: 0, maxTotalGb: null } });
+    expect(zero.status).toBe(400);
+    expect(zero.json.error).toContain('keepLast is at least 1');
+    expect(t.port.calls).toEqual(['submit /tmp/sweep.toml [[jobs]]', `cancel ${JOB}`, `requeue ${JOB}`, `delete artifact ${sha} of ${JOB}`]);
   });
 
   it('an unknown job is the port\'s 404; a malformed manifest body is 400', async () => {
@@ -125,6 +133,8 @@ describe('job routes: the operator side', () => {
       ['POST', `/v1/jobs/${JOB}/requeue`],
       ['GET', '/v1/artifacts'],
       ['GET', `/v1/artifacts/${'a'.repeat(64)}`],
+      ['POST', `/v1/artifacts/${'a'.repeat(64)}/delete`, {}],
+      ['POST', '/v1/artifacts/retention', { keepLast: 1, maxTotalGb: null }],
     ];
     for (const [method, urlPath, body] of routes) {
       const r = await call(method, urlPath, { token: JOIN, ...(body !== undefined ? { body } : {}) });

@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { startCoordinatorHttp, type CoordinatorHttp, type CoordinatorHttpOptions } from '../../../src-main/core/api/coordinator-http';
 import { ApiProblem } from '../../../src-main/core/coordinator/common/api-problem';
+import { NO_RETENTION, type ArtifactHousekeeping, type ArtifactRetention } from '../../../src-shared/jobs/artifact-retention';
 import { CoordinatorService } from '../../../src-main/core/coordinator/service/coordinator-service';
 import { ArtifactStore } from '../../../src-main/core/jobs/artifact-store';
 import type { JobAck, JobsPort, StoredArtifact } from '../../../src-main/core/jobs/jobs-port';
@@ -120,6 +121,11 @@ export class ClaimsJobsPort implements JobsPort {
   openArtifact(sha: string): Promise<{ stream: Readable; sizeBytes: number } | null> {
     return this.store.openInspected(sha);
   }
+  readonly housekeeping = {
+    delete: (sha256: string, jobId?: string) => (this.calls.push(`delete artifact ${sha256} of ${jobId}`), { sha256, removed: true, freedBytes: 0, stillUsedBy: 0 }),
+    summary: (): ArtifactHousekeeping => ({ retention: NO_RETENTION, count: 0, totalBytes: 0 }),
+    setRule: (rule: ArtifactRetention) => ({ retention: rule, removed: [] }),
+  };
 }
 
 export interface JobsApi {

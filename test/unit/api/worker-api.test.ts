@@ -43,6 +43,8 @@ const samples: Record<EndpointName, unknown[]> = {
   deleteJob: ['aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'],
   listArtifacts: [],
   downloadArtifact: ['bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb'],
+  deleteArtifact: ['cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc'],
+  setArtifactRetention: [],
   projectManifest: [7, 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'],
   projectBlob: [7, 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb'],
   uploadRunArtifact: [7, 'run 1/ä', 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb'],
@@ -76,6 +78,6 @@ describe('workerApi', () => {
     for (const name of ['state', 'listRuns', 'startRun', 'run', 'runOutput', 'runSeries', 'stopRun', 'labelRun', 'deleteRun', 'deleteJob', 'drain', 'acceptNodeKey', 'approveNode', 'revokeNode', 'metrics', 'measureLinks'] as const) expect(workerApi[name].auth).toBe('operator');
     expect(workerApi.health.auth).toBe('none');
     for (const name of ['jobStarted', 'jobOutput', 'jobComplete', 'jobFail', 'uploadArtifact'] as const) expect(workerApi[name].auth).toBe('session');
-    for (const name of ['jobsState', 'submitManifest', 'job', 'jobLog', 'cancelJob', 'requeueJob', 'listArtifacts', 'downloadArtifact'] as const) expect(workerApi[name].auth).toBe('operator');
+    for (const name of ['jobsState', 'submitManifest', 'job', 'jobLog', 'cancelJob', 'requeueJob', 'listArtifacts', 'downloadArtifact', 'deleteArtifact', 'setArtifactRetention'] as const) expect(workerApi[name].auth).toBe('operator');
   });
 });

@@ -281,3 +281,91 @@ describe('JobService', () => {
     expect(status('big').reason).not.toContain('gone-');
   });
 });
+
+describe('JobService artifacts: delete and retention (issue 25, housekeeping)', () => {
+  let events: string[];
+  const storedFiles = () => readdirSync(path.join(dir, 'artifacts', 'sha256'), { recursive: true }).filter((f) => String(f).endsWith('.tar.gz')).map(String);
+
+  beforeEach(() => {
+    service.stop();
+    events = [];
+    const artifacts = new ArtifactStore(path.join(dir, 'artifacts'), { now: () => clock.now() });
+    service = new JobService({ clock, db, artifacts, cluster: () => CLUSTER, coordinator, notify: (n) => notes.push(n), event: (kind, _severity, message) => events.push(`${kind}: ${message}`) });
+  });
+
+  /** Runs every placed job to completion with `bytes(name)` as its output; returns each job's id and sha256 by name. */
+  async function completeAll(bytes: (name: string) => Buffer): Promise<Map<string, { jobId: string; sha: string }>> {
+    const done = new Map<string, { jobId: string; sha: string }>();
+    for (const c of coordinator.runJobs()) {
+      if (status(c.job.name).status === 'completed') continue;
+      const sha = await upload(c.workerId, c.job.jobId, c.job.token, tarballOf(bytes(c.job.name)));
+      clock.advance(1000);
+      service.complete(c.workerId, c.job.jobId, { token: c.job.token, artifactSha256: sha, sizeBytes: 1 });
+      done.set(c.job.name, { jobId: c.job.jobId, sha });
+    }
+    return done;
+  }
+
+  it('deleting a job\'s artifact keeps bytes another job produced too; the last one removes rows and file, each an event', async () => {
+    await service.submit('m.toml', manifest([job('a'), job('b')]));
+    const done = await completeAll(() => Buffer.from('identical adapter'));
+    const { sha } = done.get('a')!;
+    expect(done.get('b')!.sha).toBe(sha);
+    expect(service.artifacts()[0]!.producedBy.map((p) => p.jobName).sort()).toEqual(['a', 'b']);
+
+    expect(service.housekeeping.delete(sha, done.get('a')!.jobId)).toEqual({ sha256: sha, removed: false, freedBytes: 0, stillUsedBy: 1 });
+    expect(service.artifacts()[0]!.producedBy.map((p) => p.jobName)).toEqual(['b']);
+    expect(storedFiles()).toHaveLength(1);
+    expect(problem(() => service.housekeeping.delete(sha, done.get('a')!.jobId))).toBe(404);
+
+    const last = service.housekeeping.delete(sha, done.get('b')!.jobId);
+    expect(last).toMatchObject({ removed: true, stillUsedBy: 0 });
+    expect(last.freedBytes).toBeGreaterThan(0);
+    expect(service.artifacts()).toEqual([]);
+    expect(storedFiles()).toEqual([]);
+    expect(await service.openArtifact(sha)).toBe(null);
+    expect(service.housekeeping.summary()).toMatchObject({ count: 0, totalBytes: 0 });
+    expect(events.filter((e) => e.startsWith('artifact-deleted'))).toEqual([
+      `artifact-deleted: Artifact ${sha.slice(0, 12)} of job a deleted by the operator: its bytes stay, 1 other job attempt(s) or run(s) produced them too`,
+      `artifact-deleted: Artifact ${sha.slice(0, 12)} (${last.freedBytes} bytes, job b) deleted by the operator`,
+    ]);
+  });
+
+  it('refuses to delete while a job that produced it runs again or while it is downloaded, naming which', async () => {
+    await service.submit('m.toml', job('a'));
+    const { sha, jobId } = (await completeAll(() => Buffer.from('adapter'))).get('a')!;
+    service.requeue(jobId);
+    expect(status('a').status).toBe('claimed');
+    expect(() => service.housekeeping.delete(sha)).toThrow(`artifact ${sha.slice(0, 12)} is not deleted now: job a, which produced it, is claimed again (cancel it or wait for it to end); try again once that is done`);
+    service.cancel(jobId);
+    const download = (await service.openArtifact(sha))!;
+    expect(() => service.housekeeping.delete(sha)).toThrow('its bytes are being downloaded');
+    download.stream.destroy();
+    await new Promise((resolve) => download.stream.once('close', resolve));
+    expect(service.housekeeping.delete(sha)).toMatchObject({ removed: true });
+    expect(storedFiles()).toEqual([]);
+  });
+
+  it('the retention rule removes the oldest beyond keepLast or over maxTotalGb, at once and after each completion, each an event', async () => {
+    await service.submit('m.toml', manifest([job('a'), job('b'), job('c')]));
+    const done = await completeAll((name) => Buffer.from(`adapter of ${name}`));
+    const byAge = ['a', 'b', 'c'].map((n) => done.get(n)!.sha).sort((x, y) => service.artifacts().findIndex((a) => a.sha256 === y) - service.artifacts().findIndex((a) => a.sha256 === x));
+    const { removed } = service.housekeeping.setRule({ keepLast: 2, maxTotalGb: null });
+    expect(removed.map((r) => r.sha256)).toEqual([byAge[0]]);
+    expect(removed[0]!.why).toBe('beyond the newest 2');
+    expect(service.artifacts().map((a) => a.sha256)).toEqual([byAge[2], byAge[1]]);
+    expect(storedFiles()).toHaveLength(2);
+    expect(service.housekeeping.summary().retention).toEqual({ keepLast: 2, maxTotalGb: null });
+    expect(events.filter((e) => e.startsWith('artifact-deleted')).at(-1)).toMatch(/removed by the retention rule \(keep the newest 2\): beyond the newest 2$/);
+
+    // A new completion: the rule is enforced again, the oldest of the three goes.
+    await service.submit('m.toml', manifest([job('a'), job('b'), job('c'), job('d')]));
+    await completeAll(() => Buffer.from('adapter of d'));
+    expect(service.artifacts()).toHaveLength(2);
+    expect(service.artifacts().map((a) => a.sha256)).not.toContain(byAge[1]);
+
+    // Size: 1 byte total is less than any one of them, so all go.
+    expect(service.housekeeping.setRule({ keepLast: null, maxTotalGb: 1e-9 }).removed.map((r) => r.why)).toEqual(['over 1e-9 GB', 'over 1e-9 GB']);
+    expect(storedFiles()).toEqual([]);
+  });
+});
