@@ -75,6 +75,9 @@ export function createJobsFeature(opts: {
     getJobOutput: async ({ jobId }) => asRequest(() => ({ jobId, ...service.jobOutput(jobId) })),
     setPlacementPolicy: async ({ policy }) => ({ policy: service.setPolicy(policy) }),
     getArtifacts: async () => service.artifacts(),
+    deleteArtifact: async ({ sha256 }) => asRequest(() => service.housekeeping.delete(sha256)),
+    getArtifactHousekeeping: async () => service.housekeeping.summary(),
+    setArtifactRetention: async (rule) => asRequest(() => service.housekeeping.setRule(rule)),
     getArtifact: async ({ sha256 }) => {
       const opened = await asRequestAsync(() => service.openArtifact(sha256));
       if (!opened) throw new RequestError(`no artifact ${sha256}`);

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { JOB_ID_PATTERN, SHA256_PATTERN } from './job-protocol';
 import { MAX_JOBS_PAGE_LIMIT } from './jobs-page';
 import type { ArtifactSnapshot, JobsState, ManifestSubmitResult, PlacementPolicy } from './types';
+import { artifactRetentionSchema, type ArtifactHousekeeping, type ArtifactRetention } from './artifact-retention';
 
 const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
 const jobIdArg = z.object({ jobId: z.string().regex(JOB_ID_PATTERN, 'a job id is 64 lowercase hex digits') });
@@ -36,6 +37,12 @@ export const jobRequests = {
   getArtifacts: { channel: 'artifacts:list', arg: z.undefined() },
   /** The tarball, base64, for the page to save (adapters are MBs; larger ones are refused with the CLI command to use). */
   getArtifact: { channel: 'artifacts:get', arg: z.object({ sha256: z.string().regex(SHA256_PATTERN, 'an artifact id is 64 lowercase hex digits') }) },
+  /** Deletes the artifact (rows, then bytes); refused while a job that made it runs again or it is being moved. */
+  deleteArtifact: { channel: 'artifacts:delete', arg: z.object({ sha256: z.string().regex(SHA256_PATTERN, 'an artifact id is 64 lowercase hex digits') }) },
+  /** The retention rule and what is kept under it. */
+  getArtifactHousekeeping: { channel: 'artifacts:housekeeping', arg: z.undefined() },
+  /** Sets the retention rule and enforces it at once. */
+  setArtifactRetention: { channel: 'artifacts:retention', arg: artifactRetentionSchema },
 } as const;
 
 export interface JobRequestResults {
@@ -50,6 +57,9 @@ export interface JobRequestResults {
   setPlacementPolicy: { policy: PlacementPolicy };
   getArtifacts: ArtifactSnapshot[];
   getArtifact: { fileName: string; base64: string };
+  deleteArtifact: { sha256: string; removed: boolean; freedBytes: number; stillUsedBy: number };
+  getArtifactHousekeeping: ArtifactHousekeeping;
+  setArtifactRetention: { retention: ArtifactRetention; removed: { sha256: string; sizeBytes: number; why: string }[] };
 }
 
 export const jobEvents = {

@@ -11,10 +11,10 @@ import { CliServe } from './helpers/cli-serve';
 
 let cli: CliServe;
 let marks: string;
-/** Each job writes its own bytes; a second attempt (marker file there) runs until stopped instead. */
+/** Each job writes its own bytes; a second attempt (the marker the first left in `marks`: the job's env is its own) runs until stopped instead. */
 const job = (name: string) => `[[jobs]]
 name = "${name}"
-command = ["/bin/sh", "-c", "if [ -e ${'$'}MARKS/${name} ]; then echo again; sleep 300; fi; touch ${'$'}MARKS/${name}; echo output-of-${name} > \\"$GPU_SHARE_OUTPUT_DIR/adapter.txt\\""]
+command = ["/bin/sh", "-c", "if [ -e ${marks}/${name} ]; then echo again; sleep 300; fi; touch ${marks}/${name}; echo output-of-${name} > \\"$GPU_SHARE_OUTPUT_DIR/adapter.txt\\""]
 `;
 
 interface Row {
@@ -32,7 +32,7 @@ const stored = (sha: string) => existsSync(path.join(cli.home, 'artifacts', 'sha
 
 beforeAll(async () => {
   marks = mkdtempSync(path.join(tmpdir(), 'gpu-share-marks-'));
-  cli = await CliServe.start('gpu-share-artifact-hk', { MARKS: marks });
+  cli = await CliServe.start('gpu-share-artifact-hk');
 });
 
 afterAll(async () => {
@@ -67,7 +67,7 @@ describe('artifact delete and retention through gpu-share', () => {
     expect(refused).toMatchObject({ code: 1, err: expect.stringContaining(`artifact ${sha('two').slice(0, 12)} is not deleted now: job two, which produced it, is running again`) });
     expect(stored(sha('two'))).toBe(true);
 
-    // Keep the newest one: three stays; two is pinned by its running job, so it stays too.
+    // Keep the newest one: three stays; two is pinned by its running job, so it is kept beside it.
     const set = await cli.gpuShare(['jobs', 'artifacts', '--keep-last', '1']);
     expect(set).toMatchObject({ code: 0, out: 'Retention set: keep the newest 1.\nNothing was over it.\n' });
     expect((await cli.gpuShare(['jobs', 'cancel', 'two'])).code).toBe(0);

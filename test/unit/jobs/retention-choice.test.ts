@@ -1,5 +1,5 @@
 // The retention rule's choice as a table: the oldest first, while over keepLast or maxTotalGb; a pinned artifact
-// (its job running again, its bytes moving) is never chosen but still counts toward both limits.
+// (its job running again, its bytes moving) is never chosen: kept beside the newest N, its bytes still counted.
 import { describe, expect, it } from 'vitest';
 import type { ArtifactRetention } from '../../../src-shared/jobs/artifact-retention';
 import { chooseRemovals, type RetentionCandidate } from '../../../src-main/core/jobs/retention-choice';
@@ -18,7 +18,8 @@ describe('chooseRemovals', () => {
     ['keepLast 5 of 5 keeps all', list(), rule(5, null), ''],
     ['keepLast 10 keeps all', list(), rule(10, null), ''],
     ['keepLast 1 keeps only the newest', list(), rule(1, null), 'a:beyond the newest 1 b:beyond the newest 1 c:beyond the newest 1 d:beyond the newest 1'],
-    ['a pinned oldest is skipped, the next goes instead', list('a'), rule(3, null), 'b:beyond the newest 3 c:beyond the newest 3'],
+    ['a pinned old one is kept beside the newest 3, not instead of one', list('a'), rule(3, null), 'b:beyond the newest 3'],
+    ['a pinned one among the newest changes nothing', list('d'), rule(3, null), 'a:beyond the newest 3 b:beyond the newest 3'],
     ['all pinned: nothing goes', list('abcde'), rule(1, null), ''],
     ['maxTotalGb 3 of 5 GB removes two', list(), rule(null, 3), 'a:over 3 GB b:over 3 GB'],
     ['maxTotalGb 5 of 5 GB keeps all', list(), rule(null, 5), ''],
