@@ -8,7 +8,7 @@
  */
 import { describeRetention, NO_RETENTION, type ArtifactHousekeeping as HousekeepingSummary, type ArtifactRetention } from '../../../src-shared/jobs/artifact-retention';
 import type { ArtifactSnapshot } from '../../../src-shared/jobs/types';
-import { ApiProblem } from '../coordinator/common/api-problem';
+import { ApiProblem } from '../coordinator/common';
 import { runArtifactOriginsKey } from '../projects/run-projects';
 import type { StateDb } from '../state/state-db';
 import type { ArtifactStore } from './artifact-store';
