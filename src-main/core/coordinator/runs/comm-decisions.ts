@@ -5,7 +5,7 @@
  * apply at the next average — no relaunch. Bounded (MAX_COMM_CHANGES, oldest out).
  */
 import { MAX_COMM_CHANGES, type CommChange, type CommChangeHow, type CommDecision } from '../../../../src-shared/scheduling/comm-types';
-import type { RunApplierDeps } from './run-applier';
+import type { RunApplierDeps } from './run-applier-deps';
 import type { RunRecord } from './run-record';
 
 /**

@@ -6,7 +6,7 @@
 import { boundByDrift, shareAtPeriod } from '../../../../src-shared/scheduling/drift-bound';
 import { describeStrategy } from '../../../../src-shared/scheduling/comm-choice';
 import { noteDecision, sendRetune } from './comm-decisions';
-import type { RunApplierDeps } from './run-applier';
+import type { RunApplierDeps } from './run-applier-deps';
 import type { RunRecord } from './run-record';
 
 /** Whether a drift over the bound retuned the run just now (the re-decision waits for the next tick then). */

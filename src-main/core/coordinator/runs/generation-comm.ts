@@ -19,7 +19,7 @@ import { orderRing, type RingPlan } from '../../../../src-shared/scheduling/ring
 import type { MemberTorch } from '../../../../src-shared/scheduling/comm-choice';
 import type { CommDecision, CommSetting, MeasuredComm, TrainerCommStats } from '../../../../src-shared/scheduling/comm-types';
 import type { RunMemberHolding, RunSpec } from '../../../../src-shared/training';
-import type { RunApplierDeps } from './run-applier';
+import type { RunApplierDeps } from './run-applier-deps';
 import { memberHoldings, type RunRecord } from './run-record';
 
 /** The ring for the planned members: their order, the store-host preference, the slowest ring link and its note. */

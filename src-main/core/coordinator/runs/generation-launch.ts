@@ -7,7 +7,7 @@
 import { noteDecision } from './comm-decisions';
 import { commChanged, commLine } from './generation-comm';
 import type { PlannedGeneration } from './generation-plan';
-import type { RunApplierDeps } from './run-applier';
+import type { RunApplierDeps } from './run-applier-deps';
 import { newMember, refreshProgress, type LaunchWhy, type RunRecord } from './run-record';
 import { plural } from '../common';
 

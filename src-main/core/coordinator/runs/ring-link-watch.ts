@@ -7,17 +7,12 @@
  */
 import type { LinkMeasurement } from '../../../../src-shared/links/link-matrix';
 import { EVIDENCE_PROBE_MIN_INTERVAL_MS, HEARTBEAT_SLOW_FACTOR, staleWhy, TRAINING_LINK_MAX_AGE_MS, weighEvidence } from '../../../../src-shared/scheduling/link-evidence';
-import type { RunApplierDeps } from './run-applier';
+import type { RingLinkSurvey, RunApplierDeps } from './run-applier-deps';
 import type { RingPlan } from '../../../../src-shared/scheduling/ring-order';
 import type { RunRecord } from './run-record';
 
 /** What the survey offers a running run: probe its members' links, and record what its training saw. */
-export interface RingLinkSurvey {
-  /** Probes the links among `ids` measured longer than maxAgeMs ago (0: all of them now); how many it asked for. */
-  remeasure(ids: readonly number[], maxAgeMs?: number): number;
-  /** Records a training measurement of the link a↔b (both directions): its rate, or null to confirm the one held. */
-  training(a: number, b: number, mbps: number | null): void;
-}
+export type { RingLinkSurvey };
 
 export type RingWatchDeps = Pick<RunApplierDeps, 'clock' | 'pool' | 'surveyLinks'> & { heartbeatIntervalMs?: number };
 

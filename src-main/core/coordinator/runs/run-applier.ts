@@ -4,41 +4,21 @@
  * run's output, persists the run and emits it, and tells people. It knows one run at a time: nothing here reaches
  * another run, so one run's pause or relaunch cannot touch another.
  */
-import type { LinkMeasurement } from '../../../../src-shared/links/link-matrix';
 import { offGpuWorkers } from '../../../../src-shared/runs/gpu-request';
 import type { RunState } from '../../../../src-shared/training';
 import { stepsOfTotal } from '../../../../src-shared/runs/steps-done';
-import type { Clock } from '../../../platform/ports';
-import { capitalize, type ChangeFeed, type CoordinatorStore, plural, type UserMessages } from '../common';
-import type { Membership } from '../membership';
+import { capitalize, type CoordinatorStore, plural } from '../common';
 import { launchGeneration } from './generation-launch';
 import type { GenerationDecision } from './generation-plan';
 import { clearMembers, refreshProgress, runSnapshot, type LaunchWhy, type RunRecord } from './run-record';
 import { noteStoreStopping, takeHeldStarts } from './store-handover';
-import type { TrainerStepMemory } from './trainer-step-memory';
-import type { RingLinkSurvey } from './ring-link-watch';
+import type { RunApplierDeps } from './run-applier-deps';
 
 /** Output lines the coordinator writes itself carry this node name and worker id. */
 export const COORDINATOR_NODE = 'gpu-share';
 export const COORDINATOR_OUTPUT_ID = -1;
 
-export interface RunApplierDeps {
-  clock: Clock;
-  pool: Pick<Membership, 'worker'>;
-  messages: UserMessages;
-  feed: ChangeFeed;
-  /** Host for --rdzv_endpoint instead of the store host's own address (the port stays the store host's). */
-  rdzvHostOverride: string | undefined;
-  trustAdvertised: boolean;
-  /** A run stopped training (paused, waiting, ended): what its members held is free for other runs and jobs. */
-  onReleased?: (run: RunRecord) => void;
-  /** The measured links between workers (the LinkBook): each generation's ring order and comm strategy follow them. */
-  links?: () => readonly LinkMeasurement[];
-  /** What earlier runs of a trainer reported about its step: a run's first generation is not decided blind. */
-  stepMemory?: TrainerStepMemory;
-  /** Measures the links among a generation's members again when stale, and records its training's figures (link-survey.ts). */
-  surveyLinks?: RingLinkSurvey;
-}
+export type { RunApplierDeps } from './run-applier-deps';
 
 export type EndState = Extract<RunState, 'finished' | 'failed' | 'stopped'>;
 
