@@ -17,9 +17,15 @@ import { DEFAULT_MAX_ARTIFACT_BYTES, SHA256_PATTERN } from '../../../src-shared/
 import { ApiProblem } from '../coordinator/common';
 import { errnoCode, isPidAlive } from '../../platform/files/errno';
 import { openStoredFile, refuseSymlink } from '../../platform/files/refuse-symlink';
-import type { StoredArtifact } from './jobs-port';
 import { DEFAULT_TARBALL_LIMITS, inspectChunks, TarballInspector, TarballRefusedError, type TarballLimits } from './tarball-inspect';
 import { UnindexedUploads } from './unindexed-uploads';
+
+/** An upload as stored: its digest and size, and whether the bytes were new or already held. */
+export interface StoredArtifact {
+  sha256: string;
+  sizeBytes: number;
+  stored: 'new' | 'existing';
+}
 
 export interface ArtifactStoreOptions {
   /** Largest tarball taken (default DEFAULT_MAX_ARTIFACT_BYTES). */

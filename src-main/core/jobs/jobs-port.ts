@@ -9,17 +9,16 @@ import type { jobCompleteSchema, jobFailSchema, jobOutputSchema, jobStartedSchem
 import type { ArtifactSnapshot, JobSnapshot, JobsPageQuery, JobsState, ManifestSubmitResult } from '../../../src-shared/jobs/types';
 import type { TimedJobOutput } from '../state/job-output';
 import type { ArtifactHousekeeping } from './artifact-housekeeping';
+import type { StoredArtifact } from './artifact-store';
+
+// StoredArtifact is defined beside the store that makes it (artifact-store.ts): defined here, the store, this port
+// and the housekeeping the port names imported each other in a circle.
+export type { StoredArtifact };
 
 export interface JobAck {
   ok: true;
   /** The job's status after the call. */
   status: string;
-}
-
-export interface StoredArtifact {
-  sha256: string;
-  sizeBytes: number;
-  stored: 'new' | 'existing';
 }
 
 export interface JobsPort {
