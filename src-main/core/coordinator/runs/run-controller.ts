@@ -27,7 +27,7 @@ import { RunApplier, type RunApplierDeps } from './run-applier';
 import { afterFailures, expireUnstarted, type RunFailureContext } from './run-failures';
 import { askToPrepare, initProject, notReadyReason, onPrepared, retryFailedPrepares, type ProjectFiles } from './run-project-gate';
 import { generationInput, jobHoldingsKey, samePlan } from './run-placement';
-import { resumeDuringGrace } from './run-reattach';
+import { resumeDuringGrace, type RunReattachContext } from './run-reattach';
 import { clearMembers, copyProject, ENDED, wantsMore, newRunRecord, restoreRunRecord, runSnapshot, type LaunchWhy, type RunRecord } from './run-record';
 import { handleReport, type RunReportContext } from './run-reports';
 import { snapshotPeers } from '../links';
@@ -60,12 +60,6 @@ export interface RunControllerOptions {
   files?: ProjectFiles | null;
 }
 
-/** What the failover code (run-reattach.ts) may use of the controller while it restores a run. */
-export interface RunReattachContext {
-  readonly opts: Pick<RunControllerOptions, 'messages' | 'pool'>;
-  say(run: RunRecord, text: string): void;
-  find(runId: string): RunRecord | undefined;
-}
 
 export class RunController {
   private readonly opts: RunControllerOptions;

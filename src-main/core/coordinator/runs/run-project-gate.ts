@@ -15,7 +15,7 @@ import type { LaunchProject, PreparedReport, SnapshotManifest } from '../../../.
 import { parseRequirements, withPythonCheck } from '../../../../src-shared/projects/requirements';
 import type { RunProject, RunProjectMember } from '../../../../src-shared/training';
 import type { Membership } from '../membership';
-import { wantsMore, type LaunchWhy, type RunRecord } from './run-record';
+import { wantsMore, type LaunchWhy, type ProjectGateState, type RunRecord } from './run-record';
 import { peerPlan } from '../links';
 
 /** What the gate reads of the coordinator's project store (A's ProjectStore behind it in the app). */
@@ -25,15 +25,8 @@ export interface ProjectFiles {
   readText(sha256: string): string | null;
 }
 
-/** The gate's bookkeeping on a run, beside RunProject (which the snapshot shows and the store keeps). */
-export interface ProjectGateState {
-  /** Worker id → the incarnation it was told to prepare in (a machine that joins again is told again). */
-  asked: Map<number, number>;
-  /** Worker id → when it was last told (monotonic ms): one that failed is told again PREPARE_RETRY_MS later. */
-  askedAt: Map<number, number>;
-  /** Shard mode: the data folder's files (from the manifest); null in replicate mode or when not known. */
-  dataFiles: DataFile[] | null;
-}
+export type { ProjectGateState };
+
 
 export interface ProjectGateDeps {
   pool: Pick<Membership, 'allWorkers' | 'worker' | 'queue'>;

@@ -6,9 +6,16 @@
  * ordinary way then (run-failures.ts), and only then is the run relaunched.
  */
 import type { RunMemberHolding } from '../../../../src-shared/training';
-import type { RunReattachContext } from './run-controller';
+import type { RunApplierDeps } from './run-applier-deps';
 import { newMember, type RunRecord } from './run-record';
 import { formatSeconds } from '../membership';
+
+/** What the failover code (run-reattach.ts) may use of the controller while it restores a run. */
+export interface RunReattachContext {
+  readonly opts: Pick<RunApplierDeps, 'messages' | 'pool'>;
+  say(run: RunRecord, text: string): void;
+  find(runId: string): RunRecord | undefined;
+}
 
 /**
  * Keeps `run` (restored, state as stored) running at its generation when every member of it is among the workers

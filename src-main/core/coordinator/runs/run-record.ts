@@ -4,10 +4,36 @@
  */
 import type { ResidencyVerdict, RunMemberHolding, RunProject, RunSnapshot, RunSpec, RunState, ShardMap } from '../../../../src-shared/training';
 import type { MeasuredComm } from '../../../../src-shared/scheduling/comm-types';
-import type { ProjectGateState } from './run-project-gate';
 import { RunOutputLog } from './run-output-log';
-import type { HeldStarts, StoreDraining } from './store-handover';
+import type { LaunchPlan } from '../../../../src-shared/worker-protocol';
+import type { DataFile } from '../../../../src-shared/projects/data-shards';
 import { RunTelemetry } from './run-telemetry';
+
+// Fields of the record that store-handover.ts and run-project-gate.ts keep (defined here so neither file and
+// this one import each other).
+/** The store host's launcher of an older generation, still running when that generation was told to stop. */
+export interface StoreDraining {
+  workerId: number;
+  generation: number;
+}
+
+/** Start instructions held back until the old store is gone. */
+export interface HeldStarts {
+  generation: number;
+  /** Monotonic ms after which they go regardless. */
+  until: number;
+  plans: Map<number, LaunchPlan>;
+}
+
+/** The gate's bookkeeping on a run, beside RunProject (which the snapshot shows and the store keeps). */
+export interface ProjectGateState {
+  /** Worker id → the incarnation it was told to prepare in (a machine that joins again is told again). */
+  asked: Map<number, number>;
+  /** Worker id → when it was last told (monotonic ms): one that failed is told again PREPARE_RETRY_MS later. */
+  askedAt: Map<number, number>;
+  /** Shard mode: the data folder's files (from the manifest); null in replicate mode or when not known. */
+  dataFiles: DataFile[] | null;
+}
 
 export interface MemberStatus {
   started: boolean;

@@ -10,24 +10,14 @@
  * heartbeat (so a finished run shows its last step), which once held the others for ~3 s.
  */
 import type { LaunchPlan } from '../../../../src-shared/worker-protocol';
-import type { RunRecord } from './run-record';
+import type { HeldStarts, RunRecord, StoreDraining } from './run-record';
 
 /** Longest the other members' starts wait for the old store host's launcher to exit. */
+export type { HeldStarts, StoreDraining };
+
 export const STORE_HANDOVER_MAX_MS = 4000;
 
-/** The store host's launcher of an older generation, still running when that generation was told to stop. */
-export interface StoreDraining {
-  workerId: number;
-  generation: number;
-}
 
-/** Start instructions held back until the old store is gone. */
-export interface HeldStarts {
-  generation: number;
-  /** Monotonic ms after which they go regardless. */
-  until: number;
-  plans: Map<number, LaunchPlan>;
-}
 
 /** Called as a running generation is told to stop: remembers whether its store host's launcher still runs. */
 export function noteStoreStopping(run: RunRecord): void {
