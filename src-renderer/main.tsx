@@ -23,6 +23,7 @@ import './styles/run-settings.css';
 import './styles/jobs-sweep.css';
 import './styles/output-view.css';
 import './styles/run-compare.css';
+import './styles/artifacts.css';
 
 async function start(): Promise<void> {
   const root = document.getElementById('root');

@@ -40,7 +40,7 @@ export interface ClusterNotice {
 export type { Toast };
 
 /** A confirmation the page is asking for (remove node): an accessible dialog, never window.confirm. */
-export type ConfirmRequest = { kind: 'remove-node'; nodeName: string } | { kind: 'stop-run'; runId: string } | { kind: 'drain-worker'; workerId: number } | { kind: 'forget-worker'; node: string };
+export type ConfirmRequest = { kind: 'remove-node'; nodeName: string } | { kind: 'stop-run'; runId: string } | { kind: 'drain-worker'; workerId: number } | { kind: 'forget-worker'; node: string } | { kind: 'delete-artifact'; sha256: string; madeBy: string };
 
 /** What the page holds besides the feature slices (composed into AppState below). */
 export interface PageState {

@@ -1,9 +1,10 @@
 /** Confirmations for destructive actions (remove a node, stop a run, drain or forget a worker), as an in-page dialog. */
 import { useEffect, useRef, type ReactNode, type RefObject } from 'react';
-import { useCommands } from '../app-context';
+import { useCommands, useServices } from '../app-context';
 import { useRunCommands } from '../features/runs/use-run-commands';
+import { artifactCommandsFor } from '../features/artifacts/artifact-commands';
 import { closeConfirm } from '../store/actions';
-import { act, useApp } from '../store/app-store';
+import { act, appStore, useApp } from '../store/app-store';
 import { Dialog } from './dialog';
 
 export function ConfirmDialog() {
@@ -12,6 +13,7 @@ export function ConfirmDialog() {
   const workerNode = useApp((s) => (confirm?.kind === 'drain-worker' ? (s.workers.find((w) => w.id === confirm.workerId)?.node ?? `worker ${confirm.workerId}`) : ''));
   const commands = useCommands();
   const runCommands = useRunCommands();
+  const artifactCommands = artifactCommandsFor(useServices().api, appStore);
   const safe = useRef<HTMLButtonElement>(null);
   // The safe choice takes focus: Dialog's showModal() focuses the first button, the destructive one, whatever
   // autoFocus said, so focus moves on once the dialog is open.
@@ -45,6 +47,21 @@ export function ConfirmDialog() {
         <p>
           Its offline rows leave the Workers list and the app&apos;s records for good. Its key stays approved: the same machine can join as {confirm.node} again,
           and another machine under that name still waits for your approval. To take the approval back too, use Revoke.
+        </p>
+      </Confirm>
+    );
+  }
+  if (confirm.kind === 'delete-artifact') {
+    const sha12 = confirm.sha256.slice(0, 12);
+    const remove = () => {
+      act(closeConfirm);
+      void artifactCommands.deleteArtifact(confirm.sha256);
+    };
+    return (
+      <Confirm title={`Delete artifact ${sha12}?`} doLabel="Delete the artifact" onDo={remove} keepLabel="Keep it" safe={safe} onCancel={cancel}>
+        <p>
+          The tarball {confirm.madeBy} produced leaves the coordinator&apos;s store and this list for good; the jobs and runs that made it stay. It cannot be
+          downloaded again.
         </p>
       </Confirm>
     );

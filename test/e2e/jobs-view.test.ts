@@ -150,6 +150,14 @@ describe('Jobs and Artifacts, end to end', () => {
     const saved = path.join(dataDir, 'downloaded.tar.gz');
     await download.saveAs(saved);
     expect(createHash('sha256').update(readFileSync(saved)).digest('hex')).toBe(sha);
+    // Issue 25, housekeeping: the retention rule is shown, and Delete asks first, then the row goes.
+    await expect.poll(() => page.getByTestId('retention-rule').textContent()).toMatch(/^Keep every artifact · 2 artifacts, .+ kept$/);
+    await screenshot(page, 'artifacts-housekeeping');
+    await target.locator('button:has-text("Delete")').click();
+    await page.getByTestId('confirm-dialog').locator('button:has-text("Delete the artifact")').click();
+    await expect.poll(() => rows.count()).toBe(1);
+    expect(await page.locator(`tr[data-artifact="${sha}"]`).count()).toBe(0);
+    await expect.poll(() => page.getByTestId('retention-rule').textContent()).toMatch(/· 1 artifact, /);
     expect(browser.problems.filter((p) => /pageerror/.test(p))).toEqual([]);
   });
 

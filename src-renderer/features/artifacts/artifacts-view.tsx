@@ -1,8 +1,14 @@
 /**
  * What finished jobs produced: one row per tarball (content-addressed, so identical outputs are one row with
- * every job attempt that made them), its size and age, and Download, saved as <job name>-<sha12>.tar.gz.
+ * every job attempt that made them), its size and age, Download (saved as <job name>-<sha12>.tar.gz) and Delete
+ * (after the shared confirmation); above them the retention rule (retention-card.tsx).
  */
 import { useEffect } from 'react';
+import { useServices } from '../../app-context';
+import { askConfirm } from '../../store/actions';
+import { act, appStore } from '../../store/app-store';
+import { artifactCommandsFor } from './artifact-commands';
+import { RetentionCard } from './retention-card';
 import type { ArtifactSnapshot } from '../../../src-shared/jobs/types';
 import { DownloadIcon } from '../../ui/icons';
 import { saveBytes, ShaCell } from '../../ui/sha-cell';
@@ -13,6 +19,7 @@ import { useApp } from '../../store/app-store';
 function ArtifactRow({ artifact }: { artifact: ArtifactSnapshot }) {
   const commands = useJobCommands();
   const busy = useApp((s) => s.busy.includes(`artifacts:get:${artifact.sha256}`));
+  const deleting = useApp((s) => s.busy.includes(`artifacts:delete:${artifact.sha256}`));
   const fileName = artifactFileName(artifact);
   const download = async () => {
     const bytes = await commands.fetchArtifact(artifact.sha256);
@@ -29,6 +36,15 @@ function ArtifactRow({ artifact }: { artifact: ArtifactSnapshot }) {
       <td>
         <button type="button" className="button small" disabled={busy} aria-label={`Download ${fileName}`} onClick={() => void download()}>
           <DownloadIcon /> {busy ? 'Downloading…' : 'Download'}
+        </button>{' '}
+        <button
+          type="button"
+          className="button small danger"
+          disabled={deleting || busy}
+          aria-label={`Delete artifact ${artifact.sha256.slice(0, 12)}`}
+          onClick={() => act(askConfirm, { kind: 'delete-artifact', sha256: artifact.sha256, madeBy: producedByText(artifact) })}
+        >
+          {deleting ? 'Deleting…' : 'Delete'}
         </button>
       </td>
     </tr>
@@ -38,12 +54,13 @@ function ArtifactRow({ artifact }: { artifact: ArtifactSnapshot }) {
 export function ArtifactsView() {
   const artifacts = useApp((s) => s.jobs.artifacts);
   const completed = useApp((s) => s.jobs.state?.counts.completed ?? 0);
-  const commands = useJobCommands();
+  const housekeeping = useApp((s) => s.jobs.housekeeping);
+  const artifactCommands = artifactCommandsFor(useServices().api, appStore);
 
-  // Artifacts have no event of their own: list them when the view opens and whenever a job completes.
+  // Artifacts have no event of their own: list them (and the rule) when the view opens and whenever a job completes.
   useEffect(() => {
-    void commands.loadArtifacts();
-  }, [commands, completed]);
+    void artifactCommands.reload();
+  }, [artifactCommands, completed]);
 
   return (
     <section className="view" aria-labelledby="view-title" data-testid="artifacts-view" data-artifact-count={artifacts?.length ?? 0}>
@@ -55,6 +72,7 @@ export function ArtifactsView() {
           <p className="view-sub muted">Each completed job's output folder as a reproducible tarball, stored once by its sha256.</p>
         </div>
       </div>
+      {housekeeping && <RetentionCard housekeeping={housekeeping} commands={artifactCommands} />}
       {artifacts && artifacts.length > 0 ? (
         <section className="card table-card" aria-label="Artifacts">
           <div className="table-scroll">
@@ -69,7 +87,7 @@ export function ArtifactsView() {
                   <th scope="col">Produced by</th>
                   <th scope="col">Created</th>
                   <th scope="col">
-                    <span className="visually-hidden">Download</span>
+                    <span className="visually-hidden">Download or delete</span>
                   </th>
                 </tr>
               </thead>

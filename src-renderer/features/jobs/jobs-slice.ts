@@ -4,6 +4,7 @@
  * Pure transitions over any state holding the slice; the bridge's event and the commands are in jobs-commands.ts.
  */
 import { DEFAULT_JOBS_PAGE } from '../../../src-shared/jobs/jobs-page';
+import type { ArtifactHousekeeping } from '../../../src-shared/jobs/artifact-retention';
 import type { ArtifactSnapshot, JobsPageQuery, JobsState, ManifestIssue, ManifestSubmitResult } from '../../../src-shared/jobs/types';
 
 /** The manifest cap the contract allows; a larger file is refused here with its size instead of being sent. */
@@ -20,6 +21,8 @@ export interface JobsSlice {
   state: JobsState | null;
   loadError: string | null;
   artifacts: ArtifactSnapshot[] | null;
+  /** The artifact retention rule and what is kept under it (null until read). */
+  housekeeping: ArtifactHousekeeping | null;
   /** Job ids whose detail row (placement preview, output) is open. */
   expanded: string[];
   /** Output fetched on demand, by job id. */
@@ -34,7 +37,7 @@ export interface JobsSlice {
 }
 
 export function initialJobsSlice(): JobsSlice {
-  return { state: null, loadError: null, artifacts: null, expanded: [], output: {}, outputTimes: {}, manifestProblem: null, notice: null, cancelJobId: null };
+  return { state: null, loadError: null, artifacts: null, housekeeping: null, expanded: [], output: {}, outputTimes: {}, manifestProblem: null, notice: null, cancelJobId: null };
 }
 
 /** Any state that holds the jobs slice (AppState does); the slice's transitions keep the rest as it is. */
@@ -60,6 +63,10 @@ export function jobsLoadFailed<S extends JobsHolder>(s: S, message: string): S {
 
 export function setArtifacts<S extends JobsHolder>(s: S, artifacts: ArtifactSnapshot[]): S {
   return withJobs(s, { artifacts: [...artifacts].sort((a, b) => b.createdAt - a.createdAt || (a.sha256 < b.sha256 ? -1 : 1)) });
+}
+
+export function setHousekeeping<S extends JobsHolder>(s: S, housekeeping: ArtifactHousekeeping): S {
+  return withJobs(s, { housekeeping });
 }
 
 export function toggleJobExpanded<S extends JobsHolder>(s: S, jobId: string): S {
