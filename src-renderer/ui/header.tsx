@@ -1,4 +1,7 @@
-/** The app bar: name, the cluster at a glance (nodes, usable VRAM, adapter slots; this machine once), connection, notifications. */
+/**
+ * The app bar: name, the cluster at a glance (machines, usable VRAM, adapter slots: what the workers reported, a machine
+ * once, declared nodes without a worker shown offline), connection, notifications.
+ */
 import { useServices } from '../app-context';
 import { formatMb } from './format';
 import { headerCapacity } from '../features/nodes/node-status';
@@ -7,9 +10,10 @@ import { DesktopNotificationsButton } from '../features/notifications/desktop-no
 import { LogoMark } from './icons';
 import { NotificationCenter } from '../features/notifications/notification-history';
 
-function Stat({ value, label, testId, online }: { value: string; label: string; testId: string; online?: string }) {
+/** A figure; `online` and `offline` (each its tooltip) draw it joined to the figure before it, green or muted. */
+function Stat({ value, label, testId, online, offline }: { value: string; label: string; testId: string; online?: string; offline?: string }) {
   return (
-    <div className={`stat${online ? ' stat-online' : ''}`} data-testid={testId} title={online}>
+    <div className={`stat${online ? ' stat-online' : offline ? ' stat-offline' : ''}`} data-testid={testId} title={online ?? offline}>
       <span className="stat-value">{value}</span>
       <span className="stat-label">{label}</span>
     </div>
@@ -21,8 +25,8 @@ export function Header() {
   const status = useApp((s) => s.connection.status);
   const { inElectron } = useServices();
   const workers = useApp((s) => s.workers);
-  // Nodes that point at this machine (a localhost node and the own worker's) count once, declared and online.
-  const { declared: totals, online } = headerCapacity(cluster, workers);
+  // Every machine once: declared nodes (those pointing at this machine counted once) and live workers no node claims.
+  const { total, online, offline } = headerCapacity(cluster, workers);
   return (
     <header className="app-header">
       <div className="brand">
@@ -30,13 +34,14 @@ export function Header() {
         <span className="brand-name">GPU Share</span>
       </div>
       <div className="stats" aria-label="Cluster at a glance">
-        {/* Declared (everything in cluster.yaml), each followed by what declared nodes with an active worker offer. */}
-        <Stat testId="stat-nodes" value={String(totals.nodes)} label={totals.nodes === 1 ? 'node' : 'nodes'} />
-        <Stat testId="stat-nodes-online" value={String(online.nodes)} label="online" online="declared nodes with an active worker" />
-        <Stat testId="stat-vram" value={formatMb(totals.usableMb)} label="usable VRAM" />
-        <Stat testId="stat-vram-online" value={formatMb(online.usableMb)} label="online" online="usable VRAM of the GPUs the active workers of declared nodes reported" />
-        <Stat testId="stat-slots" value={String(totals.slots)} label={totals.slots === 1 ? 'adapter slot' : 'adapter slots'} />
-        <Stat testId="stat-slots-online" value={String(online.slots)} label="online" online="adapter slots of declared nodes with an active worker" />
+        {/* Every machine (the file's nodes with what they declare, other workers with what they reported), each followed by what those online offer. */}
+        <Stat testId="stat-nodes" value={String(total.nodes)} label={total.nodes === 1 ? 'node' : 'nodes'} />
+        <Stat testId="stat-nodes-online" value={String(online.nodes)} label="online" online="machines with an active worker" />
+        {offline.length > 0 && <Stat testId="stat-nodes-offline" value={String(offline.length)} label="offline" offline={`Declared in cluster.yaml, no worker online: ${offline.join(', ')}`} />}
+        <Stat testId="stat-vram" value={formatMb(total.usableMb)} label="usable VRAM" />
+        <Stat testId="stat-vram-online" value={formatMb(online.usableMb)} label="online" online="usable VRAM of the GPUs the active workers reported" />
+        <Stat testId="stat-slots" value={String(total.slots)} label={total.slots === 1 ? 'adapter slot' : 'adapter slots'} />
+        <Stat testId="stat-slots-online" value={String(online.slots)} label="online" online="adapter slots of the machines with an active worker" />
       </div>
       <div className="header-end">
         {!inElectron && <DesktopNotificationsButton />}

@@ -4,9 +4,9 @@
  * pointing at this machine by the app's own worker. Workers that
  * match no node are listed apart, so the person can add them. Pure: the page, the CLI and tests share it.
  */
-import { nodeUsableVramMb } from '../cluster/budgets';
+import { gpuUsableMb, nodeUsableVramMb, suggestedMaxAdapters } from '../cluster/budgets';
 import { pointsAtThisMachine } from '../cluster/this-machine';
-import type { ClusterConfig, ClusterIssue, NodeConfig } from '../cluster/types';
+import type { ClusterConfig, ClusterIssue, GpuConfig, NodeConfig } from '../cluster/types';
 import type { WorkerSnapshot, WorkerState } from '../training';
 import { reportedUsableMb } from '../scheduling/gpu-pairing';
 import { workerDrift } from './node-drift';
@@ -157,20 +157,47 @@ export function countedNodes(config: ClusterConfig, report: NodeStatusReport, me
   return counted;
 }
 
+/** The header's figures: every machine, those online, and the declared nodes with no live worker, by name. */
+export interface CapacitySplit {
+  total: CapacityFigures;
+  online: CapacityFigures;
+  offline: string[];
+}
+
 /**
- * Declared capacity (the file's nodes, a machine once: countedNodes) next to online capacity (those whose worker
- * is active: their declared slots, and the usable memory of the GPUs their workers reported).
+ * Capacity by machine (issue 25: "one machine is one node … the header counts what was reported"): the file's nodes
+ * (a machine once: countedNodes) and every live worker no node claims, as the scheduler places on them
+ * (scheduling/capacity.ts: an undeclared worker's slots are what add-this-machine would suggest). Online: those
+ * whose worker is active, with the usable memory of the GPUs their workers reported. Declared nodes without a live
+ * worker are listed as offline; they count in the total with what the file declares.
  */
-export function capacitySplit(config: ClusterConfig, report: NodeStatusReport, me: ThisMachine = {}): { declared: CapacityFigures; online: CapacityFigures } {
-  const sum = (nodes: NodeConfig[]): CapacityFigures => ({
-    nodes: nodes.length,
-    usableMb: nodes.reduce((n, node) => n + nodeUsableVramMb(node), 0),
-    slots: nodes.reduce((n, node) => n + node.max_adapters, 0),
-  });
+export function capacitySplit(config: ClusterConfig, report: NodeStatusReport, me: ThisMachine = {}): CapacitySplit {
   const counted = countedNodes(config, report, me);
-  const onlineAt = config.nodes.flatMap((_, i) => (counted[i] && report.declared[i]?.kind === 'online' && report.declared[i]?.workerState === 'active' ? [i] : []));
-  const online = sum(onlineAt.map((i) => config.nodes[i]!));
+  const declaredAt = config.nodes.flatMap((_, i) => (counted[i] ? [i] : []));
+  const onlineAt = declaredAt.filter((i) => report.declared[i]?.kind === 'online' && report.declared[i]?.workerState === 'active');
+  const total: CapacityFigures = { nodes: 0, usableMb: 0, slots: 0 };
+  const online: CapacityFigures = { nodes: 0, usableMb: 0, slots: 0 };
+  const add = (to: CapacityFigures, usableMb: number, slots: number) => {
+    to.nodes++;
+    to.usableMb += usableMb;
+    to.slots += slots;
+  };
+  for (const i of declaredAt) add(total, nodeUsableVramMb(config.nodes[i]!), config.nodes[i]!.max_adapters);
   // Online memory is what the workers reported, not what the file declares (issue 25: a GPU never reported was counted).
-  online.usableMb = onlineAt.reduce((n, i) => n + (report.declared[i]!.reportedUsableMb ?? nodeUsableVramMb(config.nodes[i]!)), 0);
-  return { declared: sum(config.nodes.filter((_, i) => counted[i])), online };
+  for (const i of onlineAt) add(online, report.declared[i]!.reportedUsableMb ?? nodeUsableVramMb(config.nodes[i]!), config.nodes[i]!.max_adapters);
+  for (const w of report.undeclared.filter((u) => LIVE.has(u.state))) {
+    const gpus = detectedGpus(w);
+    const usable = gpus.reduce((n, g) => n + gpuUsableMb(g), 0);
+    add(total, usable, suggestedMaxAdapters(gpus));
+    if (w.state === 'active') add(online, usable, suggestedMaxAdapters(gpus));
+  }
+  const offline = declaredAt.filter((i) => report.declared[i]?.kind !== 'online').map((i) => config.nodes[i]!.name);
+  return { total, online, offline };
+}
+
+/** A worker's GPUs as the file would declare them (what it reported; GPUs without a size left out). */
+function detectedGpus(w: WorkerSnapshot): GpuConfig[] {
+  return w.gpus.flatMap((g, i) =>
+    g.vramTotalMb !== null && g.vramTotalMb > 0 ? [{ uuid: g.uuid ?? String(i), type: g.name, vram_mb: Math.round(g.vramTotalMb), memory_type: g.memoryType ?? 'discrete' }] : [],
+  );
 }

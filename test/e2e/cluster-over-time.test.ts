@@ -1,7 +1,7 @@
 // Cluster over time (issue 25) in Chromium against `gpu-share serve`: its own worker (the fake GPUs) and a second
 // machine's worker (no GPU) report their use in each heartbeat; the view draws CPU and RAM with a line per machine,
 // GPU busy and GPU memory with the one machine that has GPUs, says the history is kept across restarts, and works at
-// 1280 and 900 px, light and dark (screenshots).
+// 1280 and 900 px, light and dark (screenshots). The header counts both machines and the GPUs reported (issue 25).
 import { describe, expect, it } from 'vitest';
 import { fakeGpuEnv, openApp, screenshot } from './helpers/app';
 import { browser, serve, useServedApp } from './helpers/served-app';
@@ -14,6 +14,9 @@ useServedApp({
   externalWorker: { name: 'second-box', env: NO_PYTHON },
   window: { width: 1280, height: 900 },
 });
+
+// The fake GPUs (8119, 4043 and 8119 MiB, discrete) as usable memory: each floor(MiB × 0.85).
+const FAKE_GPUS_USABLE_MB = Math.floor(8119 * Math.fround(0.85)) * 2 + Math.floor(4043 * Math.fround(0.85));
 
 const lines = async (metric: string) => (await browser.page.locator(`.cluster-chart[data-metric="${metric}"]`).count()) === 0 ? null : browser.page.locator(`.cluster-chart[data-metric="${metric}"]`).getAttribute('data-lines');
 
@@ -33,6 +36,12 @@ describe('Cluster over time', () => {
     };
     await expect.poll(drawn, { timeout: 45_000, interval: 1000 }).toBe('2 2 1 1');
     expect(await page.getByTestId('cluster-charts').getAttribute('data-machines')).toBe('2');
+    // No cluster.yaml: the header counts the two machines the workers are, and the GPUs serve's worker reported
+    // (it said "0 nodes · 0 MB online" while Workers listed both online).
+    expect(await page.textContent('[data-testid="stat-nodes"]')).toBe('2nodes');
+    expect(await page.textContent('[data-testid="stat-nodes-online"]')).toBe('2online');
+    expect(await page.textContent('[data-testid="stat-vram-online"]')).toBe(`${FAKE_GPUS_USABLE_MB} MBonline`);
+    expect(await page.locator('[data-testid="stat-nodes-offline"]').count()).toBe(0);
     const legend = (await page.locator('.cluster-chart[data-metric="cpu"] .chart-legend').textContent()) ?? '';
     expect(legend).toContain('second-box');
     expect(await page.getByTestId('cluster-view').textContent()).toContain('Kept by the coordinator across restarts');

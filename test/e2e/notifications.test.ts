@@ -59,7 +59,7 @@ describe('notifications', () => {
     await page.keyboard.press('Escape');
     await note.waitFor({ state: 'detached', timeout: 5_000 });
     expect(await button.getAttribute('aria-expanded')).toBe('false');
-    expect(await page.evaluate(() => document.activeElement?.textContent?.trim())).toBe('Desktop notifications blocked');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Desktop notifications blocked');
 
     await button.click();
     await note.waitFor();

@@ -5,7 +5,7 @@
  */
 import type { ClusterIssue } from '../../../src-shared/cluster/types';
 import type { ClusterState } from '../../../src-shared/ipc';
-import { capacitySplit, nodeStatuses, type CapacityFigures, type NodeStatus, type NodeStatusReport, type SshStartState } from '../../../src-shared/nodes/node-status';
+import { capacitySplit, nodeStatuses, type CapacitySplit, type NodeStatus, type NodeStatusReport, type SshStartState } from '../../../src-shared/nodes/node-status';
 import type { WorkerSnapshot } from '../../../src-shared/training';
 import { formatAgo } from '../../ui/format';
 import type { Badge } from '../../store/derive';
@@ -44,7 +44,8 @@ export function cardDrift(status: NodeStatus | undefined, workers: readonly Work
   return isThisMachine && worker?.local ? [] : status.drift;
 }
 
-export function headerCapacity(cluster: ClusterState | null, workers: readonly WorkerSnapshot[], sshStates?: SshStartStates): { declared: CapacityFigures; online: CapacityFigures } {
+/** The header's figures: every machine (declared nodes once, live workers no node claims), those online, declared ones offline. */
+export function headerCapacity(cluster: ClusterState | null, workers: readonly WorkerSnapshot[], sshStates?: SshStartStates): CapacitySplit {
   const config = cluster?.config ?? { nodes: [] };
   // A localhost node and the own worker's node both point here: one machine, counted once.
   const own = workers.filter((w) => w.local && w.state !== 'left').sort((a, b) => b.id - a.id)[0];

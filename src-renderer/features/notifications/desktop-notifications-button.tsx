@@ -58,8 +58,9 @@ export function DesktopNotificationsButton() {
   if (permission === 'denied') {
     return (
       <span className="desktop-notifications-blocked" data-testid="desktop-notifications" data-permission={permission} ref={root}>
-        <button type="button" ref={button} className="button small ghost" aria-expanded={explain} onClick={() => setExplain(!explain)} title={BLOCKED_HINT}>
-          <BellIcon /> Desktop notifications blocked
+        {/* Short words, as above; the name read out says which notifications. */}
+        <button type="button" ref={button} className="button small ghost" aria-label="Desktop notifications blocked" aria-expanded={explain} onClick={() => setExplain(!explain)} title={BLOCKED_HINT}>
+          <BellIcon /> Notifications blocked
         </button>
         {explain && (
           <span className="desktop-notifications-hint small" role="note">

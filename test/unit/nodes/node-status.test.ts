@@ -171,11 +171,31 @@ describe('workerDrift', () => {
 });
 
 describe('capacitySplit', () => {
-  it('declared counts every node; online only declared nodes with an active worker', () => {
+  it('the total counts every node and every live worker no node claims; online those with an active worker', () => {
     const workers = [worker({ id: 1, node: 'desktop', gpus: desktopGpus }), worker({ id: 2, node: 'jetson', state: 'syncing' }), worker({ id: 3, node: 'stray' })];
     const split = capacitySplit(cluster, nodeStatuses(cluster, workers));
-    expect(split.declared).toEqual({ nodes: 3, usableMb: 20879 + 4915, slots: 5 });
-    expect(split.online).toEqual({ nodes: 1, usableMb: 20879, slots: 3 });
+    // "stray" (no GPU) is a machine too: one slot, as the scheduler gives an undeclared CPU worker.
+    expect(split.total).toEqual({ nodes: 4, usableMb: 20879 + 4915, slots: 5 + 1 });
+    expect(split.online).toEqual({ nodes: 2, usableMb: 20879, slots: 3 + 1 });
+    // jetson's worker is syncing (online, not yet active); intel-box has none.
+    expect(split.offline).toEqual(['intel-box']);
+  });
+
+  it('with no cluster.yaml the workers are the cluster: their reported GPUs, undeclared slots (issue 25: "0 nodes · 0 MB online")', () => {
+    const none: ClusterConfig = { nodes: [] };
+    const workers = [
+      worker({ id: 0, node: 'vm', local: true, gpus: desktopGpus }),
+      worker({ id: 1, node: 'second-box' }),
+      worker({ id: 2, node: 'gone', state: 'failed' }),
+      worker({ id: 3, node: 'left-box', state: 'left' }),
+    ];
+    const split = capacitySplit(none, nodeStatuses(none, workers), { ownName: 'vm' });
+    expect(split.total).toEqual({ nodes: 2, usableMb: 20879, slots: 2 + 1 });
+    expect(split.online).toEqual(split.total);
+    expect(split.offline).toEqual([]);
+    // A worker still syncing counts in the total, not online.
+    const syncing = capacitySplit(none, nodeStatuses(none, [worker({ id: 1, node: 'second-box', state: 'syncing' })]));
+    expect([syncing.total.nodes, syncing.online.nodes]).toEqual([1, 0]);
   });
 
   it('nothing online without workers', () => {
@@ -189,14 +209,14 @@ describe('capacitySplit', () => {
     const report = nodeStatuses(twice, [own]);
     expect(report.declared.map((s) => s.workerId)).toEqual([4, 4, null]);
     const split = capacitySplit(twice, report, { ownName: 'vm', node: null });
-    expect(split.declared).toEqual({ nodes: 2, usableMb: 20879 + 4915, slots: 2 + 1 });
+    expect(split.total).toEqual({ nodes: 2, usableMb: 20879 + 4915, slots: 2 + 1 });
     expect(split.online).toEqual({ nodes: 1, usableMb: 20879, slots: 2 });
     // The node the app matched to this machine's hardware wins over the own worker's name.
     expect(capacitySplit(twice, report, { ownName: 'vm', node: 'desktop' }).online).toEqual({ nodes: 1, usableMb: 20879, slots: 3 });
     // Without knowing this machine's name, one worker still counts once.
     expect(capacitySplit(twice, report).online.nodes).toBe(1);
     // No worker up: nothing tells the two apart, both count (the cards warn about them).
-    expect(capacitySplit(twice, nodeStatuses(twice, []), { ownName: 'vm' }).declared.nodes).toBe(3);
+    expect(capacitySplit(twice, nodeStatuses(twice, []), { ownName: 'vm' }).total.nodes).toBe(3);
   });
 
   it('two workers on this machine (the own one and a CLI worker at 127.0.0.1) are two nodes', () => {
@@ -204,7 +224,7 @@ describe('capacitySplit', () => {
     const both: ClusterConfig = { nodes: [desktop, stray] };
     const workers = [worker({ id: 1, node: 'vm', local: true, gpus: desktopGpus }), worker({ id: 2, node: 'stray' })];
     const split = capacitySplit(both, nodeStatuses(both, workers), { ownName: 'vm' });
-    expect(split.declared.nodes).toBe(2);
+    expect(split.total.nodes).toBe(2);
     expect(split.online.nodes).toBe(2);
   });
 
@@ -212,7 +232,7 @@ describe('capacitySplit', () => {
     const copy: NodeConfig = { ...desktop, name: 'desktop-copy', host: '10.0.0.9' };
     const dup: ClusterConfig = { nodes: [{ ...desktop, host: '10.0.0.8' }, copy] };
     const split = capacitySplit(dup, nodeStatuses(dup, [worker({ id: 9, node: 'other', gpus: desktopGpus })]));
-    expect(split.declared).toEqual({ nodes: 1, usableMb: 20879, slots: 3 });
+    expect(split.total).toEqual({ nodes: 1, usableMb: 20879, slots: 3 });
     expect(split.online).toEqual({ nodes: 1, usableMb: 20879, slots: 3 });
   });
 });
@@ -294,9 +314,9 @@ describe('the card badge and the header figures (renderer)', () => {
   it('headerCapacity splits the cluster state by the live worker list', () => {
     const state: ClusterState = { config: cluster, path: 'cluster.yaml', warnings: [], thisMachineNode: null, summary: '' };
     expect(headerCapacity(state, [worker({ id: 1, node: 'my-host', gpus: desktopGpus })]).online).toEqual({ nodes: 1, usableMb: 20879, slots: 3 });
-    expect(headerCapacity(null, [])).toEqual({ declared: { nodes: 0, usableMb: 0, slots: 0 }, online: { nodes: 0, usableMb: 0, slots: 0 } });
+    expect(headerCapacity(null, [])).toEqual({ total: { nodes: 0, usableMb: 0, slots: 0 }, online: { nodes: 0, usableMb: 0, slots: 0 }, offline: [] });
     const twice: ClusterState = { ...state, config: { nodes: [desktop, { ...desktop, name: 'vm', host: 'vm' }] }, thisMachineNode: 'desktop' };
     const own = worker({ id: 2, node: 'vm', local: true, gpus: desktopGpus });
-    expect(headerCapacity(twice, [own])).toEqual({ declared: { nodes: 1, usableMb: 20879, slots: 3 }, online: { nodes: 1, usableMb: 20879, slots: 3 } });
+    expect(headerCapacity(twice, [own])).toEqual({ total: { nodes: 1, usableMb: 20879, slots: 3 }, online: { nodes: 1, usableMb: 20879, slots: 3 }, offline: [] });
   });
 });
