@@ -62,13 +62,30 @@ function TagEditor({ run }: { run: RunSnapshot }) {
   );
 }
 
+/**
+ * The note as the person edits it. A note changed elsewhere (the CLI, another tab) replaces the field while the person
+ * has not edited it; an edit in progress is kept, and the field says the note changed, offering the new one.
+ */
 function NoteEditor({ run }: { run: RunSnapshot }) {
   const id = useId();
   const commands = useRunCommands();
   const saving = useApp((s) => s.busy.includes(`label:${run.id}`));
-  const [draft, setDraft] = useState(run.note ?? '');
+  const note = run.note ?? '';
+  const [draft, setDraft] = useState(note);
+  // The note the draft began from: the draft is an edit in progress when it differs from it.
+  const [base, setBase] = useState(note);
+  if (note !== base && (draft.trim() === base.trim() || draft.trim() === note)) {
+    // Not edited (or this is the person's own save coming back): take the note as it is now.
+    setBase(note);
+    setDraft(note);
+  }
+  const changedElsewhere = note !== base;
   const problem = noteProblem(draft);
-  const changed = draft.trim() !== (run.note ?? '');
+  const changed = draft.trim() !== note;
+  const useNew = () => {
+    setBase(note);
+    setDraft(note);
+  };
   return (
     <form
       className="run-note-editor"
@@ -81,8 +98,25 @@ function NoteEditor({ run }: { run: RunSnapshot }) {
         <label htmlFor={`${id}-note`}>
           Note <span className="muted">· {draft.length} of {MAX_NOTE_CHARS}</span>
         </label>
-        <textarea id={`${id}-note`} rows={2} value={draft} onChange={(e) => setDraft(e.target.value)} placeholder="What this run tried, what came of it" aria-invalid={problem ? 'true' : undefined} data-testid="run-note-input" />
+        <textarea
+          id={`${id}-note`}
+          rows={2}
+          value={draft}
+          onChange={(e) => setDraft(e.target.value)}
+          placeholder="What this run tried, what came of it"
+          aria-invalid={problem ? 'true' : undefined}
+          aria-describedby={changedElsewhere ? `${id}-elsewhere` : undefined}
+          data-testid="run-note-input"
+        />
       </div>
+      {changedElsewhere && (
+        <p id={`${id}-elsewhere`} className="small warning-text" role="status" data-testid="run-note-elsewhere">
+          The note was changed elsewhere while you edited it{note ? ` (now: “${note.length > 80 ? `${note.slice(0, 80)}…` : note}”)` : ' (now empty)'}. Your text is kept: Save replaces it.{' '}
+          <button type="button" className="button small ghost" onClick={useNew}>
+            Use the new note
+          </button>
+        </p>
+      )}
       {problem && (
         <p className="small run-label-problem" role="alert">
           {problem}
@@ -102,7 +136,7 @@ export function RunLabels({ run }: { run: RunSnapshot }) {
         Tags and note
       </h3>
       <TagEditor run={run} />
-      <NoteEditor run={run} />
+      <NoteEditor key={run.id} run={run} />
     </section>
   );
 }
