@@ -5,6 +5,7 @@
  */
 export { DEFAULT_FAILOVER_GRACE_MS, FailoverGrace } from './failover-grace';
 export { forgetNode } from './forget-node';
+export { decideJoin, type EarlierRecord, type JoinDecision, type ReplacedSession } from './join-decision';
 export { joinFields } from './join-fields';
 export { formatSeconds, LIVE_STATES, type JoinFields, type MemberRecord, type PoolTransition } from './member-record';
 export { DEFAULT_MAX_MACHINES, Membership, type MembershipOptions, type PoolJoinResult } from './membership';

@@ -12,7 +12,7 @@ import type { HeartbeatRequest, HeartbeatResponse, JoinRequest, JoinResponse, Re
 import type { Clock } from '../../../platform/ports';
 import { ApiProblem, capitalize, ChangeFeed, type CoordinatorChange, type CoordinatorJobHooks, type CoordinatorStore, type EventContext, type Instruction, type RestoredState, UserMessages } from '../common';
 import { claimMismatch, OutputBudget, RunController, RunSeriesBook, TrainerStepMemory } from '../runs';
-import { connectionFacts, type ConnectionFacts, DEFAULT_FAILOVER_GRACE_MS, DEFAULT_MAX_MACHINES, FailoverGrace, forgetNode, joinFields, LIVE_STATES, Membership, NodeKeys, type PoolTransition, recordSessions, transitionEvent, WorkerGate } from '../membership';
+import { connectionFacts, type ConnectionFacts, DEFAULT_FAILOVER_GRACE_MS, DEFAULT_MAX_MACHINES, FailoverGrace, forgetNode, decideJoin, type JoinDecision, type JoinFields, joinFields, LIVE_STATES, Membership, NodeKeys, type PoolTransition, recordSessions, transitionEvent, WorkerGate } from '../membership';
 import { linkSurveyFor, type LinkSurvey } from '../links';
 import type { CoordinatorServiceOptions } from './coordinator-service-options';
 
@@ -141,41 +141,11 @@ export class CoordinatorService {
     this.gate.admit({ node: req.node, machineId: req.machineId, advertiseHost: req.advertiseHost, local: req.local ?? false }, conn);
     const existingId = this.pool.idForNode(req.node);
     const fields = joinFields(req, conn, this.clock);
-    let workerId: number;
-    let incarnation: number;
 
     const waited = existingId !== undefined && this.grace.isWaiting(existingId);
     const claim = existingId === undefined ? null : this.grace.reattach(existingId, req.reattach, (id, runs) => claimMismatch(this.runsCtl, id, runs));
-    if (claim?.ok) {
-      workerId = existingId!;
-      const back = this.grace.takeBack(workerId, fields, this.runsCtl.memberRuns(workerId));
-      incarnation = back.incarnation;
-      this.messages.event('worker-rejoined', 'info', back.message, { workerId });
-    } else if (existingId !== undefined) {
-      const pw = this.pool.worker(existingId)!;
-      if (LIVE_STATES.has(pw.state)) {
-        // Same name from the same machine (the gate checked) while the old one is still live: the agent restarted under us.
-        const wasActive = pw.state === 'active';
-        const cause = waited ? `came back after the coordinator restarted but could not re-attach: ${claim && !claim.ok ? claim.reason : 'no claim'}` : `agent restarted: ${req.node} joined again before its old session timed out`;
-        this.pool.failWorker(existingId, cause);
-        // Back after a coordinator restart without its training: not the run's failure, so no restart is charged (it shrinks).
-        if (waited) this.runsCtl.memberGone(existingId, `worker ${req.node} came back after the coordinator restarted without its training`);
-        else this.runsCtl.afterFailures([existingId], new Map(wasActive ? [[existingId, 'Its agent restarted and joined again']] : []));
-      }
-      const before = pw.stateCause;
-      const r = this.pool.rejoinWorker(existingId, fields, `joined again as incarnation ${pw.incarnation + 1}`);
-      if (!r.ok) throw new ApiProblem(409, `${req.node} cannot join: ${r.reason}`);
-      workerId = r.workerId;
-      incarnation = r.incarnation;
-      this.messages.event('worker-rejoined', 'info', `Worker ${req.node} joined again as incarnation ${incarnation} (before: ${before})`, { workerId });
-    } else {
-      const r = this.pool.add(fields);
-      if (!r.ok) throw new ApiProblem(409, `${req.node} cannot join: ${r.reason}`);
-      workerId = r.workerId;
-      incarnation = r.incarnation;
-      const address = conn.seenFrom;
-      this.messages.event('worker-joined', 'info', `Worker ${req.node} joined${address ? ` from ${address}` : ''}: ${this.pool.require(workerId).describeHardware()}`, { workerId });
-    }
+    const earlier = existingId === undefined || claim === null ? null : { state: this.pool.require(existingId).state, waitedInGrace: waited, verdict: claim };
+    const { workerId, incarnation } = this.applyJoin(decideJoin(req.node, earlier), existingId, fields, conn);
     if (!req.python) {
       this.messages.event('worker-joined', 'warning', `Worker ${req.node} has no Python with torch: it can take part in runs with the direct launcher only`, { workerId });
     }
@@ -193,6 +163,35 @@ export class CoordinatorService {
       failoverGraceMs: this.grace.graceMs,
       ...FailoverGrace.answer(Boolean(req.reattach), claim),
     };
+  }
+
+  /** Carries out a join's decision (membership/join-decision.ts): the record it takes, and the events it tells. */
+  private applyJoin(decision: JoinDecision, existingId: number | undefined, fields: JoinFields, conn: ConnectionFacts): { workerId: number; incarnation: number } {
+    if (decision.kind === 'add') {
+      const r = this.pool.add(fields);
+      if (!r.ok) throw new ApiProblem(409, `${fields.node} cannot join: ${r.reason}`);
+      const address = conn.seenFrom;
+      this.messages.event('worker-joined', 'info', `Worker ${fields.node} joined${address ? ` from ${address}` : ''}: ${this.pool.require(r.workerId).describeHardware()}`, { workerId: r.workerId });
+      return r;
+    }
+    const id = existingId!;
+    if (decision.kind === 'take-back') {
+      const back = this.grace.takeBack(id, fields, this.runsCtl.memberRuns(id));
+      this.messages.event('worker-rejoined', 'info', back.message, { workerId: id });
+      return { workerId: id, incarnation: back.incarnation };
+    }
+    const pw = this.pool.require(id);
+    const replaced = decision.replaces;
+    if (replaced) {
+      this.pool.failWorker(id, replaced.cause);
+      if (replaced.charge === 'shrink') this.runsCtl.memberGone(id, `worker ${fields.node} came back after the coordinator restarted without its training`);
+      else this.runsCtl.afterFailures([id], new Map(replaced.wasActive ? [[id, 'Its agent restarted and joined again']] : []));
+    }
+    const before = pw.stateCause;
+    const r = this.pool.rejoinWorker(id, fields, `joined again as incarnation ${pw.incarnation + 1}`);
+    if (!r.ok) throw new ApiProblem(409, `${fields.node} cannot join: ${r.reason}`);
+    this.messages.event('worker-rejoined', 'info', `Worker ${fields.node} joined again as incarnation ${r.incarnation} (before: ${before})`, { workerId: r.workerId });
+    return r;
   }
 
   /** Told the worker id whenever an instruction is queued for it (the HTTP layer pokes the agent to poll now). */
