@@ -1,6 +1,6 @@
 // Issue 25 item 9 in Chromium against `gpu-share serve` with its own worker (the fake nvidia-smi's GPUs): the
-// header stays one row at 1280 px with the example cluster imported and a run done (its fullest: six figures,
-// the notifications button, the bell with a count, the connection); and a view's heading, focused after a
+// header stays one row at 1280 px with the example cluster imported and a run done (its fullest: seven figures, one
+// of them the offline nodes, the notifications button, the bell with a count, the connection); and a view's heading, focused after a
 // navigation for screen readers, draws no focus box, whether the navigation was a mouse click or the browser's
 // Back (before, Back drew one: no pointer had touched the page); a Tab to a control still draws one. Screenshots at 1280 and 900 px: test-results/screenshots/header-focus-*.png.
 import path from 'node:path';
@@ -42,7 +42,7 @@ describe('header and focus', () => {
     await page.locator('[data-testid="connection"][data-status="open"]').waitFor();
     await screenshot(page, 'header-focus-header-1280');
     const rows = await headerRows();
-    expect(rows.parts).toBe(8);
+    expect(rows.parts, 'brand, seven figures (the 2 offline nodes among them), the end').toBe(9);
     expect(rows.tops, 'the header\'s parts stand on more than one row at 1280 px').toHaveLength(1);
     expect(rows.height).toBeLessThan(70);
     await page.setViewportSize({ width: 900, height: 800 });
