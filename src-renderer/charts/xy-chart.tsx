@@ -1,11 +1,12 @@
 /**
  * Draws an xy-chart-model: axes with tick labels and axis titles, a line per series, a dashed vertical line per
  * generation mark with its label, and under the pointer (or keyboard focus: arrow keys walk the points) a
- * guide line, a dot and a readout of the values there. Drag across it to zoom to that x range; double-click,
- * Reset or Escape shows all of it again (chart-zoom.ts). Inline SVG, no chart library, nothing fetched.
+ * guide line, a dot and a readout of the values there. Drag across it to zoom to that x range, or from the keyboard
+ * Shift+arrows then Enter; double-click, Reset or Escape shows all of it again (chart-zoom.ts). The readout (a live
+ * region) says the range selected and the zoom. Inline SVG, no chart library, nothing fetched.
  */
 import { useEffect, useId, useRef, useState, type KeyboardEvent, type PointerEvent } from 'react';
-import { useChartZoom } from './chart-zoom';
+import { keyZoomStep, useChartZoom, type ChartZoom } from './chart-zoom';
 import { pointAt, XY_H, XY_PLOT, XY_W, xyChart, type XyInput, type XyModel, type XySeries } from './xy-chart-model';
 
 /** The element's width in CSS pixels, kept current as the layout changes (null before the first layout). */
@@ -84,6 +85,12 @@ function Marks({ model }: { model: XyModel }) {
   );
 }
 
+/** An x value for the words the readout says: the axis' own labels where it has them ("−2 min"), else a few digits. */
+function xWords(v: number, format: XyInput['xFormat']): string {
+  if (format) return format(v, 1);
+  return Number.isInteger(v) ? String(v) : v.toPrecision(4);
+}
+
 /** Pointer x in viewBox units (null: the chart has no size yet). */
 function viewX(e: PointerEvent<SVGSVGElement>, W: number): number | null {
   const box = e.currentTarget.getBoundingClientRect();
@@ -102,12 +109,49 @@ export interface XyChartProps extends XyInput {
   testId: string;
 }
 
+/**
+ * The keyboard's range on a chart (keyZoomStep): from an anchor point to the cursor (the hover index) while
+ * Shift+arrows stretch it, and what Enter or Escape did, said in the readout.
+ */
+function useKeyRange(props: XyChartProps, zoom: ChartZoom, setHover: (at: number | null) => void) {
+  const [anchor, setAnchor] = useState<number | null>(null);
+  const [said, setSaid] = useState<string | null>(null);
+  const xs = props.hoverSeries.xs;
+  const x = (v: number) => xWords(v, props.xFormat);
+  return {
+    range: (at: number | null): [number, number] | null => (anchor !== null && at !== null && anchor !== at ? [Math.min(anchor, at), Math.max(anchor, at)] : null),
+    words: (range: [number, number] | null): string[] => [
+      ...(said ? [said] : []),
+      ...(range ? [`Selected ${props.xTitle} ${x(xs[range[0]]!)} to ${x(xs[range[1]]!)}: Enter zooms, Escape clears`] : []),
+    ],
+    clear: () => {
+      setAnchor(null);
+      setSaid(null);
+    },
+    onKey: (e: KeyboardEvent<SVGSVGElement>, at: number | null) => {
+      const step = keyZoomStep(e.key, e.shiftKey, { at, anchor }, xs, zoom.zoom);
+      if (!step.handled) return;
+      e.preventDefault();
+      setHover(step.cursor.at);
+      setAnchor(step.cursor.anchor);
+      if (step.zoom === 'reset') {
+        zoom.reset();
+        setSaid(zoom.zoom ? `Showing all of ${props.xTitle}` : null);
+      } else if (step.zoom) {
+        zoom.zoomTo(step.zoom[0], step.zoom[1]);
+        setSaid(`Zoomed to ${props.xTitle} ${x(step.zoom[0])} to ${x(step.zoom[1])}: Escape shows all of it`);
+      } else setSaid(null);
+    },
+  };
+}
+
 export function XyChart(props: XyChartProps) {
   const id = useId();
   const clipId = `${id.replace(/[^A-Za-z0-9_-]/g, '')}-plot`;
   const [hover, setHover] = useState<number | null>(null);
   const [ref, width] = useWidth<HTMLDivElement>();
   const zoom = useChartZoom();
+  const keys = useKeyRange(props, zoom, setHover);
   const model = xyChart({ ...props, xZoom: zoom.zoom }, width ?? XY_W);
   if (!model) return <div ref={ref} />;
   const W = model.width;
@@ -119,28 +163,19 @@ export function XyChart(props: XyChartProps) {
     if (px === null || zoom.onPointerMove(px)) return;
     setHover(pointAt(model, series, px));
   };
-  const onKey = (e: KeyboardEvent<SVGSVGElement>) => {
-    const last = series.xs.length - 1;
-    if (e.key === 'ArrowRight' || e.key === 'ArrowLeft') {
-      e.preventDefault();
-      const from = at ?? (e.key === 'ArrowRight' ? -1 : last + 1);
-      setHover(Math.min(last, Math.max(0, from + (e.key === 'ArrowRight' ? 1 : -1))));
-    } else if (e.key === 'Escape') {
-      setHover(null);
-      zoom.reset();
-    }
-  };
+  const keyRange = keys.range(at);
   const dotX = at !== null ? model.x.map(series.xs[at]!) : 0;
   const dotY = at !== null ? model.y.map(series.ys[at]!) : 0;
-  const readout = at !== null ? props.describe(at) : [];
-  const drag = zoom.drag;
+  const readout = [...keys.words(keyRange), ...(at !== null ? props.describe(at) : [])];
+  // A drag, or the keyboard's range, in viewBox units.
+  const drag = zoom.drag ?? (keyRange ? { from: model.x.map(series.xs[keyRange[0]!]!), to: model.x.map(series.xs[keyRange[1]!]!) } : null);
   return (
     <div ref={ref} className="xy-chart" data-testid={props.testId} data-points={series.xs.length} data-marks={model.marks.length} data-y-kind={props.yKind ?? 'linear'} data-x-min={model.x.min} data-x-max={model.x.max} data-zoomed={zoom.zoom ? 'true' : 'false'}>
       <svg
         viewBox={`0 0 ${W} ${XY_H}`}
         role="img"
         aria-label={zoom.zoom ? `${props.label}; zoomed to ${props.xTitle} ${model.x.min.toPrecision(4)} to ${model.x.max.toPrecision(4)}` : props.label}
-        aria-describedby={`${id}-readout`}
+        aria-describedby={`${id}-readout ${id}-keys`}
         tabIndex={0}
         onPointerDown={(e) => {
           const px = viewX(e, W);
@@ -150,8 +185,11 @@ export function XyChart(props: XyChartProps) {
         onPointerUp={(e) => zoom.onPointerUp(viewX(e, W) ?? 0, model.x.invert)}
         onPointerLeave={() => setHover(null)}
         onDoubleClick={zoom.reset}
-        onKeyDown={onKey}
-        onBlur={() => setHover(null)}
+        onKeyDown={(e) => keys.onKey(e, at)}
+        onBlur={() => {
+          setHover(null);
+          keys.clear();
+        }}
         style={{ touchAction: 'none', cursor: 'crosshair' }}
       >
         <defs>
@@ -173,13 +211,16 @@ export function XyChart(props: XyChartProps) {
         {drag && Math.abs(drag.to - drag.from) > 0 && (
           <rect className="chart-select" data-testid={`${props.testId}-select`} x={Math.min(drag.from, drag.to)} y={XY_PLOT.top} width={Math.abs(drag.to - drag.from)} height={bottom - XY_PLOT.top} />
         )}
-        {at !== null && !drag && (
+        {at !== null && !zoom.drag && (
           <g className="chart-hover" data-testid={`${props.testId}-hover`}>
             <line x1={dotX} x2={dotX} y1={XY_PLOT.top} y2={bottom} style={axisStyle} />
             <circle cx={dotX} cy={dotY} r={4} style={{ fill: series.color }} />
           </g>
         )}
       </svg>
+      <span id={`${id}-keys`} className="visually-hidden">
+        Arrow keys move along the points; Shift with arrows selects a range, Enter zooms to it, Escape shows all of it.
+      </span>
       <div className="chart-foot">
         <p id={`${id}-readout`} className="chart-readout small" role="status" data-testid={`${props.testId}-readout`}>
           {readout.length > 0 ? readout.join(' · ') : '\u00a0'}

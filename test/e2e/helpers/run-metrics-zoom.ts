@@ -67,6 +67,24 @@ export async function checkMetricsAndZoom(browser: BrowserHandle, url: string, r
   await expect.poll(() => page.getAttribute(METRIC, 'data-zoomed')).toBe('false');
   expect(await xRange(page, METRIC)).toEqual([0, 29]);
 
+  // The keyboard zooms too: on the focused chart End puts the cursor on the last point, Shift+← ×5 selects steps
+  // 24..29 (drawn as the selection band, said in the readout), Enter zooms to them, Escape shows all of it again.
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.locator(`${METRIC} svg`).focus();
+  await page.keyboard.press('End');
+  for (let i = 0; i < 5; i++) await page.keyboard.press('Shift+ArrowLeft');
+  await expect.poll(() => page.getByTestId('metric-chart-readout').textContent()).toContain('Selected step 24 to 29: Enter zooms');
+  expect(await page.locator('[data-testid="metric-chart-select"]').count()).toBe(1);
+  await screenshot(page, 'run-metrics-key-select-1280-light');
+  await page.keyboard.press('Enter');
+  await expect.poll(() => page.getAttribute(METRIC, 'data-zoomed')).toBe('true');
+  expect(await xRange(page, METRIC)).toEqual([24, 29]);
+  expect(await page.getByTestId('metric-chart-readout').textContent()).toContain('Zoomed to step 24 to 29');
+  await page.keyboard.press('Escape');
+  await expect.poll(() => page.getAttribute(METRIC, 'data-zoomed')).toBe('false');
+  expect(await xRange(page, METRIC)).toEqual([0, 29]);
+
   // Every chart zooms: the loss chart too, and a double-click goes back.
   await page.locator(LOSS).scrollIntoViewIfNeeded();
   await dragAcross(page, LOSS, 0.2, 0.5);
