@@ -67,6 +67,17 @@ export async function checkMetricsAndZoom(browser: BrowserHandle, url: string, r
   await expect.poll(() => page.getAttribute(METRIC, 'data-zoomed')).toBe('false');
   expect(await xRange(page, METRIC)).toEqual([0, 29]);
 
+  // Every chart zooms: the loss chart too, and a double-click goes back.
+  await page.locator(LOSS).scrollIntoViewIfNeeded();
+  await dragAcross(page, LOSS, 0.2, 0.5);
+  await expect.poll(() => page.getAttribute(LOSS, 'data-zoomed')).toBe('true');
+  expect((await xRange(page, LOSS))[1]).toBeLessThan(20);
+  await page.locator(`${LOSS} svg`).dblclick();
+  await expect.poll(() => page.getAttribute(LOSS, 'data-zoomed')).toBe('false');
+  expect(await xRange(page, LOSS)).toEqual([0, 29]);
+  await page.getByTestId('run-metrics').scrollIntoViewIfNeeded();
+  await screenshot(page, 'run-metrics-900-light');
+
   // The keyboard zooms too: on the focused chart End puts the cursor on the last point, Shift+← ×5 selects steps
   // 24..29 (drawn as the selection band, said in the readout), Enter zooms to them, Escape shows all of it again.
   await page.setViewportSize({ width: 1280, height: 900 });
@@ -84,16 +95,5 @@ export async function checkMetricsAndZoom(browser: BrowserHandle, url: string, r
   await page.keyboard.press('Escape');
   await expect.poll(() => page.getAttribute(METRIC, 'data-zoomed')).toBe('false');
   expect(await xRange(page, METRIC)).toEqual([0, 29]);
-
-  // Every chart zooms: the loss chart too, and a double-click goes back.
-  await page.locator(LOSS).scrollIntoViewIfNeeded();
-  await dragAcross(page, LOSS, 0.2, 0.5);
-  await expect.poll(() => page.getAttribute(LOSS, 'data-zoomed')).toBe('true');
-  expect((await xRange(page, LOSS))[1]).toBeLessThan(20);
-  await page.locator(`${LOSS} svg`).dblclick();
-  await expect.poll(() => page.getAttribute(LOSS, 'data-zoomed')).toBe('false');
-  expect(await xRange(page, LOSS)).toEqual([0, 29]);
-  await page.getByTestId('run-metrics').scrollIntoViewIfNeeded();
-  await screenshot(page, 'run-metrics-900-light');
   expect(browser.problems).toEqual([]);
 }
