@@ -1,11 +1,12 @@
 /** Confirmations for destructive actions (remove a node, stop a run, drain or forget a worker), as an in-page dialog. */
-import { useEffect, useRef, type ReactNode, type RefObject } from 'react';
+import { type ReactNode, type RefObject } from 'react';
 import { useCommands, useServices } from '../app-context';
 import { useRunCommands } from '../features/runs/use-run-commands';
 import { artifactCommandsFor } from '../features/artifacts/artifact-commands';
 import { closeConfirm } from '../store/actions';
 import { act, appStore, useApp } from '../store/app-store';
 import { Dialog } from './dialog';
+import { useSafeFocus } from './use-safe-focus';
 
 export function ConfirmDialog() {
   const confirm = useApp((s) => s.confirm);
@@ -14,13 +15,7 @@ export function ConfirmDialog() {
   const commands = useCommands();
   const runCommands = useRunCommands();
   const artifactCommands = artifactCommandsFor(useServices().api, appStore);
-  const safe = useRef<HTMLButtonElement>(null);
-  // The safe choice takes focus: Dialog's showModal() focuses the first button, the destructive one, whatever
-  // autoFocus said, so focus moves on once the dialog is open.
-  useEffect(() => {
-    const frame = requestAnimationFrame(() => safe.current?.focus());
-    return () => cancelAnimationFrame(frame);
-  }, [confirm]);
+  const safe = useSafeFocus(confirm);
   if (!confirm) return null;
   const cancel = () => act(closeConfirm);
   if (confirm.kind === 'drain-worker') {

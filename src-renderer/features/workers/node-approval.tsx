@@ -6,7 +6,7 @@
  * list was full), each admitted at its machine's next join; and Revoke on an approved worker (confirmed), which
  * ends its session and takes it out of every run.
  */
-import { useEffect, useRef, useState } from 'react';
+import { useState } from 'react';
 import { describeAwaitingHardware, type AwaitingMachine, type PreApproval } from '../../../src-shared/nodes/awaiting-machine';
 import type { WorkerSnapshot } from '../../../src-shared/training';
 import { useServices } from '../../app-context';
@@ -16,16 +16,7 @@ import { act, useApp } from '../../store/app-store';
 import { applyApprovalState } from './approval';
 import { Dialog } from '../../ui/dialog';
 import { useNow } from '../../ui/use-now';
-
-/** The safe button of a dialog takes focus once it is open (showModal focuses the first button otherwise). */
-function useSafeFocus() {
-  const safe = useRef<HTMLButtonElement>(null);
-  useEffect(() => {
-    const frame = requestAnimationFrame(() => safe.current?.focus());
-    return () => cancelAnimationFrame(frame);
-  }, []);
-  return safe;
-}
+import { useSafeFocus } from '../../ui/use-safe-focus';
 
 function ApproveDialog({ machine, onClose }: { machine: AwaitingMachine; onClose(): void }) {
   const { api } = useServices();

@@ -3,11 +3,12 @@
  * stops letting new machines in, while the machines already approved keep working (their agents hold the old
  * token, which the coordinator keeps for them). The panel then shows the new join command.
  */
-import { useEffect, useRef, useState } from 'react';
+import { useState } from 'react';
 import { useServices } from '../../app-context';
 import { actionFailed, clearActionError, setCoordinator } from '../../store/actions';
 import { act } from '../../store/app-store';
 import { Dialog } from '../../ui/dialog';
+import { useSafeFocus } from '../../ui/use-safe-focus';
 
 export function ReplaceJoinTokenButton() {
   const [confirming, setConfirming] = useState(false);
@@ -24,12 +25,7 @@ export function ReplaceJoinTokenButton() {
 function ReplaceJoinTokenDialog({ onClose }: { onClose(): void }) {
   const { api } = useServices();
   const [busy, setBusy] = useState(false);
-  const safe = useRef<HTMLButtonElement>(null);
-  // The safe choice takes focus once the dialog is open (showModal focuses the first button otherwise).
-  useEffect(() => {
-    const frame = requestAnimationFrame(() => safe.current?.focus());
-    return () => cancelAnimationFrame(frame);
-  }, []);
+  const safe = useSafeFocus();
   const replace = async () => {
     setBusy(true);
     act(clearActionError);
